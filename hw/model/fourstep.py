@@ -1,0 +1,68 @@
+"""The four-step split the engine uses (shared/DESIGN.md section 2), pass by pass.
+
+N = N1 * N2, input index n = N2*n1 + n2, output index k = k1 + N1*k2.
+
+- Pass 1 (:func:`pass1`): for every column n2 (points at stride N2), an N1-point Gentleman-Sande
+  transform whose stage s multiplies its lower output by (the stage's twiddle) * c^(2^s), c = w_N^n2.
+  That folds the scale w_N^(n2*k1) into the stages, exactly as a hardware lane fed pass-1 twiddles does.
+- Pass 2 (:func:`pass2`): for every row k1, a plain N2-point transform; the result for (k1, k2) is
+  X[k1 + N1*k2].
+
+The state between the passes is a 2-D array ``state[n2, k1]``: row n2 is what the lane that worked on
+column n2 emitted, in natural k1 order. Benches compare the RTL against it pass by pass.
+"""
+
+import numpy as np
+
+from . import field as F
+from .ntt import bit_reverse_indices, dif_stages, log2_exact
+
+__all__ = ["split", "column_scale_bases", "pass1", "pass2", "four_step"]
+
+
+def split(n_total: int, n1: int | None = None) -> tuple[int, int]:
+    """(N1, N2) for a transform of n_total points; N1 defaults to 2^floor(n/2), N2 = N / N1."""
+    logn = log2_exact(n_total, "n_total")
+    if n1 is None:
+        n1 = 1 << (logn // 2)
+    l1 = log2_exact(n1, "n1")
+    if l1 > logn:
+        raise ValueError(f"n1: {n1} is larger than the transform size {n_total}")
+    return n1, n_total // n1
+
+
+def column_scale_bases(n_total: int, n2: int, inverse: bool = False) -> np.ndarray:
+    """c for every column: c[col] = w_N^col (the running twiddle each pass-1 transform starts from)."""
+    w = F.root_of_unity(n_total)
+    if inverse:
+        w = F.inv(w)
+    return F.powers(w, n2)
+
+
+def pass1(x, n1: int | None = None, inverse: bool = False) -> np.ndarray:
+    """State after pass 1: ``state[n2, k1] = w_N^(n2*k1) * sum_n1 x[N2*n1 + n2] * w_N1^(n1*k1)``."""
+    x = F.vcanon(F.as_u64(x))
+    n1, n2 = split(x.shape[0], n1)
+    cols = np.ascontiguousarray(x.reshape(n1, n2).T)             # cols[n2, n1]
+    c = column_scale_bases(x.shape[0], n2, inverse)
+    y = dif_stages(cols, c=c, inverse=inverse)                    # DIF order along k1
+    return y[:, bit_reverse_indices(log2_exact(n1))]
+
+
+def pass2(state: np.ndarray, inverse: bool = False) -> np.ndarray:
+    """Finish the transform from the pass-1 state ``state[n2, k1]``; returns X in natural order
+    (without the 1/N of an inverse transform)."""
+    state = F.as_u64(state)
+    n2, n1 = state.shape
+    rows = np.ascontiguousarray(state.T)                          # rows[k1, n2]
+    z = dif_stages(rows, inverse=inverse)[:, bit_reverse_indices(log2_exact(n2))]   # z[k1, k2]
+    return np.ascontiguousarray(z.T).reshape(n1 * n2)             # X[k1 + N1*k2]
+
+
+def four_step(x, n1: int | None = None, inverse: bool = False) -> np.ndarray:
+    """The whole transform through the two passes (inverse includes the 1/N scaling)."""
+    x = F.as_u64(x)
+    out = pass2(pass1(x, n1, inverse), inverse)
+    if inverse:
+        out = F.vmul(out, np.uint64(F.inv(x.shape[0])))
+    return out

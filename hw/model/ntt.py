@@ -1,0 +1,236 @@
+"""Number Theoretic Transforms over Goldilocks, in the convention of shared/DESIGN.md section 1.
+
+Forward: X[k] = sum_j x[j] * w^(j*k), w = 7^((p-1)/N), natural order in and out, no scaling.
+Inverse: the same with w^-1, then every output times N^-1.
+
+Three independent implementations, so tests can check one against another:
+
+- :func:`dft_naive`: the O(N^2) definition on Python ints (tests only; small N).
+- :func:`ntt_radix2`: a plain vectorized Gentleman-Sande transform over the whole array.
+- :func:`ntt`: the fast one: the four-step split of :mod:`hw.model.fourstep`, processed in
+  cache-sized batches of rows on two threads. This is what the model backend runs.
+
+Gentleman-Sande (decimation in frequency) is what the hardware implements; :func:`dif_stages` is the
+stage-by-stage reference for it, including the "running twiddle" c that folds the four-step pass-1
+scale into the stages (DESIGN.md section 2).
+"""
+
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
+import os
+
+import numpy as np
+
+from . import field as F
+from .field import P
+
+__all__ = [
+    "log2_exact", "bit_reverse_indices", "stage_twiddles", "twiddle_rom", "dif_stage", "dif_stages",
+    "dft_naive", "ntt_radix2", "ntt", "intt",
+]
+
+
+def log2_exact(n: int, name: str = "n") -> int:
+    """log2(n) for a power of two n >= 1, else ValueError naming the parameter."""
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise TypeError(f"{name}: expected an int, got {type(n).__name__}")
+    if n < 1 or n & (n - 1):
+        raise ValueError(f"{name}: expected a power of two, got {n}")
+    return int(n).bit_length() - 1
+
+
+@lru_cache(maxsize=64)
+def bit_reverse_indices(k: int) -> np.ndarray:
+    """rev[i] = i with its k low bits reversed (read-only array of length 2^k)."""
+    rev = np.zeros(1, dtype=np.int64)
+    for _ in range(k):
+        rev = np.concatenate([rev * 2, rev * 2 + 1])
+    rev.flags.writeable = False
+    return rev
+
+
+@lru_cache(maxsize=256)
+def stage_twiddles(n: int, s: int, inverse: bool = False) -> np.ndarray:
+    """Twiddles of Gentleman-Sande stage s of an n-point transform: w_(2h)^j for j < h, h = n >> (s+1)."""
+    h = n >> (s + 1)
+    w = F.root_of_unity(2 * h)
+    if inverse:
+        w = F.inv(w)
+    tw = F.powers(w, h)
+    tw.flags.writeable = False
+    return tw
+
+
+def twiddle_rom(k: int, inverse: bool = False) -> np.ndarray:
+    """The 2^k - 1 twiddles a 2^k-point GS pipeline consumes, stage 0 first (2^(k-1), then 2^(k-2), ...).
+
+    This is the content of the reference design's single twiddle ROM (DESIGN.md section 2).
+    """
+    n = 1 << k
+    if k == 0:
+        return np.zeros(0, dtype=np.uint64)
+    return np.concatenate([stage_twiddles(n, s, inverse) for s in range(k)])
+
+
+def dif_stage(x: np.ndarray, s: int, c=None, inverse: bool = False) -> np.ndarray:
+    """One Gentleman-Sande stage over the last axis of x (length n = 2^k), returning a new array.
+
+    Pairs (a, b) at distance h = n >> (s+1) inside blocks of 2h become (a + b, (a - b) * w_(2h)^j * c^(2^s)).
+    ``c`` is the running twiddle: a scalar or one value per row (shape x.shape[:-1]); None means 1.
+    """
+    x = F.as_u64(x)
+    n = x.shape[-1]
+    h = n >> (s + 1)
+    if h < 1:
+        raise ValueError(f"s: stage {s} does not exist in a {n}-point transform")
+    v = x.reshape(x.shape[:-1] + (n // (2 * h), 2, h))
+    a = v[..., 0, :]
+    b = v[..., 1, :]
+    out = np.empty_like(v)
+    out[..., 0, :] = F.vadd(a, b)
+    tw = stage_twiddles(n, s, inverse)
+    if c is not None:
+        c = np.asarray(c, dtype=np.uint64)
+        cs = c
+        for _ in range(s):
+            cs = F.vmul(cs, cs)
+        tw = F.vmul(tw, cs[..., None]) if cs.ndim else F.vmul(tw, cs)
+        tw = tw[..., None, :] if tw.ndim > 1 else tw
+    out[..., 1, :] = F.vmul(F.vsub(a, b), tw)
+    return out.reshape(x.shape)
+
+
+def dif_stages(x: np.ndarray, c=None, inverse: bool = False, stages=None) -> np.ndarray:
+    """Run GS stages (all k of them by default) over the last axis; output stays in DIF order.
+
+    After all k stages, out[..., bitrev(m)] = c^m * X[m] with X the n-point NTT of the row.
+    """
+    x = F.as_u64(x)
+    k = log2_exact(x.shape[-1], "x length")
+    for s in (range(k) if stages is None else stages):
+        x = dif_stage(x, s, c, inverse)
+    return x
+
+
+def dft_naive(x, inverse: bool = False) -> list[int]:
+    """The O(N^2) definition on Python ints. For tests only."""
+    x = [int(v) % P for v in x]
+    n = len(x)
+    log2_exact(n, "len(x)")
+    w = F.root_of_unity(n)
+    if inverse:
+        w = F.inv(w)
+    out = []
+    for k in range(n):
+        wk = pow(w, k, P)
+        acc, t = 0, 1
+        for v in x:
+            acc += v * t
+            t = t * wk % P
+        out.append(acc % P)
+    if inverse:
+        ninv = F.inv(n)
+        out = [v * ninv % P for v in out]
+    return out
+
+
+def _scale_inverse(y: np.ndarray, n: int) -> np.ndarray:
+    return F.vmul(y, np.uint64(F.inv(n)))
+
+
+def ntt_radix2(x: np.ndarray, inverse: bool = False) -> np.ndarray:
+    """Plain whole-array Gentleman-Sande NTT followed by a bit-reversal permutation."""
+    x = F.vcanon(F.as_u64(x))
+    k = log2_exact(x.shape[-1], "x length")
+    y = dif_stages(x, inverse=inverse)[..., bit_reverse_indices(k)]
+    return _scale_inverse(y, 1 << k) if inverse else y
+
+
+# -- fast batched transform ------------------------------------------------------------------------
+
+#: Rows are processed in batches of about this many points so the temporaries stay in cache.
+_BATCH_POINTS = 1 << 15
+_THREADS = min(2, os.cpu_count() or 1)
+
+
+def _rows_ntt(rows: np.ndarray, inverse: bool, scale_base=None, row0: int = 0) -> np.ndarray:
+    """Natural-order NTT of every row of a 2-D array (rows independent), optionally then scaling
+    element (r, m) by scale_base^((row0 + r) * m). Returns a new array."""
+    n = rows.shape[1]
+    k = log2_exact(n, "row length")
+    y = rows
+    for s in range(k):
+        h = n >> (s + 1)
+        v = y.reshape(rows.shape[0], n // (2 * h), 2, h)
+        a = v[:, :, 0, :]
+        b = v[:, :, 1, :]
+        out = np.empty_like(v)
+        out[:, :, 0, :] = F.vadd(a, b)
+        d = F.vsub(a, b)
+        if h > 1:
+            d = F.vmul(d, stage_twiddles(n, s, inverse))
+        out[:, :, 1, :] = d
+        y = out.reshape(rows.shape)
+    y = y[:, bit_reverse_indices(k)]
+    if scale_base is not None:
+        # scale[r, m] = (base^(row0 + r))^m, built by doubling along m.
+        c = F.vpow(scale_base, np.arange(row0, row0 + rows.shape[0], dtype=np.uint64))
+        scale = np.empty_like(y)
+        scale[:, 0] = 1
+        filled, step = 1, c
+        while filled < n:
+            scale[:, filled:2 * filled] = F.vmul(scale[:, :filled], step[:, None])
+            filled *= 2
+            step = F.vmul(step, step)
+        y = F.vmul(y, scale)
+    return y
+
+
+def _batched_rows_ntt(m: np.ndarray, inverse: bool, scale_base=None) -> np.ndarray:
+    """_rows_ntt over all rows of m, in cache-sized batches spread over two threads."""
+    nrows, n = m.shape
+    per = max(1, _BATCH_POINTS // n)
+    out = np.empty_like(m)
+
+    def job(r0):
+        out[r0:r0 + per] = _rows_ntt(m[r0:r0 + per], inverse, scale_base, r0)
+
+    starts = range(0, nrows, per)
+    if _THREADS > 1 and len(starts) > 1:
+        with ThreadPoolExecutor(_THREADS) as pool:
+            list(pool.map(job, starts))
+    else:
+        for r0 in starts:
+            job(r0)
+    return out
+
+
+def ntt(x, inverse: bool = False) -> np.ndarray:
+    """Forward (or inverse) NTT of a 1-D array of 2^n points, natural order in and out.
+
+    Accepts any uint64 values (reduced first); returns a new canonical uint64 array.
+    """
+    x = F.vcanon(F.as_u64(x))
+    if x.ndim != 1:
+        raise ValueError(f"x: expected a 1-D array, got shape {x.shape}")
+    n_total = x.shape[0]
+    logn = log2_exact(n_total, "len(x)")
+    if logn <= 10:
+        return ntt_radix2(x, inverse)
+    # Four-step, N = N1 * N2 (DESIGN.md section 2): columns, scale by w_N^(n2*k1), rows, transpose.
+    l1 = logn // 2
+    n1, n2 = 1 << l1, 1 << (logn - l1)
+    w = F.root_of_unity(n_total)
+    if inverse:
+        w = F.inv(w)
+    cols = np.ascontiguousarray(x.reshape(n1, n2).T)            # cols[n2, n1]
+    y = _batched_rows_ntt(cols, inverse, scale_base=w)           # y[n2, k1] scaled by w^(n2*k1)
+    rows = np.ascontiguousarray(y.T)                             # rows[k1, n2]
+    del cols, y
+    z = _batched_rows_ntt(rows, inverse)                         # z[k1, k2]
+    out = np.ascontiguousarray(z.T).reshape(n_total)             # X[k1 + N1*k2]
+    return _scale_inverse(out, n_total) if inverse else out
+
+
+def intt(x) -> np.ndarray:
+    return ntt(x, inverse=True)

@@ -1,0 +1,80 @@
+"""Build parameters: the one frozen dataclass shared by gateware, benches, host and build scripts."""
+
+from dataclasses import dataclass, asdict, fields
+
+__all__ = ["BuildParams", "DEFAULT"]
+
+_LANES = (1, 2, 4, 8, 16)
+_CHANNELS = (2, 4, 8, 16, 32)
+
+
+@dataclass(frozen=True)
+class BuildParams:
+    """What a nantucket build is made of.
+
+    lanes:     L, parallel 2^k-point pipelines (the reference's "chains"); 2L points per NTT cycle.
+    log_core:  k, log2 of the points one lane transforms at a time (2..12); N = 2^(2k) natively.
+    channels:  C, HBM pseudo-channels (AXI4 masters); half are read and half written in each pass.
+    dma_mhz / ntt_mhz: the two kernel clocks used for projections and Vitis link settings.
+    """
+
+    lanes: int = 16
+    log_core: int = 12
+    channels: int = 32
+    dma_mhz: float = 300.0
+    ntt_mhz: float = 464.0
+
+    def __post_init__(self):
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.type in (int, "int") and (not isinstance(v, int) or isinstance(v, bool)):
+                raise TypeError(f"{f.name}: expected an int, got {type(v).__name__}")
+            if f.type in (float, "float") and not isinstance(v, (int, float)):
+                raise TypeError(f"{f.name}: expected a number, got {type(v).__name__}")
+        if self.lanes not in _LANES:
+            raise ValueError(f"lanes: must be one of {_LANES}, got {self.lanes}")
+        if not 2 <= self.log_core <= 12:
+            raise ValueError(f"log_core: must be in 2..12, got {self.log_core}")
+        if self.channels not in _CHANNELS:
+            raise ValueError(f"channels: must be one of {_CHANNELS}, got {self.channels}")
+        if self.lanes > (1 << self.log_core):
+            raise ValueError(f"lanes: {self.lanes} lanes exceed the {1 << self.log_core} columns of a "
+                             f"2^{self.log_core} core")
+        for name in ("dma_mhz", "ntt_mhz"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name}: must be positive, got {getattr(self, name)}")
+
+    @property
+    def core_points(self) -> int:
+        """Points per lane transform, 2^k."""
+        return 1 << self.log_core
+
+    @property
+    def log_n(self) -> int:
+        """log2 of the native transform size, 2k."""
+        return 2 * self.log_core
+
+    @property
+    def n_points(self) -> int:
+        """The native transform size N = 2^(2k)."""
+        return 1 << self.log_n
+
+    @property
+    def points_per_cycle(self) -> int:
+        """Points the engine consumes (and produces) per NTT cycle: two per lane."""
+        return 2 * self.lanes
+
+    @property
+    def cycles_per_pass(self) -> int:
+        """Ideal NTT cycles for one pass over N points."""
+        return self.n_points // self.points_per_cycle
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def tag(self) -> str:
+        """A short name for build directories: L16_k12_C32."""
+        return f"L{self.lanes}_k{self.log_core}_C{self.channels}"
+
+
+DEFAULT = BuildParams()
