@@ -115,8 +115,10 @@ def reduce128(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     t1 = (hl << _S32) - hl
     r = t0 + t1
     r += _EPS * (r < t1)             # carry out of 2^64 is worth eps
-    np.subtract(r, _P, out=r, where=r >= _P)
-    return r
+    if isinstance(r, np.ndarray) and r.ndim:
+        np.subtract(r, _P, out=r, where=r >= _P)
+        return r
+    return np.asarray(np.where(r >= _P, r - _P, r), dtype=np.uint64)
 
 
 def vmul_wide(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
