@@ -115,10 +115,8 @@ def reduce128(hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     t1 = (hl << _S32) - hl
     r = t0 + t1
     r += _EPS * (r < t1)             # carry out of 2^64 is worth eps
-    if isinstance(r, np.ndarray) and r.ndim:
-        np.subtract(r, _P, out=r, where=r >= _P)
-        return r
-    return np.asarray(np.where(r >= _P, r - _P, r), dtype=np.uint64)
+    np.subtract(r, _P, out=r, where=r >= _P)
+    return r
 
 
 def vmul_wide(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -143,9 +141,10 @@ def vmul_wide(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def vmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """(a * b) mod p for any uint64 a, b (canonical output)."""
     a, b = as_u64(a), as_u64(b)
-    a, b = np.broadcast_arrays(a, b)
-    hi, lo = vmul_wide(a, b)
-    return reduce128(hi, lo)
+    if a.ndim == 0 and b.ndim == 0:
+        # numpy scalars warn on wrap-around; arrays wrap silently, which is what we want.
+        return reduce128(*vmul_wide(a.reshape(1), b.reshape(1))).reshape(())
+    return reduce128(*vmul_wide(a, b))
 
 
 def vpow(base: int, exponents: np.ndarray) -> np.ndarray:
