@@ -1,0 +1,135 @@
+"""Point files: the text format of shared/DESIGN.md section 1, read and written vectorized.
+
+One point per line, written as ``0x`` + 16 lowercase hex digits + ``\\n``; N lines, N a power of two,
+no header. Readers accept the value with or without ``0x``, any case, CRLF line ends, and trailing blank
+lines at the end of the file. Every error names the file and the line.
+
+Files in the canonical fixed-width format (what :func:`write_points` produces and what the ZPrize
+harness used) are parsed with whole-array numpy operations; anything else takes a per-line path.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from hw.model.field import P
+
+__all__ = ["PointFileError", "read_points", "write_points", "format_point"]
+
+_LINE = 19                      # b"0x" + 16 digits + b"\n"
+_HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+_NIBBLE = np.full(256, 255, dtype=np.uint8)
+for _i, _c in enumerate(b"0123456789abcdef"):
+    _NIBBLE[_c] = _i
+for _i, _c in enumerate(b"ABCDEF"):
+    _NIBBLE[_c] = 10 + _i
+
+
+class PointFileError(ValueError):
+    """A point file that cannot be used; the message is one line naming the file (and line)."""
+
+    def __init__(self, path, message, line: int | None = None):
+        where = f"{path}:{line}" if line is not None else f"{path}"
+        super().__init__(f"{where}: {message}")
+        self.path = str(path)
+        self.line = line
+
+
+def format_point(value: int) -> str:
+    return f"0x{value:016x}"
+
+
+def _parse_line(path, lineno: int, raw: bytes) -> int:
+    text = raw.strip()
+    if not text:
+        raise PointFileError(path, "empty line inside the point data", lineno)
+    digits = text[2:] if text[:2] in (b"0x", b"0X") else text
+    shown = text[:40].decode("ascii", "replace")
+    if not digits or len(digits) > 16 or any(_NIBBLE[c] == 255 for c in digits):
+        raise PointFileError(path, f"not a 64-bit hex value: {shown!r}", lineno)
+    value = int(digits, 16)
+    if value >= P:
+        raise PointFileError(path, f"value {shown} is not below the field modulus p = 0x{P:016x}", lineno)
+    return value
+
+
+def _check_count(path, n: int) -> None:
+    if n == 0:
+        raise PointFileError(path, "no points in file")
+    if n & (n - 1):
+        raise PointFileError(path, f"{n} points is not a power of two")
+
+
+def _read_fixed(path, data: bytes) -> np.ndarray | None:
+    """Fast path for the canonical fixed-width format; None when the file is not in it."""
+    if len(data) % _LINE:
+        return None
+    rows = np.frombuffer(data, dtype=np.uint8).reshape(-1, _LINE)
+    if not (np.all(rows[:, 0] == ord("0")) and np.all(rows[:, 1] | 0x20 == ord("x"))
+            and np.all(rows[:, 18] == ord("\n"))):
+        return None
+    nib = _NIBBLE[rows[:, 2:18]]
+    bad = np.flatnonzero((nib == 255).any(axis=1))
+    if bad.size:
+        _parse_line(path, int(bad[0]) + 1, rows[bad[0]].tobytes())      # raises with the details
+    nib = nib.astype(np.uint64)
+    values = np.zeros(rows.shape[0], dtype=np.uint64)
+    for i in range(16):
+        values <<= np.uint64(4)
+        values |= nib[:, i]
+    big = np.flatnonzero(values >= np.uint64(P))
+    if big.size:
+        _parse_line(path, int(big[0]) + 1, rows[big[0]].tobytes())
+    return values
+
+
+def read_points(path) -> np.ndarray:
+    """Read a point file into a canonical uint64 array; raises PointFileError naming file and line."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise PointFileError(path, e.strerror or str(e)) from e
+    values = _read_fixed(path, data)
+    if values is None:
+        lines = data.split(b"\n")
+        while lines and not lines[-1].strip():      # trailing newline(s) at the end of the file
+            lines.pop()
+        values = np.fromiter((_parse_line(path, i + 1, raw) for i, raw in enumerate(lines)),
+                             dtype=np.uint64, count=len(lines))
+    _check_count(path, values.shape[0])
+    return values
+
+
+def write_points(path, values) -> None:
+    """Write points in the canonical format, atomically: a temporary file renamed into place."""
+    path = Path(path)
+    values = np.asarray(values)
+    if values.dtype != np.uint64:
+        raise TypeError(f"values: expected a uint64 array, got {values.dtype}")
+    if values.ndim != 1:
+        raise ValueError(f"values: expected a 1-D array, got shape {values.shape}")
+    if values.size and values.max() >= np.uint64(P):
+        raise ValueError(f"values: index {int(np.argmax(values >= np.uint64(P)))} is not a canonical point")
+    rows = np.empty((values.shape[0], _LINE), dtype=np.uint8)
+    rows[:, 0] = ord("0")
+    rows[:, 1] = ord("x")
+    rows[:, 18] = ord("\n")
+    v = values.copy()
+    for i in range(17, 1, -1):
+        rows[:, i] = _HEX_DIGITS[(v & np.uint64(15)).astype(np.intp)]
+        v >>= np.uint64(4)
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(rows.tobytes())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
