@@ -1,0 +1,276 @@
+"""The kernel's control register map: the ONE definition of every offset and bit the host, the Vitis
+build inputs (kernel.xml) and the gateware's AXI4-Lite slave use.
+
+``s_axi_control`` is a 32-bit AXI4-Lite slave with a 12-bit address space, laid out the way Vitis
+expects of an ``ap_ctrl_hs`` RTL kernel (shared/DESIGN.md section 5, pinned in shared/DESIGN.md):
+
+==========  =============================================================================
+0x00        CTRL: bit0 ap_start (host sets, the kernel clears when it accepts the start),
+            bit1 ap_done (clear on read), bit2 ap_idle, bit3 ap_ready
+0x04        GIER: bit0 global interrupt enable
+0x08        IP_IER: bit0 enable the "done" interrupt
+0x0C        IP_ISR: bit0 done (set by the kernel when IER.done is set; toggle-on-write)
+0x10        argument 0 ``log_n``: 32-bit scalar (its 8-byte slot ends at 0x18, like Vitis HLS)
+0x18 + 8*i  argument i+1 ``hbm_NN``: the 64-bit base address master ``mNN_axi`` works on, low word
+            first (i = 0..C-1; C = BuildParams.channels)
+0x800       identification block, read only: MAGIC, VERSION, LANES, LOG_CORE, CHANNELS, STATUS
+==========  =============================================================================
+
+Everything is generated from :class:`~hw.model.params.BuildParams`, so a 4-channel build has four
+pointer arguments and its kernel.xml, register decoder and host agree without anybody editing a table.
+"""
+
+from dataclasses import dataclass
+
+from .params import BuildParams
+
+__all__ = [
+    "KERNEL_NAME", "CONTROL_PORT", "ADDRESS_BITS", "ADDRESS_RANGE", "DATA_BITS", "MASTER_DATA_BITS",
+    "CTRL", "GIER", "IP_IER", "IP_ISR", "ARGS_BASE", "POINTER_BASE", "ID_BASE",
+    "CTRL_AP_START", "CTRL_AP_DONE", "CTRL_AP_IDLE", "CTRL_AP_READY", "GIER_ENABLE", "IER_DONE",
+    "ISR_DONE", "MAGIC", "VERSION", "STATUS_BAD_SIZE", "ID_REGISTERS",
+    "master_port", "pointer_arg", "BitField", "Register", "KernelArg", "RegisterMap",
+]
+
+#: Vitis kernel name: the top Verilog module, the xclbin's kernel and the link's ``nk=`` all use it.
+KERNEL_NAME = "nantucket"
+#: The AXI4-Lite control slave's interface name (Vitis infers it from the port prefix).
+CONTROL_PORT = "s_axi_control"
+ADDRESS_BITS = 12
+ADDRESS_RANGE = 1 << ADDRESS_BITS
+#: Width of every control register (AXI4-Lite data bus).
+DATA_BITS = 32
+#: Data width of each ``mNN_axi`` master: one 256-bit HBM beat = 4 points (DESIGN.md section 4).
+MASTER_DATA_BITS = 256
+
+# -- the ap_ctrl_hs block --------------------------------------------------------------------------
+CTRL = 0x00
+GIER = 0x04
+IP_IER = 0x08
+IP_ISR = 0x0C
+ARGS_BASE = 0x10
+#: The 32-bit log_n scalar takes an 8-byte slot, so the first pointer starts here.
+POINTER_BASE = 0x18
+#: Bytes per 64-bit pointer argument (two 32-bit words, low word first).
+POINTER_BYTES = 8
+
+CTRL_AP_START = 1 << 0
+CTRL_AP_DONE = 1 << 1
+CTRL_AP_IDLE = 1 << 2
+CTRL_AP_READY = 1 << 3
+GIER_ENABLE = 1 << 0
+IER_DONE = 1 << 0
+ISR_DONE = 1 << 0
+
+# -- identification block --------------------------------------------------------------------------
+ID_BASE = 0x800
+#: "NTKT" in ASCII.
+MAGIC = 0x4E54_4B54
+#: Bumped whenever this register map changes incompatibly.
+VERSION = 1
+STATUS_BAD_SIZE = 1 << 0
+#: Names of the identification words, in address order from ID_BASE (4 bytes each).
+ID_REGISTERS = ("MAGIC", "VERSION", "LANES", "LOG_CORE", "CHANNELS", "STATUS")
+
+
+def master_port(channel: int) -> str:
+    """The AXI4 master interface serving HBM channel ``channel``: ``m00_axi`` .. ``m31_axi``."""
+    if not isinstance(channel, int) or not 0 <= channel < 100:
+        raise ValueError(f"channel: expected 0..99, got {channel!r}")
+    return f"m{channel:02d}_axi"
+
+
+def pointer_arg(channel: int) -> str:
+    """The kernel argument holding channel ``channel``'s base address: ``hbm_00`` .. ``hbm_31``."""
+    if not isinstance(channel, int) or not 0 <= channel < 100:
+        raise ValueError(f"channel: expected 0..99, got {channel!r}")
+    return f"hbm_{channel:02d}"
+
+
+@dataclass(frozen=True)
+class BitField:
+    """Bits [lsb, lsb + width) of a register. access: "rw", "ro", "rc" (clear on read),
+    "tow" (toggle on write), "sc" (host sets, hardware clears)."""
+    name: str
+    lsb: int
+    width: int
+    access: str
+    doc: str = ""
+
+    @property
+    def mask(self) -> int:
+        return ((1 << self.width) - 1) << self.lsb
+
+
+@dataclass(frozen=True)
+class Register:
+    """One 32-bit word of the control space."""
+    name: str
+    offset: int
+    access: str                 # of the word as a whole: "rw", "ro", "mixed"
+    doc: str
+    fields: tuple[BitField, ...] = ()
+    reset: int = 0
+
+
+@dataclass(frozen=True)
+class KernelArg:
+    """One kernel argument as kernel.xml and ``xrt::run::set_arg`` see it.
+
+    index is the argument id (set_arg's first parameter), offset/size its place in the control space,
+    port the interface it belongs to (``s_axi_control`` for scalars, ``mNN_axi`` for pointers).
+    """
+    name: str
+    index: int
+    offset: int
+    size: int
+    port: str
+    c_type: str
+    channel: int | None = None          # pointers: which HBM channel / master
+
+    @property
+    def is_pointer(self) -> bool:
+        return self.channel is not None
+
+    @property
+    def address_qualifier(self) -> int:
+        """kernel.xml addressQualifier: 0 scalar, 1 global memory pointer."""
+        return 1 if self.is_pointer else 0
+
+    @property
+    def word_offsets(self) -> tuple[int, ...]:
+        """Offsets of the 32-bit words the argument occupies, low word first."""
+        return tuple(self.offset + 4 * w for w in range(self.size // 4))
+
+
+class RegisterMap:
+    """The control space of a kernel built with ``params``.
+
+    Properties: ``params``, ``args`` (all kernel arguments, by index), ``pointer_args``, ``registers``
+    (every 32-bit word, by offset), ``master_ports``, ``id_values`` (what the identification block
+    must read), ``supported_log_n``. Lookups: :meth:`arg`, :meth:`register`, :meth:`register_at`.
+    """
+
+    def __init__(self, params: BuildParams):
+        if not isinstance(params, BuildParams):
+            raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
+        self._params = params
+        args = [KernelArg("log_n", 0, ARGS_BASE, 4, CONTROL_PORT, "uint")]
+        for ch in range(params.channels):
+            args.append(KernelArg(pointer_arg(ch), 1 + ch, POINTER_BASE + POINTER_BYTES * ch,
+                                  POINTER_BYTES, master_port(ch), "ulong*", channel=ch))
+        self._args = tuple(args)
+        self._registers = self._build_registers()
+        self._by_offset = {r.offset: r for r in self._registers}
+        self._by_name = {r.name: r for r in self._registers}
+        if len(self._by_offset) != len(self._registers) or len(self._by_name) != len(self._registers):
+            raise AssertionError("register map has overlapping registers")
+        end = max(a.offset + a.size for a in self._args)
+        if end > ID_BASE:
+            raise ValueError(f"params: {params.channels} channels need arguments up to 0x{end:x}, "
+                             f"past the identification block at 0x{ID_BASE:x}")
+
+    def _build_registers(self) -> tuple[Register, ...]:
+        regs = [
+            Register("CTRL", CTRL, "mixed", "ap_ctrl_hs control and status", (
+                BitField("ap_start", 0, 1, "sc", "host writes 1 to start; cleared when the kernel "
+                         "accepts the start (ap_ready)"),
+                BitField("ap_done", 1, 1, "rc", "the run finished; cleared when CTRL is read"),
+                BitField("ap_idle", 2, 1, "ro", "no run in progress"),
+                BitField("ap_ready", 3, 1, "ro", "the kernel accepted the start (pulse)"),
+            ), reset=CTRL_AP_IDLE),
+            Register("GIER", GIER, "rw", "global interrupt enable",
+                     (BitField("enable", 0, 1, "rw"),)),
+            Register("IP_IER", IP_IER, "rw", "interrupt enable",
+                     (BitField("done", 0, 1, "rw"),)),
+            Register("IP_ISR", IP_ISR, "mixed", "interrupt status",
+                     (BitField("done", 0, 1, "tow", "set at the end of a run when IP_IER.done is "
+                               "set; writing 1 toggles it"),)),
+        ]
+        for a in self._args:
+            if a.size == 4:
+                regs.append(Register(a.name, a.offset, "rw", f"argument {a.index}: {a.name}"))
+            else:
+                regs.append(Register(f"{a.name}_lo", a.offset, "rw",
+                                     f"argument {a.index}: {a.name}, bits 31..0"))
+                regs.append(Register(f"{a.name}_hi", a.offset + 4, "rw",
+                                     f"argument {a.index}: {a.name}, bits 63..32"))
+        ids = self.id_values
+        for i, name in enumerate(ID_REGISTERS):
+            if name == "STATUS":
+                regs.append(Register(name, ID_BASE + 4 * i, "ro", "status of the last start", (
+                    BitField("bad_size", 0, 1, "ro", "the last start had an unsupported log_n (the "
+                             "kernel finished at once without touching memory); cleared by the next "
+                             "good start"),)))
+            else:
+                regs.append(Register(name, ID_BASE + 4 * i, "ro", f"identification: {name}",
+                                     reset=ids[name]))
+        return tuple(sorted(regs, key=lambda r: r.offset))
+
+    # -- properties --------------------------------------------------------------------------------
+
+    @property
+    def params(self) -> BuildParams:
+        return self._params
+
+    @property
+    def args(self) -> tuple[KernelArg, ...]:
+        return self._args
+
+    @property
+    def pointer_args(self) -> tuple[KernelArg, ...]:
+        return self._args[1:]
+
+    @property
+    def registers(self) -> tuple[Register, ...]:
+        return self._registers
+
+    @property
+    def master_ports(self) -> tuple[str, ...]:
+        return tuple(a.port for a in self.pointer_args)
+
+    @property
+    def id_values(self) -> dict[str, int]:
+        """The identification words a kernel built with these parameters returns (STATUS excluded)."""
+        p = self._params
+        return {"MAGIC": MAGIC, "VERSION": VERSION, "LANES": p.lanes, "LOG_CORE": p.log_core,
+                "CHANNELS": p.channels}
+
+    @property
+    def supported_log_n(self) -> tuple[int, ...]:
+        """log_n values the kernel accepts: the native size N = 2^(2k) (the two passes of 2^k).
+        Any other value sets STATUS.bad_size; hosts transform smaller sizes by zero-padding."""
+        return (self._params.log_n,)
+
+    # -- lookups -----------------------------------------------------------------------------------
+
+    def arg(self, name: str) -> KernelArg:
+        for a in self._args:
+            if a.name == name:
+                return a
+        raise KeyError(f"name: no kernel argument {name!r}")
+
+    def register(self, name: str) -> Register:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise KeyError(f"name: no register {name!r}") from None
+
+    def register_at(self, offset: int) -> Register | None:
+        """The register at byte offset ``offset`` (word aligned), or None for an unmapped word."""
+        return self._by_offset.get(offset)
+
+    def id_offset(self, name: str) -> int:
+        if name not in ID_REGISTERS:
+            raise KeyError(f"name: no identification register {name!r}")
+        return ID_BASE + 4 * ID_REGISTERS.index(name)
+
+    @staticmethod
+    def split_pointer(address: int) -> tuple[int, int]:
+        """(low word, high word) of a 64-bit address, the order the words sit in the control space."""
+        if not 0 <= address < 1 << 64:
+            raise ValueError(f"address: expected a 64-bit unsigned value, got {address}")
+        return address & 0xFFFF_FFFF, address >> 32
+
+    def __repr__(self) -> str:
+        return f"RegisterMap({self._params.tag()}, {len(self._args)} args)"
