@@ -74,11 +74,9 @@ def _read_fixed(path, data: bytes) -> np.ndarray | None:
     bad = np.flatnonzero((nib == 255).any(axis=1))
     if bad.size:
         _parse_line(path, int(bad[0]) + 1, rows[bad[0]].tobytes())      # raises with the details
-    nib = nib.astype(np.uint64)
-    values = np.zeros(rows.shape[0], dtype=np.uint64)
-    for i in range(16):
-        values <<= np.uint64(4)
-        values |= nib[:, i]
+    # Pairs of nibbles to bytes, then the 8 bytes of each row read as one big-endian uint64.
+    packed = (nib[:, 0::2] << 4) | nib[:, 1::2]
+    values = packed.view(">u8").reshape(-1).astype(np.uint64)
     big = np.flatnonzero(values >= np.uint64(P))
     if big.size:
         _parse_line(path, int(big[0]) + 1, rows[big[0]].tobytes())
@@ -117,10 +115,10 @@ def write_points(path, values) -> None:
     rows[:, 0] = ord("0")
     rows[:, 1] = ord("x")
     rows[:, 18] = ord("\n")
-    v = values.copy()
-    for i in range(17, 1, -1):
-        rows[:, i] = _HEX_DIGITS[(v & np.uint64(15)).astype(np.intp)]
-        v >>= np.uint64(4)
+    # Each value's 8 big-endian bytes, each byte split into its two hex digits.
+    be = values.astype(">u8").view(np.uint8).reshape(-1, 8)
+    rows[:, 2:18:2] = _HEX_DIGITS[be >> 4]
+    rows[:, 3:18:2] = _HEX_DIGITS[be & 15]
     directory = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:

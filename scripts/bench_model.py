@@ -1,0 +1,92 @@
+"""`make bench` part 1: the golden model and the host path (numbers go to docs/performance.md).
+
+Measures the model's forward NTT at 2^20 and 2^24, point-file read and write at 2^24, and `nantucket run`
+end to end on a 2^24 pair with the model backend, each in a child process so its peak RSS is its own.
+"""
+
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from perfdoc import update_section  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+
+CHILD_NTT = """
+import time, numpy as np
+from hw.model import ntt
+from host.workloads import make_points
+x = make_points({log_n}, "random", 1)
+t = time.perf_counter(); ntt.ntt(x); print(time.perf_counter() - t)
+"""
+CHILD_IO = """
+import time
+from host.workloads import make_points
+from host.points import read_points, write_points
+x = make_points(24, "random", 2)
+t = time.perf_counter(); write_points({path!r}, x); w = time.perf_counter() - t
+t = time.perf_counter(); y = read_points({path!r}); r = time.perf_counter() - t
+assert (x == y).all()
+print(w, r)
+"""
+
+
+def child(args, label):
+    """Run a child process; return (stdout, wall seconds)."""
+    print(f"[bench] {label} ...", flush=True)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    out, _ = proc.communicate()
+    wall = time.perf_counter() - t0
+    if proc.returncode:
+        raise SystemExit(f"bench: {label} failed with exit status {proc.returncode}")
+    print(f"[bench] {label}: {wall:.1f} s", flush=True)
+    return out, wall
+
+
+def run_child(code, label):
+    # The child reports its own peak RSS (ru_maxrss, KiB) on its last line.
+    wrapper = code + "\nimport resource; print('RSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    out, wall = child([PY, "-c", wrapper], label)
+    lines = out.strip().splitlines()
+    rss = int(lines[-1].split()[1]) / 1024
+    return lines[:-1], wall, rss
+
+
+def main():
+    rows = []
+    for log_n in (20, 24):
+        out, _, rss = run_child(CHILD_NTT.format(log_n=log_n), f"model forward NTT 2^{log_n}")
+        rows.append((f"model forward NTT, 2^{log_n} points", f"{float(out[0]):.2f} s", f"{rss:.0f} MiB"))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "points.txt")
+        out, _, rss = run_child(CHILD_IO.format(path=path), "point file write + read 2^24")
+        w, r = map(float, out[0].split())
+        rows.append(("write a 2^24 point file (304 MiB)", f"{w:.2f} s", f"{rss:.0f} MiB"))
+        rows.append(("read a 2^24 point file", f"{r:.2f} s", "(same process)"))
+        inp, exp = os.path.join(tmp, "in.txt"), os.path.join(tmp, "exp.txt")
+        _, wall = child([str(Path(PY).parent / "nantucket"), "points", "24", inp, exp], "nantucket points 24")
+        rows.append(("`nantucket points 24` (generate, transform, write both)", f"{wall:.1f} s", ""))
+        code = ("import sys; from host.cli import main; "
+                f"sys.argv = ['nantucket', 'run', {inp!r}, {exp!r}]; rc = main(sys.argv[1:]); assert rc == 0")
+        _, wall, rss = run_child(code, "nantucket run 2^24 --backend model")
+        rows.append(("`nantucket run` 2^24 pair, model backend, end to end", f"{wall:.1f} s", f"{rss:.0f} MiB"))
+    body = ["## Golden model and host path", "",
+            f"Command: `make bench` (scripts/bench_model.py). Machine: {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}.", "",
+            "| what | time | peak RSS |", "|---|---|---|"]
+    body += [f"| {a} | {b} | {c} |" for a, b, c in rows]
+    body += ["", "Targets: model forward NTT of 2^24 at most 10 s with peak RSS under 4 GiB; "
+             "`nantucket run` on a 2^24 pair under 40 s."]
+    update_section("model", "\n".join(body))
+    print("\n".join(body))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""Build parameters and the lane/engine order contract of hw.model.schedule."""
+
+import numpy as np
+import pytest
+
+from hw.model import field as F, fourstep, ntt as N
+from hw.model.params import BuildParams
+from hw.model.schedule import lane_input_order, lane_output_order, pass_schedule
+
+
+def test_defaults():
+    p = BuildParams()
+    assert (p.lanes, p.log_core, p.channels) == (16, 12, 32)
+    assert p.n_points == 2**24 and p.points_per_cycle == 32 and p.cycles_per_pass == 2**19
+
+
+@pytest.mark.parametrize("kwargs, name, exc", [
+    ({"lanes": 3}, "lanes", ValueError), ({"lanes": 32}, "lanes", ValueError),
+    ({"log_core": 1}, "log_core", ValueError), ({"log_core": 13}, "log_core", ValueError),
+    ({"channels": 1}, "channels", ValueError), ({"channels": 64}, "channels", ValueError),
+    ({"lanes": 8, "log_core": 2}, "lanes", ValueError), ({"dma_mhz": 0}, "dma_mhz", ValueError),
+    ({"lanes": 4.0}, "lanes", TypeError), ({"log_core": True}, "log_core", TypeError),
+])
+def test_rejects_bad_parameters(kwargs, name, exc):
+    with pytest.raises(exc, match=name):
+        BuildParams(**kwargs)
+
+
+@pytest.mark.parametrize("k", range(2, 13))
+def test_lane_input_order_is_first_stage_pairs(k):
+    order = lane_input_order(k)
+    assert order.shape == (1 << (k - 1), 2)
+    assert sorted(order.ravel().tolist()) == list(range(1 << k))
+    # Every pair is a butterfly of the first GS stage: distance 2^(k-1).
+    assert np.all(order[:, 1] - order[:, 0] == 1 << (k - 1))
+    out = lane_output_order(k)
+    assert out.ravel().tolist() == list(range(1 << k))
+
+
+def _run_schedule(params, x):
+    """Drive model lanes exactly as pass_schedule says and return (state, X)."""
+    k = params.log_core
+    n, size = params.n_points, params.core_points
+    cs = fourstep.column_scale_bases(n, size)
+    results = []
+    src = x
+    for pass_index in (1, 2):
+        dst = np.zeros(n, dtype=np.uint64)
+        reads, writes = pass_schedule(params, pass_index)
+        for g in range(reads.shape[0]):
+            for lane in range(params.lanes):
+                pts = np.zeros(size, dtype=np.uint64)
+                pts[lane_input_order(k).ravel()] = src[reads[g, :, lane].ravel()]
+                c = cs[g * params.lanes + lane] if pass_index == 1 else None
+                y = N.dif_stages(pts, c=c)[N.bit_reverse_indices(k)]
+                dst[writes[g, :, lane].ravel()] = y[lane_output_order(k).ravel()]
+        results.append(dst)
+        src = dst
+    return results
+
+
+@pytest.mark.parametrize("lanes, k", [(1, 2), (2, 3), (4, 4), (16, 4), (4, 5)])
+def test_pass_schedule_computes_the_transform(lanes, k):
+    params = BuildParams(lanes=lanes, log_core=k, channels=2)
+    x = np.random.default_rng(k).integers(0, F.P, params.n_points, dtype=np.uint64)
+    state, out = _run_schedule(params, x)
+    assert np.array_equal(state.reshape(1 << k, 1 << k), fourstep.pass1(x))
+    assert out.tolist() == N.dft_naive(x.tolist()) if k <= 4 else np.array_equal(out, N.ntt_radix2(x))
+
+
+def test_pass_schedule_covers_every_index_once():
+    params = BuildParams(lanes=4, log_core=4, channels=2)
+    for p in (1, 2):
+        reads, writes = pass_schedule(params, p)
+        assert sorted(reads.ravel().tolist()) == list(range(params.n_points))
+        assert sorted(writes.ravel().tolist()) == list(range(params.n_points))
+    with pytest.raises(ValueError, match="pass_index"):
+        pass_schedule(params, 3)
