@@ -1,0 +1,157 @@
+"""Shared cocotb helpers for the valid-only, globally enabled pipelines (DESIGN.md "Pipeline handshake").
+
+Timing convention used by :class:`PipelineTB`: everything is sampled and driven at the falling edge.
+At falling edge n the TB picks the ``en`` / ``i_valid`` / inputs that the next rising edge will see;
+an output that is visible now is *taken* iff that ``en`` is 1 (the pipeline holds it otherwise), so
+each output is recorded exactly once. Enabled rising edges are counted, which lets the TB check that
+every result appears exactly ``latency`` enabled cycles after its operands went in.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from typing import Iterator, Sequence
+
+import cocotb
+
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, FallingEdge
+
+from hw.model.field import P
+
+__all__ = ["EDGE_VALUES", "NONCANONICAL_VALUES", "PATTERNS", "pattern", "start_clock", "reset",
+           "PipelineTB", "edge_pairs"]
+
+#: The field's edge values every bench must cover (all canonical).
+EDGE_VALUES = (0, 1, 2, P - 1, P - 2, 2**32 - 1, 2**32, 2**63, 2**64 - 2**32)
+#: Values >= p, for inputs that may be non-canonical (any 64-bit value).
+NONCANONICAL_VALUES = (P, P + 1, 2**64 - 2, 2**64 - 1, 2**64 - 2**31)
+
+#: Names of the idle / stall patterns benches cross with their tests.
+PATTERNS = ("none", "random", "bursty")
+
+
+def pattern(kind: str, rate: float = 0.3, seed: int | None = None) -> Iterator[bool]:
+    """An endless bool stream: True = idle (no valid input) or stall (en = 0) this cycle.
+
+    none: never; random: independently with probability ``rate``; bursty: runs of 1..16 cycles.
+    """
+    rng = random.Random(seed)
+    if kind == "none":
+        return itertools.repeat(False)
+    if kind == "random":
+        return (rng.random() < rate for _ in itertools.count())
+    if kind == "bursty":
+        def gen():
+            while True:
+                on = rng.random() < rate
+                for _ in range(rng.randint(1, 16)):
+                    yield on
+        return gen()
+    raise ValueError(f"kind: must be one of {PATTERNS}, got {kind!r}")
+
+
+def edge_pairs(values: Sequence[int] = EDGE_VALUES) -> list[tuple[int, int]]:
+    return [(a, b) for a in values for b in values]
+
+
+def start_clock(clk, period_ns: float = 2.0):
+    """Start a free-running clock on the handle ``clk``; returns the task."""
+    return cocotb.start_soon(Clock(clk, period_ns, unit="ns").start())
+
+
+async def reset(clk, rst, cycles: int = 3):
+    """Hold the active-high reset ``rst`` for a few cycles of ``clk``; returns at a falling edge."""
+    rst.value = 1
+    await ClockCycles(clk, cycles)
+    await FallingEdge(clk)
+    rst.value = 0
+
+
+class PipelineTB:
+    """Drive a valid-only pipeline with random input gaps and enable stalls; collect its outputs.
+
+    inputs:  data input port names (driven with the tuple items of each operand set)
+    outputs: data output port names (read into tuples)
+    latency: the component's ``latency`` (from ``bench_facts()["props"]``)
+    """
+
+    def __init__(self, dut, inputs: Sequence[str], outputs: Sequence[str], latency: int, *,
+                 clk: str = "clk", rst: str = "rst", en: str = "en", i_valid: str = "i_valid", o_valid: str = "o_valid"):
+        self.dut = dut
+        self.inputs = [getattr(dut, n) for n in inputs]
+        self.outputs = [getattr(dut, n) for n in outputs]
+        self.latency = latency
+        self.clk = getattr(dut, clk)
+        self.rst = getattr(dut, rst)
+        self.en = getattr(dut, en)
+        self.i_valid = getattr(dut, i_valid)
+        self.o_valid = getattr(dut, o_valid)
+        self.cycles = 0
+        self.enabled_cycles = 0
+
+    async def start(self, period_ns: float = 2.0):
+        start_clock(self.clk, period_ns)
+        for sig in self.inputs:
+            sig.value = 0
+        self.en.value = 0
+        self.i_valid.value = 0
+        await reset(self.clk, self.rst)
+
+    async def run(self, items: Sequence[tuple[int, ...]], idle: Iterator[bool], stall: Iterator[bool],
+                  max_cycles: int | None = None) -> list[tuple[int, ...]]:
+        """Send every operand tuple in ``items`` and return the output tuples in arrival order.
+
+        Fails if an output arrives at any distance other than ``latency`` enabled cycles, or if more
+        outputs arrive than operands were sent.
+        """
+        L = self.latency
+        sent_edges: list[int] = []          # enabled-edge index that captured operand i
+        got: list[tuple[int, ...]] = []
+        n = len(items)
+        limit = max_cycles if max_cycles is not None else 20 * (n + L) + 1000
+        it = iter(items)
+        sent = 0
+        tail = 0                            # enabled edges since the last operand went in
+        edge = 0                            # index of enabled edges so far
+        while True:
+            await FallingEdge(self.clk)
+            en = not next(stall)
+            # The output visible now is taken at the coming edge iff en.
+            if en and int(self.o_valid.value):
+                if len(got) >= n:
+                    raise AssertionError(f"extra output {len(got)} (only {n} operand sets sent)")
+                got.append(tuple(int(s.value) for s in self.outputs))
+                idx = len(got) - 1
+                distance = (edge + 1) - sent_edges[idx]
+                if distance != L:
+                    raise AssertionError(f"output {idx} arrived {distance} enabled cycles after its "
+                                         f"operands, latency says {L}")
+            valid = False
+            if en and sent < n and not next(idle):
+                vals = next(it)
+                for sig, v in zip(self.inputs, vals):
+                    sig.value = v
+                valid = True
+                sent += 1
+                sent_edges.append(edge + 1)
+            elif en and sent < n:
+                # an idle cycle: scribble on the data inputs, they must be ignored
+                for sig in self.inputs:
+                    sig.value = random.getrandbits(len(sig))
+            self.en.value = int(en)
+            self.i_valid.value = int(valid) if en else random.getrandbits(1)
+            if en:
+                edge += 1
+                if sent == n:
+                    tail += 1
+            self.cycles += 1
+            if sent == n and len(got) == n and tail > L + 2:
+                break
+            if self.cycles > limit:
+                raise AssertionError(f"timeout after {self.cycles} cycles: sent {sent}, got {len(got)} of {n}")
+        self.enabled_cycles = edge
+        self.en.value = 0
+        self.i_valid.value = 0
+        return got

