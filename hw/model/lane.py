@@ -1,0 +1,202 @@
+"""Bit-exact model of one lane (hw/lane.py): the twiddle stream it consumes and the transform it computes.
+
+A lane computes back-to-back 2^k-point Gentleman-Sande transforms, two points a cycle, one transform
+every P = 2^(k-1) cycles. Points enter in :func:`hw.model.schedule.lane_input_order` and leave in
+natural order (:func:`hw.model.schedule.lane_output_order`). Twiddles enter with the points, two words
+per cycle, on two ports:
+
+- ``w_first``: the twiddle stage 0's butterfly consumes on this very cycle (one fresh value per cycle);
+- ``w_rest``: a stream carrying the twiddles of every later stage, which rides down the chain and from
+  which each stage picks its own words at fixed slots.
+
+:func:`twiddle_plan` is THE definition of that stream (which twiddle ROM entry sits in which slot);
+:func:`twiddle_stream` fills it for a plain transform (``c`` = None) or for the pass-1 scaled transform
+(running twiddle ``c``: stage s's words are multiplied by c^(2^s), DESIGN.md section 2). The lane itself
+does not know which of the two it computes.
+
+Why the stream looks like this (k = a + b, a = ceil(k/2) stages before the corner turn, b after;
+G = 2^b groups of M = 2^(a-1) cycles in the first half, blocks of M' = 2^(b-1) cycles in the second):
+
+- In the first half, group r's stage s (1 <= s < a) needs T_s = 2^(a-1-s) distinct twiddles, each used
+  2^s times. The stream gives them in slots [T_s, 2T_s) of group r's M input cycles; because the chain
+  delays the stream less than the points (see hw/lane.py), each stage sees its slots exactly during its
+  first T_s cycles of the group, uses them and replays them from a T_s-word loop for the rest of the group.
+- Slot 0 of group r carries word r of the second half's 2^b-word table (2^b - 1 twiddles and one unused
+  word), captured at the corner turn and replayed for every block of the second half in the same two-port
+  format: words 0..M'-1 on ``w_first`` (second-half stage 0), words M'.. on the ``w_rest`` slots.
+
+Words per transform: 2^(k-1) on each port, 2^k - 1 of them used; exactly the reference's count.
+"""
+
+from functools import lru_cache
+
+import numpy as np
+
+from . import field as F
+from .ntt import bit_reverse_indices, log2_exact, twiddle_rom
+from .schedule import first_half_stages, lane_input_order, lane_output_order
+
+__all__ = ["halves", "rom_offset", "twiddle_plan", "twiddle_stream", "stage_tables", "to_lane_pairs",
+           "from_lane_pairs", "lane_transform", "lane_reference"]
+
+#: Column of a twiddle stream array holding the word stage 0 consumes on that cycle.
+W_FIRST = 0
+#: Column holding the stream of the later stages' words.
+W_REST = 1
+
+
+def _check_k(log_core: int) -> int:
+    if not isinstance(log_core, (int, np.integer)) or isinstance(log_core, bool):
+        raise TypeError(f"log_core: expected an int, got {type(log_core).__name__}")
+    if not 2 <= log_core <= 12:
+        raise ValueError(f"log_core: must be in 2..12, got {log_core}")
+    return int(log_core)
+
+
+def halves(log_core: int) -> tuple[int, int]:
+    """(a, b): stages before the corner turn (a = ceil(k/2)) and after it (b = k - a >= 1)."""
+    k = _check_k(log_core)
+    a = first_half_stages(k)
+    return a, k - a
+
+
+def rom_offset(log_core: int, stage: int) -> int:
+    """Index of stage ``stage``'s first entry in :func:`hw.model.ntt.twiddle_rom` (2^k - 2^(k-s))."""
+    k = _check_k(log_core)
+    if not 0 <= stage < k:
+        raise ValueError(f"stage: must be in 0..{k - 1}, got {stage}")
+    return (1 << k) - (1 << (k - stage))
+
+
+@lru_cache(maxsize=None)
+def twiddle_plan(log_core: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where every twiddle sits in a lane's twiddle stream.
+
+    Returns ``(rom_index, stage)``, two read-only int64 arrays of shape (2^(k-1), 2): for input cycle t
+    of a transform (the cycle that carries pair ``lane_input_order(k)[t]``) and port column
+    (0 = ``w_first``, 1 = ``w_rest``), the index into ``twiddle_rom(k)`` of the word to send and the
+    stage that consumes it; both are -1 for the one unused slot (send anything there).
+
+    Stage s entry e is the twiddle of the pair (i, i + h), h = 2^(k-1-s), with i mod h = e.
+    The word to send is ``twiddle_rom(k)[rom_index] * c^(2^stage)`` (c = 1 for a plain transform).
+    """
+    k = _check_k(log_core)
+    a, b = halves(k)
+    groups, m_cycles = 1 << b, 1 << (a - 1)          # G groups of M cycles (first half)
+    m2 = 1 << (b - 1)                               # M': cycles per second-half block
+    n_cycles = 1 << (k - 1)
+    rom = np.full((n_cycles, 2), -1, dtype=np.int64)
+    stage = np.full((n_cycles, 2), -1, dtype=np.int64)
+    for t in range(n_cycles):
+        r, x = divmod(t, m_cycles)
+        # stage 0: the pair (r + G*x, ... + 2^(k-1)) entering now
+        rom[t, W_FIRST] = rom_offset(k, 0) + r + groups * x
+        stage[t, W_FIRST] = 0
+        if x > 0:
+            # first-half stage s owns slots [T_s, 2 T_s), T_s = 2^(a-1-s)
+            s = a - 1 - (x.bit_length() - 1)
+            e = r + groups * (x - (1 << (a - 1 - s)))
+            rom[t, W_REST], stage[t, W_REST] = rom_offset(k, s) + e, s
+            continue
+        # slot 0: word r of the second half's table, in the same two-port format over M' cycles
+        if r < m2:
+            rom[t, W_REST], stage[t, W_REST] = rom_offset(k, a) + r, a
+        elif r > m2:
+            x2 = r - m2
+            u = b - 1 - (x2.bit_length() - 1)
+            e = x2 - (1 << (b - 1 - u))
+            rom[t, W_REST], stage[t, W_REST] = rom_offset(k, a + u) + e, a + u
+    rom.flags.writeable = False
+    stage.flags.writeable = False
+    return rom, stage
+
+
+def twiddle_stream(log_core: int, c=None, inverse: bool = False) -> np.ndarray:
+    """The two twiddle words to feed a lane on each cycle of one transform: shape (2^(k-1), 2) uint64.
+
+    Column 0 goes to ``i_w_first``, column 1 to ``i_w_rest``, row t alongside input pair t.
+    ``c`` (int) is the pass-1 running twiddle: stage s's words are scaled by c^(2^s) so the lane emits
+    Y[m] = c^m * X[m]; None (or 1) gives the plain transform. The unused slot carries 0.
+    """
+    k = _check_k(log_core)
+    rom_index, stage = twiddle_plan(k)
+    rom = twiddle_rom(k, inverse)
+    used = rom_index >= 0
+    out = np.zeros(rom_index.shape, dtype=np.uint64)
+    out[used] = rom[rom_index[used]]
+    if c is not None and int(c) % F.P != 1:
+        cpow = np.empty(k, dtype=np.uint64)          # c^(2^s)
+        v = int(c) % F.P
+        for s in range(k):
+            cpow[s] = v
+            v = F.mul(v, v)
+        out[used] = F.vmul(out[used], cpow[stage[used]])
+    return out
+
+
+def stage_tables(stream: np.ndarray, log_core: int) -> list[np.ndarray]:
+    """Inverse of the plan: the twiddles each stage uses, ``tables[s][e]`` for e < 2^(k-1-s), read out
+    of a stream array of shape (..., 2^(k-1), 2). Leading axes are kept (one table set per transform)."""
+    k = _check_k(log_core)
+    stream = F.as_u64(stream)
+    if stream.shape[-2:] != (1 << (k - 1), 2):
+        raise ValueError(f"stream: expected shape (..., {1 << (k - 1)}, 2), got {stream.shape}")
+    rom_index, stage = twiddle_plan(k)
+    tables = []
+    for s in range(k):
+        sel = stage == s
+        entries = rom_index[sel] - rom_offset(k, s)
+        tab = np.empty(stream.shape[:-2] + (1 << (k - 1 - s),), dtype=np.uint64)
+        tab[..., entries] = stream[..., sel]
+        tables.append(tab)
+    return tables
+
+
+def to_lane_pairs(x: np.ndarray) -> np.ndarray:
+    """Natural-order points (..., 2^k) -> the pairs a lane takes, (..., 2^(k-1), 2), lane_input_order."""
+    x = F.as_u64(x)
+    k = log2_exact(x.shape[-1], "x length")
+    return x[..., lane_input_order(k)]
+
+
+def from_lane_pairs(pairs: np.ndarray) -> np.ndarray:
+    """A lane's output pairs (..., 2^(k-1), 2) in lane_output_order -> natural order (..., 2^k)."""
+    pairs = F.as_u64(pairs)
+    k = log2_exact(pairs.shape[-2], "pairs cycles") + 1
+    out = np.empty(pairs.shape[:-2] + (1 << k,), dtype=np.uint64)
+    out[..., lane_output_order(k)] = pairs
+    return out
+
+
+def lane_transform(pairs: np.ndarray, stream: np.ndarray) -> np.ndarray:
+    """What a lane emits: input pairs (..., 2^(k-1), 2) in lane_input_order, twiddle stream
+    (..., 2^(k-1), 2) as from :func:`twiddle_stream`; returns the output pairs in lane_output_order.
+
+    Stage s maps (x[i], x[i+h]) to (x[i] + x[i+h], (x[i] - x[i+h]) * tables[s][i mod h]) (inputs canonical).
+    """
+    pairs = F.as_u64(pairs)
+    k = log2_exact(pairs.shape[-2], "pairs cycles") + 1
+    tables = stage_tables(np.broadcast_to(stream, pairs.shape), k)
+    n = 1 << k
+    x = np.empty(pairs.shape[:-2] + (n,), dtype=np.uint64)
+    x[..., lane_input_order(k)] = pairs
+    lead = x.shape[:-1]
+    for s in range(k):
+        h = n >> (s + 1)
+        v = x.reshape(lead + (n // (2 * h), 2, h))
+        a, b = v[..., 0, :], v[..., 1, :]
+        out = np.empty_like(v)
+        out[..., 0, :] = F.vadd(a, b)
+        out[..., 1, :] = F.vmul(F.vsub(a, b), tables[s][..., None, :])
+        x = out.reshape(lead + (n,))
+    return x[..., bit_reverse_indices(k)][..., lane_output_order(k)]
+
+
+def lane_reference(x: np.ndarray, c=None, inverse: bool = False) -> np.ndarray:
+    """The golden answer for a lane fed :func:`twiddle_stream` (log_core, c): Y[m] = c^m * NTT(x)[m]
+    over the last axis (natural order in and out), from hw.model.ntt's stage reference, not from the
+    lane model. ``c`` may be a scalar or one value per transform (shape x.shape[:-1])."""
+    from .ntt import dif_stages
+    x = F.vcanon(F.as_u64(x))
+    k = log2_exact(x.shape[-1], "x length")
+    return dif_stages(x, c=c, inverse=inverse)[..., bit_reverse_indices(k)]

@@ -1,0 +1,105 @@
+"""The lane model (hw/model/lane.py): the twiddle stream format and the lane transform, against the
+independent references in hw.model.ntt / hw.model.fourstep."""
+
+import numpy as np
+import pytest
+
+from hw.model import field as F, fourstep, lane as LM, ntt as N
+from hw.model.schedule import lane_input_order
+
+P = F.P
+KS = list(range(2, 13))
+
+
+def rand(shape, seed):
+    return np.random.default_rng(seed).integers(0, P, shape, dtype=np.uint64)
+
+
+@pytest.mark.parametrize("k", KS)
+def test_plan_uses_every_rom_entry_once(k):
+    rom_index, stage = LM.twiddle_plan(k)
+    assert rom_index.shape == (1 << (k - 1), 2)
+    used = rom_index[rom_index >= 0]
+    assert sorted(used.tolist()) == list(range((1 << k) - 1))      # 2^k - 1 words, one slot unused
+    assert (rom_index < 0).sum() == 1
+    for s in range(k):                                               # the stage column agrees with the ROM layout
+        sel = stage == s
+        assert np.all(rom_index[sel] >= LM.rom_offset(k, s))
+        assert np.all(rom_index[sel] < LM.rom_offset(k, s) + (1 << (k - 1 - s)))
+    # stage 0 consumes on w_first exactly the twiddle of the pair entering on that cycle
+    i0 = lane_input_order(k)[:, 0]
+    assert np.array_equal(rom_index[:, LM.W_FIRST], i0)
+
+
+@pytest.mark.parametrize("k", KS)
+def test_first_half_slots_arrive_in_their_window(k):
+    """Stage s (first half) owns slots [T_s, 2T_s) of every group: the property hw/lane.py relies on."""
+    a, b = LM.halves(k)
+    rom_index, stage = LM.twiddle_plan(k)
+    m = 1 << (a - 1)
+    for t in range(1 << (k - 1)):
+        x = t % m
+        if x:
+            s = stage[t, LM.W_REST]
+            assert 1 <= s < a and (1 << (a - 1 - s)) <= x < (2 << (a - 1 - s))
+        else:
+            assert stage[t, LM.W_REST] in (-1,) + tuple(range(a, k))
+
+
+@pytest.mark.parametrize("k", KS)
+def test_plain_lane_is_the_ntt(k):
+    x = rand((3, 1 << k), k)
+    y = LM.from_lane_pairs(LM.lane_transform(LM.to_lane_pairs(x), LM.twiddle_stream(k)))
+    for row, out in zip(x, y):
+        assert np.array_equal(out, N.ntt_radix2(row))
+    if k <= 8:
+        assert y[0].tolist() == N.dft_naive(x[0].tolist())
+
+
+@pytest.mark.parametrize("k", KS)
+def test_inverse_stream(k):
+    x = rand(1 << k, 50 + k)
+    y = LM.from_lane_pairs(LM.lane_transform(LM.to_lane_pairs(x), LM.twiddle_stream(k, inverse=True)))
+    assert np.array_equal(F.vmul(y, np.uint64(F.inv(1 << k))), N.intt(x))
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, 8, 12])
+def test_scaled_lane_is_pass1(k):
+    """Fed c = w_N^n2 the lane computes column n2 of the four-step pass 1."""
+    n_total = 1 << (2 * k)
+    x = rand(n_total, 7 * k)
+    state = fourstep.pass1(x)                       # state[n2, k1]
+    cols = x.reshape(1 << k, 1 << k).T             # cols[n2, n1]
+    c = fourstep.column_scale_bases(n_total, 1 << k)
+    for n2 in (0, 1, (1 << k) - 1):
+        stream = LM.twiddle_stream(k, c=int(c[n2]))
+        y = LM.from_lane_pairs(LM.lane_transform(LM.to_lane_pairs(cols[n2]), stream))
+        assert np.array_equal(y, state[n2])
+        assert np.array_equal(y, LM.lane_reference(cols[n2], c=int(c[n2])))
+
+
+def test_lane_reference_scales_by_c_to_the_m():
+    k, c = 4, 12345
+    x = rand(1 << k, 3)
+    y = LM.lane_reference(x, c=c)
+    expect = [v * pow(c, m, P) % P for m, v in enumerate(N.dft_naive(x.tolist()))]
+    assert y.tolist() == expect
+
+
+def test_edge_values_and_batches():
+    k = 6
+    x = np.array([[0] * 64, [P - 1] * 64, [1] + [0] * 63, [2**64 - 2**32] * 64], dtype=np.uint64)
+    y = LM.from_lane_pairs(LM.lane_transform(LM.to_lane_pairs(x), LM.twiddle_stream(k)))
+    assert np.array_equal(y, LM.lane_reference(x))
+    assert np.all(y[2] == 1)
+
+
+def test_parameter_checks():
+    with pytest.raises(ValueError, match="log_core"):
+        LM.twiddle_plan(1)
+    with pytest.raises(ValueError, match="log_core"):
+        LM.twiddle_stream(13)
+    with pytest.raises(TypeError, match="log_core"):
+        LM.halves(4.0)
+    with pytest.raises(ValueError, match="stream"):
+        LM.stage_tables(np.zeros((4, 2), dtype=np.uint64), 4)
