@@ -1,0 +1,198 @@
+"""Goldilocks field arithmetic units: modular add, modular subtract, multiply/reduce.
+
+Handshake (DESIGN.md "Pipeline handshake"): valid-only pipelines with a global clock enable. While
+``en`` is 0 every register holds; ``i_valid`` travels with the data and shows up as ``o_valid``
+exactly ``latency`` enabled cycles later. Only the valid bits are reset; data registers are
+reset-less so synthesis can pack them into DSP48E2 registers and SRL shift registers.
+
+How the pipeline is cut (each register stage holds at most one DSP48E2 multiply or one ~64-bit carry
+chain plus a LUT level or two):
+
+ModAdd / ModSub (latency 2)
+    1. s = a + b (65 bits)            / d = a - b with borrow
+    2. s >= p ? s - p : s             / borrow ? d + p : d
+       (s - p is formed as s + eps with the carry out deciding, eps = 2^32 - 1 = 2^64 mod p)
+
+MulReduce (latency 12): a = a2:a1:a0 (21, 21, 22 bits), b = b3:b2:b1:b0 (4 x 16 bits), 12 tiles of at
+most 22 x 16 unsigned bits, each fitting one DSP48E2 (27 x 18 signed).
+    1. operand registers                       (DSP A/B registers)
+    2. p_ij = a_i * b_j                        (DSP M register)
+    3. p_ij again                              (DSP P register)
+    4. q_i0 = p_i0 + p_i1 << 16, q_i1 = p_i2 + p_i3 << 16     (~40-bit carry chains)
+    5. r_i = q_i0 + q_i1 << 32 = a_i * b       (~55-bit carry chains)
+    6. carry-save 3:2 of r_0, r_1 << 22, r_2 << 43 -> (S, C)  (one LUT level, 128 bits)
+    7. lo = S[0:64] + C[0:64], keep the carry  (64-bit chain)
+    8. hi = S[64:128] + C[64:128] + carry      (64-bit chain); a*b = hi * 2^64 + lo
+    9. d = lo - hi[32:64] (with borrow), t1 = hi[0:32] * (2^32 - 1)  (2^96 = -1, 2^64 = 2^32 - 1)
+   10. t0 = borrow ? d - eps : d               (d + p modulo 2^64)
+   11. s = t0 + t1 (65 bits)
+   12. v = s + eps; result = (s carried or v carried) ? v : s   (canonical)
+"""
+
+from amaranth.hdl import EnableInserter, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from hw.model import field
+
+__all__ = ["P", "EPS", "ModAdd", "ModSub", "MulReduce", "pipe", "A_SPLIT", "B_SPLIT"]
+
+P = field.P
+EPS = field.EPSILON
+MASK64 = (1 << 64) - 1
+
+#: Bit widths of the multiplicand / multiplier pieces, least significant first. Every tile is at
+#: most 26 x 17 unsigned bits, so each maps onto exactly one DSP48E2.
+A_SPLIT = (22, 21, 21)
+B_SPLIT = (16, 16, 16, 16)
+
+
+def pipe(m: Module, value, stages: int, name: str, *, reset_less: bool = True):
+    """``value`` delayed by ``stages`` register stages (clock-enable gating is added by the caller's
+    EnableInserter). Reset-less chains become SRL shift registers in synthesis."""
+    for i in range(stages):
+        r = Signal(len(value), name=f"{name}_d{i + 1}", reset_less=reset_less)
+        m.d.sync += r.eq(value)
+        value = r
+    return value
+
+
+def _pipeline_signature(inputs: dict, outputs: dict) -> dict:
+    sig = {"en": In(1), "i_valid": In(1)}
+    sig.update({n: In(w) for n, w in inputs.items()})
+    sig["o_valid"] = Out(1)
+    sig.update({n: Out(w) for n, w in outputs.items()})
+    return sig
+
+
+class _Pipeline(wiring.Component):
+    """Common shape of the arithmetic units: enable-gated stages and a valid shift register."""
+
+    LATENCY: int = 0
+
+    @property
+    def latency(self) -> int:
+        """Enabled cycles from i_valid/operands to o_valid/result."""
+        return self.LATENCY
+
+    def _valid_chain(self, m: Module):
+        m.d.comb += self.o_valid.eq(pipe(m, self.i_valid, self.latency, "valid", reset_less=False))
+
+    def _datapath(self, m: Module):
+        raise NotImplementedError
+
+    def elaborate(self, platform):
+        m = Module()
+        self._valid_chain(m)
+        self._datapath(m)
+        return EnableInserter(self.en)(m)
+
+
+class ModAdd(_Pipeline):
+    """o_sum = (i_a + i_b) mod p for canonical i_a, i_b; canonical output. Latency 2."""
+
+    LATENCY = 2
+
+    def __init__(self):
+        super().__init__(_pipeline_signature({"i_a": 64, "i_b": 64}, {"o_sum": 64}))
+
+    @staticmethod
+    def model(a: int, b: int) -> int:
+        return field.add(a, b)
+
+    def _datapath(self, m):
+        s = Signal(65, reset_less=True)
+        m.d.sync += s.eq(self.i_a + self.i_b)
+        v = Signal(65)
+        m.d.comb += v.eq(s[:64] + EPS)            # carries iff s - p >= 0 (given s < 2^64)
+        r = Signal(64, reset_less=True)
+        m.d.sync += r.eq(Mux(s[64] | v[64], v[:64], s[:64]))
+        m.d.comb += self.o_sum.eq(r)
+
+
+class ModSub(_Pipeline):
+    """o_diff = (i_a - i_b) mod p for canonical i_a, i_b; canonical output. Latency 2."""
+
+    LATENCY = 2
+
+    def __init__(self):
+        super().__init__(_pipeline_signature({"i_a": 64, "i_b": 64}, {"o_diff": 64}))
+
+    @staticmethod
+    def model(a: int, b: int) -> int:
+        return field.sub(a, b)
+
+    def _datapath(self, m):
+        d = Signal(65, reset_less=True)
+        m.d.sync += d.eq(self.i_a - self.i_b)     # d[64] is the borrow
+        r = Signal(64, reset_less=True)
+        # + p is - eps modulo 2^64
+        m.d.sync += r.eq(Mux(d[64], d[:64] - EPS, d[:64]))
+        m.d.comb += self.o_diff.eq(r)
+
+
+class MulReduce(_Pipeline):
+    """o_p = (i_a * i_b) mod p for any 64-bit i_a, i_b; canonical output. 12 DSP48E2. Latency 12."""
+
+    LATENCY = 12
+
+    def __init__(self):
+        super().__init__(_pipeline_signature({"i_a": 64, "i_b": 64}, {"o_p": 64}))
+
+    @property
+    def dsp_tiles(self) -> int:
+        """Partial products (one DSP48E2 each)."""
+        return len(A_SPLIT) * len(B_SPLIT)
+
+    @staticmethod
+    def model(a: int, b: int) -> int:
+        return field.mul(a, b)
+
+    def _datapath(self, m):
+        def reg(width, value, name):
+            r = Signal(width, name=name, reset_less=True)
+            m.d.sync += r.eq(value)
+            return r
+
+        # 1: operand registers
+        a = reg(64, self.i_a, "a")
+        b = reg(64, self.i_b, "b")
+        a_offs = [sum(A_SPLIT[:i]) for i in range(len(A_SPLIT))]
+        b_offs = [sum(B_SPLIT[:j]) for j in range(len(B_SPLIT))]
+        a_parts = [a[o:o + w] for o, w in zip(a_offs, A_SPLIT)]
+        b_parts = [b[o:o + w] for o, w in zip(b_offs, B_SPLIT)]
+        # 2, 3: tiles with the DSP's M and P registers
+        tiles = [[reg(len(ai) + len(bj), reg(len(ai) + len(bj), ai * bj, f"m{i}{j}"), f"p{i}{j}")
+                  for j, bj in enumerate(b_parts)] for i, ai in enumerate(a_parts)]
+        # 4: pairs within a row (b pieces 16 bits apart)
+        q = [[reg(len(row[0]) + 17, row[0] + (row[1] << 16), f"q{i}0"),
+              reg(len(row[2]) + 17, row[2] + (row[3] << 16), f"q{i}1")] for i, row in enumerate(tiles)]
+        # 5: rows r_i = a_i * b
+        rows = [reg(len(ai) + 64, qi[0] + (qi[1] << 32), f"r{i}") for i, (ai, qi) in enumerate(zip(a_parts, q))]
+        # 6: carry-save the three shifted rows into two 128-bit words
+        x, y, z = [Signal(128, name=f"row{i}_aligned") for i in range(3)]
+        m.d.comb += [x.eq(rows[0] << a_offs[0]), y.eq(rows[1] << a_offs[1]), z.eq(rows[2] << a_offs[2])]
+        cs_s = reg(128, x ^ y ^ z, "cs_sum")
+        cs_c = reg(128, ((x & y) | (x & z) | (y & z)) << 1, "cs_carry")
+        # 7: low half
+        lo_sum = reg(65, cs_s[:64] + cs_c[:64], "lo_sum")
+        s_hi = reg(64, cs_s[64:], "cs_sum_hi")
+        c_hi = reg(64, cs_c[64:], "cs_carry_hi")
+        # 8: high half with the carry out of the low half (the product is < 2^128: drop bit 128)
+        hi = reg(64, s_hi + c_hi + lo_sum[64], "hi")
+        lo = reg(64, lo_sum[:64], "lo")
+        # 9: lo - hh and hl * (2^32 - 1)
+        hh, hl = hi[32:], hi[:32]
+        d = reg(65, lo - hh, "lo_minus_hh")
+        t1 = reg(64, (hl << 32) - hl, "hl_eps")
+        # 10: fold the borrow (+ p is - eps modulo 2^64; cannot underflow since d >= 2^64 - 2^32 then)
+        t0 = reg(64, Mux(d[64], d[:64] - EPS, d[:64]), "t0")
+        t1b = reg(64, t1, "hl_eps_d")
+        # 11
+        s = reg(65, t0 + t1b, "t0_plus_t1")
+        # 12: a carry out of 2^64 is worth eps (and then the value is already < p); otherwise subtract
+        # p once if needed, which modulo 2^64 is adding eps, and its carry says whether s >= p.
+        v = Signal(65, name="s_plus_eps")
+        m.d.comb += v.eq(s[:64] + EPS)
+        r = reg(64, Mux(s[64] | v[64], v[:64], s[:64]), "result")
+        m.d.comb += self.o_p.eq(r)

@@ -1,0 +1,55 @@
+"""Registry of the gateware blocks that can be emitted, simulated and synthesized by name.
+
+Owners add their block with one line in ``COMPONENTS``: a name and a factory taking keyword
+parameters (the component's own constructor checks them). The name is also the Verilog top module.
+"""
+
+from typing import Callable
+
+__all__ = ["COMPONENTS", "names", "build", "emit_verilog"]
+
+
+def _modadd(**kw):
+    from hw.arith import ModAdd
+    return ModAdd(**kw)
+
+
+def _modsub(**kw):
+    from hw.arith import ModSub
+    return ModSub(**kw)
+
+
+def _mulreduce(**kw):
+    from hw.arith import MulReduce
+    return MulReduce(**kw)
+
+
+def _butterfly(**kw):
+    from hw.butterfly import Butterfly
+    return Butterfly(**kw)
+
+
+#: name -> factory(**params) -> wiring.Component
+COMPONENTS: dict[str, Callable] = {
+    "modadd": _modadd,
+    "modsub": _modsub,
+    "mulreduce": _mulreduce,
+    "butterfly": _butterfly,
+}
+
+
+def names() -> list[str]:
+    return sorted(COMPONENTS)
+
+
+def build(name: str, **params):
+    """A fresh component instance for ``name`` with ``params``."""
+    if name not in COMPONENTS:
+        raise ValueError(f"name: unknown component {name!r}; known: {', '.join(names())}")
+    return COMPONENTS[name](**params)
+
+
+def emit_verilog(name: str, **params) -> str:
+    """Verilog for the named component; the top module is called ``name``."""
+    from amaranth.back import verilog
+    return verilog.convert(build(name, **params), name=name, emit_src=False)
