@@ -1,0 +1,290 @@
+"""Where every point lives in HBM: the one definition used by the DMA address generators, the HBM model's
+preload and read-back, and the host's scatter/gather.
+
+Vocabulary (K = 2^k = N1 = N2, L lanes, C channels, R = C/2 channels per direction, 4 points per 256-bit
+beat):
+
+- Each of the three logical buffers is viewed as a K x K matrix ``M[row, col]``:
+
+  ========  =====================  =============================  =========================
+  buffer    element                row                            col
+  ========  =====================  =============================  =========================
+  input     x[K*n1 + n2]           n1                             n2
+  state     state[n2, k1]          n2                             k1
+  output    X[k1 + K*k2]           k2                             k1
+  ========  =====================  =============================  =========================
+
+- A *unit* is L consecutive points of one row, ``M[row, L*blk .. L*blk + L-1]``: L/4 beats at consecutive
+  addresses of one channel. It is exactly what the engine's L lanes take (or emit) as their x0 (or x1) in
+  one cycle: point l of the unit belongs to lane l. Every engine cycle therefore moves two units in and two
+  units out, and each unit is one short, contiguous, aligned piece of one channel.
+- A unit's *slot* is when, within its round (block ``blk``), the engine touches its row:
+  input and state rows are read in :func:`hw.model.schedule.lane_input_order` (slot s = 2t + j for row
+  ``order[t][j]``), output rows are written in natural order (slot = k2).
+- Placement of unit (slot s, block blk), with rho = log2 R and sigma = max(ceil(k/2), rho)::
+
+      channel index q = (s mod R) XOR ((s >> sigma) mod R)
+      beat            = (blk * K/R + s div R) * L/4
+
+  Within every aligned group of R consecutive slots the channel index is a bijection, so each channel owns
+  exactly one unit per group, and its units in slot order sit at consecutive beats: every channel's reads
+  (pass 1 input, pass 2 state) and pass-2 writes (output) are one sequential stream, cut into 8-beat
+  bursts. The XOR with the slot's high bits (the residue r of the lane input order) spreads the L rows that
+  one pass-1 round emits (consecutive residues) over distinct channels, so pass-1 writes of whole units
+  (L/4-beat bursts, the only non-sequential access) are balanced too.
+- Physical channels: logical index q of the input/output buffers is HBM channel 2q, of the state 2q + 1.
+  Pass 1 reads the even channels and writes the odd ones; pass 2 the other way round; the output
+  overwrites the input in place (same offsets).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from .params import BuildParams
+from .schedule import first_half_stages, lane_input_order
+
+__all__ = ["BUFFERS", "BEAT_BYTES", "POINTS_PER_BEAT", "MAX_BURST_BEATS", "HbmLayout"]
+
+BUFFERS = ("input", "state", "output")
+POINT_BYTES = 8
+POINTS_PER_BEAT = 4
+BEAT_BYTES = POINT_BYTES * POINTS_PER_BEAT      # 256-bit AXI data
+MAX_BURST_BEATS = 8
+PAGE_BYTES = 4096                               # AXI bursts never cross this
+
+
+def _log2(v: int) -> int:
+    return v.bit_length() - 1
+
+
+class HbmLayout:
+    """The HBM placement of the input, state and output buffers for one build.
+
+    Requires at least 4 lanes (a unit must fill whole beats) and 2^k >= C/2 (every channel owns a unit of
+    every group of slots).
+    """
+
+    def __init__(self, params: BuildParams):
+        if not isinstance(params, BuildParams):
+            raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
+        if params.lanes < POINTS_PER_BEAT:
+            raise ValueError(f"params.lanes: the HBM layout needs at least {POINTS_PER_BEAT} lanes "
+                             f"(a unit of L points must fill whole 256-bit beats), got {params.lanes}")
+        if params.core_points < params.channels // 2:
+            raise ValueError(f"params.channels: {params.channels} channels need 2^k >= {params.channels // 2} "
+                             f"rows per round, got k = {params.log_core}")
+        self._p = params
+
+    # -- geometry ------------------------------------------------------------------------------------
+    @property
+    def params(self) -> BuildParams:
+        return self._p
+
+    @property
+    def side(self) -> int:
+        """K = 2^k: rows and columns of each buffer's matrix view."""
+        return self._p.core_points
+
+    @property
+    def channels(self) -> int:
+        return self._p.channels
+
+    @property
+    def group(self) -> int:
+        """R = C/2: channels per direction, and slots per group."""
+        return self._p.channels // 2
+
+    @property
+    def unit_points(self) -> int:
+        return self._p.lanes
+
+    @property
+    def unit_beats(self) -> int:
+        return self._p.lanes // POINTS_PER_BEAT
+
+    @property
+    def blocks(self) -> int:
+        """Column blocks (= rounds of a pass)."""
+        return self.side // self._p.lanes
+
+    @property
+    def sigma(self) -> int:
+        return max(first_half_stages(self._p.log_core), _log2(self.group))
+
+    @property
+    def points_per_channel(self) -> int:
+        return self._p.n_points // self.group
+
+    @property
+    def beats_per_channel(self) -> int:
+        return self.points_per_channel // POINTS_PER_BEAT
+
+    @property
+    def channel_bytes(self) -> int:
+        """Bytes the host allocates in each channel (each channel holds exactly one buffer at a time)."""
+        return self.points_per_channel * POINT_BYTES
+
+    @property
+    def burst_beats(self) -> int:
+        """Burst length of the sequential streams (all reads, pass-2 writes)."""
+        return min(MAX_BURST_BEATS, self.beats_per_channel)
+
+    # -- channel sets --------------------------------------------------------------------------------
+    @staticmethod
+    def _check_pass(pass_index: int) -> None:
+        if pass_index not in (1, 2):
+            raise ValueError(f"pass_index: must be 1 or 2, got {pass_index}")
+
+    def buffer_channels(self, buffer: str) -> list[int]:
+        """Physical channels holding ``buffer``, in logical order q = 0..R-1."""
+        self._check_buffer(buffer)
+        odd = 1 if buffer == "state" else 0
+        return [2 * q + odd for q in range(self.group)]
+
+    def read_channels(self, pass_index: int) -> list[int]:
+        self._check_pass(pass_index)
+        return self.buffer_channels("input" if pass_index == 1 else "state")
+
+    def write_channels(self, pass_index: int) -> list[int]:
+        self._check_pass(pass_index)
+        return self.buffer_channels("state" if pass_index == 1 else "output")
+
+    @staticmethod
+    def _check_buffer(buffer: str) -> None:
+        if buffer not in BUFFERS:
+            raise ValueError(f"buffer: must be one of {BUFFERS}, got {buffer!r}")
+
+    # -- slots and units -----------------------------------------------------------------------------
+    @cached_property
+    def _input_slot_of_row(self) -> np.ndarray:
+        order = lane_input_order(self._p.log_core).reshape(-1)
+        slot = np.empty(self.side, dtype=np.int64)
+        slot[order] = np.arange(self.side, dtype=np.int64)
+        slot.flags.writeable = False
+        return slot
+
+    def slot_of_row(self, buffer: str, row):
+        """Slot of a row (array or int): lane-input position for input/state, the row itself for output."""
+        self._check_buffer(buffer)
+        if buffer == "output":
+            return row
+        return self._input_slot_of_row[row]
+
+    def slot_channel(self, slot):
+        """Logical channel index q of a unit in ``slot`` (works on ints and integer arrays)."""
+        r = self.group
+        return (slot % r) ^ ((slot >> self.sigma) % r)
+
+    def unit_beat(self, slot, blk):
+        """First beat (channel-relative) of the unit in ``slot`` of block ``blk``."""
+        return (blk * (self.side // self.group) + slot // self.group) * self.unit_beats
+
+    def unit_place(self, buffer: str, row: int, blk: int) -> tuple[int, int]:
+        """(physical channel, first beat) of unit ``M[row, L*blk ..]`` of ``buffer``."""
+        s = int(self.slot_of_row(buffer, row))
+        q = int(self.slot_channel(s))
+        return self.buffer_channels(buffer)[q], int(self.unit_beat(s, blk))
+
+    # -- point placement -----------------------------------------------------------------------------
+    def _row_col(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # input x[K*n1 + n2] -> (n1, n2); state[n2, k1] at n2*K + k1 -> (n2, k1); X[k1 + K*k2] -> (k2, k1):
+        # the same split for all three
+        return index >> self._p.log_core, index & (self.side - 1)
+
+    def place(self, buffer: str, index=None) -> tuple[np.ndarray, np.ndarray]:
+        """(physical channel, byte offset within the channel) of every point of ``buffer``.
+
+        ``index`` defaults to all N logical indices in order.
+        """
+        self._check_buffer(buffer)
+        if index is None:
+            index = np.arange(self._p.n_points, dtype=np.int64)
+        index = np.asarray(index, dtype=np.int64)
+        row, col = self._row_col(index)
+        lanes = self._p.lanes
+        slot = self.slot_of_row(buffer, row)
+        q = self.slot_channel(slot)
+        odd = 1 if buffer == "state" else 0
+        channel = 2 * q + odd
+        point = self.unit_beat(slot, col // lanes) * POINTS_PER_BEAT + col % lanes
+        return channel, point * POINT_BYTES
+
+    def _flat_positions(self, buffer: str) -> np.ndarray:
+        """Index of every point into a (C, points_per_channel) array, in logical order."""
+        channel, offset = self.place(buffer)
+        return channel * self.points_per_channel + offset // POINT_BYTES
+
+    # -- host-facing ---------------------------------------------------------------------------------
+    def scatter(self, points, buffer: str = "input") -> list[np.ndarray]:
+        """One uint64 array per channel (C arrays of ``channel_bytes``) holding ``points`` placed as
+        ``buffer``; channels the buffer does not use are zero."""
+        pts = np.asarray(points, dtype=np.uint64)
+        if pts.shape != (self._p.n_points,):
+            raise ValueError(f"points: expected {self._p.n_points} points, got shape {pts.shape}")
+        mem = np.zeros((self.channels, self.points_per_channel), dtype=np.uint64)
+        mem.reshape(-1)[self._flat_positions(buffer)] = pts
+        return list(mem)
+
+    def gather(self, buffers, buffer: str = "output") -> np.ndarray:
+        """The N points of ``buffer`` (default: the transform's output X) from per-channel arrays."""
+        if len(buffers) != self.channels:
+            raise ValueError(f"buffers: expected {self.channels} channel arrays, got {len(buffers)}")
+        mem = np.stack([np.asarray(b, dtype=np.uint64).reshape(-1)[: self.points_per_channel]
+                        for b in buffers])
+        return mem.reshape(-1)[self._flat_positions(buffer)]
+
+    # -- access streams (what the DMA does, for benches, docs and the bandwidth model) ----------------
+    def cycle_units(self, pass_index: int, direction: str) -> np.ndarray:
+        """Units the engine moves, in order, as rows of (physical channel, first beat): shape
+        (cycles_per_pass * 2, 2). Reads are (unit A, unit B) per engine cycle; pass-1 writes follow the
+        DMA's corner turn (per block of L/2 cycles, the rows of the round two by two)."""
+        self._check_pass(pass_index)
+        if direction not in ("read", "write"):
+            raise ValueError(f"direction: must be 'read' or 'write', got {direction!r}")
+        k, lanes = self._p.log_core, self._p.lanes
+        blocks = self.blocks
+        if direction == "read":
+            buffer = "input" if pass_index == 1 else "state"
+            slot = np.arange(self.side)[None, :]
+            blk = np.arange(blocks)[:, None]
+            slot, blk = np.broadcast_arrays(slot, blk)
+        elif pass_index == 2:
+            buffer = "output"
+            slot = np.arange(self.side)[None, :]
+            blk = np.arange(blocks)[:, None]
+            slot, blk = np.broadcast_arrays(slot, blk)
+        else:
+            buffer = "state"
+            # round g (rows L*g .. L*g+L-1), block b, rows two by two
+            g = np.arange(blocks)[:, None, None]
+            b = np.arange(blocks)[None, :, None]
+            row = lanes * g + np.arange(lanes)[None, None, :]
+            row, b = np.broadcast_arrays(row, b)
+            slot = self.slot_of_row("state", row)
+            blk = b
+        slot = np.asarray(slot).reshape(-1)
+        blk = np.asarray(blk).reshape(-1)
+        chans = np.asarray(self.buffer_channels(buffer))[self.slot_channel(slot)]
+        return np.stack([chans, self.unit_beat(slot, blk)], axis=1)
+
+    def bursts(self, pass_index: int, direction: str) -> dict[int, list[tuple[int, int]]]:
+        """AXI bursts per physical channel, in issue order: (first beat, beats). Sequential streams
+        (reads, pass-2 writes) are cut into ``burst_beats``; pass-1 writes are one burst per unit."""
+        units = self.cycle_units(pass_index, direction)
+        out: dict[int, list[tuple[int, int]]] = {}
+        if direction == "write" and pass_index == 1:
+            for ch, beat in units:
+                out.setdefault(int(ch), []).append((int(beat), self.unit_beats))
+            return out
+        chans = (self.read_channels(pass_index) if direction == "read" else self.write_channels(pass_index))
+        bl = self.burst_beats
+        for ch in chans:
+            out[ch] = [(b, bl) for b in range(0, self.beats_per_channel, bl)]
+        return out
+
+    def hbm_bytes_per_transform(self) -> int:
+        """Bytes the DMA moves for one transform (every beat it reads or writes carries 4 useful points)."""
+        return 4 * self._p.n_points * POINT_BYTES

@@ -1,0 +1,164 @@
+"""The HBM layout model: a bijection per buffer, consistent with the engine's pass schedule, sequential
+per channel where the DMA streams, 4 KiB-safe bursts, and balanced channel use at the default build."""
+
+import numpy as np
+import pytest
+
+from hw.model.layout import BEAT_BYTES, PAGE_BYTES, POINTS_PER_BEAT, HbmLayout
+from hw.model.params import BuildParams
+from hw.model.schedule import pass_schedule
+
+CASES = [
+    BuildParams(lanes=16, log_core=4, channels=2),
+    BuildParams(lanes=16, log_core=4, channels=32),
+    BuildParams(lanes=4, log_core=4, channels=4),
+    BuildParams(lanes=8, log_core=5, channels=8),
+    BuildParams(lanes=16, log_core=6, channels=32),
+    BuildParams(lanes=16, log_core=7, channels=4),
+    BuildParams(lanes=16, log_core=8, channels=32),
+]
+IDS = [p.tag() for p in CASES]
+
+
+@pytest.mark.parametrize("params", CASES, ids=IDS)
+@pytest.mark.parametrize("buffer", ["input", "state", "output"])
+def test_every_point_placed_once(params, buffer):
+    lay = HbmLayout(params)
+    ch, off = lay.place(buffer)
+    assert set(np.unique(ch)) == set(lay.buffer_channels(buffer))
+    assert off.min() >= 0 and off.max() < lay.channel_bytes and np.all(off % 8 == 0)
+    key = ch * lay.channel_bytes + off
+    assert np.unique(key).size == params.n_points
+    # each channel holds exactly channel_bytes of the buffer
+    assert np.all(np.bincount(ch)[lay.buffer_channels(buffer)] == lay.points_per_channel)
+
+
+@pytest.mark.parametrize("params", CASES, ids=IDS)
+def test_scatter_gather_round_trip(params):
+    lay = HbmLayout(params)
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 2**64, params.n_points, dtype=np.uint64)
+    for buffer in ("input", "state", "output"):
+        bufs = lay.scatter(x, buffer)
+        assert len(bufs) == params.channels and all(b.nbytes == lay.channel_bytes for b in bufs)
+        unused = set(range(params.channels)) - set(lay.buffer_channels(buffer))
+        assert all(not bufs[c].any() for c in unused)
+        assert np.array_equal(lay.gather(bufs, buffer), x)
+    # the output overwrites the input in place: same channels, same bytes
+    assert lay.buffer_channels("input") == lay.buffer_channels("output")
+    assert np.array_equal(np.sort(lay._flat_positions("input")), np.sort(lay._flat_positions("output")))
+
+
+@pytest.mark.parametrize("params", CASES, ids=IDS)
+def test_pass_channel_sets(params):
+    lay = HbmLayout(params)
+    for p in (1, 2):
+        r, w = set(lay.read_channels(p)), set(lay.write_channels(p))
+        assert not r & w and r | w == set(range(params.channels))
+    assert lay.read_channels(1) == lay.write_channels(2)
+    assert lay.read_channels(2) == lay.write_channels(1)
+    assert all(c % 2 == 0 for c in lay.read_channels(1))
+
+
+def _units(lay, buffer, idx):
+    """idx[..., L] global indices one engine cycle moves as x0 (or x1) of all lanes -> (channel, first beat),
+    asserting they form exactly one unit: one channel, consecutive points starting on a beat boundary."""
+    ch, off = lay.place(buffer, idx)
+    pt = off // 8
+    assert np.all(ch == ch[..., :1])
+    assert np.all(pt == pt[..., :1] + np.arange(idx.shape[-1]))
+    assert np.all(pt[..., 0] % (lay.unit_points) == 0)
+    return ch[..., 0], pt[..., 0] // POINTS_PER_BEAT
+
+
+def _assert_sequential_per_channel(chans, beats, lay, channel_set):
+    chans, beats = chans.reshape(-1), beats.reshape(-1)
+    assert set(np.unique(chans)) == set(channel_set)
+    for c in channel_set:
+        seq = beats[chans == c]
+        assert np.array_equal(seq, np.arange(seq.size) * lay.unit_beats), f"channel {c} not sequential"
+        assert seq.size * lay.unit_beats == lay.beats_per_channel
+
+
+@pytest.mark.parametrize("params", CASES, ids=IDS)
+def test_schedule_reads_and_pass2_writes_are_sequential_units(params):
+    lay = HbmLayout(params)
+    for p, buffer in ((1, "input"), (2, "state")):
+        reads, _ = pass_schedule(params, p)                    # [g, t, l, j]
+        both = np.stack([_units(lay, buffer, reads[..., j]) for j in (0, 1)], axis=-1)  # [2, g, t, j]
+        ch, beat = both[0], both[1]
+        # cycle order: round, cycle, then unit A (x0) before unit B (x1)
+        _assert_sequential_per_channel(ch, beat, lay, lay.read_channels(p))
+        cu = lay.cycle_units(p, "read")
+        assert np.array_equal(cu[:, 0], ch.reshape(-1)) and np.array_equal(cu[:, 1], beat.reshape(-1))
+    _, writes = pass_schedule(params, 2)
+    both = np.stack([_units(lay, "output", writes[..., j]) for j in (0, 1)], axis=-1)
+    _assert_sequential_per_channel(both[0], both[1], lay, lay.write_channels(2))
+    cu = lay.cycle_units(2, "write")
+    assert np.array_equal(cu[:, 0], both[0].reshape(-1)) and np.array_equal(cu[:, 1], both[1].reshape(-1))
+
+
+@pytest.mark.parametrize("params", CASES, ids=IDS)
+def test_pass1_writes_are_whole_units_after_corner_turn(params):
+    """Every L/2 engine cycles of pass 1 emit an L x L block: L complete state units, one per lane."""
+    lay = HbmLayout(params)
+    lanes = params.lanes
+    _, writes = pass_schedule(params, 1)                       # [g, t, l, 2]
+    g, t = writes.shape[:2]
+    blocks = writes.reshape(g, t // (lanes // 2), lanes // 2, lanes, 2)   # [g, b, t', l, j]
+    per_lane = blocks.transpose(0, 1, 3, 2, 4).reshape(g, t // (lanes // 2), lanes, lanes)  # [g, b, l, L]
+    ch, beat = _units(lay, "state", per_lane)
+    cu = lay.cycle_units(1, "write")
+    assert np.array_equal(cu[:, 0], ch.reshape(-1)) and np.array_equal(cu[:, 1], beat.reshape(-1))
+    # each unit written exactly once
+    key = ch.reshape(-1).astype(np.int64) * lay.beats_per_channel + beat.reshape(-1)
+    assert np.unique(key).size == key.size == params.n_points // lanes
+
+
+@pytest.mark.parametrize("params", CASES, ids=IDS)
+def test_bursts_cover_each_channel_and_never_cross_4k(params):
+    lay = HbmLayout(params)
+    for p in (1, 2):
+        for d in ("read", "write"):
+            bursts = lay.bursts(p, d)
+            chans = lay.read_channels(p) if d == "read" else lay.write_channels(p)
+            assert sorted(bursts) == sorted(chans)
+            for c, bl in bursts.items():
+                covered = np.zeros(lay.beats_per_channel, dtype=int)
+                for first, n in bl:
+                    assert 1 <= n <= 8 and first % n == 0
+                    start, end = first * BEAT_BYTES, (first + n) * BEAT_BYTES - 1
+                    assert start // PAGE_BYTES == end // PAGE_BYTES
+                    covered[first:first + n] += 1
+                assert np.all(covered == 1)
+
+
+def test_default_build_balance():
+    """k = 12, L = 16, C = 32: pass-2 reads visit all 16 channels in every 8 cycles; each pass-1 round's
+    16 rows go to 16 distinct channels; units per channel are equal in every window of 8 cycles."""
+    lay = HbmLayout(BuildParams())
+    r = lay.group
+    for p, d in ((1, "read"), (2, "read"), (2, "write")):
+        ch = lay.cycle_units(p, d)[:, 0]
+        windows = ch.reshape(-1, r)                           # R units = R/2 engine cycles
+        assert np.all(np.sort(windows, axis=1) == np.sort(windows[:1], axis=1))
+    ch = lay.cycle_units(1, "write")[:, 0].reshape(-1, lay.unit_points)   # one block of L/2 cycles
+    assert np.all(np.sort(ch, axis=1) == np.array(lay.write_channels(1)))
+    assert lay.burst_beats == 8 and lay.unit_beats == 4
+    assert lay.hbm_bytes_per_transform() == 4 * 2**24 * 8
+
+
+def test_parameter_errors():
+    with pytest.raises(TypeError, match="params"):
+        HbmLayout({"lanes": 16})
+    with pytest.raises(ValueError, match="lanes"):
+        HbmLayout(BuildParams(lanes=2, log_core=4, channels=4))
+    with pytest.raises(ValueError, match="channels"):
+        HbmLayout(BuildParams(lanes=4, log_core=3, channels=32))
+    lay = HbmLayout(BuildParams(lanes=4, log_core=4, channels=4))
+    with pytest.raises(ValueError, match="pass_index"):
+        lay.read_channels(3)
+    with pytest.raises(ValueError, match="buffer"):
+        lay.place("bogus")
+    with pytest.raises(ValueError, match="points"):
+        lay.scatter(np.zeros(3, dtype=np.uint64))
