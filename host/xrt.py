@@ -1,0 +1,371 @@
+"""The XRT backend: the ONE module that calls pyxrt (XRT's Python binding).
+
+:class:`XrtBackend` opens a card, loads ``nantucket.xclbin``, checks the kernel's identification
+registers against the build parameters, allocates one buffer per HBM channel with ``kernel.group_id``,
+and then, per transform: scatters the points with the shared :class:`hw.model.layout.HbmLayout`, syncs
+the input channels to the device, sets the arguments of :class:`hw.model.regmap.RegisterMap`, starts,
+waits with a timeout, syncs the output channels back and gathers. ``timings`` holds the three phases
+(``to-device``, ``kernel``, ``from-device``) in seconds.
+
+Every XRT failure becomes a named :class:`XrtError` raised ``from`` the original exception.
+
+Sizes and direction (the kernel only computes the forward NTT of its native size N = 2^(2k)):
+
+- a smaller power of two n = N / r is zero-padded to N: the padded transform evaluates the same
+  polynomial at the N-th roots of unity, and w_n = w_N^r, so X_n[k] = X_N[r*k];
+- the inverse uses the reverse-index identity intt(x)[k] = ntt(x)[(-k) mod n] / n.
+
+Identification: XRT's C++ ``xrt::kernel::read_register`` is not bound by every pyxrt; when the module
+offers it the ID block (MAGIC, VERSION, LANES, LOG_CORE, CHANNELS) is read with exclusive CU access,
+otherwise the check falls back to the xclbin's metadata (kernel name and argument count) and says so
+in ``report["Identity"]``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from hw.model import field as F
+from hw.model import regmap as R
+from hw.model.params import BuildParams
+from .backends import Backend, DeviceError
+
+__all__ = [
+    "XrtBackend", "XrtError", "XrtUnavailable", "XclbinNotFound", "DeviceOpenFailed", "XclbinLoadFailed",
+    "KernelNotFound", "IdentityMismatch", "BufferAllocFailed", "TransferFailed", "KernelTimeout",
+    "KernelFailed", "UnsupportedSize", "import_pyxrt", "default_xclbin",
+]
+
+SETUP_HINT = "source /opt/xilinx/xrt/setup.sh"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+#: Sizes from which scatter/gather and the transfers show progress on stderr.
+PROGRESS_MIN_POINTS = 1 << 20
+
+
+class XrtError(DeviceError):
+    """Base of every error of the XRT backend."""
+
+
+class XrtUnavailable(XrtError):
+    """pyxrt cannot be imported (XRT not installed or its setup script not sourced)."""
+
+
+class XclbinNotFound(XrtError):
+    """No xclbin at the given (or default) path."""
+
+
+class DeviceOpenFailed(XrtError):
+    """The card could not be opened."""
+
+
+class XclbinLoadFailed(XrtError):
+    """The xclbin could not be read or programmed onto the card."""
+
+
+class KernelNotFound(XrtError):
+    """The xclbin has no ``nantucket`` compute unit."""
+
+
+class IdentityMismatch(XrtError):
+    """The kernel on the card was built with other parameters (or is not a nantucket kernel)."""
+
+
+class BufferAllocFailed(XrtError):
+    """A device buffer could not be allocated (or mapped)."""
+
+
+class TransferFailed(XrtError):
+    """A host <-> device buffer sync failed."""
+
+
+class KernelTimeout(XrtError):
+    """The kernel did not finish within the timeout."""
+
+
+class KernelFailed(XrtError):
+    """The kernel run ended in an error state or reported an error status."""
+
+
+class UnsupportedSize(XrtError):
+    """The transform size cannot be run on this kernel."""
+
+
+def import_pyxrt():
+    """``import pyxrt``, or XrtUnavailable with the line that fixes it."""
+    try:
+        import pyxrt
+    except ImportError as e:
+        raise XrtUnavailable(f"cannot import pyxrt, XRT's Python binding ({e}): {SETUP_HINT} "
+                             "(it puts /opt/xilinx/xrt/python on PYTHONPATH) and run again") from e
+    return pyxrt
+
+
+def default_xclbin() -> Path:
+    """build/hw_emu/nantucket.xclbin under XCL_EMULATION_MODE=hw_emu, else build/hw/nantucket.xclbin."""
+    target = "hw_emu" if os.environ.get("XCL_EMULATION_MODE") == "hw_emu" else "hw"
+    return REPO_ROOT / "build" / target / f"{R.KERNEL_NAME}.xclbin"
+
+
+class _Call:
+    """``with _Call(ExcClass, "what"):`` turns an XRT exception into ExcClass(what: message)."""
+
+    def __init__(self, exc: type[XrtError], what: str):
+        self.exc, self.what = exc, what
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, et, e, tb):
+        if e is not None and not isinstance(e, XrtError) and isinstance(e, Exception):
+            raise self.exc(f"{self.what}: {e}") from e
+        return False
+
+
+class _Progress:
+    """Progress with elapsed time for long transfers: ``to-device: 12/16 channels, 96.0 MiB, 0.31 s``.
+
+    sink: None (silent), a callable taking each line, or "stderr" (one updating line on a terminal).
+    """
+
+    def __init__(self, label: str, total: int, sink):
+        self.label, self.total, self.sink = label, total, sink
+        self.t0 = time.perf_counter()
+        self.nbytes = 0
+
+    def step(self, done: int, nbytes: int) -> None:
+        self.nbytes += nbytes
+        if self.sink is None:
+            return
+        line = (f"{self.label}: {done}/{self.total} channels, {self.nbytes / 2**20:.1f} MiB, "
+                f"{time.perf_counter() - self.t0:.2f} s")
+        if self.sink != "stderr":
+            self.sink(line)
+        elif sys.stderr.isatty():
+            print("\r" + line, end="\n" if done == self.total else "", file=sys.stderr, flush=True)
+        elif done == self.total or done % max(1, self.total // 4) == 0:
+            print(line, file=sys.stderr, flush=True)
+
+
+class XrtBackend(Backend):
+    """A nantucket kernel on an Alveo card through pyxrt.
+
+    ``XrtBackend(params=None, xclbin=None, device=0, pyxrt_module=None, *, layout=None,
+    timeout_s=None, progress=None)``
+
+    - params: the BuildParams the xclbin was built with; None reads them from the ID block (or takes
+      the defaults when the ID block cannot be read);
+    - xclbin: path; default :func:`default_xclbin`;
+    - pyxrt_module: the pyxrt module to use (tests pass :class:`sim.fake_pyxrt.FakePyxrt`);
+    - layout: an HbmLayout instance; default ``hw.model.layout.HbmLayout(params)``;
+    - timeout_s: kernel wait timeout; default 10 s on a card, unlimited under XCL_EMULATION_MODE;
+    - progress: None (stderr from 2^20 points on), False, or a callable taking one line.
+    """
+
+    name = "xrt"
+
+    def __init__(self, params: BuildParams | None = None, xclbin=None, device: int = 0,
+                 pyxrt_module=None, *, layout=None, timeout_s: float | None = None, progress=None,
+                 **_options):
+        super().__init__()
+        if params is not None and not isinstance(params, BuildParams):
+            raise TypeError(f"params: expected BuildParams or None, got {type(params).__name__}")
+        if not isinstance(device, int) or isinstance(device, bool) or device < 0:
+            raise ValueError(f"device: expected a device index >= 0, got {device!r}")
+        if timeout_s is not None and not timeout_s > 0:
+            raise ValueError(f"timeout_s: expected a positive number of seconds, got {timeout_s!r}")
+        self._xrt = pyxrt_module if pyxrt_module is not None else import_pyxrt()
+        self.xclbin_path = Path(xclbin) if xclbin is not None else default_xclbin()
+        if not self.xclbin_path.is_file():
+            raise XclbinNotFound(f"xclbin: {self.xclbin_path} does not exist (build it with "
+                                 "`make build TARGET=hw`, or pass --xclbin PATH)")
+        if timeout_s is None:
+            emulated = os.environ.get("XCL_EMULATION_MODE") in ("hw_emu", "sw_emu")
+            timeout_s = None if emulated else 10.0
+        self.timeout_s = timeout_s
+        self._progress_opt = progress
+        self.device_index = device
+        self._bos = {}
+        self._views: dict[int, np.ndarray] = {}
+
+        with _Call(DeviceOpenFailed, f"device {device}: cannot open"):
+            self._device = self._xrt.device(device)
+        with _Call(XclbinLoadFailed, f"xclbin {self.xclbin_path}: cannot load"):
+            xb = self._xrt.xclbin(str(self.xclbin_path))
+            self._uuid = self._device.load_xclbin(xb)
+        with _Call(KernelNotFound, f"xclbin {self.xclbin_path}: no usable '{R.KERNEL_NAME}' kernel"):
+            mode = getattr(getattr(self._xrt.kernel, "cu_access_mode", None), "exclusive", None)
+            if mode is not None:        # exclusive access lets us read the ID registers
+                self._kernel = self._xrt.kernel(self._device, self._uuid, R.KERNEL_NAME, mode)
+            else:
+                self._kernel = self._xrt.kernel(self._device, self._uuid, R.KERNEL_NAME)
+        self.params = self._identify(params, xb)
+        self.rmap = R.RegisterMap(self.params)
+        self.layout = layout if layout is not None else self._default_layout(self.params)
+        self._allocate()
+        self.report.update({"Device": f"{device}", "xclbin": str(self.xclbin_path),
+                            "Build params": self.params.tag()})
+
+    # -- setup -------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _default_layout(params):
+        try:
+            from hw.model.layout import HbmLayout
+        except ImportError as e:
+            raise XrtError(f"hw.model.layout is not available ({e})") from e
+        return HbmLayout(params)
+
+    def _read_id(self) -> dict[str, int] | None:
+        reader = getattr(self._kernel, "read_register", None)
+        if reader is None:
+            return None
+        with _Call(IdentityMismatch, "reading the identification registers"):
+            return {name: int(reader(R.ID_BASE + 4 * i)) for i, name in enumerate(R.ID_REGISTERS)}
+
+    def _identify(self, params: BuildParams | None, xb) -> BuildParams:
+        ids = self._read_id()
+        if ids is not None:
+            if ids["MAGIC"] != R.MAGIC:
+                raise IdentityMismatch(f"xclbin {self.xclbin_path}: MAGIC reads 0x{ids['MAGIC']:08x}, "
+                                       f"not 0x{R.MAGIC:08x}: not a nantucket kernel")
+            if ids["VERSION"] != R.VERSION:
+                raise IdentityMismatch(f"xclbin {self.xclbin_path}: register map version "
+                                       f"{ids['VERSION']}, this host speaks version {R.VERSION}")
+            got = {"lanes": ids["LANES"], "log_core": ids["LOG_CORE"], "channels": ids["CHANNELS"]}
+            if params is None:
+                try:
+                    params = BuildParams(**got)
+                except (TypeError, ValueError) as e:
+                    raise IdentityMismatch(f"xclbin {self.xclbin_path}: ID block reports {got}: {e}") from e
+            want = {"lanes": params.lanes, "log_core": params.log_core, "channels": params.channels}
+            if got != want:
+                raise IdentityMismatch(f"xclbin {self.xclbin_path}: the kernel was built with {got}, "
+                                       f"expected {want}")
+            self.report["Identity"] = (f"ID block: MAGIC 0x{ids['MAGIC']:08X} VERSION {ids['VERSION']} "
+                                       f"LANES {ids['LANES']} LOG_CORE {ids['LOG_CORE']} "
+                                       f"CHANNELS {ids['CHANNELS']}")
+            return params
+        params = params if params is not None else BuildParams()
+        with _Call(IdentityMismatch, f"xclbin {self.xclbin_path}: reading its kernel list"):
+            kernels = {k.get_name(): k.get_num_args() for k in xb.get_kernels()}
+        want_args = len(R.RegisterMap(params).args)
+        if kernels.get(R.KERNEL_NAME) != want_args:
+            raise IdentityMismatch(f"xclbin {self.xclbin_path}: kernel '{R.KERNEL_NAME}' has "
+                                   f"{kernels.get(R.KERNEL_NAME)} arguments, a {params.tag()} build has "
+                                   f"{want_args}")
+        self.report["Identity"] = (f"xclbin metadata only ({want_args} arguments); this pyxrt cannot "
+                                   "read registers")
+        return params
+
+    def _allocate(self) -> None:
+        nbytes = int(self.layout.channel_bytes)
+        flags = self._xrt.bo.normal
+        for a in self.rmap.pointer_args:
+            with _Call(BufferAllocFailed, f"{a.name}: allocating {nbytes} bytes on {a.port}'s bank"):
+                group = self._kernel.group_id(a.index)
+                bo = self._xrt.bo(self._device, nbytes, flags, group)
+                view = np.frombuffer(bo.map(), dtype=np.uint64)
+            self._bos[a.channel] = bo
+            self._views[a.channel] = view
+
+    # -- running -----------------------------------------------------------------------------------
+
+    def supports(self, n_points: int) -> str | None:
+        native = self.params.n_points
+        if n_points < 1 or n_points & (n_points - 1):
+            return f"{n_points} points: the size must be a power of two"
+        if n_points > native:
+            return (f"{n_points} points: this kernel ({self.params.tag()}) transforms at most "
+                    f"{native} = 2^{self.params.log_n} points")
+        return None
+
+    def _sink(self, n: int):
+        opt = self._progress_opt
+        if opt is False:
+            return None
+        if callable(opt):
+            return opt
+        return "stderr" if (opt is True or n >= PROGRESS_MIN_POINTS) else None
+
+    def run(self, points: np.ndarray, inverse: bool = False) -> np.ndarray:
+        if self._device is None:
+            raise XrtError("the backend is closed")
+        x = F.vcanon(F.as_u64(points))
+        if x.ndim != 1:
+            raise UnsupportedSize(f"points: expected a 1-D array, got shape {x.shape}")
+        n = x.size
+        reason = self.supports(n)
+        if reason:
+            raise UnsupportedSize(reason)
+        native = self.params.n_points
+        sink = self._sink(native)
+        sync = self._xrt.xclBOSyncDirection
+
+        t0 = time.perf_counter()
+        if n < native:
+            padded = np.zeros(native, dtype=np.uint64)
+            padded[:n] = x
+            x = padded
+        buffers = self.layout.scatter(x)
+        chans = list(self.layout.read_channels(1))
+        prog = _Progress("to-device", len(chans), sink)
+        for i, ch in enumerate(chans):
+            src = np.asarray(buffers[ch], dtype=np.uint64)
+            self._views[ch][:src.size] = src
+            with _Call(TransferFailed, f"{R.pointer_arg(ch)}: sync to device"):
+                self._bos[ch].sync(sync.XCL_BO_SYNC_BO_TO_DEVICE, src.size * 8, 0)
+            prog.step(i + 1, src.size * 8)
+        t1 = time.perf_counter()
+
+        log_n = self.params.log_n
+        with _Call(KernelFailed, "starting the kernel"):
+            run = self._xrt.run(self._kernel)
+            run.set_arg(self.rmap.arg("log_n").index, log_n)
+            for a in self.rmap.pointer_args:
+                run.set_arg(a.index, self._bos[a.channel])
+            run.start()
+        timeout_ms = 0 if self.timeout_s is None else max(1, int(self.timeout_s * 1000))
+        with _Call(KernelFailed, "waiting for the kernel"):
+            state = run.wait(timeout_ms)
+        t2 = time.perf_counter()
+        done = self._xrt.ert_cmd_state.ERT_CMD_STATE_COMPLETED
+        if state != done:
+            name = getattr(state, "name", str(state))
+            if name in ("ERT_CMD_STATE_TIMEOUT", "ERT_CMD_STATE_NEW", "ERT_CMD_STATE_QUEUED",
+                        "ERT_CMD_STATE_SUBMITTED", "ERT_CMD_STATE_RUNNING"):
+                raise KernelTimeout(f"the kernel did not finish within {self.timeout_s} s ({name})")
+            raise KernelFailed(f"the kernel run ended in state {name}")
+        if getattr(self._kernel, "read_register", None) is not None:
+            with _Call(KernelFailed, "reading STATUS"):
+                status = int(self._kernel.read_register(self.rmap.id_offset("STATUS")))
+            if status & R.STATUS_BAD_SIZE:
+                raise KernelFailed(f"the kernel rejected log_n = {log_n} (STATUS.bad_size)")
+
+        chans = list(self.layout.write_channels(2))
+        prog = _Progress("from-device", len(chans), sink)
+        for i, ch in enumerate(chans):
+            with _Call(TransferFailed, f"{R.pointer_arg(ch)}: sync from device"):
+                self._bos[ch].sync(sync.XCL_BO_SYNC_BO_FROM_DEVICE, self._views[ch].size * 8, 0)
+            prog.step(i + 1, self._views[ch].size * 8)
+        y = np.array(self.layout.gather([self._views[c] for c in range(self.params.channels)]),
+                     dtype=np.uint64, copy=True)
+        if n < native:
+            y = y[::native // n].copy()         # X_n[k] = X_N[(N/n) k] for the zero-padded input
+        if inverse:                             # intt(x)[k] = ntt(x)[-k mod n] / n
+            y = F.vmul(y[(-np.arange(n)) % n], np.uint64(F.inv(n)))
+        t3 = time.perf_counter()
+        self.timings = {"to-device": t1 - t0, "kernel": t2 - t1, "from-device": t3 - t2}
+        return y
+
+    def close(self) -> None:
+        """Release buffers, kernel and device (in that order)."""
+        self._views.clear()
+        self._bos.clear()
+        self._kernel = None
+        self._device = None

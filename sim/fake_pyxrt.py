@@ -1,0 +1,350 @@
+"""A stand-in for XRT's Python binding ``pyxrt``, for tests on machines without XRT or a card.
+
+It implements the surface of shared/DESIGN.md section 5 with the same names and calling conventions as
+XRT's pybind11 module (``src/python/pybind11/src/pyxrt.cpp``): ``device(index)``, ``device.load_xclbin``,
+``xclbin(path)`` (``get_kernels``, ``get_uuid``), ``kernel(device, uuid, name[, cu_access_mode])`` with
+``group_id``, ``bo(device, nbytes, bo.normal, group)`` with ``map``/``sync``/``address``/``size``/
+``read``/``write``, ``run(kernel)`` with ``set_arg``/``start``/``wait``/``state``, and the
+``xclBOSyncDirection`` and ``ert_cmd_state`` enums. Errors are raised as ``RuntimeError`` like
+pybind11's translation of XRT's C++ exceptions.
+
+Behind it sits :class:`sim.kernel_model.KernelModel`: ``run.start`` writes the arguments into the
+control registers and sets ap_start, the way XRT's ap_ctrl_hs command does; ``run.wait`` polls ap_done.
+Host memory and device memory are separate, so a missing ``bo.sync`` shows up as wrong data.
+
+One extra, which the real pyxrt does NOT have: ``kernel.read_register(offset)`` (C++ ``xrt::kernel::
+read_register``), present unless ``read_register=False``; the adapter must work both ways.
+
+An "xclbin" for this module is a small JSON file written by :func:`write_xclbin` (kernel name and build
+parameters). Usage::
+
+    pyxrt = FakePyxrt()                                  # one isolated "machine" per instance
+    write_xclbin(tmp_path / "nantucket.xclbin", BuildParams(lanes=2, log_core=3, channels=4))
+    backend = XrtBackend(params, xclbin=path, pyxrt_module=pyxrt)
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import time
+import uuid as _uuid
+from pathlib import Path
+
+import numpy as np
+
+from hw.model import regmap as R
+from hw.model.params import BuildParams
+from .kernel_model import BANK_BYTES, HbmModel, KernelModel, MemoryFault
+
+__all__ = ["FakePyxrt", "write_xclbin", "xclBOSyncDirection", "ert_cmd_state"]
+
+_FORMAT = "nantucket-fake-xclbin"
+#: HBM pseudo-channels on the card, whatever the build uses.
+HBM_BANKS = 32
+
+
+class xclBOSyncDirection(enum.IntEnum):
+    XCL_BO_SYNC_BO_TO_DEVICE = 0
+    XCL_BO_SYNC_BO_FROM_DEVICE = 1
+    XCL_BO_SYNC_BO_GMIO_TO_AIE = 2
+    XCL_BO_SYNC_BO_AIE_TO_GMIO = 3
+
+
+class ert_cmd_state(enum.IntEnum):
+    ERT_CMD_STATE_NEW = 1
+    ERT_CMD_STATE_QUEUED = 2
+    ERT_CMD_STATE_COMPLETED = 4
+    ERT_CMD_STATE_ERROR = 5
+    ERT_CMD_STATE_ABORT = 6
+    ERT_CMD_STATE_SUBMITTED = 7
+    ERT_CMD_STATE_TIMEOUT = 8
+    ERT_CMD_STATE_NORESPONSE = 9
+    ERT_CMD_STATE_SKERROR = 10
+    ERT_CMD_STATE_SKCRASHED = 11
+
+
+def write_xclbin(path, params: BuildParams, kernel_name: str = R.KERNEL_NAME) -> Path:
+    """Write a fake xclbin describing a kernel built with ``params``."""
+    path = Path(path)
+    path.write_text(json.dumps({"format": _FORMAT, "kernel": kernel_name, "params": params.as_dict(),
+                                "uuid": str(_uuid.uuid4()), "xsa": "xilinx_u55n_gen3x4_xdma_2_202110_1"}))
+    return path
+
+
+class FakePyxrt:
+    """A module-like object with pyxrt's classes, bound to one simulated machine.
+
+    Knobs (for tests): ``devices`` (how many cards), ``hang`` (the kernel never finishes),
+    ``read_register`` (offer kernel.read_register), ``id_overrides`` (corrupt ID registers),
+    ``bank_bytes`` (HBM pseudo-channel size), ``layout_factory`` (params -> HbmLayout; defaults to
+    hw.model.layout.HbmLayout). After a run, ``machine.kernel_model`` and ``machine.hbm`` are the models.
+    """
+
+    XCL_BO_FLAGS_NONE = 0
+    xclBOSyncDirection = xclBOSyncDirection
+    ert_cmd_state = ert_cmd_state
+
+    def __init__(self, *, devices: int = 1, hang: bool = False, read_register: bool = True,
+                 id_overrides: dict | None = None, bank_bytes: int = BANK_BYTES, layout_factory=None):
+        self.devices = devices
+        self.hang = hang
+        self.offers_read_register = read_register
+        self.id_overrides = id_overrides or {}
+        self.bank_bytes = bank_bytes
+        self.layout_factory = layout_factory
+        self.kernel_model: KernelModel | None = None
+        self.hbm: HbmModel | None = None
+        self.calls: list[str] = []                         # what the adapter did, in order
+        machine = self
+        ns = {"_machine": machine}
+        self.uuid = type("uuid", (_Uuid,), ns)
+        self.device = type("device", (_Device,), ns)
+        self.xclbin = type("xclbin", (_Xclbin,), ns)
+        kernel_ns = dict(ns, cu_access_mode=_CuAccessMode, exclusive=_CuAccessMode.exclusive,
+                         shared=_CuAccessMode.shared, none=_CuAccessMode.none)
+        if read_register:
+            kernel_ns["read_register"] = _Kernel._read_register
+        self.kernel = type("kernel", (_Kernel,), kernel_ns)
+        self.bo = type("bo", (_Bo,), dict(ns, flags=_BoFlags, normal=_BoFlags.normal,
+                                          cacheable=_BoFlags.cacheable, device_only=_BoFlags.device_only,
+                                          host_only=_BoFlags.host_only, p2p=_BoFlags.p2p,
+                                          svm=_BoFlags.svm))
+        self.run = type("run", (_Run,), ns)
+
+    def _layout(self, params):
+        if self.layout_factory is not None:
+            return self.layout_factory(params)
+        from hw.model.layout import HbmLayout
+        return HbmLayout(params)
+
+
+class _CuAccessMode(enum.IntEnum):
+    exclusive = 0
+    shared = 1
+    none = 2
+
+
+class _BoFlags(enum.IntEnum):
+    normal = 0
+    cacheable = 1 << 24
+    device_only = 1 << 28
+    host_only = 1 << 29
+    p2p = 1 << 30
+    svm = 1 << 27
+
+
+class _Uuid:
+    _machine: FakePyxrt
+
+    def __init__(self, text: str):
+        self._text = str(text)
+
+    def to_string(self) -> str:
+        return self._text
+
+    def __eq__(self, other):
+        return isinstance(other, _Uuid) and other._text == self._text
+
+    def __hash__(self):
+        return hash(self._text)
+
+
+class _Xclbin:
+    _machine: FakePyxrt
+
+    def __init__(self, path):
+        path = Path(path)
+        try:
+            meta = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise RuntimeError(f"No such file or directory: '{path}'") from None
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise RuntimeError(f"Invalid xclbin '{path}'") from None
+        if meta.get("format") != _FORMAT:
+            raise RuntimeError(f"Invalid xclbin '{path}'")
+        self.path = path
+        self.meta = meta
+        self.params = BuildParams(**meta["params"])
+
+    def get_uuid(self):
+        return self._machine.uuid(self.meta["uuid"])
+
+    def get_xsa_name(self) -> str:
+        return self.meta["xsa"]
+
+    def get_kernels(self):
+        return [_XclbinKernel(self.meta["kernel"], 1 + self.params.channels)]
+
+
+class _XclbinKernel:
+    def __init__(self, name, num_args):
+        self._name, self._num_args = name, num_args
+
+    def get_name(self):
+        return self._name
+
+    def get_num_args(self):
+        return self._num_args
+
+
+class _Device:
+    _machine: FakePyxrt
+
+    def __init__(self, index=0):
+        m = self._machine
+        m.calls.append(f"device({index})")
+        if not isinstance(index, int) or not 0 <= index < m.devices:
+            raise RuntimeError(f"No such device: {index} ({m.devices} device(s) found)")
+        self.index = index
+        self.loaded: _Xclbin | None = None
+
+    def load_xclbin(self, xb):
+        m = self._machine
+        if isinstance(xb, (str, Path)):
+            xb = m.xclbin(xb)
+        m.calls.append(f"load_xclbin({xb.path.name})")
+        self.loaded = xb
+        m.hbm = HbmModel(HBM_BANKS, m.bank_bytes)
+        m.kernel_model = KernelModel(xb.params, m.hbm, m._layout(xb.params), hang=m.hang,
+                                     id_overrides=m.id_overrides)
+        return xb.get_uuid()
+
+    def get_xclbin_uuid(self):
+        if self.loaded is None:
+            raise RuntimeError("No xclbin loaded")
+        return self.loaded.get_uuid()
+
+
+class _Kernel:
+    _machine: FakePyxrt
+
+    def __init__(self, device, uuid, name, mode=_CuAccessMode.shared):
+        m = self._machine
+        m.calls.append(f"kernel({name})")
+        if device.loaded is None or device.loaded.get_uuid() != uuid:
+            raise RuntimeError("No such xclbin loaded on the device")
+        if name != device.loaded.meta["kernel"]:
+            raise RuntimeError(f"No compute units matching '{name}'")
+        self.device = device
+        self.name = name
+        self.mode = mode
+        self.params = device.loaded.params
+        self.rmap = R.RegisterMap(self.params)
+
+    def group_id(self, argno: int) -> int:
+        if not 0 <= argno < len(self.rmap.args):
+            raise RuntimeError(f"Invalid kernel argument index {argno}")
+        a = self.rmap.args[argno]
+        if not a.is_pointer:
+            raise RuntimeError(f"Argument {argno} ({a.name}) is not a global memory argument")
+        return a.channel                             # sp=nantucket_1.mNN_axi:HBM[NN]
+
+    def _read_register(self, offset: int) -> int:
+        # xrt::kernel::read_register needs exclusive access to the compute unit.
+        if self.mode != _CuAccessMode.exclusive:
+            raise RuntimeError("read_register requires exclusive access to the compute unit")
+        self._machine.calls.append(f"read_register(0x{offset:x})")
+        return self._machine.kernel_model.read(offset)
+
+
+class _Bo:
+    _machine: FakePyxrt
+
+    def __init__(self, device, nbytes, flags, group):
+        m = self._machine
+        m.calls.append(f"bo({nbytes}, group {group})")
+        if device.loaded is None:
+            raise RuntimeError("No xclbin loaded")
+        try:
+            self._address = m.hbm.allocate(int(group), int(nbytes))
+        except MemoryFault as e:
+            raise RuntimeError(f"bad_alloc: {e}") from None
+        self._size = int(nbytes)
+        self._host = np.zeros(self._size, dtype=np.uint8)
+
+    def map(self):
+        return memoryview(self._host)
+
+    def size(self) -> int:
+        return self._size
+
+    def address(self) -> int:
+        return self._address
+
+    def write(self, buf, seek: int) -> None:
+        data = np.frombuffer(memoryview(buf).cast("B"), dtype=np.uint8)
+        self._host[seek:seek + data.size] = data
+
+    def read(self, size: int, skip: int):
+        return self._host[skip:skip + size].view(np.int8).copy()
+
+    def sync(self, direction, size: int | None = None, offset: int = 0) -> None:
+        size = self._size - offset if size is None else size
+        if not (0 <= offset and size >= 0 and offset + size <= self._size):
+            raise RuntimeError(f"sync: range {offset}+{size} outside a {self._size}-byte buffer")
+        self._machine.calls.append(f"sync({xclBOSyncDirection(direction).name}, group "
+                                   f"{self._machine.hbm.bank_of(self._address)})")
+        dev = self._machine.hbm.view(self._address + offset, size)
+        if direction == xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE:
+            dev[:] = self._host[offset:offset + size]
+        elif direction == xclBOSyncDirection.XCL_BO_SYNC_BO_FROM_DEVICE:
+            self._host[offset:offset + size] = dev
+        else:
+            raise RuntimeError(f"sync: unsupported direction {direction!r}")
+
+
+class _Run:
+    _machine: FakePyxrt
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self._args: dict[int, object] = {}
+        self._state = ert_cmd_state.ERT_CMD_STATE_NEW
+
+    def set_arg(self, index: int, value) -> None:
+        rmap = self.kernel.rmap
+        if not 0 <= index < len(rmap.args):
+            raise RuntimeError(f"Invalid kernel argument index {index}")
+        a = rmap.args[index]
+        if isinstance(value, _Bo):
+            if not a.is_pointer:
+                raise RuntimeError(f"Argument {index} ({a.name}) is a scalar, got a buffer")
+        elif isinstance(value, int) and not isinstance(value, bool):
+            if not -(1 << 31) <= value < 1 << 31:       # pybind11 casts to a C int
+                raise TypeError(f"set_arg(): incompatible function arguments ({value} is not a C int)")
+            if a.is_pointer:
+                raise RuntimeError(f"Argument {index} ({a.name}) is a global memory argument")
+        else:
+            raise TypeError(f"set_arg(): incompatible function arguments ({type(value).__name__})")
+        self._args[index] = value
+        self._machine.calls.append(f"set_arg({index})")
+
+    def start(self) -> None:
+        km = self._machine.kernel_model
+        self._machine.calls.append("start")
+        if not km.read(R.CTRL) & R.CTRL_AP_IDLE:
+            raise RuntimeError("compute unit is busy")
+        for a in self.kernel.rmap.args:                 # what ERT does for ap_ctrl_hs
+            v = self._args.get(a.index, 0)
+            v = v.address() if isinstance(v, _Bo) else v & 0xFFFF_FFFF
+            for i, off in enumerate(a.word_offsets):
+                km.write(off, (v >> (32 * i)) & 0xFFFF_FFFF)
+        km.write(R.CTRL, R.CTRL_AP_START)
+        self._state = ert_cmd_state.ERT_CMD_STATE_SUBMITTED
+
+    def wait(self, timeout_ms: int = 0):
+        self._machine.calls.append(f"wait({timeout_ms})")
+        if self._state == ert_cmd_state.ERT_CMD_STATE_COMPLETED:
+            return self._state
+        km = self._machine.kernel_model
+        if km.read(R.CTRL) & R.CTRL_AP_DONE:
+            self._state = ert_cmd_state.ERT_CMD_STATE_COMPLETED
+            return self._state
+        if timeout_ms == 0:
+            raise RuntimeError("fake_pyxrt: wait() without a timeout on a kernel that never finishes")
+        time.sleep(min(timeout_ms, 20) / 1000)          # the model is synchronous: it will not finish
+        return ert_cmd_state.ERT_CMD_STATE_TIMEOUT
+
+    def state(self):
+        return self._state

@@ -1,0 +1,205 @@
+"""A register-level Python model of the nantucket kernel and its HBM, for host tests without a card.
+
+:class:`KernelModel` decodes the control space exactly as :mod:`hw.model.regmap` defines it
+(ap_ctrl_hs start/done/idle/ready, GIER/IER/ISR, the log_n and hbm_NN arguments, the ID block with
+STATUS.bad_size) and, when started, runs the transform with the golden model on the points it finds at
+the hbm_NN base addresses, placed as :class:`hw.model.layout.HbmLayout` says:
+
+- input x from the channels ``layout.read_channels(1)`` (buffer "input"),
+- the pass-1 state to ``layout.write_channels(1)`` (buffer "state"; exact up to 2^16 points, a scratch
+  pattern above, where the model computes X with the fast golden NTT instead of pass by pass),
+- the output X to ``layout.write_channels(2)`` (buffer "output", over the input).
+
+Each master may only touch its own HBM pseudo-channel (the link's ``sp=mNN_axi:HBM[NN]``); an address
+outside it, or outside any allocated buffer, is a fault: the model then never raises ap_done, the way a
+kernel stuck on an AXI error hangs. Issue 7 replaces the compute with the simulated Verilog kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hw.model import fourstep, ntt as ntt_model, regmap as R
+from hw.model.params import BuildParams
+
+__all__ = ["HbmModel", "KernelModel", "MemoryFault", "BANK_BYTES"]
+
+#: Size of one HBM pseudo-channel on the U55N / C1100 (8 GiB over 32 channels).
+BANK_BYTES = 256 << 20
+#: Buffers are placed on this alignment, like XRT's allocator (page aligned).
+_ALIGN = 4096
+#: Above this size the model writes a scratch pattern instead of the exact pass-1 state (speed).
+_EXACT_STATE_MAX_POINTS = 1 << 16
+
+
+class MemoryFault(RuntimeError):
+    """An access outside an allocated buffer or outside the master's own HBM channel."""
+
+
+class HbmModel:
+    """Device memory: ``banks`` pseudo-channels, bank b at addresses [b * BANK_BYTES, (b+1) * BANK_BYTES).
+    Only allocated buffers are backed by storage."""
+
+    def __init__(self, banks: int, bank_bytes: int = BANK_BYTES):
+        if not isinstance(banks, int) or banks < 1:
+            raise ValueError(f"banks: expected a positive int, got {banks!r}")
+        self.banks = banks
+        self.bank_bytes = bank_bytes
+        self._next = [0] * banks
+        self._buffers: dict[int, np.ndarray] = {}          # base address -> uint8 storage
+
+    def allocate(self, bank: int, nbytes: int) -> int:
+        if not 0 <= bank < self.banks:
+            raise MemoryFault(f"bank: no memory bank {bank} (the device has {self.banks})")
+        if nbytes < 1:
+            raise MemoryFault(f"nbytes: cannot allocate {nbytes} bytes")
+        start = self._next[bank]
+        if start + nbytes > self.bank_bytes:
+            raise MemoryFault(f"bank {bank}: out of memory ({nbytes} bytes requested, "
+                              f"{self.bank_bytes - start} free)")
+        self._next[bank] = -(-(start + nbytes) // _ALIGN) * _ALIGN
+        address = bank * self.bank_bytes + start
+        self._buffers[address] = np.zeros(nbytes, dtype=np.uint8)
+        return address
+
+    def bank_of(self, address: int) -> int:
+        return address // self.bank_bytes
+
+    def view(self, address: int, nbytes: int, bank: int | None = None) -> np.ndarray:
+        """The bytes [address, address + nbytes) as a writable uint8 view; they must lie in one
+        allocated buffer (and in ``bank`` when given)."""
+        if bank is not None and not (bank * self.bank_bytes <= address
+                                     and address + nbytes <= (bank + 1) * self.bank_bytes):
+            raise MemoryFault(f"address 0x{address:x}+{nbytes}: outside HBM[{bank}], the only channel "
+                              f"m{bank:02d}_axi is connected to")
+        for base, buf in self._buffers.items():
+            if base <= address and address + nbytes <= base + buf.size:
+                return buf[address - base:address - base + nbytes]
+        raise MemoryFault(f"address 0x{address:x}+{nbytes}: not inside an allocated buffer")
+
+
+class KernelModel:
+    """The kernel's control slave and behaviour. ``read(offset)`` / ``write(offset, value)`` are the
+    32-bit AXI4-Lite accesses; ``interrupt`` is the interrupt output.
+
+    Test knobs: ``hang`` (accept starts, never finish), ``id_overrides`` ({ID register name: value}),
+    ``fault`` (the MemoryFault of the last run, if it hung on one), ``runs`` (completed runs).
+    """
+
+    def __init__(self, params: BuildParams, hbm: HbmModel, layout, *, hang: bool = False,
+                 id_overrides: dict[str, int] | None = None):
+        if not isinstance(params, BuildParams):
+            raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
+        self.params = params
+        self.rmap = R.RegisterMap(params)
+        self.hbm = hbm
+        self.layout = layout
+        self.hang = hang
+        self.fault: MemoryFault | None = None
+        self.runs = 0
+        self._id = dict(self.rmap.id_values, **(id_overrides or {}))
+        self._words = {o: 0 for a in self.rmap.args for o in a.word_offsets}
+        self._gier = self._ier = self._isr = 0
+        self._idle, self._done, self._ready = True, False, False
+        self._status = 0
+        self._maps = None
+
+    # -- AXI4-Lite ---------------------------------------------------------------------------------
+
+    def read(self, offset: int) -> int:
+        self._check_offset(offset)
+        if offset == R.CTRL:
+            value = ((R.CTRL_AP_DONE if self._done else 0) | (R.CTRL_AP_IDLE if self._idle else 0)
+                     | (R.CTRL_AP_READY if self._ready else 0))
+            self._done = False                      # clear on read
+            self._ready = False
+            return value
+        if offset == R.GIER:
+            return self._gier
+        if offset == R.IP_IER:
+            return self._ier
+        if offset == R.IP_ISR:
+            return self._isr
+        if offset in self._words:
+            return self._words[offset]
+        if offset >= R.ID_BASE:
+            reg = self.rmap.register_at(offset)
+            if reg is None:
+                return 0
+            return self._status if reg.name == "STATUS" else self._id[reg.name]
+        return 0
+
+    def write(self, offset: int, value: int) -> None:
+        self._check_offset(offset)
+        value &= 0xFFFF_FFFF
+        if offset == R.CTRL:
+            if value & R.CTRL_AP_START and self._idle:
+                self._start()
+        elif offset == R.GIER:
+            self._gier = value & R.GIER_ENABLE
+        elif offset == R.IP_IER:
+            self._ier = value & R.IER_DONE
+        elif offset == R.IP_ISR:
+            self._isr ^= value & R.ISR_DONE                 # toggle on write
+        elif offset in self._words and self._idle:
+            self._words[offset] = value
+        # ID block and unmapped words: writes are ignored
+
+    @property
+    def interrupt(self) -> bool:
+        return bool(self._gier and self._ier & self._isr)
+
+    @staticmethod
+    def _check_offset(offset: int) -> None:
+        if not isinstance(offset, int) or offset % 4 or not 0 <= offset < R.ADDRESS_RANGE:
+            raise ValueError(f"offset: expected a word-aligned offset below 0x{R.ADDRESS_RANGE:x}, "
+                             f"got {offset!r}")
+
+    # -- behaviour ---------------------------------------------------------------------------------
+
+    def arg_value(self, name: str) -> int:
+        a = self.rmap.arg(name)
+        return sum(self._words[o] << (32 * i) for i, o in enumerate(a.word_offsets))
+
+    def _start(self) -> None:
+        self._idle, self._ready = False, True
+        self.fault = None
+        if self.hang:
+            return
+        log_n = self.arg_value("log_n")
+        if log_n not in self.rmap.supported_log_n:
+            self._status |= R.STATUS_BAD_SIZE       # finish at once, memory untouched
+        else:
+            self._status &= ~R.STATUS_BAD_SIZE
+            try:
+                self._transform()
+            except MemoryFault as e:
+                self.fault = e                     # an AXI error: the kernel never finishes
+                return
+        self.runs += 1
+        self._idle, self._done = True, True
+        if self._ier & R.IER_DONE:
+            self._isr |= R.ISR_DONE
+
+    def _channel_words(self, ch: int) -> np.ndarray:
+        base = self.arg_value(R.pointer_arg(ch))
+        return self.hbm.view(base, self.layout.channel_bytes, bank=ch).view(np.uint64)
+
+    def _transform(self) -> None:
+        n, lay = self.params.n_points, self.layout
+        zeros = np.zeros(lay.channel_bytes // 8, dtype=np.uint64)
+        reads = set(lay.read_channels(1))       # the pass-1 masters only ever read these
+        x = lay.gather([self._channel_words(ch) if ch in reads else zeros
+                        for ch in range(self.params.channels)], buffer="input")
+        if n <= _EXACT_STATE_MAX_POINTS:
+            state = fourstep.pass1(x, lay.side)                          # state[n2, k1]
+            out = fourstep.pass2(state)
+            state = state.reshape(n)
+        else:                                   # the golden fast NTT; the state is scratch anyway
+            out = ntt_model.ntt(x)
+            state = np.full(n, 0xDEAD_BEEF_DEAD_BEEF, dtype=np.uint64)
+        for buffer, values, chans in (("state", state, lay.write_channels(1)),
+                                      ("output", out, lay.write_channels(2))):
+            placed = lay.scatter(values, buffer=buffer)
+            for ch in chans:
+                self._channel_words(ch)[:] = placed[ch]

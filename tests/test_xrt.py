@@ -1,0 +1,256 @@
+"""The pyxrt adapter (host/xrt.py) against the stand-in pyxrt (sim/fake_pyxrt.py) and its register-level
+kernel model (sim/kernel_model.py): the same scatter, registers, arguments and gather a card sees,
+checked against the golden model.
+
+The HBM placement is the shared hw.model.layout.HbmLayout (at least 4 lanes, 2^k >= C/2).
+"""
+
+import sys
+
+import numpy as np
+import pytest
+
+from host import xrt as X
+from hw.model import field as F
+from hw.model import ntt as ntt_model
+from hw.model import regmap as R
+from hw.model.params import BuildParams
+from sim.fake_pyxrt import FakePyxrt, write_xclbin
+from sim.kernel_model import HbmModel, KernelModel, MemoryFault
+from hw.model.layout import HbmLayout as Layout
+
+P = F.P
+EDGES = [0, 1, 2, P - 1, P - 2, 2**32 - 1, 2**32, 2**63, 2**64 - 2**32]
+NONCANON = [P, P + 1, 2**64 - 1, 2**64 - 2]            # the host must reduce these
+PARAMS = [BuildParams(lanes=4, log_core=2, channels=2), BuildParams(lanes=4, log_core=3, channels=4),
+          BuildParams(lanes=8, log_core=4, channels=8), BuildParams(lanes=4, log_core=4, channels=32)]
+SMALL = BuildParams(lanes=4, log_core=3, channels=4)
+
+
+def points(n, seed=0, edges=True):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 2**64, size=n, dtype=np.uint64)
+    if edges:
+        vals = np.array(EDGES + NONCANON, dtype=np.uint64)
+        x[:min(n, vals.size)] = vals[:n]
+    return x
+
+
+def make(params, tmp_path, xclbin_params=None, backend_params="same", **knobs):
+    fake = FakePyxrt(**knobs)
+    path = write_xclbin(tmp_path / "nantucket.xclbin", xclbin_params or params)
+    bp = params if backend_params == "same" else backend_params
+    return fake, X.XrtBackend(bp, xclbin=path, pyxrt_module=fake,
+                              timeout_s=1.0, progress=False)
+
+
+@pytest.mark.parametrize("params", PARAMS, ids=lambda p: p.tag())
+def test_forward_native_size_matches_the_golden_model(params, tmp_path):
+    fake, be = make(params, tmp_path)
+    for seed in range(2):
+        x = points(params.n_points, seed)
+        y = be.run(x)
+        assert y.dtype == np.uint64 and np.array_equal(y, ntt_model.ntt(x))
+    assert fake.kernel_model.runs == 2
+    assert set(be.timings) == {"to-device", "kernel", "from-device"}
+    assert all(t >= 0 for t in be.timings.values())
+
+
+@pytest.mark.parametrize("inverse", [False, True], ids=["forward", "inverse"])
+def test_every_smaller_size_and_the_inverse(tmp_path, inverse):
+    params = SMALL
+    _, be = make(params, tmp_path)
+    for log_n in range(0, params.log_n + 1):
+        x = points(1 << log_n, seed=log_n)
+        want = ntt_model.dft_naive([int(v) for v in x], inverse=inverse)
+        assert be.run(x, inverse=inverse).tolist() == want, f"n = 2^{log_n}"
+
+
+def test_adapter_talks_to_xrt_like_a_card(tmp_path):
+    params = SMALL
+    fake, be = make(params, tmp_path)
+    layout = Layout(params)
+    setup = list(fake.calls)
+    assert setup[:3] == ["device(0)", "load_xclbin(nantucket.xclbin)", "kernel(nantucket)"]
+    assert [c for c in setup if c.startswith("bo(")] == \
+        [f"bo({layout.channel_bytes}, group {ch})" for ch in range(params.channels)]
+    fake.calls.clear()
+    be.run(points(params.n_points))
+    calls = fake.calls
+    to_dev = [c for c in calls if "TO_DEVICE" in c]
+    from_dev = [c for c in calls if "FROM_DEVICE" in c]
+    assert to_dev == [f"sync(XCL_BO_SYNC_BO_TO_DEVICE, group {ch})" for ch in layout.read_channels(1)]
+    assert from_dev == [f"sync(XCL_BO_SYNC_BO_FROM_DEVICE, group {ch})" for ch in layout.write_channels(2)]
+    assert [c for c in calls if c.startswith("set_arg")] == [f"set_arg({i})" for i in range(1 + params.channels)]
+    i_start, i_wait = calls.index("start"), calls.index("wait(1000)")
+    assert calls.index(to_dev[-1]) < i_start < i_wait < calls.index(from_dev[0])
+    # The registers the kernel saw follow the register map.
+    km = fake.kernel_model
+    assert km.arg_value("log_n") == params.log_n
+    for ch in range(params.channels):
+        addr = km.arg_value(f"hbm_{ch:02d}")
+        assert addr == be._bos[ch].address() and fake.hbm.bank_of(addr) == ch
+
+
+def test_a_missing_sync_gives_wrong_results(tmp_path):
+    # Host and device memory are separate in the stand-in, so the adapter's syncs really matter.
+    params = SMALL
+    _, be = make(params, tmp_path)
+    x = points(params.n_points)
+    ch = list(Layout(params).read_channels(1))[0]
+    be._bos[ch].sync = lambda *a: None
+    assert not np.array_equal(be.run(x), ntt_model.ntt(x))
+
+
+def test_identity_block(tmp_path):
+    params = SMALL
+    fake, be = make(params, tmp_path)
+    assert "LANES 4 LOG_CORE 3 CHANNELS 4" in be.report["Identity"]
+    assert [c for c in fake.calls if c.startswith("read_register")][:6] == \
+        [f"read_register(0x{0x800 + 4 * i:x})" for i in range(6)]
+    _, be = make(params, tmp_path / "..", backend_params=None)          # params from the ID block
+    assert be.params == params
+    with pytest.raises(X.IdentityMismatch, match="built with"):
+        make(params, tmp_path, xclbin_params=BuildParams(lanes=8, log_core=3, channels=4))
+    with pytest.raises(X.IdentityMismatch, match="MAGIC"):
+        make(params, tmp_path, id_overrides={"MAGIC": 0x1234})
+    with pytest.raises(X.IdentityMismatch, match="version"):
+        make(params, tmp_path, id_overrides={"VERSION": R.VERSION + 1})
+
+
+def test_without_read_register_falls_back_to_xclbin_metadata(tmp_path):
+    params = SMALL
+    fake, be = make(params, tmp_path, read_register=False)
+    assert "xclbin metadata" in be.report["Identity"]
+    x = points(params.n_points)
+    assert np.array_equal(be.run(x), ntt_model.ntt(x))
+    assert not any(c.startswith("read_register") for c in fake.calls)
+    with pytest.raises(X.IdentityMismatch, match="arguments"):
+        make(params, tmp_path, xclbin_params=BuildParams(lanes=4, log_core=3, channels=8),
+             read_register=False)
+
+
+def test_timeout_and_named_errors(tmp_path):
+    params = SMALL
+    _, be = make(params, tmp_path, hang=True)
+    with pytest.raises(X.KernelTimeout, match="did not finish"):
+        be.run(points(params.n_points))
+    path = write_xclbin(tmp_path / "good.xclbin", params)
+    with pytest.raises(X.DeviceOpenFailed) as e:
+        X.XrtBackend(params, xclbin=path, device=1, pyxrt_module=FakePyxrt())
+    assert isinstance(e.value.__cause__, RuntimeError) and "device 1" in str(e.value)
+    bad = tmp_path / "bad.xclbin"
+    bad.write_bytes(b"xclbin2\0garbage")
+    with pytest.raises(X.XclbinLoadFailed, match="bad.xclbin"):
+        X.XrtBackend(params, xclbin=bad, pyxrt_module=FakePyxrt())
+    with pytest.raises(X.XclbinNotFound, match="make build"):
+        X.XrtBackend(params, xclbin=tmp_path / "none.xclbin", pyxrt_module=FakePyxrt())
+    other = write_xclbin(tmp_path / "other.xclbin", params, kernel_name="vadd")
+    with pytest.raises(X.KernelNotFound, match="nantucket"):
+        X.XrtBackend(params, xclbin=other, pyxrt_module=FakePyxrt())
+    with pytest.raises(X.BufferAllocFailed, match="hbm_00") as e:
+        X.XrtBackend(params, xclbin=path, pyxrt_module=FakePyxrt(bank_bytes=64))
+    assert isinstance(e.value.__cause__, RuntimeError)
+    assert issubclass(X.XrtError, X.DeviceError)
+
+
+def test_bad_arguments_and_sizes(tmp_path):
+    params = SMALL
+    _, be = make(params, tmp_path)
+    assert be.supports(params.n_points) is None and be.supports(2) is None
+    assert "at most 64" in be.supports(128)
+    with pytest.raises(X.UnsupportedSize):
+        be.run(points(128))
+    with pytest.raises(X.UnsupportedSize, match="power of two"):
+        be.run(points(48))
+    path = write_xclbin(tmp_path / "x.xclbin", params)
+    with pytest.raises(ValueError, match="device"):
+        X.XrtBackend(params, xclbin=path, device=-1, pyxrt_module=FakePyxrt())
+    with pytest.raises(TypeError, match="params"):
+        X.XrtBackend({"lanes": 2}, xclbin=path, pyxrt_module=FakePyxrt())
+    be.close()
+    with pytest.raises(X.XrtError, match="closed"):
+        be.run(points(64))
+
+
+def test_missing_pyxrt_says_how_to_source_xrt(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyxrt", None)            # makes `import pyxrt` fail
+    with pytest.raises(X.XrtUnavailable, match=r"source /opt/xilinx/xrt/setup\.sh") as e:
+        X.import_pyxrt()
+    assert isinstance(e.value.__cause__, ImportError)
+
+
+def test_progress_lines(tmp_path):
+    params = SMALL
+    fake = FakePyxrt()
+    lines = []
+    be = X.XrtBackend(params, xclbin=write_xclbin(tmp_path / "p.xclbin", params), pyxrt_module=fake,
+                      progress=lines.append)
+    be.run(points(params.n_points))
+    layout = Layout(params)
+    n_in, n_out = len(layout.read_channels(1)), len(layout.write_channels(2))
+    assert [l.split(",")[0] for l in lines] == \
+        [f"to-device: {i}/{n_in} channels" for i in range(1, n_in + 1)] + \
+        [f"from-device: {i}/{n_out} channels" for i in range(1, n_out + 1)]
+    assert all(l.endswith(" s") for l in lines)
+
+
+# -- the register-level kernel model itself ----------------------------------------------------------
+
+def _model(params=SMALL):
+    hbm = HbmModel(32)
+    layout = Layout(params)
+    km = KernelModel(params, hbm, layout)
+    bases = [hbm.allocate(ch, layout.channel_bytes) for ch in range(params.channels)]
+    for ch, b in enumerate(bases):
+        a = km.rmap.arg(f"hbm_{ch:02d}")
+        lo, hi = R.RegisterMap.split_pointer(b)
+        km.write(a.offset, lo)
+        km.write(a.offset + 4, hi)
+    return km, hbm, layout, bases
+
+
+def test_model_ap_ctrl_hs_semantics():
+    km, hbm, layout, bases = _model()
+    assert km.read(R.CTRL) == R.CTRL_AP_IDLE
+    km.write(R.GIER, 1)
+    km.write(R.IP_IER, 1)
+    km.write(km.rmap.arg("log_n").offset, km.params.log_n)
+    km.write(R.CTRL, R.CTRL_AP_START)
+    assert km.interrupt and km.read(R.IP_ISR) == R.ISR_DONE
+    assert km.read(R.CTRL) == R.CTRL_AP_DONE | R.CTRL_AP_IDLE | R.CTRL_AP_READY
+    assert km.read(R.CTRL) == R.CTRL_AP_IDLE                    # ap_done cleared by the read
+    km.write(R.IP_ISR, R.ISR_DONE)                             # toggle on write clears it
+    assert km.read(R.IP_ISR) == 0 and not km.interrupt
+    km.write(R.ID_BASE, 0)                                     # read only
+    assert km.read(R.ID_BASE) == R.MAGIC and km.read(R.ID_BASE + 4 * 5) == 0
+    with pytest.raises(ValueError, match="offset"):
+        km.read(0x11)
+
+
+def test_model_rejects_a_bad_size_without_touching_memory():
+    km, hbm, layout, bases = _model()
+    status = km.rmap.id_offset("STATUS")
+    out_ch = list(layout.write_channels(2))[0]
+    before = hbm.view(bases[out_ch], layout.channel_bytes).copy()
+    km.write(km.rmap.arg("log_n").offset, km.params.log_n - 1)
+    km.write(R.CTRL, R.CTRL_AP_START)
+    assert km.read(R.CTRL) & R.CTRL_AP_DONE and km.read(status) == R.STATUS_BAD_SIZE
+    assert np.array_equal(hbm.view(bases[out_ch], layout.channel_bytes), before)
+    km.write(km.rmap.arg("log_n").offset, km.params.log_n)
+    km.write(R.CTRL, R.CTRL_AP_START)
+    assert km.read(status) == 0
+
+
+def test_model_hangs_on_an_address_outside_its_channel():
+    km, hbm, layout, bases = _model()
+    a = km.rmap.arg("hbm_01")
+    km.write(a.offset, bases[0] & 0xFFFF_FFFF)                 # master 1 pointed at HBM[0]
+    km.write(a.offset + 4, bases[0] >> 32)
+    km.write(km.rmap.arg("log_n").offset, km.params.log_n)
+    km.write(R.CTRL, R.CTRL_AP_START)
+    assert isinstance(km.fault, MemoryFault) and "HBM[1]" in str(km.fault)
+    assert km.read(R.CTRL) == R.CTRL_AP_READY                  # accepted, then neither done nor idle
+    assert km.read(R.CTRL) == 0
+    km.write(R.CTRL, R.CTRL_AP_START)                          # a busy kernel ignores a start
+    assert km.runs == 0
