@@ -36,7 +36,7 @@ from . import field as F
 from .ntt import bit_reverse_indices, log2_exact, twiddle_rom
 from .schedule import first_half_stages, lane_input_order, lane_output_order
 
-__all__ = ["halves", "rom_offset", "twiddle_plan", "twiddle_stream", "stage_tables", "to_lane_pairs",
+__all__ = ["halves", "rom_offset", "interface_orders", "twiddle_plan", "twiddle_stream", "stage_tables", "to_lane_pairs",
            "from_lane_pairs", "lane_transform", "lane_reference"]
 
 #: Column of a twiddle stream array holding the word stage 0 consumes on that cycle.
@@ -66,6 +66,38 @@ def rom_offset(log_core: int, stage: int) -> int:
     if not 0 <= stage < k:
         raise ValueError(f"stage: must be in 0..{k - 1}, got {stage}")
     return (1 << k) - (1 << (k - stage))
+
+
+@lru_cache(maxsize=None)
+def interface_orders(log_core: int) -> dict[str, np.ndarray]:
+    """Which two points travel together on each cycle of a transform at every interface of the chain.
+
+    Values are DIF positions i (the in-place index of the transform: after all k stages position i holds
+    X[bitrev(i)]), arrays of shape (2^(k-1), 2) indexed [cycle, port]. With i = r + G*j (r < G = 2^b,
+    j < 2^a), M = 2^(a-1), M' = 2^(b-1):
+
+    - "input": ``lane_input_order`` (cycle r*M + (j mod M), port j >> (a-1));
+    - "turn_in": after the first a stages (cycle r*M + (j >> 1), port j & 1). Every half chain turns
+      (port, cycle) = (l_top, l_low bits) into (l_0, l >> 1) for its local index l within a group;
+    - "turn_out": into the second half (cycle j*M' + (r mod M'), port r >> (b-1));
+    - "reverse_in": after the last b stages (cycle j*M' + (r >> 1), port r & 1);
+    - "output": natural order, positions bitrev(2t), bitrev(2t + 1).
+    """
+    k = _check_k(log_core)
+    a, b = halves(k)
+    groups = 1 << b
+    t = np.arange(1 << (k - 1), dtype=np.int64)[:, None]
+    q = np.array([[0, 1]], dtype=np.int64)
+    r, jh = t >> (a - 1), t & ((1 << (a - 1)) - 1)
+    turn_in = r + groups * (2 * jh + q)
+    j, rl = t >> (b - 1), t & ((1 << (b - 1)) - 1)
+    turn_out = rl + (q << (b - 1)) + groups * j
+    reverse_in = 2 * rl + q + groups * j
+    out = {"input": np.asarray(lane_input_order(k)), "turn_in": turn_in, "turn_out": turn_out,
+           "reverse_in": reverse_in, "output": bit_reverse_indices(k)[np.asarray(lane_output_order(k))]}
+    for v in out.values():
+        v.flags.writeable = False
+    return out
 
 
 @lru_cache(maxsize=None)

@@ -1,0 +1,369 @@
+"""One lane (the reference's "chain"): k Gentleman-Sande stages, a corner turn, and bit reversal.
+
+    points ─► HalfChain(a stages) ─► corner turn (FrameReorder) ─► HalfChain(b stages) ─► bit reversal ─► points
+    twiddles ─┘          stream ─► SecondHalfTwiddles (capture, replay) ─┘
+
+A lane transforms back-to-back 2^k-point frames at two points per cycle, one frame every P = 2^(k-1)
+enabled cycles, k = a + b with a = ceil(k/2). Points enter in ``hw.model.schedule.lane_input_order``
+(the first 2^k reorder of the reference is folded into the DMA's read order) and leave in natural order.
+
+Each half chain works on groups of 2^d points (d = a or b) that form independent 2^d-point transforms,
+two points a cycle. Between its stages s and s+1 a *delay commutator* of depth D = 2^(d-2-s) swaps the
+role of the port with the cycle-index bit of weight D: the lower stream is delayed by D, the two streams
+are exchanged on cycles whose bit D is set, then the upper stream is delayed by D. It holds 2D points
+(32, 16, 8, 4, 2 at k = 12) and adds D cycles of latency.
+
+Twiddles travel with the points (hw/model/lane.py defines the stream): stage 0 of a half consumes
+``w_first``; ``w_rest`` rides down the butterflies' pass-through. Stage s >= 1 needs T_s = 2^(d-1-s)
+distinct words per group, each 2^s times; it takes them from the stream on its first T_s cycles of the
+group and replays them from a T_s-word loop. The stream is delayed less than the points in the
+commutators (by 0 after stage 0, by 2D after the others) precisely so that each stage's words pass by on
+its first T_s cycles. The second half's words ride in slot 0 of each first-half group; they are captured
+at the corner turn into a ping-pong table and replayed for every group of the second half in the same
+two-word format. The lane never knows which pass it is in: only the twiddle values differ.
+
+Handshake: valid-only pipeline with the global enable ``en``. The chain's reorders run on a free-running
+frame clock (counted in enabled cycles), so a transform must start on an enabled cycle where
+``o_slot_start`` is 1 and occupy P consecutive enabled cycles; whole idle frames (``i_valid`` low for a
+frame) are fine, stalls are done with ``en``. Output frames start exactly ``latency`` enabled cycles
+after their input frames.
+"""
+
+from typing import Callable
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from hw.model import lane as lane_model
+from hw.reorder import FrameReorder
+
+__all__ = ["HalfChain", "SecondHalfTwiddles", "Lane"]
+
+
+def _default_butterfly():
+    from hw.butterfly import Butterfly
+    return Butterfly()
+
+
+def _check_int(name: str, value, lo: int, hi: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+    if not lo <= value <= hi:
+        raise ValueError(f"{name}: must be in {lo}..{hi}, got {value}")
+    return value
+
+
+def _check_factory(butterfly):
+    if butterfly is None:
+        return _default_butterfly
+    if not callable(butterfly):
+        raise TypeError(f"butterfly: expected a callable returning a butterfly component, "
+                        f"got {type(butterfly).__name__}")
+    return butterfly
+
+
+def _delay(m: Module, en, value, depth: int, name: str):
+    """``value`` delayed by ``depth`` enabled cycles in reset-less registers (SRLs in synthesis)."""
+    for i in range(depth):
+        r = Signal(len(value), name=f"{name}_{i}", reset_less=True)
+        with m.If(en):
+            m.d.sync += r.eq(value)
+        value = r
+    return value
+
+
+class HalfChain(wiring.Component):
+    """d Gentleman-Sande stages over groups of 2^d points with delay commutators between them.
+
+    Ports: en, i_phase (d-1 bits, the cycle within its group of the pair entering now; free-running),
+    i_valid, i_x0, i_x1, i_w_first, i_w_rest, o_valid, o_x0, o_x1, o_w_rest.
+    A group's pair on input cycle c carries local indices (c, c + 2^(d-1)); on output cycle c it
+    carries (2c, 2c + 1) (DIF positions, hw.model.lane.interface_orders). ``o_w_rest`` is the twiddle
+    stream re-aligned so that the word of input slot c of a group leaves with that group's output cycle c.
+    """
+
+    def __init__(self, depth: int, *, butterfly: Callable | None = None):
+        self._d = _check_int("depth", depth, 1, 6)
+        factory = _check_factory(butterfly)
+        self._stages = [factory() for _ in range(depth)]
+        lats = {bf.latency for bf in self._stages}
+        if len(lats) != 1:
+            raise ValueError(f"butterfly: factory made stages of different latencies {sorted(lats)}")
+        self._bf_latency = lats.pop()
+        super().__init__({
+            "en": In(1), "i_phase": In(max(depth - 1, 1)), "i_valid": In(1),
+            "i_x0": In(64), "i_x1": In(64), "i_w_first": In(64), "i_w_rest": In(64),
+            "o_valid": Out(1), "o_x0": Out(64), "o_x1": Out(64), "o_w_rest": Out(64),
+        })
+
+    @property
+    def depth(self) -> int:
+        return self._d
+
+    @property
+    def group_cycles(self) -> int:
+        """Cycles per group, 2^(d-1)."""
+        return 1 << (self._d - 1)
+
+    @property
+    def butterfly_latency(self) -> int:
+        return self._bf_latency
+
+    @property
+    def commutator_depths(self) -> list[int]:
+        """D of the commutator after stage s, s = 0..d-2."""
+        return [1 << (self._d - 2 - s) for s in range(self._d - 1)]
+
+    @property
+    def buffer_points(self) -> list[int]:
+        """Points held by each commutator (2D)."""
+        return [2 * dd for dd in self.commutator_depths]
+
+    @property
+    def stored_points(self) -> int:
+        return sum(self.buffer_points)
+
+    @property
+    def stream_delays(self) -> list[int]:
+        """Delay of the twiddle stream in commutator s: 0 after stage 0, 2D after the others."""
+        return [0 if s == 0 else 2 * dd for s, dd in enumerate(self.commutator_depths)]
+
+    @property
+    def stored_twiddles(self) -> int:
+        """Words in the replay loops, the stream delays and the output re-alignment."""
+        loops = sum(1 << (self._d - 1 - s) for s in range(1, self._d))
+        return loops + sum(self.stream_delays) + self._realign
+
+    @property
+    def _realign(self) -> int:
+        # At the last stage the stream runs T_(d-1) = 1 slot ahead of the points (none for d = 1).
+        return 1 if self._d > 1 else 0
+
+    @property
+    def latency(self) -> int:
+        return self._d * self._bf_latency + sum(self.commutator_depths)
+
+    def elaborate(self, platform):
+        m = Module()
+        d, en = self._d, self.en
+        group = 1 << (d - 1)
+
+        def cycle_at(offset: int):
+            """Cycle within the group of the data ``offset`` enabled cycles behind the input."""
+            if d == 1:
+                return Const(0, 1)
+            return (self.i_phase + ((-offset) % group))[:d - 1]
+
+        x0, x1, valid = self.i_x0, self.i_x1, self.i_valid
+        stream = self.i_w_rest
+        offset = 0
+        for s, bf in enumerate(self._stages):
+            m.submodules[f"bf{s}"] = bf
+            if s == 0:
+                w = self.i_w_first
+            else:
+                # Replay loop: take the stream on the group's first T_s cycles, then recirculate.
+                t_s = 1 << (d - 1 - s)
+                c = cycle_at(offset)
+                load = Signal(name=f"s{s}_load")
+                m.d.comb += load.eq(c[d - 1 - s:] == 0)
+                loop = [Signal(64, name=f"s{s}_loop{i}", reset_less=True) for i in range(t_s)]
+                w = Signal(64, name=f"s{s}_w")
+                m.d.comb += w.eq(Mux(load, stream, loop[-1]))
+                with m.If(en):
+                    m.d.sync += [loop[0].eq(w)] + [loop[i].eq(loop[i - 1]) for i in range(1, t_s)]
+            m.d.comb += [
+                bf.en.eq(en), bf.i_valid.eq(valid), bf.i_x0.eq(x0), bf.i_x1.eq(x1),
+                bf.i_w.eq(w), bf.i_w_pass.eq(stream),
+            ]
+            x0, x1, valid, stream = bf.o_x0, bf.o_x1, bf.o_valid, bf.o_w_pass
+            offset += self._bf_latency
+            if s == d - 1:
+                break
+            # Delay commutator: exchange the port with cycle bit D. Valid rides with each point.
+            dd = self.commutator_depths[s]
+            bit = d - 2 - s
+            swap = Signal(name=f"c{s}_swap")
+            m.d.comb += swap.eq(cycle_at(offset)[bit])
+            upper = Cat(x0, valid)
+            lower_d = _delay(m, en, Cat(x1, valid), dd, f"c{s}_low")
+            upper_sw = Signal(65, name=f"c{s}_up")
+            lower_sw = Signal(65, name=f"c{s}_lo")
+            m.d.comb += [upper_sw.eq(Mux(swap, lower_d, upper)), lower_sw.eq(Mux(swap, upper, lower_d))]
+            upper_out = _delay(m, en, upper_sw, dd, f"c{s}_up")
+            x0, valid, x1 = upper_out[:64], upper_out[64], lower_sw[:64]
+            stream = _delay(m, en, stream, self.stream_delays[s], f"c{s}_w")
+            offset += dd
+        stream = _delay(m, en, stream, self._realign, "w_align")
+        m.d.comb += [self.o_x0.eq(x0), self.o_x1.eq(x1), self.o_valid.eq(valid), self.o_w_rest.eq(stream)]
+        return m
+
+
+class SecondHalfTwiddles(wiring.Component):
+    """Captures the second half's 2^b-word table from slot 0 of each first-half group (frame f) and
+    replays it, two words a cycle, for every second-half group of frame f + 1.
+
+    Ports: en, i_phase (k bits, the corner turn's write phase), i_w (first-half ``o_w_rest``),
+    o_w_first, o_w_rest (aligned with the corner turn's output: latency 1 like its read port).
+    """
+
+    def __init__(self, log_core: int):
+        self._k = _check_int("log_core", log_core, 2, 12)
+        self._a, self._b = lane_model.halves(log_core)
+        super().__init__({"en": In(1), "i_phase": In(log_core), "i_w": In(64),
+                          "o_w_first": Out(64), "o_w_rest": Out(64)})
+
+    @property
+    def latency(self) -> int:
+        return 1
+
+    @property
+    def stored_twiddles(self) -> int:
+        """Two frames of 2^b words."""
+        return 2 << self._b
+
+    def elaborate(self, platform):
+        m = Module()
+        k, a, b = self._k, self._a, self._b
+        half = 1 << (b - 1)                              # M' words per port and frame
+        cycle, parity = self.i_phase[:k - 1], self.i_phase[k - 1]
+        group = cycle[a - 1:]                            # first-half group r (b bits)
+        slot0 = (cycle[:a - 1] == 0) if a > 1 else Const(1, 1)
+        for n, port in enumerate((self.o_w_first, self.o_w_rest)):
+            mem = Memory(shape=unsigned(64), depth=2 * half, init=[])
+            m.submodules[f"words{n}"] = mem
+            wp, rp = mem.write_port(), mem.read_port(domain="sync")
+            top = group[b - 1]                           # words 0..M'-1 -> w_first, M'.. -> w_rest
+            m.d.comb += [
+                wp.en.eq(self.en & slot0 & (top == n)),
+                wp.addr.eq(Cat(group[:b - 1], parity) if b > 1 else parity),
+                wp.data.eq(self.i_w),
+                rp.en.eq(self.en),
+                rp.addr.eq(Cat(cycle[:b - 1], ~parity) if b > 1 else ~parity),
+                port.eq(rp.data),
+            ]
+        return m
+
+
+class Lane(wiring.Component):
+    """A 2^k-point NTT lane: back-to-back transforms, two points in and two out per enabled cycle.
+
+    Ports:
+      en                global enable; everything holds while 0
+      i_valid           the pair on i_x0/i_x1 is part of a transform (whole frames only, see module doc)
+      i_x0, i_x1        two canonical points in ``lane_input_order(k)``
+      i_w_first         the twiddle stage 0 consumes on this cycle  } hw.model.lane.twiddle_stream(k, c)
+      i_w_rest          the stream of the later stages' twiddles    } columns 0 and 1
+      o_slot_start      1 when the pair taken on this cycle (if en) is the first of a transform slot
+      o_valid, o_x0, o_x1   outputs (X[2t], X[2t+1]) on output cycle t, ``latency`` cycles after input
+    Properties: log_core, period, latency, stored_points, stored_twiddles, buffer_points, butterfly_latency.
+    """
+
+    def __init__(self, log_core: int = 12, *, butterfly: Callable | None = None):
+        self._k = _check_int("log_core", log_core, 2, 12)
+        factory = _check_factory(butterfly)
+        self._a, self._b = lane_model.halves(log_core)
+        orders = lane_model.interface_orders(log_core)
+        self._half1 = HalfChain(self._a, butterfly=factory)
+        self._half2 = HalfChain(self._b, butterfly=factory)
+        if self._half1.butterfly_latency != self._half2.butterfly_latency:
+            raise ValueError("butterfly: factory made stages of different latencies")
+        self._turn = FrameReorder(orders["turn_in"], orders["turn_out"])
+        self._reverse = FrameReorder(orders["reverse_in"], orders["output"])
+        self._tw2 = SecondHalfTwiddles(log_core)
+        super().__init__({
+            "en": In(1), "i_valid": In(1), "i_x0": In(64), "i_x1": In(64),
+            "i_w_first": In(64), "i_w_rest": In(64),
+            "o_slot_start": Out(1), "o_valid": Out(1), "o_x0": Out(64), "o_x1": Out(64),
+        })
+
+    @property
+    def log_core(self) -> int:
+        return self._k
+
+    @property
+    def period(self) -> int:
+        """Enabled cycles per transform, 2^(k-1) (steady-state throughput)."""
+        return 1 << (self._k - 1)
+
+    @property
+    def butterfly_latency(self) -> int:
+        return self._half1.butterfly_latency
+
+    @property
+    def first_half_stages(self) -> int:
+        return self._a
+
+    @property
+    def second_half_stages(self) -> int:
+        return self._b
+
+    @property
+    def buffer_points(self) -> list[int]:
+        """Points held by each small reorder buffer (commutator), first half then second half."""
+        return self._half1.buffer_points + self._half2.buffer_points
+
+    @property
+    def latency(self) -> int:
+        """Enabled cycles from a transform's first input pair to its first output pair."""
+        return (self._half1.latency + self._turn.latency + self._half2.latency + self._reverse.latency)
+
+    @property
+    def stored_points(self) -> int:
+        """Points held in all reorder storage: commutators, corner turn and bit reversal."""
+        return (self._half1.stored_points + self._half2.stored_points
+                + self._turn.stored_points + self._reverse.stored_points)
+
+    @property
+    def stored_twiddles(self) -> int:
+        """Twiddle words held (replay loops, stream delays, second-half table)."""
+        return self._half1.stored_twiddles + self._half2.stored_twiddles + self._tw2.stored_twiddles
+
+    @staticmethod
+    def model(pairs, stream):
+        """Bit-exact reference: hw.model.lane.lane_transform (pairs and stream of one or more frames)."""
+        return lane_model.lane_transform(pairs, stream)
+
+    def elaborate(self, platform):
+        m = Module()
+        k, en = self._k, self.en
+        h1, turn, h2, rev, tw2 = self._half1, self._turn, self._half2, self._reverse, self._tw2
+        m.submodules.half1, m.submodules.turn, m.submodules.half2 = h1, turn, h2
+        m.submodules.reverse, m.submodules.twiddles2 = rev, tw2
+
+        def phase_counter(name: str, offset: int):
+            """Frame parity + cycle (k bits) of the data ``offset`` enabled cycles behind the input."""
+            ctr = Signal(k, name=name, init=(-offset) % (1 << k))
+            with m.If(en):
+                m.d.sync += ctr.eq(ctr + 1)
+            return ctr
+
+        in_phase = phase_counter("in_phase", 0)
+        turn_phase = phase_counter("turn_phase", h1.latency)
+        h2_phase = phase_counter("half2_phase", h1.latency + turn.latency)
+        rev_phase = phase_counter("reverse_phase", h1.latency + turn.latency + h2.latency)
+        m.d.comb += self.o_slot_start.eq(in_phase[:k - 1] == 0)
+
+        for blk in (h1, turn, h2, rev, tw2):
+            m.d.comb += blk.en.eq(en)
+        m.d.comb += [
+            h1.i_phase.eq(in_phase), h1.i_valid.eq(self.i_valid),
+            h1.i_x0.eq(self.i_x0), h1.i_x1.eq(self.i_x1),
+            h1.i_w_first.eq(self.i_w_first), h1.i_w_rest.eq(self.i_w_rest),
+
+            turn.i_phase.eq(turn_phase), turn.i_valid.eq(h1.o_valid),
+            turn.i_x0.eq(h1.o_x0), turn.i_x1.eq(h1.o_x1),
+            tw2.i_phase.eq(turn_phase), tw2.i_w.eq(h1.o_w_rest),
+
+            h2.i_phase.eq(h2_phase), h2.i_valid.eq(turn.o_valid),
+            h2.i_x0.eq(turn.o_x0), h2.i_x1.eq(turn.o_x1),
+            h2.i_w_first.eq(tw2.o_w_first), h2.i_w_rest.eq(tw2.o_w_rest),
+
+            rev.i_phase.eq(rev_phase), rev.i_valid.eq(h2.o_valid),
+            rev.i_x0.eq(h2.o_x0), rev.i_x1.eq(h2.o_x1),
+
+            self.o_valid.eq(rev.o_valid), self.o_x0.eq(rev.o_x0), self.o_x1.eq(rev.o_x1),
+        ]
+        return m
