@@ -29,12 +29,18 @@ def _butterfly(**kw):
     return Butterfly(**kw)
 
 
+def _lane(**kw):
+    from hw.lane import Lane
+    return Lane(**kw)
+
+
 #: name -> factory(**params) -> wiring.Component
 COMPONENTS: dict[str, Callable] = {
     "modadd": _modadd,
     "modsub": _modsub,
     "mulreduce": _mulreduce,
     "butterfly": _butterfly,
+    "lane": _lane,
 }
 
 
