@@ -138,17 +138,23 @@ class _Progress:
         self.t0 = time.perf_counter()
         self.nbytes = 0
 
+    def note(self, text: str) -> None:
+        self._emit(f"{self.label}: {text}", final=True)
+
     def step(self, done: int, nbytes: int) -> None:
         self.nbytes += nbytes
-        if self.sink is None:
-            return
         line = (f"{self.label}: {done}/{self.total} channels, {self.nbytes / 2**20:.1f} MiB, "
                 f"{time.perf_counter() - self.t0:.2f} s")
+        self._emit(line, final=done == self.total, quiet=done % max(1, self.total // 4) != 0)
+
+    def _emit(self, line: str, final: bool, quiet: bool = False) -> None:
+        if self.sink is None:
+            return
         if self.sink != "stderr":
             self.sink(line)
         elif sys.stderr.isatty():
-            print("\r" + line, end="\n" if done == self.total else "", file=sys.stderr, flush=True)
-        elif done == self.total or done % max(1, self.total // 4) == 0:
+            print("\r\x1b[K" + line, end="\n" if final else "", file=sys.stderr, flush=True)
+        elif final or not quiet:
             print(line, file=sys.stderr, flush=True)
 
 
@@ -314,7 +320,9 @@ class XrtBackend(Backend):
             x = padded
         buffers = self.layout.scatter(x)
         chans = list(self.layout.read_channels(1))
+        t_scatter = time.perf_counter() - t0
         prog = _Progress("to-device", len(chans), sink)
+        prog.note(f"scattered {native} points over {len(chans)} channels in {t_scatter:.2f} s")
         for i, ch in enumerate(chans):
             src = np.asarray(buffers[ch], dtype=np.uint64)
             self._views[ch][:src.size] = src
@@ -353,14 +361,19 @@ class XrtBackend(Backend):
             with _Call(TransferFailed, f"{R.pointer_arg(ch)}: sync from device"):
                 self._bos[ch].sync(sync.XCL_BO_SYNC_BO_FROM_DEVICE, self._views[ch].size * 8, 0)
             prog.step(i + 1, self._views[ch].size * 8)
+        t_sync_back = time.perf_counter() - t2
         y = np.array(self.layout.gather([self._views[c] for c in range(self.params.channels)]),
                      dtype=np.uint64, copy=True)
+        t_gather = time.perf_counter() - t2 - t_sync_back
+        prog.note(f"gathered {native} points in {t_gather:.2f} s")
         if n < native:
             y = y[::native // n].copy()         # X_n[k] = X_N[(N/n) k] for the zero-padded input
         if inverse:                             # intt(x)[k] = ntt(x)[-k mod n] / n
             y = F.vmul(y[(-np.arange(n)) % n], np.uint64(F.inv(n)))
         t3 = time.perf_counter()
         self.timings = {"to-device": t1 - t0, "kernel": t2 - t1, "from-device": t3 - t2}
+        self.report["Host work"] = (f"scatter {t_scatter * 1e3:.1f} ms, gather {t_gather * 1e3:.1f} ms "
+                                    f"(the rest of to-/from-device is buffer copies and DMA)")
         return y
 
     def close(self) -> None:
