@@ -48,3 +48,6 @@ clean:
 
 distclean: clean
 	rm -rf $(VENV) *.egg-info
+
+# Vitis build targets (build, build-inputs, clean-build): see docs/build.md
+include scripts/vitis.mk
