@@ -209,7 +209,12 @@ def check_consistency(params: BuildParams, verilog: str, xml_text: str | None = 
     for p in ("ap_clk", "ap_rst_n", "ap_clk_2", "ap_rst_n_2"):
         if ports.get(p, ("", 0))[0] != "input":
             problems.append(f"RTL: no input port {p}")
-    masters = sorted({m.group(1) for name in ports if (m := re.match(r"(m\d+_axi)_", name))})
+    doubled = sorted(n for n in ports if re.match(r"(m\d+_axi|s_axi_control)__", n))
+    if doubled:
+        problems.append(f"RTL: ports such as {doubled[0]} have Amaranth's '__' member separator; Vitis "
+                        "infers AXI interfaces only from '<interface>_<signal>' names (flatten the "
+                        "interfaces in the top-level wrapper)")
+    masters = sorted({m.group(1) for name in ports if (m := re.match(r"(m\d+_axi)_(?!_)", name))})
     if masters != list(rmap.master_ports):
         problems.append(f"RTL masters {masters} differ from the register map's {list(rmap.master_ports)}")
     for sig, width in (("awaddr", R.ADDRESS_BITS), ("araddr", R.ADDRESS_BITS), ("wdata", R.DATA_BITS)):

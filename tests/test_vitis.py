@@ -159,6 +159,23 @@ def test_consistency_catches_mismatches():
                                V.kernel_xml(params, interrupt=False)) == []
 
 
+def test_nested_amaranth_interfaces_are_flagged():
+    # Amaranth names a nested interface member m00_axi__awaddr; Vitis would not infer m00_axi from it.
+    from hw.axi import Axi4Signature
+
+    class Nested(wiring.Component):
+        def __init__(self):
+            super().__init__({"ap_clk": In(1), "m00_axi": Out(Axi4Signature())})
+
+        def elaborate(self, platform):
+            return Module()
+
+    params = BuildParams(lanes=4, log_core=4, channels=2)
+    problems = V.check_consistency(params, amaranth_verilog.convert(Nested(), name=R.KERNEL_NAME))
+    assert any("'__'" in p and "m00_axi__" in p for p in problems)
+    assert any("masters" in p for p in problems)
+
+
 def test_parser_reads_ansi_headers_too():
     text = """
     // a hand-written wrapper
