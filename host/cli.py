@@ -19,6 +19,7 @@ from hw.model.params import BuildParams
 from . import backends
 from .points import PointFileError, read_points, write_points
 from .workloads import KINDS, make_points
+from .cli_rtl import add_rtl, add_synth
 
 __all__ = ["main", "UsageError"]
 
@@ -137,7 +138,7 @@ def cmd_run(args) -> int:
 
 # -- main ------------------------------------------------------------------------------------------
 
-COMMANDS = [add_points, add_run]
+COMMANDS = [add_points, add_run, add_rtl, add_synth]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -135,6 +135,7 @@ class MulReduce(_Pipeline):
     """o_p = (i_a * i_b) mod p for any 64-bit i_a, i_b; canonical output. 12 DSP48E2. Latency 12."""
 
     LATENCY = 12
+    DSP_TILES = len(A_SPLIT) * len(B_SPLIT)
 
     def __init__(self):
         super().__init__(_pipeline_signature({"i_a": 64, "i_b": 64}, {"o_p": 64}))
@@ -142,7 +143,7 @@ class MulReduce(_Pipeline):
     @property
     def dsp_tiles(self) -> int:
         """Partial products (one DSP48E2 each)."""
-        return len(A_SPLIT) * len(B_SPLIT)
+        return self.DSP_TILES
 
     @staticmethod
     def model(a: int, b: int) -> int:

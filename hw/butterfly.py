@@ -26,9 +26,6 @@ class Butterfly(wiring.Component):
     """Ports: en, i_valid, i_x0, i_x1, i_w, i_w_pass (64 bits, canonical), o_valid, o_x0, o_x1, o_w_pass."""
 
     def __init__(self):
-        self._add = ModAdd()
-        self._sub = ModSub()
-        self._mul = MulReduce()
         super().__init__({
             "en": In(1), "i_valid": In(1),
             "i_x0": In(64), "i_x1": In(64), "i_w": In(64), "i_w_pass": In(64),
@@ -39,11 +36,11 @@ class Butterfly(wiring.Component):
     @property
     def latency(self) -> int:
         """Enabled cycles from inputs to outputs: subtract, then multiply/reduce."""
-        return self._sub.latency + self._mul.latency
+        return ModSub.LATENCY + MulReduce.LATENCY
 
     @property
     def dsp_tiles(self) -> int:
-        return self._mul.dsp_tiles
+        return MulReduce.DSP_TILES
 
     @staticmethod
     def model(x0: int, x1: int, w: int) -> tuple[int, int]:
@@ -52,9 +49,9 @@ class Butterfly(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.add = add = self._add
-        m.submodules.sub = sub = self._sub
-        m.submodules.mul = mul = self._mul
+        m.submodules.add = add = ModAdd()
+        m.submodules.sub = sub = ModSub()
+        m.submodules.mul = mul = MulReduce()
         for unit in (add, sub, mul):
             m.d.comb += unit.en.eq(self.en)
 

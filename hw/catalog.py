@@ -6,7 +6,7 @@ parameters (the component's own constructor checks them). The name is also the V
 
 from typing import Callable
 
-__all__ = ["COMPONENTS", "names", "build", "emit_verilog"]
+__all__ = ["COMPONENTS", "names", "build", "emit_verilog", "verilog_of"]
 
 
 def _modadd(**kw):
@@ -55,7 +55,12 @@ def build(name: str, **params):
     return COMPONENTS[name](**params)
 
 
+def verilog_of(component, name: str) -> str:
+    """Verilog for an already built component, top module ``name``."""
+    from amaranth.back import verilog
+    return verilog.convert(component, name=name, emit_src=False)
+
+
 def emit_verilog(name: str, **params) -> str:
     """Verilog for the named component; the top module is called ``name``."""
-    from amaranth.back import verilog
-    return verilog.convert(build(name, **params), name=name, emit_src=False)
+    return verilog_of(build(name, **params), name)

@@ -102,10 +102,11 @@ def _run_with_progress(cmd: list[str], cwd: Path, log: Path, label: str, quiet: 
 
 
 def synthesize(name: str, params: Mapping[str, Any] | None = None, workdir: str | Path = "build/synth", *,
-               quiet: bool = False) -> dict[str, Any]:
+               quiet: bool = False, component=None) -> dict[str, Any]:
     """Synthesize catalog block ``name`` with ``params`` for UltraScale+ and return its resources.
 
     Files go to ``workdir/<name>/<param tag>/`` (Verilog, Yosys log, stat, longest path, result JSON).
+    ``component``: an instance already built from ``name`` and ``params`` (else the catalog builds one).
     """
     from sim.runner import param_tag   # directory naming shared with the simulation builds
 
@@ -116,7 +117,9 @@ def synthesize(name: str, params: Mapping[str, Any] | None = None, workdir: str 
     label = f"{name} [{param_tag(params)}]"
     if not quiet:
         print(f"[synth] {label}: emitting Verilog", file=sys.stderr, flush=True)
-    (out / f"{name}.v").write_text(catalog.emit_verilog(name, **params))
+    if component is None:
+        component = catalog.build(name, **params)
+    (out / f"{name}.v").write_text(catalog.verilog_of(component, name))
     script = "; ".join([
         f"read_verilog {name}.v",
         f"synth_xilinx -family xcup -top {name} -flatten",
