@@ -190,9 +190,14 @@ class XrtBackend(Backend):
         if not self.xclbin_path.is_file():
             raise XclbinNotFound(f"xclbin: {self.xclbin_path} does not exist (build it with "
                                  "`make build TARGET=hw`, or pass --xclbin PATH)")
+        emulated = os.environ.get("XCL_EMULATION_MODE") in ("hw_emu", "sw_emu")
         if timeout_s is None:
-            emulated = os.environ.get("XCL_EMULATION_MODE") in ("hw_emu", "sw_emu")
             timeout_s = None if emulated else 10.0
+        emconfig = self.xclbin_path.parent / "emconfig.json"
+        if emulated and "EMCONFIG_PATH" not in os.environ and emconfig.is_file():
+            # XRT looks for emconfig.json next to the executable (python) unless told where.
+            os.environ["EMCONFIG_PATH"] = str(emconfig.parent.resolve())
+            self.report["Emulation"] = f"{os.environ['XCL_EMULATION_MODE']}, EMCONFIG_PATH={emconfig.parent}"
         self.timeout_s = timeout_s
         self._progress_opt = progress
         self.device_index = device

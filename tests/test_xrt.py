@@ -108,7 +108,8 @@ def test_identity_block(tmp_path):
     assert "LANES 4 LOG_CORE 3 CHANNELS 4" in be.report["Identity"]
     assert [c for c in fake.calls if c.startswith("read_register")][:6] == \
         [f"read_register(0x{0x800 + 4 * i:x})" for i in range(6)]
-    _, be = make(params, tmp_path / "..", backend_params=None)          # params from the ID block
+    (tmp_path / "again").mkdir()
+    _, be = make(params, tmp_path / "again", backend_params=None)      # params from the ID block
     assert be.params == params
     with pytest.raises(X.IdentityMismatch, match="built with"):
         make(params, tmp_path, xclbin_params=BuildParams(lanes=8, log_core=3, channels=4))
@@ -274,3 +275,15 @@ def test_nantucket_run_on_the_xrt_backend(tmp_path, monkeypatch, capsys):
     for line in ("To-device time", "Kernel time", "From-device time", "Identity", "Build params"):
         assert line in out
     assert fake.kernel_model.runs == 1
+
+
+def test_emulation_mode_points_xrt_at_emconfig(tmp_path, monkeypatch):
+    monkeypatch.setenv("XCL_EMULATION_MODE", "hw_emu")
+    monkeypatch.delenv("EMCONFIG_PATH", raising=False)
+    (tmp_path / "emconfig.json").write_text("{}")
+    fake = FakePyxrt()
+    be = X.XrtBackend(SMALL, xclbin=write_xclbin(tmp_path / "nantucket.xclbin", SMALL), pyxrt_module=fake)
+    assert be.timeout_s is None                       # emulation may take very long: no timeout
+    import os
+    assert os.environ["EMCONFIG_PATH"] == str(tmp_path.resolve())
+    assert "hw_emu" in be.report["Emulation"]
