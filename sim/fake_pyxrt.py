@@ -78,7 +78,8 @@ class FakePyxrt:
     Knobs (for tests): ``devices`` (how many cards), ``hang`` (the kernel never finishes),
     ``read_register`` (offer kernel.read_register), ``id_overrides`` (corrupt ID registers),
     ``bank_bytes`` (HBM pseudo-channel size), ``layout_factory`` (params -> HbmLayout; defaults to
-    hw.model.layout.HbmLayout). After a run, ``machine.kernel_model`` and ``machine.hbm`` are the models.
+    hw.model.layout.HbmLayout), ``kernel_factory`` ((params, hbm, layout) -> the kernel behind the
+    control registers; defaults to KernelModel). After a run, ``machine.kernel_model`` and ``machine.hbm`` are the models.
     """
 
     XCL_BO_FLAGS_NONE = 0
@@ -86,13 +87,18 @@ class FakePyxrt:
     ert_cmd_state = ert_cmd_state
 
     def __init__(self, *, devices: int = 1, hang: bool = False, read_register: bool = True,
-                 id_overrides: dict | None = None, bank_bytes: int = BANK_BYTES, layout_factory=None):
+                 id_overrides: dict | None = None, bank_bytes: int = BANK_BYTES, layout_factory=None,
+                 kernel_factory=None):
         self.devices = devices
         self.hang = hang
         self.offers_read_register = read_register
         self.id_overrides = id_overrides or {}
         self.bank_bytes = bank_bytes
         self.layout_factory = layout_factory
+        # (params, hbm, layout) -> an object with read(offset), write(offset, value): the seam where
+        # issue 7 puts the simulated Verilog kernel instead of KernelModel.
+        self.kernel_factory = kernel_factory or (lambda params, hbm, layout: KernelModel(
+            params, hbm, layout, hang=self.hang, id_overrides=self.id_overrides))
         self.kernel_model: KernelModel | None = None
         self.hbm: HbmModel | None = None
         self.calls: list[str] = []                         # what the adapter did, in order
@@ -206,8 +212,7 @@ class _Device:
         m.calls.append(f"load_xclbin({xb.path.name})")
         self.loaded = xb
         m.hbm = HbmModel(HBM_BANKS, m.bank_bytes)
-        m.kernel_model = KernelModel(xb.params, m.hbm, m._layout(xb.params), hang=m.hang,
-                                     id_overrides=m.id_overrides)
+        m.kernel_model = m.kernel_factory(xb.params, m.hbm, m._layout(xb.params))
         return xb.get_uuid()
 
     def get_xclbin_uuid(self):
