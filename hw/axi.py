@@ -1,0 +1,100 @@
+"""AXI4 and AXI4-Lite signatures shared by the DMA engine, the HBM model and the kernel wrapper.
+
+Both are seen from the master: ``Out`` members are driven by the master, ``In`` members by the slave
+(use ``.flip()`` for a slave port). Member names are the AXI signal names without the channel prefix
+(``awaddr``, ``wlast``, ...), so the kernel wrapper only has to prefix them (``m00_axi_awaddr``).
+IDs, QoS, cache, lock, prot and region are left out: every master here uses a single ID and in-order
+responses, which Vitis accepts from an RTL kernel.
+"""
+
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+__all__ = ["Axi4Signature", "AxiLiteSignature", "BURST_INCR", "RESP_OKAY", "PAGE_BYTES"]
+
+BURST_INCR = 0b01
+RESP_OKAY = 0b00
+PAGE_BYTES = 4096          # an AXI burst never crosses this boundary
+
+
+def _check_width(name: str, value, allowed):
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
+    if value not in allowed:
+        raise ValueError(f"{name}: must be one of {sorted(allowed)}, got {value}")
+
+
+class Axi4Signature(wiring.Signature):
+    """Full AXI4 memory-mapped master port (INCR bursts up to 256 beats)."""
+
+    def __init__(self, *, addr_width: int = 64, data_width: int = 256):
+        _check_width("addr_width", addr_width, range(12, 65))
+        _check_width("data_width", data_width, {32, 64, 128, 256, 512, 1024})
+        self._addr_width = addr_width
+        self._data_width = data_width
+        super().__init__({
+            "awvalid": Out(1), "awready": In(1), "awaddr": Out(addr_width), "awlen": Out(8),
+            "awsize": Out(3), "awburst": Out(2),
+            "wvalid": Out(1), "wready": In(1), "wdata": Out(data_width), "wstrb": Out(data_width // 8),
+            "wlast": Out(1),
+            "bvalid": In(1), "bready": Out(1), "bresp": In(2),
+            "arvalid": Out(1), "arready": In(1), "araddr": Out(addr_width), "arlen": Out(8),
+            "arsize": Out(3), "arburst": Out(2),
+            "rvalid": In(1), "rready": Out(1), "rdata": In(data_width), "rresp": In(2), "rlast": In(1),
+        })
+
+    @property
+    def addr_width(self) -> int:
+        return self._addr_width
+
+    @property
+    def data_width(self) -> int:
+        return self._data_width
+
+    @property
+    def beat_bytes(self) -> int:
+        return self._data_width // 8
+
+    @property
+    def size_code(self) -> int:
+        """AxSIZE for full-width beats: log2(bytes per beat)."""
+        return (self.beat_bytes).bit_length() - 1
+
+    def __eq__(self, other):
+        return (isinstance(other, Axi4Signature) and other.addr_width == self.addr_width
+                and other.data_width == self.data_width)
+
+    def __repr__(self):
+        return f"Axi4Signature(addr_width={self._addr_width}, data_width={self._data_width})"
+
+
+class AxiLiteSignature(wiring.Signature):
+    """AXI4-Lite master port (s_axi_control is its flip)."""
+
+    def __init__(self, *, addr_width: int = 12, data_width: int = 32):
+        _check_width("addr_width", addr_width, range(4, 65))
+        _check_width("data_width", data_width, {32, 64})
+        self._addr_width = addr_width
+        self._data_width = data_width
+        super().__init__({
+            "awvalid": Out(1), "awready": In(1), "awaddr": Out(addr_width),
+            "wvalid": Out(1), "wready": In(1), "wdata": Out(data_width), "wstrb": Out(data_width // 8),
+            "bvalid": In(1), "bready": Out(1), "bresp": In(2),
+            "arvalid": Out(1), "arready": In(1), "araddr": Out(addr_width),
+            "rvalid": In(1), "rready": Out(1), "rdata": In(data_width), "rresp": In(2),
+        })
+
+    @property
+    def addr_width(self) -> int:
+        return self._addr_width
+
+    @property
+    def data_width(self) -> int:
+        return self._data_width
+
+    def __eq__(self, other):
+        return (isinstance(other, AxiLiteSignature) and other.addr_width == self.addr_width
+                and other.data_width == self.data_width)
+
+    def __repr__(self):
+        return f"AxiLiteSignature(addr_width={self._addr_width}, data_width={self._data_width})"

@@ -1,0 +1,383 @@
+"""HBM models that live inside the simulated design (no Python work per cycle), and the DMA loopback top.
+
+:class:`HbmChannelModel` is one pseudo-channel: an AXI4 slave memory (256-bit beats) with
+
+- a configurable read latency (each AR becomes serviceable ``latency`` cycles after it was accepted),
+- a bandwidth cap of ``hbm_num / hbm_den`` beats per AXI cycle (one pseudo-channel at the HBM clock:
+  450 MHz x 32 B against a 300 MHz AXI port is 3/2, so the AXI port itself is the limit),
+- refresh: for ``refresh_cycles`` of every ``refresh_period`` cycles it neither accepts requests or write
+  data nor returns read data (default 96 / 480 = 20 %, windows of about 320 ns at 300 MHz),
+- optional random stalls on every ready (AR, AW, W) and valid (R, B) from an LFSR,
+- protocol checks (sticky ``err`` bits): access outside the window, a burst crossing 4 KiB, WLAST on the
+  wrong beat, a size/burst type other than full-width INCR; and a histogram of burst lengths,
+- a backdoor port (one beat per cycle) for preload and read-back from a testbench.
+
+It is written in the ``sync`` domain; instantiate it under a DomainRenamer (the loopback top puts it on
+``dma``). Because it is ordinary Amaranth, Verilator runs it at full speed and pysim runs it too.
+
+:class:`DmaLoopback` is the bench top: a :class:`hw.dma.DmaEngine`, one model per HBM channel, and in
+place of the NTT engine a small FIFO looping ``points_out`` back to ``points_in`` (optionally stalling
+both sides at random). Channel c's window starts at ``c << 28`` (its own 256 MiB pseudo-channel) and the
+DMA's buffer starts ``guard_beats`` beats into it, so guard regions surround every buffer.
+"""
+
+from amaranth.hdl import Array, Cat, Const, DomainRenamer, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.cdc import FFSynchronizer
+from amaranth.lib.fifo import SyncFIFO
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from hw.axi import PAGE_BYTES, Axi4Signature
+from hw.dma import DmaEngine
+from hw.model.layout import BEAT_BYTES
+from hw.model.params import BuildParams
+
+__all__ = ["HbmChannelModel", "DmaLoopback", "ERR_RANGE", "ERR_4K", "ERR_WLAST", "ERR_PROTO", "CHANNEL_SPAN"]
+
+ERR_RANGE, ERR_4K, ERR_WLAST, ERR_PROTO = 1, 2, 4, 8
+CHANNEL_SPAN = 1 << 28      # bytes of one pseudo-channel's address window
+HIST = 9                    # burst-length histogram: lengths 1..8, then "longer"
+
+
+def _lfsr_step(state, width=32):
+    """Galois LFSR x^32 + x^22 + x^2 + x + 1 (maximal)."""
+    taps = (1 << 31) | (1 << 21) | (1 << 1) | 1
+    return Mux(state[0], (state >> 1) ^ taps, state >> 1)
+
+
+def _int(name, v, lo, hi=None):
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise TypeError(f"{name}: expected an int, got {type(v).__name__}")
+    if v < lo or (hi is not None and v > hi):
+        raise ValueError(f"{name}: must be in {lo}..{hi if hi is not None else 'inf'}, got {v}")
+
+
+class HbmChannelModel(wiring.Component):
+    def __init__(self, *, depth_beats: int, window_base: int = 0, latency: int = 32,
+                 refresh_period: int = 480, refresh_cycles: int = 96, refresh_phase: int = 0,
+                 stall_rate: int = 64, seed: int = 1, hbm_num: int = 3, hbm_den: int = 2,
+                 queue: int = 16, addr_width: int = 64, init=()):
+        _int("depth_beats", depth_beats, 1)
+        _int("window_base", window_base, 0)
+        _int("latency", latency, 1, 4096)
+        _int("refresh_period", refresh_period, 2)
+        _int("refresh_cycles", refresh_cycles, 0, refresh_period - 1)
+        _int("refresh_phase", refresh_phase, 0)
+        _int("stall_rate", stall_rate, 0, 255)
+        _int("seed", seed, 1, 2**32 - 1)
+        _int("hbm_num", hbm_num, 1, 64)
+        _int("hbm_den", hbm_den, 1, 64)
+        _int("queue", queue, 2, 256)
+        if window_base % PAGE_BYTES:
+            raise ValueError(f"window_base: must be 4 KiB aligned, got {window_base:#x}")
+        self._depth = depth_beats
+        self._base = window_base
+        self._latency = latency
+        self._refresh = (refresh_period, refresh_cycles, refresh_phase % refresh_period)
+        self._stall_rate = stall_rate
+        self._seed = seed
+        self._cap = (hbm_num, hbm_den)
+        self._queue = queue
+        self._init = list(init)
+        axi = Axi4Signature(addr_width=addr_width, data_width=BEAT_BYTES * 8)
+        super().__init__({
+            "axi": In(axi),
+            "refresh_en": In(1),
+            "stall_en": In(1),
+            "bd_addr": In(range(depth_beats)),
+            "bd_we": In(1),
+            "bd_wdata": In(BEAT_BYTES * 8),
+            "bd_rdata": Out(BEAT_BYTES * 8),
+            "err": Out(4),
+            "rd_hist": Out(data.ArrayLayout(32, HIST)),
+            "wr_hist": Out(data.ArrayLayout(32, HIST)),
+            "rd_beats": Out(32),
+            "wr_beats": Out(32),
+        })
+
+    @property
+    def depth_beats(self) -> int:
+        return self._depth
+
+    @property
+    def window_base(self) -> int:
+        return self._base
+
+    @property
+    def latency(self) -> int:
+        return self._latency
+
+    @property
+    def refresh_fraction(self) -> float:
+        return self._refresh[1] / self._refresh[0]
+
+    def elaborate(self, platform):
+        m = Module()
+        axi = self.axi
+        depth = self._depth
+        abits = max(1, (depth - 1).bit_length())
+        lbits = 8
+
+        m.submodules.mem = mem = Memory(shape=BEAT_BYTES * 8, depth=depth, init=self._init)
+        rd = mem.read_port(transparent_for=())
+        bd_rd = mem.read_port()
+        wr = mem.write_port()
+        m.d.comb += [bd_rd.addr.eq(self.bd_addr), self.bd_rdata.eq(bd_rd.data)]
+
+        # time, refresh windows, random stalls
+        now = Signal(32)
+        m.d.sync += now.eq(now + 1)
+        period, cycles, phase = self._refresh
+        rcount = Signal(range(period), init=phase)
+        m.d.sync += rcount.eq(Mux(rcount == period - 1, 0, rcount + 1))
+        refresh = Signal()
+        m.d.comb += refresh.eq(self.refresh_en & (rcount < cycles))
+        lfsr = Signal(32, init=self._seed)
+        m.d.sync += lfsr.eq(_lfsr_step(lfsr))
+        stall = Signal(5)   # AR, AW, W ready; R, B valid
+        for i in range(5):
+            m.d.comb += stall[i].eq(self.stall_en & (Cat(lfsr[i * 6:i * 6 + 6], lfsr[(i + 3) % 32]) < self._stall_rate // 2))
+
+        # bandwidth cap: a token bucket refilled by hbm_num per cycle, a beat costs hbm_den
+        num, den = self._cap
+        tokens = Signal(range(2 * (num + den) + 1), init=den)
+        tok_r = Signal()
+        tok_w = Signal()
+        use_r = Signal()
+        use_w = Signal()
+        m.d.comb += [tok_r.eq(tokens >= den), tok_w.eq(tokens >= den * (1 + use_r))]
+        nxt = tokens + num - Mux(use_r, den, 0) - Mux(use_w, den, 0)
+        m.d.sync += tokens.eq(Mux(nxt > 2 * den, 2 * den, nxt))
+
+        err = Signal(4)
+        m.d.comb += self.err.eq(err)
+
+        def check(addr, length, size, burst, write):
+            off = Signal(64, name=f"{'aw' if write else 'ar'}_off")
+            m.d.comb += off.eq(addr - self._base)
+            bad_range = (addr < self._base) | (off + (length + 1) * BEAT_BYTES > depth * BEAT_BYTES)
+            bad_4k = (addr[:12] + (length + 1) * BEAT_BYTES) > PAGE_BYTES
+            bad_proto = (addr[:5] != 0) | (size != 5) | (burst != 1)
+            return off[5:5 + abits], bad_range, bad_4k, bad_proto
+
+        # ---------------- reads ----------------
+        ar_q = SyncFIFO(width=abits + lbits + 32, depth=self._queue)
+        m.submodules.ar_q = ar_q
+        ar_fire = Signal()
+        m.d.comb += [axi.arready.eq(ar_q.w_rdy & ~refresh & ~stall[0]), ar_fire.eq(axi.arvalid & axi.arready)]
+        ar_beat, ar_range, ar_4k, ar_proto = check(axi.araddr, axi.arlen, axi.arsize, axi.arburst, False)
+        m.d.comb += [ar_q.w_en.eq(ar_fire), ar_q.w_data.eq(Cat(ar_beat, axi.arlen, now + self._latency))]
+        with m.If(ar_fire):
+            m.d.sync += err.eq(err | Mux(ar_range, ERR_RANGE, 0) | Mux(ar_4k, ERR_4K, 0) | Mux(ar_proto, ERR_PROTO, 0))
+            for i in range(HIST):
+                sel = (axi.arlen == i) if i < HIST - 1 else (axi.arlen >= HIST - 1)
+                with m.If(sel):
+                    m.d.sync += self.rd_hist[i].eq(self.rd_hist[i] + 1)
+        head_beat = ar_q.r_data[:abits]
+        head_len = ar_q.r_data[abits:abits + lbits]
+        head_due = ar_q.r_data[abits + lbits:]
+        cur_active = Signal()
+        cur_addr = Signal(abits)
+        cur_left = Signal(lbits)
+        o_valid = Signal()
+        o_last = Signal()
+        advance = Signal()
+        issue = Signal()
+        load = Signal()
+        m.d.comb += [
+            advance.eq(~o_valid | axi.rready),
+            issue.eq(cur_active & advance & ~refresh & ~stall[3] & tok_r),
+            use_r.eq(issue),
+            load.eq(ar_q.r_rdy & ((now - head_due)[31] == 0) & (~cur_active | (issue & (cur_left == 0)))),
+            ar_q.r_en.eq(load),
+            rd.addr.eq(cur_addr),
+            rd.en.eq(advance),
+            axi.rvalid.eq(o_valid),
+            axi.rdata.eq(rd.data),
+            axi.rlast.eq(o_last),
+            axi.rresp.eq(0),
+        ]
+        with m.If(issue):
+            m.d.sync += [o_valid.eq(1), o_last.eq(cur_left == 0), cur_addr.eq(cur_addr + 1),
+                         cur_left.eq(cur_left - 1), self.rd_beats.eq(self.rd_beats + 1)]
+            with m.If(cur_left == 0):
+                m.d.sync += cur_active.eq(0)
+        with m.Elif(advance):
+            m.d.sync += o_valid.eq(0)
+        with m.If(load):
+            m.d.sync += [cur_active.eq(1), cur_addr.eq(head_beat), cur_left.eq(head_len)]
+
+        # ---------------- writes ----------------
+        aw_q = SyncFIFO(width=abits + lbits, depth=self._queue)
+        m.submodules.aw_q = aw_q
+        aw_fire = Signal()
+        m.d.comb += [axi.awready.eq(aw_q.w_rdy & ~refresh & ~stall[1]), aw_fire.eq(axi.awvalid & axi.awready)]
+        aw_beat, aw_range, aw_4k, aw_proto = check(axi.awaddr, axi.awlen, axi.awsize, axi.awburst, True)
+        m.d.comb += [aw_q.w_en.eq(aw_fire), aw_q.w_data.eq(Cat(aw_beat, axi.awlen))]
+        with m.If(aw_fire):
+            m.d.sync += err.eq(err | Mux(aw_range, ERR_RANGE, 0) | Mux(aw_4k, ERR_4K, 0) | Mux(aw_proto, ERR_PROTO, 0))
+            for i in range(HIST):
+                sel = (axi.awlen == i) if i < HIST - 1 else (axi.awlen >= HIST - 1)
+                with m.If(sel):
+                    m.d.sync += self.wr_hist[i].eq(self.wr_hist[i] + 1)
+        w_cnt = Signal(lbits)
+        b_pending = Signal(range(self._queue + 1))
+        w_fire = Signal()
+        w_end = Signal()
+        wl_beat = aw_q.r_data[:abits]
+        wl_len = aw_q.r_data[abits:abits + lbits]
+        m.d.comb += [
+            axi.wready.eq(aw_q.r_rdy & ~refresh & ~stall[2] & tok_w & (b_pending < self._queue)),
+            w_fire.eq(axi.wvalid & axi.wready),
+            use_w.eq(w_fire),
+            w_end.eq(w_fire & (w_cnt == wl_len)),
+            aw_q.r_en.eq(w_end),
+            wr.en.eq(w_fire | self.bd_we),
+            wr.addr.eq(Mux(self.bd_we, self.bd_addr, wl_beat + w_cnt)),
+            wr.data.eq(Mux(self.bd_we, self.bd_wdata, axi.wdata)),
+        ]
+        with m.If(w_fire):
+            m.d.sync += [w_cnt.eq(Mux(w_end, 0, w_cnt + 1)), self.wr_beats.eq(self.wr_beats + 1)]
+            with m.If(axi.wlast != (w_cnt == wl_len)):
+                m.d.sync += err.eq(err | ERR_WLAST)
+            with m.If(axi.wstrb != (1 << BEAT_BYTES) - 1):
+                m.d.sync += err.eq(err | ERR_PROTO)
+        # B: a registered valid that never drops before its handshake
+        b_valid = Signal()
+        b_fire = Signal()
+        m.d.comb += [axi.bvalid.eq(b_valid), axi.bresp.eq(0), b_fire.eq(b_valid & axi.bready)]
+        pend_next = b_pending + w_end - b_fire
+        m.d.sync += b_pending.eq(pend_next)
+        with m.If(~b_valid | axi.bready):
+            # b_pending counts responses not yet handshaken, including the one presented now
+            m.d.sync += b_valid.eq((b_pending - b_fire + w_end != 0) & ~stall[4])
+        return m
+
+
+class DmaLoopback(wiring.Component):
+    """DmaEngine + one HbmChannelModel per channel + a loopback FIFO standing in for the NTT engine.
+
+    Counters (``ntt`` domain) for throughput: ``ntt_cycles`` from the first ``points_out`` transfer to the
+    last ``points_in`` transfer of the pass, ``out_xfers`` / ``in_xfers`` payloads moved.
+    """
+
+    def __init__(self, params: BuildParams, *, fifo_beats: int = 128, latency: int = 32,
+                 refresh_period: int = 480, refresh_cycles: int = 96, stall_rate: int = 64,
+                 loop_stall_rate: int = 64, guard_beats: int = 8, loop_depth: int = 4, seed: int = 1):
+        if not isinstance(params, BuildParams):
+            raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
+        _int("guard_beats", guard_beats, 0)
+        _int("loop_stall_rate", loop_stall_rate, 0, 255)
+        _int("loop_depth", loop_depth, 1, 64)
+        self._params = params
+        self._dma = DmaEngine(params, fifo_beats=fifo_beats)
+        lay = self._dma.layout
+        self._guard = guard_beats
+        self._depth = lay.beats_per_channel + 2 * guard_beats
+        self._models = [
+            HbmChannelModel(depth_beats=self._depth, window_base=c * CHANNEL_SPAN, latency=latency,
+                            refresh_period=refresh_period, refresh_cycles=refresh_cycles,
+                            refresh_phase=(c * 2654435761 + seed * 97) % refresh_period,
+                            stall_rate=stall_rate, seed=(seed * 1000003 + c * 7919) % (2**32 - 1) + 1)
+            for c in range(params.channels)]
+        self._loop_stall = loop_stall_rate
+        self._loop_depth = loop_depth
+        self._seed = seed
+        chans = params.channels
+        super().__init__({
+            "start": In(1), "pass_index": In(2), "busy": Out(1), "done": Out(1),
+            "refresh_en": In(1), "stall_en": In(1), "loop_stall_en": In(1),
+            "bd_chan": In(range(chans)), "bd_addr": In(range(self._depth)), "bd_we": In(1),
+            "bd_wdata": In(BEAT_BYTES * 8), "bd_rdata": Out(BEAT_BYTES * 8),
+            "err": Out(data.ArrayLayout(4, chans)),
+            "rd_hist": Out(data.ArrayLayout(32, HIST)), "wr_hist": Out(data.ArrayLayout(32, HIST)),
+            "ntt_cycles": Out(32), "out_xfers": Out(32), "in_xfers": Out(32), "dma_cycles": Out(32),
+        })
+
+    @property
+    def params(self) -> BuildParams:
+        return self._params
+
+    @property
+    def dma(self) -> DmaEngine:
+        return self._dma
+
+    @property
+    def guard_beats(self) -> int:
+        return self._guard
+
+    @property
+    def depth_beats(self) -> int:
+        """Beats of each channel model: guard + buffer + guard."""
+        return self._depth
+
+    def buffer_base(self, channel: int) -> int:
+        return channel * CHANNEL_SPAN + self._guard * BEAT_BYTES
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self._params
+        m.submodules.dma = dma = self._dma
+        for c, model in enumerate(self._models):
+            m.submodules[f"hbm{c}"] = hbm = DomainRenamer("dma")(model)
+            wiring.connect(m, dma.m_axi[c], hbm.axi)
+            m.d.comb += [
+                dma.base[c].eq(self.buffer_base(c)),
+                hbm.refresh_en.eq(self.refresh_en), hbm.stall_en.eq(self.stall_en),
+                hbm.bd_addr.eq(self.bd_addr), hbm.bd_wdata.eq(self.bd_wdata),
+                hbm.bd_we.eq(self.bd_we & (self.bd_chan == c)),
+                self.err[c].eq(hbm.err),
+            ]
+        m.d.comb += self.bd_rdata.eq(Array([mod.bd_rdata for mod in self._models])[self.bd_chan])
+        for i in range(HIST):
+            m.d.comb += [self.rd_hist[i].eq(sum(mod.rd_hist[i] for mod in self._models)),
+                         self.wr_hist[i].eq(sum(mod.wr_hist[i] for mod in self._models))]
+        m.d.comb += [dma.start.eq(self.start), dma.pass_index.eq(self.pass_index),
+                     self.busy.eq(dma.busy), self.done.eq(dma.done)]
+
+        # the "engine": a FIFO from points_out to points_in, with random stalls on both sides
+        loop = DomainRenamer("ntt")(SyncFIFO(width=dma.payload_width, depth=self._loop_depth))
+        m.submodules.loop = loop
+        lfsr = Signal(32, init=(self._seed * 2246822519) % (2**32 - 1) + 1)
+        m.d.ntt += lfsr.eq(_lfsr_step(lfsr))
+        stall_take = Signal()
+        stall_give = Signal()
+        m.d.comb += stall_take.eq(self.loop_stall_en & (lfsr[0:8] < self._loop_stall))
+        hold = Signal()          # points_in.valid may only drop after a transfer
+        with m.If(~dma.points_in.valid | dma.points_in.ready):
+            m.d.ntt += hold.eq(self.loop_stall_en & (lfsr[8:16] < self._loop_stall))
+        m.d.comb += stall_give.eq(hold)
+        m.d.comb += [
+            dma.points_out.ready.eq(loop.w_rdy & ~stall_take),
+            loop.w_en.eq(dma.points_out.valid & dma.points_out.ready),
+            loop.w_data.eq(dma.points_out.payload),
+            dma.points_in.valid.eq(loop.r_rdy & ~stall_give),
+            dma.points_in.payload.eq(loop.r_data),
+            loop.r_en.eq(dma.points_in.valid & dma.points_in.ready),
+        ]
+
+        # throughput counters
+        busy_n = Signal()
+        m.submodules.sync_busy = FFSynchronizer(dma.busy, busy_n, o_domain="ntt")
+        busy_prev = Signal()
+        m.d.ntt += busy_prev.eq(busy_n)
+        out_fire = dma.points_out.valid & dma.points_out.ready
+        in_fire = dma.points_in.valid & dma.points_in.ready
+        streaming = Signal()
+        with m.If(busy_n & ~busy_prev):
+            m.d.ntt += [self.ntt_cycles.eq(0), self.out_xfers.eq(0), self.in_xfers.eq(0), streaming.eq(0)]
+        with m.Else():
+            with m.If(out_fire):
+                m.d.ntt += [self.out_xfers.eq(self.out_xfers + 1), streaming.eq(1)]
+            with m.If(in_fire):
+                m.d.ntt += self.in_xfers.eq(self.in_xfers + 1)
+                with m.If(self.in_xfers == p.cycles_per_pass - 1):
+                    m.d.ntt += streaming.eq(0)
+            with m.If(streaming | out_fire):
+                m.d.ntt += self.ntt_cycles.eq(self.ntt_cycles + 1)
+        with m.If(self.start & ~dma.busy):
+            m.d.dma += self.dma_cycles.eq(0)
+        with m.Elif(dma.busy):
+            m.d.dma += self.dma_cycles.eq(self.dma_cycles + 1)
+        return m
