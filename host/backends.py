@@ -77,4 +77,10 @@ def make_backend(name: str, **options) -> Backend:
     return BACKENDS[name](**options)
 
 
+def _xrt_backend(**options) -> Backend:
+    from .xrt import XrtBackend      # imports no pyxrt until a device is opened
+    return XrtBackend(**options)
+
+
 register_backend("model", ModelBackend)
+register_backend("xrt", _xrt_backend)

@@ -1,7 +1,8 @@
 """The `nantucket` command.
 
 Exit codes: 0 success (TEST PASSED), 1 the result differs from the expected points (TEST FAILED),
-2 bad input (files, arguments, parameters) with a one-line error on stderr.
+2 bad input (files, arguments, parameters) with a one-line error on stderr, 3 the device failed
+(a one-line error naming what failed).
 
 Subcommands are plain functions registered in :data:`COMMANDS` by ``add_*`` functions, so a new one is
 a function and one line.
@@ -161,6 +162,9 @@ def main(argv=None) -> int:
     except (UsageError, PointFileError) as e:
         print(f"nantucket: error: {e}", file=sys.stderr)
         return 2
+    except backends.DeviceError as e:
+        print(f"nantucket: device error: {e}", file=sys.stderr)
+        return 3
     except KeyboardInterrupt:
         print("nantucket: interrupted", file=sys.stderr)
         return 130

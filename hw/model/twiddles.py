@@ -1,0 +1,61 @@
+"""Model of the engine's twiddle generator: what every lane is fed, and the running-twiddle arithmetic.
+
+Pass 2 feeds every lane the plain stream of :func:`hw.model.lane.twiddle_stream`. Pass 1 feeds lane l in
+round g the stream scaled for column n2 = L*g + l, i.e. running twiddle c = w_N^n2: every word of stage s
+is multiplied by c^(2^s) (DESIGN.md section 2).
+
+The hardware keeps, per lane, a table of the k running values c^(2^s) for the column in work and computes
+the table of a later column with one multiply per entry:
+
+    c_s(g + D) = c_s(g) * w_N^(L * D * 2^s)
+
+D (the lookahead, in columns) is large enough that the k products finish, through a pipelined multiplier
+of a given latency, before column g + D starts. The first D tables of each lane are constants.
+"""
+
+import numpy as np
+
+from . import field as F
+from .lane import twiddle_stream
+from .params import BuildParams
+
+__all__ = ["lookahead", "running_tables", "step_constants", "lane_twiddles"]
+
+
+def lookahead(log_core: int, mul_latency: int) -> int:
+    """Columns between a table's computation and its use: k products issued on the first k cycles of a
+    column must land (mul_latency later) before column g + D starts, 2^(k-1) cycles per column apart."""
+    cycles = 1 << (log_core - 1)
+    need = mul_latency + log_core + 1
+    return max(1, -(-need // cycles))
+
+
+def running_tables(params: BuildParams, rounds: int) -> np.ndarray:
+    """c_s for every lane and the first ``rounds`` columns it handles: shape (L, rounds, k),
+    entry [l, g, s] = w_N^((L*g + l) * 2^s)."""
+    k, lanes = params.log_core, params.lanes
+    w = F.root_of_unity(params.n_points)
+    out = np.empty((lanes, rounds, k), dtype=np.uint64)
+    for lane in range(lanes):
+        for g in range(rounds):
+            c = pow(w, lanes * g + lane, F.P)
+            for s in range(k):
+                out[lane, g, s] = c
+                c = c * c % F.P
+    return out
+
+
+def step_constants(params: BuildParams, depth: int) -> np.ndarray:
+    """w_N^(L * depth * 2^s) for s < k: the factor that moves a lane's table ``depth`` columns on."""
+    w = F.root_of_unity(params.n_points)
+    return np.array([pow(w, params.lanes * depth << s, F.P) for s in range(params.log_core)], dtype=np.uint64)
+
+
+def lane_twiddles(params: BuildParams, pass_index: int, round_: int, lane: int) -> np.ndarray:
+    """The (2^(k-1), 2) twiddle words lane ``lane`` receives in round ``round_`` of pass ``pass_index``."""
+    if pass_index not in (1, 2):
+        raise ValueError(f"pass_index: must be 1 or 2, got {pass_index}")
+    c = None
+    if pass_index == 1:
+        c = pow(F.root_of_unity(params.n_points), params.lanes * round_ + lane, F.P)
+    return twiddle_stream(params.log_core, c)

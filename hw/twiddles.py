@@ -1,0 +1,173 @@
+"""The twiddle generator: one ROM for the whole engine, three multiply/reduce units per lane.
+
+Every lane takes two twiddle words per input cycle (``w_first`` and ``w_rest``, in the slot plan of
+:func:`hw.model.lane.twiddle_plan`). The generator reads the plain word pair of the cycle from one ROM of
+2^(k-1) x 2 words (the 2^k - 1 twiddles of a 2^k transform, shared by all lanes) and multiplies each word
+by the running value c_s = c^(2^s) of the stage that consumes it, c = w_N^n2 for the lane's column n2
+(pass 1) or 1 (pass 2), so the same two multiply/reduce units per lane serve both passes.
+
+A third multiply/reduce unit per lane keeps the tables of running values: it moves a table D columns on
+with one product per stage, c_s(g + D) = c_s(g) * w_N^(L*D*2^s) (hw/model/twiddles.py), issued on the
+first k cycles of a column, so the k products of one column take k of its 2^(k-1) cycles. The first D
+tables of a pass are constants loaded on ``start``. No table of N twiddles exists anywhere.
+
+Handshake: the valid-only pipeline with global enable of docs/architecture.md. ``start`` (while idle)
+selects the pass and rewinds the cycle/column counters; each enabled cycle with ``i_valid`` is one input
+cycle of the engine and ``o_valid`` rises ``latency`` enabled cycles later with that cycle's words.
+"""
+
+from amaranth.hdl import Array, Const, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from .arith import MulReduce
+from .model import twiddles as tw_model
+from .model.lane import twiddle_plan
+from .model.ntt import twiddle_rom
+from .model.params import BuildParams
+
+__all__ = ["TwiddleGenerator"]
+
+
+class TwiddleGenerator(wiring.Component):
+    """Twiddle words for L lanes, pass 1 or pass 2.
+
+    Ports: en, start (pulse: rewind and latch ``pass2``), pass2 (0: pass 1, 1: pass 2), i_valid,
+    o_valid, o_w_first / o_w_rest (one 64-bit word per lane).
+    Properties: params, latency, lookahead, mul_units (multiply/reduce units in total).
+    """
+
+    def __init__(self, params: BuildParams):
+        if not isinstance(params, BuildParams):
+            raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
+        self._params = params
+        self._mul_latency = MulReduce.LATENCY
+        self._lookahead = tw_model.lookahead(params.log_core, self._mul_latency)
+        words = data.ArrayLayout(64, params.lanes)
+        super().__init__({
+            "en": In(1),
+            "start": In(1),
+            "pass2": In(1),
+            "i_valid": In(1),
+            "o_valid": Out(1),
+            "o_w_first": Out(words),
+            "o_w_rest": Out(words),
+        })
+
+    @property
+    def params(self) -> BuildParams:
+        return self._params
+
+    @property
+    def lookahead(self) -> int:
+        """D: how many columns ahead the running tables are computed."""
+        return self._lookahead
+
+    @property
+    def latency(self) -> int:
+        """Enabled cycles from an input cycle to its words: ROM read, stage-value select, multiply."""
+        return 2 + self._mul_latency
+
+    @property
+    def mul_units(self) -> int:
+        return 3 * self._params.lanes
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self._params
+        k, lanes, depth = p.log_core, p.lanes, self._lookahead
+        cycles = 1 << (k - 1)
+        slots = depth + 1
+        stage_bits = max(1, (k - 1).bit_length())
+        en = self.en
+
+        # -- ROM: the plain word pair of every input cycle, and the stage that consumes each word --
+        rom_index, stage = twiddle_plan(k)
+        rom = twiddle_rom(k)
+        entry = data.StructLayout({"w0": 64, "w1": 64, "s0": stage_bits, "s1": stage_bits})
+        init = []
+        for t in range(cycles):
+            ws = [int(rom[i]) if i >= 0 else 0 for i in rom_index[t]]
+            ss = [int(s) if s >= 0 else 0 for s in stage[t]]
+            init.append({"w0": ws[0], "w1": ws[1], "s0": ss[0], "s1": ss[1]})
+        m.submodules.rom = rom_mem = Memory(shape=entry, depth=cycles, init=init)
+        rd = rom_mem.read_port(domain="sync")
+
+        # -- counters of input cycles: t within a column, g the column (round) ----------------------
+        t = Signal(range(cycles))
+        slot = Signal(range(slots))            # g mod (D + 1): the table in use
+        pass2 = Signal()
+        step = en & self.i_valid
+        m.d.comb += [rd.addr.eq(t), rd.en.eq(en)]
+        with m.If(self.start):
+            m.d.sync += [t.eq(0), slot.eq(0), pass2.eq(self.pass2)]
+        with m.Elif(step):
+            m.d.sync += t.eq(t + 1)
+            with m.If(t == cycles - 1):
+                m.d.sync += slot.eq(Mux(slot == slots - 1, 0, slot + 1))
+        # stage 1 pipeline registers (the ROM read is one enabled cycle)
+        v1 = Signal()
+        slot1 = Signal.like(slot)
+        with m.If(en):
+            m.d.sync += [v1.eq(self.i_valid), slot1.eq(slot)]
+
+        # -- per lane: tables, stage-value select, two combining multipliers, one table updater ----
+        init_tables = tw_model.running_tables(p, depth)            # [lane, g < D, s]
+        steps = tw_model.step_constants(p, depth)                  # [s]
+        issue = Signal()
+        m.d.comb += issue.eq(step & (t < k))
+        issue_s = Signal(range(max(k, 2)))
+        m.d.comb += issue_s.eq(t)
+        # tags travel beside the updater's multiplier: which stage, which table slot
+        tag_s = [Signal(range(max(k, 2)), name=f"tag_s{i}") for i in range(self._mul_latency)]
+        tag_slot = [Signal(range(slots), name=f"tag_slot{i}") for i in range(self._mul_latency)]
+        dst_slot = Signal(range(slots))
+        m.d.comb += dst_slot.eq(Mux(slot == 0, slots - 1, slot - 1))       # (g + D) mod (D + 1)
+        with m.If(en):
+            m.d.sync += [tag_s[0].eq(issue_s), tag_slot[0].eq(dst_slot)]
+            for i in range(1, self._mul_latency):
+                m.d.sync += [tag_s[i].eq(tag_s[i - 1]), tag_slot[i].eq(tag_slot[i - 1])]
+
+        valid_out = []
+        for lane in range(lanes):
+            tables = Array(Array(Signal(64, name=f"c_l{lane}_g{g}_s{s}") for s in range(k))
+                           for g in range(slots))
+            with m.If(self.start):
+                for g in range(slots):
+                    for s in range(k):
+                        value = int(init_tables[lane, g, s]) if g < depth else 0
+                        m.d.sync += tables[g][s].eq(value)
+
+            # table updater: c_s(g + D) = c_s(g) * step_s
+            upd = MulReduce()
+            m.submodules[f"update{lane}"] = upd
+            step_rom = Array(Const(int(steps[s]), 64) for s in range(k))
+            m.d.comb += [upd.en.eq(en), upd.i_valid.eq(issue),
+                         upd.i_a.eq(tables[slot][issue_s]), upd.i_b.eq(step_rom[issue_s])]
+            with m.If(en & upd.o_valid & ~self.start):
+                m.d.sync += tables[tag_slot[-1]][tag_s[-1]].eq(upd.o_p)
+
+            # stage-value select (registered), then the two combining multipliers
+            c0 = Signal(64, name=f"c0_l{lane}")
+            c1 = Signal(64, name=f"c1_l{lane}")
+            w0 = Signal(64, name=f"w0_l{lane}")
+            w1 = Signal(64, name=f"w1_l{lane}")
+            with m.If(en):
+                m.d.sync += [w0.eq(rd.data.w0), w1.eq(rd.data.w1)]
+                with m.If(pass2):
+                    m.d.sync += [c0.eq(1), c1.eq(1)]
+                with m.Else():
+                    m.d.sync += [c0.eq(tables[slot1][rd.data.s0]), c1.eq(tables[slot1][rd.data.s1])]
+            v2 = Signal(name=f"v2_l{lane}")
+            with m.If(en):
+                m.d.sync += v2.eq(v1)
+            for col, (w, c, out) in enumerate(((w0, c0, self.o_w_first), (w1, c1, self.o_w_rest))):
+                mul = MulReduce()
+                m.submodules[f"combine{lane}_{col}"] = mul
+                m.d.comb += [mul.en.eq(en), mul.i_valid.eq(v2), mul.i_a.eq(w), mul.i_b.eq(c),
+                             out[lane].eq(mul.o_p)]
+                if lane == 0 and col == 0:
+                    valid_out.append(mul.o_valid)
+        m.d.comb += self.o_valid.eq(valid_out[0])
+        return m
