@@ -53,7 +53,7 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
-__all__ = ["REPO_ROOT", "BUILD_ROOT", "emit_verilog", "component_props", "param_tag", "build_dir_for",
+__all__ = ["REPO_ROOT", "BUILD_ROOT", "emit_verilog", "lint_verilog", "component_props", "param_tag", "build_dir_for",
            "build", "run_bench", "bench_facts", "verilator_bin"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -116,6 +116,8 @@ def param_tag(params: Mapping[str, Any]) -> str:
         v = params[k]
         if hasattr(v, "tag") and callable(v.tag):      # BuildParams and friends
             v = v.tag()
+        elif isinstance(v, Mapping):                     # e.g. BuildParams.as_dict()
+            v = "-".join(f"{ik}{iv}" for ik, iv in v.items())
         parts.append(f"{k}{v}")
     return re.sub(r"[^A-Za-z0-9_.=-]+", "-", "_".join(parts))
 
@@ -168,6 +170,23 @@ def _have_lz4() -> bool:
         _log("lz4.h not found (install liblz4-dev for FST): dumping VCD (dump.vcd) instead")
         return False
     return True
+
+
+def lint_verilog(src: str, top: str, workdir: Path | None = None) -> str:
+    """``verilator --lint-only`` (width warnings aside) on Verilog text; raises AssertionError with
+    Verilator's messages if it reports anything, returns its (empty) output otherwise."""
+    import subprocess
+    wdir = workdir or (BUILD_ROOT.parent / "lint")
+    wdir.mkdir(parents=True, exist_ok=True)
+    vfile = wdir / f"{top}.v"
+    vfile.write_text(src)
+    env = dict(os.environ, **verilator_env())
+    proc = subprocess.run([str(verilator_bin()), "--lint-only", "-Wno-WIDTH", "--top-module", top, str(vfile)],
+                          capture_output=True, text=True, env=env)
+    out = (proc.stdout + proc.stderr).strip()
+    if proc.returncode != 0 or "%Warning" in out or "%Error" in out:
+        raise AssertionError(f"verilator --lint-only {vfile}:\n{out}")
+    return out
 
 
 def _runner_classes():

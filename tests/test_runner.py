@@ -1,6 +1,7 @@
 """The simulation runner itself: build, cache, facts, and a failing bench must fail."""
 
 import pytest
+from amaranth.hdl import Fragment
 
 from sim.runner import build_dir_for, component_props, param_tag, run_bench
 from sim.smoke import SmokeDelay
@@ -12,7 +13,9 @@ def test_param_tag():
 
 
 def test_component_props():
-    props = component_props(SmokeDelay(width=5, latency=3))
+    dut = SmokeDelay(width=5, latency=3)
+    Fragment.get(dut, None)            # elaborated: no "created but never used" warning
+    props = component_props(dut)
     assert props["latency"] == 3 and props["width"] == 5
 
 
