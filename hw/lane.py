@@ -256,6 +256,8 @@ class Lane(wiring.Component):
       i_x0, i_x1        two canonical points in ``lane_input_order(k)``
       i_w_first         the twiddle stage 0 consumes on this cycle  } hw.model.lane.twiddle_stream(k, c)
       i_w_rest          the stream of the later stages' twiddles    } columns 0 and 1
+      restart           rewind the frame clock to its reset state (only while the lane is empty: the
+                        engine uses it between passes so every pass starts on a frame boundary)
       o_slot_start      1 when the pair taken on this cycle (if en) is the first of a transform slot
       o_valid, o_x0, o_x1   outputs (X[2t], X[2t+1]) on output cycle t, ``latency`` cycles after input
     Properties: log_core, period, latency, stored_points, stored_twiddles, buffer_points, butterfly_latency.
@@ -274,7 +276,7 @@ class Lane(wiring.Component):
         self._reverse = FrameReorder(orders["reverse_in"], orders["output"])
         self._tw2 = SecondHalfTwiddles(log_core)
         super().__init__({
-            "en": In(1), "i_valid": In(1), "i_x0": In(64), "i_x1": In(64),
+            "en": In(1), "restart": In(1), "i_valid": In(1), "i_x0": In(64), "i_x1": In(64),
             "i_w_first": In(64), "i_w_rest": In(64),
             "o_slot_start": Out(1), "o_valid": Out(1), "o_x0": Out(64), "o_x1": Out(64),
         })
@@ -335,8 +337,11 @@ class Lane(wiring.Component):
 
         def phase_counter(name: str, offset: int):
             """Frame parity + cycle (k bits) of the data ``offset`` enabled cycles behind the input."""
-            ctr = Signal(k, name=name, init=(-offset) % (1 << k))
-            with m.If(en):
+            init = (-offset) % (1 << k)
+            ctr = Signal(k, name=name, init=init)
+            with m.If(self.restart):
+                m.d.sync += ctr.eq(init)
+            with m.Elif(en):
                 m.d.sync += ctr.eq(ctr + 1)
             return ctr
 
@@ -348,6 +353,7 @@ class Lane(wiring.Component):
 
         for blk in (h1, turn, h2, rev, tw2):
             m.d.comb += blk.en.eq(en)
+        m.d.comb += [turn.restart.eq(self.restart), rev.restart.eq(self.restart)]
         m.d.comb += [
             h1.i_phase.eq(in_phase), h1.i_valid.eq(self.i_valid),
             h1.i_x0.eq(self.i_x0), h1.i_x1.eq(self.i_x1),

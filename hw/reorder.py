@@ -53,8 +53,10 @@ def bit_sources(order: np.ndarray) -> list[int]:
 class FrameReorder(wiring.Component):
     """Reorders back-to-back frames of 2^k points (two a cycle) from ``write_order`` to ``read_order``.
 
-    Ports: en (global enable: everything holds while 0), i_phase (k bits: frame parity on top, then the
-    cycle within the frame of the pair entering now), i_valid, i_x0, i_x1, o_valid, o_x0, o_x1.
+    Ports: en (global enable: everything holds while 0), restart (forget every stored frame: their
+    valid flags read as 0 until the bank is written again; used with a rewound i_phase), i_phase (k bits:
+    frame parity on top, then the cycle within the frame of the pair entering now), i_valid, i_x0, i_x1,
+    o_valid, o_x0, o_x1.
     The pair entering on cycle t of a frame holds points write_order[t]; the pair leaving on cycle t
     of the frame holds points read_order[t]. Output frames start ``latency`` = 2^(k-1) + 1 enabled cycles
     after input frames; ``o_valid`` is the valid flag stored with the point on ``o_x0``.
@@ -76,7 +78,7 @@ class FrameReorder(wiring.Component):
         self._write_order = write_order.copy()
         self._read_order = read_order.copy()
         super().__init__({
-            "en": In(1), "i_phase": In(self._k), "i_valid": In(1),
+            "en": In(1), "restart": In(1), "i_phase": In(self._k), "i_valid": In(1),
             "i_x0": In(width), "i_x1": In(width),
             "o_valid": Out(1), "o_x0": Out(width), "o_x1": Out(width),
         })
@@ -159,12 +161,26 @@ class FrameReorder(wiring.Component):
         swap_q = Signal(name="r_swap_q")
         with m.If(self.en):
             m.d.sync += swap_q.eq(swap_r)
+
+        # A bank's frame counts only once it was written completely since the last restart: after a
+        # restart the rewound phase may point the reads at a bank holding an old, already-read frame.
+        fresh = Signal(2, name="bank_fresh")
+        armed = Signal(name="w_armed")          # the frame being written began after the restart
+        fresh_q = Signal(name="r_fresh_q")
+        with m.If(self.restart):
+            m.d.sync += [fresh.eq(0), fresh_q.eq(0), armed.eq(0)]
+        with m.Elif(self.en):
+            m.d.sync += fresh_q.eq(fresh.bit_select(~parity, 1))
+            with m.If(cycle == 0):
+                m.d.sync += armed.eq(1)
+            with m.If((cycle == self.period - 1) & (armed | (cycle == 0))):
+                m.d.sync += fresh.bit_select(parity, 1).eq(1)
         d0, d1 = banks[0][1].data, banks[1][1].data
         out0 = Mux(swap_q, d1, d0)
         out1 = Mux(swap_q, d0, d1)
         m.d.comb += [
             self.o_x0.eq(out0[:self._width]),
-            self.o_valid.eq(out0[self._width]),
+            self.o_valid.eq(out0[self._width] & fresh_q),
             self.o_x1.eq(out1[:self._width]),
         ]
         return m

@@ -1,0 +1,167 @@
+"""The NTT engine: L lanes fed by one twiddle generator, one pass of the four-step transform at a time.
+
+    points_in ──► L x Lane ──► points_out          (stream payloads: one engine cycle, 2L points)
+                    ▲
+    TwiddleGenerator┘ (w_first, w_rest per lane)
+
+A pass is 2^k / L rounds; in round g lane l transforms column (pass 1) or row (pass 2) L*g + l, taking its
+points in ``hw.model.schedule.pass_schedule`` order, so one ``points_in`` payload carries every lane's pair
+for one cycle: lane l's x0 at bits [128l, 128l + 64), x1 at [128l + 64, 128l + 128). ``points_out`` uses
+the same packing, in pass_schedule's write order.
+
+Control. The datapath is the valid-only pipeline with a global enable of docs/architecture.md; this block
+turns the two streams into that enable: the lanes advance when a payload is available (or the pass is
+draining) and the output is not blocked. Two things must line up before the first payload enters:
+
+- the twiddle generator runs ``twiddles.latency`` cycles ahead of the points (its words for a cycle leave
+  exactly when that cycle's points enter), so at the start of a pass it is pre-filled alone;
+- the lanes' reorders run on a frame clock counted in enabled cycles, so a transform must enter on a
+  frame boundary; the lanes' frame counters restart at ``start`` (the pipeline is empty between passes).
+
+Both happen in the PREFILL state, ``latency - lane latency`` cycles. Cycles per pass with no stalls:
+N / (2L) + ``latency``.
+"""
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .lane import Lane
+from .model.params import BuildParams
+from .twiddles import TwiddleGenerator
+
+__all__ = ["NttEngine"]
+
+
+class NttEngine(wiring.Component):
+    """One pass at a time of the four-step NTT over N = 2^(2k) points.
+
+    Ports:
+      start      pulse while idle: begin a pass (``pass2`` selects the second)
+      pass2      0: pass 1 (columns, scaled twiddles), 1: pass 2 (rows, plain twiddles)
+      busy       a pass is in progress
+      done       one-cycle pulse when the last payload of the pass has left
+      points_in  stream of payloads (2L x 64 bits) in pass_schedule read order
+      points_out stream of payloads in pass_schedule write order
+    Properties: params, payload_width, beats_per_pass, latency, lane_latency, prefill_cycles, mul_units.
+    """
+
+    def __init__(self, params: BuildParams):
+        if not isinstance(params, BuildParams):
+            raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
+        self._params = params
+        self._twiddles = TwiddleGenerator(params)
+        self._lanes = [Lane(params.log_core) for _ in range(params.lanes)]
+        super().__init__({
+            "start": In(1),
+            "pass2": In(1),
+            "busy": Out(1),
+            "done": Out(1),
+            "points_in": In(stream.Signature(self.payload_width)),
+            "points_out": Out(stream.Signature(self.payload_width)),
+        })
+
+    @property
+    def params(self) -> BuildParams:
+        return self._params
+
+    @property
+    def payload_width(self) -> int:
+        return 2 * 64 * self._params.lanes
+
+    @property
+    def beats_per_pass(self) -> int:
+        """Payloads in (and out) per pass: N / (2L)."""
+        return self._params.cycles_per_pass
+
+    @property
+    def lane_latency(self) -> int:
+        return self._lanes[0].latency
+
+    @property
+    def prefill_cycles(self) -> int:
+        """Cycles between ``start`` and the first cycle a payload can enter: the generator's depth."""
+        return self._twiddles.latency
+
+    @property
+    def latency(self) -> int:
+        """``done`` rises N / (2L) + latency cycles after the cycle ``start`` was taken, with a payload
+        always available and the output always ready."""
+        return self.prefill_cycles + self.lane_latency
+
+    @property
+    def mul_units(self) -> int:
+        """Multiply/reduce units: one per butterfly stage per lane plus the twiddle generator's."""
+        return self._params.lanes * self._params.log_core + self._twiddles.mul_units
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self._params
+        total = self.beats_per_pass
+        tg = m.submodules.twiddles = self._twiddles
+        for i, lane in enumerate(self._lanes):
+            m.submodules[f"lane{i}"] = lane
+
+        issued = Signal(range(total + 1))       # cycles handed to the twiddle generator
+        taken = Signal(range(total + 1))        # payloads that entered the lanes
+        sent = Signal(range(total + 1))         # payloads that left
+        prefill = Signal(range(tg.latency + 1))
+
+        en = Signal()                           # the lanes' (and, outside PREFILL, the generator's) enable
+        tg_en = Signal()
+        accept = Signal()                       # a payload enters the lanes this cycle
+        # A lane output stays on its port until the lanes advance; once taken while they are stalled it
+        # must not be offered again.
+        out_taken = Signal()
+        out_pending = self._lanes[0].o_valid & ~out_taken
+        out_fire = self.points_out.valid & self.points_out.ready
+        out_ok = ~out_pending | self.points_out.ready
+        with m.If(en):
+            m.d.sync += out_taken.eq(0)
+        with m.Elif(out_fire):
+            m.d.sync += out_taken.eq(1)
+
+        restart = Signal()
+        with m.FSM():
+            with m.State("IDLE"):
+                with m.If(self.start):
+                    m.d.sync += [issued.eq(0), taken.eq(0), sent.eq(0), prefill.eq(0)]
+                    m.d.comb += restart.eq(1)
+                    m.next = "PREFILL"
+            with m.State("PREFILL"):
+                m.d.comb += [self.busy.eq(1), tg_en.eq(1)]
+                m.d.sync += prefill.eq(prefill + 1)
+                with m.If(prefill == tg.latency - 1):
+                    m.next = "RUN"
+            with m.State("RUN"):
+                m.d.comb += [self.busy.eq(1), accept.eq(self.points_in.valid & out_ok),
+                             en.eq(accept), tg_en.eq(accept), self.points_in.ready.eq(out_ok)]
+                with m.If(accept & (taken == total - 1)):
+                    m.next = "DRAIN"
+            with m.State("DRAIN"):
+                m.d.comb += [self.busy.eq(1), en.eq(out_ok)]
+                with m.If(out_fire & (sent == total - 1)):
+                    m.d.comb += self.done.eq(1)
+                    m.next = "IDLE"
+
+        with m.If(accept):
+            m.d.sync += taken.eq(taken + 1)
+        issue = tg_en & (issued < total)
+        with m.If(issue):
+            m.d.sync += issued.eq(issued + 1)
+        with m.If(out_fire):
+            m.d.sync += sent.eq(sent + 1)
+
+        m.d.comb += [tg.en.eq(tg_en), tg.start.eq(restart), tg.pass2.eq(self.pass2), tg.i_valid.eq(issue)]
+        for i, lane in enumerate(self._lanes):
+            lo = 128 * i
+            m.d.comb += [
+                lane.en.eq(en), lane.restart.eq(restart), lane.i_valid.eq(accept),
+                lane.i_x0.eq(self.points_in.payload[lo:lo + 64]),
+                lane.i_x1.eq(self.points_in.payload[lo + 64:lo + 128]),
+                lane.i_w_first.eq(tg.o_w_first[i]), lane.i_w_rest.eq(tg.o_w_rest[i]),
+                self.points_out.payload[lo:lo + 64].eq(lane.o_x0),
+                self.points_out.payload[lo + 64:lo + 128].eq(lane.o_x1),
+            ]
+        m.d.comb += self.points_out.valid.eq(out_pending & self.busy)
+        return m
