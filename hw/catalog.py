@@ -4,34 +4,45 @@ Owners add their block with one line in ``COMPONENTS``: a name and a factory tak
 parameters (the component's own constructor checks them). The name is also the Verilog top module.
 """
 
+import inspect
 from typing import Callable
 
 __all__ = ["COMPONENTS", "names", "build", "emit_verilog", "verilog_of"]
 
 
+def _make(cls, kw: dict):
+    """cls(**kw), with unknown or missing parameters reported (TypeError) before any instance exists
+    (a half-built Amaranth component would warn "created but never used")."""
+    try:
+        inspect.signature(cls).bind(**kw)
+    except TypeError as e:
+        raise TypeError(f"{cls.__name__}: {e}") from None
+    return cls(**kw)
+
+
 def _modadd(**kw):
     from hw.arith import ModAdd
-    return ModAdd(**kw)
+    return _make(ModAdd, kw)
 
 
 def _modsub(**kw):
     from hw.arith import ModSub
-    return ModSub(**kw)
+    return _make(ModSub, kw)
 
 
 def _mulreduce(**kw):
     from hw.arith import MulReduce
-    return MulReduce(**kw)
+    return _make(MulReduce, kw)
 
 
 def _butterfly(**kw):
     from hw.butterfly import Butterfly
-    return Butterfly(**kw)
+    return _make(Butterfly, kw)
 
 
 def _lane(**kw):
     from hw.lane import Lane
-    return Lane(**kw)
+    return _make(Lane, kw)
 
 
 #: name -> factory(**params) -> wiring.Component

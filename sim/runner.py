@@ -36,6 +36,9 @@ What it does:
 - runs the cocotb module with ``cocotb_tools.runner`` and fails (AssertionError) if any cocotb test
   failed or none ran.
 
+A bench also runs alone, on any hw.catalog block:
+``python -m sim.runner butterfly sim.bench_butterfly [--param value ...] [--testcase NAME]``.
+
 Environment: ``WAVES=1`` dumps ``dump.fst`` (Verilator; ``dump.vcd`` when the machine lacks
 ``lz4.h`` for Verilator's FST writer) / ``<name>.fst`` (Icarus) into the build directory; ``SIM=icarus`` selects Icarus Verilog (needs ``iverilog`` on PATH); ``SEED=n`` fixes
 cocotb's random seed; ``TESTCASE=a,b`` runs only the named cocotb tests.
@@ -324,3 +327,35 @@ def run_bench(component, *, name: str, test_module: str, params: Mapping[str, An
     assert n_tests > 0, f"{test_module}: no cocotb test ran (check TESTCASE / the module name)"
     assert n_failed == 0, f"{test_module}: {n_failed} of {n_tests} cocotb tests failed (see log above)"
     return results
+
+
+def main(argv=None) -> int:
+    """``python -m sim.runner COMPONENT TEST_MODULE [--testcase T] [--NAME VALUE ...]``."""
+    import argparse
+    from hw import catalog
+    ap = argparse.ArgumentParser(prog="python -m sim.runner", description="run one cocotb bench on a catalog block")
+    ap.add_argument("component", choices=catalog.names())
+    ap.add_argument("test_module")
+    ap.add_argument("--testcase")
+    args, rest = ap.parse_known_args(argv)
+    params: dict[str, Any] = {}
+    for i in range(0, len(rest), 2):
+        if not rest[i].startswith("--") or i + 1 >= len(rest):
+            ap.error(f"block parameters are --NAME VALUE pairs, got {rest[i:]}")
+        v: Any = rest[i + 1]
+        try:
+            v = int(v, 0)
+        except ValueError:
+            pass
+        params[rest[i][2:].replace("-", "_")] = v
+    try:
+        run_bench(catalog.build(args.component, **params), name=args.component, params=params,
+                  test_module=args.test_module, testcase=args.testcase)
+    except AssertionError as e:
+        print(f"FAILED: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
