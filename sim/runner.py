@@ -39,9 +39,12 @@ What it does:
 A bench also runs alone, on any hw.catalog block:
 ``python -m sim.runner butterfly sim.bench_butterfly [--param value ...] [--testcase NAME]``.
 
-Environment: ``WAVES=1`` dumps ``dump.fst`` (Verilator; ``dump.vcd`` when the machine lacks
-``lz4.h`` for Verilator's FST writer) / ``<name>.fst`` (Icarus) into the build directory; ``SIM=icarus`` selects Icarus Verilog (needs ``iverilog`` on PATH); ``SEED=n`` fixes
-cocotb's random seed; ``TESTCASE=a,b`` runs only the named cocotb tests.
+Environment:
+
+- ``WAVES=1`` dumps ``dump.fst`` into the build directory (Verilator; ``dump.vcd`` on a machine
+  without ``lz4.h``, which Verilator's FST writer needs; Icarus writes ``<name>.fst``);
+- ``SIM=icarus`` selects Icarus Verilog (needs ``iverilog`` on PATH);
+- ``SEED=n`` fixes cocotb's random seed; ``TESTCASE=a,b`` runs only the named cocotb tests.
 """
 
 from __future__ import annotations
@@ -84,9 +87,9 @@ def _log(msg: str) -> None:
 # -- Verilog and facts -----------------------------------------------------------------------------
 
 def emit_verilog(component, name: str) -> str:
-    """Verilog for an Amaranth ``wiring.Component`` with top module ``name``."""
-    from amaranth.back import verilog
-    return verilog.convert(component, name=name, emit_src=False)
+    """Verilog for an Amaranth ``wiring.Component`` with top module ``name`` (as hw.catalog emits it)."""
+    from hw.catalog import verilog_of
+    return verilog_of(component, name)
 
 
 def component_props(component) -> dict[str, Any]:
