@@ -171,8 +171,13 @@ def verilator_env() -> dict[str, str]:
 def _have_lz4() -> bool:
     """Verilator's FST writer needs lz4.h; without it (no liblz4-dev) waves fall back to VCD."""
     import subprocess
-    probe = subprocess.run(["cpp", "-x", "c++", "-"], input="#include <lz4.h>\n", capture_output=True, text=True)
-    if probe.returncode != 0:
+    try:
+        probe = subprocess.run(["cpp", "-x", "c++", "-"], input="#include <lz4.h>\n", capture_output=True,
+                               text=True)
+        found = probe.returncode == 0
+    except OSError:
+        found = False
+    if not found:
         _log("lz4.h not found (install liblz4-dev for FST): dumping VCD (dump.vcd) instead")
         return False
     return True
