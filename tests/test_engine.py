@@ -1,0 +1,31 @@
+"""NTT engine: both passes through L lanes and the twiddle generator, on Verilator, against the model."""
+
+import pytest
+
+from hw.engine import NttEngine
+from hw.model.params import BuildParams
+from sim.runner import run_bench
+
+pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
+
+# N = 2^8 with 1, 2, 4, 16 lanes; N = 2^12 with 4 and 16 lanes.
+CONFIGS = [(1, 4), (2, 4), (4, 4), (16, 4), (4, 6), (16, 6)]
+
+
+@pytest.mark.parametrize("lanes, k", CONFIGS, ids=[f"L{l}_k{k}" for l, k in CONFIGS])
+def test_engine(lanes, k):
+    params = BuildParams(lanes=lanes, log_core=k, channels=2)
+    run_bench(NttEngine(params), name="engine", params={"params": params.as_dict()},
+              test_module="sim.bench_engine")
+
+
+def test_rejects_bad_params():
+    with pytest.raises(TypeError, match="params"):
+        NttEngine(BuildParams(lanes=4).as_dict())
+
+
+def test_default_engine_multiplier_budget():
+    """16 lanes x (12 butterflies + 3 twiddle units) = 240 multiply/reduce units = 2,880 DSP48E2."""
+    engine = NttEngine(BuildParams())
+    assert engine.mul_units == 16 * 15
+    assert engine.beats_per_pass == 2**19
