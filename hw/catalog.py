@@ -45,6 +45,13 @@ def _lane(**kw):
     return _make(Lane, kw)
 
 
+def _control(**kw):
+    """ControlSlave from BuildParams fields (lanes=, log_core=, channels=, ...) or params=BuildParams."""
+    from hw.control import ControlSlave
+    from hw.model.params import BuildParams
+    return ControlSlave(kw["params"] if set(kw) == {"params"} else BuildParams(**kw))
+
+
 #: name -> factory(**params) -> wiring.Component
 COMPONENTS: dict[str, Callable] = {
     "modadd": _modadd,
@@ -52,6 +59,7 @@ COMPONENTS: dict[str, Callable] = {
     "mulreduce": _mulreduce,
     "butterfly": _butterfly,
     "lane": _lane,
+    "control": _control,
 }
 
 

@@ -183,16 +183,18 @@ def _have_lz4() -> bool:
     return True
 
 
-def lint_verilog(src: str, top: str, workdir: Path | None = None) -> str:
+def lint_verilog(src: str, top: str, workdir: Path | None = None, waive: tuple[str, ...] = ()) -> str:
     """``verilator --lint-only`` (width warnings aside) on Verilog text; raises AssertionError with
-    Verilator's messages if it reports anything, returns its (empty) output otherwise."""
+    Verilator's messages if it reports anything, returns its (empty) output otherwise. ``waive``: more
+    warning codes to turn off, e.g. ``("SYMRSVDWORD",)`` for the port ``interrupt`` Vitis requires."""
     import subprocess
     wdir = workdir or (BUILD_ROOT.parent / "lint")
     wdir.mkdir(parents=True, exist_ok=True)
     vfile = wdir / f"{top}.v"
     vfile.write_text(src)
     env = dict(os.environ, **verilator_env())
-    proc = subprocess.run([str(verilator_bin()), "--lint-only", "-Wno-WIDTH", "--top-module", top, str(vfile)],
+    proc = subprocess.run([str(verilator_bin()), "--lint-only", "-Wno-WIDTH", *(f"-Wno-{w}" for w in waive),
+                           "--top-module", top, str(vfile)],
                           capture_output=True, text=True, env=env)
     out = (proc.stdout + proc.stderr).strip()
     if proc.returncode != 0 or "%Warning" in out or "%Error" in out:

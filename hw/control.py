@@ -1,0 +1,228 @@
+"""The kernel's control slave ``s_axi_control``: AXI4-Lite, Vitis ``ap_ctrl_hs``, decoding exactly
+:class:`hw.model.regmap.RegisterMap` (no offset is declared here; every one comes from the regmap).
+
+Register behaviour (the reference is :class:`sim.kernel_model.KernelModel`; docs/architecture.md,
+"Control registers", has the table):
+
+- CTRL.ap_start: a write of 1 while idle starts a run. The start is accepted on the same clock edge
+  that commits the write (and raises BVALID), so ap_start never reads back as 1; ``start`` pulses,
+  ``log_n`` / ``base`` / ``supported`` latch the argument registers, ap_idle falls, ap_ready is set and
+  STATUS.bad_size is cleared. While a run is in progress a write of ap_start is ignored.
+- CTRL.ap_done: set by ``done`` (only while a run is in progress), cleared when CTRL is read.
+- CTRL.ap_idle: 1 when no run is in progress (reset value 1).
+- CTRL.ap_ready: set when a start is accepted, cleared when CTRL is read (Vitis HLS's ap_ctrl_hs
+  slaves do the same; XRT only polls ap_done/ap_idle).
+- GIER bit0, IP_IER bit0: plain read/write; the other bits read 0.
+- IP_ISR bit0: set by ``done`` when IP_IER.done is 1; writing 1 toggles it (a ``done`` in the same
+  cycle as the toggle wins: the bit ends up set).
+- Arguments (log_n, hbm_NN low/high words): read/write while idle; writes during a run are ignored
+  (the run works on the values latched at start anyway).
+- Identification block: read only; STATUS.bad_size is ``bad_size`` sampled with ``done``.
+- Unmapped words read 0 and ignore writes; every response is OKAY (XRT treats SLVERR on its control
+  port as a dead kernel, and the register map leaves holes a host may probe).
+- WSTRB: honoured per byte on every writable word (a bit in a byte whose strobe is 0 is not written;
+  for CTRL, ap_start needs strobe 0).
+
+AXI4-Lite handshakes: AW and W are accepted independently (either first, or together) into one-entry
+holding registers; when both are held and no write response is pending, the write is committed and
+BVALID rises on that edge. A read is accepted when no read response is pending and RVALID rises on the
+next edge. Every ready and valid output is a register, so no valid depends on a ready combinationally.
+"""
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from hw.axi import RESP_OKAY, AxiLiteSignature
+from hw.model import regmap as R
+from hw.model.params import BuildParams
+
+__all__ = ["ControlSlave"]
+
+_WORD_BITS = R.ADDRESS_BITS - 2            # word index inside the control space
+
+
+class ControlSlave(wiring.Component):
+    """``s_axi_control`` for a kernel built with ``params`` (sync domain, active-high reset).
+
+    Ports:
+
+    - ``axil``: ``In(AxiLiteSignature(addr_width=regmap.ADDRESS_BITS, data_width=32))``.
+    - ``start`` (Out 1): one-cycle pulse when a run is accepted.
+    - ``log_n`` (Out 32), ``base`` (Out ``ArrayLayout(64, channels)``): the arguments latched at start.
+    - ``supported`` (Out 1): the latched log_n is one of ``regmap.supported_log_n`` (valid from the
+      ``start`` pulse on); the kernel answers ``done`` with ``bad_size = ~supported`` without running.
+    - ``done`` (In 1): pulse from the kernel when the run finished; ignored while idle.
+    - ``bad_size`` (In 1): sampled with ``done`` into STATUS.bad_size.
+    - ``interrupt`` (Out 1): GIER.enable & IP_IER.done & IP_ISR.done.
+    - ``idle`` (Out 1): CTRL.ap_idle.
+
+    Properties: ``params``, ``register_map``, ``read_latency`` (edges from the AR handshake to RVALID),
+    ``write_latency`` (edges from the later of the AW / W handshakes to BVALID; the write, and a
+    start, take effect on that same edge).
+    """
+
+    def __init__(self, params: BuildParams):
+        if not isinstance(params, BuildParams):
+            raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
+        self._params = params
+        self._rmap = R.RegisterMap(params)
+        super().__init__({
+            "axil": In(AxiLiteSignature(addr_width=R.ADDRESS_BITS, data_width=R.DATA_BITS)),
+            "start": Out(1),
+            "log_n": Out(32),
+            "base": Out(data.ArrayLayout(64, params.channels)),
+            "supported": Out(1),
+            "done": In(1),
+            "bad_size": In(1),
+            "interrupt": Out(1),
+            "idle": Out(1, init=1),
+        })
+
+    # -- published facts ---------------------------------------------------------------------------
+
+    @property
+    def params(self) -> BuildParams:
+        return self._params
+
+    @property
+    def register_map(self) -> R.RegisterMap:
+        return self._rmap
+
+    @property
+    def read_latency(self) -> int:
+        return 1
+
+    @property
+    def write_latency(self) -> int:
+        return 1
+
+    @property
+    def channels(self) -> int:
+        return self._params.channels
+
+    @property
+    def supported_log_n(self) -> tuple[int, ...]:
+        return self._rmap.supported_log_n
+
+    def log_n_supported(self, log_n: int) -> bool:
+        """Whether the kernel runs a start with this ``log_n`` (else it answers done + bad_size)."""
+        return log_n in self._rmap.supported_log_n
+
+    # -- gateware ----------------------------------------------------------------------------------
+
+    def elaborate(self, platform):
+        m = Module()
+        bus = self.axil
+        rmap = self._rmap
+
+        # Argument words, in register-map order (log_n, hbm_00 lo, hbm_00 hi, ...).
+        arg_words = {off: Signal(32, name=f"arg_{off:03x}") for a in rmap.args for off in a.word_offsets}
+
+        gier = Signal(name="gier")
+        ier = Signal(name="ier")
+        isr = Signal(name="isr")
+        idle = Signal(init=1, name="ap_idle")
+        ap_done = Signal(name="ap_done")
+        ap_ready = Signal(name="ap_ready")
+        bad = Signal(name="status_bad_size")
+
+        # -- write channel: independent AW / W holding registers -----------------------------------
+        aw_full = Signal()
+        aw_word = Signal(_WORD_BITS)
+        w_full = Signal()
+        w_data = Signal(32)
+        w_strb = Signal(4)
+        bvalid = Signal()
+        m.d.comb += [bus.awready.eq(~aw_full), bus.wready.eq(~w_full),
+                     bus.bvalid.eq(bvalid), bus.bresp.eq(RESP_OKAY)]
+        with m.If(bus.awvalid & ~aw_full):
+            m.d.sync += [aw_full.eq(1), aw_word.eq(bus.awaddr[2:])]
+        with m.If(bus.wvalid & ~w_full):
+            m.d.sync += [w_full.eq(1), w_data.eq(bus.wdata), w_strb.eq(bus.wstrb)]
+        commit = Signal()
+        m.d.comb += commit.eq(aw_full & w_full & ~bvalid)
+        with m.If(commit):
+            m.d.sync += [aw_full.eq(0), w_full.eq(0), bvalid.eq(1)]
+        with m.Elif(bvalid & bus.bready):
+            m.d.sync += bvalid.eq(0)
+
+        def hits(offset):
+            return commit & (aw_word == offset >> 2)
+
+        bit0 = w_strb[0]
+        def merged(old):
+            """The held write data merged into ``old`` byte by byte, as WSTRB says."""
+            return Cat(*[Mux(w_strb[i], w_data.word_select(i, 8), old.word_select(i, 8)) for i in range(4)])
+
+        with m.If(idle):
+            for off, reg in arg_words.items():
+                with m.If(hits(off)):
+                    m.d.sync += reg.eq(merged(reg))
+        with m.If(hits(R.GIER) & bit0):
+            m.d.sync += gier.eq(w_data[0])
+        with m.If(hits(R.IP_IER) & bit0):
+            m.d.sync += ier.eq(w_data[0])
+
+        # -- run control ---------------------------------------------------------------------------
+        start_now = Signal()
+        finish_now = Signal()
+        m.d.comb += [start_now.eq(hits(R.CTRL) & bit0 & w_data[0] & idle),
+                     finish_now.eq(self.done & ~idle)]
+        m.d.sync += self.start.eq(start_now)
+        with m.If(start_now):
+            m.d.sync += [idle.eq(0), bad.eq(0), self.log_n.eq(arg_words[R.ARGS_BASE])]
+            for pa in rmap.pointer_args:
+                lo, hi = pa.word_offsets
+                m.d.sync += self.base[pa.channel].eq(Cat(arg_words[lo], arg_words[hi]))
+            log_n_arg = arg_words[rmap.arg("log_n").offset]
+            ok = 0
+            for v in rmap.supported_log_n:
+                ok = ok | (log_n_arg == v)
+            m.d.sync += self.supported.eq(ok)
+        with m.If(finish_now):
+            m.d.sync += [idle.eq(1), bad.eq(self.bad_size)]
+
+        # -- read channel --------------------------------------------------------------------------
+        rvalid = Signal()
+        rdata = Signal(32)
+        m.d.comb += [bus.arready.eq(~rvalid), bus.rvalid.eq(rvalid), bus.rdata.eq(rdata),
+                     bus.rresp.eq(RESP_OKAY)]
+        ar_take = Signal()
+        ar_word = Signal(_WORD_BITS)
+        m.d.comb += [ar_take.eq(bus.arvalid & ~rvalid), ar_word.eq(bus.araddr[2:])]
+        read_ctrl = Signal()
+        m.d.comb += read_ctrl.eq(ar_take & (ar_word == R.CTRL >> 2))
+        with m.If(ar_take):
+            m.d.sync += rvalid.eq(1)
+            with m.Switch(ar_word):
+                with m.Case(R.CTRL >> 2):
+                    m.d.sync += rdata.eq(Cat(Signal(), ap_done, idle, ap_ready))  # ap_start never pending
+                with m.Case(R.GIER >> 2):
+                    m.d.sync += rdata.eq(gier)
+                with m.Case(R.IP_IER >> 2):
+                    m.d.sync += rdata.eq(ier)
+                with m.Case(R.IP_ISR >> 2):
+                    m.d.sync += rdata.eq(isr)
+                for off, reg in arg_words.items():
+                    with m.Case(off >> 2):
+                        m.d.sync += rdata.eq(reg)
+                ids = rmap.id_values
+                for name in R.ID_REGISTERS:
+                    with m.Case(rmap.id_offset(name) >> 2):
+                        m.d.sync += rdata.eq(bad if name == "STATUS" else ids[name])
+                with m.Default():
+                    m.d.sync += rdata.eq(0)
+        with m.Elif(rvalid & bus.rready):
+            m.d.sync += rvalid.eq(0)
+
+        # Clear-on-read and set-by-event bits: an event in the same cycle as the read wins, so it is
+        # never lost (the read returned the old value, the next read sees the event).
+        m.d.sync += [
+            ap_done.eq((ap_done & ~read_ctrl) | finish_now),
+            ap_ready.eq((ap_ready & ~read_ctrl) | start_now),
+            isr.eq((isr ^ (hits(R.IP_ISR) & bit0 & w_data[0])) | (finish_now & ier)),
+        ]
+        m.d.comb += [self.interrupt.eq(gier & ier & isr), self.idle.eq(idle)]
+        return m
+
