@@ -1,0 +1,204 @@
+"""The `nantucket` Vitis RTL kernel: control slave + HBM DMA engine + NTT engine, and its thin top.
+
+    s_axi_control ─► ControlSlave ─► KernelSequencer ─► DmaEngine ◄─► mNN_axi (HBM[NN])
+                                                  └────► NttEngine ◄─► (points streams of the DMA)
+
+:class:`NttKernel` is the kernel in Amaranth terms (interfaces, ``dma`` and ``ntt`` clock domains).
+:class:`VitisKernel` is the only place that knows Vitis' names: it flattens the interfaces into
+``s_axi_control_*`` and ``mNN_axi_*`` ports, makes the two clock domains from ``ap_clk``/``ap_rst_n``
+(DMA) and ``ap_clk_2``/``ap_rst_n_2`` (NTT), and exposes ``interrupt``.
+
+A run: the host writes ``log_n`` and the ``hbm_NN`` base addresses and sets ap_start. A ``log_n`` other
+than the native 2k finishes at once with STATUS.bad_size and touches no memory. Otherwise the sequencer
+runs pass 1 (DMA pass 1 with the engine's pass 1), waits until the DMA has every write response, then
+pass 2, then raises done. The engine's start crosses into the ``ntt`` domain as a toggle; the pass it
+selects is set several DMA cycles before and held, so it is stable when the toggle arrives.
+"""
+
+from amaranth.hdl import ClockDomain, ClockSignal, DomainRenamer, Module, ResetSignal, Signal
+from amaranth.lib import wiring
+from amaranth.lib.cdc import FFSynchronizer
+from amaranth.lib.wiring import In, Out, connect, flipped
+
+from .axi import AxiLiteSignature, Axi4Signature
+from .control import ControlSlave
+from .dma import DmaEngine
+from .engine import NttEngine
+from .model import regmap
+from .model.params import BuildParams
+
+__all__ = ["NttKernel", "VitisKernel"]
+
+#: DMA cycles the engine's pass selection is held before its start toggle (> 2 synchronizer stages
+#: of the faster ntt clock, with margin for any clock ratio the link may pick).
+_PASS_SETUP_CYCLES = 4
+
+
+def _control_signature() -> AxiLiteSignature:
+    """The control port, from the master's side (the kernel's port is its flip)."""
+    return AxiLiteSignature(addr_width=regmap.ADDRESS_BITS, data_width=regmap.DATA_BITS)
+
+
+class NttKernel(wiring.Component):
+    """The kernel with Amaranth interfaces. Domains: ``dma`` (control, AXI) and ``ntt`` (engine).
+
+    Ports: ``s_axi_control`` (AXI4-Lite slave), ``m_axi`` (C AXI4 masters), ``interrupt``.
+    Properties: params, register_map, dma, engine, control.
+    """
+
+    def __init__(self, params: BuildParams, *, dma_options: dict | None = None):
+        if not isinstance(params, BuildParams):
+            raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
+        self._params = params
+        self._map = regmap.RegisterMap(params)
+        self._control = ControlSlave(params)
+        self._dma = DmaEngine(params, **(dma_options or {}))
+        self._engine = NttEngine(params)
+        super().__init__({
+            "s_axi_control": In(_control_signature()),
+            "m_axi": Out(self._dma.axi_signature).array(params.channels),
+            "interrupt": Out(1),
+        })
+        #: 1 from an accepted start to done (dma domain); not a port, read by simulation harnesses.
+        self.busy = Signal()
+
+    @property
+    def params(self) -> BuildParams:
+        return self._params
+
+    @property
+    def register_map(self) -> regmap.RegisterMap:
+        return self._map
+
+    @property
+    def dma(self) -> DmaEngine:
+        return self._dma
+
+    @property
+    def engine(self) -> NttEngine:
+        return self._engine
+
+    @property
+    def control(self) -> ControlSlave:
+        return self._control
+
+    def elaborate(self, platform):
+        m = Module()
+        ctrl, dma, engine = self._control, self._dma, self._engine
+        m.submodules.control = DomainRenamer("dma")(ctrl)
+        m.submodules.dma = dma
+        m.submodules.engine = DomainRenamer("ntt")(engine)
+
+        connect(m, flipped(self.s_axi_control), ctrl.axil)
+        for ch in range(self._params.channels):
+            connect(m, flipped(self.m_axi[ch]), dma.m_axi[ch])
+        connect(m, dma.points_out, engine.points_in)
+        connect(m, engine.points_out, dma.points_in)
+        m.d.comb += self.interrupt.eq(ctrl.interrupt)
+
+        # -- the sequencer (dma domain) ---------------------------------------------------------
+        pass2 = Signal()                    # the engine's pass selection, held through the pass
+        start_toggle = Signal()             # flips once per engine start
+        setup = Signal(range(_PASS_SETUP_CYCLES + 1))
+        native = self._params.log_n
+        for ch in range(self._params.channels):
+            m.d.comb += dma.base[ch].eq(ctrl.base[ch])
+        with m.FSM(domain="dma") as fsm:
+            with m.State("IDLE"):
+                with m.If(ctrl.start):
+                    with m.If(ctrl.log_n == native):
+                        m.d.dma += [pass2.eq(0), setup.eq(0)]
+                        m.next = "SETUP1"
+                    with m.Else():
+                        m.d.comb += [ctrl.done.eq(1), ctrl.bad_size.eq(1)]
+            for index, (setup_state, run_state, nxt) in enumerate(
+                    (("SETUP1", "PASS1", "SETUP2"), ("SETUP2", "PASS2", "IDLE")), start=1):
+                with m.State(setup_state):
+                    m.d.dma += setup.eq(setup + 1)
+                    with m.If(setup == _PASS_SETUP_CYCLES):
+                        m.d.dma += start_toggle.eq(~start_toggle)
+                        m.d.comb += [dma.start.eq(1), dma.pass_index.eq(index)]
+                        m.next = run_state
+                with m.State(run_state):
+                    m.d.comb += dma.pass_index.eq(index)
+                    with m.If(dma.done):
+                        m.d.dma += setup.eq(0)
+                        if nxt == "IDLE":
+                            m.d.comb += ctrl.done.eq(1)
+                        else:
+                            m.d.dma += pass2.eq(1)
+                        m.next = nxt
+
+        m.d.comb += self.busy.eq(~fsm.ongoing("IDLE"))
+
+        # -- engine start across to the ntt domain --------------------------------------------
+        toggle_ntt = Signal()
+        toggle_seen = Signal()
+        m.submodules.start_sync = FFSynchronizer(start_toggle, toggle_ntt, o_domain="ntt")
+        m.submodules.pass_sync = FFSynchronizer(pass2, engine.pass2, o_domain="ntt")
+        m.d.ntt += toggle_seen.eq(toggle_ntt)
+        m.d.comb += engine.start.eq(toggle_ntt ^ toggle_seen)
+        return m
+
+
+def _flat_members(prefix: str, signature: wiring.Signature, flip: bool):
+    """(port name, member) pairs for every signal of a flat interface signature, Vitis-style names."""
+    for name, member in signature.members.items():
+        if not member.is_port:
+            raise TypeError(f"signature: member {name} of {prefix} is not a plain port")
+        yield f"{prefix}_{name}", (member.flip() if flip else member)
+
+
+class VitisKernel(wiring.Component):
+    """The kernel as Vitis sees it: ap_clk/ap_rst_n (DMA), ap_clk_2/ap_rst_n_2 (NTT), s_axi_control_*,
+    m00_axi_* .. m(C-1)_axi_*, interrupt. Emit it with top module name ``regmap.KERNEL_NAME``."""
+
+    def __init__(self, params: BuildParams | None = None, *, lanes: int | None = None,
+                 log_core: int | None = None, channels: int | None = None, dma_options: dict | None = None):
+        if params is None:
+            given = {k: v for k, v in (("lanes", lanes), ("log_core", log_core), ("channels", channels))
+                     if v is not None}
+            params = BuildParams(**given)
+        elif not isinstance(params, BuildParams):
+            raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
+        self._core = NttKernel(params, dma_options=dma_options)
+        members = {"ap_clk": In(1), "ap_rst_n": In(1), "ap_clk_2": In(1), "ap_rst_n_2": In(1)}
+        members.update(_flat_members(regmap.CONTROL_PORT, _control_signature(), flip=True))
+        axi = self._core.dma.axi_signature
+        for ch in range(params.channels):
+            members.update(_flat_members(regmap.master_port(ch), axi, flip=False))
+        members["interrupt"] = Out(1)
+        super().__init__(members)
+
+    @property
+    def params(self) -> BuildParams:
+        return self._core.params
+
+    @property
+    def core(self) -> NttKernel:
+        return self._core
+
+    def elaborate(self, platform):
+        m = Module()
+        core = self._core
+        # Private domain names, so a harness around the kernel (sim/) can have its own dma/ntt.
+        m.submodules.core = DomainRenamer({"dma": "kernel_dma", "ntt": "kernel_ntt"})(core)
+        m.domains.kernel_dma = ClockDomain("kernel_dma")
+        m.domains.kernel_ntt = ClockDomain("kernel_ntt")
+        m.d.comb += [
+            ClockSignal("kernel_dma").eq(self.ap_clk), ResetSignal("kernel_dma").eq(~self.ap_rst_n),
+            ClockSignal("kernel_ntt").eq(self.ap_clk_2), ResetSignal("kernel_ntt").eq(~self.ap_rst_n_2),
+            self.interrupt.eq(core.interrupt),
+        ]
+
+        def wire(prefix, inner, signature, flip):
+            for name, member in signature.members.items():
+                outer = getattr(self, f"{prefix}_{name}")
+                to_core = (member.flow == In) != flip       # core input <- top input
+                sig = getattr(inner, name)
+                m.d.comb += (sig.eq(outer) if to_core else outer.eq(sig))
+
+        wire(regmap.CONTROL_PORT, core.s_axi_control, _control_signature(), True)
+        for ch in range(self.params.channels):
+            wire(regmap.master_port(ch), core.m_axi[ch], core.dma.axi_signature, False)
+        return m

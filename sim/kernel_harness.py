@@ -1,0 +1,122 @@
+"""The simulated card: the Vitis kernel top (exactly the Verilog a real build packages) with one
+in-design HBM pseudo-channel model (sim/hbm.py) on each ``mNN_axi`` port.
+
+Ports of the harness (the simulator's top):
+
+- ``ap_clk``, ``ap_rst_n``, ``ap_clk_2``, ``ap_rst_n_2``, ``s_axi_control_*``, ``interrupt``: the kernel's own;
+- ``refresh_en``, ``stall_en``: HBM refresh windows and random AXI stalls on every channel;
+- ``bd_chan``, ``bd_addr``, ``bd_we``, ``bd_wdata``, ``bd_rdata``: backdoor to the HBM (one 256-bit beat a
+  cycle, beat ``bd_addr`` of channel ``bd_chan``'s window) for preload and read-back;
+- ``err``: every channel model's sticky protocol error bits;
+- ``ntt_cycles``: ``ap_clk_2`` cycles the kernel spent busy in its last run (from ap_start accepted to done).
+
+Channel c's window starts at ``c * CHANNEL_SPAN`` (256 MiB, one pseudo-channel), the address XRT gives a
+buffer in bank HBM[c]; it holds ``depth_beats`` beats from that address on.
+"""
+
+from amaranth.hdl import DomainRenamer, Module, Signal, ClockDomain, ClockSignal, ResetSignal
+from amaranth.lib import data, wiring
+from amaranth.lib.cdc import FFSynchronizer
+from amaranth.lib.wiring import In, Out
+
+from hw.kernel import VitisKernel
+from hw.model import regmap
+from hw.model.layout import BEAT_BYTES, HbmLayout
+from hw.model.params import BuildParams
+from .hbm import CHANNEL_SPAN, HbmChannelModel
+
+__all__ = ["KernelHarness"]
+
+
+class KernelHarness(wiring.Component):
+    """VitisKernel(params) + C HbmChannelModels. ``depth_beats`` defaults to the layout's buffer size."""
+
+    def __init__(self, params: BuildParams, *, depth_beats: int | None = None, latency: int = 32,
+                 refresh_period: int = 480, refresh_cycles: int = 96, stall_rate: int = 64, seed: int = 1):
+        if not isinstance(params, BuildParams):
+            raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
+        layout = HbmLayout(params)
+        if depth_beats is None:
+            depth_beats = layout.beats_per_channel
+        if not isinstance(depth_beats, int) or depth_beats < layout.beats_per_channel:
+            raise ValueError(f"depth_beats: must be an int >= {layout.beats_per_channel}, got {depth_beats!r}")
+        self._params = params
+        self._depth = depth_beats
+        self._kernel = VitisKernel(params)
+        self._models = [
+            HbmChannelModel(depth_beats=depth_beats, window_base=c * CHANNEL_SPAN, latency=latency,
+                            refresh_period=refresh_period, refresh_cycles=refresh_cycles,
+                            refresh_phase=(c * 2654435761 + seed * 97) % refresh_period,
+                            stall_rate=stall_rate, seed=(seed * 1000003 + c * 7919) % (2**32 - 1) + 1)
+            for c in range(params.channels)]
+        members = {name: member for name, member in self._kernel.signature.members.items()
+                   if not name.startswith("m") or not name[1:3].isdigit()}
+        chans = params.channels
+        members.update({
+            "refresh_en": In(1), "stall_en": In(1),
+            "bd_chan": In(range(chans)), "bd_addr": In(range(depth_beats)), "bd_we": In(1),
+            "bd_wdata": In(BEAT_BYTES * 8), "bd_rdata": Out(BEAT_BYTES * 8),
+            "err": Out(data.ArrayLayout(4, chans)),
+            "ntt_cycles": Out(40),
+        })
+        super().__init__(members)
+
+    @property
+    def params(self) -> BuildParams:
+        return self._params
+
+    @property
+    def depth_beats(self) -> int:
+        return self._depth
+
+    @property
+    def channel_span(self) -> int:
+        return CHANNEL_SPAN
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self._params
+        m.submodules.kernel = kernel = self._kernel
+        m.domains.dma = ClockDomain("dma")
+        m.domains.ntt = ClockDomain("ntt")
+        m.d.comb += [ClockSignal("dma").eq(self.ap_clk), ResetSignal("dma").eq(~self.ap_rst_n),
+                     ClockSignal("ntt").eq(self.ap_clk_2), ResetSignal("ntt").eq(~self.ap_rst_n_2)]
+        for name in self._kernel.signature.members:
+            if name.startswith("m") and name[1:3].isdigit():
+                continue
+            mine, theirs = getattr(self, name), getattr(kernel, name)
+            if self.signature.members[name].flow == In:
+                m.d.comb += theirs.eq(mine)
+            else:
+                m.d.comb += mine.eq(theirs)
+
+        rdata = []
+        for c, model in enumerate(self._models):
+            m.submodules[f"hbm{c}"] = hbm = DomainRenamer("dma")(model)
+            prefix = regmap.master_port(c)
+            for name, member in kernel.core.dma.axi_signature.members.items():
+                port = getattr(kernel, f"{prefix}_{name}")
+                sig = getattr(hbm.axi, name)
+                m.d.comb += (sig.eq(port) if member.flow == Out else port.eq(sig))
+            m.d.comb += [
+                hbm.refresh_en.eq(self.refresh_en), hbm.stall_en.eq(self.stall_en),
+                hbm.bd_addr.eq(self.bd_addr), hbm.bd_wdata.eq(self.bd_wdata),
+                hbm.bd_we.eq(self.bd_we & (self.bd_chan == c)),
+                self.err[c].eq(hbm.err),
+            ]
+            rdata.append(hbm.bd_rdata)
+        with m.Switch(self.bd_chan):
+            for c, r in enumerate(rdata):
+                with m.Case(c):
+                    m.d.comb += self.bd_rdata.eq(r)
+
+        # kernel busy time in NTT clock cycles
+        busy = Signal()
+        m.submodules.busy_sync = FFSynchronizer(kernel.core.busy, busy, o_domain="ntt")
+        was_busy = Signal()
+        m.d.ntt += was_busy.eq(busy)
+        with m.If(busy & ~was_busy):
+            m.d.ntt += self.ntt_cycles.eq(1)
+        with m.Elif(busy):
+            m.d.ntt += self.ntt_cycles.eq(self.ntt_cycles + 1)
+        return m
