@@ -59,7 +59,7 @@ def run_lane_sim(dut: Lane, slots, stall_rate: float, seed: int):
     rng = random.Random(seed)
     per = dut.period
     outs, out_edges, starts = [], [], []
-    n_valid = sum(s is not None for s in slots)
+    n_valid = sum(isinstance(s, tuple) for s in slots)
 
     async def bench(ctx):
         edge, slot, t = 0, 0, 0
@@ -69,6 +69,16 @@ def run_lane_sim(dut: Lane, slots, stall_rate: float, seed: int):
             ctx.set(dut.en, en)
             feeding = slot < len(slots)
             fr = slots[slot] if feeding else None
+            sent_frames = sum(isinstance(f, tuple) for f in slots[:slot])
+            if isinstance(fr, str) and len(outs) < sent_frames * per:
+                fr = None                           # "restart" waits (idle) until the lane is empty
+            elif isinstance(fr, str):               # then rewinds the frame clock at once
+                ctx.set(dut.restart, 1)
+                ctx.set(dut.i_valid, 0)
+                await ctx.tick()
+                ctx.set(dut.restart, 0)
+                slot, t = slot + 1, 0
+                continue
             if fr is None:
                 ctx.set(dut.i_valid, 0 if en else rng.getrandbits(1))
                 for s in (dut.i_x0, dut.i_x1, dut.i_w_first, dut.i_w_rest):
@@ -88,10 +98,13 @@ def run_lane_sim(dut: Lane, slots, stall_rate: float, seed: int):
                         starts.append(edge)
                     t += 1
                     if t == per:
-                        slot, t = slot + 1, 0
+                        t = 0
+                        if not isinstance(slots[slot], str):
+                            slot += 1
                 if ctx.get(dut.o_valid):
                     outs.append((ctx.get(dut.o_x0), ctx.get(dut.o_x1)))
                     out_edges.append(edge)
+                    assert len(outs) <= n_valid * per, "more output pairs than input pairs"
                 if not feeding and len(outs) == n_valid * per:
                     drain += 1
             await ctx.tick()
@@ -123,6 +136,24 @@ def test_lane_logic(k, bf_latency):
         assert out_edges[f * per + per - 1] - out_edges[f * per] == per - 1
     # back-to-back (after the idle slot): M frames take M * 2^(k-1) + latency enabled cycles
     assert out_edges[-1] - starts[1] + 1 == (n_frames - 1) * per + dut.latency
+
+
+@pytest.mark.parametrize("k", [3, 6])
+def test_restart_between_streams(k):
+    """``restart`` (used by the engine between passes) rewinds the frame clock of an empty lane: the next
+    stream may start at once, and no frame stored before the restart comes out again."""
+    dut = Lane(k, butterfly=lambda: BehaviouralButterfly(2))
+    per = dut.period
+    rng = np.random.default_rng(k)
+    x = rng.integers(0, P, (3, 1 << k), dtype=np.uint64)
+    frames = [(LM.to_lane_pairs(x[f]), LM.twiddle_stream(k, None if f else 5)) for f in range(3)]
+    slots = [frames[0], "restart", frames[1], frames[2]]
+    outs, out_edges, starts = run_lane_sim(dut, slots, stall_rate=0.2, seed=k)
+    assert len(outs) == 3 * per
+    got = LM.from_lane_pairs(np.array(outs, dtype=np.uint64).reshape(3, per, 2))
+    for f in range(3):
+        assert np.array_equal(got[f], LM.lane_reference(x[f], c=None if f else 5)), f"frame {f}"
+    assert out_edges[per] - starts[1] == dut.latency
 
 
 def test_lane_logic_detects_wrong_twiddles():
