@@ -10,7 +10,9 @@
 - optional random stalls on every ready (AR, AW, W) and valid (R, B) from an LFSR,
 - protocol checks (sticky ``err`` bits): access outside the window, a burst crossing 4 KiB, WLAST on the
   wrong beat, a size/burst type other than full-width INCR; and a histogram of burst lengths,
-- a backdoor port (one beat per cycle) for preload and read-back from a testbench.
+- a backdoor port (one beat per cycle) for preload and read-back from a testbench;
+- ``store=False`` drops the memory (reads return their beat address): a timing-only model for full-size
+  throughput runs, whose Verilog would otherwise carry millions of initialised words.
 
 It is written in the ``sync`` domain; instantiate it under a DomainRenamer (the loopback top puts it on
 ``dma``). Because it is ordinary Amaranth, Verilator runs it at full speed and pysim runs it too.
@@ -53,11 +55,27 @@ def _int(name, v, lo, hi=None):
         raise ValueError(f"{name}: must be in {lo}..{hi if hi is not None else 'inf'}, got {v}")
 
 
+class _FakeReadPort:
+    def __init__(self, abits, m):
+        self.addr = Signal(abits)
+        self.en = Signal()
+        self.data = Signal(BEAT_BYTES * 8)
+        with m.If(self.en):
+            m.d.sync += self.data.eq(self.addr)
+
+
+class _FakeWritePort:
+    def __init__(self, abits):
+        self.addr = Signal(abits)
+        self.en = Signal()
+        self.data = Signal(BEAT_BYTES * 8)
+
+
 class HbmChannelModel(wiring.Component):
     def __init__(self, *, depth_beats: int, window_base: int = 0, latency: int = 32,
                  refresh_period: int = 480, refresh_cycles: int = 96, refresh_phase: int = 0,
                  stall_rate: int = 64, seed: int = 1, hbm_num: int = 3, hbm_den: int = 2,
-                 queue: int = 16, addr_width: int = 64, init=()):
+                 queue: int = 16, addr_width: int = 64, init=(), store: bool = True):
         _int("depth_beats", depth_beats, 1)
         _int("window_base", window_base, 0)
         _int("latency", latency, 1, 4096)
@@ -80,6 +98,7 @@ class HbmChannelModel(wiring.Component):
         self._cap = (hbm_num, hbm_den)
         self._queue = queue
         self._init = list(init)
+        self._store = bool(store)
         axi = Axi4Signature(addr_width=addr_width, data_width=BEAT_BYTES * 8)
         super().__init__({
             "axi": In(axi),
@@ -119,11 +138,17 @@ class HbmChannelModel(wiring.Component):
         abits = max(1, (depth - 1).bit_length())
         lbits = 8
 
-        m.submodules.mem = mem = Memory(shape=BEAT_BYTES * 8, depth=depth, init=self._init)
-        rd = mem.read_port(transparent_for=())
-        bd_rd = mem.read_port()
-        wr = mem.write_port()
-        m.d.comb += [bd_rd.addr.eq(self.bd_addr), self.bd_rdata.eq(bd_rd.data)]
+        if self._store:
+            m.submodules.mem = mem = Memory(shape=BEAT_BYTES * 8, depth=depth, init=self._init)
+            rd = mem.read_port(transparent_for=())
+            bd_rd = mem.read_port()
+            wr = mem.write_port()
+            m.d.comb += [bd_rd.addr.eq(self.bd_addr), self.bd_rdata.eq(bd_rd.data)]
+        else:
+            # timing-only model (throughput runs of full-size transforms): reads return the beat address,
+            # writes are counted and dropped
+            rd = _FakeReadPort(abits, m)
+            wr = _FakeWritePort(abits)
 
         # time, refresh windows, random stalls
         now = Signal(32)
@@ -264,7 +289,8 @@ class DmaLoopback(wiring.Component):
 
     def __init__(self, params: BuildParams, *, fifo_beats: int = 128, latency: int = 32,
                  refresh_period: int = 480, refresh_cycles: int = 96, stall_rate: int = 64,
-                 loop_stall_rate: int = 64, guard_beats: int = 8, loop_depth: int = 4, seed: int = 1):
+                 loop_stall_rate: int = 64, guard_beats: int = 8, loop_depth: int = 4, seed: int = 1,
+                 store: bool = True, hbm_num: int = 3, hbm_den: int = 2):
         if not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
         _int("guard_beats", guard_beats, 0)
@@ -279,7 +305,8 @@ class DmaLoopback(wiring.Component):
             HbmChannelModel(depth_beats=self._depth, window_base=c * CHANNEL_SPAN, latency=latency,
                             refresh_period=refresh_period, refresh_cycles=refresh_cycles,
                             refresh_phase=(c * 2654435761 + seed * 97) % refresh_period,
-                            stall_rate=stall_rate, seed=(seed * 1000003 + c * 7919) % (2**32 - 1) + 1)
+                            stall_rate=stall_rate, seed=(seed * 1000003 + c * 7919) % (2**32 - 1) + 1,
+                            store=store, hbm_num=hbm_num, hbm_den=hbm_den)
             for c in range(params.channels)]
         self._loop_stall = loop_stall_rate
         self._loop_depth = loop_depth
