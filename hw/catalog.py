@@ -52,6 +52,12 @@ def _control(**kw):
     return ControlSlave(kw["params"] if set(kw) == {"params"} else BuildParams(**kw))
 
 
+def _dma(lanes: int = 16, log_core: int = 12, channels: int = 32, **kw):
+    from hw.dma import DmaEngine
+    from hw.model.params import BuildParams
+    return DmaEngine(BuildParams(lanes=lanes, log_core=log_core, channels=channels), **kw)
+
+
 #: name -> factory(**params) -> wiring.Component
 COMPONENTS: dict[str, Callable] = {
     "modadd": _modadd,
@@ -60,6 +66,7 @@ COMPONENTS: dict[str, Callable] = {
     "butterfly": _butterfly,
     "lane": _lane,
     "control": _control,
+    "dma": _dma,
 }
 
 
