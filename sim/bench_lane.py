@@ -47,7 +47,7 @@ class LaneTB:
     async def start(self):
         d = self.dut
         start_clock(d.clk)
-        for s in (d.en, d.i_valid, d.i_x0, d.i_x1, d.i_w_first, d.i_w_rest):
+        for s in (d.en, d.restart, d.i_valid, d.i_x0, d.i_x1, d.i_w_first, d.i_w_rest):
             s.value = 0
         await reset(d.clk, d.rst)
 
@@ -192,3 +192,45 @@ async def test_edge_values(dut, stall):
     got = await tb.run(frames, pattern("none"), pattern(stall, seed=random.getrandbits(32)))
     tb.check(got, frames)
     assert np.all(LM.from_lane_pairs(got[2]) == 1)          # the transform of a single 1 is all ones
+
+
+@cocotb.test()
+async def test_sim_speed(dut):
+    """Simulator speed with no Python work per cycle: a constant stream for many cycles, then one
+    output frame checked against the lane model (constant points and twiddle words on every cycle)."""
+    from cocotb.triggers import ClockCycles
+
+    tb = LaneTB(dut)
+    await tb.start()
+    d, per = dut, tb.period
+    x, w = random.randrange(P), random.randrange(P)
+    d.i_x0.value, d.i_x1.value = x, x
+    d.i_w_first.value, d.i_w_rest.value = w, w
+    d.i_valid.value = 1
+    d.en.value = 1
+    cycles = max(int(bench_facts().get("speed_cycles", 4 * per)), tb.latency + 2 * per)
+    cycles -= cycles % per                      # stop on a frame boundary
+    t0 = time.monotonic()
+    await ClockCycles(d.clk, cycles)
+    elapsed = time.monotonic() - t0
+    tb.log.info("k=%d: %d free-running cycles in %.2f s: %.0f cycles/s", tb.k, cycles, elapsed,
+                cycles / max(elapsed, 1e-9))
+    # For scripts/bench_lane.py: the measured speed next to the build.
+    import json
+    from pathlib import Path
+    (Path(bench_facts()["build_dir"]) / "speed.json").write_text(
+        json.dumps({"log_core": tb.k, "cycles": cycles, "seconds": elapsed}))
+    # The output frame now starting is a constant frame's: compare one whole frame with the lane model.
+    pairs = np.full((per, 2), x, dtype=np.uint64)
+    stream = np.full((per, 2), w, dtype=np.uint64)
+    expect = LM.lane_transform(pairs, stream)
+    skip = tb.latency % per                     # output frames start `latency` cycles after input frames
+    await FallingEdge(d.clk)
+    got = []
+    for _ in range(skip):
+        await FallingEdge(d.clk)
+    for _ in range(per):
+        assert int(d.o_valid.value) == 1
+        got.append((int(d.o_x0.value), int(d.o_x1.value)))
+        await FallingEdge(d.clk)
+    assert np.array_equal(np.array(got, dtype=np.uint64), expect)
