@@ -284,7 +284,7 @@ class DmaEngine(wiring.Component):
         heads, seconds = [], []
         for q in range(R):
             wsel = Signal(name=f"col_wsel{q}")
-            wbeat = Signal(range(U), name=f"col_wbeat{q}")
+            wbeat = Signal(range(U), name=f"col_wbeat{q}") if U > 1 else Const(0, 1)
             fill = Signal(name=f"col_fill{q}")
             done_unit = Signal(name=f"col_unit{q}")
             m.d.comb += [
@@ -478,7 +478,7 @@ class DmaEngine(wiring.Component):
             addrs = [Signal(beat_bits, name=f"sp{q}_addr{j}") for j in range(2)]
             wsel = Signal(name=f"sp_wsel{q}")
             rsel = Signal(name=f"sp_rsel{q}")
-            rbeat = Signal(range(U), name=f"sp_rbeat{q}")
+            rbeat = Signal(range(U), name=f"sp_rbeat{q}") if U > 1 else Const(0, 1)
             take_a = Signal(name=f"sp_take_a{q}")
             take_b = Signal(name=f"sp_take_b{q}")
             m.d.comb += [take_a.eq(write_fire & (wch_a == q)), take_b.eq(write_fire & (wch_b == q))]
