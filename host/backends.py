@@ -82,5 +82,12 @@ def _xrt_backend(**options) -> Backend:
     return XrtBackend(**options)
 
 
+def _sim_backend(**options) -> Backend:
+    # The simulated card lives in sim/ (Verilator, cocotb); only this backend reaches into it.
+    from sim.backend import SimBackend
+    return SimBackend(**options)
+
+
 register_backend("model", ModelBackend)
+register_backend("sim", _sim_backend)
 register_backend("xrt", _xrt_backend)

@@ -8,7 +8,8 @@ Ports of the harness (the simulator's top):
 - ``bd_chan``, ``bd_addr``, ``bd_we``, ``bd_wdata``, ``bd_rdata``: backdoor to the HBM (one 256-bit beat a
   cycle, beat ``bd_addr`` of channel ``bd_chan``'s window) for preload and read-back;
 - ``err``: every channel model's sticky protocol error bits;
-- ``ntt_cycles``: ``ap_clk_2`` cycles the kernel spent busy in its last run (from ap_start accepted to done).
+- ``ntt_cycles``: ``ap_clk_2`` cycles the kernel spent busy in its last run (from ap_start accepted to done);
+- ``kernel_busy``: a run is in progress (``ap_clk`` domain).
 
 Channel c's window starts at ``c * CHANNEL_SPAN`` (256 MiB, one pseudo-channel), the address XRT gives a
 buffer in bank HBM[c]; it holds ``depth_beats`` beats from that address on.
@@ -58,6 +59,7 @@ class KernelHarness(wiring.Component):
             "bd_wdata": In(BEAT_BYTES * 8), "bd_rdata": Out(BEAT_BYTES * 8),
             "err": Out(data.ArrayLayout(4, chans)),
             "ntt_cycles": Out(40),
+            "kernel_busy": Out(1),
         })
         super().__init__(members)
 
@@ -110,6 +112,7 @@ class KernelHarness(wiring.Component):
                 with m.Case(c):
                     m.d.comb += self.bd_rdata.eq(r)
 
+        m.d.comb += self.kernel_busy.eq(kernel.core.busy)
         # kernel busy time in NTT clock cycles
         busy = Signal()
         m.submodules.busy_sync = FFSynchronizer(kernel.core.busy, busy, o_domain="ntt")

@@ -62,6 +62,10 @@ class HbmModel:
         self._buffers[address] = np.zeros(nbytes, dtype=np.uint8)
         return address
 
+    def buffers(self) -> dict[int, np.ndarray]:
+        """Every allocated buffer: base address -> its bytes (a live uint8 array)."""
+        return dict(self._buffers)
+
     def bank_of(self, address: int) -> int:
         return address // self.bank_bytes
 

@@ -1,0 +1,118 @@
+"""The `sim` device backend: the host's XRT driver (host/xrt.py) running against the RTL in Verilator.
+
+The very adapter used with a card scatters the points with the HBM layout, writes the arguments and
+ap_start as XRT would, waits, and gathers; underneath, sim.fake_pyxrt provides the pyxrt surface and
+sim.cosim.SimulatedKernel turns register accesses and buffer syncs into AXI4-Lite transactions and HBM
+backdoor transfers in a running simulation of the kernel Verilog with one HBM channel model per port.
+
+Without explicit build parameters it picks the smallest build that holds N points (k = ceil(log2(N)/2),
+4 lanes, 4 channels); each new build is compiled once and cached under build/sim/.
+"""
+
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from host.backends import Backend, DeviceError
+from hw.model.params import BuildParams
+
+__all__ = ["SimBackend", "smallest_params"]
+
+
+def smallest_params(n_points: int) -> BuildParams:
+    """The smallest configuration whose native size 2^(2k) holds n_points (k >= 2)."""
+    log_n = max(1, int(n_points).bit_length() - 1)
+    k = max(2, -(-log_n // 2))
+    return BuildParams(lanes=4, log_core=k, channels=4)
+
+
+class SimBackend(Backend):
+    """Runs transforms on the simulated kernel. Options: params (BuildParams or None), refresh (HBM
+    refresh windows, default on), stalls (random AXI stalls), progress (callable or None)."""
+
+    name = "sim"
+
+    def __init__(self, params: BuildParams | None = None, *, refresh: bool = True, stalls: bool = False,
+                 progress=None, **_options):
+        super().__init__()
+        if params is not None and not isinstance(params, BuildParams):
+            raise TypeError(f"params: expected BuildParams or None, got {type(params).__name__}")
+        self._params = params
+        self._refresh = refresh
+        self._stalls = stalls
+        self._progress = progress
+        self._device = None
+        self._tmp = None
+        self.kernel = None          # sim.cosim.SimulatedKernel of the open card
+        self.machine = None         # sim.fake_pyxrt.FakePyxrt of the open card
+
+    def params_for(self, n_points: int) -> BuildParams:
+        return self._params if self._params is not None else smallest_params(n_points)
+
+    def supports(self, n_points: int) -> str | None:
+        if n_points < 1 or n_points & (n_points - 1):
+            return f"{n_points} points: the size must be a power of two"
+        p = self.params_for(n_points)
+        if n_points > p.n_points:
+            return f"{n_points} points: the {p.tag()} build transforms at most 2^{p.log_n} points"
+        return None
+
+    def open(self, params: BuildParams):
+        """Start (or reuse) the simulated card for ``params``: the XRT driver over the fake pyxrt whose
+        kernel is the simulation. Returns the driver (host.xrt.XrtBackend)."""
+        if self._device is not None and self._device.params == params:
+            return self._device
+        self.close()
+        from host.xrt import XrtBackend
+        from sim.cosim import SimulatedKernel
+        from sim.fake_pyxrt import FakePyxrt, write_xclbin
+
+        def factory(p, hbm, layout):
+            self.kernel = SimulatedKernel(p, hbm, layout, refresh=self._refresh, stalls=self._stalls,
+                                          progress=self._progress)
+            return self.kernel
+
+        self._tmp = tempfile.TemporaryDirectory(prefix="nantucket-sim-")
+        xclbin = write_xclbin(Path(self._tmp.name) / "nantucket.xclbin", params)
+        self.machine = FakePyxrt(kernel_factory=factory)
+        self._device = XrtBackend(params, xclbin=xclbin, pyxrt_module=self.machine, timeout_s=24 * 3600.0,
+                                  progress=False)
+        return self._device
+
+    def run(self, points, inverse: bool = False) -> np.ndarray:
+        from sim.cosim import SimulationError
+
+        n = int(np.asarray(points).size)
+        params = self.params_for(n)
+        t0 = time.perf_counter()
+        try:
+            device = self.open(params)
+            t1 = time.perf_counter()
+            y = device.run(points, inverse=inverse)
+        except SimulationError as e:
+            raise DeviceError(f"simulated kernel: {e}") from e
+        self.timings = dict(device.timings)
+        cycles = self.kernel.last_ntt_cycles
+        ideal = 2 * params.cycles_per_pass
+        self.report = {
+            "Build params": f"{params.tag()} (native N = 2^{params.log_n})",
+            "Simulator": f"Verilator, HBM refresh {'on' if self._refresh else 'off'}, "
+                         f"AXI stalls {'on' if self._stalls else 'off'}; build and start {t1 - t0:.1f} s",
+            "Kernel cycles": f"{cycles} NTT cycles ({cycles / ideal:.3f} x the {ideal}-cycle ideal)",
+            "Projected time": f"{cycles / (params.ntt_mhz * 1e6) * 1e3:.4f} ms at {params.ntt_mhz:g} MHz "
+                              f"(DMA at {params.dma_mhz:g} MHz)",
+        }
+        return y
+
+    def close(self) -> None:
+        if self._device is not None:
+            self._device.close()
+            self._device = None
+        if self.kernel is not None:
+            self.kernel.close()
+            self.kernel = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None

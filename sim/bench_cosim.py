@@ -1,0 +1,138 @@
+"""The simulator end of sim/cosim.py: serves register accesses and HBM backdoor requests for the host.
+
+One cocotb test that connects to the host's socket and executes its commands against
+sim.kernel_harness.KernelHarness with the clocks of the real card: ap_clk 300 MHz (DMA), ap_clk_2
+464 MHz (NTT). AXI4-Lite goes through cocotbext-axi's AxiLiteMaster, like XRT's register writes.
+"""
+
+import socket
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge
+from cocotbext.axi import AxiLiteBus, AxiLiteMaster
+
+from sim.cosim import recv_msg, send_msg
+from sim.runner import bench_facts
+
+DMA_PERIOD_PS = 3334       # ~300 MHz
+NTT_PERIOD_PS = 2156       # ~464 MHz
+BEAT_BYTES = 32
+
+
+class CardTB:
+    def __init__(self, dut, facts):
+        self.dut = dut
+        self.facts = facts
+        self.axil = None
+
+    async def start(self):
+        dut = self.dut
+        cocotb.start_soon(Clock(dut.ap_clk, DMA_PERIOD_PS, unit="ps").start())
+        cocotb.start_soon(Clock(dut.ap_clk_2, NTT_PERIOD_PS, unit="ps").start())
+        dut.refresh_en.value = int(self.facts.get("refresh", 1))
+        dut.stall_en.value = int(self.facts.get("stalls", 0))
+        dut.bd_we.value = 0
+        dut.bd_chan.value = 0
+        dut.bd_addr.value = 0
+        self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axi_control"), dut.ap_clk, dut.ap_rst_n,
+                                  reset_active_level=False)
+        await self.reset(16)
+
+    async def reset(self, cycles: int):
+        dut = self.dut
+        dut.ap_rst_n.value = 0
+        dut.ap_rst_n_2.value = 0
+        await ClockCycles(dut.ap_clk, cycles)
+        dut.ap_rst_n.value = 1
+        dut.ap_rst_n_2.value = 1
+        await ClockCycles(dut.ap_clk, 4)
+
+    async def read(self, offset: int) -> int:
+        r = await self.axil.read(offset, 4)
+        return int.from_bytes(r.data, "little")
+
+    async def write(self, offset: int, value: int) -> None:
+        await self.axil.write(offset, value.to_bytes(4, "little"))
+
+    async def poke(self, chan: int, beat: int, data: bytes) -> None:
+        dut = self.dut
+        await FallingEdge(dut.ap_clk)
+        dut.bd_chan.value = chan
+        dut.bd_we.value = 1
+        for i in range(len(data) // BEAT_BYTES):
+            dut.bd_addr.value = beat + i
+            dut.bd_wdata.value = int.from_bytes(data[i * BEAT_BYTES:(i + 1) * BEAT_BYTES], "little")
+            await FallingEdge(dut.ap_clk)
+        dut.bd_we.value = 0
+
+    async def peek(self, chan: int, beat: int, count: int) -> bytes:
+        dut = self.dut
+        out = bytearray()
+        await FallingEdge(dut.ap_clk)
+        dut.bd_chan.value = chan
+        dut.bd_addr.value = beat
+        for i in range(count):
+            await FallingEdge(dut.ap_clk)          # synchronous read: data for bd_addr one cycle on
+            if i + 1 < count:
+                dut.bd_addr.value = beat + i + 1
+            out += int(dut.bd_rdata.value).to_bytes(BEAT_BYTES, "little")
+        return bytes(out)
+
+    async def wait_idle(self, budget_ntt_cycles: int):
+        """Run until the kernel is idle (CTRL.ap_idle, polled cheaply through the busy counter)."""
+        dut = self.dut
+        step = min(4096, budget_ntt_cycles)
+        spent = 0
+        while spent < budget_ntt_cycles:
+            await ClockCycles(dut.ap_clk_2, step)
+            spent += step
+            if not int(dut.kernel_busy.value):
+                break
+        idle = not int(dut.kernel_busy.value)
+        err = [int(dut.err.value) >> (4 * c) & 15 for c in range(len(dut.err) // 4)]
+        return idle, int(dut.ntt_cycles.value), [e for e in err if e] and err
+
+
+@cocotb.test()
+async def serve(dut):
+    facts = bench_facts()
+    tb = CardTB(dut, facts)
+    await tb.start()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(facts["socket"])
+    try:
+        while True:
+            cmd = recv_msg(sock)
+            op, args = cmd[0], cmd[1:]
+            try:
+                if op == "quit":
+                    send_msg(sock, ("ok",))
+                    break
+                elif op == "read":
+                    send_msg(sock, ("ok", await tb.read(*args)))
+                elif op == "write":
+                    await tb.write(*args)
+                    send_msg(sock, ("ok",))
+                elif op == "poke":
+                    await tb.poke(*args)
+                    send_msg(sock, ("ok",))
+                elif op == "peek":
+                    send_msg(sock, ("ok", await tb.peek(*args)))
+                elif op == "wait_idle":
+                    send_msg(sock, ("ok", *(await tb.wait_idle(*args))))
+                elif op == "step":
+                    await ClockCycles(dut.ap_clk_2, args[0])
+                    send_msg(sock, ("ok",))
+                elif op == "interrupt":
+                    await RisingEdge(dut.ap_clk)
+                    send_msg(sock, ("ok", int(dut.interrupt.value)))
+                elif op == "reset":
+                    await tb.reset(*args)
+                    send_msg(sock, ("ok",))
+                else:
+                    send_msg(sock, ("error", f"unknown command {op!r}"))
+            except Exception as e:   # report to the host, keep serving
+                send_msg(sock, ("error", f"{op}: {e!r}"))
+    finally:
+        sock.close()

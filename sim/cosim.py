@@ -1,0 +1,229 @@
+"""The simulated kernel behind the host's driver: register accesses and device memory bridged into a
+running Verilator simulation of :class:`sim.kernel_harness.KernelHarness`.
+
+:class:`SimulatedKernel` has the interface of :class:`sim.kernel_model.KernelModel` (``read(offset)``,
+``write(offset, value)``, ``interrupt``), so :class:`sim.fake_pyxrt.FakePyxrt` can put it behind the
+pyxrt surface and the very driver used with a card (host/xrt.py) runs against the RTL:
+
+- every register access becomes an AXI4-Lite transaction on ``s_axi_control`` in the simulator;
+- writing ap_start first copies every buffer the host allocated in banks HBM[0..C-1] into the HBM
+  channel models (their backdoor), then lets the simulator run;
+- reading CTRL while a run is in progress runs the simulator until the kernel is idle again (or a cycle
+  budget is spent: then ap_done reads 0, which the driver reports as a timeout), then copies the buffers
+  back, so the host's ``sync(FROM_DEVICE)`` sees what the RTL wrote.
+
+The simulator runs in a child process (cocotb under sim.runner); commands travel over a Unix socket
+as length-prefixed pickles (sim/bench_cosim.py is the other end).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import socket
+import struct
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+
+from hw.model import regmap as R
+from hw.model.params import BuildParams
+
+__all__ = ["SimulatedKernel", "SimulationError", "send_msg", "recv_msg"]
+
+
+class SimulationError(RuntimeError):
+    """The simulator could not be built or started, or it died."""
+
+
+def send_msg(sock: socket.socket, obj) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    sock.sendall(struct.pack("<Q", len(data)) + data)
+
+
+def recv_msg(sock: socket.socket):
+    head = _recv_exact(sock, 8)
+    (n,) = struct.unpack("<Q", head)
+    return pickle.loads(_recv_exact(sock, n))
+
+
+def _recv_exact(sock, n: int) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        chunk = sock.recv(min(n - got, 1 << 20))
+        if not chunk:
+            raise SimulationError("the simulator closed the connection")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+class SimulatedKernel:
+    """A KernelModel-compatible kernel backed by the Verilator simulation of the RTL.
+
+    params, hbm (sim.kernel_model.HbmModel), layout: as for KernelModel.
+    refresh / stalls: HBM refresh windows and random AXI stalls in the channel models.
+    cycle_budget: NTT cycles a run may take before the driver sees a timeout (default 8x ideal + 1M).
+    progress: callable(str) for build/run progress lines (default: stderr).
+    """
+
+    def __init__(self, params: BuildParams, hbm, layout, *, refresh: bool = True, stalls: bool = False,
+                 cycle_budget: int | None = None, progress=None, seed: int = 1):
+        if not isinstance(params, BuildParams):
+            raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
+        self.params = params
+        self.hbm = hbm
+        self.layout = layout
+        self.rmap = R.RegisterMap(params)
+        self.cycle_budget = cycle_budget or 8 * 2 * params.cycles_per_pass + (1 << 20)
+        self.progress = progress or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.last_ntt_cycles: int | None = None
+        self.runs = 0
+        self._running = False
+        self._error: BaseException | None = None
+        self._dir = tempfile.TemporaryDirectory(prefix="nantucket-cosim-")
+        path = os.path.join(self._dir.name, "sock")
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(path)
+        self._listener.listen(1)
+        self._thread = threading.Thread(target=self._simulate, name="nantucket-simulator", daemon=True,
+                                        args=(path, refresh, stalls, seed))
+        self._thread.start()
+        self._sock = self._accept()
+
+    # -- the simulator process -----------------------------------------------------------------------
+
+    def _simulate(self, path, refresh, stalls, seed):
+        try:
+            from sim.kernel_harness import KernelHarness
+            from sim.runner import run_bench
+            harness = KernelHarness(self.params)
+            run_bench(harness, name="kernel_harness", params={"params": self.params.as_dict()},
+                      test_module="sim.bench_cosim",
+                      facts={"socket": path, "refresh": int(refresh), "stalls": int(stalls), "seed": seed})
+        except BaseException as e:            # reported to the waiting host thread
+            self._error = e
+
+    def _accept(self) -> socket.socket:
+        self._listener.settimeout(1.0)
+        t0 = time.monotonic()
+        while True:
+            try:
+                sock, _ = self._listener.accept()
+                sock.settimeout(None)
+                self.progress(f"[cosim] simulator connected after {time.monotonic() - t0:.1f} s")
+                return sock
+            except socket.timeout:
+                if not self._thread.is_alive():
+                    raise SimulationError(f"the simulator did not start: {self._error!r}") from self._error
+
+    def _call(self, *cmd):
+        try:
+            send_msg(self._sock, cmd)
+            reply = recv_msg(self._sock)
+        except (OSError, SimulationError) as e:
+            raise SimulationError(f"simulator connection lost during {cmd[0]}: {self._error or e!r}") from e
+        if reply[0] != "ok":
+            raise SimulationError(f"simulator: {reply[1]}")
+        return reply[1:]
+
+    # -- KernelModel interface -------------------------------------------------------------------
+
+    def read(self, offset: int) -> int:
+        if offset == R.CTRL and self._running:
+            self._finish_run()
+        (value,) = self._call("read", offset)
+        return value
+
+    def write(self, offset: int, value: int) -> None:
+        starting = offset == R.CTRL and value & R.CTRL_AP_START and not self._running
+        if starting:
+            self._push_memory()
+        self._call("write", offset, value & 0xFFFF_FFFF)
+        if starting:
+            self._running = True
+
+    def read_raw(self, offset: int) -> int:
+        """A register read with no run bookkeeping (does not wait for a run in progress)."""
+        (value,) = self._call("read", offset)
+        return value
+
+    def write_raw(self, offset: int, value: int) -> None:
+        """A register write with no memory transfer or run bookkeeping."""
+        self._call("write", offset, value & 0xFFFF_FFFF)
+
+    def step(self, ntt_cycles: int) -> None:
+        """Let the simulation run for ``ntt_cycles`` cycles of the NTT clock."""
+        self._call("step", ntt_cycles)
+
+    @property
+    def interrupt(self) -> bool:
+        (value,) = self._call("interrupt")
+        return bool(value)
+
+    # -- runs and memory ---------------------------------------------------------------------------
+
+    def _buffers(self):
+        """(channel, first beat, uint8 view) of every host buffer in the kernel's banks."""
+        span = self.hbm.bank_bytes
+        for address, buf in self.hbm.buffers().items():
+            ch = address // span
+            if ch < self.params.channels:
+                yield ch, (address - ch * span) // 32, buf
+
+    def _push_memory(self):
+        t0 = time.monotonic()
+        nbytes = 0
+        for ch, beat, buf in self._buffers():
+            self._call("poke", ch, beat, bytes(buf))
+            nbytes += buf.size
+        self.progress(f"[cosim] preloaded {nbytes / 2**20:.1f} MiB into the HBM models in "
+                      f"{time.monotonic() - t0:.1f} s")
+
+    def _pull_memory(self):
+        t0 = time.monotonic()
+        nbytes = 0
+        for ch, beat, buf in self._buffers():
+            (data,) = self._call("peek", ch, beat, buf.size // 32)
+            buf[:] = np.frombuffer(data, dtype=np.uint8)
+            nbytes += buf.size
+        self.progress(f"[cosim] read back {nbytes / 2**20:.1f} MiB in {time.monotonic() - t0:.1f} s")
+
+    def _finish_run(self):
+        t0 = time.monotonic()
+        idle, cycles, err = self._call("wait_idle", self.cycle_budget)
+        if err:
+            raise SimulationError(f"HBM model protocol errors (per channel): {err}")
+        if not idle:
+            return                                   # ap_done stays 0: the driver times out
+        self._running = False
+        self.runs += 1
+        self.last_ntt_cycles = cycles
+        self.progress(f"[cosim] kernel done: {cycles} NTT cycles, simulated in {time.monotonic() - t0:.1f} s")
+        self._pull_memory()
+
+    def reset(self, cycles: int = 16) -> None:
+        """Assert both resets (kernel and memory models together, as the platform does)."""
+        self._call("reset", cycles)
+        self._running = False
+
+    def close(self) -> None:
+        if self._sock is not None:
+            try:
+                self._call("quit")
+            except SimulationError:
+                pass
+            self._sock.close()
+            self._sock = None
+            self._thread.join(timeout=60)
+        self._listener.close()
+        self._dir.cleanup()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
