@@ -272,8 +272,10 @@ class Lane(wiring.Component):
         self._half2 = HalfChain(self._b, butterfly=factory)
         if self._half1.butterfly_latency != self._half2.butterfly_latency:
             raise ValueError("butterfly: factory made stages of different latencies")
-        self._turn = FrameReorder(orders["turn_in"], orders["turn_out"])
-        self._reverse = FrameReorder(orders["reverse_in"], orders["output"])
+        # 4096-deep banks fill a URAM288 (4K x 72) exactly; smaller ones are left to the tool.
+        style = "ultra" if log_core >= 12 else None
+        self._turn = FrameReorder(orders["turn_in"], orders["turn_out"], ram_style=style)
+        self._reverse = FrameReorder(orders["reverse_in"], orders["output"], ram_style=style)
         self._tw2 = SecondHalfTwiddles(log_core)
         super().__init__({
             "en": In(1), "restart": In(1), "i_valid": In(1), "i_x0": In(64), "i_x1": In(64),
@@ -317,6 +319,11 @@ class Lane(wiring.Component):
         """Points held in all reorder storage: commutators, corner turn and bit reversal."""
         return (self._half1.stored_points + self._half2.stored_points
                 + self._turn.stored_points + self._reverse.stored_points)
+
+    @property
+    def ram_style(self) -> str | None:
+        """Synthesis hint for the corner-turn and bit-reversal banks ("ultra" at k = 12)."""
+        return self._turn.ram_style
 
     @property
     def stored_twiddles(self) -> int:

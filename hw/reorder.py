@@ -9,7 +9,8 @@ bit wb). The two points written together differ only in wb, so they share an add
 different banks; the two read together differ only in rb, so they also come from different banks.
 
 Ping-pong by frame parity keeps it simple: 2^(k+1) points in two banks of 2^k x 65 bits (the 65th bit is
-the point's valid flag, so valid travels with the data); at k = 12 each bank is one 4K x 72 URAM.
+the point's valid flag, so valid travels with the data); at k = 12 each bank is one 4K x 72 URAM288
+(``ram_style="ultra"``, which the lane asks for when the banks are 4096 deep).
 """
 
 import numpy as np
@@ -62,11 +63,16 @@ class FrameReorder(wiring.Component):
     after input frames; ``o_valid`` is the valid flag stored with the point on ``o_x0``.
     """
 
-    def __init__(self, write_order: np.ndarray, read_order: np.ndarray, width: int = 64):
+    def __init__(self, write_order: np.ndarray, read_order: np.ndarray, width: int = 64, *,
+                 ram_style: str | None = None):
         if not isinstance(width, int) or isinstance(width, bool):
             raise TypeError(f"width: expected an int, got {type(width).__name__}")
         if width < 1:
             raise ValueError(f"width: must be >= 1, got {width}")
+        if ram_style not in (None, "ultra", "block", "distributed"):
+            raise ValueError(f"ram_style: must be None, 'ultra', 'block' or 'distributed', "
+                             f"got {ram_style!r}")
+        self._ram_style = ram_style
         write_order, read_order = np.asarray(write_order), np.asarray(read_order)
         if write_order.shape != read_order.shape:
             raise ValueError(f"read_order: shape {read_order.shape} differs from write_order's "
@@ -98,6 +104,11 @@ class FrameReorder(wiring.Component):
         return self.period + 1
 
     @property
+    def ram_style(self) -> str | None:
+        """Synthesis hint for the two banks (Vivado/Yosys ``ram_style``), None to let the tool choose."""
+        return self._ram_style
+
+    @property
     def stored_points(self) -> int:
         """Points held by the two banks (two frames)."""
         return 2 << self._k
@@ -127,7 +138,10 @@ class FrameReorder(wiring.Component):
 
         banks = []
         for n in range(2):
-            mem = Memory(shape=unsigned(self._width + 1), depth=1 << k, init=[])
+            # The banks' initial contents never matter (reads of unwritten banks are masked by
+            # bank_fresh), so they may live in URAM, which cannot be initialized.
+            attrs = {"ram_style": self._ram_style} if self._ram_style else None
+            mem = Memory(shape=unsigned(self._width + 1), depth=1 << k, init=[], attrs=attrs)
             m.submodules[f"bank{n}"] = mem
             banks.append((mem.write_port(), mem.read_port(domain="sync")))
 

@@ -311,3 +311,11 @@ def test_properties_k12():
 def test_catalog_entry():
     from hw import catalog
     assert isinstance(catalog.build("lane", log_core=3), Lane)
+
+
+def test_reorder_ram_style():
+    orders = LM.interface_orders(3)
+    with pytest.raises(ValueError, match="ram_style"):
+        FrameReorder(orders["turn_in"], orders["turn_out"], ram_style="huge")
+    assert Lane(12).ram_style == "ultra"
+    assert Lane(11).ram_style is None
