@@ -2,9 +2,9 @@
 
 Every test crosses an *idle* pattern (the input running dry: the controller drops ``en`` in the middle
 of a frame, and at frame boundaries whole idle frames with ``i_valid`` low and garbage on the inputs)
-with a *stall* pattern (the output not accepted: ``en`` low). Frames alternate between the plain
-transform and the pass-1 scaled transform with a random running twiddle c, so the same hardware is
-shown to compute both from the twiddles alone. Expected values come from hw.model.lane.lane_reference
+with a *stall* pattern (the output not accepted: ``en`` low). Frames rotate between the plain transform,
+the pass-1 scaled transform with a random running twiddle c and the (unscaled) inverse transform, so the
+same hardware is shown to compute all of them from the twiddles alone. Expected values come from hw.model.lane.lane_reference
 (hw.model.ntt's stage reference), never from the lane model or the RTL.
 
 Checks: every output frame equals the reference; its first pair leaves exactly ``latency`` enabled
@@ -51,19 +51,20 @@ class LaneTB:
             s.value = 0
         await reset(d.clk, d.rst)
 
-    def make_frame(self, x: np.ndarray, c: int | None):
-        """(pairs, stream, expected output pairs) of one frame."""
+    def make_frame(self, x: np.ndarray, c: int | None, inverse: bool = False):
+        """(pairs, stream, expected natural-order output) of one frame."""
         pairs = LM.to_lane_pairs(x)
-        stream = LM.twiddle_stream(self.k, c)
-        expect = LM.lane_reference(x, c=c)
+        stream = LM.twiddle_stream(self.k, c, inverse=inverse)
+        expect = LM.lane_reference(x, c=c, inverse=inverse)
         return pairs, stream, expect
 
     def random_frames(self, n: int, rng: np.random.Generator):
+        """Frame f: plain (f = 0 mod 3), pass-1 scaled with a random c (1 mod 3), inverse twiddles (2 mod 3)."""
         frames = []
         for f in range(n):
             x = rng.integers(0, P, 1 << self.k, dtype=np.uint64)
-            c = None if f % 2 == 0 else random.randrange(2, P)
-            frames.append(self.make_frame(x, c))
+            c = random.randrange(2, P) if f % 3 == 1 else None
+            frames.append(self.make_frame(x, c, inverse=f % 3 == 2))
         return frames
 
     def _garbage(self):
