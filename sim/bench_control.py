@@ -1,0 +1,533 @@
+"""cocotb bench for hw.control.ControlSlave (s_axi_control, ap_ctrl_hs) on Verilator.
+
+The host side is cocotbext-axi's AxiLiteMaster; the kernel side is a stub that records every ``start``
+pulse (with ``log_n`` / ``base`` / ``supported`` as they are then) and pulses ``done`` / ``bad_size`` when a
+test tells it to. Expected register values come from a shadow of the reference decoder
+:class:`sim.kernel_model.KernelModel` (which the register-map conformance sequence also uses), told
+about every start and done; strobed writes are merged byte by byte on the expected side.
+
+Every host-side test runs under three backpressure patterns (none / random / bursty pauses on AW, W
+and AR valid and on B and R ready). A protocol monitor checks on every cycle: BVALID/RVALID (and
+their payloads) hold until taken, responses are OKAY, BVALID and RVALID rise exactly
+``write_latency`` / ``read_latency`` cycles after their handshakes (published by the component),
+``start`` is a single-cycle pulse that coincides with the rise of BVALID of the accepting write,
+``idle`` falls with it, and ``interrupt`` equals GIER & IP_IER & IP_ISR of the shadow.
+One raw-pin test drives AW and W in every order (AW first, W first, both together) without the master.
+"""
+
+from __future__ import annotations
+
+import random
+
+import cocotb
+from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly, RisingEdge
+from cocotbext.axi import AxiLiteBus, AxiLiteMaster
+
+from hw.model import regmap as R
+from hw.model.params import BuildParams
+from sim.benchlib import pattern, reset, start_clock
+from sim.kernel_model import HbmModel, KernelModel
+from sim.regmap_conformance import check_conformance
+from sim.runner import bench_facts
+
+BACKPRESSURE = ("none", "random", "bursty")
+MASK32 = 0xFFFF_FFFF
+#: Every test finishes in well under 20 us of simulated time (2 ns clock); a hang fails instead.
+TIMEOUT_US = 100
+
+
+class ShadowKernel(KernelModel):
+    """The reference decoder, with the kernel's side (start seen, done pulsed) driven by the bench."""
+
+    def __init__(self, params: BuildParams):
+        super().__init__(params, HbmModel(1), layout=None, hang=True)
+
+    def _start(self) -> None:
+        self._idle, self._ready = False, True
+        if self.arg_value("log_n") in self.rmap.supported_log_n:
+            self._status &= ~R.STATUS_BAD_SIZE         # a good start clears bad_size at once
+
+    def finish(self, bad_size: bool) -> None:
+        if self._idle:
+            return                                     # a done while idle means nothing
+        self._status = R.STATUS_BAD_SIZE if bad_size else 0
+        self._idle, self._done = True, True
+        if self._ier & R.IER_DONE:
+            self._isr |= R.ISR_DONE
+        self.runs += 1
+
+    def write_strobed(self, offset: int, value: int, strobe: int) -> None:
+        """A write with byte strobes: the model sees the merged word (bits under a 0 strobe keep the
+        value the register holds; read-only and side-effect bits only act when their byte is strobed)."""
+        mask = sum(0xFF << (8 * i) for i in range(4) if strobe >> i & 1)
+        if offset == R.CTRL or offset == R.IP_ISR:
+            self.write(offset, value & mask)           # ap_start / toggle: 0 = no action
+        elif offset in (R.GIER, R.IP_IER) or offset in self._words:
+            old = self.read(offset)
+            self.write(offset, (old & ~mask) | (value & mask))
+        else:
+            self.write(offset, value)                  # ID block, unmapped: ignored anyway
+
+
+class ControlTB:
+    def __init__(self, dut):
+        facts = bench_facts()
+        self.dut = dut
+        self.params = BuildParams(**facts["params"])
+        self.props = facts["props"]
+        self.rmap = R.RegisterMap(self.params)
+        self.shadow = ShadowKernel(self.params)
+        self.starts: list[dict] = []            # what the kernel saw at every start pulse
+        self.errors: list[str] = []
+        self.cycle = 0
+        self.axil = None
+
+    # -- set-up ------------------------------------------------------------------------------------
+
+    async def start(self, backpressure: str = "none", *, master: bool = True, seed: int = 1):
+        d = self.dut
+        start_clock(d.clk)
+        for s in (d.done, d.bad_size, d.axil__awvalid, d.axil__wvalid, d.axil__arvalid,
+                  d.axil__bready, d.axil__rready, d.axil__awaddr, d.axil__araddr, d.axil__wdata,
+                  d.axil__wstrb):
+            s.value = 0
+        if master:
+            self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(d, "axil_"), d.clk, d.rst,
+                                      reset_active_level=True)
+            if backpressure != "none":
+                for i, ch in enumerate((self.axil.write_if.aw_channel, self.axil.write_if.w_channel,
+                                        self.axil.write_if.b_channel, self.axil.read_if.ar_channel,
+                                        self.axil.read_if.r_channel)):
+                    ch.set_pause_generator(pattern(backpressure, 0.4, seed=seed * 10 + i))
+        await reset(d.clk, d.rst)
+        cocotb.start_soon(self._monitor())
+
+    # -- host side ---------------------------------------------------------------------------------
+
+    async def read(self, offset: int) -> int:
+        return int.from_bytes((await self.axil.read(offset, 4)).data, "little")
+
+    async def write(self, offset: int, value: int) -> None:
+        await self.axil.write(offset, (value & MASK32).to_bytes(4, "little"))
+
+    async def check_read(self, offset: int, why: str) -> int:
+        """Read ``offset`` and compare with the shadow (which applies the same read side effects)."""
+        got = await self.read(offset)
+        want = self.shadow.read(offset)
+        assert got == want, f"read 0x{offset:03x} ({why}): got 0x{got:08x}, expected 0x{want:08x}"
+        return got
+
+    async def check_write(self, offset: int, value: int) -> None:
+        await self.write(offset, value)
+        self.shadow.write(offset, value)
+
+    async def write_args(self, log_n: int, bases: list[int]) -> None:
+        await self.check_write(self.rmap.arg("log_n").offset, log_n)
+        for pa, b in zip(self.rmap.pointer_args, bases):
+            lo, hi = self.rmap.split_pointer(b)
+            await self.check_write(pa.word_offsets[0], lo)
+            await self.check_write(pa.word_offsets[1], hi)
+
+    def random_bases(self) -> list[int]:
+        return [random.getrandbits(64) for _ in range(self.params.channels)]
+
+    async def start_run(self, expect_start: bool = True) -> dict | None:
+        n = len(self.starts)
+        await self.check_write(R.CTRL, R.CTRL_AP_START)
+        await ClockCycles(self.dut.clk, 3)
+        if not expect_start:
+            assert len(self.starts) == n, "a start was accepted while a run was in progress"
+            return None
+        assert len(self.starts) == n + 1, f"expected one start pulse, saw {len(self.starts) - n}"
+        return self.starts[-1]
+
+    # -- kernel side -------------------------------------------------------------------------------
+
+    async def pulse_done(self, bad_size: bool = False, *, settle: int = 2) -> None:
+        d = self.dut
+        await FallingEdge(d.clk)
+        d.done.value = 1
+        d.bad_size.value = int(bad_size)
+        await FallingEdge(d.clk)                       # the RTL took done at the rising edge between
+        self.shadow.finish(bad_size)
+        d.done.value = 0
+        d.bad_size.value = random.getrandbits(1)       # ignored without done
+        await ClockCycles(d.clk, settle)
+
+    # -- protocol monitor --------------------------------------------------------------------------
+
+    def _fail(self, msg: str):
+        self.errors.append(f"cycle {self.cycle}: {msg}")
+
+    async def _monitor(self):
+        d = self.dut
+        wl, rl = self.props["write_latency"], self.props["read_latency"]
+        aw_hs: list[int] = []        # cycles of AW / W handshakes not yet answered
+        w_hs: list[int] = []
+        last_b_take = -1000          # the previous response must be taken before the next can rise
+        r_due = None
+        prev_b = prev_r = None
+        prev_start = 0
+        while True:
+            await FallingEdge(d.clk)
+            await ReadOnly()
+            c = self.cycle
+            bvalid, bready = int(d.axil__bvalid.value), int(d.axil__bready.value)
+            rvalid, rready = int(d.axil__rvalid.value), int(d.axil__rready.value)
+            b = (bvalid, bready, int(d.axil__bresp.value))
+            r = (rvalid, rready, int(d.axil__rresp.value), int(d.axil__rdata.value))
+            start = int(d.start.value)
+            # holding rules
+            if prev_b and prev_b[0] and not prev_b[1] and (not bvalid or b[2] != prev_b[2]):
+                self._fail("BVALID/BRESP changed before BREADY")
+            if prev_r and prev_r[0] and not prev_r[1] and (not rvalid or r[2:] != prev_r[2:]):
+                self._fail("RVALID/RDATA/RRESP changed before RREADY")
+            if bvalid and b[2] != 0:
+                self._fail(f"BRESP {b[2]}")
+            if rvalid and r[2] != 0:
+                self._fail(f"RRESP {r[2]}")
+            # BVALID rises write_latency cycles after the later of AW / W, or after the previous B
+            # handshake (which frees the response register), whichever is last
+            b_rise = bool(bvalid and not (prev_b and prev_b[0] and not prev_b[1]))
+            if b_rise:
+                if not aw_hs or not w_hs:
+                    self._fail("BVALID without an AW and a W")
+                else:
+                    due = max(aw_hs.pop(0), w_hs.pop(0), last_b_take) + wl
+                    if c != due:
+                        self._fail(f"BVALID rose at {c}, expected {due}")
+            r_rise = bool(rvalid and not (prev_r and prev_r[0] and not prev_r[1]))
+            if r_rise:
+                if r_due is None or c != r_due:
+                    self._fail(f"RVALID rose at {c}, expected {r_due}")
+                r_due = None
+            # start coincides with the rise of BVALID of the accepting write, lasts one cycle
+            if start and not b_rise:
+                self._fail("start without the accepting write's BVALID rising")
+            if start and prev_start:
+                self._fail("start longer than one cycle")
+            if start and int(d.idle.value):
+                self._fail("idle still high with start")
+            prev_start = start
+            if int(d.interrupt.value) != int(self.shadow.interrupt) and not self._isr_in_flight:
+                self._fail(f"interrupt {int(d.interrupt.value)}, shadow says {int(self.shadow.interrupt)}")
+            if start:
+                self.starts.append({"log_n": int(d.log_n.value), "supported": int(d.supported.value),
+                                    "base": int(d.base.value), "cycle": c})
+            # handshakes of this cycle (they happen at the coming rising edge)
+            if int(d.axil__awvalid.value) and int(d.axil__awready.value):
+                aw_hs.append(c)
+            if int(d.axil__wvalid.value) and int(d.axil__wready.value):
+                w_hs.append(c)
+            if bvalid and bready:
+                last_b_take = c
+            if int(d.axil__arvalid.value) and int(d.axil__arready.value):
+                r_due = c + rl
+            prev_b, prev_r = b, r
+            self.cycle += 1
+
+    #: The shadow's ISR/GIER/IER change when the host's write is acknowledged, the RTL's when the write
+    #: commits (a few cycles earlier under B backpressure): the interrupt check pauses meanwhile.
+    _isr_in_flight = False
+
+    async def write_irq_reg(self, offset: int, value: int) -> None:
+        self._isr_in_flight = True
+        await self.check_write(offset, value)
+        self._isr_in_flight = False
+
+    def finish(self):
+        assert not self.errors, "protocol monitor:\n" + "\n".join(self.errors[:20])
+
+
+def _base_words(value: int, channels: int) -> list[int]:
+    return [(value >> (64 * i)) & ((1 << 64) - 1) for i in range(channels)]
+
+
+def _bad_log_n(rmap) -> int:
+    ok = set(rmap.supported_log_n)
+    return random.choice([v for v in (0, 1, 2, 3, 5, 31, 0xFFFF_FFFF, max(ok) + 1, max(ok) - 1) if v not in ok])
+
+
+# -- tests -------------------------------------------------------------------------------------------
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+@cocotb.parametrize(backpressure=BACKPRESSURE)
+async def test_conformance(dut, backpressure):
+    """sim.regmap_conformance's sequence: every register's reset value, argument words, GIER/IER/ISR
+    masks, the read-only ID block and unmapped words, against the reference decoder."""
+    tb = ControlTB(dut)
+    await tb.start(backpressure)
+    problems = await check_conformance(tb.read, tb.write, tb.params)
+    assert problems == [], "\n".join(problems)
+    tb.finish()
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+@cocotb.parametrize(backpressure=BACKPRESSURE)
+async def test_start_done_interrupt(dut, backpressure):
+    """A run: pointer args latched at start, ap_ready / ap_idle / ap_done, interrupt raised by done and
+    cleared by the ISR toggle, ap_done cleared by the read; then a second run with fresh arguments."""
+    tb = ControlTB(dut)
+    await tb.start(backpressure, seed=2)
+    rmap = tb.rmap
+    await tb.write_irq_reg(R.GIER, 1)
+    await tb.write_irq_reg(R.IP_IER, 1)
+    for run in range(2):
+        log_n = rmap.supported_log_n[0]
+        bases = tb.random_bases()
+        if run == 0:
+            bases[0], bases[-1] = 0xFFFF_FFFF_FFFF_FFFF, 0x1_0000_0000   # carries across the word pair
+        await tb.write_args(log_n, bases)
+        seen = await tb.start_run()
+        assert seen["log_n"] == log_n and seen["supported"] == 1
+        assert _base_words(seen["base"], tb.params.channels) == bases, "pointer args not latched at start"
+        assert int(dut.idle.value) == 0
+        await tb.check_read(R.CTRL, "busy, ap_ready set by the start")
+        await tb.check_read(R.CTRL, "busy, ap_ready cleared by the read")
+        await tb.check_read(R.IP_ISR, "no done yet")
+        assert int(dut.interrupt.value) == 0
+        await ClockCycles(dut.clk, random.randint(1, 40))
+        await tb.pulse_done()
+        assert int(dut.interrupt.value) == 1, "interrupt not raised by done with GIER and IER set"
+        await tb.check_read(R.IP_ISR, "done sets ISR")
+        await tb.check_read(R.CTRL, "ap_done and ap_idle after done")
+        await tb.check_read(R.CTRL, "ap_done cleared by the read")
+        await tb.check_read(rmap.id_offset("STATUS"), "good run: bad_size clear")
+        await tb.write_irq_reg(R.IP_ISR, R.ISR_DONE)
+        await tb.check_read(R.IP_ISR, "ISR toggled off")
+        assert int(dut.interrupt.value) == 0
+    # with IER off, done sets no ISR bit and raises no interrupt
+    await tb.write_irq_reg(R.IP_IER, 0)
+    await tb.start_run()
+    await tb.pulse_done()
+    assert int(dut.interrupt.value) == 0
+    await tb.check_read(R.IP_ISR, "IER off: ISR stays clear")
+    await tb.check_read(R.CTRL, "done")
+    # ISR toggles on write even without a run; GIER gates the output
+    await tb.write_irq_reg(R.IP_IER, 1)
+    await tb.write_irq_reg(R.GIER, 0)
+    await tb.write_irq_reg(R.IP_ISR, R.ISR_DONE)
+    await tb.check_read(R.IP_ISR, "ISR toggled on by a write")
+    assert int(dut.interrupt.value) == 0
+    await tb.write_irq_reg(R.GIER, 1)
+    assert int(dut.interrupt.value) == 1
+    tb.finish()
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+@cocotb.parametrize(backpressure=BACKPRESSURE)
+async def test_start_while_busy_ignored(dut, backpressure):
+    """While a run is in progress: ap_start writes start nothing, argument writes are ignored and the
+    latched outputs hold; a done while idle is ignored; after done a new start latches new values."""
+    tb = ControlTB(dut)
+    await tb.start(backpressure, seed=3)
+    rmap = tb.rmap
+    first = tb.random_bases()
+    await tb.write_args(rmap.supported_log_n[0], first)
+    seen = await tb.start_run()
+    latched = int(dut.base.value), int(dut.log_n.value)
+    for _ in range(3):
+        await tb.start_run(expect_start=False)
+        await tb.write_args(random.getrandbits(32), tb.random_bases())     # ignored while busy
+        await tb.check_read(R.CTRL, "still busy")
+    assert (int(dut.base.value), int(dut.log_n.value)) == latched
+    for a in rmap.args:
+        for off in a.word_offsets:
+            await tb.check_read(off, "argument unchanged by writes during the run")
+    await tb.pulse_done()
+    await tb.check_read(R.CTRL, "done")
+    # a done while idle: no ap_done, no ISR
+    await tb.write_irq_reg(R.IP_IER, 1)
+    await tb.pulse_done()
+    await tb.check_read(R.CTRL, "done while idle ignored")
+    await tb.check_read(R.IP_ISR, "done while idle ignored")
+    # new arguments while idle are latched by the next start only
+    second = tb.random_bases()
+    await tb.write_args(rmap.supported_log_n[0], second)
+    seen = await tb.start_run()
+    assert _base_words(seen["base"], tb.params.channels) == second
+    await tb.pulse_done()
+    await tb.check_read(R.CTRL, "second run done")
+    tb.finish()
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+@cocotb.parametrize(backpressure=BACKPRESSURE)
+async def test_bad_size(dut, backpressure):
+    """An unsupported log_n: the slave accepts the start with supported = 0; the kernel answers done +
+    bad_size at once; STATUS.bad_size reads 1 until the next good start clears it."""
+    tb = ControlTB(dut)
+    await tb.start(backpressure, seed=4)
+    rmap = tb.rmap
+    status = rmap.id_offset("STATUS")
+    for _ in range(2):
+        bad = _bad_log_n(rmap)
+        await tb.write_args(bad, tb.random_bases())
+        seen = await tb.start_run()
+        assert seen["supported"] == 0 and seen["log_n"] == bad
+        await tb.pulse_done(bad_size=True, settle=0)
+        await tb.check_read(status, "bad_size set by done")
+        await tb.check_read(R.CTRL, "done after a bad size")
+    await tb.check_write(rmap.arg("log_n").offset, rmap.supported_log_n[0])
+    seen = await tb.start_run()
+    assert seen["supported"] == 1
+    await tb.check_read(status, "cleared by the good start")
+    await tb.pulse_done(bad_size=False)
+    await tb.check_read(status, "still clear after the good run")
+    await tb.check_read(R.CTRL, "done")
+    tb.finish()
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+@cocotb.parametrize(backpressure=BACKPRESSURE)
+async def test_wstrb(dut, backpressure):
+    """Partial writes (1, 2, 3 byte lanes at every position) on argument words, GIER/IER/ISR, CTRL and
+    the ID block, compared with the byte-merged expectation."""
+    tb = ControlTB(dut)
+    await tb.start(backpressure, seed=5)
+    rmap = tb.rmap
+    words = [o for a in rmap.args for o in a.word_offsets]
+    targets = random.sample(words, min(len(words), 6)) + [R.GIER, R.IP_IER, R.IP_ISR,
+                                                          rmap.id_offset("MAGIC"), rmap.id_offset("STATUS")]
+    for off in targets:
+        for first in range(4):
+            for length in range(1, 4 - first + 1):
+                value = random.getrandbits(32) | 0x0101_0101       # bit0 of every byte set
+                data = value.to_bytes(4, "little")[first:first + length]
+                strobe = ((1 << length) - 1) << first
+                tb._isr_in_flight = off in (R.GIER, R.IP_IER, R.IP_ISR)
+                await tb.axil.write(off + first, data)
+                tb.shadow.write_strobed(off, value, strobe)
+                tb._isr_in_flight = False
+                await tb.check_read(off, f"after a write with WSTRB 0b{strobe:04b}")
+    # CTRL: ap_start only counts when byte 0 is strobed
+    for first in (1, 2, 3):
+        n = len(tb.starts)
+        await tb.axil.write(R.CTRL + first, b"\xff")
+        await ClockCycles(dut.clk, 3)
+        assert len(tb.starts) == n, f"ap_start taken from byte lane {first}"
+    await tb.check_read(R.CTRL, "idle, nothing started by other byte lanes")
+    await tb.axil.write(R.CTRL, b"\x01")
+    tb.shadow.write(R.CTRL, 1)
+    await ClockCycles(dut.clk, 3)
+    assert len(tb.starts) == 1, "a byte-0 write of ap_start did not start"
+    await tb.pulse_done()
+    await tb.check_read(R.CTRL, "done")
+    tb.finish()
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def test_raw_handshake_orders(dut):
+    """AW before W, W before AW and both together (with gaps), driven pin by pin: the write lands only
+    when both halves arrived, a second AW waits while one is held, BVALID / RVALID hold until taken.
+    Readies are registers, so the value read at a falling edge is the one the next rising edge sees."""
+    tb = ControlTB(dut)
+    await tb.start(master=False)
+    d = dut
+    rmap = tb.rmap
+    words = [o for a in rmap.args for o in a.word_offsets]
+
+    async def take_b(hold: int):
+        """Wait for BVALID, keep BREADY low ``hold`` more cycles, then take the response."""
+        for _ in range(50):
+            await FallingEdge(d.clk)
+            if int(d.axil__bvalid.value):
+                break
+        else:
+            raise AssertionError("no write response")
+        for _ in range(hold):
+            await FallingEdge(d.clk)
+            assert int(d.axil__bvalid.value), "BVALID dropped before BREADY"
+        d.axil__bready.value = 1
+        await FallingEdge(d.clk)
+        d.axil__bready.value = 0
+
+    async def raw_write(offset, value, order, gap):
+        aw_at = 0 if order in ("aw", "both") else gap
+        w_at = 0 if order in ("w", "both") else gap
+        aw_done = w_done = False
+        await FallingEdge(d.clk)
+        for t in range(100):
+            aw_take = w_take = False
+            if not aw_done and t >= aw_at:
+                d.axil__awvalid.value, d.axil__awaddr.value = 1, offset
+                aw_take = bool(int(d.axil__awready.value))
+            if not w_done and t >= w_at:
+                d.axil__wvalid.value, d.axil__wdata.value, d.axil__wstrb.value = 1, value, 0xF
+                w_take = bool(int(d.axil__wready.value))
+            await FallingEdge(d.clk)
+            if aw_take:
+                aw_done, d.axil__awvalid.value = True, 0
+            if w_take:
+                w_done, d.axil__wvalid.value = True, 0
+            assert not int(d.axil__bvalid.value), "BVALID before (or with) both halves"
+            if aw_done and w_done:
+                break
+        else:
+            raise AssertionError(f"write not accepted ({order} first)")
+        await take_b(random.randint(0, 4))
+        tb.shadow.write(offset, value)
+
+    async def raw_read(offset):
+        await FallingEdge(d.clk)
+        d.axil__arvalid.value, d.axil__araddr.value = 1, offset
+        for _ in range(50):
+            taken = int(d.axil__arready.value)
+            await FallingEdge(d.clk)
+            if taken:
+                break
+        else:
+            raise AssertionError("read not accepted")
+        d.axil__arvalid.value = 0
+        while not int(d.axil__rvalid.value):
+            await FallingEdge(d.clk)
+        value = int(d.axil__rdata.value)
+        for _ in range(random.randint(0, 3)):
+            await FallingEdge(d.clk)
+            assert int(d.axil__rvalid.value) and int(d.axil__rdata.value) == value, "R changed before RREADY"
+        d.axil__rready.value = 1
+        await FallingEdge(d.clk)
+        d.axil__rready.value = 0
+        return value
+
+    for order in ("aw", "w", "both"):
+        for gap in (1, 3, 8):
+            off = random.choice(words)
+            value = random.getrandbits(32)
+            await raw_write(off, value, order, gap)
+            got = await raw_read(off)
+            assert got == tb.shadow.read(off), f"{order} first, gap {gap}: read 0x{got:08x}"
+
+    # A held AW blocks the next AW until its W arrives; the second write then completes normally.
+    first, second = words[0], words[-1]
+    await FallingEdge(d.clk)
+    d.axil__awvalid.value, d.axil__awaddr.value = 1, first
+    assert int(d.axil__awready.value)
+    await FallingEdge(d.clk)
+    d.axil__awaddr.value = second                      # the next AW, valid and held
+    for _ in range(5):
+        assert not int(d.axil__awready.value), "second AW accepted while the first waits for its W"
+        await FallingEdge(d.clk)
+    d.axil__wvalid.value, d.axil__wdata.value, d.axil__wstrb.value = 1, 0x1234_5678, 0xF
+    assert int(d.axil__wready.value)
+    await FallingEdge(d.clk)
+    d.axil__wvalid.value = 0
+    for _ in range(10):
+        if int(d.axil__awready.value):
+            break
+        await FallingEdge(d.clk)
+    else:
+        raise AssertionError("AW never ready again after the first write committed")
+    await FallingEdge(d.clk)                           # the second AW is taken at this edge
+    d.axil__awvalid.value = 0
+    await take_b(2)                                    # first response
+    d.axil__wvalid.value, d.axil__wdata.value = 1, 0x9ABC_DEF0
+    await FallingEdge(d.clk)
+    d.axil__wvalid.value = 0
+    await take_b(0)
+    tb.shadow.write(first, 0x1234_5678)
+    tb.shadow.write(second, 0x9ABC_DEF0)
+    assert await raw_read(first) == 0x1234_5678
+    assert await raw_read(second) == 0x9ABC_DEF0
+    await ClockCycles(d.clk, 3)
+    tb.finish()
