@@ -64,6 +64,13 @@ def _check_factory(butterfly):
     return butterfly
 
 
+def _child(block):
+    """Mark a sub-block built in ``__init__`` (for its properties): if the parent is never elaborated,
+    the parent's own "created but never used" warning is the one that matters, not one per child."""
+    block._MustUse__silence = True
+    return block
+
+
 def _delay(m: Module, en, value, depth: int, name: str):
     """``value`` delayed by ``depth`` enabled cycles in reset-less registers (SRLs in synthesis)."""
     for i in range(depth):
@@ -87,7 +94,7 @@ class HalfChain(wiring.Component):
     def __init__(self, depth: int, *, butterfly: Callable | None = None):
         self._d = _check_int("depth", depth, 1, 6)
         factory = _check_factory(butterfly)
-        self._stages = [factory() for _ in range(depth)]
+        self._stages = [_child(factory()) for _ in range(depth)]
         lats = {bf.latency for bf in self._stages}
         if len(lats) != 1:
             raise ValueError(f"butterfly: factory made stages of different latencies {sorted(lats)}")
@@ -268,15 +275,15 @@ class Lane(wiring.Component):
         factory = _check_factory(butterfly)
         self._a, self._b = lane_model.halves(log_core)
         orders = lane_model.interface_orders(log_core)
-        self._half1 = HalfChain(self._a, butterfly=factory)
-        self._half2 = HalfChain(self._b, butterfly=factory)
+        self._half1 = _child(HalfChain(self._a, butterfly=factory))
+        self._half2 = _child(HalfChain(self._b, butterfly=factory))
         if self._half1.butterfly_latency != self._half2.butterfly_latency:
             raise ValueError("butterfly: factory made stages of different latencies")
         # 4096-deep banks fill a URAM288 (4K x 72) exactly; smaller ones are left to the tool.
         style = "ultra" if log_core >= 12 else None
-        self._turn = FrameReorder(orders["turn_in"], orders["turn_out"], ram_style=style)
-        self._reverse = FrameReorder(orders["reverse_in"], orders["output"], ram_style=style)
-        self._tw2 = SecondHalfTwiddles(log_core)
+        self._turn = _child(FrameReorder(orders["turn_in"], orders["turn_out"], ram_style=style))
+        self._reverse = _child(FrameReorder(orders["reverse_in"], orders["output"], ram_style=style))
+        self._tw2 = _child(SecondHalfTwiddles(log_core))
         super().__init__({
             "en": In(1), "restart": In(1), "i_valid": In(1), "i_x0": In(64), "i_x1": In(64),
             "i_w_first": In(64), "i_w_rest": In(64),

@@ -1,9 +1,11 @@
+# amaranth: UnusedElaboratable=no
 """The lane (hw/lane.py) and its reorders (hw/reorder.py).
 
 Fast part (amaranth.sim): the control and reorder logic with a behavioural butterfly that exists only
 here (exact modular arithmetic in a few registers, any latency), so reorders, commutators, twiddle replay
 and the corner-turn twiddle table are checked at every k from 2 to 9 in seconds.
 Bench part (cocotb on Verilator): the real lane with hw.butterfly.Butterfly, sim/bench_lane.py.
+Some lanes here are built only to read their properties (first line: no unused-component warnings).
 """
 
 import random
@@ -19,9 +21,6 @@ from hw.lane import HalfChain, Lane
 from hw.model import lane as LM
 from hw.model.field import P
 from hw.reorder import FrameReorder, bit_sources
-
-# Components built only to read their properties are never elaborated; that is intended here.
-pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl._ir.UnusedElaboratable")
 
 
 class BehaviouralButterfly(wiring.Component):
@@ -309,8 +308,11 @@ def test_properties_k12():
 
 
 def test_catalog_entry():
+    from amaranth.hdl import Fragment
     from hw import catalog
-    assert isinstance(catalog.build("lane", log_core=3), Lane)
+    lane = catalog.build("lane", log_core=3)
+    assert isinstance(lane, Lane) and lane.log_core == 3
+    Fragment.get(lane, None)            # elaborates
 
 
 def test_reorder_ram_style():

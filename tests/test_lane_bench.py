@@ -10,8 +10,6 @@ import pytest
 from hw.lane import Lane
 from sim.runner import run_bench
 
-pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl._ir.UnusedElaboratable")
-
 FRAMES = {k: 4 for k in range(2, 9)} | {10: 3, 12: 3}
 
 
