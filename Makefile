@@ -42,6 +42,7 @@ run: points
 
 bench: $(STAMP)
 	$(PY) scripts/bench_model.py
+	$(PY) sim/bench_dma.py
 
 clean:
 	rm -rf $(BUILD) sim_build .pytest_cache
