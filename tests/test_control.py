@@ -3,6 +3,7 @@
 pointer latching, WSTRB, raw AW/W orders, random AXI-Lite backpressure) for 4 and 32 channels."""
 
 import pytest
+from amaranth.hdl import Fragment
 
 from hw import catalog
 from hw.control import ControlSlave
@@ -28,6 +29,7 @@ def test_parameter_errors():
 def test_properties():
     p = PARAM_SETS["C4"]
     c = ControlSlave(p)
+    Fragment.get(c, None)          # elaborates (and marks it used)
     assert c.params is p and c.channels == 4
     assert c.register_map.params == p
     assert c.supported_log_n == R.RegisterMap(p).supported_log_n
