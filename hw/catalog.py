@@ -58,6 +58,23 @@ def _dma(lanes: int = 16, log_core: int = 12, channels: int = 32, **kw):
     return DmaEngine(BuildParams(lanes=lanes, log_core=log_core, channels=channels), **kw)
 
 
+def _params_component(module: str, cls_name: str):
+    """A factory for components built from BuildParams fields (lanes=, log_core=, channels=, ...)."""
+    def factory(**kw):
+        import importlib
+        from hw.model.params import BuildParams
+        cls = getattr(importlib.import_module(module), cls_name)
+        return cls(kw["params"] if set(kw) == {"params"} else BuildParams(**kw))
+    return factory
+
+
+def _kernel(**kw):
+    """The Vitis top (top module ``nantucket`` when emitted for a build)."""
+    from hw.kernel import VitisKernel
+    from hw.model.params import BuildParams
+    return VitisKernel(kw["params"] if set(kw) == {"params"} else BuildParams(**kw))
+
+
 #: name -> factory(**params) -> wiring.Component
 COMPONENTS: dict[str, Callable] = {
     "modadd": _modadd,
@@ -67,6 +84,9 @@ COMPONENTS: dict[str, Callable] = {
     "lane": _lane,
     "control": _control,
     "dma": _dma,
+    "twiddles": _params_component("hw.twiddles", "TwiddleGenerator"),
+    "engine": _params_component("hw.engine", "NttEngine"),
+    "kernel": _kernel,
 }
 
 

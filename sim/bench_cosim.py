@@ -20,6 +20,10 @@ NTT_PERIOD_PS = 2156       # ~464 MHz
 BEAT_BYTES = 32
 
 
+def chans_of(dut) -> int:
+    return len(dut.bd_we)
+
+
 class CardTB:
     def __init__(self, dut, facts):
         self.dut = dut
@@ -32,8 +36,8 @@ class CardTB:
         cocotb.start_soon(Clock(dut.ap_clk_2, NTT_PERIOD_PS, unit="ps").start())
         dut.refresh_en.value = int(self.facts.get("refresh", 1))
         dut.stall_en.value = int(self.facts.get("stalls", 0))
+        self.channels = chans_of(dut)
         dut.bd_we.value = 0
-        dut.bd_chan.value = 0
         dut.bd_addr.value = 0
         self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axi_control"), dut.ap_clk, dut.ap_rst_n,
                                   reset_active_level=False)
@@ -55,29 +59,43 @@ class CardTB:
     async def write(self, offset: int, value: int) -> None:
         await self.axil.write(offset, value.to_bytes(4, "little"))
 
-    async def poke(self, chan: int, beat: int, data: bytes) -> None:
+    async def poke(self, beat: int, data: dict) -> None:
+        """Write ``data[c]`` (bytes) to channel c from ``beat`` on, every channel in the same cycles."""
         dut = self.dut
+        count = max(len(d) for d in data.values()) // BEAT_BYTES
         await FallingEdge(dut.ap_clk)
-        dut.bd_chan.value = chan
-        dut.bd_we.value = 1
-        for i in range(len(data) // BEAT_BYTES):
+        for i in range(count):
+            we, word = 0, 0
+            for c, d in data.items():
+                if (i + 1) * BEAT_BYTES <= len(d):
+                    we |= 1 << c
+                    word |= int.from_bytes(d[i * BEAT_BYTES:(i + 1) * BEAT_BYTES], "little") << (256 * c)
             dut.bd_addr.value = beat + i
-            dut.bd_wdata.value = int.from_bytes(data[i * BEAT_BYTES:(i + 1) * BEAT_BYTES], "little")
+            dut.bd_we.value = we
+            dut.bd_wdata.value = word
             await FallingEdge(dut.ap_clk)
+            if i % 65536 == 65535:
+                dut._log.info(f"preload: {i + 1} of {count} beats per channel")
         dut.bd_we.value = 0
 
-    async def peek(self, chan: int, beat: int, count: int) -> bytes:
+    async def peek(self, beat: int, counts: dict) -> dict:
+        """Read ``counts[c]`` beats of channel c from ``beat`` on (all channels in the same cycles)."""
         dut = self.dut
-        out = bytearray()
+        count = max(counts.values())
+        out = {c: bytearray() for c in counts}
         await FallingEdge(dut.ap_clk)
-        dut.bd_chan.value = chan
         dut.bd_addr.value = beat
         for i in range(count):
             await FallingEdge(dut.ap_clk)          # synchronous read: data for bd_addr one cycle on
             if i + 1 < count:
                 dut.bd_addr.value = beat + i + 1
-            out += int(dut.bd_rdata.value).to_bytes(BEAT_BYTES, "little")
-        return bytes(out)
+            word = int(dut.bd_rdata.value).to_bytes(BEAT_BYTES * chans_of(dut), "little")
+            for c, n in counts.items():
+                if i < n:
+                    out[c] += word[c * BEAT_BYTES:(c + 1) * BEAT_BYTES]
+            if i % 65536 == 65535:
+                dut._log.info(f"read-back: {i + 1} of {count} beats per channel")
+        return {c: bytes(v) for c, v in out.items()}
 
     async def wait_idle(self, budget_ntt_cycles: int):
         """Run until the kernel is idle (CTRL.ap_idle, polled cheaply through the busy counter)."""
@@ -89,6 +107,8 @@ class CardTB:
             spent += step
             if not int(dut.kernel_busy.value):
                 break
+            if spent % (1 << 18) == 0:
+                dut._log.info(f"kernel running: {spent} NTT cycles")
         idle = not int(dut.kernel_busy.value)
         err = [int(dut.err.value) >> (4 * c) & 15 for c in range(len(dut.err) // 4)]
         return idle, int(dut.ntt_cycles.value), [e for e in err if e] and err

@@ -174,22 +174,30 @@ class SimulatedKernel:
             if ch < self.params.channels:
                 yield ch, (address - ch * span) // 32, buf
 
+    def _groups(self):
+        """Host buffers grouped by first beat: {beat: {channel: uint8 view}} (channels transfer together)."""
+        groups: dict[int, dict[int, np.ndarray]] = {}
+        for ch, beat, buf in self._buffers():
+            groups.setdefault(beat, {})[ch] = buf
+        return groups
+
     def _push_memory(self):
         t0 = time.monotonic()
         nbytes = 0
-        for ch, beat, buf in self._buffers():
-            self._call("poke", ch, beat, bytes(buf))
-            nbytes += buf.size
+        for beat, bufs in self._groups().items():
+            self._call("poke", beat, {ch: bytes(b) for ch, b in bufs.items()})
+            nbytes += sum(b.size for b in bufs.values())
         self.progress(f"[cosim] preloaded {nbytes / 2**20:.1f} MiB into the HBM models in "
                       f"{time.monotonic() - t0:.1f} s")
 
     def _pull_memory(self):
         t0 = time.monotonic()
         nbytes = 0
-        for ch, beat, buf in self._buffers():
-            (data,) = self._call("peek", ch, beat, buf.size // 32)
-            buf[:] = np.frombuffer(data, dtype=np.uint8)
-            nbytes += buf.size
+        for beat, bufs in self._groups().items():
+            (data,) = self._call("peek", beat, {ch: b.size // 32 for ch, b in bufs.items()})
+            for ch, b in bufs.items():
+                b[:] = np.frombuffer(data[ch], dtype=np.uint8)
+                nbytes += b.size
         self.progress(f"[cosim] read back {nbytes / 2**20:.1f} MiB in {time.monotonic() - t0:.1f} s")
 
     def _finish_run(self):

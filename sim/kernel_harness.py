@@ -5,8 +5,9 @@ Ports of the harness (the simulator's top):
 
 - ``ap_clk``, ``ap_rst_n``, ``ap_clk_2``, ``ap_rst_n_2``, ``s_axi_control_*``, ``interrupt``: the kernel's own;
 - ``refresh_en``, ``stall_en``: HBM refresh windows and random AXI stalls on every channel;
-- ``bd_chan``, ``bd_addr``, ``bd_we``, ``bd_wdata``, ``bd_rdata``: backdoor to the HBM (one 256-bit beat a
-  cycle, beat ``bd_addr`` of channel ``bd_chan``'s window) for preload and read-back;
+- ``bd_addr``, ``bd_we``, ``bd_wdata``, ``bd_rdata``: backdoor to the HBM for preload and read-back, all
+  channels at once: beat ``bd_addr`` of every channel's window per cycle (``bd_we`` bit c and
+  ``bd_wdata`` word c write channel c; ``bd_rdata`` word c is channel c's beat one cycle later);
 - ``err``: every channel model's sticky protocol error bits;
 - ``ntt_cycles``: ``ap_clk_2`` cycles the kernel spent busy in its last run (from ap_start accepted to done);
 - ``kernel_busy``: a run is in progress (``ap_clk`` domain).
@@ -55,8 +56,9 @@ class KernelHarness(wiring.Component):
         chans = params.channels
         members.update({
             "refresh_en": In(1), "stall_en": In(1),
-            "bd_chan": In(range(chans)), "bd_addr": In(range(depth_beats)), "bd_we": In(1),
-            "bd_wdata": In(BEAT_BYTES * 8), "bd_rdata": Out(BEAT_BYTES * 8),
+            "bd_addr": In(range(depth_beats)), "bd_we": In(chans),
+            "bd_wdata": In(data.ArrayLayout(BEAT_BYTES * 8, chans)),
+            "bd_rdata": Out(data.ArrayLayout(BEAT_BYTES * 8, chans)),
             "err": Out(data.ArrayLayout(4, chans)),
             "ntt_cycles": Out(40),
             "kernel_busy": Out(1),
@@ -92,7 +94,6 @@ class KernelHarness(wiring.Component):
             else:
                 m.d.comb += mine.eq(theirs)
 
-        rdata = []
         for c, model in enumerate(self._models):
             m.submodules[f"hbm{c}"] = hbm = DomainRenamer("dma")(model)
             prefix = regmap.master_port(c)
@@ -102,15 +103,10 @@ class KernelHarness(wiring.Component):
                 m.d.comb += (sig.eq(port) if member.flow == Out else port.eq(sig))
             m.d.comb += [
                 hbm.refresh_en.eq(self.refresh_en), hbm.stall_en.eq(self.stall_en),
-                hbm.bd_addr.eq(self.bd_addr), hbm.bd_wdata.eq(self.bd_wdata),
-                hbm.bd_we.eq(self.bd_we & (self.bd_chan == c)),
+                hbm.bd_addr.eq(self.bd_addr), hbm.bd_wdata.eq(self.bd_wdata[c]),
+                hbm.bd_we.eq(self.bd_we[c]), self.bd_rdata[c].eq(hbm.bd_rdata),
                 self.err[c].eq(hbm.err),
             ]
-            rdata.append(hbm.bd_rdata)
-        with m.Switch(self.bd_chan):
-            for c, r in enumerate(rdata):
-                with m.Case(c):
-                    m.d.comb += self.bd_rdata.eq(r)
 
         m.d.comb += self.kernel_busy.eq(kernel.core.busy)
         # kernel busy time in NTT clock cycles
