@@ -106,3 +106,12 @@ def test_loopback_verilator(params):
     dut = DmaLoopback(params)
     run_bench(dut, name="dma_loopback", params=params.as_dict(),
               test_module="sim.bench_dma_loopback")
+
+
+@pytest.mark.parametrize("params", [BuildParams(lanes=4, log_core=4, channels=4),
+                                    BuildParams(lanes=8, log_core=5, channels=8)], ids=lambda p: p.tag())
+def test_dma_against_axiram(params):
+    """The same engine against cocotbext-axi's AxiRam (an independent AXI slave model)."""
+    from sim.dma_axi_top import DmaAxiTop
+    run_bench(DmaAxiTop(params), name="dma_axiram", params=params.as_dict(),
+              test_module="sim.bench_dma_axiram")
