@@ -30,6 +30,18 @@ from .model.params import BuildParams
 __all__ = ["TwiddleGenerator"]
 
 
+def _padded(items: list, bits: int) -> Array:
+    """An Array indexable by any ``bits``-bit value (the last item repeats), so the generated case
+    statements are complete."""
+    return Array(items + [items[-1]] * ((1 << bits) - len(items)))
+
+
+def _table_reader(tables, slot_bits: int, stage_bits: int):
+    """read(slot, stage) -> tables[slot][stage], as complete case trees."""
+    rows = _padded([_padded(row, stage_bits) for row in tables], slot_bits)
+    return lambda slot, stage: rows[slot][stage]
+
+
 class TwiddleGenerator(wiring.Component):
     """Twiddle words for L lanes, pass 1 or pass 2.
 
@@ -117,10 +129,10 @@ class TwiddleGenerator(wiring.Component):
         steps = tw_model.step_constants(p, depth)                  # [s]
         issue = Signal()
         m.d.comb += issue.eq(step & (t < k))
-        issue_s = Signal(range(max(k, 2)))
+        issue_s = Signal(stage_bits)
         m.d.comb += issue_s.eq(t)
         # tags travel beside the updater's multiplier: which stage, which table slot
-        tag_s = [Signal(range(max(k, 2)), name=f"tag_s{i}") for i in range(self._mul_latency)]
+        tag_s = [Signal(stage_bits, name=f"tag_s{i}") for i in range(self._mul_latency)]
         tag_slot = [Signal(range(slots), name=f"tag_slot{i}") for i in range(self._mul_latency)]
         dst_slot = Signal(range(slots))
         m.d.comb += dst_slot.eq(Mux(slot == 0, slots - 1, slot - 1))       # (g + D) mod (D + 1)
@@ -131,8 +143,8 @@ class TwiddleGenerator(wiring.Component):
 
         valid_out = []
         for lane in range(lanes):
-            tables = Array(Array(Signal(64, name=f"c_l{lane}_g{g}_s{s}") for s in range(k))
-                           for g in range(slots))
+            tables = [[Signal(64, name=f"c_l{lane}_g{g}_s{s}") for s in range(k)] for g in range(slots)]
+            read = _table_reader(tables, slot_bits=len(slot), stage_bits=stage_bits)
             with m.If(self.start):
                 for g in range(slots):
                     for s in range(k):
@@ -142,11 +154,14 @@ class TwiddleGenerator(wiring.Component):
             # table updater: c_s(g + D) = c_s(g) * step_s
             upd = MulReduce()
             m.submodules[f"update{lane}"] = upd
-            step_rom = Array(Const(int(steps[s]), 64) for s in range(k))
+            step_rom = _padded([Const(int(steps[s]), 64) for s in range(k)], stage_bits)
             m.d.comb += [upd.en.eq(en), upd.i_valid.eq(issue),
-                         upd.i_a.eq(tables[slot][issue_s]), upd.i_b.eq(step_rom[issue_s])]
+                         upd.i_a.eq(read(slot, issue_s)), upd.i_b.eq(step_rom[issue_s])]
             with m.If(en & upd.o_valid & ~self.start):
-                m.d.sync += tables[tag_slot[-1]][tag_s[-1]].eq(upd.o_p)
+                for g in range(slots):
+                    for s in range(k):
+                        with m.If((tag_slot[-1] == g) & (tag_s[-1] == s)):
+                            m.d.sync += tables[g][s].eq(upd.o_p)
 
             # stage-value select (registered), then the two combining multipliers
             c0 = Signal(64, name=f"c0_l{lane}")
@@ -158,7 +173,7 @@ class TwiddleGenerator(wiring.Component):
                 with m.If(pass2):
                     m.d.sync += [c0.eq(1), c1.eq(1)]
                 with m.Else():
-                    m.d.sync += [c0.eq(tables[slot1][rd.data.s0]), c1.eq(tables[slot1][rd.data.s1])]
+                    m.d.sync += [c0.eq(read(slot1, rd.data.s0)), c1.eq(read(slot1, rd.data.s1))]
             v2 = Signal(name=f"v2_l{lane}")
             with m.If(en):
                 m.d.sync += v2.eq(v1)
