@@ -35,7 +35,7 @@ from hw.dma import DmaEngine
 from hw.model.layout import BEAT_BYTES
 from hw.model.params import BuildParams
 
-__all__ = ["HbmChannelModel", "DmaLoopback", "ERR_RANGE", "ERR_4K", "ERR_WLAST", "ERR_PROTO", "CHANNEL_SPAN"]
+__all__ = ["HbmChannelModel", "channel_models", "DmaLoopback", "ERR_RANGE", "ERR_4K", "ERR_WLAST", "ERR_PROTO", "CHANNEL_SPAN"]
 
 ERR_RANGE, ERR_4K, ERR_WLAST, ERR_PROTO = 1, 2, 4, 8
 CHANNEL_SPAN = 1 << 28      # bytes of one pseudo-channel's address window
@@ -280,6 +280,16 @@ class HbmChannelModel(wiring.Component):
         return m
 
 
+def channel_models(channels: int, *, seed: int = 1, refresh_period: int = 480, **options) -> list:
+    """One HbmChannelModel per pseudo-channel, channel c's window at ``c * CHANNEL_SPAN`` (the address
+    XRT gives a buffer in HBM[c]), refresh phases and stall seeds spread over the channels as on a card
+    whose controllers refresh independently. ``options`` go to every model."""
+    return [HbmChannelModel(window_base=c * CHANNEL_SPAN, refresh_period=refresh_period,
+                            refresh_phase=(c * 2654435761 + seed * 97) % refresh_period,
+                            seed=(seed * 1000003 + c * 7919) % (2**32 - 1) + 1, **options)
+            for c in range(channels)]
+
+
 class DmaLoopback(wiring.Component):
     """DmaEngine + one HbmChannelModel per channel + a loopback FIFO standing in for the NTT engine.
 
@@ -301,13 +311,10 @@ class DmaLoopback(wiring.Component):
         lay = self._dma.layout
         self._guard = guard_beats
         self._depth = lay.beats_per_channel + 2 * guard_beats
-        self._models = [
-            HbmChannelModel(depth_beats=self._depth, window_base=c * CHANNEL_SPAN, latency=latency,
-                            refresh_period=refresh_period, refresh_cycles=refresh_cycles,
-                            refresh_phase=(c * 2654435761 + seed * 97) % refresh_period,
-                            stall_rate=stall_rate, seed=(seed * 1000003 + c * 7919) % (2**32 - 1) + 1,
-                            store=store, hbm_num=hbm_num, hbm_den=hbm_den)
-            for c in range(params.channels)]
+        self._models = channel_models(params.channels, depth_beats=self._depth, latency=latency,
+                                      refresh_period=refresh_period, refresh_cycles=refresh_cycles,
+                                      stall_rate=stall_rate, seed=seed, store=store,
+                                      hbm_num=hbm_num, hbm_den=hbm_den)
         self._loop_stall = loop_stall_rate
         self._loop_depth = loop_depth
         self._seed = seed

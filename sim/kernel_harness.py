@@ -25,7 +25,7 @@ from hw.kernel import VitisKernel
 from hw.model import regmap
 from hw.model.layout import BEAT_BYTES, HbmLayout
 from hw.model.params import BuildParams
-from .hbm import CHANNEL_SPAN, HbmChannelModel
+from .hbm import CHANNEL_SPAN, channel_models
 
 __all__ = ["KernelHarness"]
 
@@ -45,12 +45,9 @@ class KernelHarness(wiring.Component):
         self._params = params
         self._depth = depth_beats
         self._kernel = VitisKernel(params)
-        self._models = [
-            HbmChannelModel(depth_beats=depth_beats, window_base=c * CHANNEL_SPAN, latency=latency,
-                            refresh_period=refresh_period, refresh_cycles=refresh_cycles,
-                            refresh_phase=(c * 2654435761 + seed * 97) % refresh_period,
-                            stall_rate=stall_rate, seed=(seed * 1000003 + c * 7919) % (2**32 - 1) + 1)
-            for c in range(params.channels)]
+        self._models = channel_models(params.channels, depth_beats=depth_beats, latency=latency,
+                                      refresh_period=refresh_period, refresh_cycles=refresh_cycles,
+                                      stall_rate=stall_rate, seed=seed)
         members = {name: member for name, member in self._kernel.signature.members.items()
                    if not name.startswith("m") or not name[1:3].isdigit()}
         chans = params.channels
