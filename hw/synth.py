@@ -122,7 +122,9 @@ def synthesize(name: str, params: Mapping[str, Any] | None = None, workdir: str 
     (out / f"{name}.v").write_text(catalog.verilog_of(component, name))
     script = "; ".join([
         f"read_verilog {name}.v",
-        f"synth_xilinx -family xcup -top {name} -flatten",
+        # -noiopad: a block (or a kernel inside a Vitis shell) is not the chip top, so no I/O buffers;
+        # with thousands of wide ports they also made ABC9 abort (control slave, DMA engine).
+        f"synth_xilinx -family xcup -top {name} -flatten -noiopad",
         "tee -q -o stat.txt stat",
         # Cut the netlist at every register (and DSP) so ltp measures register-to-register logic.
         "delete t:DSP48E2 t:IBUF t:OBUF t:BUFG t:FD* t:SRL* t:RAM* t:URAM*",
