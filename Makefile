@@ -39,8 +39,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $@
 
+# Two workers: one elaborates Amaranth (single-threaded Python) while the other compiles a Verilator
+# model; a whole file stays on one worker, so benches sharing a build directory never race.
 test: $(STAMP)
-	$(VENV)/bin/pytest -q tests
+	$(VENV)/bin/pytest -q -n 2 --dist loadfile tests
 
 points: $(STAMP)
 	@mkdir -p $(RUN_DIR)

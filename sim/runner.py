@@ -275,6 +275,15 @@ def build(component, *, name: str, params: Mapping[str, Any] | None = None, sim:
     exe = bdir / (name if sim == "verilator" else "sim.vvp")
 
     runner = _runner_classes()[sim]()
+    # Parallel pytest workers may reach the same build directory: one builds, the other waits.
+    import fcntl
+    with open(bdir / ".nantucket-build-lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build_locked(src, vfile, digest, stamp, exe, runner, name, params, sim, waves, extra_args,
+                             bdir, t0)
+
+
+def _build_locked(src, vfile, digest, stamp, exe, runner, name, params, sim, waves, extra_args, bdir, t0):
     if stamp.exists() and stamp.read_text() == digest and exe.exists():
         _log(f"{name} [{param_tag(params)}] cached in {bdir.relative_to(REPO_ROOT)}")
         # test() needs what build() would have recorded.
