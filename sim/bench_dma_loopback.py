@@ -23,7 +23,7 @@ from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge
 from hw.model.field import P
 from hw.model.layout import HbmLayout
 from hw.model.params import BuildParams
-from hw.model.schedule import pass_schedule
+from hw.model.schedule import loopback_passes
 from sim.benchlib import EDGE_VALUES, NONCANONICAL_VALUES
 from sim.runner import bench_facts
 
@@ -167,12 +167,7 @@ async def test_two_passes(dut, refresh, stalls):
     dut.stall_en.value = int(stalls)
     dut.loop_stall_en.value = int(stalls)
 
-    r1, w1 = pass_schedule(p, 1)
-    r2, w2 = pass_schedule(p, 2)
-    state = np.zeros_like(x)
-    state[w1.reshape(-1)] = x[r1.reshape(-1)]
-    out = np.zeros_like(x)
-    out[w2.reshape(-1)] = state[r2.reshape(-1)]
+    state, out = loopback_passes(p, x)
 
     budget = 40 * p.cycles_per_pass + 20000
     s1 = await tb.run_pass(1, budget)

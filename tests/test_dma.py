@@ -8,7 +8,7 @@ from amaranth.sim import Simulator
 from hw.dma import DmaEngine
 from hw.model.layout import HbmLayout
 from hw.model.params import BuildParams
-from hw.model.schedule import pass_schedule
+from hw.model.schedule import loopback_passes
 from sim.hbm import DmaLoopback
 from sim.runner import run_bench
 
@@ -76,12 +76,7 @@ def _run_pysim(params, *, refresh, stalls, seed=1):
     sim.add_clock(1 / 464e6, domain="ntt")
     sim.add_testbench(tb)
     sim.run()
-    r1, w1 = pass_schedule(params, 1)
-    r2, w2 = pass_schedule(params, 2)
-    state = np.zeros_like(x)
-    state[w1.reshape(-1)] = x[r1.reshape(-1)]
-    out = np.zeros_like(x)
-    out[w2.reshape(-1)] = state[r2.reshape(-1)]
+    state, out = loopback_passes(params, x)
     assert np.array_equal(lay.gather(result["mem"], "state"), state)
     assert np.array_equal(lay.gather(result["mem"], "output"), out)
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from .params import BuildParams
 
-__all__ = ["first_half_stages", "lane_input_order", "lane_output_order", "pass_schedule"]
+__all__ = ["first_half_stages", "lane_input_order", "lane_output_order", "pass_schedule", "loopback_passes"]
 
 
 def first_half_stages(log_core: int) -> int:
@@ -92,3 +92,15 @@ def pass_schedule(params: BuildParams, pass_index: int) -> tuple[np.ndarray, np.
         reads = i_in * n1 + which          # state[n2, k1] with k1 = row
         writes = which + n1 * i_out        # X[k1 + N1*k2]
     return reads, writes
+
+
+def loopback_passes(params: BuildParams, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What the two passes leave in memory when the lanes hand every point back unchanged (the DMA
+    benches' stand-in for the engine): ``(state, output)``, each indexed like the logical buffers."""
+    r1, w1 = pass_schedule(params, 1)
+    r2, w2 = pass_schedule(params, 2)
+    state = np.zeros_like(x)
+    state[w1.reshape(-1)] = x[r1.reshape(-1)]
+    out = np.zeros_like(x)
+    out[w2.reshape(-1)] = state[r2.reshape(-1)]
+    return state, out
