@@ -24,7 +24,7 @@ from hw.model.field import P
 from hw.model.layout import HbmLayout
 from hw.model.params import BuildParams
 from hw.model.schedule import loopback_passes
-from sim.benchlib import EDGE_VALUES, NONCANONICAL_VALUES
+from sim.benchlib import EDGE_VALUES, NONCANONICAL_VALUES, reset_domains
 from sim.runner import bench_facts
 
 DMA_PS, NTT_PS = 3334, 2156          # 300 MHz and 464 MHz (even picoseconds)
@@ -54,13 +54,7 @@ class LoopbackTB:
         for s in (d.start, d.pass_index, d.refresh_en, d.stall_en, d.loop_stall_en, d.bd_we, d.bd_chan,
                   d.bd_addr, d.bd_wdata):
             s.value = 0
-        d.dma_rst.value = 1
-        d.ntt_rst.value = 1
-        await ClockCycles(d.dma_clk, 5)
-        await FallingEdge(d.dma_clk)
-        d.dma_rst.value = 0
-        d.ntt_rst.value = 0
-        await ClockCycles(d.dma_clk, 5)
+        await reset_domains(d.dma_clk, (d.dma_rst, d.ntt_rst))
 
     async def write_channel(self, c: int, beats: list[int], start: int = 0):
         d = self.dut

@@ -11,6 +11,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge
 
+from sim.benchlib import reset_domains
 from sim.runner import bench_facts
 
 DMA_PS, NTT_PS = 3334, 2156
@@ -37,13 +38,7 @@ async def test_throughput(dut):
               dut.bd_wdata):
         s.value = 0
     dut.refresh_en.value = int(facts["refresh"])
-    dut.dma_rst.value = 1
-    dut.ntt_rst.value = 1
-    await ClockCycles(dut.dma_clk, 5)
-    await FallingEdge(dut.dma_clk)
-    dut.dma_rst.value = 0
-    dut.ntt_rst.value = 0
-    await ClockCycles(dut.dma_clk, 5)
+    await reset_domains(dut.dma_clk, (dut.dma_rst, dut.ntt_rst))
     results = {}
     t0 = time.monotonic()
     for ps in (1, 2):

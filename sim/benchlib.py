@@ -21,7 +21,7 @@ from cocotb.triggers import ClockCycles, FallingEdge
 from hw.model.field import P
 
 __all__ = ["EDGE_VALUES", "NONCANONICAL_VALUES", "PATTERNS", "pattern", "start_clock", "reset",
-           "PipelineTB", "edge_pairs"]
+           "reset_domains", "PipelineTB", "edge_pairs"]
 
 #: The field's edge values every bench must cover (all canonical).
 EDGE_VALUES = (0, 1, 2, P - 1, P - 2, 2**32 - 1, 2**32, 2**63, 2**64 - 2**32)
@@ -67,6 +67,18 @@ async def reset(clk, rst, cycles: int = 3):
     await ClockCycles(clk, cycles)
     await FallingEdge(clk)
     rst.value = 0
+
+
+async def reset_domains(clk, resets, cycles: int = 5, settle: int = 5):
+    """Hold every active-high reset in ``resets`` together (the platform resets all clock domains at
+    once) for ``cycles`` of ``clk``, release them at a falling edge, then wait ``settle`` cycles."""
+    for rst in resets:
+        rst.value = 1
+    await ClockCycles(clk, cycles)
+    await FallingEdge(clk)
+    for rst in resets:
+        rst.value = 0
+    await ClockCycles(clk, settle)
 
 
 class PipelineTB:
