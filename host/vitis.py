@@ -266,10 +266,9 @@ def emit_kernel_verilog(params: BuildParams) -> str:
         raise ToolsMissing(f"kernel RTL: hw.catalog is not available ({e})") from e
     if "kernel" not in getattr(catalog, "COMPONENTS", {}):
         raise ToolsMissing("kernel RTL: hw.catalog has no 'kernel' component yet")
-    from amaranth.back import verilog
     component = catalog.build("kernel", lanes=params.lanes, log_core=params.log_core,
                               channels=params.channels)
-    return verilog.convert(component, name=R.KERNEL_NAME, emit_src=False)
+    return catalog.verilog_of(component, R.KERNEL_NAME)
 
 
 # -- tools and platform ----------------------------------------------------------------------------

@@ -141,6 +141,11 @@ class MulReduce(_Pipeline):
         super().__init__(_pipeline_signature({"i_a": 64, "i_b": 64}, {"o_p": 64}))
 
     @property
+    def shared_key(self) -> str:
+        """No parameters: every instance is the same hardware (emitted once, see hw/shared.py)."""
+        return "mulreduce"
+
+    @property
     def dsp_tiles(self) -> int:
         """Partial products (one DSP48E2 each)."""
         return self.DSP_TILES

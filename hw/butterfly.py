@@ -18,6 +18,7 @@ from amaranth.lib.wiring import In, Out
 
 from hw.arith import ModAdd, ModSub, MulReduce, pipe
 from hw.model import field
+from hw.shared import share
 
 __all__ = ["Butterfly"]
 
@@ -39,6 +40,11 @@ class Butterfly(wiring.Component):
         return ModSub.LATENCY + MulReduce.LATENCY
 
     @property
+    def shared_key(self) -> str:
+        """No parameters: every instance is the same hardware (emitted once, see hw/shared.py)."""
+        return "butterfly"
+
+    @property
     def dsp_tiles(self) -> int:
         return MulReduce.DSP_TILES
 
@@ -51,7 +57,8 @@ class Butterfly(wiring.Component):
         m = Module()
         m.submodules.add = add = ModAdd()
         m.submodules.sub = sub = ModSub()
-        m.submodules.mul = mul = MulReduce()
+        mul = MulReduce()
+        m.submodules.mul = share(mul)
         for unit in (add, sub, mul):
             m.d.comb += unit.en.eq(self.en)
 

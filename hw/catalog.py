@@ -102,9 +102,12 @@ def build(name: str, **params):
 
 
 def verilog_of(component, name: str) -> str:
-    """Verilog for an already built component, top module ``name``."""
+    """Verilog for an already built component, top module ``name``, followed by the modules of the
+    blocks it instantiates through :func:`hw.shared.share` (each emitted once)."""
     from amaranth.back import verilog
-    return verilog.convert(component, name=name, emit_src=False)
+    from hw.shared import VerilogCollector
+    collector = VerilogCollector(name)
+    return collector.verilog(verilog.convert(component, name=name, platform=collector, emit_src=False))
 
 
 def emit_verilog(name: str, **params) -> str:

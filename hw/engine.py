@@ -27,6 +27,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .lane import Lane
+from .shared import share
 from .model.params import BuildParams
 from .twiddles import TwiddleGenerator
 
@@ -100,7 +101,7 @@ class NttEngine(wiring.Component):
         total = self.beats_per_pass
         tg = m.submodules.twiddles = self._twiddles
         for i, lane in enumerate(self._lanes):
-            m.submodules[f"lane{i}"] = lane
+            m.submodules[f"lane{i}"] = share(lane)
 
         issued = Signal(range(total + 1))       # cycles handed to the twiddle generator
         taken = Signal(range(total + 1))        # payloads that entered the lanes

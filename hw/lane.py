@@ -38,6 +38,7 @@ from amaranth.lib.wiring import In, Out
 
 from hw.model import lane as lane_model
 from hw.reorder import FrameReorder
+from hw.shared import share
 
 __all__ = ["HalfChain", "SecondHalfTwiddles", "Lane"]
 
@@ -167,7 +168,7 @@ class HalfChain(wiring.Component):
         stream = self.i_w_rest
         offset = 0
         for s, bf in enumerate(self._stages):
-            m.submodules[f"bf{s}"] = bf
+            m.submodules[f"bf{s}"] = share(bf)
             if s == 0:
                 w = self.i_w_first
             else:
@@ -273,6 +274,7 @@ class Lane(wiring.Component):
     def __init__(self, log_core: int = 12, *, butterfly: Callable | None = None):
         self._k = _check_int("log_core", log_core, 2, 12)
         factory = _check_factory(butterfly)
+        self._default_butterfly = butterfly is None
         self._a, self._b = lane_model.halves(log_core)
         orders = lane_model.interface_orders(log_core)
         self._half1 = _child(HalfChain(self._a, butterfly=factory))
@@ -293,6 +295,12 @@ class Lane(wiring.Component):
     @property
     def log_core(self) -> int:
         return self._k
+
+    @property
+    def shared_key(self) -> str | None:
+        """``lane_k<k>`` with the default butterfly (the lane is then a function of k alone, so the engine
+        emits it once, hw/shared.py); None with a custom butterfly."""
+        return f"lane_k{self._k}" if self._default_butterfly else None
 
     @property
     def period(self) -> int:

@@ -22,6 +22,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from .arith import MulReduce
+from .shared import share
 from .model import twiddles as tw_model
 from .model.lane import twiddle_plan
 from .model.ntt import twiddle_rom
@@ -153,7 +154,7 @@ class TwiddleGenerator(wiring.Component):
 
             # table updater: c_s(g + D) = c_s(g) * step_s
             upd = MulReduce()
-            m.submodules[f"update{lane}"] = upd
+            m.submodules[f"update{lane}"] = share(upd)
             step_rom = _padded([Const(int(steps[s]), 64) for s in range(k)], stage_bits)
             m.d.comb += [upd.en.eq(en), upd.i_valid.eq(issue),
                          upd.i_a.eq(read(slot, issue_s)), upd.i_b.eq(step_rom[issue_s])]
@@ -179,7 +180,7 @@ class TwiddleGenerator(wiring.Component):
                 m.d.sync += v2.eq(v1)
             for col, (w, c, out) in enumerate(((w0, c0, self.o_w_first), (w1, c1, self.o_w_rest))):
                 mul = MulReduce()
-                m.submodules[f"combine{lane}_{col}"] = mul
+                m.submodules[f"combine{lane}_{col}"] = share(mul)
                 m.d.comb += [mul.en.eq(en), mul.i_valid.eq(v2), mul.i_a.eq(w), mul.i_b.eq(c),
                              out[lane].eq(mul.o_p)]
                 if lane == 0 and col == 0:

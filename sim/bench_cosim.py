@@ -6,10 +6,11 @@ sim.kernel_harness.KernelHarness with the clocks of the real card: ap_clk 300 MH
 """
 
 import socket
+import time
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge
+from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge, Timer
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from sim.cosim import recv_msg, send_msg
@@ -17,11 +18,6 @@ from sim.runner import bench_facts
 
 DMA_PERIOD_PS = 3334       # ~300 MHz
 NTT_PERIOD_PS = 2156       # ~464 MHz
-BEAT_BYTES = 32
-
-
-def chans_of(dut) -> int:
-    return len(dut.bd_we)
 
 
 class CardTB:
@@ -36,9 +32,8 @@ class CardTB:
         cocotb.start_soon(Clock(dut.ap_clk_2, NTT_PERIOD_PS, unit="ps").start())
         dut.refresh_en.value = int(self.facts.get("refresh", 1))
         dut.stall_en.value = int(self.facts.get("stalls", 0))
-        self.channels = chans_of(dut)
-        dut.bd_we.value = 0
-        dut.bd_addr.value = 0
+        dut.bd_load.value = 0
+        dut.bd_dump.value = 0
         self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axi_control"), dut.ap_clk, dut.ap_rst_n,
                                   reset_active_level=False)
         await self.reset(16)
@@ -59,56 +54,30 @@ class CardTB:
     async def write(self, offset: int, value: int) -> None:
         await self.axil.write(offset, value.to_bytes(4, "little"))
 
-    async def poke(self, beat: int, data: dict) -> None:
-        """Write ``data[c]`` (bytes) to channel c from ``beat`` on, every channel in the same cycles."""
-        dut = self.dut
-        count = max(len(d) for d in data.values()) // BEAT_BYTES
-        await FallingEdge(dut.ap_clk)
-        for i in range(count):
-            we, word = 0, 0
-            for c, d in data.items():
-                if (i + 1) * BEAT_BYTES <= len(d):
-                    we |= 1 << c
-                    word |= int.from_bytes(d[i * BEAT_BYTES:(i + 1) * BEAT_BYTES], "little") << (256 * c)
-            dut.bd_addr.value = beat + i
-            dut.bd_we.value = we
-            dut.bd_wdata.value = word
-            await FallingEdge(dut.ap_clk)
-            if i % 65536 == 65535:
-                dut._log.info(f"preload: {i + 1} of {count} beats per channel")
-        dut.bd_we.value = 0
-
-    async def peek(self, beat: int, counts: dict) -> dict:
-        """Read ``counts[c]`` beats of channel c from ``beat`` on (all channels in the same cycles)."""
-        dut = self.dut
-        count = max(counts.values())
-        out = {c: bytearray() for c in counts}
-        await FallingEdge(dut.ap_clk)
-        dut.bd_addr.value = beat
-        for i in range(count):
-            await FallingEdge(dut.ap_clk)          # synchronous read: data for bd_addr one cycle on
-            if i + 1 < count:
-                dut.bd_addr.value = beat + i + 1
-            word = int(dut.bd_rdata.value).to_bytes(BEAT_BYTES * chans_of(dut), "little")
-            for c, n in counts.items():
-                if i < n:
-                    out[c] += word[c * BEAT_BYTES:(c + 1) * BEAT_BYTES]
-            if i % 65536 == 65535:
-                dut._log.info(f"read-back: {i + 1} of {count} beats per channel")
-        return {c: bytes(v) for c, v in out.items()}
+    async def pulse(self, port) -> None:
+        """One ap_clk cycle of ``port`` high: the HBM models' file load or dump happens on that edge."""
+        await FallingEdge(self.dut.ap_clk)
+        port.value = 1
+        await FallingEdge(self.dut.ap_clk)
+        port.value = 0
 
     async def wait_idle(self, budget_ntt_cycles: int):
         """Run until the kernel is idle (CTRL.ap_idle, polled cheaply through the busy counter)."""
         dut = self.dut
         step = min(4096, budget_ntt_cycles)
         spent = 0
+        t0 = time.monotonic()
         while spent < budget_ntt_cycles:
-            await ClockCycles(dut.ap_clk_2, step)
+            # one timer callback instead of a Python wake-up per clock edge (the cycle count itself comes
+            # from the harness's counter)
+            await Timer(step * NTT_PERIOD_PS, unit="ps")
             spent += step
             if not int(dut.kernel_busy.value):
                 break
-            if spent % (1 << 18) == 0:
-                dut._log.info(f"kernel running: {spent} NTT cycles")
+            if spent % (1 << 17) == 0:
+                wall = time.monotonic() - t0
+                dut._log.info(f"kernel running: {spent} NTT cycles in {wall:.0f} s wall "
+                              f"({spent / wall:.0f} cycles/s)")
         idle = not int(dut.kernel_busy.value)
         err = [int(dut.err.value) >> (4 * c) & 15 for c in range(len(dut.err) // 4)]
         return idle, int(dut.ntt_cycles.value), [e for e in err if e] and err
@@ -134,11 +103,12 @@ async def serve(dut):
                 elif op == "write":
                     await tb.write(*args)
                     send_msg(sock, ("ok",))
-                elif op == "poke":
-                    await tb.poke(*args)
+                elif op == "load":
+                    await tb.pulse(dut.bd_load)
                     send_msg(sock, ("ok",))
-                elif op == "peek":
-                    send_msg(sock, ("ok", await tb.peek(*args)))
+                elif op == "dump":
+                    await tb.pulse(dut.bd_dump)
+                    send_msg(sock, ("ok", facts["props"]["depth_beats"]))
                 elif op == "wait_idle":
                     send_msg(sock, ("ok", *(await tb.wait_idle(*args))))
                 elif op == "step":

@@ -7,7 +7,8 @@ pyxrt surface and the very driver used with a card (host/xrt.py) runs against th
 
 - every register access becomes an AXI4-Lite transaction on ``s_axi_control`` in the simulator;
 - writing ap_start first copies every buffer the host allocated in banks HBM[0..C-1] into the HBM
-  channel models (their backdoor), then lets the simulator run;
+  channel models (their file backdoor: one hex file per channel in this object's temporary directory,
+  loaded in one cycle), then lets the simulator run;
 - reading CTRL while a run is in progress runs the simulator until the kernel is idle again (or a cycle
   budget is spent: then ap_done reads 0, which the driver reports as a timeout), then copies the buffers
   back, so the host's ``sync(FROM_DEVICE)`` sees what the RTL wrote.
@@ -31,6 +32,7 @@ import numpy as np
 
 from hw.model import regmap as R
 from hw.model.params import BuildParams
+from sim.hbm import HBM_DIR_PLUSARG, read_dump_file, write_load_file
 
 __all__ = ["SimulatedKernel", "SimulationError", "send_msg", "recv_msg"]
 
@@ -102,7 +104,7 @@ class SimulatedKernel:
             from sim.runner import run_bench
             harness = KernelHarness(self.params)
             run_bench(harness, name="kernel_harness", params={"params": self.params.as_dict()},
-                      test_module="sim.bench_cosim",
+                      test_module="sim.bench_cosim", plusargs=(f"+{HBM_DIR_PLUSARG}={self._dir.name}",),
                       facts={"socket": path, "refresh": int(refresh), "stalls": int(stalls), "seed": seed})
         except BaseException as e:            # reported to the waiting host thread
             self._error = e
@@ -174,30 +176,42 @@ class SimulatedKernel:
             if ch < self.params.channels:
                 yield ch, (address - ch * span) // 32, buf
 
-    def _groups(self):
-        """Host buffers grouped by first beat: {beat: {channel: uint8 view}} (channels transfer together)."""
-        groups: dict[int, dict[int, np.ndarray]] = {}
+    def _by_channel(self):
+        """{channel: [(first beat, uint8 view), ...]} for every channel (empty lists included)."""
+        chans: dict[int, list] = {c: [] for c in range(self.params.channels)}
         for ch, beat, buf in self._buffers():
-            groups.setdefault(beat, {})[ch] = buf
-        return groups
+            chans[ch].append((beat, buf))
+        return chans
+
+    def _file(self, channel: int, kind: str) -> str:
+        return os.path.join(self._dir.name, f"hbm{channel}.{kind}.hex")
 
     def _push_memory(self):
         t0 = time.monotonic()
         nbytes = 0
-        for beat, bufs in self._groups().items():
-            self._call("poke", beat, {ch: bytes(b) for ch, b in bufs.items()})
-            nbytes += sum(b.size for b in bufs.values())
+        for ch, chunks in self._by_channel().items():
+            nbytes += write_load_file(self._file(ch, "load"), chunks)
+        self._call("load")
         self.progress(f"[cosim] preloaded {nbytes / 2**20:.1f} MiB into the HBM models in "
                       f"{time.monotonic() - t0:.1f} s")
 
     def _pull_memory(self):
         t0 = time.monotonic()
         nbytes = 0
-        for beat, bufs in self._groups().items():
-            (data,) = self._call("peek", beat, {ch: b.size // 32 for ch, b in bufs.items()})
-            for ch, b in bufs.items():
-                b[:] = np.frombuffer(data[ch], dtype=np.uint8)
-                nbytes += b.size
+        (depth,) = self._call("dump")
+        for ch, chunks in self._by_channel().items():
+            if not chunks:
+                continue
+            path = self._file(ch, "dump")
+            mem = read_dump_file(path, depth)
+            for beat, buf in chunks:
+                lo = beat * 32
+                if lo + buf.size > mem.size:
+                    raise SimulationError(f"buffer at beat {beat} of channel {ch} ({buf.size} bytes) lies "
+                                          f"beyond the model's {depth} beats")
+                buf[:] = mem[lo:lo + buf.size]
+                nbytes += buf.size
+            os.unlink(path)
         self.progress(f"[cosim] read back {nbytes / 2**20:.1f} MiB in {time.monotonic() - t0:.1f} s")
 
     def _finish_run(self):

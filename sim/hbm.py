@@ -12,7 +12,14 @@
   wrong beat, a size/burst type other than full-width INCR; and a histogram of burst lengths,
 - a backdoor port (one beat per cycle) for preload and read-back from a testbench;
 - ``store=False`` drops the memory (reads return their beat address): a timing-only model for full-size
-  throughput runs, whose Verilog would otherwise carry millions of initialised words.
+  throughput runs, whose Verilog would otherwise carry millions of initialised words;
+- ``files="name"`` keeps the data in a plain Verilog array instead (module ``nt_sim_hbm_ram``, no
+  initialiser, so a 2^24-point buffer costs nothing to emit) with two more ports: ``bd_load`` reads
+  ``<dir>/<name>.load.hex`` into the memory and ``bd_dump`` writes the whole memory to
+  ``<dir>/<name>.dump.hex`` ($readmemh / $writememh format, one 256-bit beat per line; ``<dir>`` is the
+  simulator's plusarg ``+nantucket_hbm_dir=``, default the working directory). Verilator only: it needs
+  the design emitted by hw.catalog.verilog_of. :func:`write_load_file` / :func:`read_dump_file` are the
+  host's side of that exchange.
 
 It is written in the ``sync`` domain; instantiate it under a DomainRenamer (the loopback top puts it on
 ``dma``). Because it is ordinary Amaranth, Verilator runs it at full speed and pysim runs it too.
@@ -23,7 +30,10 @@ both sides at random). Channel c's window starts at ``c << 28`` (its own 256 MiB
 DMA's buffer starts ``guard_beats`` beats into it, so guard regions surround every buffer.
 """
 
-from amaranth.hdl import Array, Cat, Const, DomainRenamer, Module, Mux, Signal
+import re
+
+import numpy as np
+from amaranth.hdl import Array, Cat, ClockSignal, Const, DomainRenamer, Elaboratable, Instance, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.fifo import SyncFIFO
@@ -34,8 +44,10 @@ from hw.axi import PAGE_BYTES, Axi4Signature
 from hw.dma import DmaEngine
 from hw.model.layout import BEAT_BYTES
 from hw.model.params import BuildParams
+from hw.shared import VerilogCollector
 
-__all__ = ["HbmChannelModel", "channel_models", "DmaLoopback", "ERR_RANGE", "ERR_4K", "ERR_WLAST", "ERR_PROTO", "CHANNEL_SPAN"]
+__all__ = ["HbmChannelModel", "channel_models", "DmaLoopback", "ERR_RANGE", "ERR_4K", "ERR_WLAST", "ERR_PROTO",
+           "CHANNEL_SPAN", "HBM_DIR_PLUSARG", "write_load_file", "read_dump_file"]
 
 ERR_RANGE, ERR_4K, ERR_WLAST, ERR_PROTO = 1, 2, 4, 8
 CHANNEL_SPAN = 1 << 28      # bytes of one pseudo-channel's address window
@@ -71,11 +83,127 @@ class _FakeWritePort:
         self.data = Signal(BEAT_BYTES * 8)
 
 
+HBM_DIR_PLUSARG = "nantucket_hbm_dir"
+
+_RAM_MODULE = "nt_sim_hbm_ram"
+_RAM_VERILOG = f"""\
+// Simulation-only memory of the HBM channel model (sim/hbm.py): a plain array with no initialiser, two
+// synchronous read ports, one write port, and whole-memory load/dump through hex files.
+module {_RAM_MODULE} #(parameter integer DEPTH = 1, parameter integer ABITS = 1, parameter NAME = "hbm") (
+  input clk,
+  input rd_en, input [ABITS-1:0] rd_addr, output reg [255:0] rd_data,
+  input [ABITS-1:0] bd_addr, output reg [255:0] bd_rdata,
+  input wr_en, input [ABITS-1:0] wr_addr, input [255:0] wr_data,
+  input load, input dump
+);
+  reg [255:0] mem [0:DEPTH-1];
+  string dir;
+  initial begin
+    if (!$value$plusargs("{HBM_DIR_PLUSARG}=%s", dir)) dir = ".";
+  end
+  always @(posedge clk) begin
+    if (rd_en) rd_data <= mem[rd_addr];
+    bd_rdata <= mem[bd_addr];
+    if (wr_en) mem[wr_addr] <= wr_data;
+    if (load) $readmemh({{dir, "/", NAME, ".load.hex"}}, mem);
+    if (dump) $writememh({{dir, "/", NAME, ".dump.hex"}}, mem);
+  end
+endmodule
+"""
+
+
+class _Port:
+    def __init__(self, abits):
+        self.addr = Signal(abits)
+        self.en = Signal()
+        self.data = Signal(BEAT_BYTES * 8)
+
+
+class _FileRam(Elaboratable):
+    """The ``files=`` memory: an instance of the hand-written module above (see the module doc)."""
+
+    def __init__(self, depth: int, abits: int, name: str):
+        self.depth, self.abits, self.name = depth, abits, name
+        self.rd, self.bd_rd, self.wr = _Port(abits), _Port(abits), _Port(abits)
+        self.load = Signal()
+        self.dump = Signal()
+
+    def elaborate(self, platform):
+        if not isinstance(platform, VerilogCollector):
+            raise TypeError("HbmChannelModel(files=...): only simulated in Verilator, emitted through "
+                            "hw.catalog.verilog_of (sim.runner does)")
+        platform.add_module(_RAM_MODULE, _RAM_VERILOG)
+        return Instance(_RAM_MODULE, p_DEPTH=self.depth, p_ABITS=self.abits, p_NAME=self.name,
+                        i_clk=ClockSignal("sync"),
+                        i_rd_en=self.rd.en, i_rd_addr=self.rd.addr, o_rd_data=self.rd.data,
+                        i_bd_addr=self.bd_rd.addr, o_bd_rdata=self.bd_rd.data,
+                        i_wr_en=self.wr.en, i_wr_addr=self.wr.addr, i_wr_data=self.wr.data,
+                        i_load=self.load, i_dump=self.dump)
+
+
+_HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+
+
+def write_load_file(path, chunks, beat_bytes: int = BEAT_BYTES) -> int:
+    """Write a ``$readmemh`` file for ``bd_load``: ``chunks`` is ``[(first beat, bytes-like), ...]``
+    (little-endian beats, each chunk a whole number of beats), each chunk after an ``@address`` line.
+    Returns the bytes of data written. An empty list writes an empty file (the load changes nothing)."""
+    total = 0
+    with open(path, "wb") as f:
+        for beat, buf in chunks:
+            raw = np.frombuffer(buf, dtype=np.uint8)
+            if raw.size % beat_bytes:
+                raise ValueError(f"{path}: a chunk of {raw.size} bytes is not a whole number of beats")
+            words = raw.reshape(-1, beat_bytes)[:, ::-1]              # most significant byte first
+            text = np.empty((words.shape[0], 2 * beat_bytes + 1), dtype=np.uint8)
+            text[:, 0:-1:2] = _HEX[words >> 4]
+            text[:, 1:-1:2] = _HEX[words & 15]
+            text[:, -1] = ord("\n")
+            f.write(f"@{beat:x}\n".encode())
+            f.write(text.tobytes())
+            total += raw.size
+    return total
+
+
+_NIBBLE = np.full(256, 255, dtype=np.uint8)
+for _i, _c in enumerate(b"0123456789abcdef"):
+    _NIBBLE[_c] = _i
+for _i, _c in enumerate(b"ABCDEF"):
+    _NIBBLE[_c] = 10 + _i
+
+
+def read_dump_file(path, depth: int, beat_bytes: int = BEAT_BYTES) -> np.ndarray:
+    """The memory a ``bd_dump`` wrote: uint8 array of ``depth * beat_bytes`` little-endian bytes.
+    Raises ValueError naming the file and line on anything but ``depth`` lines of hex digits."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    lines = [ln for ln in blob.split(b"\n") if ln.strip() and not ln.startswith(b"//")]
+    if len(lines) != depth:
+        raise ValueError(f"{path}: expected {depth} words, found {len(lines)} lines")
+    width = 2 * beat_bytes
+    if all(len(ln) == width for ln in (lines[0], lines[-1])) and len(blob) >= depth * (width + 1):
+        try:
+            digits = np.frombuffer(b"".join(lines), dtype=np.uint8).reshape(depth, width)
+        except ValueError:
+            digits = None
+    else:
+        digits = None
+    if digits is None:                       # uneven line widths: pad each one
+        digits = np.frombuffer(b"".join(ln.strip().rjust(width, b"0") for ln in lines),
+                               dtype=np.uint8).reshape(depth, width)
+    nib = _NIBBLE[digits]
+    if (nib == 255).any():
+        row = int(np.flatnonzero((nib == 255).any(axis=1))[0])
+        raise ValueError(f"{path}:{row + 1}: not a hex word: {lines[row][:80]!r}")
+    words = (nib[:, 0::2] << 4) | nib[:, 1::2]
+    return np.ascontiguousarray(words[:, ::-1]).reshape(-1)
+
+
 class HbmChannelModel(wiring.Component):
     def __init__(self, *, depth_beats: int, window_base: int = 0, latency: int = 32,
                  refresh_period: int = 480, refresh_cycles: int = 96, refresh_phase: int = 0,
                  stall_rate: int = 64, seed: int = 1, hbm_num: int = 3, hbm_den: int = 2,
-                 queue: int = 16, addr_width: int = 64, init=(), store: bool = True):
+                 queue: int = 16, addr_width: int = 64, init=(), store: bool = True, files: str | None = None):
         _int("depth_beats", depth_beats, 1)
         _int("window_base", window_base, 0)
         _int("latency", latency, 1, 4096)
@@ -87,6 +215,11 @@ class HbmChannelModel(wiring.Component):
         _int("hbm_num", hbm_num, 1, 64)
         _int("hbm_den", hbm_den, 1, 64)
         _int("queue", queue, 2, 256)
+        if files is not None:
+            if not isinstance(files, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", files):
+                raise ValueError(f"files: expected a file stem of letters, digits, '_', '.', '-', got {files!r}")
+            if not store or list(init):
+                raise ValueError("files: needs store=True and no init (the memory is loaded from a file)")
         if window_base % PAGE_BYTES:
             raise ValueError(f"window_base: must be 4 KiB aligned, got {window_base:#x}")
         self._depth = depth_beats
@@ -99,8 +232,9 @@ class HbmChannelModel(wiring.Component):
         self._queue = queue
         self._init = list(init)
         self._store = bool(store)
+        self._files = files
         axi = Axi4Signature(addr_width=addr_width, data_width=BEAT_BYTES * 8)
-        super().__init__({
+        members = {
             "axi": In(axi),
             "refresh_en": In(1),
             "stall_en": In(1),
@@ -113,7 +247,10 @@ class HbmChannelModel(wiring.Component):
             "wr_hist": Out(data.ArrayLayout(32, HIST)),
             "rd_beats": Out(32),
             "wr_beats": Out(32),
-        })
+        }
+        if files is not None:
+            members.update({"bd_load": In(1), "bd_dump": In(1)})
+        super().__init__(members)
 
     @property
     def depth_beats(self) -> int:
@@ -128,6 +265,11 @@ class HbmChannelModel(wiring.Component):
         return self._latency
 
     @property
+    def files(self) -> str | None:
+        """The file stem of ``bd_load`` / ``bd_dump`` (None: an Amaranth memory, no file ports)."""
+        return self._files
+
+    @property
     def refresh_fraction(self) -> float:
         return self._refresh[1] / self._refresh[0]
 
@@ -138,7 +280,12 @@ class HbmChannelModel(wiring.Component):
         abits = max(1, (depth - 1).bit_length())
         lbits = 8
 
-        if self._store:
+        if self._files is not None:
+            m.submodules.mem = ram = _FileRam(depth, abits, self._files)
+            rd, wr = ram.rd, ram.wr
+            m.d.comb += [ram.bd_rd.addr.eq(self.bd_addr), self.bd_rdata.eq(ram.bd_rd.data),
+                         ram.load.eq(self.bd_load), ram.dump.eq(self.bd_dump)]
+        elif self._store:
             m.submodules.mem = mem = Memory(shape=BEAT_BYTES * 8, depth=depth, init=self._init)
             rd = mem.read_port(transparent_for=())
             bd_rd = mem.read_port()
@@ -280,13 +427,16 @@ class HbmChannelModel(wiring.Component):
         return m
 
 
-def channel_models(channels: int, *, seed: int = 1, refresh_period: int = 480, **options) -> list:
+def channel_models(channels: int, *, seed: int = 1, refresh_period: int = 480, files: str | None = None,
+                   **options) -> list:
     """One HbmChannelModel per pseudo-channel, channel c's window at ``c * CHANNEL_SPAN`` (the address
     XRT gives a buffer in HBM[c]), refresh phases and stall seeds spread over the channels as on a card
-    whose controllers refresh independently. ``options`` go to every model."""
+    whose controllers refresh independently. ``files="hbm"`` gives channel c the file memory ``hbm<c>``.
+    ``options`` go to every model."""
     return [HbmChannelModel(window_base=c * CHANNEL_SPAN, refresh_period=refresh_period,
                             refresh_phase=(c * 2654435761 + seed * 97) % refresh_period,
-                            seed=(seed * 1000003 + c * 7919) % (2**32 - 1) + 1, **options)
+                            seed=(seed * 1000003 + c * 7919) % (2**32 - 1) + 1,
+                            files=None if files is None else f"{files}{c}", **options)
             for c in range(channels)]
 
 

@@ -5,9 +5,10 @@ Ports of the harness (the simulator's top):
 
 - ``ap_clk``, ``ap_rst_n``, ``ap_clk_2``, ``ap_rst_n_2``, ``s_axi_control_*``, ``interrupt``: the kernel's own;
 - ``refresh_en``, ``stall_en``: HBM refresh windows and random AXI stalls on every channel;
-- ``bd_addr``, ``bd_we``, ``bd_wdata``, ``bd_rdata``: backdoor to the HBM for preload and read-back, all
-  channels at once: beat ``bd_addr`` of every channel's window per cycle (``bd_we`` bit c and
-  ``bd_wdata`` word c write channel c; ``bd_rdata`` word c is channel c's beat one cycle later);
+- ``bd_load``, ``bd_dump``: backdoor to the HBM for preload and read-back, all channels at once through
+  files (sim/hbm.py ``files=``): a cycle with ``bd_load`` high reads ``<dir>/hbm<c>.load.hex`` into channel
+  c's memory, one with ``bd_dump`` high writes channel c's memory to ``<dir>/hbm<c>.dump.hex``, ``<dir>``
+  being the simulator's ``+nantucket_hbm_dir=`` plusarg (:data:`sim.hbm.HBM_DIR_PLUSARG`);
 - ``err``: every channel model's sticky protocol error bits;
 - ``ntt_cycles``: ``ap_clk_2`` cycles the kernel spent busy in its last run (from ap_start accepted to done);
 - ``kernel_busy``: a run is in progress (``ap_clk`` domain).
@@ -23,7 +24,7 @@ from amaranth.lib.wiring import In, Out
 
 from hw.kernel import VitisKernel
 from hw.model import regmap
-from hw.model.layout import BEAT_BYTES, HbmLayout
+from hw.model.layout import HbmLayout
 from hw.model.params import BuildParams
 from .hbm import CHANNEL_SPAN, channel_models
 
@@ -47,15 +48,13 @@ class KernelHarness(wiring.Component):
         self._kernel = VitisKernel(params)
         self._models = channel_models(params.channels, depth_beats=depth_beats, latency=latency,
                                       refresh_period=refresh_period, refresh_cycles=refresh_cycles,
-                                      stall_rate=stall_rate, seed=seed)
+                                      stall_rate=stall_rate, seed=seed, files="hbm")
         members = {name: member for name, member in self._kernel.signature.members.items()
                    if not name.startswith("m") or not name[1:3].isdigit()}
         chans = params.channels
         members.update({
             "refresh_en": In(1), "stall_en": In(1),
-            "bd_addr": In(range(depth_beats)), "bd_we": In(chans),
-            "bd_wdata": In(data.ArrayLayout(BEAT_BYTES * 8, chans)),
-            "bd_rdata": Out(data.ArrayLayout(BEAT_BYTES * 8, chans)),
+            "bd_load": In(1), "bd_dump": In(1),
             "err": Out(data.ArrayLayout(4, chans)),
             "ntt_cycles": Out(40),
             "kernel_busy": Out(1),
@@ -100,8 +99,7 @@ class KernelHarness(wiring.Component):
                 m.d.comb += (sig.eq(port) if member.flow == Out else port.eq(sig))
             m.d.comb += [
                 hbm.refresh_en.eq(self.refresh_en), hbm.stall_en.eq(self.stall_en),
-                hbm.bd_addr.eq(self.bd_addr), hbm.bd_wdata.eq(self.bd_wdata[c]),
-                hbm.bd_we.eq(self.bd_we[c]), self.bd_rdata[c].eq(hbm.bd_rdata),
+                hbm.bd_load.eq(self.bd_load), hbm.bd_dump.eq(self.bd_dump),
                 self.err[c].eq(hbm.err),
             ]
 

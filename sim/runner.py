@@ -79,7 +79,7 @@ VERILATOR_VISIBILITY = ("--public-depth", "1")
 VERILATOR_MAKEFLAGS = ("CFG_CXXFLAGS_PCH_I=-include PYTHON3=python3 PERL=perl "
                        "CFG_LDLIBS_THREADS=-pthread\\ -lpthread\\ -latomic")
 #: Bump when the build recipe changes so old caches are not reused.
-_RECIPE_VERSION = "1"
+_RECIPE_VERSION = "2"
 
 
 def _log(msg: str) -> None:
@@ -168,14 +168,16 @@ def verilator_bin() -> Path:
 def verilator_env() -> dict[str, str]:
     """Environment additions every Verilator invocation needs (lint, build)."""
     opt = sim_opt()
+    # OPT_SLOW compiles the run-once code (constructors, memory initializers: megabytes of straight-line
+    # C++ for the big blocks); optimizing it costs minutes and gains nothing.
     return {"VERILATOR_ROOT": str(verilator_root()),
-            "MAKEFLAGS": f"{VERILATOR_MAKEFLAGS} OPT_FAST={opt} OPT_SLOW={opt} OPT_GLOBAL={opt}"}
+            "MAKEFLAGS": f"{VERILATOR_MAKEFLAGS} OPT_FAST={opt} OPT_SLOW=-O0 OPT_GLOBAL={opt}"}
 
 
 def sim_opt() -> str:
     """C++ optimization of Verilator models: ``NANTUCKET_SIM_OPT`` (default -O0). Bench runs are short
     and the generated C++ is large, so compiling fast beats running fast (-O0 halves the build of the
-    kernel harness); full-size runs (make sim-full) ask for -O2."""
+    kernel harness); full-size runs (make sim-full) ask for -O2. Run-once code is always -O0."""
     opt = os.environ.get("NANTUCKET_SIM_OPT", "-O0").strip()
     if not re.fullmatch(r"-O[0-3s]", opt):
         raise ValueError(f"NANTUCKET_SIM_OPT: expected -O0, -O1, -O2, -O3 or -Os, got {opt!r}")
@@ -313,7 +315,8 @@ def _build_locked(src, vfile, digest, stamp, exe, runner, name, params, sim, wav
 def run_bench(component, *, name: str, test_module: str, params: Mapping[str, Any] | None = None,
               testcase: str | list[str] | None = None, sim: str | None = None, waves: bool | None = None,
               seed: int | None = None, extra_env: Mapping[str, str] | None = None,
-              facts: Mapping[str, Any] | None = None, extra_args: tuple[str, ...] = ()) -> Path:
+              facts: Mapping[str, Any] | None = None, extra_args: tuple[str, ...] = (),
+              plusargs: tuple[str, ...] = ()) -> Path:
     """Build ``component`` (cached) and run the cocotb module ``test_module`` against it.
 
     name:        top module and build directory name (use the hw.catalog name when there is one).
@@ -321,6 +324,7 @@ def run_bench(component, *, name: str, test_module: str, params: Mapping[str, An
                  the bench through :func:`bench_facts` (``BuildParams`` values are passed as dicts).
     facts:       extra JSON-able values for the bench (merged into ``bench_facts()``).
     testcase:    run only these cocotb tests (``TESTCASE`` in the environment does the same).
+    plusargs:    simulator plusargs (``+name=value``) for the run.
     Returns the results XML path; raises AssertionError if a cocotb test failed or none ran.
     """
     from cocotb_tools.check_results import get_results
@@ -358,7 +362,7 @@ def run_bench(component, *, name: str, test_module: str, params: Mapping[str, An
     try:
         runner.test(test_module=test_module, hdl_toplevel=name, hdl_toplevel_lang="verilog",
                     build_dir=bdir, test_dir=bdir, test_filter=test_filter, seed=seed, extra_env=env,
-                    waves=waves, results_xml=str(results),
+                    waves=waves, results_xml=str(results), plusargs=list(plusargs),
                     timescale=("1ns", "1ps") if sim == "icarus" else None)
     except (SystemExit, RuntimeError) as exc:
         # cocotb's runner exits non-zero when a test failed; the results file says how many.
