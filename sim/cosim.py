@@ -83,6 +83,8 @@ class SimulatedKernel:
         self.cycle_budget = cycle_budget or 8 * 2 * params.cycles_per_pass + (1 << 20)
         self.progress = progress or (lambda line: print(line, file=sys.stderr, flush=True))
         self.last_ntt_cycles: int | None = None
+        #: wall seconds of the last phases: "start" (build + simulator start), "preload", "kernel", "read-back"
+        self.timings: dict[str, float] = {}
         self.runs = 0
         self._running = False
         self._error: BaseException | None = None
@@ -116,6 +118,7 @@ class SimulatedKernel:
             try:
                 sock, _ = self._listener.accept()
                 sock.settimeout(None)
+                self.timings["start"] = time.monotonic() - t0
                 self.progress(f"[cosim] simulator connected after {time.monotonic() - t0:.1f} s")
                 return sock
             except socket.timeout:
@@ -192,6 +195,7 @@ class SimulatedKernel:
         for ch, chunks in self._by_channel().items():
             nbytes += write_load_file(self._file(ch, "load"), chunks)
         self._call("load")
+        self.timings["preload"] = time.monotonic() - t0
         self.progress(f"[cosim] preloaded {nbytes / 2**20:.1f} MiB into the HBM models in "
                       f"{time.monotonic() - t0:.1f} s")
 
@@ -212,6 +216,7 @@ class SimulatedKernel:
                 buf[:] = mem[lo:lo + buf.size]
                 nbytes += buf.size
             os.unlink(path)
+        self.timings["read-back"] = time.monotonic() - t0
         self.progress(f"[cosim] read back {nbytes / 2**20:.1f} MiB in {time.monotonic() - t0:.1f} s")
 
     def _finish_run(self):
@@ -224,6 +229,7 @@ class SimulatedKernel:
         self._running = False
         self.runs += 1
         self.last_ntt_cycles = cycles
+        self.timings["kernel"] = time.monotonic() - t0
         self.progress(f"[cosim] kernel done: {cycles} NTT cycles, simulated in {time.monotonic() - t0:.1f} s")
         self._pull_memory()
 

@@ -298,6 +298,37 @@ def _build_locked(src, vfile, digest, stamp, exe, runner, name, params, sim, wav
     vfile.write_text(src)
     stamp.unlink(missing_ok=True)
     _log(f"building {name} [{param_tag(params)}] with {sim} in {bdir.relative_to(REPO_ROOT)} ...")
+    with _ticker(f"building {name}", t0):
+        _compile(runner, sim, vfile, name, bdir, waves, extra_args)
+    stamp.write_text(digest)
+    _log(f"built {name} in {time.monotonic() - t0:.1f} s")
+    return bdir, runner
+
+
+class _ticker:
+    """Log ``<what>: <elapsed> s`` every ``every`` seconds while the block runs (big builds take minutes)."""
+
+    def __init__(self, what: str, t0: float, every: float = 60.0):
+        import threading
+        self._what, self._t0, self._every = what, t0, every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.wait(self._every):
+            _log(f"{self._what}: {time.monotonic() - self._t0:.0f} s elapsed")
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        return False
+
+
+def _compile(runner, sim, vfile, name, bdir, waves, extra_args):
     if sim == "verilator":
         args = list(VERILATOR_ARGS) + list(extra_args)
         if waves:
@@ -307,9 +338,6 @@ def _build_locked(src, vfile, digest, stamp, exe, runner, name, params, sim, wav
     else:
         runner.build(sources=[vfile], hdl_toplevel=name, build_dir=bdir, waves=waves,
                      timescale=("1ns", "1ps"), log_file=bdir / "build.log")
-    stamp.write_text(digest)
-    _log(f"built {name} in {time.monotonic() - t0:.1f} s")
-    return bdir, runner
 
 
 def run_bench(component, *, name: str, test_module: str, params: Mapping[str, Any] | None = None,

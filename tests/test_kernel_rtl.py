@@ -52,3 +52,15 @@ def test_kernel_lint(kernel_verilog):
 @pytest.mark.parametrize("name", ["twiddles", "engine"])
 def test_block_lint(name):
     lint_verilog(catalog.emit_verilog(name, params=SMALL), name, waive=WAIVE)
+
+
+def test_default_kernel_lint_and_one_module_per_repeated_block():
+    """The default build (16 lanes, k = 12, 32 channels) as `nantucket rtl` / the Vitis build emit it."""
+    params = BuildParams()
+    text = catalog.emit_verilog("kernel", params=params)
+    modules = re.findall(r"^module (\S+)\(", text, re.M)
+    for name in (f"nt_lane_k{params.log_core}", "nt_butterfly", "nt_mulreduce"):
+        assert modules.count(name) == 1, name
+    assert len(re.findall(rf"^\s*nt_lane_k{params.log_core} \S+ \(", text, re.M)) == params.lanes
+    assert set(_ports(text, "kernel")) >= {f"{R.master_port(c)}_araddr" for c in range(params.channels)}
+    lint_verilog(text, "kernel", waive=WAIVE + ("SYMRSVDWORD",))
