@@ -1,7 +1,7 @@
 """`nantucket rtl` and `nantucket synth`: emit or synthesize any block of hw.catalog by name.
 
     nantucket rtl   --component NAME [--PARAM VALUE ...] -o FILE.v
-    nantucket synth --component NAME [--PARAM VALUE ...] [--workdir DIR] [--json]
+    nantucket synth --component NAME [--PARAM VALUE ...] [--workdir DIR] [--json] [--hierarchical]
 
 Block parameters are free-form ``--name value`` pairs (``--log-core 12`` and ``--log_core=12`` both
 give ``log_core=12``); values that look like ints, floats or true/false are converted.
@@ -103,13 +103,18 @@ def add_synth(sub):
     p.add_argument("--component", required=True, metavar="NAME")
     p.add_argument("--workdir", type=Path, default=Path("build/synth"), metavar="DIR")
     p.add_argument("--json", action="store_true", help="print the counts as JSON instead of a table")
+    p.add_argument("--hierarchical", action="store_true",
+                   help="keep the hierarchy: blocks emitted once are synthesized once (whole kernel in minutes; "
+                        "counts are an upper bound)")
     p.set_defaults(func=cmd_synth, params={})
 
 
 def cmd_synth(args) -> int:
     from hw.synth import format_table, synthesize
     component = _build_checked(args.component, args.params)
-    result = synthesize(args.component, args.params, args.workdir, quiet=args.json, component=component)
+    # progress goes to stderr, so it stays on with --json (stdout carries only the JSON)
+    result = synthesize(args.component, args.params, args.workdir, quiet=False, component=component,
+                        flatten=not args.hierarchical)
     if args.json:
         print(json.dumps({k: v for k, v in result.items() if k != "counts"} | {"counts": result["counts"]},
                          indent=2))

@@ -47,11 +47,16 @@ def yosys_command() -> list[str]:
 
 
 def parse_stat(text: str) -> dict[str, int]:
-    """Cell type -> count from Yosys ``stat`` output (the flattened top module)."""
+    """Cell type -> count from Yosys ``stat`` output: the flattened top module's, or for a hierarchical
+    design (``stat -top``) the totals including submodules."""
     counts: dict[str, int] = {}
+    modules = set(re.findall(r"^=== (\S+) ===$", text, re.MULTILINE))     # submodule lines are not cells
+    marker = text.rfind("Count including submodules")
+    if marker >= 0:
+        text = text[marker:]
     for line in text.splitlines():
         mt = re.match(r"^\s+(\d+)\s+([A-Za-z_$][\w$]*)\s*$", line)
-        if mt and mt.group(2) not in _SUMMARY_WORDS:
+        if mt and mt.group(2) not in _SUMMARY_WORDS and mt.group(2) not in modules:
             counts[mt.group(2)] = counts.get(mt.group(2), 0) + int(mt.group(1))
     return counts
 
@@ -102,19 +107,23 @@ def _run_with_progress(cmd: list[str], cwd: Path, log: Path, label: str, quiet: 
 
 
 def synthesize(name: str, params: Mapping[str, Any] | None = None, workdir: str | Path = "build/synth", *,
-               quiet: bool = False, component=None) -> dict[str, Any]:
+               quiet: bool = False, component=None, flatten: bool = True) -> dict[str, Any]:
     """Synthesize catalog block ``name`` with ``params`` for UltraScale+ and return its resources.
 
-    Files go to ``workdir/<name>/<param tag>/`` (Verilog, Yosys log, stat, longest path, result JSON).
+    Files go to ``workdir/<name>/<param tag>[-hier]/`` (Verilog, Yosys log, stat, longest path, result JSON).
     ``component``: an instance already built from ``name`` and ``params`` (else the catalog builds one).
+    ``flatten=False`` keeps the hierarchy, so a block emitted once (hw/shared.py: lanes, butterflies,
+    multipliers) is synthesized once and counted per instance: what makes the whole kernel affordable.
+    The counts are then an upper bound (no optimization across module boundaries; a k = 4 lane comes out
+    about 10 % higher in FF than flattened).
     """
     from sim.runner import param_tag   # directory naming shared with the simulation builds
 
     params = dict(params or {})
-    out = Path(workdir) / name / param_tag(params)
+    out = Path(workdir) / name / (param_tag(params) + ("" if flatten else "-hier"))
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
-    label = f"{name} [{param_tag(params)}]"
+    label = f"{name} [{param_tag(params)}]" + ("" if flatten else " (hierarchical)")
     if not quiet:
         print(f"[synth] {label}: emitting Verilog", file=sys.stderr, flush=True)
     if component is None:
@@ -124,8 +133,8 @@ def synthesize(name: str, params: Mapping[str, Any] | None = None, workdir: str 
         f"read_verilog {name}.v",
         # -noiopad: a block (or a kernel inside a Vitis shell) is not the chip top, so no I/O buffers;
         # with thousands of wide ports they also made ABC9 abort (control slave, DMA engine).
-        f"synth_xilinx -family xcup -top {name} -flatten -noiopad",
-        "tee -q -o stat.txt stat",
+        f"synth_xilinx -family xcup -top {name}{' -flatten' if flatten else ''} -noiopad",
+        "tee -q -o stat.txt stat" + ("" if flatten else f" -top {name}"),
         # Cut the netlist at every register (and DSP) so ltp measures register-to-register logic.
         "delete t:DSP48E2 t:IBUF t:OBUF t:BUFG t:FD* t:SRL* t:RAM* t:URAM*",
         "tee -q -o ltp.txt ltp",
@@ -137,8 +146,9 @@ def synthesize(name: str, params: Mapping[str, Any] | None = None, workdir: str 
     _run_with_progress(yosys_command() + ["-p", script], out, out / "yosys.log", label, quiet)
     counts = parse_stat((out / "stat.txt").read_text())
     result = _summarize(counts)
-    m = re.search(r"length=(-?\d+)", (out / "ltp.txt").read_text())
-    result["logic_depth"] = int(m.group(1)) if m else None
+    depths = [int(d) for d in re.findall(r"length=(-?\d+)", (out / "ltp.txt").read_text())]
+    result["logic_depth"] = max(depths) if depths else None     # deepest module (per module if hierarchical)
+    result["flatten"] = flatten
     result["seconds"] = round(time.monotonic() - t0, 1)
     result["counts"] = counts
     (out / "resources.json").write_text(json.dumps(result, indent=2) + "\n")

@@ -72,3 +72,14 @@ def test_synthesis(tmp_path):
     r = synthesize("butterfly", {}, tmp_path, quiet=True)
     assert r["DSP48E2"] == 12
     assert r["logic_depth"] <= 20
+
+
+def test_hierarchical_synthesis_counts_the_shared_multiplier_per_instance(tmp_path):
+    """The butterfly holds its multiply/reduce unit as a shared module (hw/shared.py): kept hierarchical,
+    it is synthesized once and counted once per instance, giving the flattened DSP count."""
+    from hw.arith import MulReduce
+    from hw.butterfly import Butterfly
+    from hw.synth import synthesize
+    r = synthesize("butterfly", {}, tmp_path, quiet=True, flatten=False)
+    assert r["DSP48E2"] == MulReduce().dsp_tiles == Butterfly().dsp_tiles
+    assert r["flatten"] is False and r["logic_depth"] <= 20

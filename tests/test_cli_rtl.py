@@ -40,3 +40,43 @@ def test_synth_table(tmp_path, capsys):
     assert main(["synth", "--component", "modadd", "--workdir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "DSP48E2" in out and "modadd" in out
+
+
+_HIER_STAT = """
+=== top ===
+
+        +----------Local Count, excluding submodules.
+        |
+       23 cells
+        3   FDRE
+        2   LUT2
+        2 submodules
+        2   nt_unit
+
+=== nt_unit ===
+
+        +----------Local Count, excluding submodules.
+        |
+       11 cells
+        1   DSP48E2
+       10   FDRE
+
+=== design hierarchy ===
+
+        +----------Count including submodules.
+        |
+       27 cells
+        2   DSP48E2
+       23   FDRE
+        2   LUT2
+        2 submodules
+        2   nt_unit
+"""
+
+
+def test_parse_stat_hierarchical_uses_the_totals():
+    from hw.synth import parse_stat
+    counts = parse_stat(_HIER_STAT)
+    # the totals: top's own cells plus two instances of nt_unit, not the sum of every listing
+    assert counts["DSP48E2"] == 2 and counts["FDRE"] == 3 + 2 * 10 and counts["LUT2"] == 2
+    assert "nt_unit" not in counts
