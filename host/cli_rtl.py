@@ -104,8 +104,8 @@ def add_synth(sub):
     p.add_argument("--workdir", type=Path, default=Path("build/synth"), metavar="DIR")
     p.add_argument("--json", action="store_true", help="print the counts as JSON instead of a table")
     p.add_argument("--hierarchical", action="store_true",
-                   help="keep the hierarchy: blocks emitted once are synthesized once (whole kernel in minutes; "
-                        "counts are an upper bound)")
+                   help="keep the hierarchy: blocks emitted once (lanes, butterflies, multipliers) are "
+                        "synthesized once and counted per instance (faster; counts are an upper bound)")
     p.set_defaults(func=cmd_synth, params={})
 
 
