@@ -113,19 +113,14 @@ class Shared(Elaboratable):
                 value = value.as_value()
             port = "__".join(map(str, path))
             conns[("i_" if member.flow == wiring.In else "o_") + port] = value
-        for port in ports:
-            if port in ("clk", "rst"):
-                domain, kind = "sync", port
-            elif port.endswith("_clk") or port.endswith("_rst"):
-                domain, kind = port[:-4], port[-3:]
-            else:
-                continue
-            if port in {k[2:] for k in conns}:
-                continue
+        # The rest are the clock and reset of each domain used: clk/rst (sync), <domain>_clk/<domain>_rst.
+        for port in set(ports) - {k[2:] for k in conns}:
+            kind = port[-3:]
+            domain = "sync" if port in ("clk", "rst") else port[:-4]
+            if kind not in ("clk", "rst") or not (port in ("clk", "rst") or port[-4] == "_"):
+                raise RuntimeError(f"shared module {self._name}: port {port!r} is neither in the signature "
+                                   f"nor a clock or reset")
             conns[f"i_{port}"] = ClockSignal(domain) if kind == "clk" else ResetSignal(domain)
-        missing = set(ports) - {k[2:] for k in conns}
-        if missing:
-            raise RuntimeError(f"shared module {self._name}: ports {sorted(missing)} are not in the signature")
         return Instance(self._name, **conns)
 
 

@@ -67,20 +67,22 @@ def _int(name, v, lo, hi=None):
         raise ValueError(f"{name}: must be in {lo}..{hi if hi is not None else 'inf'}, got {v}")
 
 
-class _FakeReadPort:
-    def __init__(self, abits, m):
-        self.addr = Signal(abits)
-        self.en = Signal()
-        self.data = Signal(BEAT_BYTES * 8)
-        with m.If(self.en):
-            m.d.sync += self.data.eq(self.addr)
+class _Port:
+    """addr / en / data of a memory port (the file memory's, or the timing-only model's stand-ins)."""
 
-
-class _FakeWritePort:
     def __init__(self, abits):
         self.addr = Signal(abits)
         self.en = Signal()
         self.data = Signal(BEAT_BYTES * 8)
+
+
+class _FakeReadPort(_Port):
+    """Timing-only model: a read returns its beat address."""
+
+    def __init__(self, abits, m):
+        super().__init__(abits)
+        with m.If(self.en):
+            m.d.sync += self.data.eq(self.addr)
 
 
 HBM_DIR_PLUSARG = "nantucket_hbm_dir"
@@ -110,13 +112,6 @@ module {_RAM_MODULE} #(parameter integer DEPTH = 1, parameter integer ABITS = 1,
   end
 endmodule
 """
-
-
-class _Port:
-    def __init__(self, abits):
-        self.addr = Signal(abits)
-        self.en = Signal()
-        self.data = Signal(BEAT_BYTES * 8)
 
 
 class _FileRam(Elaboratable):
@@ -295,7 +290,7 @@ class HbmChannelModel(wiring.Component):
             # timing-only model (throughput runs of full-size transforms): reads return the beat address,
             # writes are counted and dropped
             rd = _FakeReadPort(abits, m)
-            wr = _FakeWritePort(abits)
+            wr = _Port(abits)
 
         # time, refresh windows, random stalls
         now = Signal(32)
