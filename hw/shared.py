@@ -21,6 +21,7 @@ from amaranth.lib import wiring
 __all__ = ["VerilogCollector", "Shared", "share", "module_name"]
 
 _PORT_LIST = re.compile(r"^\s*module\s+(\S+)\s*\(([^)]*)\)\s*;", re.MULTILINE)
+_CLOCK_PORT = re.compile(r"(?:(\w+)_)?(clk|rst)")     # Amaranth's names: clk/rst, <domain>_clk/<domain>_rst
 
 
 def module_name(key: str) -> str:
@@ -47,8 +48,7 @@ class VerilogCollector:
         from amaranth.back import verilog
         shape = _port_shapes(component)
         if name not in self._ports:
-            if name == self.top:
-                raise ValueError(f"shared module {name!r} has the name of the top module")
+            self._check_name(name)
             text = verilog.convert(component, name=name, platform=self, emit_src=False)
             header = {m.group(1): m.group(2) for m in _PORT_LIST.finditer(text)}
             if name not in header:
@@ -65,10 +65,13 @@ class VerilogCollector:
 
     def add_module(self, name: str, text: str) -> None:
         """A hand-written module (simulation models) that instances in the design refer to by ``name``."""
-        if name == self.top:
-            raise ValueError(f"module {name!r} has the name of the top module")
+        self._check_name(name)
         if self.modules.setdefault(name, text) != text:
             raise ValueError(f"module {name!r}: two different texts under one name")
+
+    def _check_name(self, name: str) -> None:
+        if name == self.top:
+            raise ValueError(f"module {name!r} has the name of the top module")
 
     def verilog(self, top_text: str) -> str:
         return "\n".join([top_text, *self.modules.values()])
@@ -93,10 +96,6 @@ class Shared(Elaboratable):
         self._name = module_name(key)
 
     @property
-    def component(self) -> wiring.Component:
-        return self._component
-
-    @property
     def name(self) -> str:
         return self._name
 
@@ -115,12 +114,12 @@ class Shared(Elaboratable):
             conns[("i_" if member.flow == wiring.In else "o_") + port] = value
         # The rest are the clock and reset of each domain used: clk/rst (sync), <domain>_clk/<domain>_rst.
         for port in set(ports) - {k[2:] for k in conns}:
-            kind = port[-3:]
-            domain = "sync" if port in ("clk", "rst") else port[:-4]
-            if kind not in ("clk", "rst") or not (port in ("clk", "rst") or port[-4] == "_"):
+            m = _CLOCK_PORT.fullmatch(port)
+            if m is None:
                 raise RuntimeError(f"shared module {self._name}: port {port!r} is neither in the signature "
                                    f"nor a clock or reset")
-            conns[f"i_{port}"] = ClockSignal(domain) if kind == "clk" else ResetSignal(domain)
+            domain = m.group(1) or "sync"
+            conns[f"i_{port}"] = ClockSignal(domain) if m.group(2) == "clk" else ResetSignal(domain)
         return Instance(self._name, **conns)
 
 

@@ -32,7 +32,9 @@ import numpy as np
 
 from hw.model import regmap as R
 from hw.model.params import BuildParams
-from sim.hbm import HBM_DIR_PLUSARG, read_dump_file, write_load_file
+from hw.model.layout import BEAT_BYTES
+from sim.hbm import HBM_DIR_PLUSARG, memory_file, read_dump_file, write_load_file
+from sim.kernel_harness import FILE_STEM
 
 __all__ = ["SimulatedKernel", "SimulationError", "send_msg", "recv_msg"]
 
@@ -177,7 +179,7 @@ class SimulatedKernel:
         for address, buf in self.hbm.buffers().items():
             ch = address // span
             if ch < self.params.channels:
-                yield ch, (address - ch * span) // 32, buf
+                yield ch, (address - ch * span) // BEAT_BYTES, buf
 
     def _by_channel(self):
         """{channel: [(first beat, uint8 view), ...]} for every channel (empty lists included)."""
@@ -187,7 +189,7 @@ class SimulatedKernel:
         return chans
 
     def _file(self, channel: int, kind: str) -> str:
-        return os.path.join(self._dir.name, f"hbm{channel}.{kind}.hex")
+        return memory_file(self._dir.name, f"{FILE_STEM}{channel}", kind)
 
     def _push_memory(self):
         t0 = time.monotonic()
@@ -209,7 +211,7 @@ class SimulatedKernel:
             path = self._file(ch, "dump")
             mem = read_dump_file(path, depth)
             for beat, buf in chunks:
-                lo = beat * 32
+                lo = beat * BEAT_BYTES
                 if lo + buf.size > mem.size:
                     raise SimulationError(f"buffer at beat {beat} of channel {ch} ({buf.size} bytes) lies "
                                           f"beyond the model's {depth} beats")

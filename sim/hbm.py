@@ -30,6 +30,7 @@ both sides at random). Channel c's window starts at ``c << 28`` (its own 256 MiB
 DMA's buffer starts ``guard_beats`` beats into it, so guard regions surround every buffer.
 """
 
+import os
 import re
 
 import numpy as np
@@ -47,7 +48,7 @@ from hw.model.params import BuildParams
 from hw.shared import VerilogCollector
 
 __all__ = ["HbmChannelModel", "channel_models", "DmaLoopback", "ERR_RANGE", "ERR_4K", "ERR_WLAST", "ERR_PROTO",
-           "CHANNEL_SPAN", "HBM_DIR_PLUSARG", "write_load_file", "read_dump_file"]
+           "CHANNEL_SPAN", "HBM_DIR_PLUSARG", "memory_file", "write_load_file", "read_dump_file"]
 
 ERR_RANGE, ERR_4K, ERR_WLAST, ERR_PROTO = 1, 2, 4, 8
 CHANNEL_SPAN = 1 << 28      # bytes of one pseudo-channel's address window
@@ -86,6 +87,13 @@ class _FakeReadPort(_Port):
 
 
 HBM_DIR_PLUSARG = "nantucket_hbm_dir"
+LOAD_SUFFIX, DUMP_SUFFIX = ".load.hex", ".dump.hex"
+
+
+def memory_file(directory, stem: str, kind: str) -> str:
+    """Path of a file memory's exchange file: ``kind`` "load" (host -> model) or "dump" (model -> host)."""
+    suffix = {"load": LOAD_SUFFIX, "dump": DUMP_SUFFIX}[kind]
+    return os.path.join(str(directory), stem + suffix)
 
 _RAM_MODULE = "nt_sim_hbm_ram"
 _RAM_VERILOG = f"""\
@@ -107,8 +115,8 @@ module {_RAM_MODULE} #(parameter integer DEPTH = 1, parameter integer ABITS = 1,
     if (rd_en) rd_data <= mem[rd_addr];
     bd_rdata <= mem[bd_addr];
     if (wr_en) mem[wr_addr] <= wr_data;
-    if (load) $readmemh({{dir, "/", NAME, ".load.hex"}}, mem);
-    if (dump) $writememh({{dir, "/", NAME, ".dump.hex"}}, mem);
+    if (load) $readmemh({{dir, "/", NAME, "{LOAD_SUFFIX}"}}, mem);
+    if (dump) $writememh({{dir, "/", NAME, "{DUMP_SUFFIX}"}}, mem);
   end
 endmodule
 """
@@ -172,24 +180,21 @@ def read_dump_file(path, depth: int, beat_bytes: int = BEAT_BYTES) -> np.ndarray
     Raises ValueError naming the file and line on anything but ``depth`` lines of hex digits."""
     with open(path, "rb") as f:
         blob = f.read()
-    lines = [ln for ln in blob.split(b"\n") if ln.strip() and not ln.startswith(b"//")]
+    # (file line number, text) of every word line; $writememh may add // comments
+    lines = [(n + 1, ln.strip()) for n, ln in enumerate(blob.split(b"\n"))
+             if ln.strip() and not ln.startswith(b"//")]
     if len(lines) != depth:
         raise ValueError(f"{path}: expected {depth} words, found {len(lines)} lines")
     width = 2 * beat_bytes
-    if all(len(ln) == width for ln in (lines[0], lines[-1])) and len(blob) >= depth * (width + 1):
-        try:
-            digits = np.frombuffer(b"".join(lines), dtype=np.uint8).reshape(depth, width)
-        except ValueError:
-            digits = None
-    else:
-        digits = None
-    if digits is None:                       # uneven line widths: pad each one
-        digits = np.frombuffer(b"".join(ln.strip().rjust(width, b"0") for ln in lines),
-                               dtype=np.uint8).reshape(depth, width)
+    for lineno, text in lines:
+        if len(text) > width:
+            raise ValueError(f"{path}:{lineno}: more than {width} hex digits: {text[:80]!r}")
+    digits = np.frombuffer(b"".join(text.rjust(width, b"0") for _, text in lines),
+                           dtype=np.uint8).reshape(depth, width)
     nib = _NIBBLE[digits]
     if (nib == 255).any():
-        row = int(np.flatnonzero((nib == 255).any(axis=1))[0])
-        raise ValueError(f"{path}:{row + 1}: not a hex word: {lines[row][:80]!r}")
+        lineno, text = lines[int(np.flatnonzero((nib == 255).any(axis=1))[0])]
+        raise ValueError(f"{path}:{lineno}: not a hex word: {text[:80]!r}")
     words = (nib[:, 0::2] << 4) | nib[:, 1::2]
     return np.ascontiguousarray(words[:, ::-1]).reshape(-1)
 

@@ -28,7 +28,10 @@ from hw.model.layout import HbmLayout
 from hw.model.params import BuildParams
 from .hbm import CHANNEL_SPAN, channel_models
 
-__all__ = ["KernelHarness"]
+__all__ = ["KernelHarness", "FILE_STEM"]
+
+#: channel c's file memory is ``<FILE_STEM><c>`` (sim/hbm.py memory_file)
+FILE_STEM = "hbm"
 
 
 class KernelHarness(wiring.Component):
@@ -48,7 +51,7 @@ class KernelHarness(wiring.Component):
         self._kernel = VitisKernel(params)
         self._models = channel_models(params.channels, depth_beats=depth_beats, latency=latency,
                                       refresh_period=refresh_period, refresh_cycles=refresh_cycles,
-                                      stall_rate=stall_rate, seed=seed, files="hbm")
+                                      stall_rate=stall_rate, seed=seed, files=FILE_STEM)
         members = {name: member for name, member in self._kernel.signature.members.items()
                    if not name.startswith("m") or not name[1:3].isdigit()}
         chans = params.channels

@@ -62,6 +62,10 @@ def test_dump_file_errors_name_file_and_line(tmp_path):
         read_dump_file(path, 3)
     with pytest.raises(ValueError, match=r"bad\.dump\.hex: expected 4 words, found 3"):
         read_dump_file(path, 4)
+    # line numbers are the file's, blank and comment lines included
+    path.write_text("\n".join(["// dump", good, "", good + "0", good]) + "\n")
+    with pytest.raises(ValueError, match=r"bad\.dump\.hex:4: more than 64 hex digits"):
+        read_dump_file(path, 3)
 
 
 def test_file_memory_parameters():
