@@ -1,0 +1,26 @@
+"""nantucket: NTTs over the Goldilocks field (p = 2^64 - 2^32 + 1) on the nantucket accelerator.
+
+    import numpy as np, nantucket
+    y = nantucket.ntt(np.arange(8, dtype=np.uint64))              # golden model on the CPU
+    with nantucket.open("sim") as dev:                              # or "model", "xrt"
+        a = dev.asarray(x); dev.ntt(a, coset=7); y = a.numpy()
+
+Reference: docs/api.md.
+"""
+
+from importlib.metadata import PackageNotFoundError, version as _version
+
+from hw.model.field import GENERATOR, P
+from host.backends import DeviceError
+
+from ._checks import ORDERS
+from .api import intt, ntt
+from .device import BackendDevice, Device, DeviceArray, ModelDevice, open
+
+try:
+    __version__ = _version("nantucket")
+except PackageNotFoundError:          # running from a checkout that was never installed
+    __version__ = "unknown"
+
+__all__ = ["ntt", "intt", "open", "Device", "ModelDevice", "BackendDevice", "DeviceArray", "DeviceError",
+           "ORDERS", "P", "GENERATOR", "__version__"]

@@ -1,0 +1,108 @@
+"""Argument checks of the public API: every one raises before any data reaches a device.
+
+Each error names the argument and says what was expected and what was given.
+"""
+
+from numbers import Integral
+
+import numpy as np
+
+from hw.model.field import P, TWO_ADICITY
+
+#: The transform orders: first letter the input's order, second the output's; n = natural, r = bit-reversed.
+ORDERS = ("nn", "nr", "rn", "rr")
+
+_P_TEXT = "p = 2^64 - 2^32 + 1"
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, Integral) and not isinstance(v, (bool, np.bool_))
+
+
+def _from_sequence(x, name: str) -> np.ndarray:
+    """A (nested) list or tuple of Python ints as a uint64 array, each value checked exactly."""
+    obj = np.array(x, dtype=object)
+    if obj.ndim == 0:
+        raise ValueError(f"{name}: expected a 1-D or 2-D array of points, got a single value")
+    for idx, v in np.ndenumerate(obj):
+        if isinstance(v, (list, tuple)):
+            raise ValueError(f"{name}: the rows of a batch must all have the same length "
+                             f"(element {idx} is a sequence of {len(v)})")
+        if not _is_int(v):
+            raise TypeError(f"{name}: element {idx} is {type(v).__name__} {v!r}; a list must hold ints "
+                            f"(or pass a numpy uint64 array)")
+        if not 0 <= v < P:
+            raise ValueError(f"{name}: element {idx} = {v} is not in [0, p), {_P_TEXT}")
+    return obj.astype(np.uint64) if obj.size else np.zeros(obj.shape, dtype=np.uint64)
+
+
+def as_points(x, name: str = "x") -> np.ndarray:
+    """x as a 1-D (N) or 2-D (B, N) uint64 array of canonical field elements, N a power of two.
+
+    Accepts numpy uint64 arrays (any byte order and strides; returned as is when already native) and
+    lists or tuples of ints. Raises TypeError for any other type or dtype and ValueError for values
+    >= p, shapes other than 1-D/2-D, empty arrays and lengths that are not powers of two.
+    """
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind != "u" or x.dtype.itemsize != 8:
+            raise TypeError(f"{name}: expected a numpy uint64 array, got dtype {x.dtype} (signed and float "
+                            f"values are not converted implicitly: check they lie in [0, p) and use "
+                            f"x.astype(np.uint64))")
+        arr = x if x.dtype == np.uint64 else x.astype(np.uint64)
+    elif isinstance(x, (list, tuple)):
+        arr = _from_sequence(x, name)
+    else:
+        raise TypeError(f"{name}: expected a numpy uint64 array or a list of ints, got {type(x).__name__}")
+    if arr.ndim not in (1, 2):
+        raise ValueError(f"{name}: expected a 1-D array (N points) or a 2-D batch (B rows of N points), "
+                         f"got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name}: empty array (shape {arr.shape}); there is nothing to transform")
+    n = arr.shape[-1]
+    if n & (n - 1):
+        raise ValueError(f"{name}: the transform length must be a power of two, got {n} (shape {arr.shape})")
+    if n > 1 << TWO_ADICITY:
+        raise ValueError(f"{name}: the field has roots of unity up to 2^{TWO_ADICITY}, got length {n}")
+    if isinstance(x, np.ndarray):
+        bad = arr >= np.uint64(P)
+        if bad.any():
+            idx = np.unravel_index(int(np.argmax(bad)), arr.shape)
+            where = idx[0] if arr.ndim == 1 else tuple(int(i) for i in idx)
+            raise ValueError(f"{name}: value {int(arr[idx]):#x} at index {where} is not below {_P_TEXT} "
+                             f"({int(bad.sum())} of the {arr.size} values are >= p); reduce them mod p first")
+    return arr
+
+
+def check_inverse(inverse) -> bool:
+    if not isinstance(inverse, (bool, np.bool_)):
+        raise TypeError(f"inverse: expected True or False, got {type(inverse).__name__} {inverse!r}")
+    return bool(inverse)
+
+
+def check_shift(g, name: str = "coset") -> int:
+    """A coset shift: an int with 0 < g < p."""
+    if not _is_int(g):
+        raise TypeError(f"{name}: expected an int shift g with 0 < g < p, got {type(g).__name__} {g!r}")
+    g = int(g)
+    if not 0 < g < P:
+        raise ValueError(f"{name}: the shift must satisfy 0 < g < p ({_P_TEXT}), got {g}")
+    return g
+
+
+def check_order(order) -> str:
+    if order not in ORDERS:
+        raise ValueError(f"order: expected one of {', '.join(ORDERS)} (input then output order; "
+                         f"n = natural, r = bit-reversed), got {order!r}")
+    return order
+
+
+def check_blowup(blowup) -> int:
+    if not _is_int(blowup) or blowup < 1 or blowup & (blowup - 1):
+        raise ValueError(f"blowup: expected a power of two >= 1, got {blowup!r}")
+    return int(blowup)
+
+
+def check_size(backend_name: str, reason: str | None, name: str = "x") -> None:
+    """Raise the backend's own reason (from Backend.supports) when it cannot take a size."""
+    if reason:
+        raise ValueError(f"{name}: backend {backend_name!r} cannot take this size: {reason}")

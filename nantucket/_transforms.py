@@ -1,0 +1,55 @@
+"""The transforms of the API built from a plain natural-order NTT of rows, on uint64 arrays.
+
+``rows_ntt(rows, inverse)`` is the one thing a device has to provide: the natural-order NTT (or its
+inverse, with the 1/N scale) of every row of a 2-D array. Everything else is expressed around it here:
+
+- orders: a bit-reversed input is permuted to natural before, a bit-reversed output after;
+- coset with shift g: forward X_k = sum_j x_j g^j w^(jk) is the NTT of (x_j g^j); the inverse
+  x_j = g^(-j) (1/N) sum_k X_k w^(-jk) is the inverse NTT followed by the scale g^(-j);
+- lde: inverse NTT of the M-point rows, zero-extension to blowup*M, coset NTT with the shift.
+
+The model device runs these on its own memory; the other devices run them on the host around the
+backend's transform (docs/api.md, "What runs where").
+"""
+
+from typing import Callable
+
+import numpy as np
+
+from hw.model import field as F
+from hw.model.ntt import bit_reverse_indices, log2_exact
+
+RowsNtt = Callable[[np.ndarray, bool], np.ndarray]
+
+
+def coset_scale(rows: np.ndarray, g: int) -> np.ndarray:
+    """rows[:, j] * g^j for every row (a new array)."""
+    return F.vmul(rows, F.powers(g, rows.shape[-1]))
+
+
+def bit_reverse(rows: np.ndarray) -> np.ndarray:
+    """The rows with their columns in bit-reversed order (its own inverse; a new array)."""
+    return rows[:, bit_reverse_indices(log2_exact(rows.shape[-1], "row length"))]
+
+
+def transform(rows: np.ndarray, rows_ntt: RowsNtt, inverse: bool, coset: int | None, order: str) -> np.ndarray:
+    """NTT (or inverse) of every row of a canonical (B, N) array, with coset and orders; a new array."""
+    if order[0] == "r":
+        rows = bit_reverse(rows)
+    if coset is not None and not inverse:
+        rows = coset_scale(rows, coset)
+    rows = rows_ntt(rows, inverse)
+    if coset is not None and inverse:
+        rows = coset_scale(rows, F.inv(coset))
+    if order[1] == "r":
+        rows = bit_reverse(rows)
+    return rows
+
+
+def lde(rows: np.ndarray, rows_ntt: RowsNtt, blowup: int, shift: int) -> np.ndarray:
+    """Low-degree extension of every row of a (B, M) array of evaluations on the M-th roots of unity:
+    their interpolating polynomials evaluated on the coset shift * <w_(blowup*M)>, natural order."""
+    coeffs = rows_ntt(rows, True)
+    extended = np.zeros((rows.shape[0], rows.shape[1] * blowup), dtype=np.uint64)
+    extended[:, :rows.shape[1]] = coset_scale(coeffs, shift)     # the zeros scale to zeros
+    return rows_ntt(extended, False)

@@ -1,0 +1,37 @@
+"""One-call transforms: open a device, transform, bring the result back, close."""
+
+import numpy as np
+
+from . import _checks as C
+from .device import DeviceArray, open as open_device
+
+__all__ = ["ntt", "intt"]
+
+
+def ntt(x, *, inverse: bool = False, coset: int | None = None, order: str = "nn", backend: str = "model",
+        **options) -> np.ndarray:
+    """The NTT of x over Goldilocks, as a new numpy uint64 array of x's shape.
+
+    x: numpy uint64 array (or list of ints), 1-D (N points) or 2-D (B rows of N points, each row
+    transformed), values in [0, p), N a power of two. inverse: the inverse NTT (with the 1/N scale).
+    coset: shift g, 0 < g < p, or None. order: "nn", "nr", "rn", "rr" (input then output order,
+    n = natural, r = bit-reversed). backend and options: as for :func:`nantucket.open`.
+
+    Every argument is checked before the backend is opened; for several transforms on one device
+    (sim and xrt start a simulator or open a card) use :func:`nantucket.open`.
+    """
+    if isinstance(x, DeviceArray):
+        raise TypeError("x: a DeviceArray is transformed by its device: use dev.ntt(a) (or a.numpy())")
+    points = C.as_points(x)
+    inverse = C.check_inverse(inverse)
+    coset = None if coset is None else C.check_shift(coset)
+    order = C.check_order(order)
+    with open_device(backend, **options) as dev:
+        a = dev.asarray(points)
+        dev.ntt(a, inverse=inverse, coset=coset, order=order)
+        return a.numpy()
+
+
+def intt(x, *, coset: int | None = None, order: str = "nn", backend: str = "model", **options) -> np.ndarray:
+    """The inverse NTT of x: ``ntt(x, inverse=True, ...)``."""
+    return ntt(x, inverse=True, coset=coset, order=order, backend=backend, **options)
