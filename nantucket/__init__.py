@@ -1,8 +1,9 @@
 """nantucket: NTTs over the Goldilocks field (p = 2^64 - 2^32 + 1) on the nantucket accelerator.
 
     import numpy as np, nantucket
-    y = nantucket.ntt(np.arange(8, dtype=np.uint64))              # golden model on the CPU
-    with nantucket.open("sim") as dev:                              # or "model", "xrt"
+    x = np.arange(8, dtype=np.uint64)
+    y = nantucket.ntt(x)                                  # the golden model on the CPU
+    with nantucket.open("sim") as dev:                    # or "model", "xrt"
         a = dev.asarray(x); dev.ntt(a, coset=7); y = a.numpy()
 
 Reference: docs/api.md.

@@ -27,6 +27,7 @@ __all__ = ["Device", "ModelDevice", "BackendDevice", "DeviceArray", "open"]
 #: Rows up to this length go through the whole-array radix-2 model in one call; longer rows one by one
 #: through the model's fast four-step transform (the model's own threshold between the two).
 _RADIX2_MAX = 1 << 10
+_CHUNK_POINTS = 1 << 16
 
 
 class DeviceArray:
@@ -193,11 +194,15 @@ class ModelDevice(Device):
         return rows.copy()
 
     def _rows_ntt(self, rows, inverse):
-        if rows.shape[-1] <= _RADIX2_MAX:
-            return ntt_model.ntt_radix2(rows, inverse)
         out = np.empty_like(rows)
-        for r, row in enumerate(rows):
-            out[r] = ntt_model.ntt(row, inverse)
+        n = rows.shape[-1]
+        if n <= _RADIX2_MAX:
+            per = max(1, _CHUNK_POINTS // n)          # bounds the model's temporaries for large batches
+            for r0 in range(0, rows.shape[0], per):
+                out[r0:r0 + per] = ntt_model.ntt_radix2(rows[r0:r0 + per], inverse)
+        else:
+            for r, row in enumerate(rows):
+                out[r] = ntt_model.ntt(row, inverse)
         return out
 
 

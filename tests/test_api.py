@@ -104,6 +104,16 @@ def test_python_int_lists_are_accepted():
     assert [as_ints(r) for r in y] == [ref_transform(r) for r in rows]
 
 
+def test_any_byte_order_and_strides():
+    x = rand_points((2, 32), seed=4)
+    expected = nantucket.ntt(x)
+    assert np.array_equal(nantucket.ntt(x.astype(">u8")), expected)
+    wide = np.zeros((2, 64), dtype=np.uint64)
+    wide[:, ::2] = x
+    y = nantucket.ntt(wide[:, ::2])
+    assert y.dtype == np.dtype(np.uint64) and np.array_equal(y, expected)
+
+
 def spot_values(x, ks, coset):
     """X_k of the coset transform for a few k, each by one O(N) sum."""
     n, g, w = len(x), coset, root(len(x))
@@ -154,6 +164,7 @@ def test_lde_evaluates_the_polynomial_on_the_coset(blowup, shift):
 
 def chain(dev, x, values):
     """One sequence of device operations; returns every intermediate result as numpy."""
+    x_before = x.copy()
     a = dev.asarray(x)
     assert dev.ntt(a, coset=7, order="nr") is a
     first = a.numpy()
@@ -162,6 +173,7 @@ def chain(dev, x, values):
     b = dev.ntt(x[0], order="rr")                  # a numpy array: moved, then transformed
     assert isinstance(b, nantucket.DeviceArray)
     ext = dev.lde(values, 4, BIG_SHIFT)
+    assert np.array_equal(x, x_before), "an argument was modified"
     return first, back, b.numpy(), ext.numpy()
 
 
