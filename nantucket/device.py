@@ -102,23 +102,18 @@ class Device:
     def asarray(self, x) -> DeviceArray:
         """x (numpy uint64 array or list of ints, 1-D or 2-D) as a DeviceArray on this device.
         A DeviceArray of this device is returned as is."""
-        self._check_open()
-        if isinstance(x, DeviceArray):
-            self._check_own(x, "x")
-            return x
-        points = C.as_points(x)
-        self._check_sizes("x", points.shape[-1])
-        return self._load(points)
+        return self._device_array(x, "x")
 
     def ntt(self, a, *, inverse: bool = False, coset: int | None = None, order: str = "nn") -> DeviceArray:
         """The NTT (or with inverse=True the inverse NTT) of every row of a, in place; returns a.
+        If a run fails, a keeps its previous contents.
 
         coset: shift g (0 < g < p) or None; order: "nn", "nr", "rn" or "rr" (input then output order,
         n = natural, r = bit-reversed). See docs/api.md for the definitions."""
         inverse = C.check_inverse(inverse)
         coset = None if coset is None else C.check_shift(coset)
         order = C.check_order(order)
-        a = self.asarray(a)
+        a = self._device_array(a, "a")
         a._rows = T.transform(a._rows, self._rows_ntt, inverse, coset, order)
         return a
 
@@ -160,6 +155,15 @@ class Device:
 
     def __repr__(self) -> str:
         return f"<nantucket.Device {self.name!r}{' (closed)' if self.closed else ''}>"
+
+    def _device_array(self, x, name: str) -> DeviceArray:
+        self._check_open()
+        if isinstance(x, DeviceArray):
+            self._check_own(x, name)
+            return x
+        points = C.as_points(x, name)
+        self._check_sizes(name, points.shape[-1])
+        return self._load(points)
 
     def _load(self, points: np.ndarray) -> DeviceArray:
         rows = np.ascontiguousarray(points.reshape(-1, points.shape[-1]))

@@ -209,10 +209,10 @@ def test_device_results_equal_the_functions():
     assert ext.shape == (32,)
 
 
-def open_fake_xrt(tmp_path, params):
-    fake = FakePyxrt()
+def open_fake_xrt(tmp_path, params, timeout_s=5.0, **knobs):
+    fake = FakePyxrt(**knobs)
     xclbin = write_xclbin(tmp_path / "nantucket.xclbin", params)
-    return fake, nantucket.open("xrt", params=params, xclbin=xclbin, pyxrt_module=fake, timeout_s=5.0,
+    return fake, nantucket.open("xrt", params=params, xclbin=xclbin, pyxrt_module=fake, timeout_s=timeout_s,
                                 progress=False)
 
 
@@ -247,6 +247,16 @@ def test_size_the_device_cannot_take_is_refused_before_anything_runs(tmp_path):
             dev.lde(a, 2, 7)
         assert fake.kernel_model is None or fake.kernel_model.runs == 0
         assert dev.transfers == {"to-device": 0, "from-device": 0}
+
+
+def test_a_failed_run_raises_device_error_and_keeps_the_data(tmp_path):
+    _fake, dev = open_fake_xrt(tmp_path, BuildParams(lanes=4, log_core=2, channels=4), timeout_s=0.05,
+                               hang=True)
+    with dev:
+        a = dev.asarray(np.arange(16, dtype=np.uint64))
+        with pytest.raises(nantucket.DeviceError, match="did not finish"):
+            dev.ntt(a, coset=7)
+        assert np.array_equal(a.numpy(), np.arange(16, dtype=np.uint64))
 
 
 # -- errors -------------------------------------------------------------------------------------------
@@ -285,6 +295,8 @@ def test_bad_points_are_named(x, exc, message):
             dev.asarray(x)
         with pytest.raises(exc, match="values: .*" + message):
             dev.lde(x, 2, 7)
+        with pytest.raises(exc, match="a: .*" + message):
+            dev.ntt(x)
         assert dev.transfers["to-device"] == 0
 
 
@@ -338,7 +350,7 @@ def test_device_misuse():
             nantucket.ntt(dev.asarray([1, 2]))
     with nantucket.open() as one, nantucket.open() as other:
         a = one.asarray([1, 2, 3, 4])
-        with pytest.raises(ValueError, match=r"x: the array lives on another device \('model'\)"):
+        with pytest.raises(ValueError, match=r"a: the array lives on another device \('model'\)"):
             other.ntt(a)
         with pytest.raises(TypeError, match=r"call \.numpy\(\)"):
             np.asarray(a)
