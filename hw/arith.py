@@ -1,6 +1,6 @@
 """Goldilocks field arithmetic units: modular add, modular subtract, multiply/reduce.
 
-Handshake (DESIGN.md "Pipeline handshake"): valid-only pipelines with a global clock enable. While
+Handshake (docs/architecture.md, "Pipeline handshake"): valid-only pipelines with a global clock enable. While
 ``en`` is 0 every register holds; ``i_valid`` travels with the data and shows up as ``o_valid``
 exactly ``latency`` enabled cycles later. Only the valid bits are reset; data registers are
 reset-less so synthesis can pack them into DSP48E2 registers and SRL shift registers.

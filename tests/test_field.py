@@ -22,7 +22,7 @@ def test_constants():
     assert P == 0xFFFF_FFFF_0000_0001
     assert pow(2, 96, P) == P - 1            # 2^96 = -1
     assert pow(2, 64, P) == 2**32 - 1        # 2^64 = 2^32 - 1
-    assert F.root_of_unity(8) == P - 2**24   # DESIGN.md section 1
+    assert F.root_of_unity(8) == P - 2**24   # the 8th root: 7^((p-1)/8) = -2^24
     # 7 generates the multiplicative group: 7^((p-1)/q) != 1 for every prime q | p - 1.
     for q in (2, 3, 5, 17, 257, 65537):
         assert (P - 1) % q == 0 and pow(7, (P - 1) // q, P) != 1

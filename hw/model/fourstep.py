@@ -1,4 +1,5 @@
-"""The four-step split the engine uses (shared/DESIGN.md section 2), pass by pass.
+"""The four-step split the engine uses, pass by pass (docs/architecture.md, "The four-step split and the
+folded pass-1 scale").
 
 N = N1 * N2, input index n = N2*n1 + n2, output index k = k1 + N1*k2.
 

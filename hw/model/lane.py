@@ -11,8 +11,8 @@ per cycle, on two ports:
 
 :func:`twiddle_plan` is THE definition of that stream (which twiddle ROM entry sits in which slot);
 :func:`twiddle_stream` fills it for a plain transform (``c`` = None) or for the pass-1 scaled transform
-(running twiddle ``c``: stage s's words are multiplied by c^(2^s), DESIGN.md section 2). The lane itself
-does not know which of the two it computes.
+(running twiddle ``c``: stage s's words are multiplied by c^(2^s), see docs/architecture.md on the folded
+pass-1 scale). The lane itself does not know which of the two it computes.
 
 Why the stream looks like this (k = a + b, a = ceil(k/2) stages before the corner turn, b after;
 G = 2^b groups of M = 2^(a-1) cycles in the first half, blocks of M' = 2^(b-1) cycles in the second):

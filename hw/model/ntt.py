@@ -1,4 +1,4 @@
-"""Number Theoretic Transforms over Goldilocks, in the convention of shared/DESIGN.md section 1.
+"""Number Theoretic Transforms over Goldilocks (docs/architecture.md, "The transform").
 
 Forward: X[k] = sum_j x[j] * w^(j*k), w = 7^((p-1)/N), natural order in and out, no scaling.
 Inverse: the same with w^-1, then every output times N^-1.
@@ -12,7 +12,7 @@ Three independent implementations, so tests can check one against another:
 
 Gentleman-Sande (decimation in frequency) is what the hardware implements; :func:`dif_stages` is the
 stage-by-stage reference for it, including the "running twiddle" c that folds the four-step pass-1
-scale into the stages (DESIGN.md section 2).
+scale into the stages (docs/architecture.md, "The four-step split and the folded pass-1 scale").
 """
 
 from concurrent.futures import ThreadPoolExecutor
@@ -64,7 +64,7 @@ def stage_twiddles(n: int, s: int, inverse: bool = False) -> np.ndarray:
 def twiddle_rom(k: int, inverse: bool = False) -> np.ndarray:
     """The 2^k - 1 twiddles a 2^k-point GS pipeline consumes, stage 0 first (2^(k-1), then 2^(k-2), ...).
 
-    This is the content of the reference design's single twiddle ROM (DESIGN.md section 2).
+    This is the content of the engine's single twiddle ROM, shared by all lanes and both passes.
     """
     n = 1 << k
     if k == 0:
@@ -217,7 +217,7 @@ def ntt(x, inverse: bool = False) -> np.ndarray:
     logn = log2_exact(n_total, "len(x)")
     if logn <= 10:
         return ntt_radix2(x, inverse)
-    # Four-step, N = N1 * N2 (DESIGN.md section 2): columns, scale by w_N^(n2*k1), rows, transpose.
+    # Four-step, N = N1 * N2 (docs/architecture.md): columns, scale by w_N^(n2*k1), rows, transpose.
     l1 = logn // 2
     n1, n2 = 1 << l1, 1 << (logn - l1)
     w = F.root_of_unity(n_total)

@@ -2,7 +2,7 @@
 
 Pass 2 feeds every lane the plain stream of :func:`hw.model.lane.twiddle_stream`. Pass 1 feeds lane l in
 round g the stream scaled for column n2 = L*g + l, i.e. running twiddle c = w_N^n2: every word of stage s
-is multiplied by c^(2^s) (DESIGN.md section 2).
+is multiplied by c^(2^s) (docs/architecture.md, "The four-step split and the folded pass-1 scale").
 
 The hardware keeps, per lane, a table of the k running values c^(2^s) for the column in work and computes
 the table of a later column with one multiply per entry:
