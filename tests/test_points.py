@@ -54,11 +54,11 @@ def test_missing_file(tmp_path):
 def test_write_is_atomic(tmp_path, monkeypatch):
     f = tmp_path / "out.txt"
     f.write_text("old\n")
-    import host.points as points_module
+    import host.outfile as outfile_module
 
     def boom(*a, **k):
         raise OSError("disk full")
-    monkeypatch.setattr(points_module.os, "replace", boom)
+    monkeypatch.setattr(outfile_module.os, "replace", boom)
     with pytest.raises(OSError, match="disk full"):
         write_points(f, np.arange(4, dtype=np.uint64))
     assert f.read_text() == "old\n"
