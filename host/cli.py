@@ -12,7 +12,6 @@ a function and one line.
 import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -34,11 +33,12 @@ def _log(msg: str) -> None:
     print(msg, flush=True)
 
 
-def path_arg(text: str) -> Path:
-    """argparse type of a file argument: Path("") would silently mean the current directory."""
+def path_arg(text: str) -> str:
+    """argparse type of a file argument: kept as given, since Path("") would silently mean the current
+    directory and Path("out/") would drop the slash that says "a directory"."""
     if not text:
         raise argparse.ArgumentTypeError("the path is empty")
-    return Path(text)
+    return text
 
 
 def _count_arg(text: str) -> int:

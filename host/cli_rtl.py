@@ -66,7 +66,7 @@ def _add(sub, name: str, **kwargs):
         sub._parser_class = saved
 
 
-def _path_arg(text: str) -> Path:
+def _path_arg(text: str) -> str:
     from host.cli import path_arg
     return path_arg(text)
 
