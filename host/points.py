@@ -26,6 +26,13 @@ for _i, _c in enumerate(b"0123456789abcdef"):
     _NIBBLE[_c] = _i
 for _i, _c in enumerate(b"ABCDEF"):
     _NIBBLE[_c] = 10 + _i
+# Two hex digits read as one little-endian uint16 (first digit in the low byte) -> their byte value, or
+# _BAD_PAIR when either is not a hex digit: the fast path looks up 8 pairs per line instead of 16 digits.
+_BAD_PAIR = 0xFFFF
+_first, _second = np.arange(1 << 16) & 0xFF, np.arange(1 << 16) >> 8
+_PAIR = np.where((_NIBBLE[_first] == 255) | (_NIBBLE[_second] == 255), _BAD_PAIR,
+                 (_NIBBLE[_first].astype(np.uint16) << 4) | _NIBBLE[_second]).astype(np.uint16)
+del _first, _second
 
 
 class PointFileError(ValueError):
@@ -75,12 +82,11 @@ def _read_fixed(path, data: bytes) -> np.ndarray | None:
     if not (np.all(rows[:, 0] == ord("0")) and np.all(rows[:, 1] | 0x20 == ord("x"))
             and np.all(rows[:, 18] == ord("\n"))):
         return None
-    nib = _NIBBLE[rows[:, 2:18]]
-    if (nib == 255).any():          # padding or a bad digit: the per-line parser reads or refuses it
-        return None
-    # Pairs of nibbles to bytes, then the 8 bytes of each row read as one big-endian uint64.
-    packed = (nib[:, 0::2] << 4) | nib[:, 1::2]
-    values = packed.view(">u8").reshape(-1).astype(np.uint64)
+    packed = _PAIR[rows[:, 2:18].view("<u2")]
+    if packed.size and packed.max() == _BAD_PAIR:
+        return None                 # padding or a bad digit: the per-line parser reads or refuses it
+    # The 8 bytes of each row, read as one big-endian uint64.
+    values = packed.astype(np.uint8).view(">u8").reshape(-1).astype(np.uint64)
     big = np.flatnonzero(values >= np.uint64(P))
     if big.size:
         line = int(big[0])
