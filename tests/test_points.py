@@ -93,6 +93,11 @@ def test_skewed_full_size_statistics():
 _EDGES = [0, 1, 2, P - 1, P - 2, 2**32, 2**32 - 1, 2**63, P - 2**32, 0xFFFFFFFF00000000]
 
 
+def _pick(rng, choices):
+    """One of choices (not rng.choice, whose numpy strings drop a trailing NUL)."""
+    return choices[int(rng.integers(0, len(choices)))]
+
+
 def _values(rng, n):
     v = rng.integers(0, P, n, dtype=np.uint64)
     picks = rng.random(n) < 0.3
@@ -108,7 +113,7 @@ def _digits(rng, value: int) -> str:
 
 
 def _spelling(rng, value: int, width: int | None) -> str:
-    body = str(rng.choice(["0x", "0X", ""])) + _digits(rng, value)
+    body = _pick(rng, ["0x", "0X", ""]) + _digits(rng, value)
     if width is not None:                       # space padding to a fixed width (the fast path's size)
         pad = " " * (width - len(body))
         return pad + body if rng.random() < 0.5 else body + pad
@@ -116,7 +121,10 @@ def _spelling(rng, value: int, width: int | None) -> str:
 
 
 def _valid_file(rng, values) -> bytes:
-    """A random valid spelling of values; about a third of the files have every line exactly 19 bytes."""
+    """A random valid spelling of values; about half of the files have every line exactly 19 bytes."""
+    if rng.random() < 0.15:                     # the fast path's own form, in random case
+        return b"".join(b"%s%s\n" % (_pick(rng, [b"0x", b"0X"]), _digits(rng, int(v)).rjust(16, "0").encode())
+                        for v in values)
     fixed = rng.random() < 0.35
     crlf = rng.random() < 0.3 and not fixed
     lines = [_spelling(rng, int(v), 18 if fixed else None) for v in values]
@@ -128,10 +136,11 @@ def _valid_file(rng, values) -> bytes:
 
 
 def _read_every_path(path, data):
+    """What each reader path makes of data: the fixed-width fast path (None when it declines), the
+    vectorized parser of every spelling, and the per-line reference parser."""
     import host.points as points_module
-    fast = points_module._read_fixed(path, data)
-    slow = points_module._read_lines(path, data)
-    return fast, slow
+    return (points_module._read_fixed(path, data), points_module._read_loose(path, data),
+            points_module._read_lines(path, data))
 
 
 def test_every_valid_spelling_reads_as_its_value(tmp_path):
@@ -143,12 +152,12 @@ def test_every_valid_spelling_reads_as_its_value(tmp_path):
         data = _valid_file(rng, values)
         f.write_bytes(data)
         assert np.array_equal(read_points(f), values), (case, data[:200])
-        fast, slow = _read_every_path(f, data)
-        assert np.array_equal(slow, values), case
+        fast, loose, slow = _read_every_path(f, data)
+        assert np.array_equal(slow, values) and np.array_equal(loose, values), (case, data[:200])
         if fast is not None:
             fast_hits += 1
             assert np.array_equal(fast, values), (case, data[:200])
-    assert fast_hits > 20           # the fast path was exercised, not only the per-line parser
+    assert fast_hits > 20           # the fast path was exercised, not only the general parsers
 
 
 def test_padded_fixed_width_lines_are_read_as_written(tmp_path):
@@ -167,30 +176,40 @@ def _corrupt(rng, line: str) -> str:
         return " 0X" + f"{int(rng.integers(P, 2**64, dtype=np.uint64)):X}"
     if kind == 2:                               # more than 64 bits
         return "0x1" + "0" * 16
-    if kind == 3:                               # a bad character in the digits
-        pos = int(rng.integers(0, len(line) + 1))
-        return line[:pos] + str(rng.choice(list("gG_-+ xz.\x00"))) + line[pos:] + "1"
+    if kind == 3:                               # a bad character inside the value (padding stays padding)
+        token = line.strip()
+        pos = int(rng.integers(1, len(token)))
+        return line.replace(token, token[:pos] + _pick(rng, "gG_-+ \tz.\x00") + token[pos:])
     if kind == 4:
-        return str(rng.choice(["0x", "0X", "x", "-1", "+1", "0x-1", "0x0x1", "1.5", "0o7", "0x 1"]))
+        return _pick(rng, ["0x", "0X", "x", "-1", "+1", "0x-1", "0x0x1", "1.5", "0o7", "0x 1"])
     if kind == 5:                               # a blank line inside the data
         return " " * int(rng.integers(0, 3))
-    if kind == 6:                               # a fixed-width line with a non-hex byte inside
-        pos = int(rng.integers(2, 18))
-        return line[:pos] + str(rng.choice(list("g \t"))) + line[pos + 1:]
+    if kind == 6 and len(line) == 18 and line == line.strip():     # "0x" + 16 digits, one made non-hex
+        pos = int(rng.integers(2, 17))
+        return line[:pos] + _pick(rng, "g \t") + line[pos + 1:]
     return "0x" + "\u0661" * 2                  # non-ASCII digits that int() would take
 
 
 def test_every_invalid_spelling_is_refused_with_file_and_line(tmp_path):
+    import host.points as points_module
     rng = np.random.default_rng(7)
     f = tmp_path / "bad.txt"
     for case in range(400):
         n = 1 << int(rng.integers(1, 6))
         values = _values(rng, n)
-        lines = [f"0x{int(v):016x}" for v in values]
+        loose = rng.random() < 0.5              # else canonical lines around the bad one
+        lines = [_spelling(rng, int(v), None) if loose else f"0x{int(v):016x}" for v in values]
         bad = int(rng.integers(0, n - 1))       # never the last line: a blank one there is allowed
         lines[bad] = _corrupt(rng, lines[bad])
-        f.write_bytes(("\n".join(lines) + "\n").encode("utf-8"))
-        with pytest.raises(PointFileError) as e:
-            read_points(f)
-        msg = str(e.value)
+        end = "\r\n" if loose and rng.random() < 0.5 else "\n"
+        data = (end.join(lines) + end).encode("utf-8")
+        f.write_bytes(data)
+        messages = []
+        for reader in (read_points, lambda p: points_module._read_loose(p, data),
+                       lambda p: points_module._read_lines(p, data)):
+            with pytest.raises(PointFileError) as e:
+                reader(f)
+            messages.append(str(e.value))
+        msg = messages[0]
         assert msg.startswith(f"{f}:{bad + 1}: ") and "\n" not in msg, (case, lines[bad], msg)
+        assert messages[1] == messages[2] == msg
