@@ -103,7 +103,7 @@ def build_params(name: str, n_points: int, given: dict) -> BuildParams | None:
     (or TypeError) with a one-line reason when no build the backend accepts fits."""
     if name not in BACKENDS:
         raise ValueError(f"backend: unknown backend {name!r} (choose from {', '.join(sorted(BACKENDS))})")
-    return _PARAMS_RULES[name](n_points, given)
+    return _PARAMS_RULES.get(name, _given_only)(n_points, given)
 
 
 def make_backend(name: str, **options) -> Backend:
