@@ -203,3 +203,24 @@ def test_synth_workdir_is_checked_before_synthesis(tmp_path, capsys, monkeypatch
     for workdir in (a_file, a_file / "sub", ro, ""):
         assert main(["synth", "--component", "modadd", "--workdir", str(workdir)]) == 2
         assert _one_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("stdout_to", ["pipe", "file"])
+def test_a_link_to_stdout_writes_into_the_report_stream(pair, tmp_path, stdout_to):
+    """`--output` through a link to /dev/stdout: the points land in stdout, in order with the report,
+    whether stdout is a pipe or a file, and the link stays."""
+    import subprocess
+    import sys
+    link = tmp_path / "out-link"
+    link.symlink_to("/dev/stdout")
+    argv = [sys.executable, "-m", "host.cli", "run", *map(str, pair), "--output", str(link)]
+    if stdout_to == "pipe":
+        out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True).stdout
+    else:
+        log = tmp_path / "report.txt"
+        with open(log, "wb") as f:
+            subprocess.run(argv, stdout=f, stderr=subprocess.PIPE, check=True)
+        out = log.read_bytes()
+    points = pair[1].read_bytes()
+    assert points in out and out.index(points) < out.index(b"Output points") < out.index(b"TEST PASSED")
+    assert link.is_symlink()
