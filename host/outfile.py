@@ -104,7 +104,7 @@ def check_output(path, label: str, *, inputs=()) -> OutputTarget:
                 raise OutputPathError(f"{where}: is not writable")
             return OutputTarget(text, text, through=True)
         if not stat.S_ISREG(st.st_mode):
-            raise OutputPathError(f"{where}: is a special file (not a regular file, device or pipe); "
+            raise OutputPathError(f"{where}: is neither a regular file nor a character device or pipe; "
                                   "refusing to write it")
         if not _writable(text):
             raise OutputPathError(f"{where}: is read-only")
