@@ -224,3 +224,12 @@ def test_a_link_to_stdout_writes_into_the_report_stream(pair, tmp_path, stdout_t
     points = pair[1].read_bytes()
     assert points in out and out.index(points) < out.index(b"Output points") < out.index(b"TEST PASSED")
     assert link.is_symlink()
+
+
+def test_a_socket_is_refused_not_replaced(pair, tmp_path, capsys):
+    import socket
+    path = tmp_path / "s"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.bind(str(path))
+        assert _run(pair, "--output", path) == 2
+    assert _one_line(capsys.readouterr().err) and stat.S_ISSOCK(os.lstat(path).st_mode)
