@@ -108,12 +108,13 @@ def test_smallest_for_is_the_smallest_kernel_that_holds_n(given):
             assert smaller.n_points < n or not _kernel_accepts(smaller)
 
 
-def test_smallest_for_matches_the_sim_backends_choice():
-    """sim.backend.smallest_params may become a call of smallest_for without changing any build."""
+def test_smallest_for_powers_of_two_are_the_sim_backends_builds():
+    """With nothing given: 4 lanes, 4 channels and k = max(2, ceil(log2(N) / 2)), the builds that
+    sim.backend has always chosen (and cached under build/sim/)."""
     from hw.model.layout import HbmLayout
-    from sim.backend import smallest_params
     for log_n in range(0, 25):
-        assert BuildParams.smallest_for(1 << log_n, check=HbmLayout) == smallest_params(1 << log_n)
+        want = BuildParams(lanes=4, log_core=max(2, (log_n + 1) // 2), channels=4)
+        assert BuildParams.smallest_for(1 << log_n, check=HbmLayout) == want
 
 
 @pytest.mark.parametrize("n, given, exc, needle", [
