@@ -96,6 +96,7 @@ def _read_fixed(path, data: bytes) -> np.ndarray | None:
 
 _SPACE = np.zeros(256, dtype=bool)
 _SPACE[list(b" \t\r\x0b\x0c")] = True          # what bytes.strip() removes, besides the line's b"\n"
+_MAX_BLANKS = 64
 
 
 def _read_loose(path, data: bytes) -> np.ndarray:
@@ -106,17 +107,23 @@ def _read_loose(path, data: bytes) -> np.ndarray:
     first = np.concatenate(([0], breaks + 1))       # each line is flat[first : end]
     end = np.concatenate((breaks, [flat.size]))
     pad = np.append(flat, np.uint8(ord("\n")))     # a non-space sentinel at flat.size
-    while True:                                     # strip leading blanks, one column per step
+    last = end - 1
+    # Strip blanks one column per step (padding, the \r of CRLF); lines with a long run of blanks are
+    # left to the per-line parser rather than taking a step per blank.
+    for _ in range(_MAX_BLANKS + 1):
         more = np.flatnonzero(_SPACE[pad[first]] & (first < end))
         if not more.size:
             break
         first[more] += 1
-    last = end - 1
-    while True:                                     # strip trailing blanks (the \r of CRLF, padding)
+    else:
+        return _read_lines(path, data)
+    for _ in range(_MAX_BLANKS + 1):
         more = np.flatnonzero((last >= first) & _SPACE[pad[np.maximum(last, 0)]])
         if not more.size:
             break
         last[more] -= 1
+    else:
+        return _read_lines(path, data)
     filled = np.flatnonzero(last >= first)
     n = int(filled[-1]) + 1 if filled.size else 0   # trailing blank lines are not points
     first, last = first[:n], last[:n]

@@ -213,3 +213,12 @@ def test_every_invalid_spelling_is_refused_with_file_and_line(tmp_path):
         msg = messages[0]
         assert msg.startswith(f"{f}:{bad + 1}: ") and "\n" not in msg, (case, lines[bad], msg)
         assert messages[1] == messages[2] == msg
+
+
+def test_long_runs_of_blanks_read_like_short_ones(tmp_path):
+    f = tmp_path / "wide.txt"
+    f.write_bytes(b" " * 1000 + b"0x5\r\n" + b"7" + b"\t" * 500 + b"\n\n" + b" " * 300 + b"\n")
+    assert read_points(f).tolist() == [5, 7]
+    f.write_bytes(b" " * 1000 + b"0x5\n" + b" " * 200 + b"0x 7\n")
+    with pytest.raises(PointFileError, match=f"^{f}:2: not a 64-bit hex value"):
+        read_points(f)
