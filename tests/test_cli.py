@@ -156,9 +156,10 @@ def test_sim_unspecified_build_options_are_the_smallest_that_hold_n(tmp_path, re
     (["--log-core", "13"], "log_core"),
     (["--lanes", "16", "--log-core", "3"], "lanes"),
 ])
-def test_sim_build_options_are_checked_before_any_file_is_read(tmp_path, capsys, options, needle):
+@pytest.mark.parametrize("backend", ["sim", "xrt"])
+def test_kernel_build_options_are_checked_before_any_file_is_read(tmp_path, capsys, options, needle, backend):
     missing = tmp_path / "absent.txt"
-    assert main(["run", str(missing), str(missing), "--backend", "sim", *options]) == 2
+    assert main(["run", str(missing), str(missing), "--backend", backend, *options]) == 2
     out, err = capsys.readouterr()
     assert needle in err and "absent" not in err and err.count("\n") == 1 and out == ""
 
