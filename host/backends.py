@@ -3,7 +3,8 @@
 A backend owns its device memory: ``run(points, inverse)`` moves the points in, runs the transform,
 moves the result out and returns it; ``timings`` holds the seconds each phase took in the last run
 (``to-device``, ``kernel``, ``from-device``) and ``report`` any further lines a device has to say
-(kernel cycles, projected time, ...). Backends register themselves by name in :data:`BACKENDS`.
+(kernel cycles, projected time, ...). Backends register themselves by name in :data:`BACKENDS`, with
+the rule that turns the CLI's build options into the BuildParams they get (:func:`build_params`).
 """
 
 import time
@@ -12,9 +13,11 @@ from typing import Callable
 import numpy as np
 
 from hw.model import ntt as ntt_model
+from hw.model.layout import HbmLayout
 from hw.model.params import BuildParams
 
-__all__ = ["Backend", "DeviceError", "ModelBackend", "BACKENDS", "register_backend", "make_backend"]
+__all__ = ["Backend", "DeviceError", "ModelBackend", "BACKENDS", "register_backend", "make_backend",
+           "build_params"]
 
 
 class DeviceError(RuntimeError):
@@ -64,10 +67,43 @@ class ModelBackend(Backend):
 
 
 BACKENDS: dict[str, Callable[..., Backend]] = {}
+ParamsRule = Callable[[int, dict], "BuildParams | None"]
+_PARAMS_RULES: dict[str, ParamsRule] = {}
 
 
-def register_backend(name: str, factory: Callable[..., Backend]) -> None:
+def _given_only(n_points: int, given: dict) -> BuildParams | None:
+    """The model: build options are checked as parameters, and otherwise unused."""
+    return BuildParams(**given) if given else None
+
+
+def _kernel_given(n_points: int, given: dict) -> BuildParams | None:
+    """A card: given options name the build the xclbin must hold (the rest at their defaults), checked
+    against what the kernel's HBM layout accepts; none given means whatever the xclbin reports."""
+    if not given:
+        return None
+    params = BuildParams(**given)
+    HbmLayout(params)
+    return params
+
+
+def _kernel_smallest(n_points: int, given: dict) -> BuildParams:
+    """The simulated card: the smallest kernel build that holds n_points, with the given options kept."""
+    return BuildParams.smallest_for(n_points, check=HbmLayout, **given)
+
+
+def register_backend(name: str, factory: Callable[..., Backend],
+                     params_rule: ParamsRule = _given_only) -> None:
     BACKENDS[name] = factory
+    _PARAMS_RULES[name] = params_rule
+
+
+def build_params(name: str, n_points: int, given: dict) -> BuildParams | None:
+    """The BuildParams to give backend ``name`` for n_points and the build options ``given`` (lanes,
+    log_core, channels; absent ones omitted), or None for the backend's own choice. Raises ValueError
+    (or TypeError) with a one-line reason when no build the backend accepts fits."""
+    if name not in BACKENDS:
+        raise ValueError(f"backend: unknown backend {name!r} (choose from {', '.join(sorted(BACKENDS))})")
+    return _PARAMS_RULES.get(name, _given_only)(n_points, given)
 
 
 def make_backend(name: str, **options) -> Backend:
@@ -88,6 +124,6 @@ def _sim_backend(**options) -> Backend:
     return SimBackend(**options)
 
 
-register_backend("model", ModelBackend)
-register_backend("sim", _sim_backend)
-register_backend("xrt", _xrt_backend)
+register_backend("model", ModelBackend, _given_only)
+register_backend("sim", _sim_backend, _kernel_smallest)
+register_backend("xrt", _xrt_backend, _kernel_given)

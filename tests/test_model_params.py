@@ -76,3 +76,62 @@ def test_pass_schedule_covers_every_index_once():
         assert sorted(writes.ravel().tolist()) == list(range(params.n_points))
     with pytest.raises(ValueError, match="pass_index"):
         pass_schedule(params, 3)
+
+
+# -- BuildParams.smallest_for ----------------------------------------------------------------------------
+
+def _kernel_accepts(params) -> bool:
+    from hw.model.layout import HbmLayout
+    try:
+        HbmLayout(params)
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("given", [{}, {"lanes": 4}, {"lanes": 16}, {"lanes": 8, "channels": 32},
+                                   {"channels": 2}, {"channels": 32}])
+def test_smallest_for_is_the_smallest_kernel_that_holds_n(given):
+    from hw.model.layout import HbmLayout
+    for n in [1, 2, 3, 16, 17, 255, 256, 257, 2**20, 2**24 - 1, 2**24]:
+        p = BuildParams.smallest_for(n, check=HbmLayout, **given)
+        assert p.n_points >= n and _kernel_accepts(p)
+        assert all(getattr(p, k) == v for k, v in given.items())
+        assert (p.lanes, p.channels) == (given.get("lanes", 4), given.get("channels", 4))
+        # no smaller core would do: k - 1 either does not hold n or is not a build the kernel takes
+        if p.log_core > 2:
+            fields = dict(lanes=p.lanes, channels=p.channels, log_core=p.log_core - 1)
+            try:
+                smaller = BuildParams(**fields)
+            except ValueError:
+                continue
+            assert smaller.n_points < n or not _kernel_accepts(smaller)
+
+
+def test_smallest_for_powers_of_two_are_the_sim_backends_builds():
+    """With nothing given: 4 lanes, 4 channels and k = max(2, ceil(log2(N) / 2)), the builds that
+    sim.backend has always chosen (and cached under build/sim/)."""
+    from hw.model.layout import HbmLayout
+    for log_n in range(0, 25):
+        want = BuildParams(lanes=4, log_core=max(2, (log_n + 1) // 2), channels=4)
+        assert BuildParams.smallest_for(1 << log_n, check=HbmLayout) == want
+
+
+@pytest.mark.parametrize("n, given, exc, needle", [
+    (2**25, {}, ValueError, r"2\^24"),
+    (2**10, {"log_core": 4}, ValueError, r"at most 2\^8"),
+    (4, {"lanes": 2}, ValueError, "lanes"),          # only with the kernel check: the model takes 2 lanes
+    (4, {"lanes": 3}, ValueError, "lanes"),
+    (4, {"log_core": 13}, ValueError, "log_core"),
+    (0, {}, ValueError, "n_points"),
+    (4.0, {}, TypeError, "n_points"),
+    (4, {"lanes": 4.0}, TypeError, "lanes"),
+])
+def test_smallest_for_rejects(n, given, exc, needle):
+    from hw.model.layout import HbmLayout
+    with pytest.raises(exc, match=needle):
+        BuildParams.smallest_for(n, check=HbmLayout, **given)
+
+
+def test_smallest_for_without_a_check_takes_what_buildparams_takes():
+    assert BuildParams.smallest_for(4, lanes=2) == BuildParams(lanes=2, log_core=2, channels=4)

@@ -69,6 +69,43 @@ class BuildParams:
         """Ideal NTT cycles for one pass over N points."""
         return self.n_points // self.points_per_cycle
 
+    @classmethod
+    def smallest_for(cls, n_points: int, *, check=None, **given) -> "BuildParams":
+        """The build with the smallest core that transforms n_points (up to 2^24).
+
+        Fields in ``given`` are kept as they are; lanes and channels default to 4 (the smallest that the
+        HBM kernel takes with room to spare); log_core, unless given, is the smallest k >= 2 with
+        2^(2k) >= n_points for which the parameters are valid and ``check(params)`` (e.g. the kernel's
+        HbmLayout) raises no ValueError. Raises ValueError saying what cannot be met.
+        """
+        if not isinstance(n_points, int) or isinstance(n_points, bool):
+            raise TypeError(f"n_points: expected an int, got {type(n_points).__name__}")
+        if n_points < 1:
+            raise ValueError(f"n_points: must be >= 1, got {n_points}")
+        fixed = {"lanes": 4, "channels": 4} | given
+        if "log_core" in given:
+            cores = [given["log_core"]]
+        else:
+            k_min = max(2, -(-(n_points - 1).bit_length() // 2))       # ceil(ceil(log2 n) / 2)
+            if k_min > 12:
+                raise ValueError(f"{n_points} points: the largest build (k = 12) transforms at most "
+                                 f"2^24 points")
+            cores = range(k_min, 13)
+        error = None
+        for k in cores:
+            try:
+                params = cls(**(fixed | {"log_core": k}))
+                if check is not None:
+                    check(params)
+            except ValueError as e:     # the options need a larger core (or can never work)
+                error = e
+                continue
+            if params.n_points < n_points:
+                raise ValueError(f"{n_points} points: the {params.tag()} build transforms at most "
+                                 f"2^{params.log_n} points")
+            return params
+        raise error
+
     def as_dict(self) -> dict:
         return asdict(self)
 
