@@ -20,25 +20,14 @@ from . import backends
 from .outfile import OutputBatch, OutputPathError, OutputWriteError, check_output
 from .points import PointFileError, format_points, read_points
 from .workloads import KINDS, make_points
+from .cli_args import UsageError, path_arg
 from .cli_rtl import add_rtl, add_synth
 
 __all__ = ["main", "UsageError"]
 
 
-class UsageError(Exception):
-    """Bad arguments or input: reported as one line, exit status 2."""
-
-
 def _log(msg: str) -> None:
     print(msg, flush=True)
-
-
-def path_arg(text: str) -> str:
-    """argparse type of a file argument: kept as given, since Path("") would silently mean the current
-    directory and Path("out/") would drop the slash that says "a directory"."""
-    if not text:
-        raise argparse.ArgumentTypeError("the path is empty")
-    return text
 
 
 def _count_arg(text: str) -> int:

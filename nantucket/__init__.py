@@ -6,7 +6,7 @@
     with nantucket.open("sim") as dev:                    # or "model", "xrt"
         a = dev.asarray(x); dev.ntt(a, coset=7); y = a.numpy()
 
-Reference: docs/api.md.
+Reference: docs/api.md. The code lives in host/api/; this package is the name users import.
 """
 
 from importlib.metadata import PackageNotFoundError, version as _version
@@ -14,9 +14,8 @@ from importlib.metadata import PackageNotFoundError, version as _version
 from hw.model.field import GENERATOR, P
 from host.backends import DeviceError
 
-from ._checks import ORDERS
-from .api import intt, ntt
-from .device import BackendDevice, Device, DeviceArray, ModelDevice, open
+from host.api import (ORDERS, BackendDevice, Device, DeviceArray, ModelDevice, intt, ntt,  # noqa: F401
+                      open)
 
 try:
     __version__ = _version("nantucket")

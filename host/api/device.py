@@ -19,8 +19,8 @@ import numpy as np
 from host.backends import Backend, ModelBackend, make_backend
 from hw.model import ntt as ntt_model
 
-from . import _checks as C
-from . import _transforms as T
+from . import checks as C
+from . import transforms as T
 
 __all__ = ["Device", "ModelDevice", "BackendDevice", "DeviceArray", "open"]
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from . import _checks as C
+from . import checks as C
 from .device import DeviceArray, open as open_device
 
 __all__ = ["ntt", "intt"]

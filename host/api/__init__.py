@@ -1,0 +1,10 @@
+"""The library API behind the public ``nantucket`` package: one-call transforms (:mod:`.calls`),
+devices with device-resident arrays (:mod:`.device`), argument checks (:mod:`.checks`) and the
+orders/coset/LDE steps built around a natural-order NTT (:mod:`.transforms`). Reference: docs/api.md.
+"""
+
+from .checks import ORDERS
+from .calls import intt, ntt
+from .device import BackendDevice, Device, DeviceArray, ModelDevice, open
+
+__all__ = ["ntt", "intt", "open", "Device", "ModelDevice", "BackendDevice", "DeviceArray", "ORDERS"]
