@@ -9,7 +9,6 @@ Without explicit build parameters it picks the smallest build that holds N point
 4 lanes, 4 channels); each new build is compiled once and cached under build/sim/.
 """
 
-import tempfile
 import time
 from pathlib import Path
 
@@ -17,6 +16,10 @@ import numpy as np
 
 from host.backends import Backend, DeviceError
 from hw.model.params import BuildParams
+from sim.scratch import exit_on_termination, scratch_dir
+
+#: Prefix of the scratch directory holding the card's xclbin, in the system temp dir.
+SCRATCH_PREFIX = "nantucket-sim-"
 
 __all__ = ["SimBackend", "smallest_params"]
 
@@ -74,7 +77,8 @@ class SimBackend(Backend):
                                           progress=self._progress)
             return self.kernel
 
-        self._tmp = tempfile.TemporaryDirectory(prefix="nantucket-sim-")
+        exit_on_termination()           # SIGTERM/SIGHUP: close the simulator and remove scratch files
+        self._tmp = scratch_dir(SCRATCH_PREFIX)
         xclbin = write_xclbin(Path(self._tmp.name) / "nantucket.xclbin", params)
         self.machine = FakePyxrt(kernel_factory=factory)
         self._device = XrtBackend(params, xclbin=xclbin, pyxrt_module=self.machine, timeout_s=24 * 3600.0,

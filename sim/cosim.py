@@ -24,7 +24,6 @@ import pickle
 import socket
 import struct
 import sys
-import tempfile
 import threading
 import time
 
@@ -35,6 +34,10 @@ from hw.model.params import BuildParams
 from hw.model.layout import BEAT_BYTES
 from sim.hbm import HBM_DIR_PLUSARG, memory_file, read_dump_file, write_load_file
 from sim.kernel_harness import FILE_STEM
+from sim.scratch import scratch_dir
+
+#: Prefix of this object's scratch directory (HBM exchange files, the socket), in the system temp dir.
+SCRATCH_PREFIX = "nantucket-cosim-"
 
 __all__ = ["SimulatedKernel", "SimulationError", "send_msg", "recv_msg"]
 
@@ -90,15 +93,20 @@ class SimulatedKernel:
         self.runs = 0
         self._running = False
         self._error: BaseException | None = None
-        self._dir = tempfile.TemporaryDirectory(prefix="nantucket-cosim-")
+        self._dir = scratch_dir(SCRATCH_PREFIX)
         path = os.path.join(self._dir.name, "sock")
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(path)
         self._listener.listen(1)
         self._thread = threading.Thread(target=self._simulate, name="nantucket-simulator", daemon=True,
                                         args=(path, refresh, stalls, seed))
+        self._sock = None
         self._thread.start()
-        self._sock = self._accept()
+        try:
+            self._sock = self._accept()
+        except BaseException:
+            self.close()
+            raise
 
     # -- the simulator process -----------------------------------------------------------------------
 
@@ -125,7 +133,7 @@ class SimulatedKernel:
                 return sock
             except socket.timeout:
                 if not self._thread.is_alive():
-                    raise SimulationError(f"the simulator did not start: {self._error!r}") from self._error
+                    raise SimulationError(f"the simulator did not start: {self._error}") from self._error
 
     def _call(self, *cmd):
         try:
