@@ -117,9 +117,22 @@ class SimulatedKernel:
             harness = KernelHarness(self.params)
             run_bench(harness, name="kernel_harness", params={"params": self.params.as_dict()},
                       test_module="sim.bench_cosim", plusargs=(f"+{HBM_DIR_PLUSARG}={self._dir.name}",),
+                      log_file=self._log_path(),
                       facts={"socket": path, "refresh": int(refresh), "stalls": int(stalls), "seed": seed})
         except BaseException as e:            # reported to the waiting host thread
             self._error = e
+
+    def _log_path(self) -> str:
+        """The simulator's output (stdout carries only the host's report)."""
+        return os.path.join(self._dir.name, "simulator.log")
+
+    def _log_tail(self, lines: int = 5) -> str:
+        try:
+            with open(self._log_path(), errors="replace") as f:
+                tail = f.read().splitlines()[-lines:]
+        except OSError:
+            return ""
+        return "; simulator log ends: " + " | ".join(t.strip() for t in tail) if tail else ""
 
     def _accept(self) -> socket.socket:
         self._listener.settimeout(1.0)
@@ -133,14 +146,16 @@ class SimulatedKernel:
                 return sock
             except socket.timeout:
                 if not self._thread.is_alive():
-                    raise SimulationError(f"the simulator did not start: {self._error}") from self._error
+                    raise SimulationError(f"the simulator did not start: {self._error}{self._log_tail()}") \
+                        from self._error
 
     def _call(self, *cmd):
         try:
             send_msg(self._sock, cmd)
             reply = recv_msg(self._sock)
         except (OSError, SimulationError) as e:
-            raise SimulationError(f"simulator connection lost during {cmd[0]}: {self._error or e!r}") from e
+            raise SimulationError(f"simulator connection lost during {cmd[0]}: {self._error or e!r}"
+                                  f"{self._log_tail()}") from e
         if reply[0] != "ok":
             raise SimulationError(f"simulator: {reply[1]}")
         return reply[1:]

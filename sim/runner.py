@@ -438,7 +438,7 @@ def run_bench(component, *, name: str, test_module: str, params: Mapping[str, An
               testcase: str | list[str] | None = None, sim: str | None = None, waves: bool | None = None,
               seed: int | None = None, extra_env: Mapping[str, str] | None = None,
               facts: Mapping[str, Any] | None = None, extra_args: tuple[str, ...] = (),
-              plusargs: tuple[str, ...] = ()) -> Path:
+              plusargs: tuple[str, ...] = (), log_file: Path | str | None = None) -> Path:
     """Build ``component`` (cached) and run the cocotb module ``test_module`` against it.
 
     name:        top module and build directory name (use the hw.catalog name when there is one).
@@ -447,6 +447,7 @@ def run_bench(component, *, name: str, test_module: str, params: Mapping[str, An
     facts:       extra JSON-able values for the bench (merged into ``bench_facts()``).
     testcase:    run only these cocotb tests (``TESTCASE`` in the environment does the same).
     plusargs:    simulator plusargs (``+name=value``) for the run.
+    log_file:    where the simulator's output goes (default: this process's stdout and stderr).
     Returns the results XML path; raises AssertionError if a cocotb test failed or none ran.
     """
     from cocotb_tools.check_results import get_results
@@ -484,7 +485,7 @@ def run_bench(component, *, name: str, test_module: str, params: Mapping[str, An
     try:
         runner.test(test_module=test_module, hdl_toplevel=name, hdl_toplevel_lang="verilog",
                     build_dir=bdir, test_dir=bdir, test_filter=test_filter, seed=seed, extra_env=env,
-                    waves=waves, results_xml=str(results), plusargs=list(plusargs),
+                    waves=waves, results_xml=str(results), plusargs=list(plusargs), log_file=log_file,
                     timescale=("1ns", "1ps") if sim == "icarus" else None)
     except (SystemExit, RuntimeError) as exc:
         # cocotb's runner exits non-zero when a test failed; the results file says how many.
