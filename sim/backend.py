@@ -33,12 +33,16 @@ def smallest_params(n_points: int) -> BuildParams:
 
 class SimBackend(Backend):
     """Runs transforms on the simulated kernel. Options: params (BuildParams or None), refresh (HBM
-    refresh windows, default on), stalls (random AXI stalls), progress (callable or None)."""
+    refresh windows, default on), stalls (random AXI stalls), progress (callable or None),
+    cycle_budget (NTT cycles a run may take before it counts as timed out; default 8x ideal + 2^20).
+
+    A run that times out or loses the simulator closes the simulated card (the simulation is the
+    card: closing it is the reset pyxrt cannot do), so the next run on this object starts a fresh one."""
 
     name = "sim"
 
     def __init__(self, params: BuildParams | None = None, *, refresh: bool = True, stalls: bool = False,
-                 progress=None, **_options):
+                 progress=None, cycle_budget: int | None = None, **_options):
         super().__init__()
         if params is not None and not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams or None, got {type(params).__name__}")
@@ -46,6 +50,9 @@ class SimBackend(Backend):
         self._refresh = refresh
         self._stalls = stalls
         self._progress = progress
+        if cycle_budget is not None and (not isinstance(cycle_budget, int) or cycle_budget < 1):
+            raise ValueError(f"cycle_budget: expected a positive number of cycles, got {cycle_budget!r}")
+        self._cycle_budget = cycle_budget
         self._device = None
         self._tmp = None
         self.kernel = None          # sim.cosim.SimulatedKernel of the open card
@@ -74,7 +81,7 @@ class SimBackend(Backend):
 
         def factory(p, hbm, layout):
             self.kernel = SimulatedKernel(p, hbm, layout, refresh=self._refresh, stalls=self._stalls,
-                                          progress=self._progress)
+                                          progress=self._progress, cycle_budget=self._cycle_budget)
             return self.kernel
 
         exit_on_termination()           # SIGTERM/SIGHUP: close the simulator and remove scratch files
@@ -86,6 +93,7 @@ class SimBackend(Backend):
         return self._device
 
     def run(self, points, inverse: bool = False) -> np.ndarray:
+        from host.xrt import KernelTimeout
         from sim.cosim import SimulationError
 
         n = int(np.asarray(points).size)
@@ -96,7 +104,14 @@ class SimBackend(Backend):
             t1 = time.perf_counter()
             y = device.run(points, inverse=inverse)
         except SimulationError as e:
+            self.close()
             raise DeviceError(f"simulated kernel: {e}") from e
+        except KernelTimeout as e:
+            budget = self.kernel.cycle_budget if self.kernel is not None else None
+            self.close()
+            raise KernelTimeout(f"the simulated kernel did not finish: still busy after its budget of {budget} "
+                                f"NTT cycles, simulated in {e.waited or 0:.1f} s; the simulated card was "
+                                "closed, the next run starts a fresh one", waited=e.waited) from e
         self.timings = dict(device.timings)
         cycles = self.kernel.last_ntt_cycles
         ideal = 2 * params.cycles_per_pass
@@ -112,7 +127,7 @@ class SimBackend(Backend):
 
     def close(self) -> None:
         if self._device is not None:
-            self._device.close()
+            self._device.close(card_reset=True)     # the simulator (the card) is closed next
             self._device = None
         if self.kernel is not None:
             self.kernel.close()

@@ -91,6 +91,8 @@ class SimulatedKernel:
         #: wall seconds of the last phases: "start" (build + simulator start), "preload", "kernel", "read-back"
         self.timings: dict[str, float] = {}
         self.runs = 0
+        #: the last run spent the whole cycle budget: no more cycles are simulated until reset()
+        self.hung = False
         self._running = False
         self._error: BaseException | None = None
         self._dir = scratch_dir(SCRATCH_PREFIX)
@@ -163,7 +165,7 @@ class SimulatedKernel:
     # -- KernelModel interface -------------------------------------------------------------------
 
     def read(self, offset: int) -> int:
-        if offset == R.CTRL and self._running:
+        if offset == R.CTRL and self._running and not self.hung:
             self._finish_run()
         (value,) = self._call("read", offset)
         return value
@@ -250,7 +252,10 @@ class SimulatedKernel:
         if err:
             raise SimulationError(f"HBM model protocol errors (per channel): {err}")
         if not idle:
-            return                                   # ap_done stays 0: the driver times out
+            self.hung = True                         # ap_done stays 0: the driver times out
+            self.progress(f"[cosim] the kernel is still busy after its budget of {self.cycle_budget} "
+                          "NTT cycles")
+            return
         self._running = False
         self.runs += 1
         self.last_ntt_cycles = cycles
@@ -262,6 +267,7 @@ class SimulatedKernel:
         """Assert both resets (kernel and memory models together, as the platform does)."""
         self._call("reset", cycles)
         self._running = False
+        self.hung = False
 
     def close(self) -> None:
         if self._sock is not None:
