@@ -16,6 +16,7 @@ import pytest
 
 from hw.model import ntt, regmap as R
 from hw.model.params import BuildParams
+from host.backends import DeviceError
 from host.workloads import KINDS, make_points
 from sim.backend import SimBackend
 from sim.runner import REPO_ROOT
@@ -172,3 +173,20 @@ def test_killed_sim_run_leaves_no_processes_or_scratch_dirs():
         assert os.listdir(tmp) == []
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_timeout_says_how_long_and_a_retry_on_the_same_backend_is_right():
+    """A run that spends the simulated kernel's cycle budget: the error says the time it took and the
+    budget; the same backend object then transforms correctly (a fresh simulated card)."""
+    p = CONFIGS[0]
+    card = SimBackend(p, progress=lambda line: None)
+    try:
+        card.open(p)
+        card.kernel.cycle_budget = 200                    # far less than one transform takes
+        with pytest.raises(DeviceError, match=r"did not finish.* budget of 200 NTT cycles, simulated in "
+                                              r"\d+\.\d s"):
+            card.run(make_points(p.log_n, "random", 51))
+        y = make_points(p.log_n, "random", 52)
+        assert np.array_equal(card.run(y), ntt.ntt(y))
+    finally:
+        card.close()
