@@ -107,11 +107,13 @@ class TransferFailed(XrtError):
 
 class KernelTimeout(XrtError):
     """The kernel did not finish within the timeout. ``waited``: seconds waited (None when a previous
-    run's timeout is what stops this one)."""
+    run's timeout is what stops this one); ``status``: the decoded STATUS word ("" if clear or
+    unreadable)."""
 
-    def __init__(self, message: str, waited: float | None = None):
+    def __init__(self, message: str, waited: float | None = None, status: str = ""):
         super().__init__(message)
         self.waited = waited
+        self.status = status
 
 
 class KernelFailed(XrtError):
@@ -460,16 +462,43 @@ class XrtBackend(Backend):
             if name in _UNFINISHED:
                 self._stuck_run = run
                 limit = "no limit" if self.timeout_s is None else f"limit {self.timeout_s:g} s"
-                raise KernelTimeout(f"the kernel did not finish: still {name} after {waited:.1f} s ({limit}); "
-                                    "pyxrt cannot abort a run, so its buffers stay allocated and this "
-                                    "backend refuses new runs until it completes (reset the card with "
-                                    "`xbutil reset` if it never does)", waited=waited)
-            raise KernelFailed(f"the kernel run ended in state {name} after {waited:.1f} s")
-        if getattr(self._kernel, "read_register", None) is not None:
-            with _Call(KernelFailed, "reading STATUS"):
-                status = int(self._kernel.read_register(self.rmap.id_offset("STATUS")))
-            if status & R.STATUS_BAD_SIZE:
-                raise KernelFailed(f"the kernel rejected log_n = {log_n} (STATUS.bad_size)")
+                note = self._status_note()
+                raise KernelTimeout(f"the kernel did not finish: still {name} after {waited:.1f} s ({limit})"
+                                    f"{note}; pyxrt cannot abort a run, so its buffers stay allocated and "
+                                    "this backend refuses new runs until it completes (reset the card with "
+                                    "`xbutil reset` if it never does)", waited=waited, status=note)
+            raise KernelFailed(f"the kernel run ended in state {name} after {waited:.1f} s{self._status_note()}")
+        status = self._read_status()
+        if status is not None and status & R.STATUS_BAD_SIZE:
+            raise KernelFailed(f"the kernel rejected log_n = {log_n} (STATUS.bad_size)")
+        if status:
+            raise KernelFailed(f"the kernel reported a device error:{self._status_note(status)}")
+
+    def _read_status(self) -> int | None:
+        """The STATUS word, or None when this pyxrt cannot read registers."""
+        if getattr(self._kernel, "read_register", None) is None:
+            return None
+        with _Call(KernelFailed, "reading STATUS"):
+            return int(self._kernel.read_register(self.rmap.id_offset("STATUS")))
+
+    def _status_note(self, status: int | None = None) -> str:
+        """`` STATUS 0x...: field=value, ...`` for every non-zero field of STATUS (any field the register
+        map defines, e.g. an AXI error and its channel), or "" when it is clear or unreadable."""
+        if status is None:
+            try:
+                status = self._read_status()
+            except XrtError:
+                return ""
+        if not status:
+            return ""
+        parts, known = [], 0
+        for f in self.rmap.register("STATUS").fields:
+            known |= f.mask
+            if status & f.mask:
+                parts.append(f"{f.name}={(status & f.mask) >> f.lsb}")
+        if status & ~known:
+            parts.append(f"undefined bits 0x{status & ~known:x}")
+        return f" STATUS 0x{status:08x}: {', '.join(parts)}"
 
     def _check_not_stuck(self) -> None:
         """Refuse to touch buffers that a timed-out run may still be writing (KernelTimeout), unless it

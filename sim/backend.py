@@ -110,8 +110,9 @@ class SimBackend(Backend):
             budget = self.kernel.cycle_budget if self.kernel is not None else None
             self.close()
             raise KernelTimeout(f"the simulated kernel did not finish: still busy after its budget of {budget} "
-                                f"NTT cycles, simulated in {e.waited or 0:.1f} s; the simulated card was "
-                                "closed, the next run starts a fresh one", waited=e.waited) from e
+                                f"NTT cycles, simulated in {e.waited or 0:.1f} s{e.status}; the simulated "
+                                "card was closed, the next run starts a fresh one", waited=e.waited,
+                                status=e.status) from e
         self.timings = dict(device.timings)
         cycles = self.kernel.last_ntt_cycles
         ideal = 2 * params.cycles_per_pass

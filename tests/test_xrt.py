@@ -406,3 +406,26 @@ def test_without_read_register_another_build_is_an_identity_mismatch(tmp_path, o
     """Same channel count, so the same argument count: the xclbin metadata cannot tell; the self-test can."""
     with pytest.raises(X.IdentityMismatch, match=f"not a {SMALL.tag()} build"):
         make(SMALL, tmp_path, xclbin_params=other, read_register=False)
+
+
+class StatusKernel(LateKernel):
+    """Sets extra STATUS bits (what a latched device error looks like to the host)."""
+
+    extra = 0
+
+    def read(self, offset):
+        value = super().read(offset)
+        return value | self.extra if offset == R.RegisterMap(self.model.params).id_offset("STATUS") else value
+
+
+def test_a_status_error_bit_is_a_device_error(tmp_path):
+    params = SMALL
+    fake = FakePyxrt(kernel_factory=StatusKernel)
+    be = X.XrtBackend(params, xclbin=write_xclbin(tmp_path / "n.xclbin", params), pyxrt_module=fake,
+                      timeout_s=0.2, progress=False)
+    fake.kernel_model.extra = 1 << 7
+    with pytest.raises(X.KernelFailed, match=r"device error: STATUS 0x00000080: undefined bits 0x80"):
+        be.run(points(params.n_points))
+    fake.kernel_model.hold_next = True                   # and a hang reports STATUS too
+    with pytest.raises(X.KernelTimeout, match=r"STATUS 0x00000080"):
+        be.run(points(params.n_points))
