@@ -329,10 +329,12 @@ class XrtBackend(Backend):
         try:
             y = self.run(x)
         except (KernelTimeout, KernelFailed) as e:
+            self.close()                         # keeps the buffers if the run may still be going
             raise IdentityMismatch(f"xclbin {self.xclbin_path}: a self-test transform of a known input did "
                                    f"not complete ({e}); is the kernel built for {self.params.tag()}?") from e
         bad = int(np.count_nonzero(y != want))
         if bad:
+            self.close()
             raise IdentityMismatch(f"xclbin {self.xclbin_path}: the kernel is not a {self.params.tag()} build: "
                                    f"a self-test transform of a known input came back with {bad} of "
                                    f"{native} points wrong (this pyxrt cannot read the ID registers; pass "

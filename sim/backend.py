@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from host.backends import Backend, DeviceError
+from hw.model.layout import HbmLayout
 from hw.model.params import BuildParams
 from sim.scratch import exit_on_termination, scratch_dir
 
@@ -64,7 +65,14 @@ class SimBackend(Backend):
     def supports(self, n_points: int) -> str | None:
         if n_points < 1 or n_points & (n_points - 1):
             return f"{n_points} points: the size must be a power of two"
-        p = self.params_for(n_points)
+        try:
+            p = self.params_for(n_points)
+        except ValueError:
+            return f"{n_points} points: the largest sim build (k = 12) transforms at most 2^24 points"
+        try:
+            HbmLayout(p)                # the simulated card places the points with the HBM layout
+        except ValueError as e:
+            return f"the {p.tag()} build cannot run on the simulated card: {e}"
         if n_points > p.n_points:
             return f"{n_points} points: the {p.tag()} build transforms at most 2^{p.log_n} points"
         return None
