@@ -143,3 +143,17 @@ def test_failed_build_names_its_log_and_caches_nothing(build_root):
     assert log.is_file() and "no-such-option" in log.read_text()
     assert not build_dir_for("smoke", params).exists()
     assert not [p for p in (build_root / "smoke").iterdir() if p.name.startswith(".building-")]
+
+
+def test_sweep_removes_only_dead_owners_scratch(tmp_path):
+    from sim.scratch import scratch_dir, sweep_stale
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    for pid in (dead.pid, os.getpid(), os.getppid()):
+        (tmp_path / f"nantucket-x-{pid}-abc").mkdir()
+    (tmp_path / f"nantucket-y-{dead.pid}-abc").mkdir()          # another prefix: not this sweep's
+    assert sweep_stale(tmp_path, "nantucket-x-") == [tmp_path / f"nantucket-x-{dead.pid}-abc"]
+    with scratch_dir("nantucket-y-", tmp_path) as mine:
+        assert Path(mine).name.startswith(f"nantucket-y-{os.getpid()}-")
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            [f"nantucket-x-{os.getpid()}-abc", f"nantucket-x-{os.getppid()}-abc", Path(mine).name])
