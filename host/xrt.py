@@ -202,8 +202,9 @@ class XrtBackend(Backend):
     ``XrtBackend(params=None, xclbin=None, device=0, pyxrt_module=None, *, layout=None,
     timeout_s=None, progress=None)``
 
-    - params: the BuildParams the xclbin was built with; None reads them from the ID block (or takes
-      the defaults when the ID block cannot be read);
+    - params: the BuildParams the xclbin was built with; None reads them from the ID block, or when
+      it cannot be read from the ``build_params.json`` the Vitis flow writes beside the xclbin, or
+      takes the defaults (without the ID block a self-test transform confirms them);
     - xclbin: path; default :func:`default_xclbin`;
     - pyxrt_module: the pyxrt module to use (tests pass :class:`sim.fake_pyxrt.FakePyxrt`);
     - layout: an HbmLayout instance; default ``hw.model.layout.HbmLayout(params)``;
@@ -255,6 +256,7 @@ class XrtBackend(Backend):
             else:
                 self._kernel = self._xrt.kernel(self._device, self._uuid, R.KERNEL_NAME)
         self._id_read = False
+        self._sidecar: BuildParams | None = None
         self.params = self._identify(params, xb)
         self.rmap = R.RegisterMap(self.params)
         self.layout = layout if layout is not None else self._default_layout(self.params)
@@ -306,7 +308,9 @@ class XrtBackend(Backend):
                                        f"CHANNELS {ids['CHANNELS']}")
             self._id_read = True
             return params
-        params = params if params is not None else BuildParams()
+        self._sidecar = self._sidecar_params()
+        if params is None:
+            params = self._sidecar if self._sidecar is not None else BuildParams()
         with _Call(IdentityMismatch, f"xclbin {self.xclbin_path}: reading its kernel list"):
             kernels = {k.get_name(): k.get_num_args() for k in xb.get_kernels()}
         want_args = len(R.RegisterMap(params).args)
@@ -335,10 +339,23 @@ class XrtBackend(Backend):
         bad = int(np.count_nonzero(y != want))
         if bad:
             self.close()
+            hint = ("pass the parameters the xclbin was built with" if self._sidecar is None else
+                    f"{self._sidecar_path()} says {self._sidecar.tag()}")
             raise IdentityMismatch(f"xclbin {self.xclbin_path}: the kernel is not a {self.params.tag()} build: "
                                    f"a self-test transform of a known input came back with {bad} of "
-                                   f"{native} points wrong (this pyxrt cannot read the ID registers; pass "
-                                   "the parameters the xclbin was built with)")
+                                   f"{native} points wrong (this pyxrt cannot read the ID registers; {hint})")
+
+    def _sidecar_path(self) -> Path:
+        return self.xclbin_path.parent / "build_params.json"
+
+    def _sidecar_params(self) -> BuildParams | None:
+        """The parameters in the build_params.json that the Vitis flow (host/vitis.py) writes beside the
+        xclbin, or None (absent or unreadable): a hint only, the self-test decides."""
+        import json
+        try:
+            return BuildParams(**json.loads(self._sidecar_path().read_text())["params"])
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
 
     def _channel_windows(self, xb) -> dict[int, tuple[int, int]]:
         """{memory group: (base address, bytes)} from the xclbin's memory topology; empty if it has none

@@ -5,6 +5,7 @@ checked against the golden model.
 The HBM placement is the shared hw.model.layout.HbmLayout (at least 4 lanes, 2^k >= C/2).
 """
 
+import json
 import sys
 import time
 
@@ -429,3 +430,14 @@ def test_a_status_error_bit_is_a_device_error(tmp_path):
     fake.kernel_model.hold_next = True                   # and a hang reports STATUS too
     with pytest.raises(X.KernelTimeout, match=r"STATUS 0x00000080"):
         be.run(points(params.n_points))
+
+
+def test_without_read_register_build_params_json_beside_the_xclbin_names_the_build(tmp_path):
+    other = BuildParams(lanes=8, log_core=3, channels=4)
+    (tmp_path / "build_params.json").write_text(json.dumps({"params": other.as_dict(), "target": "hw"}))
+    fake, be = make(other, tmp_path, backend_params=None, read_register=False)
+    assert be.params == other
+    x = points(other.n_points)
+    assert np.array_equal(be.run(x), ntt_model.ntt(x))
+    with pytest.raises(X.IdentityMismatch, match=f"build_params.json says {other.tag()}"):
+        make(SMALL, tmp_path, xclbin_params=other, read_register=False)
