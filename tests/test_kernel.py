@@ -158,6 +158,8 @@ def test_killed_sim_run_leaves_no_processes_or_scratch_dirs():
             for line in proc.stdout:                  # (the old runner let the simulator print here)
                 if line.strip() == "ran":
                     break
+            else:
+                pytest.fail(f"the first run ended (exit {proc.wait()}) before transforming")
             tree = _descendants(proc.pid)
             assert {p.split("-")[1] for p in os.listdir(tmp)} == {"cosim", "sim"}
         finally:
