@@ -341,8 +341,8 @@ class XrtBackend(Backend):
             self.close()
             hint = ("pass the parameters the xclbin was built with" if self._sidecar is None else
                     f"{self._sidecar_path()} says {self._sidecar.tag()}")
-            raise IdentityMismatch(f"xclbin {self.xclbin_path}: the kernel is not a {self.params.tag()} build: "
-                                   f"a self-test transform of a known input came back with {bad} of "
+            raise IdentityMismatch(f"xclbin {self.xclbin_path}: the kernel is not a {self.params.tag()} "
+                                   f"build: a self-test transform of a known input came back with {bad} of "
                                    f"{native} points wrong (this pyxrt cannot read the ID registers; {hint})")
 
     def _sidecar_path(self) -> Path:
@@ -486,7 +486,8 @@ class XrtBackend(Backend):
                                     f"{note}; pyxrt cannot abort a run, so its buffers stay allocated and "
                                     "this backend refuses new runs until it completes (reset the card with "
                                     "`xbutil reset` if it never does)", waited=waited, status=note)
-            raise KernelFailed(f"the kernel run ended in state {name} after {waited:.1f} s{self._status_note()}")
+            raise KernelFailed(f"the kernel run ended in state {name} after {waited:.1f} s"
+                               f"{self._status_note()}")
         status = self._read_status()
         if status is not None and status & R.STATUS_BAD_SIZE:
             raise KernelFailed(f"the kernel rejected log_n = {log_n} (STATUS.bad_size)")

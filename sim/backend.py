@@ -117,8 +117,8 @@ class SimBackend(Backend):
         except KernelTimeout as e:
             budget = self.kernel.cycle_budget if self.kernel is not None else None
             self.close()
-            raise KernelTimeout(f"the simulated kernel did not finish: still busy after its budget of {budget} "
-                                f"NTT cycles, simulated in {e.waited or 0:.1f} s{e.status}; the simulated "
+            raise KernelTimeout(f"the simulated kernel did not finish: still busy after its budget of "
+                                f"{budget} NTT cycles, simulated in {e.waited or 0:.1f} s{e.status}; the simulated "
                                 "card was closed, the next run starts a fresh one", waited=e.waited,
                                 status=e.status) from e
         self.timings = dict(device.timings)

@@ -366,7 +366,8 @@ def test_pointer_arguments_are_checked_before_starting(tmp_path, monkeypatch):
     bo = be._bos[1]
     good = bo.address()
     for addr, match in ((good + 8, "32-byte AXI beat"), (good + 32, "4096-byte boundary"),
-                        (good + fake.bank_bytes, "leaves memory bank 1"), (good - 4096, "leaves memory bank 1")):
+                        (good + fake.bank_bytes, "leaves memory bank 1"),
+                        (good - 4096, "leaves memory bank 1")):
         monkeypatch.setattr(bo, "address", lambda a=addr: a)
         _bad(be, fake, match)
     monkeypatch.setattr(bo, "address", lambda: good)
@@ -382,7 +383,8 @@ def test_pointer_arguments_are_checked_before_starting(tmp_path, monkeypatch):
     assert np.array_equal(be.run(x), ntt_model.ntt(x))
 
 
-@pytest.mark.parametrize("params", PARAMS + [BuildParams(lanes=16, log_core=6, channels=8)], ids=lambda p: p.tag())
+@pytest.mark.parametrize("params", PARAMS + [BuildParams(lanes=16, log_core=6, channels=8)],
+                         ids=lambda p: p.tag())
 def test_the_host_alignment_keeps_every_layout_burst_inside_4k(params):
     """The host's rule (base aligned to the longest burst) checked against the bursts the layout
     describes: sufficient (no burst crosses 4 KiB) and necessary (one beat less and one does)."""
