@@ -15,10 +15,23 @@ Sizes and direction (the kernel only computes the forward NTT of its native size
   polynomial at the N-th roots of unity, and w_n = w_N^r, so X_n[k] = X_N[r*k];
 - the inverse uses the reverse-index identity intt(x)[k] = ntt(x)[(-k) mod n] / n.
 
-Identification: XRT's C++ ``xrt::kernel::read_register`` is not bound by every pyxrt; when the module
-offers it the ID block (MAGIC, VERSION, LANES, LOG_CORE, CHANNELS) is read with exclusive CU access,
-otherwise the check falls back to the xclbin's metadata (kernel name and argument count) and says so
-in ``report["Identity"]``.
+Identification: XRT's C++ ``xrt::kernel::read_register`` is not bound by XRT's published pyxrt (its
+pyxrt.pyi declares no register access); when a module offers it the ID block (MAGIC, VERSION, LANES,
+LOG_CORE, CHANNELS) is read with exclusive CU access. Otherwise the xclbin's metadata (kernel name and
+argument count, which only tells the channel count) is checked and then one self-test transform of a
+known input (the impulse at index 1, whose transform is the powers of w_N, all distinct) must come back
+exact: a kernel built with other lanes or k rejects the size or places the points elsewhere, and is
+reported as :class:`IdentityMismatch` before any user data runs. ``report["Identity"]`` says which.
+
+Pointer arguments are checked before every start (:class:`BadPointer`): each buffer is aligned to the
+32-byte beat and to the longest DMA burst (so no AXI burst crosses a 4 KiB boundary: the layout cuts
+every burst at a multiple of its own length from the buffer's start), lies inside the HBM
+pseudo-channel its master is wired to (the xclbin's memory topology, or 256 MiB windows), is large
+enough, and overlaps no other buffer.
+
+A run that times out cannot be aborted (pyxrt declares no ``run.abort``): its buffers are kept (never
+freed while the kernel may still write them; after ``close()`` until the process exits) and the backend
+refuses new runs with a clear :class:`KernelTimeout` until the timed-out run has completed.
 """
 
 from __future__ import annotations
@@ -33,19 +46,27 @@ import numpy as np
 
 from hw.model import field as F
 from hw.model import regmap as R
+from hw.model.layout import BEAT_BYTES
 from hw.model.params import BuildParams
 from .backends import Backend, DeviceError
 
 __all__ = [
     "XrtBackend", "XrtError", "XrtUnavailable", "XclbinNotFound", "DeviceOpenFailed", "XclbinLoadFailed",
     "KernelNotFound", "IdentityMismatch", "BufferAllocFailed", "TransferFailed", "KernelTimeout",
-    "KernelFailed", "UnsupportedSize", "import_pyxrt", "default_xclbin",
+    "KernelFailed", "UnsupportedSize", "BadPointer", "import_pyxrt", "default_xclbin",
 ]
 
 SETUP_HINT = "source /opt/xilinx/xrt/setup.sh"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 #: Sizes from which scatter/gather and the transfers show progress on stderr.
 PROGRESS_MIN_POINTS = 1 << 20
+#: One HBM pseudo-channel's address window when the xclbin does not list its memories (U55N / C1100:
+#: 8 GiB over 32 pseudo-channels, channel c at c * 256 MiB).
+HBM_CHANNEL_BYTES = 256 << 20
+#: No AXI burst may cross this boundary.
+AXI_PAGE_BYTES = 4096
+#: Buffers of runs that timed out, kept alive (not freed) while their kernel may still write them.
+_STRANDED: list = []
 
 
 class XrtError(DeviceError):
@@ -85,7 +106,14 @@ class TransferFailed(XrtError):
 
 
 class KernelTimeout(XrtError):
-    """The kernel did not finish within the timeout."""
+    """The kernel did not finish within the timeout. ``waited``: seconds waited (None when a previous
+    run's timeout is what stops this one); ``status``: the decoded STATUS word ("" if clear or
+    unreadable)."""
+
+    def __init__(self, message: str, waited: float | None = None, status: str = ""):
+        super().__init__(message)
+        self.waited = waited
+        self.status = status
 
 
 class KernelFailed(XrtError):
@@ -94,6 +122,11 @@ class KernelFailed(XrtError):
 
 class UnsupportedSize(XrtError):
     """The transform size cannot be run on this kernel."""
+
+
+class BadPointer(XrtError):
+    """A buffer given to the kernel breaks the beat/burst alignment, leaves its HBM channel, is too
+    small, or overlaps another buffer."""
 
 
 def import_pyxrt():
@@ -110,6 +143,11 @@ def default_xclbin() -> Path:
     """build/hw_emu/nantucket.xclbin under XCL_EMULATION_MODE=hw_emu, else build/hw/nantucket.xclbin."""
     target = "hw_emu" if os.environ.get("XCL_EMULATION_MODE") == "hw_emu" else "hw"
     return REPO_ROOT / "build" / target / f"{R.KERNEL_NAME}.xclbin"
+
+
+#: Run states of a command that has not finished.
+_UNFINISHED = ("ERT_CMD_STATE_TIMEOUT", "ERT_CMD_STATE_NEW", "ERT_CMD_STATE_QUEUED",
+               "ERT_CMD_STATE_SUBMITTED", "ERT_CMD_STATE_RUNNING")
 
 
 class _Call:
@@ -164,8 +202,9 @@ class XrtBackend(Backend):
     ``XrtBackend(params=None, xclbin=None, device=0, pyxrt_module=None, *, layout=None,
     timeout_s=None, progress=None)``
 
-    - params: the BuildParams the xclbin was built with; None reads them from the ID block (or takes
-      the defaults when the ID block cannot be read);
+    - params: the BuildParams the xclbin was built with; None reads them from the ID block, or when
+      it cannot be read from the ``build_params.json`` the Vitis flow writes beside the xclbin, or
+      takes the defaults (without the ID block a self-test transform confirms them);
     - xclbin: path; default :func:`default_xclbin`;
     - pyxrt_module: the pyxrt module to use (tests pass :class:`sim.fake_pyxrt.FakePyxrt`);
     - layout: an HbmLayout instance; default ``hw.model.layout.HbmLayout(params)``;
@@ -203,6 +242,7 @@ class XrtBackend(Backend):
         self.device_index = device
         self._bos = {}
         self._views: dict[int, np.ndarray] = {}
+        self._stuck_run = None          # a run that timed out and may still be running
 
         with _Call(DeviceOpenFailed, f"device {device}: cannot open"):
             self._device = self._xrt.device(device)
@@ -215,10 +255,15 @@ class XrtBackend(Backend):
                 self._kernel = self._xrt.kernel(self._device, self._uuid, R.KERNEL_NAME, mode)
             else:
                 self._kernel = self._xrt.kernel(self._device, self._uuid, R.KERNEL_NAME)
+        self._id_read = False
+        self._sidecar: BuildParams | None = None
         self.params = self._identify(params, xb)
         self.rmap = R.RegisterMap(self.params)
         self.layout = layout if layout is not None else self._default_layout(self.params)
+        self._windows = self._channel_windows(xb)
         self._allocate()
+        if not self._id_read:
+            self._self_test()
         self.report.update({"Device": f"{device}", "xclbin": str(self.xclbin_path),
                             "Build params": self.params.tag()})
 
@@ -261,8 +306,11 @@ class XrtBackend(Backend):
             self.report["Identity"] = (f"ID block: MAGIC 0x{ids['MAGIC']:08X} VERSION {ids['VERSION']} "
                                        f"LANES {ids['LANES']} LOG_CORE {ids['LOG_CORE']} "
                                        f"CHANNELS {ids['CHANNELS']}")
+            self._id_read = True
             return params
-        params = params if params is not None else BuildParams()
+        self._sidecar = self._sidecar_params()
+        if params is None:
+            params = self._sidecar if self._sidecar is not None else BuildParams()
         with _Call(IdentityMismatch, f"xclbin {self.xclbin_path}: reading its kernel list"):
             kernels = {k.get_name(): k.get_num_args() for k in xb.get_kernels()}
         want_args = len(R.RegisterMap(params).args)
@@ -270,11 +318,58 @@ class XrtBackend(Backend):
             raise IdentityMismatch(f"xclbin {self.xclbin_path}: kernel '{R.KERNEL_NAME}' has "
                                    f"{kernels.get(R.KERNEL_NAME)} arguments, a {params.tag()} build has "
                                    f"{want_args}")
-        self.report["Identity"] = (f"xclbin metadata only ({want_args} arguments); this pyxrt cannot "
-                                   "read registers")
+        self.report["Identity"] = (f"xclbin metadata ({want_args} arguments) and a self-test transform of "
+                                   "a known input; this pyxrt cannot read registers")
         return params
 
+    def _self_test(self) -> None:
+        """Without the ID block: transform the impulse at index 1 (its NTT is w_N^k, N distinct values)
+        and require the exact result, so a kernel built with other lanes or k is named before user data
+        runs (the argument count only tells the channel count)."""
+        native = self.params.n_points
+        x = np.zeros(native, dtype=np.uint64)
+        x[1] = 1
+        want = F.powers(F.root_of_unity(native), native)
+        try:
+            y = self.run(x)
+        except (KernelTimeout, KernelFailed) as e:
+            self.close()                         # keeps the buffers if the run may still be going
+            raise IdentityMismatch(f"xclbin {self.xclbin_path}: a self-test transform of a known input did "
+                                   f"not complete ({e}); is the kernel built for {self.params.tag()}?") from e
+        bad = int(np.count_nonzero(y != want))
+        if bad:
+            self.close()
+            hint = ("pass the parameters the xclbin was built with" if self._sidecar is None else
+                    f"{self._sidecar_path()} says {self._sidecar.tag()}")
+            raise IdentityMismatch(f"xclbin {self.xclbin_path}: the kernel is not a {self.params.tag()} "
+                                   f"build: a self-test transform of a known input came back with {bad} of "
+                                   f"{native} points wrong (this pyxrt cannot read the ID registers; {hint})")
+
+    def _sidecar_path(self) -> Path:
+        return self.xclbin_path.parent / "build_params.json"
+
+    def _sidecar_params(self) -> BuildParams | None:
+        """The parameters in the build_params.json that the Vitis flow (host/vitis.py) writes beside the
+        xclbin, or None (absent or unreadable): a hint only, the self-test decides."""
+        import json
+        try:
+            return BuildParams(**json.loads(self._sidecar_path().read_text())["params"])
+        except (OSError, ValueError, TypeError, KeyError):
+            return None
+
+    def _channel_windows(self, xb) -> dict[int, tuple[int, int]]:
+        """{memory group: (base address, bytes)} from the xclbin's memory topology; empty if it has none
+        (the checks then use HBM_CHANNEL_BYTES windows)."""
+        windows = {}
+        try:
+            for m in xb.get_mems():
+                windows[int(m.get_index())] = (int(m.get_base_address()), int(m.get_size_kb()) * 1024)
+        except (AttributeError, RuntimeError, TypeError):
+            return {}
+        return windows
+
     def _allocate(self) -> None:
+        self._groups: dict[int, int] = {}
         nbytes = int(self.layout.channel_bytes)
         flags = self._xrt.bo.normal
         for a in self.rmap.pointer_args:
@@ -284,6 +379,7 @@ class XrtBackend(Backend):
                 view = np.frombuffer(bo.map(), dtype=np.uint64)
             self._bos[a.channel] = bo
             self._views[a.channel] = view
+            self._groups[a.channel] = group
 
     # -- running -----------------------------------------------------------------------------------
 
@@ -307,6 +403,7 @@ class XrtBackend(Backend):
     def run(self, points: np.ndarray, inverse: bool = False) -> np.ndarray:
         if self._device is None:
             raise XrtError("the backend is closed")
+        self._check_not_stuck()
         x = F.vcanon(F.as_u64(points))
         if x.ndim != 1:
             raise UnsupportedSize(f"points: expected a 1-D array, got shape {x.shape}")
@@ -336,29 +433,8 @@ class XrtBackend(Backend):
             prog.step(i + 1, src.size * 8)
         t1 = time.perf_counter()
 
-        log_n = self.params.log_n
-        with _Call(KernelFailed, "starting the kernel"):
-            run = self._xrt.run(self._kernel)
-            run.set_arg(self.rmap.arg("log_n").index, log_n)
-            for a in self.rmap.pointer_args:
-                run.set_arg(a.index, self._bos[a.channel])
-            run.start()
-        timeout_ms = 0 if self.timeout_s is None else max(1, int(self.timeout_s * 1000))
-        with _Call(KernelFailed, "waiting for the kernel"):
-            state = run.wait(timeout_ms)
+        self._start_and_wait()
         t2 = time.perf_counter()
-        done = self._xrt.ert_cmd_state.ERT_CMD_STATE_COMPLETED
-        if state != done:
-            name = getattr(state, "name", str(state))
-            if name in ("ERT_CMD_STATE_TIMEOUT", "ERT_CMD_STATE_NEW", "ERT_CMD_STATE_QUEUED",
-                        "ERT_CMD_STATE_SUBMITTED", "ERT_CMD_STATE_RUNNING"):
-                raise KernelTimeout(f"the kernel did not finish within {self.timeout_s} s ({name})")
-            raise KernelFailed(f"the kernel run ended in state {name}")
-        if getattr(self._kernel, "read_register", None) is not None:
-            with _Call(KernelFailed, "reading STATUS"):
-                status = int(self._kernel.read_register(self.rmap.id_offset("STATUS")))
-            if status & R.STATUS_BAD_SIZE:
-                raise KernelFailed(f"the kernel rejected log_n = {log_n} (STATUS.bad_size)")
 
         chans = list(self.layout.write_channels(2))
         prog = _Progress("from-device", len(chans), sink)
@@ -381,8 +457,120 @@ class XrtBackend(Backend):
                                     f"(the rest of to-/from-device is buffer copies and DMA)")
         return y
 
-    def close(self) -> None:
-        """Release buffers, kernel and device (in that order)."""
+    def _start_and_wait(self) -> None:
+        """Check the pointers, start one run, wait for it within the timeout, check STATUS."""
+        self._check_pointers()
+        log_n = self.params.log_n
+        with _Call(KernelFailed, "starting the kernel"):
+            run = self._xrt.run(self._kernel)
+            run.set_arg(self.rmap.arg("log_n").index, log_n)
+            for a in self.rmap.pointer_args:
+                run.set_arg(a.index, self._bos[a.channel])
+            run.start()
+        timeout_ms = 0 if self.timeout_s is None else max(1, int(self.timeout_s * 1000))
+        t0 = time.perf_counter()
+        try:
+            with _Call(KernelFailed, "waiting for the kernel"):
+                state = run.wait(timeout_ms)
+        except BaseException:
+            self._stuck_run = run                 # it may still be running: keep its buffers
+            raise
+        waited = time.perf_counter() - t0
+        name = getattr(state, "name", str(state))
+        if state != self._xrt.ert_cmd_state.ERT_CMD_STATE_COMPLETED:
+            if name in _UNFINISHED:
+                self._stuck_run = run
+                limit = "no limit" if self.timeout_s is None else f"limit {self.timeout_s:g} s"
+                note = self._status_note()
+                raise KernelTimeout(f"the kernel did not finish: still {name} after {waited:.1f} s ({limit})"
+                                    f"{note}; pyxrt cannot abort a run, so its buffers stay allocated and "
+                                    "this backend refuses new runs until it completes (reset the card with "
+                                    "`xbutil reset` if it never does)", waited=waited, status=note)
+            raise KernelFailed(f"the kernel run ended in state {name} after {waited:.1f} s"
+                               f"{self._status_note()}")
+        status = self._read_status()
+        if status is not None and status & R.STATUS_BAD_SIZE:
+            raise KernelFailed(f"the kernel rejected log_n = {log_n} (STATUS.bad_size)")
+        if status:
+            raise KernelFailed(f"the kernel reported a device error:{self._status_note(status)}")
+
+    def _read_status(self) -> int | None:
+        """The STATUS word, or None when this pyxrt cannot read registers."""
+        if getattr(self._kernel, "read_register", None) is None:
+            return None
+        with _Call(KernelFailed, "reading STATUS"):
+            return int(self._kernel.read_register(self.rmap.id_offset("STATUS")))
+
+    def _status_note(self, status: int | None = None) -> str:
+        """`` STATUS 0x...: field=value, ...`` for every non-zero field of STATUS (any field the register
+        map defines, e.g. an AXI error and its channel), or "" when it is clear or unreadable."""
+        if status is None:
+            try:
+                status = self._read_status()
+            except XrtError:
+                return ""
+        if not status:
+            return ""
+        parts, known = [], 0
+        for f in self.rmap.register("STATUS").fields:
+            known |= f.mask
+            if status & f.mask:
+                parts.append(f"{f.name}={(status & f.mask) >> f.lsb}")
+        if status & ~known:
+            parts.append(f"undefined bits 0x{status & ~known:x}")
+        return f" STATUS 0x{status:08x}: {', '.join(parts)}"
+
+    def _check_not_stuck(self) -> None:
+        """Refuse to touch buffers that a timed-out run may still be writing (KernelTimeout), unless it
+        has completed since."""
+        run = self._stuck_run
+        if run is None:
+            return
+        with _Call(KernelFailed, "checking the run that timed out"):
+            state = run.state()
+        name = getattr(state, "name", str(state))
+        if name in _UNFINISHED:
+            raise KernelTimeout(f"a previous run timed out and is still {name}: its buffers may still be "
+                                "written, so this backend runs nothing more; reset the card (`xbutil "
+                                "reset`) and open it again")
+        self._stuck_run = None
+
+    def _check_pointers(self) -> None:
+        """Every buffer: aligned to the beat and to the longest burst (no burst crosses 4 KiB), inside
+        the HBM pseudo-channel its master is wired to, large enough, overlapping no other (BadPointer)."""
+        align = max(self.layout.burst_beats, self.layout.unit_beats) * BEAT_BYTES
+        need = int(self.layout.channel_bytes)
+        spans = []
+        for a in self.rmap.pointer_args:
+            bo = self._bos[a.channel]
+            with _Call(BadPointer, f"{a.name}: reading the buffer's address"):
+                addr, size = int(bo.address()), int(bo.size())
+            where = f"{a.name} (for {a.port}) at 0x{addr:x}"
+            if addr % BEAT_BYTES:
+                raise BadPointer(f"{where}: not aligned to the {BEAT_BYTES}-byte AXI beat")
+            if addr % align:
+                raise BadPointer(f"{where}: not aligned to {align} bytes, so a {align}-byte DMA burst would "
+                                 f"cross a {AXI_PAGE_BYTES}-byte boundary (AXI forbids it)")
+            if size < need:
+                raise BadPointer(f"{where}: {size} bytes, the layout needs {need}")
+            group = self._groups.get(a.channel, a.channel)
+            base, span = self._windows.get(group, (group * HBM_CHANNEL_BYTES, HBM_CHANNEL_BYTES))
+            if not (base <= addr and addr + need <= base + span):
+                raise BadPointer(f"{where}: [0x{addr:x}, 0x{addr + need:x}) leaves memory bank {group} "
+                                 f"[0x{base:x}, 0x{base + span:x}), the only one {a.port} is connected to")
+            spans.append((addr, addr + need, a.name))
+        spans.sort()
+        for (lo1, hi1, n1), (lo2, hi2, n2) in zip(spans, spans[1:]):
+            if lo2 < hi1:
+                raise BadPointer(f"{n1} [0x{lo1:x}, 0x{hi1:x}) and {n2} [0x{lo2:x}, 0x{hi2:x}) overlap")
+
+    def close(self, *, card_reset: bool = False) -> None:
+        """Release buffers, kernel and device (in that order). The buffers of a run that timed out
+        and may still be running are kept until the process exits instead, unless ``card_reset`` says
+        the caller has reset or destroyed the card (nothing can write them any more)."""
+        if self._stuck_run is not None and not card_reset:
+            _STRANDED.append((self._stuck_run, dict(self._bos)))
+        self._stuck_run = None
         self._views.clear()
         self._bos.clear()
         self._kernel = None

@@ -9,14 +9,18 @@ Without explicit build parameters it picks the smallest build that holds N point
 4 lanes, 4 channels); each new build is compiled once and cached under build/sim/.
 """
 
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 from host.backends import Backend, DeviceError
+from hw.model.layout import HbmLayout
 from hw.model.params import BuildParams
+from sim.scratch import exit_on_termination, scratch_dir
+
+#: Prefix of the scratch directory holding the card's xclbin, in the system temp dir.
+SCRATCH_PREFIX = "nantucket-sim-"
 
 __all__ = ["SimBackend", "smallest_params"]
 
@@ -30,12 +34,16 @@ def smallest_params(n_points: int) -> BuildParams:
 
 class SimBackend(Backend):
     """Runs transforms on the simulated kernel. Options: params (BuildParams or None), refresh (HBM
-    refresh windows, default on), stalls (random AXI stalls), progress (callable or None)."""
+    refresh windows, default on), stalls (random AXI stalls), progress (callable or None),
+    cycle_budget (NTT cycles a run may take before it counts as timed out; default 8x ideal + 2^20).
+
+    A run that times out or loses the simulator closes the simulated card (the simulation is the
+    card: closing it is the reset pyxrt cannot do), so the next run on this object starts a fresh one."""
 
     name = "sim"
 
     def __init__(self, params: BuildParams | None = None, *, refresh: bool = True, stalls: bool = False,
-                 progress=None, **_options):
+                 progress=None, cycle_budget: int | None = None, **_options):
         super().__init__()
         if params is not None and not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams or None, got {type(params).__name__}")
@@ -43,6 +51,9 @@ class SimBackend(Backend):
         self._refresh = refresh
         self._stalls = stalls
         self._progress = progress
+        if cycle_budget is not None and (not isinstance(cycle_budget, int) or cycle_budget < 1):
+            raise ValueError(f"cycle_budget: expected a positive number of cycles, got {cycle_budget!r}")
+        self._cycle_budget = cycle_budget
         self._device = None
         self._tmp = None
         self.kernel = None          # sim.cosim.SimulatedKernel of the open card
@@ -54,7 +65,14 @@ class SimBackend(Backend):
     def supports(self, n_points: int) -> str | None:
         if n_points < 1 or n_points & (n_points - 1):
             return f"{n_points} points: the size must be a power of two"
-        p = self.params_for(n_points)
+        try:
+            p = self.params_for(n_points)
+        except ValueError:
+            return f"{n_points} points: the largest sim build (k = 12) transforms at most 2^24 points"
+        try:
+            HbmLayout(p)                # the simulated card places the points with the HBM layout
+        except ValueError as e:
+            return f"the {p.tag()} build cannot run on the simulated card: {e}"
         if n_points > p.n_points:
             return f"{n_points} points: the {p.tag()} build transforms at most 2^{p.log_n} points"
         return None
@@ -71,10 +89,11 @@ class SimBackend(Backend):
 
         def factory(p, hbm, layout):
             self.kernel = SimulatedKernel(p, hbm, layout, refresh=self._refresh, stalls=self._stalls,
-                                          progress=self._progress)
+                                          progress=self._progress, cycle_budget=self._cycle_budget)
             return self.kernel
 
-        self._tmp = tempfile.TemporaryDirectory(prefix="nantucket-sim-")
+        exit_on_termination()           # SIGTERM/SIGHUP: close the simulator and remove scratch files
+        self._tmp = scratch_dir(SCRATCH_PREFIX)
         xclbin = write_xclbin(Path(self._tmp.name) / "nantucket.xclbin", params)
         self.machine = FakePyxrt(kernel_factory=factory)
         self._device = XrtBackend(params, xclbin=xclbin, pyxrt_module=self.machine, timeout_s=24 * 3600.0,
@@ -82,6 +101,7 @@ class SimBackend(Backend):
         return self._device
 
     def run(self, points, inverse: bool = False) -> np.ndarray:
+        from host.xrt import KernelTimeout
         from sim.cosim import SimulationError
 
         n = int(np.asarray(points).size)
@@ -92,7 +112,15 @@ class SimBackend(Backend):
             t1 = time.perf_counter()
             y = device.run(points, inverse=inverse)
         except SimulationError as e:
+            self.close()
             raise DeviceError(f"simulated kernel: {e}") from e
+        except KernelTimeout as e:
+            budget = self.kernel.cycle_budget if self.kernel is not None else None
+            self.close()
+            raise KernelTimeout(f"the simulated kernel did not finish: still busy after its budget of "
+                                f"{budget} NTT cycles, simulated in {e.waited or 0:.1f} s{e.status}; the simulated "
+                                "card was closed, the next run starts a fresh one", waited=e.waited,
+                                status=e.status) from e
         self.timings = dict(device.timings)
         cycles = self.kernel.last_ntt_cycles
         ideal = 2 * params.cycles_per_pass
@@ -108,7 +136,7 @@ class SimBackend(Backend):
 
     def close(self) -> None:
         if self._device is not None:
-            self._device.close()
+            self._device.close(card_reset=True)     # the simulator (the card) is closed next
             self._device = None
         if self.kernel is not None:
             self.kernel.close()

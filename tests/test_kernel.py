@@ -4,13 +4,22 @@ One simulator per build configuration (module-scoped), several runs each: every 
 back without reset, a rejected size, the register map and the done interrupt, a reset mid-run.
 """
 
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
 import numpy as np
 import pytest
 
 from hw.model import ntt, regmap as R
 from hw.model.params import BuildParams
+from host.backends import DeviceError
 from host.workloads import KINDS, make_points
 from sim.backend import SimBackend
+from sim.runner import REPO_ROOT
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
@@ -95,3 +104,98 @@ def test_start_while_busy_is_ignored_and_reset_mid_run(card):
     assert k.read(R.CTRL) & R.CTRL_AP_IDLE
     y = make_points(p.log_n, "random", 42)
     assert np.array_equal(card.run(y), ntt.ntt(y))
+
+
+_SIM_RUN = """
+import sys, time
+import numpy as np
+from hw.model import ntt
+from sim.backend import SimBackend
+b = SimBackend(progress=lambda line: None)
+x = np.arange(16, dtype=np.uint64)
+assert np.array_equal(b.run(x), ntt.ntt(x))
+print("ran", flush=True)
+if sys.argv[1] == "hang":
+    time.sleep(600)
+b.close()
+"""
+
+
+def _live_parents() -> dict[int, int]:
+    """pid -> parent pid of every process that is not a zombie."""
+    parent = {}
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            text = open(f"/proc/{entry}/stat").read()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()
+        if fields[0] != "Z":
+            parent[int(entry)] = int(fields[1])
+    return parent
+
+
+def _descendants(root: int) -> set[int]:
+    parent = _live_parents()
+    out, todo = set(), [root]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parent.items() if pp == p]
+        out.update(kids)
+        todo.extend(kids)
+    return out
+
+
+def test_killed_sim_run_leaves_no_processes_or_scratch_dirs():
+    """kill -9 of a process with an open simulated card: the simulator dies with it, and the next start
+    removes its nantucket-cosim-*/nantucket-sim-* directories."""
+    tmp = tempfile.mkdtemp(prefix="nt-", dir="/tmp")      # short: the simulator's socket lives there
+    env = dict(os.environ, TMPDIR=tmp)
+    try:
+        proc = subprocess.Popen([sys.executable, "-c", _SIM_RUN, "hang"], cwd=REPO_ROOT, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            for line in proc.stdout:                  # (the old runner let the simulator print here)
+                if line.strip() == "ran":
+                    break
+            else:
+                pytest.fail(f"the first run ended (exit {proc.wait()}) before transforming")
+            tree = _descendants(proc.pid)
+            assert {p.split("-")[1] for p in os.listdir(tmp)} == {"cosim", "sim"}
+        finally:
+            proc.kill()
+            proc.wait()
+        deadline = time.monotonic() + 5
+        while tree & set(_live_parents()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = tree & set(_live_parents())
+        assert not left, f"processes of the killed run still alive: {left}"
+        subprocess.run([sys.executable, "-c", _SIM_RUN, "close"], cwd=REPO_ROOT, env=env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
+        assert os.listdir(tmp) == []
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_timeout_says_how_long_and_a_retry_on_the_same_backend_is_right():
+    """A run that spends the simulated kernel's cycle budget: the error says the time it took and the
+    budget; the same backend object then transforms correctly (a fresh simulated card)."""
+    p = CONFIGS[0]
+    card = SimBackend(p, progress=lambda line: None)
+    try:
+        card.open(p)
+        card.kernel.cycle_budget = 200                    # far less than one transform takes
+        with pytest.raises(DeviceError, match=r"did not finish.* budget of 200 NTT cycles, simulated in "
+                                              r"\d+\.\d s"):
+            card.run(make_points(p.log_n, "random", 51))
+        y = make_points(p.log_n, "random", 52)
+        assert np.array_equal(card.run(y), ntt.ntt(y))
+    finally:
+        card.close()
+
+
+def test_sizes_and_builds_the_simulated_card_cannot_run_are_refused_not_raised():
+    """supports() is how the CLI refuses bad input (exit 2): it must answer, never raise."""
+    assert "at most 2^24" in SimBackend().supports(1 << 25)
+    assert "at least 4 lanes" in SimBackend(BuildParams(lanes=2, log_core=3, channels=4)).supports(64)
+    assert SimBackend().supports(1 << 24) is None

@@ -1,9 +1,19 @@
 """The simulation runner itself: build, cache, facts, and a failing bench must fail."""
 
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
 import pytest
 from amaranth.hdl import Fragment
 
-from sim.runner import build_dir_for, component_props, param_tag, run_bench
+from sim import runner
+from sim.runner import REPO_ROOT, build_dir_for, component_props, param_tag, run_bench
 from sim.smoke import SmokeDelay
 
 
@@ -32,3 +42,117 @@ def test_wrong_latency_fails():
     with pytest.raises(AssertionError, match="cocotb tests failed"):
         run_bench(SmokeDelay(**params), name="smoke", params=params, test_module="sim.bench_smoke",
                   facts={"props": {"width": 8, "latency": 2}}, testcase="test_delay")
+
+
+# -- builds that a kill cannot break -----------------------------------------------------------------
+
+KILL_PARAMS = {"width": 8, "latency": 2}
+_BUILD_IN_CHILD = """
+import sys
+from pathlib import Path
+import sim.runner as r
+from sim.smoke import SmokeDelay
+r.BUILD_ROOT = Path(sys.argv[1])
+r.build(SmokeDelay(width=8, latency=2), name="smoke", params={"width": 8, "latency": 2})
+"""
+
+
+def _proc_stat(pid: int):
+    """(state, ppid, comm) of a live process, or None."""
+    try:
+        text = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return None
+    comm = text[text.index("(") + 1:text.rindex(")")]
+    fields = text[text.rindex(")") + 2:].split()
+    return fields[0], int(fields[1]), comm
+
+
+def _descendants(root: int) -> dict[int, str]:
+    children: dict[int, list[int]] = {}
+    comms = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (st := _proc_stat(int(entry))):
+            children.setdefault(st[1], []).append(int(entry))
+            comms[int(entry)] = st[2]
+    out, todo = {}, [root]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out[c] = comms[c]
+            todo.append(c)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    st = _proc_stat(pid)
+    return st is not None and st[0] != "Z"
+
+
+@pytest.fixture
+def build_root(monkeypatch):
+    """A fresh BUILD_ROOT inside the repository (where the runner's log lines expect it)."""
+    (REPO_ROOT / "build").mkdir(exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="test-runner-", dir=REPO_ROOT / "build"))
+    monkeypatch.setattr(runner, "BUILD_ROOT", root)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_killed_build_leaves_no_compiler_and_no_broken_cache(build_root):
+    """kill -9 of the building process mid-compile: its make/g++ die with it; a build directory left
+    with truncated, newer-than-source outputs is rebuilt from scratch, not reused; the leftovers of the
+    killed build are swept."""
+    proc = subprocess.Popen([sys.executable, "-c", _BUILD_IN_CHILD, str(build_root)], cwd=REPO_ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(c in ("make", "cc1plus") for c in _descendants(proc.pid).values()):
+            assert proc.poll() is None and time.monotonic() < deadline, "the build never reached make"
+            time.sleep(0.05)
+        tree = _descendants(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 5
+    while any(_alive(p) for p in tree) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = {p: c for p, c in tree.items() if _alive(p)}
+    for p in left:                                   # do not leave them running for the next test
+        os.kill(p, signal.SIGKILL)
+    assert not left, f"processes of the killed build still running: {left}"
+
+    # What a SIGKILL of the whole group can leave: no stamp, truncated outputs dated after their sources
+    # (make would call them up to date). Where the old runner built in place, this is that directory.
+    bdir = build_dir_for("smoke", KILL_PARAMS)
+    bdir.mkdir(parents=True, exist_ok=True)
+    (bdir / runner.STAMP).unlink(missing_ok=True)
+    future = time.time() + 3600
+    for name in ("smoke", "Vtop__ALL.a", "Vtop__ALL.o", "Vtop__pch.h.fast.gch", "Vtop__pch.h.slow.gch"):
+        (bdir / name).write_bytes(b"")
+        os.utime(bdir / name, (future, future))
+    run_bench(SmokeDelay(**KILL_PARAMS), name="smoke", params=KILL_PARAMS, test_module="sim.bench_smoke")
+    assert sorted(p.name for p in bdir.parent.iterdir() if not p.name.endswith(".lock")) == [bdir.name]
+
+
+def test_failed_build_names_its_log_and_caches_nothing(build_root):
+    params = {"width": 8, "latency": 1}
+    with pytest.raises(runner.SimBuildFailed, match="log: ") as e:
+        runner.build(SmokeDelay(**params), name="smoke", params=params, extra_args=("--no-such-option",))
+    log = Path(str(e.value).split("log: ")[1].split(";")[0])
+    assert log.is_file() and "no-such-option" in log.read_text()
+    assert not build_dir_for("smoke", params).exists()
+    assert not [p for p in (build_root / "smoke").iterdir() if p.name.startswith(".building-")]
+
+
+def test_sweep_removes_only_dead_owners_scratch(tmp_path):
+    from sim.scratch import scratch_dir, sweep_stale
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    for pid in (dead.pid, os.getpid(), os.getppid()):
+        (tmp_path / f"nantucket-x-{pid}-abc").mkdir()
+    (tmp_path / f"nantucket-y-{dead.pid}-abc").mkdir()          # another prefix: not this sweep's
+    assert sweep_stale(tmp_path, "nantucket-x-") == [tmp_path / f"nantucket-x-{dead.pid}-abc"]
+    with scratch_dir("nantucket-y-", tmp_path) as mine:
+        assert Path(mine).name.startswith(f"nantucket-y-{os.getpid()}-")
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            [f"nantucket-x-{os.getpid()}-abc", f"nantucket-x-{os.getppid()}-abc", Path(mine).name])

@@ -5,7 +5,9 @@ checked against the golden model.
 The HBM placement is the shared hw.model.layout.HbmLayout (at least 4 lanes, 2^k >= C/2).
 """
 
+import json
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -287,3 +289,157 @@ def test_emulation_mode_points_xrt_at_emconfig(tmp_path, monkeypatch):
     import os
     assert os.environ["EMCONFIG_PATH"] == str(tmp_path.resolve())
     assert "hw_emu" in be.report["Emulation"]
+
+
+# -- timeouts: no abort in pyxrt, so a timed-out run's buffers are never handed back while it may run ----
+
+class LateKernel:
+    """A KernelModel whose next run's ap_done stays hidden until ``release()``: a kernel that finishes
+    after the host's timeout."""
+
+    def __init__(self, params, hbm, layout):
+        self.model = KernelModel(params, hbm, layout)
+        self.hold_next = False
+        self.holding = False
+
+    def read(self, offset):
+        if offset == R.CTRL and self.holding:
+            return 0                                     # busy: neither idle nor done
+        return self.model.read(offset)
+
+    def write(self, offset, value):
+        self.model.write(offset, value)
+        if offset == R.CTRL and value & R.CTRL_AP_START and self.hold_next:
+            self.holding, self.hold_next = True, False
+
+    def release(self):
+        self.holding = False
+
+    @property
+    def interrupt(self):
+        return self.model.interrupt
+
+
+def test_timeout_says_how_long_and_a_retry_is_refused_until_the_run_completes(tmp_path):
+    params = SMALL
+    fake = FakePyxrt(kernel_factory=LateKernel)
+    be = X.XrtBackend(params, xclbin=write_xclbin(tmp_path / "n.xclbin", params), pyxrt_module=fake,
+                      timeout_s=0.3, progress=False)
+    fake.kernel_model.hold_next = True
+    t0 = time.monotonic()
+    with pytest.raises(X.KernelTimeout, match=r"after 0\.[3-9] s \(limit 0\.3 s\)") as e:
+        be.run(points(params.n_points, seed=1))
+    assert time.monotonic() - t0 >= 0.3 and e.value.waited >= 0.3
+    fake.calls.clear()
+    with pytest.raises(X.KernelTimeout, match="previous run timed out"):
+        be.run(points(params.n_points, seed=2))
+    assert not [c for c in fake.calls if c.startswith(("sync", "start"))], "touched the busy run's buffers"
+    fake.kernel_model.release()                          # the late run completes
+    x = points(params.n_points, seed=3)
+    assert np.array_equal(be.run(x), ntt_model.ntt(x))
+
+
+def test_close_after_a_timeout_keeps_the_buffers_of_the_running_kernel(tmp_path):
+    params = SMALL
+    fake, be = make(params, tmp_path, hang=True)
+    be.timeout_s = 0.05
+    with pytest.raises(X.KernelTimeout):
+        be.run(points(params.n_points))
+    bos = list(be._bos.values())
+    be.close()
+    kept = [b for _, held in X._STRANDED for b in held.values()]
+    assert all(any(b is k for k in kept) for b in bos)
+
+
+# -- pointer arguments are checked before the kernel starts ---------------------------------------------
+
+def _bad(be, fake, match):
+    fake.calls.clear()
+    with pytest.raises(X.BadPointer, match=match):
+        be.run(points(be.params.n_points))
+    assert "start" not in fake.calls
+
+
+def test_pointer_arguments_are_checked_before_starting(tmp_path, monkeypatch):
+    params = SMALL
+    fake, be = make(params, tmp_path)
+    bo = be._bos[1]
+    good = bo.address()
+    for addr, match in ((good + 8, "32-byte AXI beat"), (good + 32, "4096-byte boundary"),
+                        (good + fake.bank_bytes, "leaves memory bank 1"),
+                        (good - 4096, "leaves memory bank 1")):
+        monkeypatch.setattr(bo, "address", lambda a=addr: a)
+        _bad(be, fake, match)
+    monkeypatch.setattr(bo, "address", lambda: good)
+    monkeypatch.setattr(bo, "size", lambda: 64)
+    _bad(be, fake, "64 bytes, the layout needs")
+    monkeypatch.undo()
+    # two buffers in one window (a memory topology that puts two masters on one bank)
+    monkeypatch.setattr(be, "_windows", {g: (0, 4 * fake.bank_bytes) for g in range(4)})
+    monkeypatch.setattr(be._bos[2], "address", lambda: be._bos[0].address())
+    _bad(be, fake, "overlap")
+    monkeypatch.undo()
+    x = points(params.n_points)
+    assert np.array_equal(be.run(x), ntt_model.ntt(x))
+
+
+@pytest.mark.parametrize("params", PARAMS + [BuildParams(lanes=16, log_core=6, channels=8)],
+                         ids=lambda p: p.tag())
+def test_the_host_alignment_keeps_every_layout_burst_inside_4k(params):
+    """The host's rule (base aligned to the longest burst) checked against the bursts the layout
+    describes: sufficient (no burst crosses 4 KiB) and necessary (one beat less and one does)."""
+    lay = Layout(params)
+    align = max(lay.burst_beats, lay.unit_beats) * 32
+
+    def crossing(base):
+        return [(ch, b, n) for p in (1, 2) for d in ("read", "write")
+                for ch, bursts in lay.bursts(p, d).items() for b, n in bursts
+                if (base + 32 * b) // 4096 != (base + 32 * (b + n) - 1) // 4096]
+    for base in (0, 4096 - align, 3 * 4096 - 2 * align):
+        assert not crossing(base)
+    assert crossing(4096 - align + 32)
+
+
+# -- identity without read_register ------------------------------------------------------------------
+
+@pytest.mark.parametrize("other", [BuildParams(lanes=8, log_core=3, channels=4),
+                                   BuildParams(lanes=4, log_core=2, channels=4),
+                                   BuildParams(lanes=4, log_core=4, channels=4)], ids=lambda p: p.tag())
+def test_without_read_register_another_build_is_an_identity_mismatch(tmp_path, other):
+    """Same channel count, so the same argument count: the xclbin metadata cannot tell; the self-test can."""
+    with pytest.raises(X.IdentityMismatch, match=f"not a {SMALL.tag()} build"):
+        make(SMALL, tmp_path, xclbin_params=other, read_register=False)
+
+
+class StatusKernel(LateKernel):
+    """Sets extra STATUS bits (what a latched device error looks like to the host)."""
+
+    extra = 0
+
+    def read(self, offset):
+        value = super().read(offset)
+        return value | self.extra if offset == R.RegisterMap(self.model.params).id_offset("STATUS") else value
+
+
+def test_a_status_error_bit_is_a_device_error(tmp_path):
+    params = SMALL
+    fake = FakePyxrt(kernel_factory=StatusKernel)
+    be = X.XrtBackend(params, xclbin=write_xclbin(tmp_path / "n.xclbin", params), pyxrt_module=fake,
+                      timeout_s=0.2, progress=False)
+    fake.kernel_model.extra = 1 << 7
+    with pytest.raises(X.KernelFailed, match=r"device error: STATUS 0x00000080: undefined bits 0x80"):
+        be.run(points(params.n_points))
+    fake.kernel_model.hold_next = True                   # and a hang reports STATUS too
+    with pytest.raises(X.KernelTimeout, match=r"STATUS 0x00000080"):
+        be.run(points(params.n_points))
+
+
+def test_without_read_register_build_params_json_beside_the_xclbin_names_the_build(tmp_path):
+    other = BuildParams(lanes=8, log_core=3, channels=4)
+    (tmp_path / "build_params.json").write_text(json.dumps({"params": other.as_dict(), "target": "hw"}))
+    fake, be = make(other, tmp_path, backend_params=None, read_register=False)
+    assert be.params == other
+    x = points(other.n_points)
+    assert np.array_equal(be.run(x), ntt_model.ntt(x))
+    with pytest.raises(X.IdentityMismatch, match=f"build_params.json says {other.tag()}"):
+        make(SMALL, tmp_path, xclbin_params=other, read_register=False)
