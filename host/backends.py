@@ -120,7 +120,7 @@ def _xrt_backend(**options) -> Backend:
 
 def _sim_backend(**options) -> Backend:
     # The simulated card lives in sim/ (Verilator, cocotb); only this backend reaches into it.
-    from sim.backend import SimBackend
+    from host.sim_backend import SimBackend
     return SimBackend(**options)
 
 

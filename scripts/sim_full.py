@@ -27,7 +27,7 @@ from hw.engine import NttEngine  # noqa: E402
 from hw.model import ntt  # noqa: E402
 from hw.model.params import BuildParams  # noqa: E402
 from host.workloads import KINDS, make_points  # noqa: E402
-from sim.backend import SimBackend  # noqa: E402
+from host.sim_backend import SimBackend  # noqa: E402
 
 
 NOTE = ("What makes it fit: each repeated block (lane, butterfly, multiply/reduce) is emitted once and "

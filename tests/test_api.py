@@ -10,7 +10,7 @@ import pytest
 import nantucket
 from host import backends as B
 from hw.model.params import BuildParams
-from sim.backend import smallest_params
+from host.sim_backend import smallest_params
 from sim.fake_pyxrt import FakePyxrt, write_xclbin
 
 P = 2**64 - 2**32 + 1

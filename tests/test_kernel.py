@@ -18,7 +18,7 @@ from hw.model import ntt, regmap as R
 from hw.model.params import BuildParams
 from host.backends import DeviceError
 from host.workloads import KINDS, make_points
-from sim.backend import SimBackend
+from host.sim_backend import SimBackend
 from sim.runner import REPO_ROOT
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
@@ -110,7 +110,7 @@ _SIM_RUN = """
 import sys, time
 import numpy as np
 from hw.model import ntt
-from sim.backend import SimBackend
+from host.sim_backend import SimBackend
 b = SimBackend(progress=lambda line: None)
 x = np.arange(16, dtype=np.uint64)
 assert np.array_equal(b.run(x), ntt.ntt(x))

@@ -110,7 +110,7 @@ def test_smallest_for_is_the_smallest_kernel_that_holds_n(given):
 
 def test_smallest_for_powers_of_two_are_the_sim_backends_builds():
     """With nothing given: 4 lanes, 4 channels and k = max(2, ceil(log2(N) / 2)), the builds that
-    sim.backend has always chosen (and cached under build/sim/)."""
+    host.sim_backend has always chosen (and cached under build/sim/)."""
     from hw.model.layout import HbmLayout
     for log_n in range(0, 25):
         want = BuildParams(lanes=4, log_core=max(2, (log_n + 1) // 2), channels=4)

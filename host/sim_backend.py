@@ -26,10 +26,8 @@ __all__ = ["SimBackend", "smallest_params"]
 
 
 def smallest_params(n_points: int) -> BuildParams:
-    """The smallest configuration whose native size 2^(2k) holds n_points (k >= 2)."""
-    log_n = max(1, int(n_points).bit_length() - 1)
-    k = max(2, -(-log_n // 2))
-    return BuildParams(lanes=4, log_core=k, channels=4)
+    """The smallest configuration whose native size 2^(2k) holds n_points (4 lanes, 4 channels)."""
+    return BuildParams.smallest_for(n_points, check=HbmLayout)
 
 
 class SimBackend(Backend):
