@@ -1,0 +1,144 @@
+"""A one-line progress display on stderr for long CLI work: stage, percent, elapsed time and ETA.
+
+The work is a list of stages with estimated costs in seconds (from the data size and the backend);
+the percent is the estimated share of the work done, and within a running stage it grows with the time
+spent against its estimate (never past the stage's end until the stage is done). The ETA is the
+remaining estimate, rescaled by how the finished stages compared with their estimates; a stage whose
+cost cannot be estimated (a simulator build) shows ``ETA --``.
+
+It draws nothing for work shorter than :data:`DELAY_S`, and by default only when stderr is a terminal:
+a log or a pipe gets no progress lines, so scripts that capture stderr see only errors.
+"""
+
+import os
+import sys
+import threading
+import time
+
+__all__ = ["Progress", "DELAY_S"]
+
+#: Work finished sooner than this shows no progress line at all.
+DELAY_S = 2.0
+_TICK_S = 0.5
+
+
+class Progress:
+    """``with Progress(label, stages, mode) as p: p.stage("read"); ...``; stages: [(name, est_s or None)]."""
+
+    def __init__(self, label: str, stages, mode: str = "auto", stream=None):
+        self.label = label
+        self.stages = list(stages)
+        self._stream = stream if stream is not None else sys.stderr
+        self.enabled = mode == "on" or (mode == "auto" and _isatty(self._stream))
+        self._index = -1
+        self._t0 = self._stage_t0 = time.monotonic()
+        self._ratio = 1.0            # actual / estimated seconds of the finished stages
+        self._done_est = self._done_act = 0.0
+        self._drawn = False
+        self._note = ""
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = None
+        self._out = None
+
+    def __enter__(self):
+        if self.enabled:
+            # A private copy of the descriptor: the CLI may point fd 2 at a log while the device runs.
+            try:
+                self._out = os.fdopen(os.dup(self._stream.fileno()), "w", buffering=1)
+            except (AttributeError, OSError, ValueError):
+                self._out = self._stream
+            self._thread = threading.Thread(target=self._tick, name="nantucket-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def stage(self, name: str, note: str = "") -> None:
+        """Start the named stage (the previous one is finished)."""
+        with self._lock:
+            now = time.monotonic()
+            if self._index >= 0:
+                est = self.stages[self._index][1]
+                if est:
+                    self._done_est += est
+                    self._done_act += now - self._stage_t0
+                    self._ratio = max(0.2, self._done_act / self._done_est)
+            names = [s[0] for s in self.stages]
+            self._index = names.index(name)
+            self._stage_t0 = now
+            self._note = note
+
+    def note(self, text: str) -> None:
+        """A detail of the running stage (e.g. what the device just reported)."""
+        with self._lock:
+            self._note = text
+
+    def line(self) -> str:
+        """The progress line as it would be drawn now."""
+        with self._lock:
+            now = time.monotonic()
+            total = sum(est or 0.0 for _, est in self.stages) or 1.0
+            name, est = self.stages[self._index] if self._index >= 0 else ("starting", None)
+            before = sum(e or 0.0 for _, e in self.stages[:max(self._index, 0)])
+            spent = now - self._stage_t0
+            inside = min(spent / (est * self._ratio), 0.99) * est if est else 0.0
+            pct = 100.0 * (before + inside) / total
+            later = sum(e or 0.0 for _, e in self.stages[self._index + 1:])
+            unknown = est is None or any(e is None for _, e in self.stages[self._index + 1:])
+            eta = None if unknown else max(0.0, (est - inside) * self._ratio + later * self._ratio)
+            eta_text = "--" if eta is None else _clock(eta)
+            note = f" ({self._note})" if self._note else ""
+            return (f"{self.label}: {pct:3.0f}% {name}{note}, {_clock(now - self._t0)} elapsed, "
+                    f"ETA {eta_text}")
+
+    def _tick(self) -> None:
+        if self._stop.wait(DELAY_S):
+            return
+        while True:
+            self._draw(self.line())
+            if self._stop.wait(_TICK_S):
+                return
+
+    def _draw(self, text: str) -> None:
+        try:
+            if _isatty(self._out):
+                self._out.write("\r\x1b[K" + text[:200])
+            else:
+                self._out.write(text + "\n")
+            self._out.flush()
+            self._drawn = True
+        except (OSError, ValueError):
+            pass
+
+    def close(self) -> None:
+        """Stop drawing and clear the line (a terminal keeps no half-line of progress)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._out is not None:
+            try:
+                if self._drawn and _isatty(self._out):
+                    self._out.write("\r\x1b[K")
+                    self._out.flush()
+                if self._out is not self._stream:
+                    self._out.close()
+            except (OSError, ValueError):
+                pass
+            self._out = None
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 60}:{seconds % 60:02d}" if seconds < 3600 else \
+        f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
