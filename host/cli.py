@@ -163,8 +163,8 @@ def _run(args, output, report, progress) -> int:
 
 
 def _transform(args, params, x, report, progress):
-    """x transformed on the device through the library API, the device's chatter going to a log.
-    Returns the points and the device's locate function (see Backend.locate)."""
+    """x transformed on the device through the library API, the device's chatter going to a log;
+    reports the device's timings. Returns the points and the device's locate (see Backend.locate)."""
     log = None if args.backend == "model" else ChatterLog(args.log_dir, args.backend)
     with log if log is not None else contextlib.nullcontext():
         try:
@@ -193,11 +193,14 @@ def _transform(args, params, x, report, progress):
             measured = {"to-device": t1 - t0, "kernel": t2 - t1, "from-device": t3 - t2}
             # The backend's own phases of its last run when it has them (sim, xrt); the model device
             # computes in its own memory, so there the API calls' wall times are the phases.
-            report.device(args.backend, dict(dev.backend.timings) or measured, dict(dev.backend.report),
-                          t3 - t0, log)
-            return y, getattr(dev.backend, "locate", lambda index: None)   # older backends lack it
+            timings = dict(dev.backend.timings) or measured
+            device_report = dict(dev.backend.report)
+            locate = getattr(dev.backend, "locate", lambda index: None)     # older backends lack it
         finally:
             dev.close()
+    # Printed once the log no longer holds stdout.
+    report.device(args.backend, timings, device_report, t3 - t0, log)
+    return y, locate
 
 
 def _device_progress(progress, log):
