@@ -137,6 +137,10 @@ class ChatterLog:
         self._saved = [os.dup(1), os.dup(2)]
         os.dup2(self._fd, 1)
         os.dup2(self._fd, 2)
+        # Python-level writers too, when sys.stdout/sys.stderr are not file descriptors 1 and 2.
+        self._streams = (sys.stdout, sys.stderr)
+        self._log_stream = open(os.dup(self._fd), "w", buffering=1, encoding="utf-8", errors="replace")
+        sys.stdout = sys.stderr = self._log_stream
         if "COCOTB_LOG_LEVEL" not in os.environ:
             os.environ["COCOTB_LOG_LEVEL"] = "WARNING"
             self._env_set = True
@@ -151,6 +155,8 @@ class ChatterLog:
 
     def __exit__(self, *exc):
         _flush_std()
+        sys.stdout, sys.stderr = self._streams
+        self._log_stream.close()
         for fd, saved in zip((1, 2), self._saved):
             os.dup2(saved, fd)
             os.close(saved)
