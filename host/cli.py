@@ -1,7 +1,8 @@
 """The `nantucket` command.
 
 Exit codes: 0 success (TEST PASSED), 1 the result differs from the expected points (TEST FAILED),
-2 bad input (files, arguments, parameters, output paths) with a one-line error on stderr, 3 the device
+2 bad input (files, arguments, parameters, output paths, a size the backend, its build or this machine's
+memory cannot take) with a one-line error on stderr, 3 the device
 failed or an output could not be written (a one-line error naming what failed; a run still prints its
 verdict first).
 
@@ -263,6 +264,9 @@ def main(argv=None) -> int:
     except backends.DeviceError as e:
         print(f"nantucket: device error: {e}", file=sys.stderr)
         return 3
+    except MemoryError:                 # a size this machine cannot hold is a parameter to change
+        print("nantucket: error: out of memory: the size is too large for this machine", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("nantucket: interrupted", file=sys.stderr)
         return 130

@@ -163,3 +163,34 @@ def test_progress_draws_on_a_stream_only_when_asked(tmp_path):
         finally:
             P.DELAY_S = old
     assert "run:" in out.read_text() and "% a" in out.read_text()
+
+
+# -- sizes that cannot run: one line, exit 2 --------------------------------------------------------------
+
+def test_make_run_log_n_25_on_sim_is_exit_2(tmp_path, capsys, monkeypatch):
+    """`make run LOG_N=25` = `nantucket points 25 in out` then `nantucket run in out --backend sim`: the
+    sim builds hold at most 2^24 points. The pair is written as .bin-sized stand-ins through the CLI's
+    own reader so the test stays small: points is given a fake generator and model, run reads them."""
+    import host.cli as cli
+    monkeypatch.chdir(tmp_path)
+    big = np.zeros(1 << 25, dtype=np.uint64)
+    monkeypatch.setattr(cli, "make_points", lambda log_n, kind, seed: big[: 1 << log_n])
+    monkeypatch.setattr(cli.ntt_model, "ntt", lambda x, inverse=False: x)
+    i, e = tmp_path / "in_25.bin", tmp_path / "out_25.bin"
+    assert main(["points", "25", str(i), str(e)]) == 0
+    capsys.readouterr()
+    assert main(["run", str(i), str(e), "--backend", "sim"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and str(i) in err and "2^24" in err
+
+
+def test_out_of_memory_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
+    import host.cli as cli
+
+    def no_memory(*a, **k):
+        raise MemoryError()
+    monkeypatch.setattr(cli, "make_points", no_memory)
+    assert main(["points", "30", str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "out of memory" in err
+    assert not any(tmp_path.iterdir())
