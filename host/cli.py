@@ -125,6 +125,7 @@ def cmd_run(args) -> int:
     output = _check_run_arguments(args)
     report = RunReport(args.json)
     with Progress("nantucket run", _run_stages(args), args.progress) as progress:
+        report.before_print = progress.clear
         try:
             return _run(args, output, report, progress)
         except (backends.DeviceError, OutputWriteError) as e:
@@ -218,7 +219,7 @@ def _run_stages(args):
     size = sum(_file_size(p) for p in (args.input, args.expected))
     n = max(1, _file_size(args.input) // (19 if point_format(args.input) == "text" else 8))
     log_n = max(1, n.bit_length() - 1)
-    device = {"model": 25e-9 * n * log_n, "xrt": 0.5 + 1e-7 * n}.get(args.backend)
+    device = {"model": 40e-9 * n * log_n, "xrt": 0.5 + 1e-7 * n}.get(args.backend)
     return [("read", size / 150e6), ("transform", device),
             ("write", n * 19 / 150e6 if args.output else 0.0), ("check", 5e-9 * n)]
 

@@ -1,10 +1,10 @@
 """A one-line progress display on stderr for long CLI work: stage, percent, elapsed time and ETA.
 
 The work is a list of stages with estimated costs in seconds (from the data size and the backend);
-the percent is the estimated share of the work done, and within a running stage it grows with the time
-spent against its estimate (never past the stage's end until the stage is done). The ETA is the
-remaining estimate, rescaled by how the finished stages compared with their estimates; a stage whose
-cost cannot be estimated (a simulator build) shows ``ETA --``.
+the estimates are rescaled by how the finished stages compared with theirs, and a stage running over
+its estimate is taken to be 80 % done; the percent is the time spent over the time spent plus the ETA.
+When a stage's cost cannot be estimated (a simulated kernel, whose build alone may take minutes) the
+percent is the share of the estimated stages before it and the ETA shows ``--``.
 
 It draws nothing for work shorter than :data:`DELAY_S`, and by default only when stderr is a terminal:
 a log or a pipe gets no progress lines, so scripts that capture stderr see only errors.
@@ -65,7 +65,8 @@ class Progress:
                 if est:
                     self._done_est += est
                     self._done_act += now - self._stage_t0
-                    self._ratio = max(0.2, self._done_act / self._done_est)
+                    if self._done_est >= 1.0:        # short stages say little about the machine's speed
+                        self._ratio = min(4.0, max(0.5, self._done_act / self._done_est))
             names = [s[0] for s in self.stages]
             self._index = names.index(name)
             self._stage_t0 = now
@@ -80,19 +81,22 @@ class Progress:
         """The progress line as it would be drawn now."""
         with self._lock:
             now = time.monotonic()
-            total = sum(est or 0.0 for _, est in self.stages) or 1.0
             name, est = self.stages[self._index] if self._index >= 0 else ("starting", None)
-            before = sum(e or 0.0 for _, e in self.stages[:max(self._index, 0)])
-            spent = now - self._stage_t0
-            inside = min(spent / (est * self._ratio), 0.99) * est if est else 0.0
-            pct = 100.0 * (before + inside) / total
-            later = sum(e or 0.0 for _, e in self.stages[self._index + 1:])
-            unknown = est is None or any(e is None for _, e in self.stages[self._index + 1:])
-            eta = None if unknown else max(0.0, (est - inside) * self._ratio + later * self._ratio)
-            eta_text = "--" if eta is None else _clock(eta)
+            later = self.stages[self._index + 1:]
             note = f" ({self._note})" if self._note else ""
-            return (f"{self.label}: {pct:3.0f}% {name}{note}, {_clock(now - self._t0)} elapsed, "
-                    f"ETA {eta_text}")
+            head = f"{self.label}: {{pct:3.0f}}% {name}{note}, {_clock(now - self._t0)} elapsed, ETA {{eta}}"
+            if est is None or any(e is None for _, e in later):
+                # No estimate: the share of the estimated stages before this one, and no ETA.
+                total = sum(e or 0.0 for _, e in self.stages) or 1.0
+                before = sum(e or 0.0 for _, e in self.stages[:max(self._index, 0)])
+                return head.format(pct=100.0 * before / total, eta="--")
+            done = self._stage_t0 - self._t0
+            spent = now - self._stage_t0
+            # A stage running over its (rescaled) estimate is assumed a quarter done beyond what it took.
+            current = max(est * self._ratio, spent * 1.25)
+            rest = sum(e for _, e in later) * self._ratio
+            pct = 100.0 * (done + spent) / (done + current + rest)
+            return head.format(pct=pct, eta=_clock(current - spent + rest))
 
     def _tick(self) -> None:
         if self._stop.wait(DELAY_S):
@@ -103,6 +107,10 @@ class Progress:
                 return
 
     def _draw(self, text: str) -> None:
+        with self._lock:
+            self._write(text)
+
+    def _write(self, text: str) -> None:
         try:
             if _isatty(self._out):
                 self._out.write("\r\x1b[K" + text[:200])
@@ -112,6 +120,16 @@ class Progress:
             self._drawn = True
         except (OSError, ValueError):
             pass
+
+    def clear(self) -> None:
+        """Erase the drawn line (the next tick draws it again), so other output starts on a clean line."""
+        with self._lock:
+            if self._drawn and self._out is not None and _isatty(self._out):
+                try:
+                    self._out.write("\r\x1b[K")
+                    self._out.flush()
+                except (OSError, ValueError):
+                    pass
 
     def close(self) -> None:
         """Stop drawing and clear the line (a terminal keeps no half-line of progress)."""
