@@ -194,3 +194,20 @@ def test_out_of_memory_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "out of memory" in err
     assert not any(tmp_path.iterdir())
+
+
+class FailingBackend(ChattyBackend):
+    def run(self, points, inverse=False):
+        print("simulator: something broke", flush=True)
+        raise backends.DeviceError("simulated kernel: the simulator closed the connection")
+
+
+def test_device_error_is_exit_3_naming_the_log(pair, capfd, monkeypatch):
+    monkeypatch.setitem(backends.BACKENDS, "failing", FailingBackend)
+    assert main(["run", *map(str, pair), "--backend", "failing", "--json"]) == 3
+    out, err = capfd.readouterr()
+    report = json.loads(out)
+    assert report["verdict"] == "ERROR" and "closed the connection" in report["error"]
+    assert err.count("\n") == 1 and err.startswith("nantucket: device error: ") and "device log: " in err
+    log = err.split("device log: ")[1].rstrip(")\n")
+    assert "something broke" in open(log).read()
