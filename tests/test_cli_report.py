@@ -168,16 +168,23 @@ def test_progress_draws_on_a_stream_only_when_asked(tmp_path):
 # -- sizes that cannot run: one line, exit 2 --------------------------------------------------------------
 
 def test_make_run_log_n_25_on_sim_is_exit_2(tmp_path, capsys, monkeypatch):
-    """`make run LOG_N=25` = `nantucket points 25 in out` then `nantucket run in out --backend sim`: the
-    sim builds hold at most 2^24 points. The pair is written as .bin-sized stand-ins through the CLI's
-    own reader so the test stays small: points is given a fake generator and model, run reads them."""
+    """`make run LOG_N=25` = `nantucket points 25 in out` then `nantucket run in out --backend sim`; the
+    sim builds hold at most 2^24 points. Kept small: the generator, the model and the file contents are
+    stand-ins (no 2^25-point files are written), the commands and their checks are the CLI's own."""
     import host.cli as cli
-    monkeypatch.chdir(tmp_path)
-    big = np.zeros(1 << 25, dtype=np.uint64)
+    big = np.zeros(1 << 25, dtype=np.uint64)             # calloc'd: no memory is touched
+    written = {}
     monkeypatch.setattr(cli, "make_points", lambda log_n, kind, seed: big[: 1 << log_n])
     monkeypatch.setattr(cli.ntt_model, "ntt", lambda x, inverse=False: x)
-    i, e = tmp_path / "in_25.bin", tmp_path / "out_25.bin"
+
+    def encode(path, values):                             # remembers the points, writes a stand-in
+        written[str(path)] = values
+        return b"stand-in\n"
+    monkeypatch.setattr(cli, "encode_points", encode)
+    monkeypatch.setattr(cli, "read_points", lambda path: written[str(path)])
+    i, e = tmp_path / "in_25_random.txt", tmp_path / "out_25_random.txt"
     assert main(["points", "25", str(i), str(e)]) == 0
+    assert written[str(i)].size == 1 << 25
     capsys.readouterr()
     assert main(["run", str(i), str(e), "--backend", "sim"]) == 2
     out, err = capsys.readouterr()
