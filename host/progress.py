@@ -4,7 +4,7 @@ The work is a list of stages with estimated costs in seconds (from the data size
 the estimates are rescaled by how the finished stages compared with theirs, and a stage running over
 its estimate is taken to be 80 % done; the percent is the time spent over the time spent plus the ETA.
 When a stage's cost cannot be estimated (a simulated kernel, whose build alone may take minutes) the
-percent is the share of the estimated stages before it and the ETA shows ``--``.
+line shows ``stage i/n`` instead of a percent, the device's last progress message, and ``ETA --``.
 
 It draws nothing for work shorter than :data:`DELAY_S`, and by default only when stderr is a terminal:
 a log or a pipe gets no progress lines, so scripts that capture stderr see only errors.
@@ -84,19 +84,17 @@ class Progress:
             name, est = self.stages[self._index] if self._index >= 0 else ("starting", None)
             later = self.stages[self._index + 1:]
             note = f" ({self._note})" if self._note else ""
-            head = f"{self.label}: {{pct:3.0f}}% {name}{note}, {_clock(now - self._t0)} elapsed, ETA {{eta}}"
+            head = f"{self.label}: {{pct}} {name}{note}, {_clock(now - self._t0)} elapsed, ETA {{eta}}"
             if est is None or any(e is None for _, e in later):
-                # No estimate: the share of the estimated stages before this one, and no ETA.
-                total = sum(e or 0.0 for _, e in self.stages) or 1.0
-                before = sum(e or 0.0 for _, e in self.stages[:max(self._index, 0)])
-                return head.format(pct=100.0 * before / total, eta="--")
+                # No estimate: a percent would be made up; the stage and the device's last word say more.
+                return head.format(pct=f"stage {self._index + 1}/{len(self.stages)}", eta="--")
             done = self._stage_t0 - self._t0
             spent = now - self._stage_t0
             # A stage running over its (rescaled) estimate is assumed a quarter done beyond what it took.
             current = max(est * self._ratio, spent * 1.25)
             rest = sum(e for _, e in later) * self._ratio
             pct = 100.0 * (done + spent) / (done + current + rest)
-            return head.format(pct=pct, eta=_clock(current - spent + rest))
+            return head.format(pct=f"{pct:3.0f}%", eta=_clock(current - spent + rest))
 
     def _tick(self) -> None:
         if self._stop.wait(DELAY_S):
