@@ -77,7 +77,8 @@ class RunReport:
             self.fields["timings_s"][phase] = seconds
             self.line(f"{phase.capitalize()} time", f"{seconds * 1e3:.3f} ms{suffix}")
         self.fields["timings_s"]["device"] = wall_s
-        self.line("Device wall time", f"{wall_s:.3f} s (transfers and runs{', simulator start included' if simulated else ''})")
+        started = ", simulator start included" if simulated else ""
+        self.line("Device wall time", f"{wall_s:.3f} s (transfers and runs{started})")
         self.fields["device_report"] = report
         for label, text in report.items():
             self.line(label, text)

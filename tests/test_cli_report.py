@@ -40,8 +40,8 @@ class ChattyBackend(backends.Backend):
         print("register write 0x10", flush=True)
         print("cocotb INFO something", file=sys.stderr, flush=True)
         os.write(1, b"raw fd 1\n")
-        subprocess.run([sys.executable, "-c", "import sys; print('child out'); print('child err', file=sys.stderr)"],
-                       check=True)
+        child = "import sys; print('child out'); print('child err', file=sys.stderr)"
+        subprocess.run([sys.executable, "-c", child], check=True)
         y = N.ntt(np.asarray(points, dtype=np.uint64), inverse=inverse)
         self.timings = {"kernel": 0.001}
         self.report = {"Kernel cycles": "123 NTT cycles"}
