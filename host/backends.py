@@ -40,6 +40,11 @@ class Backend:
     def run(self, points: np.ndarray, inverse: bool = False) -> np.ndarray:
         raise NotImplementedError
 
+    def locate(self, index: int) -> str | None:
+        """Where output point ``index`` of the last run lived in device memory, as a short text such as
+        ``"HBM channel 3, byte 0x1a40"``, or None when the device has no such notion (the model)."""
+        return None
+
     def close(self) -> None:
         pass
 

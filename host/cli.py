@@ -1,7 +1,8 @@
 """The `nantucket` command.
 
 Exit codes: 0 success (TEST PASSED), 1 the result differs from the expected points (TEST FAILED),
-2 bad input (files, arguments, parameters, output paths) with a one-line error on stderr, 3 the device
+2 bad input (files, arguments, parameters, output paths, a size the backend, its build or this machine's
+memory cannot take) with a one-line error on stderr, 3 the device
 failed or an output could not be written (a one-line error naming what failed; a run still prints its
 verdict first).
 
@@ -10,15 +11,17 @@ a function and one line.
 """
 
 import argparse
+import contextlib
+import os
 import sys
 import time
 
-import numpy as np
-
 from hw.model import ntt as ntt_model
-from . import backends
-from .outfile import OutputBatch, OutputPathError, OutputWriteError, check_output
-from .points import PointFileError, format_points, read_points
+from . import api, backends
+from .outfile import OutputBatch, OutputPathError, OutputWriteError, check_directory, check_output
+from .points import PointFileError, encode_points, point_format, read_points
+from .progress import Progress
+from .run_report import DEFAULT_LOG_DIR, ChatterLog, RunReport, version
 from .workloads import KINDS, make_points
 from .cli_args import UsageError, path_arg
 from .cli_rtl import add_rtl, add_synth
@@ -46,8 +49,8 @@ def _count_arg(text: str) -> int:
 def add_points(sub):
     p = sub.add_parser("points", help="write a random (or structured) input file and its expected NTT")
     p.add_argument("log_n", type=int, metavar="LOG_N", help="log2 of the number of points (1..30)")
-    p.add_argument("input", type=path_arg, metavar="INPUT")
-    p.add_argument("expected", type=path_arg, metavar="EXPECTED")
+    p.add_argument("input", type=path_arg, metavar="INPUT", help="point file (.txt, .bin, .npy)")
+    p.add_argument("expected", type=path_arg, metavar="EXPECTED", help="point file (.txt, .bin, .npy)")
     p.add_argument("--kind", choices=KINDS, default="random")
     p.add_argument("--seed", type=_count_arg, default=0)
     p.add_argument("--inverse", action="store_true", help="EXPECTED holds the inverse NTT instead")
@@ -64,8 +67,8 @@ def cmd_points(args) -> int:
     y = ntt_model.ntt(x, inverse=args.inverse)
     # Both files staged, then both renamed: a failure never leaves a new INPUT beside an old EXPECTED.
     with OutputBatch() as batch:
-        batch.add(input_target, format_points(x))
-        batch.add(expected_target, format_points(y))
+        batch.add(input_target, encode_points(args.input, x))
+        batch.add(expected_target, encode_points(args.expected, y))
     _log(f"Wrote {x.size} {args.kind} points to {args.input} and their "
          f"{'inverse ' if args.inverse else ''}NTT to {args.expected} ({time.perf_counter() - t0:.2f} s)")
     return 0
@@ -75,8 +78,8 @@ def cmd_points(args) -> int:
 
 def add_run(sub):
     p = sub.add_parser("run", help="transform INPUT on a device and check it against EXPECTED")
-    p.add_argument("input", type=path_arg, metavar="INPUT")
-    p.add_argument("expected", type=path_arg, metavar="EXPECTED")
+    p.add_argument("input", type=path_arg, metavar="INPUT", help="point file (.txt, .bin, .npy)")
+    p.add_argument("expected", type=path_arg, metavar="EXPECTED", help="point file (.txt, .bin, .npy)")
     p.add_argument("--backend", default="model", help="device: " + ", ".join(sorted(backends.BACKENDS)))
     p.add_argument("--inverse", action="store_true", help="run the inverse transform")
     p.add_argument("--output", type=path_arg, help="also write the computed points to this file")
@@ -86,6 +89,11 @@ def add_run(sub):
     p.add_argument("--xclbin", type=path_arg, help="xclbin to load (xrt backend)")
     p.add_argument("--device", type=_count_arg, default=0, help="device index (xrt backend)")
     p.add_argument("--mismatches", type=_count_arg, default=8, help="how many mismatches to list on failure")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
+                   help="progress line on stderr for long runs (auto: only when stderr is a terminal)")
+    p.add_argument("--log-dir", type=path_arg, default=DEFAULT_LOG_DIR,
+                   help=f"where device and simulator output goes (default {DEFAULT_LOG_DIR})")
     p.set_defaults(func=cmd_run)
 
 
@@ -100,11 +108,14 @@ def _build_params(args, n_points: int, context: str):
 
 
 def _check_run_arguments(args):
-    """Everything that can be checked before a file is read: backend, build parameters, output path."""
+    """Everything that can be checked before a file is read: backend, build parameters, output path and
+    log directory. Returns the checked output (or None)."""
     if args.backend not in backends.BACKENDS:
         raise UsageError(f"--backend: unknown backend {args.backend!r} "
                          f"(choose from {', '.join(sorted(backends.BACKENDS))})")
     _build_params(args, 1, f"build parameters for the {args.backend} backend")
+    if args.backend != "model":
+        check_directory(args.log_dir, "--log-dir")
     if args.output is None:
         return None
     return check_output(args.output, "--output", inputs=[("INPUT", args.input), ("EXPECTED", args.expected)])
@@ -112,6 +123,21 @@ def _check_run_arguments(args):
 
 def cmd_run(args) -> int:
     output = _check_run_arguments(args)
+    report = RunReport(args.json)
+    with Progress("nantucket run", _run_stages(args), args.progress) as progress:
+        report.before_print = progress.clear
+        try:
+            return _run(args, output, report, progress)
+        except (backends.DeviceError, OutputWriteError) as e:
+            report.fail(str(e))
+            raise
+        finally:
+            progress.close()
+            report.emit()
+
+
+def _run(args, output, report, progress) -> int:
+    progress.stage("read")
     t0 = time.perf_counter()
     x = read_points(args.input)
     n = x.size
@@ -119,54 +145,90 @@ def cmd_run(args) -> int:
     expected = read_points(args.expected)
     if expected.size != n:
         raise UsageError(f"{args.expected}: holds {expected.size} points but {args.input} holds {n}")
-    t_read = time.perf_counter() - t0
-    _log(f"N................. {n}")
-    _log(f"Input points...... {args.input}")
-    _log(f"Expected points... {args.expected}")
-    _log(f"Direction......... {'inverse' if args.inverse else 'forward'}")
-    _log(f"Backend........... {args.backend}")
-    _log(f"Read files........ {t_read:.3f} s")
-    try:
-        device = backends.make_backend(args.backend, params=params, xclbin=args.xclbin, device=args.device)
-    except (TypeError, ValueError) as e:
-        raise UsageError(str(e)) from e
-    try:
-        reason = device.supports(n)
-        if reason:
-            raise UsageError(f"{args.input}: {reason}")
-        y = device.run(x, inverse=args.inverse)
-    finally:
-        device.close()
-    for phase, seconds in device.timings.items():
-        label = f"{phase.capitalize()} time"
-        _log(f"{label:.<18} {seconds * 1e3:.3f} ms")
-    for label, text in device.report.items():
-        _log(f"{label:.<18} {text}")
+    report.header(args, n, time.perf_counter() - t0)
+    progress.stage("transform", args.backend)
+    y, locate = _transform(args, params, x, report, progress)
     write_error = None
     if output is not None:
+        progress.stage("write")
         try:
             with OutputBatch() as batch:
-                batch.add(output, format_points(y))
-            _log(f"Output points..... {args.output}")
+                batch.add(output, encode_points(args.output, y))
+            report.line("Output points", args.output, "output")
         except OutputWriteError as e:       # reported after the verdict, which is still worth having
             write_error = e
-    status = _check(y, expected, args.mismatches)
+    progress.stage("check")
+    status = report.check(y, expected, args.mismatches, locate)
     if write_error is not None:
         raise write_error
     return status
 
 
-def _check(y, expected, mismatches: int) -> int:
-    _log("Checking computed results against expected ...")
-    bad = np.flatnonzero(y != expected)
-    if bad.size == 0:
-        _log("TEST PASSED")
+def _transform(args, params, x, report, progress):
+    """x transformed on the device through the library API, the device's chatter going to a log;
+    reports the device's timings. Returns the points and the device's locate (see Backend.locate)."""
+    log = None if args.backend == "model" else ChatterLog(args.log_dir, args.backend)
+    with log if log is not None else contextlib.nullcontext():
+        try:
+            dev = api.open(args.backend, params=params, xclbin=args.xclbin, device=args.device,
+                           progress=_device_progress(progress, log))
+        except (TypeError, ValueError) as e:
+            raise UsageError(str(e)) from e
+        except backends.DeviceError as e:
+            raise backends.DeviceError(f"{e}{log.hint() if log else ''}") from e
+        try:
+            reason = dev.backend.supports(x.size)
+            if reason:
+                raise UsageError(f"{args.input}: {reason}")
+            t0 = time.perf_counter()
+            try:
+                a = dev.asarray(x)
+                t1 = time.perf_counter()
+                dev.ntt(a, inverse=args.inverse)
+                t2 = time.perf_counter()
+                y = a.numpy()
+            except (TypeError, ValueError) as e:
+                raise UsageError(f"{args.input}: {e}") from e
+            except backends.DeviceError as e:
+                raise backends.DeviceError(f"{e}{log.hint() if log else ''}") from e
+            t3 = time.perf_counter()
+            measured = {"to-device": t1 - t0, "kernel": t2 - t1, "from-device": t3 - t2}
+            # The backend's own phases of its last run when it has them (sim, xrt); the model device
+            # computes in its own memory, so there the API calls' wall times are the phases.
+            timings = dict(dev.backend.timings) or measured
+            device_report = dict(dev.backend.report)
+            locate = getattr(dev.backend, "locate", lambda index: None)     # older backends lack it
+        finally:
+            dev.close()
+    # Printed once the log no longer holds stdout.
+    report.device(args.backend, timings, device_report, t3 - t0, log)
+    return y, locate
+
+
+def _device_progress(progress, log):
+    """The backends' progress callback: each line goes to the log and becomes the progress note."""
+    def line(text: str) -> None:
+        if log is not None:
+            log.write(text)
+        progress.note(str(text).strip()[:80])
+    return line
+
+
+def _run_stages(args):
+    """Estimated seconds of each stage of `run`, from the file sizes and the backend (None: unknown)."""
+    size = sum(_file_size(p) for p in (args.input, args.expected))
+    n = max(1, _file_size(args.input) // (19 if point_format(args.input) == "text" else 8))
+    log_n = max(1, n.bit_length() - 1)
+    device = {"model": 40e-9 * n * log_n, "xrt": 0.5 + 1e-7 * n}.get(args.backend)
+    return [("read", size / 150e6), ("transform", device),
+            ("write", n * 19 / 150e6 if args.output else 0.0), ("check", 5e-9 * n)]
+
+
+def _file_size(path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
         return 0
-    _log(f"{bad.size} of {y.size} points differ; first mismatches:")
-    for i in bad[:mismatches]:
-        _log(f"  [{i}] computed 0x{int(y[i]):016x} expected 0x{int(expected[i]):016x}")
-    _log("TEST FAILED")
-    return 1
 
 
 # -- main ------------------------------------------------------------------------------------------
@@ -181,6 +243,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="nantucket", description="Goldilocks NTT accelerator: points, runs, RTL.")
+    parser.add_argument("--version", action="version", version=f"nantucket {version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for add in COMMANDS:
         add(sub)
@@ -191,6 +254,8 @@ def main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return args.func(args)
+    except SystemExit as e:             # --help, --version
+        return e.code if isinstance(e.code, int) else 0
     except (UsageError, PointFileError, OutputPathError) as e:
         print(f"nantucket: error: {e}", file=sys.stderr)
         return 2
@@ -200,6 +265,9 @@ def main(argv=None) -> int:
     except backends.DeviceError as e:
         print(f"nantucket: device error: {e}", file=sys.stderr)
         return 3
+    except MemoryError:                 # a size this machine cannot hold is a parameter to change
+        print("nantucket: error: out of memory: the size is too large for this machine", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("nantucket: interrupted", file=sys.stderr)
         return 130

@@ -1,8 +1,13 @@
-"""Point files: the text format of docs/formats.md, read and written vectorized.
+"""Point files: the formats of docs/formats.md, read and written vectorized; the extension chooses.
 
-One point per line, written as ``0x`` + 16 lowercase hex digits + ``\\n``; N lines, N a power of two,
-no header. Readers accept the value with or without ``0x``, any case, CRLF line ends, and trailing blank
-lines at the end of the file. Every error names the file and the line.
+- ``.bin``: raw little-endian uint64, N * 8 bytes, no header;
+- ``.npy``: numpy's own format (``np.save``/``np.load``, never pickles), a 1-D uint64 array;
+- anything else: text, one point per line, written as ``0x`` + 16 lowercase hex digits + ``\\n``; N lines,
+  no header. Readers accept the value with or without ``0x``, any case, blanks around it, CRLF line ends,
+  and trailing blank lines at the end of the file.
+
+In every format N is a power of two and every value is below p. Every error names the file and the
+line (text) or the element index (binary formats).
 
 Files in the canonical fixed-width format (what :func:`write_points` produces and what the ZPrize
 harness used) are parsed with whole-array numpy operations; a file that is not exactly in that form (a
@@ -10,6 +15,7 @@ padded line, a digit that is not hex) goes to the per-line parser, so both paths
 every file, and no value >= p passes either.
 """
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -17,10 +23,20 @@ import numpy as np
 from hw.model.field import P
 from .outfile import check_output, write_output
 
-__all__ = ["PointFileError", "read_points", "write_points", "format_point", "format_points"]
+__all__ = ["PointFileError", "FORMATS", "point_format", "read_points", "write_points", "encode_points",
+           "format_point", "format_points"]
+
+#: File formats by extension (lower case); any other extension is text.
+FORMATS = {".bin": "bin", ".npy": "npy"}
 
 _LINE = 19                      # b"0x" + 16 digits + b"\n"
+_CHUNK = 1 << 14                # rows per vectorized step: the temporaries of a step stay in the cache
 _HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+# Each 16-bit value -> its 4 hex digits (most significant first) as the bytes of one little-endian uint32.
+_w = np.arange(1 << 16)
+_HEX4 = np.ascontiguousarray(np.stack([_HEX_DIGITS[(_w >> s) & 15] for s in (12, 8, 4, 0)], axis=1)
+                             ).view("<u4").reshape(-1)
+del _w
 _NIBBLE = np.full(256, 255, dtype=np.uint8)
 for _i, _c in enumerate(b"0123456789abcdef"):
     _NIBBLE[_c] = _i
@@ -38,11 +54,19 @@ del _first, _second
 class PointFileError(ValueError):
     """A point file that cannot be used; the message is one line naming the file (and line)."""
 
-    def __init__(self, path, message, line: int | None = None):
+    def __init__(self, path, message, line: int | None = None, index: int | None = None):
         where = f"{path}:{line}" if line is not None else f"{path}"
+        if index is not None:
+            where += f": element {index}"
         super().__init__(f"{where}: {message}")
         self.path = str(path)
         self.line = line
+        self.index = index
+
+
+def point_format(path) -> str:
+    """"bin", "npy" or "text", by the file's extension (any case)."""
+    return FORMATS.get(Path(path).suffix.lower(), "text")
 
 
 def format_point(value: int) -> str:
@@ -79,14 +103,17 @@ def _read_fixed(path, data: bytes) -> np.ndarray | None:
     if len(data) % _LINE:
         return None
     rows = np.frombuffer(data, dtype=np.uint8).reshape(-1, _LINE)
-    if not (np.all(rows[:, 0] == ord("0")) and np.all(rows[:, 1] | 0x20 == ord("x"))
-            and np.all(rows[:, 18] == ord("\n"))):
-        return None
-    packed = _PAIR[rows[:, 2:18].view("<u2")]
-    if packed.size and packed.max() == _BAD_PAIR:
-        return None                 # padding or a bad digit: the per-line parser reads or refuses it
-    # The 8 bytes of each row, read as one big-endian uint64.
-    values = packed.astype(np.uint8).view(">u8").reshape(-1).astype(np.uint64)
+    values = np.empty(rows.shape[0], dtype=np.uint64)
+    for start in range(0, rows.shape[0], _CHUNK):
+        part = rows[start:start + _CHUNK]
+        if not (np.all(part[:, 0] == ord("0")) and np.all(part[:, 1] | 0x20 == ord("x"))
+                and np.all(part[:, 18] == ord("\n"))):
+            return None
+        packed = _PAIR[part[:, 2:18].view("<u2")]
+        if packed.max() == _BAD_PAIR:
+            return None             # padding or a bad digit: the per-line parser reads or refuses it
+        # The 8 bytes of each row, read as one big-endian uint64.
+        values[start:start + _CHUNK] = packed.astype(np.uint8).view(">u8").reshape(-1)
     big = np.flatnonzero(values >= np.uint64(P))
     if big.size:
         line = int(big[0])
@@ -154,13 +181,52 @@ def _read_lines(path, data: bytes) -> np.ndarray:
                        dtype=np.uint64, count=len(lines))
 
 
+def _check_values(path, values: np.ndarray) -> np.ndarray:
+    big = np.flatnonzero(values >= np.uint64(P))
+    if big.size:
+        i = int(big[0])
+        raise PointFileError(path, f"value 0x{int(values[i]):016x} is not below the field modulus "
+                                   f"p = 0x{P:016x} ({big.size} of the {values.size} values are >= p)", index=i)
+    _check_count(path, values.shape[0])
+    return values
+
+
+def _read_bin(path, data: bytes) -> np.ndarray:
+    if len(data) % 8:
+        raise PointFileError(path, f"{len(data)} bytes is not a whole number of 8-byte points "
+                                   "(a .bin file is raw little-endian uint64)")
+    return _check_values(path, np.frombuffer(data, dtype="<u8").astype(np.uint64))
+
+
+def _read_npy(path) -> np.ndarray:
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except OSError as e:
+        raise PointFileError(path, e.strerror or str(e)) from e
+    except (ValueError, EOFError) as e:             # not an .npy file, a truncated one, an object array
+        raise PointFileError(path, f"not a readable .npy file: {str(e).splitlines()[0]}") from e
+    if not isinstance(arr, np.ndarray):
+        raise PointFileError(path, "not an .npy file (an .npz archive?)")
+    if arr.dtype.kind != "u" or arr.dtype.itemsize != 8:
+        raise PointFileError(path, f"holds dtype {arr.dtype}; point files hold uint64")
+    if arr.ndim != 1:
+        raise PointFileError(path, f"holds an array of shape {arr.shape}; point files are 1-D")
+    return _check_values(path, arr.astype(np.uint64, copy=False))
+
+
 def read_points(path) -> np.ndarray:
-    """Read a point file into a canonical uint64 array; raises PointFileError naming file and line."""
+    """Read a point file (format by extension) into a canonical uint64 array; raises PointFileError
+    naming the file and the line (text) or element index (binary)."""
     path = Path(path)
+    kind = point_format(path)
+    if kind == "npy":
+        return _read_npy(path)
     try:
         data = path.read_bytes()
     except OSError as e:
         raise PointFileError(path, e.strerror or str(e)) from e
+    if kind == "bin":
+        return _read_bin(path, data)
     values = _read_fixed(path, data)
     if values is None:
         values = _read_loose(path, data)
@@ -168,8 +234,7 @@ def read_points(path) -> np.ndarray:
     return values
 
 
-def format_points(values) -> np.ndarray:
-    """The canonical text of a point file, as a uint8 array (bytes-like); values must be canonical."""
+def _checked(values) -> np.ndarray:
     values = np.asarray(values)
     if values.dtype != np.uint64:
         raise TypeError(f"values: expected a uint64 array, got {values.dtype}")
@@ -177,19 +242,40 @@ def format_points(values) -> np.ndarray:
         raise ValueError(f"values: expected a 1-D array, got shape {values.shape}")
     if values.size and values.max() >= np.uint64(P):
         raise ValueError(f"values: index {int(np.argmax(values >= np.uint64(P)))} is not a canonical point")
-    rows = np.empty((values.shape[0], _LINE), dtype=np.uint8)
+    return values
+
+
+def format_points(values) -> np.ndarray:
+    """The canonical text of a point file, as a uint8 array (bytes-like); values must be canonical."""
+    values = _checked(values)
+    n = values.shape[0]
+    rows = np.empty((n, _LINE), dtype=np.uint8)
     rows[:, 0] = ord("0")
     rows[:, 1] = ord("x")
     rows[:, 18] = ord("\n")
-    # Each value's 8 big-endian bytes, each byte split into its two hex digits.
-    be = values.astype(">u8").view(np.uint8).reshape(-1, 8)
-    rows[:, 2:18:2] = _HEX_DIGITS[be >> 4]
-    rows[:, 3:18:2] = _HEX_DIGITS[be & 15]
+    # The four 16-bit words of each value, most significant first, each looked up as its 4 hex digits.
+    words = np.ascontiguousarray(values, dtype="<u8").view("<u2").reshape(n, 4)[:, ::-1]
+    for start in range(0, n, _CHUNK):
+        rows[start:start + _CHUNK, 2:18] = _HEX4[words[start:start + _CHUNK]].view(np.uint8).reshape(-1, 16)
     return rows.reshape(-1)
 
 
+def encode_points(path, values):
+    """The bytes (a bytes-like object) of a point file in the format ``path``'s extension chooses."""
+    kind = point_format(path)
+    values = _checked(values)
+    if kind == "bin":
+        return np.ascontiguousarray(values, dtype="<u8").view(np.uint8)
+    if kind == "npy":
+        buf = io.BytesIO()
+        np.save(buf, np.ascontiguousarray(values, dtype="<u8"), allow_pickle=False)
+        return buf.getbuffer()
+    return format_points(values)
+
+
 def write_points(path, values) -> None:
-    """Write points in the canonical format with the rules of host.outfile: checked path, a temporary
-    file renamed into place (or written through a device or pipe), never a clobbered link or input."""
-    data = format_points(values)
+    """Write points in the format the extension chooses, with the rules of host.outfile: checked path,
+    a temporary file renamed into place (or written through a device or pipe), never a clobbered link
+    or input."""
+    data = encode_points(path, values)
     write_output(check_output(path, "output"), data)

@@ -11,6 +11,11 @@ from host.cli import main
 from host.points import read_points, write_points
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)         # the device logs of the sim backend (build/log) land in tmp_path
+
+
 @pytest.fixture
 def pair(tmp_path):
     i, e = tmp_path / "in.txt", tmp_path / "exp.txt"

@@ -1,0 +1,160 @@
+"""A one-line progress display on stderr for long CLI work: stage, percent, elapsed time and ETA.
+
+The work is a list of stages with estimated costs in seconds (from the data size and the backend);
+the estimates are rescaled by how the finished stages compared with theirs, and a stage running over
+its estimate is taken to be 80 % done; the percent is the time spent over the time spent plus the ETA.
+When a stage's cost cannot be estimated (a simulated kernel, whose build alone may take minutes) the
+line shows ``stage i/n`` instead of a percent, the device's last progress message, and ``ETA --``.
+
+It draws nothing for work shorter than :data:`DELAY_S`, and by default only when stderr is a terminal:
+a log or a pipe gets no progress lines, so scripts that capture stderr see only errors.
+"""
+
+import os
+import sys
+import threading
+import time
+
+__all__ = ["Progress", "DELAY_S"]
+
+#: Work finished sooner than this shows no progress line at all.
+DELAY_S = 2.0
+_TICK_S = 0.5
+
+
+class Progress:
+    """``with Progress(label, stages, mode) as p: p.stage("read"); ...``; stages: [(name, est_s or None)]."""
+
+    def __init__(self, label: str, stages, mode: str = "auto", stream=None):
+        self.label = label
+        self.stages = list(stages)
+        self._stream = stream if stream is not None else sys.stderr
+        self.enabled = mode == "on" or (mode == "auto" and _isatty(self._stream))
+        self._index = -1
+        self._t0 = self._stage_t0 = time.monotonic()
+        self._ratio = 1.0            # actual / estimated seconds of the finished stages
+        self._done_est = self._done_act = 0.0
+        self._drawn = False
+        self._note = ""
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = None
+        self._out = None
+
+    def __enter__(self):
+        if self.enabled:
+            # A private copy of the descriptor: the CLI may point fd 2 at a log while the device runs.
+            try:
+                self._out = os.fdopen(os.dup(self._stream.fileno()), "w", buffering=1)
+            except (AttributeError, OSError, ValueError):
+                self._out = self._stream
+            self._thread = threading.Thread(target=self._tick, name="nantucket-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def stage(self, name: str, note: str = "") -> None:
+        """Start the named stage (the previous one is finished)."""
+        with self._lock:
+            now = time.monotonic()
+            if self._index >= 0:
+                est = self.stages[self._index][1]
+                if est:
+                    self._done_est += est
+                    self._done_act += now - self._stage_t0
+                    if self._done_est >= 1.0:        # short stages say little about the machine's speed
+                        self._ratio = min(4.0, max(0.5, self._done_act / self._done_est))
+            names = [s[0] for s in self.stages]
+            self._index = names.index(name)
+            self._stage_t0 = now
+            self._note = note
+
+    def note(self, text: str) -> None:
+        """A detail of the running stage (e.g. what the device just reported)."""
+        with self._lock:
+            self._note = text
+
+    def line(self) -> str:
+        """The progress line as it would be drawn now."""
+        with self._lock:
+            now = time.monotonic()
+            name, est = self.stages[self._index] if self._index >= 0 else ("starting", None)
+            later = self.stages[self._index + 1:]
+            note = f" ({self._note})" if self._note else ""
+            head = f"{self.label}: {{pct}} {name}{note}, {_clock(now - self._t0)} elapsed, ETA {{eta}}"
+            if est is None or any(e is None for _, e in later):
+                # No estimate: a percent would be made up; the stage and the device's last word say more.
+                return head.format(pct=f"stage {self._index + 1}/{len(self.stages)}", eta="--")
+            done = self._stage_t0 - self._t0
+            spent = now - self._stage_t0
+            # A stage running over its (rescaled) estimate is assumed a quarter done beyond what it took.
+            current = max(est * self._ratio, spent * 1.25)
+            rest = sum(e for _, e in later) * self._ratio
+            pct = 100.0 * (done + spent) / (done + current + rest)
+            return head.format(pct=f"{pct:3.0f}%", eta=_clock(current - spent + rest))
+
+    def _tick(self) -> None:
+        if self._stop.wait(DELAY_S):
+            return
+        while True:
+            self._draw(self.line())
+            if self._stop.wait(_TICK_S):
+                return
+
+    def _draw(self, text: str) -> None:
+        with self._lock:
+            self._write(text)
+
+    def _write(self, text: str) -> None:
+        try:
+            if _isatty(self._out):
+                self._out.write("\r\x1b[K" + text[:200])
+            else:
+                self._out.write(text + "\n")
+            self._out.flush()
+            self._drawn = True
+        except (OSError, ValueError):
+            pass
+
+    def clear(self) -> None:
+        """Erase the drawn line (the next tick draws it again), so other output starts on a clean line."""
+        with self._lock:
+            if self._drawn and self._out is not None and _isatty(self._out):
+                try:
+                    self._out.write("\r\x1b[K")
+                    self._out.flush()
+                except (OSError, ValueError):
+                    pass
+
+    def close(self) -> None:
+        """Stop drawing and clear the line (a terminal keeps no half-line of progress)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._out is not None:
+            try:
+                if self._drawn and _isatty(self._out):
+                    self._out.write("\r\x1b[K")
+                    self._out.flush()
+                if self._out is not self._stream:
+                    self._out.close()
+            except (OSError, ValueError):
+                pass
+            self._out = None
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 60}:{seconds % 60:02d}" if seconds < 3600 else \
+        f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"

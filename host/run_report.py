@@ -1,0 +1,185 @@
+"""What `nantucket run` prints, and where the device's own output goes.
+
+:class:`RunReport` is the report on stdout: ``Label..... value`` lines as the run goes, or with
+``--json`` one JSON object at the end (also after a device or output error, with ``"verdict": "ERROR"``).
+:class:`ChatterLog` sends everything a device process writes to file descriptors 1 and 2 (the Verilator
+build, cocotb and its AXI models, driver progress) to a log file while the device is open, so stdout
+carries the report only; the log's path is shown when the run fails.
+"""
+
+import json
+import os
+import sys
+import time
+from importlib.metadata import PackageNotFoundError, version as _dist_version
+
+import numpy as np
+
+__all__ = ["RunReport", "ChatterLog", "DEFAULT_LOG_DIR", "version"]
+
+#: Where device logs go unless --log-dir says otherwise (relative to the working directory, as `make run`'s
+#: build/run is).
+DEFAULT_LOG_DIR = os.path.join("build", "log")
+
+#: Backends whose phase timings are the wall time of a simulation, not of a device.
+_SIMULATED = {"sim"}
+
+
+def version() -> str:
+    """The installed distribution's version ("unknown" in a checkout that was never installed)."""
+    try:
+        return _dist_version("nantucket")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+
+
+class RunReport:
+    """The report of one run; ``as_json`` collects it into one object printed by :meth:`emit`."""
+
+    def __init__(self, as_json: bool):
+        self.as_json = as_json
+        self.fields: dict = {"verdict": None}
+        self.log_path = None
+        #: called before each printed line (a progress line sharing the terminal clears itself)
+        self.before_print = None
+
+    def _print(self, line: str) -> None:
+        if self.before_print is not None:
+            self.before_print()
+        print(line, flush=True)
+
+    def line(self, label: str, text: str, key: str | None = None, value=None) -> None:
+        if key is not None:
+            self.fields[key] = text if value is None else value
+        if not self.as_json:
+            self._print(f"{label:.<18} {text}")
+
+    def header(self, args, n: int, read_s: float) -> None:
+        self.line("N", str(n), "n", n)
+        self.line("Input points", args.input, "input")
+        self.line("Expected points", args.expected, "expected")
+        self.line("Direction", "inverse" if args.inverse else "forward", "direction")
+        self.line("Backend", args.backend, "backend")
+        self.fields["timings_s"] = {"read": read_s}
+        self.line("Read files", f"{read_s:.3f} s")
+
+    def device(self, backend: str, timings: dict, report: dict, wall_s: float, log) -> None:
+        """The device's phase timings (wall clock of the host, or of the simulator for a simulated
+        device) and its own report lines (kernel cycles, projected time, ...)."""
+        simulated = backend in _SIMULATED
+        self.fields["clock"] = "simulator" if simulated else "host"
+        for phase, seconds in timings.items():
+            # A simulated kernel phase is the simulator's wall time (preload, simulation, read-back);
+            # the kernel's own time is in the device report (cycles, projected time).
+            suffix = " (simulator wall)" if simulated and phase == "kernel" else ""
+            self.fields["timings_s"][phase] = seconds
+            self.line(f"{phase.capitalize()} time", f"{seconds * 1e3:.3f} ms{suffix}")
+        self.fields["timings_s"]["device"] = wall_s
+        started = ", simulator start included" if simulated else ""
+        self.line("Device wall time", f"{wall_s:.3f} s (transfers and runs{started})")
+        self.fields["device_report"] = report
+        for label, text in report.items():
+            self.line(label, text)
+        if log is not None:
+            self.log_path = self.fields["log"] = log.path
+
+    def check(self, y: np.ndarray, expected: np.ndarray, listed: int, locate) -> int:
+        """Compare, report the verdict and the first ``listed`` mismatches; returns the exit status."""
+        if not self.as_json:
+            self._print("Checking computed results against expected ...")
+        bad = np.flatnonzero(y != expected)
+        self.fields["mismatch_count"] = int(bad.size)
+        self.fields["mismatches"] = []
+        if bad.size == 0:
+            self.fields["verdict"] = "PASSED"
+            if not self.as_json:
+                self._print("TEST PASSED")
+            return 0
+        if not self.as_json:
+            self._print(f"{bad.size} of {y.size} points differ; first mismatches:")
+        for i in bad[:listed]:
+            i = int(i)
+            where = locate(i)
+            self.fields["mismatches"].append({"index": i, "computed": f"0x{int(y[i]):016x}",
+                                              "expected": f"0x{int(expected[i]):016x}", "location": where})
+            if not self.as_json:
+                self._print(f"  [{i}] computed 0x{int(y[i]):016x} expected 0x{int(expected[i]):016x}"
+                       + (f" ({where})" if where else ""))
+        self.fields["verdict"] = "FAILED"
+        if not self.as_json:
+            if self.log_path is not None:
+                self._print(f"{'Device log':.<18} {self.log_path}")
+            self._print("TEST FAILED")
+        return 1
+
+    def fail(self, message: str) -> None:
+        """A device or output error: the JSON report says so (the text report has printed its lines)."""
+        if self.fields["verdict"] is None:
+            self.fields["verdict"] = "ERROR"
+        self.fields["error"] = message
+
+    def emit(self) -> None:
+        """Print the JSON object, when there is a verdict (usage errors print nothing on stdout)."""
+        if self.as_json and self.fields["verdict"] is not None:
+            self._print(json.dumps(self.fields))
+
+
+class ChatterLog:
+    """While open, file descriptors 1 and 2 (this process's and its children's) write to a new log file
+    in ``directory``; cocotb logs at WARNING unless COCOTB_LOG_LEVEL is set (no per-access AXI lines)."""
+
+    def __init__(self, directory: str, backend: str):
+        self.directory = directory
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.path = os.path.join(directory, f"run-{backend}-{stamp}-{os.getpid()}.log")
+        self._fd = None
+        self._saved: list[int] = []
+        self._env_set = False
+
+    def __enter__(self):
+        os.makedirs(self.directory, exist_ok=True)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+        _flush_std()
+        self._saved = [os.dup(1), os.dup(2)]
+        os.dup2(self._fd, 1)
+        os.dup2(self._fd, 2)
+        # Python-level writers too, when sys.stdout/sys.stderr are not file descriptors 1 and 2.
+        self._streams = (sys.stdout, sys.stderr)
+        self._log_stream = open(os.dup(self._fd), "w", buffering=1, encoding="utf-8", errors="replace")
+        sys.stdout = sys.stderr = self._log_stream
+        if "COCOTB_LOG_LEVEL" not in os.environ:
+            os.environ["COCOTB_LOG_LEVEL"] = "WARNING"
+            self._env_set = True
+        return self
+
+    def write(self, line: str) -> None:
+        if self._fd is not None:
+            os.write(self._fd, (str(line).rstrip("\n") + "\n").encode("utf-8", "replace"))
+
+    def hint(self) -> str:
+        return f" (device log: {self.path})"
+
+    def __exit__(self, *exc):
+        _flush_std()
+        sys.stdout, sys.stderr = self._streams
+        self._log_stream.close()
+        for fd, saved in zip((1, 2), self._saved):
+            os.dup2(saved, fd)
+            os.close(saved)
+        self._saved = []
+        os.close(self._fd)
+        self._fd = None
+        if self._env_set:
+            os.environ.pop("COCOTB_LOG_LEVEL", None)
+            self._env_set = False
+        return False
+
+
+def _flush_std() -> None:
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass

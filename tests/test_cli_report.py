@@ -1,0 +1,221 @@
+"""`nantucket run` as a scriptable tool: --json, --version, device chatter kept off stdout and stderr,
+mismatch locations, progress lines (host/cli.py, host/run_report.py, host/progress.py)."""
+
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import version
+
+import numpy as np
+import pytest
+
+from hw.model import ntt as N
+from host import backends
+from host.cli import main
+from host.points import read_points, write_points
+from host.progress import Progress
+
+
+@pytest.fixture
+def pair(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)                  # build/log of the chatty backends lands in tmp_path
+    x = np.random.default_rng(7).integers(0, 2**64 - 2**32, 64, dtype=np.uint64)
+    i, e = tmp_path / "in.txt", tmp_path / "exp.txt"
+    write_points(i, x)
+    write_points(e, N.ntt_radix2(x))
+    return i, e
+
+
+class ChattyBackend(backends.Backend):
+    """Talks on stdout and stderr from this process and from a child, as the simulator does; places
+    point i at a made-up address so mismatches can be located. Computes with the golden model."""
+
+    name = "chatty"
+
+    def __init__(self, **_options):
+        super().__init__()
+
+    def run(self, points, inverse=False):
+        print("register write 0x10", flush=True)
+        print("cocotb INFO something", file=sys.stderr, flush=True)
+        os.write(1, b"raw fd 1\n")
+        child = "import sys; print('child out'); print('child err', file=sys.stderr)"
+        subprocess.run([sys.executable, "-c", child], check=True)
+        y = N.ntt(np.asarray(points, dtype=np.uint64), inverse=inverse)
+        self.timings = {"kernel": 0.001}
+        self.report = {"Kernel cycles": "123 NTT cycles"}
+        return y
+
+    def locate(self, index):
+        return f"HBM channel {index % 4}, byte 0x{8 * index:x}"
+
+
+@pytest.fixture
+def chatty(monkeypatch):
+    monkeypatch.setitem(backends.BACKENDS, "chatty", ChattyBackend)
+
+
+def test_json_report_is_one_object(pair, capsys):
+    assert main(["run", *map(str, pair), "--json"]) == 0
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    assert out.count("\n") == 1 and err == ""
+    assert report["verdict"] == "PASSED" and report["n"] == 64 and report["mismatch_count"] == 0
+    assert {"read", "to-device", "kernel", "from-device"} <= set(report["timings_s"])
+
+
+def test_json_mismatches_name_index_and_location(pair, tmp_path, capsys, chatty):
+    i, e = pair
+    y = read_points(e)
+    y[[3, 9]] ^= np.uint64(1)
+    bad = tmp_path / "bad.txt"
+    write_points(bad, y)
+    assert main(["run", str(i), str(bad), "--backend", "chatty", "--json", "--mismatches", "1"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdict"] == "FAILED" and report["mismatch_count"] == 2
+    assert report["mismatches"] == [{"index": 3, "computed": f"0x{int(y[3]) ^ 1:016x}",
+                                     "expected": f"0x{int(y[3]):016x}", "location": "HBM channel 3, byte 0x18"}]
+    assert report["device_report"] == {"Kernel cycles": "123 NTT cycles"}
+    assert os.path.isfile(report["log"])
+
+
+def test_text_mismatch_line_names_location_and_log(pair, tmp_path, capsys, chatty):
+    i, e = pair
+    y = read_points(e)
+    y[5] ^= np.uint64(1)
+    bad = tmp_path / "bad.txt"
+    write_points(bad, y)
+    assert main(["run", str(i), str(bad), "--backend", "chatty"]) == 1
+    out = capsys.readouterr().out
+    assert "[5] computed" in out and "(HBM channel 1, byte 0x28)" in out
+    assert "Device log" in out and out.rstrip().endswith("TEST FAILED")
+
+
+def test_device_chatter_goes_to_the_log_not_stdout_or_stderr(pair, capfd, chatty):
+    assert main(["run", *map(str, pair), "--backend", "chatty", "--log-dir", "logs"]) == 0
+    out, err = capfd.readouterr()
+    assert err == ""
+    for noise in ("register write", "cocotb", "raw fd", "child out", "child err"):
+        assert noise not in out
+    assert out.rstrip().endswith("TEST PASSED") and "Kernel cycles..... 123 NTT cycles" in out
+    (log,) = os.listdir("logs")
+    text = open(os.path.join("logs", log)).read()
+    for noise in ("register write", "cocotb", "raw fd", "child out", "child err"):
+        assert noise in text
+
+
+def test_unwritable_log_dir_is_refused_before_any_work(pair, tmp_path, capsys, chatty):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["run", *map(str, pair), "--backend", "chatty", "--log-dir", str(blocker / "logs")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "--log-dir" in err
+
+
+def test_version(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"nantucket {version('nantucket')}"
+    proc = subprocess.run([sys.executable, "-m", "host.cli", "--version"], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == f"nantucket {version('nantucket')}"
+
+
+def test_help_is_exit_0(capsys):
+    assert main(["run", "--help"]) == 0
+    assert "--json" in capsys.readouterr().out
+
+
+def test_progress_line_has_percent_and_eta(monkeypatch):
+    import host.progress as P
+    clock = [0.0]
+    monkeypatch.setattr(P.time, "monotonic", lambda: clock[0])
+    p = Progress("run", [("read", 2.0), ("transform", 6.0), ("check", 2.0)], mode="off")
+    p.stage("read")
+    clock[0] = 1.0
+    assert p.line() == "run:  10% read, 0:01 elapsed, ETA 0:09"
+    clock[0] = 2.0
+    p.stage("transform")
+    clock[0] = 5.0                       # read took its estimate; transform half done
+    assert p.line() == "run:  50% transform, 0:05 elapsed, ETA 0:05"
+    clock[0] = 100.0                     # overdue: the percent stays inside the stage
+    assert p.line().startswith("run:  79% transform")
+    unknown = Progress("run", [("read", 1.0), ("transform", None)], mode="off")
+    unknown.stage("transform")
+    unknown.note("[cosim] simulator connected")
+    assert unknown.line() == "run: stage 2/2 transform ([cosim] simulator connected), 0:00 elapsed, ETA --"
+
+
+def test_progress_draws_on_a_stream_only_when_asked(tmp_path):
+    import io
+    import host.progress as P
+    stream = io.StringIO()
+    with Progress("run", [("a", 1.0)], mode="auto", stream=stream) as p:
+        p.stage("a")
+    assert not p.enabled and stream.getvalue() == ""
+    out = tmp_path / "err.txt"
+    with open(out, "w") as f:
+        old = P.DELAY_S
+        P.DELAY_S = 0.0
+        try:
+            with Progress("run", [("a", 1.0)], mode="on", stream=f) as p:
+                p.stage("a")
+                import time
+                time.sleep(0.8)
+        finally:
+            P.DELAY_S = old
+    assert "run:" in out.read_text() and "% a" in out.read_text()
+
+
+# -- sizes that cannot run: one line, exit 2 --------------------------------------------------------------
+
+def test_make_run_log_n_25_on_sim_is_exit_2(tmp_path, capsys, monkeypatch):
+    """`make run LOG_N=25` = `nantucket points 25 in out` then `nantucket run in out --backend sim`; the
+    sim builds hold at most 2^24 points. Kept small: the generator, the model and the file contents are
+    stand-ins (no 2^25-point files are written), the commands and their checks are the CLI's own."""
+    import host.cli as cli
+    big = np.zeros(1 << 25, dtype=np.uint64)             # calloc'd: no memory is touched
+    written = {}
+    monkeypatch.setattr(cli, "make_points", lambda log_n, kind, seed: big[: 1 << log_n])
+    monkeypatch.setattr(cli.ntt_model, "ntt", lambda x, inverse=False: x)
+
+    def encode(path, values):                             # remembers the points, writes a stand-in
+        written[str(path)] = values
+        return b"stand-in\n"
+    monkeypatch.setattr(cli, "encode_points", encode)
+    monkeypatch.setattr(cli, "read_points", lambda path: written[str(path)])
+    i, e = tmp_path / "in_25_random.txt", tmp_path / "out_25_random.txt"
+    assert main(["points", "25", str(i), str(e)]) == 0
+    assert written[str(i)].size == 1 << 25
+    capsys.readouterr()
+    assert main(["run", str(i), str(e), "--backend", "sim"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and str(i) in err and "2^24" in err
+
+
+def test_out_of_memory_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
+    import host.cli as cli
+
+    def no_memory(*a, **k):
+        raise MemoryError()
+    monkeypatch.setattr(cli, "make_points", no_memory)
+    assert main(["points", "30", str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "out of memory" in err
+    assert not any(tmp_path.iterdir())
+
+
+class FailingBackend(ChattyBackend):
+    def run(self, points, inverse=False):
+        print("simulator: something broke", flush=True)
+        raise backends.DeviceError("simulated kernel: the simulator closed the connection")
+
+
+def test_device_error_is_exit_3_naming_the_log(pair, capfd, monkeypatch):
+    monkeypatch.setitem(backends.BACKENDS, "failing", FailingBackend)
+    assert main(["run", *map(str, pair), "--backend", "failing", "--json"]) == 3
+    out, err = capfd.readouterr()
+    report = json.loads(out)
+    assert report["verdict"] == "ERROR" and "closed the connection" in report["error"]
+    assert err.count("\n") == 1 and err.startswith("nantucket: device error: ") and "device log: " in err
+    log = err.split("device log: ")[1].rstrip(")\n")
+    assert "something broke" in open(log).read()
