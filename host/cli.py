@@ -197,7 +197,7 @@ def _transform(args, params, x, report, progress):
             # computes in its own memory, so there the API calls' wall times are the phases.
             timings = dict(dev.backend.timings) or measured
             device_report = dict(dev.backend.report)
-            locate = getattr(dev.backend, "locate", lambda index: None)     # older backends lack it
+            locate = dev.backend.locate
         finally:
             dev.close()
     # Printed once the log no longer holds stdout.

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from host.backends import Backend, DeviceError
+from host.backend_base import Backend, DeviceError
 from hw.model.layout import HbmLayout
 from hw.model.params import BuildParams
 from sim.scratch import exit_on_termination, scratch_dir
@@ -56,6 +56,7 @@ class SimBackend(Backend):
         self._tmp = None
         self.kernel = None          # sim.cosim.SimulatedKernel of the open card
         self.machine = None         # sim.fake_pyxrt.FakePyxrt of the open card
+        self._last_driver = None     # the XRT driver of the last run, for locate()
 
     def params_for(self, n_points: int) -> BuildParams:
         return self._params if self._params is not None else smallest_params(n_points)
@@ -130,7 +131,12 @@ class SimBackend(Backend):
             "Projected time": f"{cycles / (params.ntt_mhz * 1e6) * 1e3:.4f} ms at {params.ntt_mhz:g} MHz "
                               f"(DMA at {params.dma_mhz:g} MHz)",
         }
+        self._last_driver = device
         return y
+
+    def locate(self, index: int) -> str | None:
+        # the driver's answer needs only its layout, so it stays valid after the card is closed
+        return self._last_driver.locate(index) if self._last_driver is not None else None
 
     def close(self) -> None:
         if self._device is not None:

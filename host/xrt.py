@@ -40,7 +40,6 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -48,7 +47,7 @@ from hw.model import field as F
 from hw.model import regmap as R
 from hw.model.layout import BEAT_BYTES
 from hw.model.params import BuildParams
-from .backends import Backend, DeviceError
+from .backend_base import Backend, DeviceError
 
 __all__ = [
     "XrtBackend", "XrtError", "XrtUnavailable", "XclbinNotFound", "DeviceOpenFailed", "XclbinLoadFailed",
@@ -241,6 +240,7 @@ class XrtBackend(Backend):
         self._progress_opt = progress
         self.device_index = device
         self._bos = {}
+        self._last_run: tuple[int, bool] | None = None     # (n, inverse) of the last run, for locate()
         self._views: dict[int, np.ndarray] = {}
         self._stuck_run = None          # a run that timed out and may still be running
 
@@ -455,7 +455,19 @@ class XrtBackend(Backend):
         self.timings = {"to-device": t1 - t0, "kernel": t2 - t1, "from-device": t3 - t2}
         self.report["Host work"] = (f"scatter {t_scatter * 1e3:.1f} ms, gather {t_gather * 1e3:.1f} ms "
                                     f"(the rest of to-/from-device is buffer copies and DMA)")
+        self._last_run = (n, inverse)
         return y
+
+    def locate(self, index: int) -> str | None:
+        """Where output point ``index`` of the last run sat in HBM: the kernel's output element it was
+        read from (for the inverse, the forward output -index mod n; for a zero-padded size, every
+        (native/n)-th one)."""
+        if self._last_run is None:
+            return None
+        n, inverse = self._last_run
+        k = (-index) % n if inverse else index
+        channel, offset = self.layout.place("output", np.array([k * (self.params.n_points // n)]))
+        return f"HBM channel {int(channel[0])}, byte 0x{int(offset[0]):x}"
 
     def _start_and_wait(self) -> None:
         """Check the pointers, start one run, wait for it within the timeout, check STATUS."""

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from hw.model import ntt as N
+from host.backends import Backend, ModelBackend
 from host.cli import main
 from host.points import read_points, write_points
 
@@ -107,16 +108,15 @@ def test_console_script_exit_codes(pair):
 
 # -- build options and sizes (the sim backend's rule, host.backends.build_params) ----------------------
 
-class _RecordingBackend:
+class _RecordingBackend(Backend):
     """Stands in for the simulated card: records the BuildParams it is given, computes with the model."""
 
     made = []
 
     def __init__(self, params=None, **_options):
-        from host.backends import ModelBackend
+        super().__init__()
         self.params = params
         self._model = ModelBackend()
-        self.timings, self.report = {}, {}
         _RecordingBackend.made.append(params)
 
     def supports(self, n):

@@ -443,3 +443,22 @@ def test_without_read_register_build_params_json_beside_the_xclbin_names_the_bui
     assert np.array_equal(be.run(x), ntt_model.ntt(x))
     with pytest.raises(X.IdentityMismatch, match=f"build_params.json says {other.tag()}"):
         make(SMALL, tmp_path, xclbin_params=other, read_register=False)
+
+
+@pytest.mark.parametrize("inverse", [False, True])
+@pytest.mark.parametrize("n_log", [None, 3])     # native size, and a zero-padded smaller one
+def test_locate_names_where_each_output_point_sat_in_hbm(inverse, n_log, tmp_path):
+    """The place locate() names holds the kernel's output the host turned into point i: read it back
+    from the card's buffer there (a forward value, scaled by 1/n for the inverse)."""
+    import re
+    fake, be = make(SMALL, tmp_path)
+    n = SMALL.n_points if n_log is None else 1 << n_log
+    assert be.locate(0) is None                        # nothing ran yet
+    y = be.run(points(n, 5), inverse=inverse)
+    scale = F.inv(n) if inverse else 1
+    for i in range(n):
+        where = re.fullmatch(r"HBM channel (\d+), byte 0x([0-9a-f]+)", be.locate(i))
+        channel, offset = int(where[1]), int(where[2], 16)
+        word = be._views[channel].view(np.uint8)[offset:offset + 8].view(np.uint64)[0]
+        assert F.mul(int(word), scale) == int(y[i])
+    be.close()

@@ -1,0 +1,67 @@
+"""The device interface every backend implements, and the golden-model backend.
+
+A backend owns its device memory: ``run(points, inverse)`` moves the points in, runs the transform,
+moves the result out and returns it; ``timings`` holds the seconds each phase took in the last run
+(``to-device``, ``kernel``, ``from-device``) and ``report`` any further lines a device has to say
+(kernel cycles, projected time, ...). The registry of backends by name is host/backends.py.
+"""
+
+import time
+
+import numpy as np
+
+from hw.model import ntt as ntt_model
+from hw.model.params import BuildParams
+
+__all__ = ["Backend", "DeviceError", "ModelBackend"]
+
+
+class DeviceError(RuntimeError):
+    """A device failed to run a transform (the message says which device and why)."""
+
+
+class Backend:
+    """Base class: a device that can transform a vector of points."""
+
+    name = "abstract"
+
+    def __init__(self):
+        self.timings: dict[str, float] = {}
+        self.report: dict[str, str] = {}
+
+    def supports(self, n_points: int) -> str | None:
+        """None when n_points can be transformed, else a one-line reason."""
+        return None
+
+    def run(self, points: np.ndarray, inverse: bool = False) -> np.ndarray:
+        raise NotImplementedError
+
+    def locate(self, index: int) -> str | None:
+        """Where output point ``index`` of the last run lived in device memory, as a short text such as
+        ``"HBM channel 3, byte 0x1a40"``, or None when the device has no such notion (the model)."""
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+class ModelBackend(Backend):
+    """The golden model on the host CPU; its device memory is a numpy array."""
+
+    name = "model"
+
+    def __init__(self, params: BuildParams | None = None, **_options):
+        super().__init__()
+        self.params = params
+        self.memory = np.zeros(0, dtype=np.uint64)
+
+    def run(self, points, inverse=False):
+        t0 = time.perf_counter()
+        self.memory = np.array(points, dtype=np.uint64, copy=True)
+        t1 = time.perf_counter()
+        self.memory = ntt_model.ntt(self.memory, inverse=inverse)
+        t2 = time.perf_counter()
+        out = self.memory.copy()
+        t3 = time.perf_counter()
+        self.timings = {"to-device": t1 - t0, "kernel": t2 - t1, "from-device": t3 - t2}
+        return out
