@@ -254,7 +254,8 @@ def format_crossings(crossings: list[Crossing]) -> str:
 
 def vivado_cells(netlist: dict) -> dict[str, dict]:
     """Vivado-style cell name -> {"pins": [...]} of every register and memory in a flattened netlist
-    (Yosys' '.' hierarchy separator becomes '/'; register cells named ``<reg>$dff`` by read_netlist)."""
+    (Yosys' '.' hierarchy separator becomes '/'; register cells named ``<reg>$dff`` by read_netlist),
+    and of the hierarchical cells above them."""
     cells = {}
     for cname, cell in netlist["cells"].items():
         conns = cell["connections"]
@@ -266,6 +267,10 @@ def vivado_cells(netlist: dict) -> dict[str, dict]:
             width = len(conns["Q"])
             for i in range(width):
                 cells[base if width == 1 else f"{base}[{i}]"] = {"pins": pins}
+    for name in list(cells):            # the hierarchical cells (instances) above them
+        parts = name.split("/")
+        for n in range(1, len(parts)):
+            cells.setdefault("/".join(parts[:n]), {"pins": []})
     return cells
 
 
@@ -275,6 +280,7 @@ _STUBS = r"""
 set queries_empty {}
 set constrained {}
 set async_reg {}
+set placed {}
 proc _match {pattern} {
   global cells
   set out {}
@@ -333,6 +339,11 @@ proc get_pins {args} {
   if {[llength $out] == 0} { _record_empty "get_pins $args" }
   return $out
 }
+proc get_pblocks {args} { return [lindex $args end] }
+proc add_cells_to_pblock {pblock cells} {
+  global placed
+  foreach c $cells { lappend placed "$pblock $c" }
+}
 proc all_fanin {args} { return [list [lindex $args end]] }
 proc get_clocks {args} { if {[llength [lindex $args end]] == 0} { _record_empty "get_clocks $args" }; return clk }
 proc set_property {name value objs} {
@@ -349,8 +360,8 @@ proc set_max_delay {args} {
 
 def check_constraint_names(tcl: str, netlist: dict) -> dict:
     """Evaluate ``tcl`` in tclsh against the netlist: {"empty": queries that found nothing,
-    "constrained": cells/pins given a max delay, "async_reg": cells given ASYNC_REG} (names without
-    the kernel instance prefix)."""
+    "constrained": cells/pins given a max delay, "async_reg": cells given ASYNC_REG, "placed":
+    "<pblock> <cell>" assignments} (names without the kernel instance prefix)."""
     tclsh = shutil.which("tclsh")
     if tclsh is None:
         raise RuntimeError("tclsh is not installed (apt-get install tcl)")
@@ -358,7 +369,7 @@ def check_constraint_names(tcl: str, netlist: dict) -> dict:
     cell_dict = " ".join("{%s} {pins {%s}}" % (name, " ".join(c["pins"])) for name, c in cells.items())
     ports = " ".join(netlist["ports"])
     program = "\n".join([f"set cells [dict create {cell_dict}]", f"set ports {{{ports}}}", _STUBS, tcl,
-                         "foreach l [list $queries_empty $constrained $async_reg] "
+                         "foreach l [list $queries_empty $constrained $async_reg $placed] "
                          "{ foreach x $l { puts $x }; puts ==== }"])
     with tempfile.NamedTemporaryFile("w", suffix=".tcl", delete=False) as f:
         f.write(program)
@@ -370,4 +381,5 @@ def check_constraint_names(tcl: str, netlist: dict) -> dict:
         raise RuntimeError(f"tclsh: the constraints do not evaluate: {r.stderr.strip()[-2000:]}")
     out = r.stdout.split("====\n")
     strip = lambda s: [re.sub(r"^KERNEL/", "", x) for x in s.strip().splitlines() if x]
-    return {"empty": strip(out[0]), "constrained": strip(out[1]), "async_reg": strip(out[2])}
+    return {"empty": strip(out[0]), "constrained": strip(out[1]), "async_reg": strip(out[2]),
+            "placed": [re.sub(r" KERNEL/", " ", x) for x in out[3].strip().splitlines() if x]}
