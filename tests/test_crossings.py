@@ -188,3 +188,23 @@ def test_check_crossings_script_reports_ok(tmp_path):
                          capture_output=True, text=True, timeout=600)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
 
+
+
+def test_slr_plan_names_exist_and_place_every_block_once(kernel):
+    from host.slr_plan import DEVICE, plan, slr_tcl
+    from hw.engine import NttEngine
+    _, netlist, _ = kernel
+    params = BuildParams(lanes=4, log_core=4, channels=2)
+    names = check_constraint_names(slr_tcl(params), netlist)
+    assert names["empty"] == []
+    placed = [p.split(" ", 1)[1] for p in names["placed"]]
+    assert len(placed) == len(set(placed))
+    lanes = sorted(p for p in placed if re.fullmatch(r"core/engine/lane\d+", p))
+    assert lanes == sorted(f"core/engine/lane{i}" for i in range(params.lanes))
+    assert "core/dma" in placed and "core/engine/twiddles" in placed
+    assert any(p.startswith("pblock_dynamic_SLR0 core/dma") for p in names["placed"])   # next to the HBM
+    # The multiply/reduce units placed are the engine's, and the default build fits each SLR's DSPs.
+    for p in (params, BuildParams()):
+        units = plan(p).mul_units
+        assert units[0] + units[1] == NttEngine(p).mul_units
+    assert max(plan(BuildParams()).dsp(s) for s in (0, 1)) <= DEVICE["DSP48E2"]
