@@ -68,17 +68,25 @@ def sta_of(name: str, params: dict, clock: str, others: list[str], workdir: Path
         r = subprocess.run(yosys_command() + ["-p", script], cwd=out, stdout=log, stderr=subprocess.STDOUT)
     if r.returncode != 0:
         raise RuntimeError(f"yosys failed on {name} ({clock}); log {out / f'yosys_{clock}.log'}")
-    hops = re.findall(r"^\s+\d+: .*?\(via (\S+)\)$", (out / f"ltp_{clock}.txt").read_text(), re.M)
-    carries = sum(1 for h in hops if "carry" in h.lower())
-    chains = len(re.findall(r"(?:c)+", "".join("c" if "carry" in h.lower() else "l" for h in hops)))
-    depth = {"luts": len(hops) - carries, "carry8": (carries + 1) // 2, "chains": chains}
-    text = (out / f"sta_{clock}.txt").read_text()
-    m = re.search(r"Latest arrival time in '\S+' is (\d+):\n(.*?)(?:\n\n|\nWarning|\Z)", text, re.S)
+    return {**sta_path((out / f"sta_{clock}.txt").read_text()),
+            "depth": chain_depth((out / f"ltp_{clock}.txt").read_text())}
+
+
+def chain_depth(ltp_text: str) -> dict:
+    """LUTs, CARRY8 equivalents (2 of Yosys' CARRY4) and carry chains on the path Yosys' ltp prints."""
+    hops = re.findall(r"^\s+\d+: .*?\(via (\S+)\)$", ltp_text, re.M)
+    kinds = "".join("c" if "carry" in h.lower() else "l" for h in hops)
+    carries = kinds.count("c")
+    return {"luts": len(hops) - carries, "carry8": (carries + 1) // 2, "chains": len(re.findall("c+", kinds))}
+
+
+def sta_path(sta_text: str) -> dict:
+    """Latest arrival (ps), its path's cell types (endpoint first) and logic levels, from Yosys' sta."""
+    m = re.search(r"Latest arrival time in '\S+' is (\d+):\n(.*?)(?:\n\n|\nWarning|\Z)", sta_text, re.S)
     if m is None:
-        return {"arrival_ps": None, "levels": None, "path": [], "depth": depth}
+        return {"arrival_ps": None, "levels": None, "path": []}
     path = re.findall(r"^\s+\d+\s+\S+\s+\((\w+)\.", m.group(2), re.M)
-    levels = sum(1 for cell in path if _LOGIC.match(cell))
-    return {"arrival_ps": int(m.group(1)), "levels": levels, "path": path, "depth": depth}
+    return {"arrival_ps": int(m.group(1)), "levels": sum(1 for c in path if _LOGIC.match(c)), "path": path}
 
 
 def estimate(blocks: list[str], workdir: Path, route_ps: int) -> list[dict]:
