@@ -103,6 +103,10 @@ class _Graph:
                 self.endpoints.append((name, dom, bits, []))
         for cname, cell in module["cells"].items():
             conns, dirs = cell["connections"], cell.get("port_directions", {})
+            if not cell["type"].startswith("$") or (conns and not dirs):
+                # A black box (an instance of a module Yosys was not given): its paths are unknown.
+                raise ValueError(f"netlist: cell {cname} of type {cell['type']} is not a Yosys primitive; "
+                                 "cannot trace clock domains through it")
             if cell["type"] == "$mem_v2":
                 self._memory(cname, cell)
             elif "CLK" in conns or "C" in conns:
