@@ -82,10 +82,15 @@ def chain_depth(ltp_text: str) -> dict:
 
 def sta_path(sta_text: str) -> dict:
     """Latest arrival (ps), its path's cell types (endpoint first) and logic levels, from Yosys' sta."""
-    m = re.search(r"Latest arrival time in '\S+' is (\d+):\n(.*?)(?:\n\n|\nWarning|\Z)", sta_text, re.S)
+    # The path runs to the next blank line; Yosys may interleave warnings (a path ending in an untimed
+    # cell such as a DSP48E2 "does not terminate in a recognised endpoint").
+    m = re.search(r"Latest arrival time in '\S+' is (\d+):\n(.*?)(?:\n\s*\n|\Z)", sta_text, re.S)
     if m is None:
         return {"arrival_ps": None, "levels": None, "path": []}
-    path = re.findall(r"^\s+\d+\s+\S+\s+\((\w+)\.", m.group(2), re.M)
+    path = re.findall(r"^\s+\d+\s+(?:\S+\s+\((\w+)\.|\(<unknown>\))", m.group(2), re.M)
+    path = [cell or "untimed cell" for cell in path]
+    if path and not re.match(r"^(FD|SRL|RAM|DSP)", path[-1]):
+        path.append("input port")            # launched by a primary input (arrival 0), not a register
     return {"arrival_ps": int(m.group(1)), "levels": sum(1 for c in path if _LOGIC.match(c)), "path": path}
 
 
@@ -117,8 +122,8 @@ def table(rows: list[dict], route_ps: int) -> str:
         if r["arrival_ps"] is None:
             sta = "| - | no timed path | | "
         else:
-            start = r["path"][-1] if r["path"] else "?"
-            sta = (f"| {r['levels']} (from {start}) | {r['arrival_ps']} | {route_ps * (r['levels'] + 1)} | "
+            ends = f"{r['path'][-1]} to {r['path'][0]}" if r["path"] else "?"
+            sta = (f"| {r['levels']} ({ends}) | {r['arrival_ps']} | {route_ps * (r['levels'] + 1)} | "
                    f"{r['estimate_ps']} ")
         d = r["depth"]
         lines.append(f"| {r['block']} | {params} | {r['domain']} {sta}| {d['luts']} LUT + {d['carry8']} "

@@ -12,7 +12,8 @@ spec.loader.exec_module(T)
 STA = """
 3. Executing STA pass (static timing analysis).
 Latest arrival time in 'blk' is 2100:
-    2100 $auto$ff.cc:1$4 (FDRE.D)
+    2100 (<unknown>)
+Warning: Critical-path does not terminate in a recognised endpoint.
            $abc$o2
     1900 $abc$lut$1 (LUT6.I0->O)
            \\a [0]
@@ -23,6 +24,9 @@ Latest arrival time in 'blk' is 2100:
      303 $auto$ff.cc:1$5 (FDRE.C->Q)
        0   \\clk (<primary input>)
 Warning: Endpoint blk.$x has no (* sta_arrival *) value.
+
+Arrival histogram:
+    1100 (<unknown>)
 """
 LTP = """
 Longest topological path in blk (length=6):
@@ -39,9 +43,12 @@ Longest topological path in blk (length=6):
 def test_sta_path_counts_logic_cells_only():
     r = T.sta_path(STA)
     assert r["arrival_ps"] == 2100
-    assert r["path"] == ["FDRE", "LUT6", "LUT3", "CARRY4", "FDRE"]
+    assert r["path"] == ["untimed cell", "LUT6", "LUT3", "CARRY4", "FDRE"]
     assert r["levels"] == 3
     assert T.sta_path("no timing here")["arrival_ps"] is None
+    from_port = STA.replace("     303 $auto$ff.cc:1$5 (FDRE.C->Q)\n       0   \\clk (<primary input>)",
+                            "       0   \\i_valid (<primary input>)")
+    assert from_port != STA and T.sta_path(from_port)["path"][-1] == "input port"
 
 
 def test_chain_depth_groups_carries():
