@@ -67,7 +67,7 @@ def test_doc_section_replaces_only_its_own_text(tmp_path):
     text = doc.read_text()
     assert text.startswith(before) and text.endswith(after)
     assert "old table" not in text and text.count(T.BEGIN) == 1
-    assert "over by 245 ps" in text          # the worse estimate, 2400 ps, against 2155 ps
+    assert "over 2155 by 245" in text         # the worse estimate, 2400 ps, against 464 MHz
     fresh = tmp_path / "new.md"
     fresh.write_text("# Performance\n")
     T.write_doc(T.doc_section(rows, 300), fresh)
