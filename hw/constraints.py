@@ -31,6 +31,7 @@ netlist Yosys reads from the same Verilog, so a name that does not exist fails a
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from amaranth.hdl import ClockDomain, ClockSignal, Module, ResetSignal, Signal
 
@@ -99,24 +100,23 @@ _ALWAYS = re.compile(r"always\s+@\(posedge\s+(\\\S+|\w+)[^)]*\)(.*?)(?=\n\s*(?:a
                      r"initial|endmodule|\\\S+\s+\S+\s*\(|\w+\s+\S+\s*\())", re.DOTALL)
 
 
+@dataclass(frozen=True)
 class SyncFlops:
-    """One synchronizer in the emitted Verilog: instance path, stage registers, delay, kind."""
+    """One synchronizer in the emitted Verilog: instance path, stage registers, delay (ns, as written in
+    the attribute), kind ("ff" or "async_ff")."""
+    path: str
+    stages: list
+    delay: str
+    kind: str
 
-    def __init__(self, path: str, stages: list[str], delay: str, kind: str):
-        self.path, self.stages, self.delay, self.kind = path, stages, delay, kind
 
-    def __repr__(self):
-        return f"SyncFlops({self.path!r}, {self.stages}, {self.delay}, {self.kind})"
-
-
+@dataclass(frozen=True)
 class DualClockRam:
-    """A memory written on one clock and read on another: instance path, memory name, clock ports."""
-
-    def __init__(self, path: str, memory: str, write_clock: str, read_clock: str):
-        self.path, self.memory, self.write_clock, self.read_clock = path, memory, write_clock, read_clock
-
-    def __repr__(self):
-        return f"DualClockRam({self.path!r}, {self.memory!r}, {self.write_clock}, {self.read_clock})"
+    """A memory written on one clock and read on another: instance path, memory name, clock nets."""
+    path: str
+    memory: str
+    write_clock: str
+    read_clock: str
 
 
 def _instance_path(module: str, top: str) -> str | None:
