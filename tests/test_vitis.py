@@ -2,9 +2,10 @@
 with the register map and with the kernel RTL's ports; the driver stops cleanly without the tools and
 runs them in order (with the HADAFileSet re-run) when they are there.
 
-Until the kernel (issue 7) is in hw.catalog, the RTL side is a TEST-LOCAL STUB: an Amaranth component
-with the Vitis port names of shared/DESIGN.md section 5 and nothing inside, emitted with Amaranth's
-own Verilog back end so the port parser sees the real emitter's style.
+Where the tests need RTL without elaborating the kernel, the RTL side is a TEST-LOCAL STUB: an Amaranth
+component with the kernel's Vitis port names and nothing inside, emitted with Amaranth's own Verilog
+back end so the port parser sees the real emitter's style. The make targets are checked through
+`make -n` (what would run) and `make build-inputs` into a temporary directory.
 """
 
 import json
@@ -30,7 +31,7 @@ PARAMS = [BuildParams(), BuildParams(lanes=4, log_core=6, channels=8)]
 ids = lambda p: p.tag()
 
 
-# -- TEST-LOCAL STUB of the kernel's top-level ports (replace by hw.catalog "kernel" in issue 7) ---
+# -- TEST-LOCAL STUB of the kernel's top-level ports ---------------------------------------------
 
 class _StubKernelPorts(wiring.Component):
     def __init__(self, channels, master_bits=R.MASTER_DATA_BITS, irq=True, drop_master=None):
@@ -308,3 +309,103 @@ def test_build_reports_a_failing_step(tmp_path):
         os.environ.update(old)
     assert "re-run" not in str(e.value)
     assert "ERROR: timing" in (vb.out_dir / "link.out").read_text()
+
+
+# -- build knobs -----------------------------------------------------------------------------------
+
+def _make(*args, cwd=REPO):
+    r = subprocess.run(["make", "--no-print-directory", *args], cwd=cwd, capture_output=True, text=True,
+                       timeout=900)
+    return r
+
+
+def test_vpp_flags_configs_and_hook_reach_the_link_command(tmp_path):
+    cfg = tmp_path / "extra.cfg"
+    cfg.write_text("[vivado]\nprop=run.impl_1.strategy=Performance_Explore\n")
+    vb = V.VitisBuild(BuildParams(lanes=4, log_core=4, channels=4), "hw", out_dir=tmp_path / "out",
+                      vpp_flags=("--optimize", "3"), config_files=(cfg,))
+    link = dict(vb.commands())["link"]
+    configs = [link[i + 1] for i, a in enumerate(link) if a == "--config"]
+    assert configs == [str(vb.connectivity_path), str(cfg)]
+    assert link[link.index("--vivado.prop") + 1] == f"run.impl_1.STEPS.OPT_DESIGN.TCL.PRE={vb.impl_hook_path}"
+    assert link[link.index("--optimize") + 1] == "3" and link.index("--optimize") < link.index("-o")
+    emu = dict(V.VitisBuild(BuildParams(lanes=4, log_core=4, channels=4), "hw_emu",
+                            out_dir=tmp_path / "emu").commands())["link"]
+    assert "--vivado.prop" not in emu                    # no implementation run in hw_emu
+    with pytest.raises(ValueError, match="config_files"):
+        V.VitisBuild(out_dir=tmp_path, config_files=(tmp_path / "missing.cfg",))
+
+
+def test_inputs_carry_constraints_hook_and_xrt_ini(tmp_path):
+    params = BuildParams(lanes=4, log_core=4, channels=2)
+    vb = V.VitisBuild(params, "hw", out_dir=tmp_path, slr_plan=True, profile=True)
+    written = vb.write_inputs(log=lambda m: None)
+    assert {"constraints", "impl_hook", "slr_plan", "xrt.ini"} <= set(written)
+    hook = vb.impl_hook_path.read_text()
+    assert f"source {{{vb.cdc_path}}}" in hook and f"source {{{vb.slr_path}}}" in hook
+    cdc = vb.cdc_path.read_text()
+    verilog = vb.verilog_path.read_text()
+    # one constraint line per synchronizer module of the Verilog (counted here from its ASYNC_REG regs)
+    sync_modules = {m.group(1) for m in re.finditer(
+        r"^module \\nantucket\.(\S+) \((?:(?!^endmodule).)*?\(\* ASYNC_REG = \"TRUE\" \*\)(?:\s*\(\*[^*]*\*\))*\s*reg ",
+        verilog, flags=re.M | re.S)}
+    calls = re.findall(r"^  nantucket_(?:async_)?ff_sync \$k \{(\S+)\}", cdc, flags=re.M)
+    assert sorted(calls) == sorted(p.replace(".", "/") for p in sync_modules) and calls
+    assert "module nantucket(" in verilog
+    ini = vb.xrt_ini_path.read_text()
+    assert "[Debug]" in ini and "device_trace=fine" in ini
+    assert "--profile.data" in dict(vb.commands())["link"]
+    assert "device_trace" not in V.xrt_ini(False)
+
+
+def test_make_build_inputs_honours_every_knob(tmp_path):
+    cfg = tmp_path / "extra.cfg"
+    cfg.write_text("[advanced]\n")
+    out = tmp_path / "out"
+    r = _make("build-inputs", "TARGET=hw_emu", "LANES=4", "LOG_CORE=4", "CHANNELS=4", f"VITIS_OUT={out}",
+              "PLATFORM=my_platform", "VITIS_FLAGS=--optimize 3 --temp_dir 'a b'", f"VITIS_CFG={cfg}",
+              "SLR_PLAN=1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = json.loads((out / "build_params.json").read_text())
+    assert got["target"] == "hw_emu" and got["platform"] == "my_platform"
+    assert (got["params"]["lanes"], got["params"]["log_core"], got["params"]["channels"]) == (4, 4, 4)
+    assert got["vpp_flags"] == ["--optimize", "3", "--temp_dir", "a b"]
+    assert got["config_files"] == [str(cfg)] and got["slr_plan"] is True
+    script = (out / "build.sh").read_text()
+    assert "v++ -l -t hw_emu" in script and "--optimize 3 --temp_dir 'a b'" in script
+    assert f"--config {cfg}" in script and "emconfigutil" in script
+    assert (out / "nantucket_slr.tcl").is_file() and (out / "nantucket_cdc.tcl").is_file()
+
+
+def test_make_run_uses_the_built_xclbin():
+    emu = _make("-n", "run", "TARGET=hw_emu", "LOG_N=8").stdout
+    assert "XCL_EMULATION_MODE=hw_emu" in emu and "--backend xrt" in emu
+    assert "--xclbin build/hw_emu/nantucket.xclbin" in emu and "build/hw_emu/xrt.ini" in emu
+    hw = _make("-n", "run", "TARGET=hw").stdout
+    assert "XCL_EMULATION_MODE" not in hw and "--xclbin build/hw/nantucket.xclbin" in hw
+    plain = _make("-n", "run").stdout
+    assert "--backend sim" in plain and "--xclbin" not in plain
+
+
+def test_make_rtl_emits_the_packaged_top(tmp_path):
+    assert "scripts/vitis_build.py --rtl build/rtl/nantucket.v" in _make("-n", "rtl").stdout
+    out = tmp_path / "rtl" / "nantucket.v"
+    r = _driver(["--rtl", str(out), "--lanes", "4", "--log-core", "4", "--channels", "2"], "/usr/bin:/bin",
+                tmp_path)
+    assert r.returncode == 0, r.stderr
+    ports = V.parse_verilog_ports(out.read_text(), module="nantucket")
+    assert ports["ap_clk_2"] == ("input", 1) and "m01_axi_wdata" in ports
+
+
+def test_make_clean_leaves_the_xclbins(tmp_path):
+    build = tmp_path / "build"
+    for d in ("hw", "hw_emu", "run", "rtl", "synth"):
+        (build / d).mkdir(parents=True)
+        (build / d / ("nantucket.xclbin" if d.startswith("hw") else "x.txt")).write_text("x")
+    lines = _make("-n", "clean", f"BUILD={build}").stdout.replace("\\\n", " ").splitlines()
+    find = [l for l in lines if "find" in l]
+    assert len(find) == 1
+    subprocess.run(["bash", "-c", find[0].lstrip("@")], check=True)
+    assert sorted(p.name for p in build.iterdir()) == ["hw", "hw_emu"]
+    assert (build / "hw" / "nantucket.xclbin").is_file() and (build / "hw_emu" / "nantucket.xclbin").is_file()
+    assert f"rm -rf {build}/hw {build}/hw_emu" in _make("-n", "clean-xclbin", f"BUILD={build}").stdout

