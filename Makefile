@@ -22,7 +22,7 @@ RUN_TARGET := $(if $(filter command line,$(origin TARGET)),$(TARGET))
 # Vitis output directories: `make clean` leaves them (and their xclbins) alone; `make clean-xclbin` removes them.
 VITIS_DIRS := hw hw_emu
 
-.PHONY: setup test run points sim sim-full rtl synth bench clean distclean help check-crossings
+.PHONY: setup test run points sim sim-full rtl synth bench clean distclean help check-crossings diagrams
 
 help:
 	@echo "make setup     create .venv from the pinned requirements (only when missing or changed)"
@@ -39,6 +39,7 @@ help:
 	@echo "make build     Vitis build: TARGET=hw|hw_emu [PLATFORM= LANES= LOG_CORE= CHANNELS= VITIS_FLAGS="
 	@echo "               VITIS_CFG= SLR_PLAN=1 PROFILE=1] (docs/build.md); make run TARGET=.. runs its xclbin"
 	@echo "make check-crossings  list and check the kernel's clock-domain crossings and their constraints"
+	@echo "make diagrams  redraw docs/img/*.svg from BuildParams and HbmLayout"
 	@echo "make clean     remove build/ except the Vitis outputs (make clean-xclbin removes those)"
 
 setup: $(STAMP)
@@ -82,6 +83,9 @@ ifeq ($(COMPONENT),kernel)
 else
 	$(NANTUCKET) rtl --component $(COMPONENT) $(ARGS) -o $(BUILD)/rtl/$(COMPONENT).v
 endif
+
+diagrams: $(STAMP)
+	$(PY) scripts/draw_diagrams.py
 
 check-crossings: $(STAMP)
 	$(PY) scripts/check_crossings.py

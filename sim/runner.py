@@ -65,6 +65,8 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
+from hw.catalog import param_tag
+
 __all__ = ["REPO_ROOT", "BUILD_ROOT", "SimBuildFailed", "emit_verilog", "lint_verilog", "component_props", "param_tag", "build_dir_for",
            "build", "run_bench", "bench_facts", "verilator_bin"]
 
@@ -131,21 +133,6 @@ def component_props(component) -> dict[str, Any]:
             elif isinstance(v, (list, tuple)) and all(isinstance(e, (bool, int, float, str)) for e in v):
                 props[attr] = list(v)
     return props
-
-
-def param_tag(params: Mapping[str, Any]) -> str:
-    """A directory-safe name for a parameter set: ``depth=2,width=64`` -> ``depth2_width64``."""
-    if not params:
-        return "default"
-    parts = []
-    for k in sorted(params):
-        v = params[k]
-        if hasattr(v, "tag") and callable(v.tag):      # BuildParams and friends
-            v = v.tag()
-        elif isinstance(v, Mapping):                     # e.g. BuildParams.as_dict()
-            v = "-".join(f"{ik}{iv}" for ik, iv in v.items())
-        parts.append(f"{k}{v}")
-    return re.sub(r"[^A-Za-z0-9_.=-]+", "-", "_".join(parts))
 
 
 def build_dir_for(name: str, params: Mapping[str, Any], sim: str = "verilator", waves: bool = False) -> Path:
