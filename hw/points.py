@@ -1,0 +1,30 @@
+"""Data layouts of the points as they travel between the DMA, the NTT engine and the benches: one
+definition instead of bit slicing in every block.
+
+- :data:`PointPair`: what one lane takes (or emits) in one cycle, ``x0`` then ``x1`` (64 bits each).
+- :func:`payload_layout`: one engine cycle, ``ArrayLayout(PointPair, L)``; lane l's pair at bits
+  [128l, 128l + 128), so a payload's flat bits are lane 0 x0, lane 0 x1, lane 1 x0, ...
+- :func:`unit_layout`: a *unit* (see :mod:`hw.model.layout`), L points of one matrix row, point l for
+  lane l; it is L/4 HBM beats at consecutive addresses.
+- :data:`Beat`: one 256-bit HBM beat, four points, the lowest address first.
+"""
+
+from amaranth.lib import data
+
+from hw.model.layout import POINTS_PER_BEAT
+
+__all__ = ["POINT_BITS", "PointPair", "Beat", "payload_layout", "unit_layout"]
+
+POINT_BITS = 64
+PointPair = data.StructLayout({"x0": POINT_BITS, "x1": POINT_BITS})
+Beat = data.ArrayLayout(POINT_BITS, POINTS_PER_BEAT)
+
+
+def payload_layout(lanes: int) -> data.ArrayLayout:
+    """One engine cycle of ``lanes`` lanes: element l is lane l's (x0, x1)."""
+    return data.ArrayLayout(PointPair, lanes)
+
+
+def unit_layout(lanes: int) -> data.ArrayLayout:
+    """One unit: ``lanes`` points of a row, element l for lane l (L/4 beats)."""
+    return data.ArrayLayout(POINT_BITS, lanes)
