@@ -7,10 +7,11 @@ IDs, QoS, cache, lock, prot and region are left out: every master here uses a si
 responses, which Vitis accepts from an RTL kernel.
 """
 
+from amaranth.hdl import Const
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-__all__ = ["fault_layout", "Axi4Signature", "Axi4ReadSignature", "Axi4WriteSignature", "AxiLiteSignature", "BURST_INCR",
+__all__ = ["fault_layout", "connect_half", "Axi4Signature", "Axi4ReadSignature", "Axi4WriteSignature", "AxiLiteSignature", "BURST_INCR",
            "RESP_OKAY", "RESP_EXOKAY", "RESP_SLVERR", "RESP_DECERR", "PAGE_BYTES"]
 
 BURST_INCR = 0b01
@@ -26,6 +27,16 @@ def fault_layout(channels: int) -> data.StructLayout:
     0: an R beat), ``resp`` (the BRESP / RRESP code) and ``channel`` (the HBM channel of the master)."""
     return data.StructLayout({"valid": 1, "write": 1, "resp": 2,
                               "channel": max(1, (channels - 1).bit_length())})
+
+
+def connect_half(m, half, port, when=Const(1)):
+    """Connect ``half`` (a master's :class:`Axi4ReadSignature` or :class:`Axi4WriteSignature` interface)
+    to the same-named members of a full AXI4 ``port`` (master or slave side) while ``when`` is 1; the
+    half's inputs are only driven then, the port's other members are left alone."""
+    for name, member in half.signature.members.items():
+        inner, outer = getattr(half, name), getattr(port, name)
+        with m.If(when):
+            m.d.comb += (outer.eq(inner) if member.flow == Out else inner.eq(outer))
 
 
 def _check_width(name: str, value, allowed):

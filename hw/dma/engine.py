@@ -22,7 +22,7 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.fifo import AsyncFIFO
 from amaranth.lib.wiring import In, Out
 
-from hw.axi import Axi4Signature, fault_layout
+from hw.axi import Axi4Signature, connect_half, fault_layout
 from hw.model.layout import POINTS_PER_BEAT, HbmLayout
 from hw.model.params import BuildParams
 from hw.points import Beat, payload_layout
@@ -34,15 +34,6 @@ from .axi_write import AxiWriteMaster
 from .write_path import WritePath
 
 __all__ = ["DmaEngine"]
-
-
-def _route(m, master, port, selected):
-    """Connect a read or write master to one HBM port while ``selected`` (the port's other members
-    stay at 0 for that master)."""
-    for name, member in master.signature.members.items():
-        inner, outer = getattr(master, name), getattr(port, name)
-        with m.If(selected):
-            m.d.comb += (outer.eq(inner) if member.flow == Out else inner.eq(outer))
 
 
 class DmaEngine(wiring.Component):
@@ -174,10 +165,10 @@ class DmaEngine(wiring.Component):
             m.d.comb += [rd.start.eq(start_d), rd.run.eq(active_d), rd.base.eq(Mux(pass2_d, odd, even)),
                          wr.start.eq(start_d), wr.run.eq(active_d), wr.base.eq(Mux(pass2_d, even, odd)),
                          wr.burst_len.eq(Mux(pass2_d, lay.burst_beats, lay.unit_beats))]
-            _route(m, rd.axi, self.m_axi[2 * q], ~pass2_d)
-            _route(m, rd.axi, self.m_axi[2 * q + 1], pass2_d)
-            _route(m, wr.axi, self.m_axi[2 * q], pass2_d)
-            _route(m, wr.axi, self.m_axi[2 * q + 1], ~pass2_d)
+            connect_half(m, rd.axi, self.m_axi[2 * q], ~pass2_d)
+            connect_half(m, rd.axi, self.m_axi[2 * q + 1], pass2_d)
+            connect_half(m, wr.axi, self.m_axi[2 * q], pass2_d)
+            connect_half(m, wr.axi, self.m_axi[2 * q + 1], ~pass2_d)
             done_all += [rd.done, wr.done]
             masters.append((rd, wr))
 
