@@ -245,3 +245,15 @@ def test_corner_turn_transposes_blocks():
                 rows.append(sum(p << (64 * n) for n, p in enumerate(pts)))
             want.append(rows[0] | rows[1] << (64 * lanes))
     assert got == want
+
+
+def test_host_packing_is_the_gateware_layout():
+    """pack_payload / pack_beat give the same integers as Amaranth's constants of the shared layouts."""
+    from hw.points import Beat, pack_beat, pack_payload, payload_layout, unpack_beat, unpack_payload
+    rng = random.Random(9)
+    for lanes in (1, 4, 16):
+        pairs = [(rng.getrandbits(64), rng.getrandbits(64)) for _ in range(lanes)]
+        const = payload_layout(lanes).const([{"x0": a, "x1": b} for a, b in pairs]).as_value().value
+        assert pack_payload(pairs) == const and unpack_payload(const, lanes) == pairs
+    pts = [rng.getrandbits(64) for _ in range(4)]
+    assert pack_beat(pts) == Beat.const(pts).as_value().value and unpack_beat(pack_beat(pts)) == pts
