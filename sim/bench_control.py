@@ -45,16 +45,9 @@ class ShadowKernel(KernelModel):
 
     def _start(self) -> None:
         self._idle, self._ready = False, True
-        self._status &= R.STATUS_BAD_SIZE              # any start clears the AXI error fields
+        self._status &= R.STATUS_BAD_SIZE              # any start clears STATUS.axi_*
         if self.arg_value("log_n") in self.rmap.supported_log_n:
             self._status &= ~R.STATUS_BAD_SIZE         # a good start clears bad_size at once
-
-    def axi_fault(self, channel: int, resp: int, write: bool) -> None:
-        """An AXI error response reported by the kernel: the first of a run is kept."""
-        if self._idle or self._status & R.STATUS_AXI_ERROR:
-            return
-        self._status |= (R.STATUS_AXI_ERROR | (resp << R.STATUS_AXI_RESP_SHIFT)
-                         | (R.STATUS_AXI_WRITE if write else 0) | (channel << R.STATUS_AXI_CHANNEL_SHIFT))
 
     def finish(self, bad_size: bool) -> None:
         if self._idle:
@@ -171,7 +164,7 @@ class ControlTB:
         await FallingEdge(d.clk)
         d.fault.value = word
         await FallingEdge(d.clk)
-        self.shadow.axi_fault(channel, resp, write)
+        self.shadow.axi_error(channel, resp, write)
         d.fault.value = 0
         await ClockCycles(d.clk, 2)
 
