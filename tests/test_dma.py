@@ -138,3 +138,12 @@ def test_dma_against_axiram(params):
     from sim.dma_axi_top import DmaAxiTop
     run_bench(DmaAxiTop(params), name="dma_axiram", params=params.as_dict(),
               test_module="sim.bench_dma_axiram")
+
+
+@pytest.mark.parametrize("build", [dict(lanes=4, log_core=2, channels=4), dict(lanes=16, log_core=4, channels=2)],
+                         ids=["L4_k2_C4", "L16_k4_C2"])
+def test_lint(build):
+    """The emitted Verilog is lint clean, also at the corners (one beat per unit, one channel per direction)."""
+    from hw import catalog
+    from sim.runner import lint_verilog
+    lint_verilog(catalog.emit_verilog("dma", **build), "dma")

@@ -9,13 +9,13 @@ block blk (slot = row); pass 1 writes, per block, the rows of the round two by t
 emits them (rows L*g + 2j, L*g + 2j + 1 of column block b, slot = lane-input position of the row).
 """
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Array, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.model.layout import HbmLayout
 
-__all__ = ["ReadAddressGenerator", "WriteAddressGenerator"]
+__all__ = ["ReadAddressGenerator", "WriteAddressGenerator", "beat_bits", "select"]
 
 
 def _log2(v: int) -> int:
@@ -24,6 +24,12 @@ def _log2(v: int) -> int:
 
 def _channel_bits(layout: HbmLayout) -> int:
     return max(1, _log2(layout.group))
+
+
+def select(items, index):
+    """``items[index]`` for a per-channel list: an ``Array`` lookup, or the only item when there is one
+    channel per direction (a one-entry Array would leave an incomplete case in the Verilog)."""
+    return items[0] if len(items) == 1 else Array(items)[index]
 
 
 def beat_bits(layout: HbmLayout) -> int:

@@ -7,14 +7,14 @@ channel of slot 2t and unit B (the x1) from the channel of slot 2t + 1, as the
 (R = 1) it takes the two units at the head of that channel's buffer.
 """
 
-from amaranth.hdl import Array, Module, Mux, Signal
+from amaranth.hdl import Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.model.layout import HbmLayout
 from hw.points import Beat, payload_layout, unit_layout
 
-from .addresses import ReadAddressGenerator
+from .addresses import ReadAddressGenerator, select
 
 __all__ = ["UnitCollector", "ReadAssembler"]
 
@@ -34,7 +34,7 @@ class UnitCollector(wiring.Component):
         U = self._lanes // 4                                # beats per unit
         slots = [Signal(unit_layout(self._lanes), name=f"slot{j}") for j in range(2)]
         wsel, rsel = Signal(), Signal()
-        wbeat = Signal(range(max(2, U)))
+        wbeat = Signal(range(U)) if U > 1 else Const(0, 1)         # beat of the unit being filled
         fill, unit_done = Signal(), Signal()
         m.d.comb += [
             self.beats.ready.eq(self.count < 2),
@@ -45,7 +45,8 @@ class UnitCollector(wiring.Component):
             for j in range(2):
                 with m.If(wsel == j):
                     m.d.sync += slots[j].as_value().word_select(wbeat, Beat.size).eq(self.beats.payload)
-            m.d.sync += wbeat.eq(Mux(wbeat == U - 1, 0, wbeat + 1))
+            if U > 1:
+                m.d.sync += wbeat.eq(Mux(wbeat == U - 1, 0, wbeat + 1))
             with m.If(wbeat == U - 1):
                 m.d.sync += wsel.eq(~wsel)
         m.d.sync += [self.count.eq(self.count + unit_done - self.pop), rsel.eq(rsel ^ self.pop[0])]
@@ -75,20 +76,18 @@ class ReadAssembler(wiring.Component):
             m.submodules[f"collector{q}"] = col = UnitCollector(lanes)
             wiring.connect(m, wiring.flipped(self.beats[q]), col.beats)
             cols.append(col)
-        count = Array(c.count for c in cols)
-        head = Array(c.head for c in cols)
-        second = Array(c.second for c in cols)
         ch_a, ch_b = gen.chan_a, gen.chan_b
+        counts = [c.count for c in cols]
         same = Signal()
         unit_a, unit_b = Signal(unit_layout(lanes)), Signal(unit_layout(lanes))
         fire = Signal()
         m.d.comb += [
             gen.start.eq(self.start),
             same.eq(ch_a == ch_b),
-            unit_a.eq(head[ch_a]),
-            unit_b.eq(Mux(same, second[ch_a], head[ch_b])),
-            self.points.valid.eq(gen.active & (count[ch_a] != 0)
-                                 & Mux(same, count[ch_a] == 2, count[ch_b] != 0)),
+            unit_a.eq(select([c.head for c in cols], ch_a)),
+            unit_b.eq(Mux(same, select([c.second for c in cols], ch_a), select([c.head for c in cols], ch_b))),
+            self.points.valid.eq(gen.active & (select(counts, ch_a) != 0)
+                                 & Mux(same, select(counts, ch_a) == 2, select(counts, ch_b) != 0)),
             fire.eq(self.points.valid & self.points.ready),
             gen.advance.eq(fire),
         ]

@@ -10,14 +10,14 @@ address at the first beat of each burst (every unit in pass 1, every ``burst_bea
 pass 2).
 """
 
-from amaranth.hdl import Array, Cat, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from hw.model.layout import HbmLayout
 from hw.points import Beat, payload_layout, unit_layout
 
-from .addresses import WriteAddressGenerator, beat_bits
+from .addresses import WriteAddressGenerator, beat_bits, select
 
 __all__ = ["row_pair_layout", "CornerTurn", "UnitSplitter", "WritePath"]
 
@@ -105,7 +105,7 @@ class UnitSplitter(wiring.Component):
         units = [Signal(unit_layout(self._lanes), name=f"unit{j}") for j in range(2)]
         addrs = [Signal(abits, name=f"addr{j}") for j in range(2)]
         wsel, rsel = Signal(), Signal()
-        rbeat = Signal(range(max(2, U)))
+        rbeat = Signal(range(U)) if U > 1 else Const(0, 1)         # beat of the unit being drained
         # the first unit offered goes to wsel; with both, B goes to the other slot
         with m.If(self.take_a):
             for j in range(2):
@@ -136,7 +136,8 @@ class UnitSplitter(wiring.Component):
             unit_out.eq(drain & (rbeat == U - 1)),
         ]
         with m.If(drain):
-            m.d.sync += rbeat.eq(Mux(rbeat == U - 1, 0, rbeat + 1))
+            if U > 1:
+                m.d.sync += rbeat.eq(Mux(rbeat == U - 1, 0, rbeat + 1))
             with m.If(rbeat == U - 1):
                 m.d.sync += rsel.eq(~rsel)
         m.d.sync += self.count.eq(self.count + n_in - unit_out)
@@ -202,12 +203,12 @@ class WritePath(wiring.Component):
                          turn.rows.ready.eq(accept)]
 
         # both units need room: two in one splitter if they share it, else one in each
-        count = Array(sp.count for sp in splitters)
+        counts = [sp.count for sp in splitters]
         same, fire = Signal(), Signal()
         m.d.comb += [
             same.eq(gen.chan_a == gen.chan_b),
-            accept.eq(offer_valid & Mux(same, count[gen.chan_a] == 0,
-                                        (count[gen.chan_a] != 2) & (count[gen.chan_b] != 2))),
+            accept.eq(offer_valid & Mux(same, select(counts, gen.chan_a) == 0,
+                                        (select(counts, gen.chan_a) != 2) & (select(counts, gen.chan_b) != 2))),
             fire.eq(offer_valid & accept),
             gen.advance.eq(fire),
         ]
