@@ -31,10 +31,17 @@ def fault_layout(channels: int) -> data.StructLayout:
 
 def connect_half(m, half, port, when=Const(1)):
     """Connect ``half`` (a master's :class:`Axi4ReadSignature` or :class:`Axi4WriteSignature` interface)
-    to the same-named members of a full AXI4 ``port`` (master or slave side) while ``when`` is 1; the
-    half's inputs are only driven then, the port's other members are left alone."""
+    to the same-named members of a full AXI4 ``port`` (master or slave side) while ``when`` is 1.
+
+    Only the handshakes are gated: the master's valid/ready reach the port only while ``when`` is 1, and
+    its inputs are driven from this port only then. Addresses, lengths and data go to the port at all
+    times (they mean nothing without valid), which keeps wide AND gates off the data paths; so a port's
+    half may be connected to one master only."""
     for name, member in half.signature.members.items():
         inner, outer = getattr(half, name), getattr(port, name)
+        if member.flow == Out and not name.endswith(("valid", "ready")):
+            m.d.comb += outer.eq(inner)
+            continue
         with m.If(when):
             m.d.comb += (outer.eq(inner) if member.flow == Out else inner.eq(outer))
 
