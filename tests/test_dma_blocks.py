@@ -6,7 +6,7 @@ import random
 
 import numpy as np
 import pytest
-from amaranth.hdl import DomainRenamer, Elaboratable, Module
+from amaranth.hdl import Elaboratable, Module
 from amaranth.lib import wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.sim import Simulator
@@ -16,7 +16,7 @@ from hw.dma.addresses import ReadAddressGenerator, WriteAddressGenerator
 from hw.dma.axi_read import AxiReadMaster
 from hw.dma.axi_write import AxiWriteMaster
 from hw.dma.write_path import CornerTurn
-from hw.model.layout import BEAT_BYTES, HbmLayout
+from hw.model.layout import HbmLayout
 from hw.model.params import BuildParams
 from sim.hbm import HbmChannelModel
 
