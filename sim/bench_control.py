@@ -23,6 +23,7 @@ import cocotb
 from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
+from hw.axi import fault_layout
 from hw.model import regmap as R
 from hw.model.params import BuildParams
 from sim.benchlib import pattern, reset, start_clock
@@ -44,13 +45,14 @@ class ShadowKernel(KernelModel):
 
     def _start(self) -> None:
         self._idle, self._ready = False, True
+        self._status &= R.STATUS_BAD_SIZE              # any start clears STATUS.axi_*
         if self.arg_value("log_n") in self.rmap.supported_log_n:
             self._status &= ~R.STATUS_BAD_SIZE         # a good start clears bad_size at once
 
     def finish(self, bad_size: bool) -> None:
         if self._idle:
             return                                     # a done while idle means nothing
-        self._status = R.STATUS_BAD_SIZE if bad_size else 0
+        self._status = (self._status & ~R.STATUS_BAD_SIZE) | (R.STATUS_BAD_SIZE if bad_size else 0)
         self._idle, self._done = True, True
         if self._ier & R.IER_DONE:
             self._isr |= R.ISR_DONE
@@ -87,7 +89,7 @@ class ControlTB:
     async def start(self, backpressure: str = "none", *, master: bool = True):
         d = self.dut
         start_clock(d.clk)
-        for s in (d.done, d.bad_size, d.axil__awvalid, d.axil__wvalid, d.axil__arvalid,
+        for s in (d.done, d.bad_size, d.fault, d.axil__awvalid, d.axil__wvalid, d.axil__arvalid,
                   d.axil__bready, d.axil__rready, d.axil__awaddr, d.axil__araddr, d.axil__wdata,
                   d.axil__wstrb):
             s.value = 0
@@ -153,6 +155,18 @@ class ControlTB:
         d.done.value = 0
         d.bad_size.value = random.getrandbits(1)       # ignored without done
         await ClockCycles(d.clk, settle)
+
+    async def pulse_fault(self, channel: int, resp: int, write: bool) -> None:
+        """One cycle of ``fault`` (as the DMA reports an AXI error response)."""
+        d = self.dut
+        layout = fault_layout(self.params.channels)
+        word = layout.const({"valid": 1, "write": int(write), "resp": resp, "channel": channel}).as_value().value
+        await FallingEdge(d.clk)
+        d.fault.value = word
+        await FallingEdge(d.clk)
+        self.shadow.axi_error(channel, resp, write)
+        d.fault.value = 0
+        await ClockCycles(d.clk, 2)
 
     # -- protocol monitor --------------------------------------------------------------------------
 
@@ -375,6 +389,34 @@ async def test_bad_size(dut, backpressure):
     await tb.pulse_done(bad_size=False)
     await tb.check_read(status, "still clear after the good run")
     await tb.check_read(R.CTRL, "done")
+    tb.finish()
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+@cocotb.parametrize(backpressure=BACKPRESSURE)
+async def test_axi_fault(dut, backpressure):
+    """AXI error responses reported on ``fault``: ignored while idle; during a run the first one is
+    latched into STATUS.axi_* (channel, response, direction) and later ones leave it; done keeps it; the
+    next start clears it."""
+    tb = ControlTB(dut)
+    await tb.start(backpressure)
+    rmap, C = tb.rmap, tb.params.channels
+    status = rmap.id_offset("STATUS")
+    await tb.pulse_fault(C - 1, 2, True)
+    await tb.check_read(status, "fault while idle ignored")
+    await tb.write_args(rmap.supported_log_n[0], tb.random_bases())
+    for _ in range(3):
+        await tb.start_run()
+        await tb.check_read(status, "cleared by the start")
+        first = (random.randrange(C), random.choice((1, 2, 3)), random.getrandbits(1))
+        await tb.pulse_fault(*first)
+        got = await tb.check_read(status, "first fault latched")
+        assert got & R.STATUS_AXI_ERROR and (got & R.STATUS_AXI_CHANNEL_MASK) >> R.STATUS_AXI_CHANNEL_SHIFT == first[0]
+        await tb.pulse_fault(random.randrange(C), random.choice((2, 3)), random.getrandbits(1))
+        await tb.check_read(status, "second fault ignored")
+        await tb.pulse_done()
+        await tb.check_read(status, "kept after done")
+        await tb.check_read(R.CTRL, "done")
     tb.finish()
 
 

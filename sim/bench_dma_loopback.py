@@ -21,14 +21,14 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge
 
 from hw.model.field import P
-from hw.model.layout import HbmLayout
+from hw.model.layout import POINTS_PER_BEAT, HbmLayout
 from hw.model.params import BuildParams
 from hw.model.schedule import loopback_passes
+from hw.points import pack_beat, unpack_beat
 from sim.benchlib import EDGE_VALUES, NONCANONICAL_VALUES, reset_domains
 from sim.runner import bench_facts
 
 DMA_PS, NTT_PS = 3334, 2156          # 300 MHz and 464 MHz (even picoseconds)
-MASK64 = (1 << 64) - 1
 
 
 def sentinel(channel: int, beat: int) -> int:
@@ -79,8 +79,7 @@ class LoopbackTB:
         return out
 
     def beats_of(self, points: np.ndarray) -> list[int]:
-        pts = points.reshape(-1, 4)
-        return [int(a) | int(b) << 64 | int(c) << 128 | int(e) << 192 for a, b, c, e in pts]
+        return [pack_beat(beat) for beat in points.reshape(-1, POINTS_PER_BEAT)]
 
     async def preload(self, x: np.ndarray):
         """Input buffer, and (first test of a simulation only) sentinels in guards and the state buffer.
@@ -131,8 +130,7 @@ class LoopbackTB:
         mem = np.zeros((self.params.channels, self.depth * 4), dtype=np.uint64)
         for c in range(self.params.channels):
             for i, v in enumerate(await self.read_channel(c)):
-                for j in range(4):
-                    mem[c, 4 * i + j] = (v >> (64 * j)) & MASK64
+                mem[c, 4 * i:4 * i + 4] = unpack_beat(v)
         return mem
 
 
@@ -186,7 +184,7 @@ async def test_two_passes(dut, refresh, stalls):
     assert bad.size == 0, f"{bad.size} output points wrong, first at {bad[:8]}"
     for c in range(p.channels):
         for i in list(range(tb.guard)) + list(range(tb.guard + lay.beats_per_channel, tb.depth)):
-            word = sum(int(mem[c, 4 * i + j]) << (64 * j) for j in range(4))
+            word = pack_beat(mem[c, 4 * i:4 * i + 4])
             assert word == sentinel(c, i), f"guard beat {i} of channel {c} overwritten"
     # points are opaque to the DMA: canonical or not, they travel bit-exactly
     assert np.any(x >= np.uint64(P))

@@ -1,4 +1,4 @@
-"""Shared cocotb helpers for the valid-only, globally enabled pipelines (DESIGN.md "Pipeline handshake").
+"""Shared cocotb helpers for the valid-only, globally enabled pipelines (docs/architecture.md, "Pipeline handshake").
 
 Timing convention used by :class:`PipelineTB`: everything is sampled and driven at the falling edge.
 At falling edge n the TB picks the ``en`` / ``i_valid`` / inputs that the next rising edge will see;

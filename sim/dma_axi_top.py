@@ -7,6 +7,7 @@ from amaranth.lib.wiring import In, Out
 
 from hw.dma import DmaEngine
 from hw.model.params import BuildParams
+from hw.points import payload_layout
 
 
 class DmaAxiTop(wiring.Component):
@@ -16,8 +17,8 @@ class DmaAxiTop(wiring.Component):
         members = {
             "start": In(1), "pass_index": In(2), "busy": Out(1), "done": Out(1),
             "base": In(data.ArrayLayout(axi.addr_width, params.channels)),
-            "points_out": Out(stream.Signature(self._dma.payload_width)),
-            "points_in": In(stream.Signature(self._dma.payload_width)),
+            "points_out": Out(stream.Signature(payload_layout(params.lanes))),
+            "points_in": In(stream.Signature(payload_layout(params.lanes))),
         }
         for c in range(params.channels):
             members[f"m{c:02d}_axi"] = Out(wiring.Signature({

@@ -10,6 +10,8 @@
 - optional random stalls on every ready (AR, AW, W) and valid (R, B) from an LFSR,
 - protocol checks (sticky ``err`` bits): access outside the window, a burst crossing 4 KiB, WLAST on the
   wrong beat, a size/burst type other than full-width INCR; and a histogram of burst lengths,
+- error injection: while ``inject_rresp`` / ``inject_bresp`` is not 0 (OKAY), every R beat / B response
+  issued carries that code (2 SLVERR, 3 DECERR), as a failing HBM controller or a bad address would;
 - a backdoor port (one beat per cycle) for preload and read-back from a testbench;
 - ``store=False`` drops the memory (reads return their beat address): a timing-only model for full-size
   throughput runs, whose Verilog would otherwise carry millions of initialised words;
@@ -238,6 +240,8 @@ class HbmChannelModel(wiring.Component):
             "axi": In(axi),
             "refresh_en": In(1),
             "stall_en": In(1),
+            "inject_rresp": In(2),
+            "inject_bresp": In(2),
             "bd_addr": In(range(depth_beats)),
             "bd_we": In(1),
             "bd_wdata": In(BEAT_BYTES * 8),
@@ -354,6 +358,7 @@ class HbmChannelModel(wiring.Component):
         cur_left = Signal(lbits)
         o_valid = Signal()
         o_last = Signal()
+        o_resp = Signal(2)
         advance = Signal()
         issue = Signal()
         load = Signal()
@@ -368,10 +373,11 @@ class HbmChannelModel(wiring.Component):
             axi.rvalid.eq(o_valid),
             axi.rdata.eq(rd.data),
             axi.rlast.eq(o_last),
-            axi.rresp.eq(0),
+            axi.rresp.eq(o_resp),
         ]
         with m.If(issue):
-            m.d.sync += [o_valid.eq(1), o_last.eq(cur_left == 0), cur_addr.eq(cur_addr + 1),
+            m.d.sync += [o_valid.eq(1), o_last.eq(cur_left == 0), o_resp.eq(self.inject_rresp),
+                         cur_addr.eq(cur_addr + 1),
                          cur_left.eq(cur_left - 1), self.rd_beats.eq(self.rd_beats + 1)]
             with m.If(cur_left == 0):
                 m.d.sync += cur_active.eq(0)
@@ -418,12 +424,13 @@ class HbmChannelModel(wiring.Component):
         # B: a registered valid that never drops before its handshake
         b_valid = Signal()
         b_fire = Signal()
-        m.d.comb += [axi.bvalid.eq(b_valid), axi.bresp.eq(0), b_fire.eq(b_valid & axi.bready)]
+        b_resp = Signal(2)
+        m.d.comb += [axi.bvalid.eq(b_valid), axi.bresp.eq(b_resp), b_fire.eq(b_valid & axi.bready)]
         pend_next = b_pending + w_end - b_fire
         m.d.sync += b_pending.eq(pend_next)
         with m.If(~b_valid | axi.bready):
             # b_pending counts responses not yet handshaken, including the one presented now
-            m.d.sync += b_valid.eq((b_pending - b_fire + w_end != 0) & ~stall[4])
+            m.d.sync += [b_valid.eq((b_pending - b_fire + w_end != 0) & ~stall[4]), b_resp.eq(self.inject_bresp)]
         return m
 
 

@@ -2,7 +2,8 @@
 
 :class:`KernelModel` decodes the control space exactly as :mod:`hw.model.regmap` defines it
 (ap_ctrl_hs start/done/idle/ready, GIER/IER/ISR, the log_n and hbm_NN arguments, the ID block with
-STATUS.bad_size) and, when started, runs the transform with the golden model on the points it finds at
+STATUS.bad_size and STATUS.axi_*, set through :meth:`KernelModel.axi_error` as the RTL's DMA reports an
+AXI error response) and, when started, runs the transform with the golden model on the points it finds at
 the hbm_NN base addresses, placed as :class:`hw.model.layout.HbmLayout` says:
 
 - input x from the channels ``layout.read_channels(1)`` (buffer "input"),
@@ -165,9 +166,18 @@ class KernelModel:
         a = self.rmap.arg(name)
         return sum(self._words[o] << (32 * i) for i, o in enumerate(a.word_offsets))
 
+    def axi_error(self, channel: int, resp: int, write: bool) -> None:
+        """An AXI error response on master ``channel`` during a run: the first of the run is kept in
+        STATUS.axi_* (the RTL's control slave does the same); ignored while idle."""
+        if self._idle or self._status & R.STATUS_AXI_ERROR:
+            return
+        self._status |= (R.STATUS_AXI_ERROR | (resp << R.STATUS_AXI_RESP_SHIFT)
+                         | (R.STATUS_AXI_WRITE if write else 0) | (channel << R.STATUS_AXI_CHANNEL_SHIFT))
+
     def _start(self) -> None:
         self._idle, self._ready = False, True
         self.fault = None
+        self._status &= R.STATUS_BAD_SIZE           # every accepted start clears STATUS.axi_*
         if self.hang:
             return
         log_n = self.arg_value("log_n")

@@ -1,4 +1,4 @@
-"""The kernel register map (hw/model/regmap.py) against the contract pinned in shared/DESIGN.md."""
+"""The kernel register map (hw/model/regmap.py) against the ap_ctrl_hs contract Vitis and XRT expect, written out here."""
 
 import pytest
 
@@ -14,7 +14,7 @@ def rmap(request):
 
 
 def test_control_block_offsets_and_bits():
-    # Values written out here are the pinned contract of DESIGN.md, not read back from the module.
+    # Values written out here are the ap_ctrl_hs contract (XRT polls these bits), not read back from the module.
     assert (R.CTRL, R.GIER, R.IP_IER, R.IP_ISR) == (0x00, 0x04, 0x08, 0x0C)
     assert (R.CTRL_AP_START, R.CTRL_AP_DONE, R.CTRL_AP_IDLE, R.CTRL_AP_READY) == (1, 2, 4, 8)
     assert R.ADDRESS_RANGE == 0x1000 and R.ID_BASE == 0x800
@@ -86,3 +86,21 @@ def test_bad_parameters_are_named():
         R.RegisterMap({"lanes": 16})
     with pytest.raises(ValueError, match="channel"):
         R.master_port(100)
+
+
+def test_status_fields(rmap):
+    """STATUS: bad_size bit 0, axi_error bit 1, axi_resp bits 3:2, axi_write bit 4, axi_channel bits 14:8;
+    the constants, the BitFields and decode_status agree and no field overlaps another."""
+    fields = {f.name: f for f in rmap.register("STATUS").fields}
+    assert {n: (f.lsb, f.width) for n, f in fields.items()} == {
+        "bad_size": (0, 1), "axi_error": (1, 1), "axi_resp": (2, 2), "axi_write": (4, 1), "axi_channel": (8, 7)}
+    assert (R.STATUS_BAD_SIZE, R.STATUS_AXI_ERROR, R.STATUS_AXI_RESP_MASK, R.STATUS_AXI_WRITE,
+            R.STATUS_AXI_CHANNEL_MASK) == (0x1, 0x2, 0xC, 0x10, 0x7F00)
+    masks = [f.mask for f in fields.values()]
+    assert sum(masks) == R.STATUS_BAD_SIZE | R.STATUS_AXI_ERROR | R.STATUS_AXI_RESP_MASK | R.STATUS_AXI_WRITE \
+        | R.STATUS_AXI_CHANNEL_MASK
+    assert rmap.params.channels <= 1 << fields["axi_channel"].width
+    assert R.decode_status(0) == {"bad_size": False, "axi_error": False}
+    assert R.decode_status(0x2 | (3 << 2) | 0x10 | (31 << 8)) == {
+        "bad_size": False, "axi_error": True, "axi_resp": 3, "axi_resp_name": "DECERR", "axi_write": True,
+        "axi_channel": 31}

@@ -39,12 +39,10 @@ beat):
 
 from __future__ import annotations
 
-from functools import cached_property
-
 import numpy as np
 
 from .params import BuildParams
-from .schedule import first_half_stages, lane_input_order
+from .schedule import first_half_stages
 
 __all__ = ["BUFFERS", "BEAT_BYTES", "POINTS_PER_BEAT", "MAX_BURST_BEATS", "HbmLayout"]
 
@@ -157,43 +155,61 @@ class HbmLayout:
         if buffer not in BUFFERS:
             raise ValueError(f"buffer: must be one of {BUFFERS}, got {buffer!r}")
 
-    # -- slots and units -----------------------------------------------------------------------------
-    @cached_property
-    def _input_slot_of_row(self) -> np.ndarray:
-        order = lane_input_order(self._p.log_core).reshape(-1)
-        slot = np.empty(self.side, dtype=np.int64)
-        slot[order] = np.arange(self.side, dtype=np.int64)
-        slot.flags.writeable = False
-        return slot
+    # -- the placement formulas ----------------------------------------------------------------------
+    # Written with shifts, masks, +, * and ^ by build constants only (no data-dependent branching), so
+    # the same methods work on Python ints, numpy integer arrays and Amaranth Values: the DMA's address
+    # generator (hw/dma/addresses.py) is built from these very methods.
 
     def slot_of_row(self, buffer: str, row):
-        """Slot of a row (array or int): lane-input position for input/state, the row itself for output."""
+        """Slot of a row: its lane-input position for input/state, the row itself for output.
+
+        Row n = r + G*m + 2^(k-1)*h (r < G = 2^b, m < 2^(a-1), h < 2) enters the lanes on cycle
+        t = r*2^(a-1) + m as point h of the pair (``lane_input_order``), i.e. slot 2t + h."""
         self._check_buffer(buffer)
         if buffer == "output":
             return row
-        return self._input_slot_of_row[row]
+        k = self._p.log_core
+        a = first_half_stages(k)
+        b = k - a
+        r = row & ((1 << b) - 1)
+        m = (row >> b) & ((1 << (a - 1)) - 1)
+        h = (row >> (k - 1)) & 1
+        return (r << a) | (m << 1) | h
 
     def slot_channel(self, slot):
-        """Logical channel index q of a unit in ``slot`` (works on ints and integer arrays)."""
-        r = self.group
-        return (slot % r) ^ ((slot >> self.sigma) % r)
+        """Logical channel q = (s mod R) XOR ((s >> sigma) mod R) of the unit in ``slot``."""
+        mask = self.group - 1
+        return (slot & mask) ^ ((slot >> self.sigma) & mask)
 
     def unit_beat(self, slot, blk):
-        """First beat (channel-relative) of the unit in ``slot`` of block ``blk``."""
-        return (blk * (self.side // self.group) + slot // self.group) * self.unit_beats
+        """First beat (channel-relative) of the unit in ``slot`` of block ``blk``:
+        (blk * K/R + s div R) * L/4."""
+        rho = _log2(self.group)
+        return ((blk << (self._p.log_core - rho)) + (slot >> rho)) << _log2(self.unit_beats)
+
+    def physical_channel(self, buffer: str, q):
+        """HBM channel of logical channel ``q`` of ``buffer``: 2q (input, output) or 2q + 1 (state)."""
+        self._check_buffer(buffer)
+        return (q << 1) | (1 if buffer == "state" else 0)
+
+    def point_place(self, buffer: str, index):
+        """(physical channel, beat, lane within the beat) of point ``index`` of ``buffer``: the one
+        definition of where a point lives (same arithmetic-only rules as above)."""
+        k, log_lanes = self._p.log_core, _log2(self._p.lanes)
+        # input x[K*n1 + n2] -> (n1, n2); state[n2, k1] at n2*K + k1 -> (n2, k1); X[k1 + K*k2] -> (k2, k1)
+        row, col = index >> k, index & (self.side - 1)
+        slot = self.slot_of_row(buffer, row)
+        lane = col & (self._p.lanes - 1)
+        beat = self.unit_beat(slot, col >> log_lanes) + (lane >> _log2(POINTS_PER_BEAT))
+        return (self.physical_channel(buffer, self.slot_channel(slot)), beat,
+                lane & (POINTS_PER_BEAT - 1))
 
     def unit_place(self, buffer: str, row: int, blk: int) -> tuple[int, int]:
         """(physical channel, first beat) of unit ``M[row, L*blk ..]`` of ``buffer``."""
         s = int(self.slot_of_row(buffer, row))
-        q = int(self.slot_channel(s))
-        return self.buffer_channels(buffer)[q], int(self.unit_beat(s, blk))
+        return int(self.physical_channel(buffer, self.slot_channel(s))), int(self.unit_beat(s, blk))
 
     # -- point placement -----------------------------------------------------------------------------
-    def _row_col(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        # input x[K*n1 + n2] -> (n1, n2); state[n2, k1] at n2*K + k1 -> (n2, k1); X[k1 + K*k2] -> (k2, k1):
-        # the same split for all three
-        return index >> self._p.log_core, index & (self.side - 1)
-
     def place(self, buffer: str, index=None) -> tuple[np.ndarray, np.ndarray]:
         """(physical channel, byte offset within the channel) of every point of ``buffer``.
 
@@ -203,19 +219,20 @@ class HbmLayout:
         if index is None:
             index = np.arange(self._p.n_points, dtype=np.int64)
         index = np.asarray(index, dtype=np.int64)
-        row, col = self._row_col(index)
-        lanes = self._p.lanes
-        slot = self.slot_of_row(buffer, row)
-        q = self.slot_channel(slot)
-        odd = 1 if buffer == "state" else 0
-        channel = 2 * q + odd
-        point = self.unit_beat(slot, col // lanes) * POINTS_PER_BEAT + col % lanes
-        return channel, point * POINT_BYTES
+        channel, beat, lane = self.point_place(buffer, index)
+        return channel, (beat * POINTS_PER_BEAT + lane) * POINT_BYTES
 
     def _flat_positions(self, buffer: str) -> np.ndarray:
-        """Index of every point into a (C, points_per_channel) array, in logical order."""
-        channel, offset = self.place(buffer)
-        return channel * self.points_per_channel + offset // POINT_BYTES
+        """Index of every point into a (C, points_per_channel) array, in logical order. A point's
+        position is a row part plus a column part (the row fixes slot and channel, the column adds
+        block and lane), so the formulas run on K values each and only the final sum is N long."""
+        self._check_buffer(buffer)
+        k = self._p.log_core
+        rows = (np.arange(self.side, dtype=np.int64) << k)[:, None]
+        channel, beat, lane = self.point_place(buffer, rows)             # column 0 of every row
+        row_pos = channel * self.points_per_channel + beat * POINTS_PER_BEAT + lane
+        _, cbeat, clane = self.point_place("output", np.arange(self.side, dtype=np.int64)[None, :])
+        return (row_pos + cbeat * POINTS_PER_BEAT + clane).reshape(-1)      # row 0 of output: slot 0
 
     # -- host-facing ---------------------------------------------------------------------------------
     def scatter(self, points, buffer: str = "input") -> list[np.ndarray]:

@@ -2,7 +2,7 @@
 build inputs (kernel.xml) and the gateware's AXI4-Lite slave use.
 
 ``s_axi_control`` is a 32-bit AXI4-Lite slave with a 12-bit address space, laid out the way Vitis
-expects of an ``ap_ctrl_hs`` RTL kernel (shared/DESIGN.md section 5, pinned in shared/DESIGN.md):
+expects of an ``ap_ctrl_hs`` RTL kernel:
 
 ==========  =============================================================================
 0x00        CTRL: bit0 ap_start (host sets, the kernel clears when it accepts the start),
@@ -28,7 +28,9 @@ __all__ = [
     "KERNEL_NAME", "CONTROL_PORT", "ADDRESS_BITS", "ADDRESS_RANGE", "DATA_BITS", "MASTER_DATA_BITS",
     "CTRL", "GIER", "IP_IER", "IP_ISR", "ARGS_BASE", "POINTER_BASE", "ID_BASE",
     "CTRL_AP_START", "CTRL_AP_DONE", "CTRL_AP_IDLE", "CTRL_AP_READY", "GIER_ENABLE", "IER_DONE",
-    "ISR_DONE", "MAGIC", "VERSION", "STATUS_BAD_SIZE", "ID_REGISTERS",
+    "ISR_DONE", "MAGIC", "VERSION", "STATUS_BAD_SIZE", "STATUS_AXI_ERROR", "STATUS_AXI_RESP_SHIFT",
+    "STATUS_AXI_RESP_MASK", "STATUS_AXI_WRITE", "STATUS_AXI_CHANNEL_SHIFT", "STATUS_AXI_CHANNEL_MASK",
+    "AXI_RESP_NAMES", "decode_status", "ID_REGISTERS",
     "master_port", "pointer_arg", "BitField", "Register", "KernelArg", "RegisterMap",
 ]
 
@@ -40,7 +42,7 @@ ADDRESS_BITS = 12
 ADDRESS_RANGE = 1 << ADDRESS_BITS
 #: Width of every control register (AXI4-Lite data bus).
 DATA_BITS = 32
-#: Data width of each ``mNN_axi`` master: one 256-bit HBM beat = 4 points (DESIGN.md section 4).
+#: Data width of each ``mNN_axi`` master: one 256-bit HBM beat = 4 points (hw.model.layout).
 MASTER_DATA_BITS = 256
 
 # -- the ap_ctrl_hs block --------------------------------------------------------------------------
@@ -69,8 +71,29 @@ MAGIC = 0x4E54_4B54
 #: Bumped whenever this register map changes incompatibly.
 VERSION = 1
 STATUS_BAD_SIZE = 1 << 0
+#: STATUS bits 1..14: the first AXI error response (RRESP/BRESP other than OKAY) any HBM master got in
+#: the last run. axi_error (bit 1) says one came; the other fields describe the first one and are 0
+#: without it. All are cleared by the next accepted start; later errors of the same run leave them.
+STATUS_AXI_ERROR = 1 << 1
+STATUS_AXI_RESP_SHIFT = 2
+STATUS_AXI_RESP_MASK = 0b11 << STATUS_AXI_RESP_SHIFT       # the response code: 2 SLVERR, 3 DECERR
+STATUS_AXI_WRITE = 1 << 4                                   # 1: a write response (B), 0: read data (R)
+STATUS_AXI_CHANNEL_SHIFT = 8
+STATUS_AXI_CHANNEL_MASK = 0x7F << STATUS_AXI_CHANNEL_SHIFT  # HBM channel NN of master mNN_axi
+AXI_RESP_NAMES = {0: "OKAY", 1: "EXOKAY", 2: "SLVERR", 3: "DECERR"}
 #: Names of the identification words, in address order from ID_BASE (4 bytes each).
 ID_REGISTERS = ("MAGIC", "VERSION", "LANES", "LOG_CORE", "CHANNELS", "STATUS")
+
+
+def decode_status(word: int) -> dict:
+    """The fields of a STATUS word: bad_size, axi_error and (with axi_error) axi_resp, axi_resp_name,
+    axi_write and axi_channel."""
+    out = {"bad_size": bool(word & STATUS_BAD_SIZE), "axi_error": bool(word & STATUS_AXI_ERROR)}
+    if out["axi_error"]:
+        resp = (word & STATUS_AXI_RESP_MASK) >> STATUS_AXI_RESP_SHIFT
+        out.update(axi_resp=resp, axi_resp_name=AXI_RESP_NAMES[resp], axi_write=bool(word & STATUS_AXI_WRITE),
+                   axi_channel=(word & STATUS_AXI_CHANNEL_MASK) >> STATUS_AXI_CHANNEL_SHIFT)
+    return out
 
 
 def master_port(channel: int) -> str:
@@ -201,7 +224,17 @@ class RegisterMap:
                 regs.append(Register(name, ID_BASE + 4 * i, "ro", "status of the last start", (
                     BitField("bad_size", 0, 1, "ro", "the last start had an unsupported log_n (the "
                              "kernel finished at once without touching memory); cleared by the next "
-                             "good start"),)))
+                             "good start"),
+                    BitField("axi_error", 1, 1, "ro", "an HBM master got an AXI response other than "
+                             "OKAY (RRESP or BRESP) during the last run; the run still finished, its "
+                             "data is not to be trusted; cleared by the next accepted start"),
+                    BitField("axi_resp", 2, 2, "ro", "the first error's response code (2 SLVERR, "
+                             "3 DECERR, 1 EXOKAY); 0 without axi_error"),
+                    BitField("axi_write", 4, 1, "ro", "the first error was a write response (B); 0: "
+                             "read data (R)"),
+                    BitField("axi_channel", 8, 7, "ro", "HBM channel NN (master mNN_axi, argument "
+                             "hbm_NN) of the first error"),
+                )))
             else:
                 regs.append(Register(name, ID_BASE + 4 * i, "ro", f"identification: {name}",
                                      reset=ids[name]))

@@ -5,7 +5,7 @@ Everything that moves points agrees on these functions: the lane gateware accept
 lanes with :func:`pass_schedule`; the DMA address generators and the benches' behavioural memories
 produce and consume exactly the global indices :func:`pass_schedule` names.
 
-Terminology (DESIGN.md section 2), for N = N1 * N2 with N1 = N2 = 2^k on the native engine:
+Terminology (the four-step split of docs/architecture.md), for N = N1 * N2 with N1 = N2 = 2^k on the native engine:
 
 - pass 1 transforms column n2 (points x[N2*n1 + n2], n1 = 0..N1-1) and produces state[n2, k1];
 - pass 2 transforms row k1 (points state[n2, k1], n2 = 0..N2-1) and produces X[k1 + N1*k2].

@@ -1,0 +1,99 @@
+"""Read side of the DMA in the ``ntt`` domain: beats from the read FIFOs become ``points_out`` payloads.
+
+Per logical channel a :class:`UnitCollector` assembles whole units (L points = L/4 beats) into a
+two-unit buffer. Every engine cycle :class:`ReadAssembler` takes unit A (the x0 of all lanes) from the
+channel of slot 2t and unit B (the x1) from the channel of slot 2t + 1, as the
+:class:`~hw.dma.addresses.ReadAddressGenerator` names them; when both slots live on the same channel
+(R = 1) it takes the two units at the head of that channel's buffer.
+"""
+
+from amaranth.hdl import Const, Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from hw.model.layout import HbmLayout
+from hw.points import Beat, payload_layout, unit_layout
+
+from .addresses import ReadAddressGenerator, select
+
+__all__ = ["UnitCollector", "ReadAssembler"]
+
+
+class UnitCollector(wiring.Component):
+    """Two-unit buffer filled beat by beat. ``count`` whole units held (0..2), ``head`` the oldest,
+    ``second`` the next; ``pop`` (0..2) removes that many from the head at the end of the cycle."""
+
+    def __init__(self, lanes: int):
+        self._lanes = lanes
+        super().__init__({"beats": In(stream.Signature(Beat)), "count": Out(range(3)),
+                          "head": Out(unit_layout(lanes)), "second": Out(unit_layout(lanes)),
+                          "pop": In(range(3))})
+
+    def elaborate(self, platform):
+        m = Module()
+        U = self._lanes // 4                                # beats per unit
+        slots = [Signal(unit_layout(self._lanes), name=f"slot{j}") for j in range(2)]
+        wsel, rsel = Signal(), Signal()
+        wbeat = Signal(range(U)) if U > 1 else Const(0, 1)         # beat of the unit being filled
+        fill, unit_done = Signal(), Signal()
+        m.d.comb += [
+            self.beats.ready.eq(self.count < 2),
+            fill.eq(self.beats.valid & self.beats.ready),
+            unit_done.eq(fill & (wbeat == U - 1)),
+        ]
+        with m.If(fill):
+            for j in range(2):
+                with m.If(wsel == j):
+                    m.d.sync += slots[j].as_value().word_select(wbeat, Beat.size).eq(self.beats.payload)
+            if U > 1:
+                m.d.sync += wbeat.eq(Mux(wbeat == U - 1, 0, wbeat + 1))
+            with m.If(wbeat == U - 1):
+                m.d.sync += wsel.eq(~wsel)
+        m.d.sync += [self.count.eq(self.count + unit_done - self.pop), rsel.eq(rsel ^ self.pop[0])]
+        m.d.comb += [self.head.eq(Mux(rsel, slots[1], slots[0])),
+                     self.second.eq(Mux(rsel, slots[0], slots[1]))]
+        return m
+
+
+class ReadAssembler(wiring.Component):
+    """``beats``: one stream per logical read channel (from the read FIFOs); ``points``: the engine's
+    payloads in ``pass_schedule`` read order; ``start`` begins a pass (one pass of payloads follows)."""
+
+    def __init__(self, layout: HbmLayout):
+        self._layout = layout
+        lanes = layout.params.lanes
+        super().__init__({"start": In(1),
+                          "beats": In(stream.Signature(Beat)).array(layout.group),
+                          "points": Out(stream.Signature(payload_layout(lanes)))})
+
+    def elaborate(self, platform):
+        m = Module()
+        lay = self._layout
+        lanes, R = lay.params.lanes, lay.group
+        m.submodules.addresses = gen = ReadAddressGenerator(lay)
+        cols = []
+        for q in range(R):
+            m.submodules[f"collector{q}"] = col = UnitCollector(lanes)
+            wiring.connect(m, wiring.flipped(self.beats[q]), col.beats)
+            cols.append(col)
+        ch_a, ch_b = gen.chan_a, gen.chan_b
+        counts = [c.count for c in cols]
+        same = Signal()
+        unit_a, unit_b = Signal(unit_layout(lanes)), Signal(unit_layout(lanes))
+        fire = Signal()
+        m.d.comb += [
+            gen.start.eq(self.start),
+            same.eq(ch_a == ch_b),
+            unit_a.eq(select([c.head for c in cols], ch_a)),
+            unit_b.eq(Mux(same, select([c.second for c in cols], ch_a), select([c.head for c in cols], ch_b))),
+            self.points.valid.eq(gen.active & (select(counts, ch_a) != 0)
+                                 & Mux(same, select(counts, ch_a) == 2, select(counts, ch_b) != 0)),
+            fire.eq(self.points.valid & self.points.ready),
+            gen.advance.eq(fire),
+        ]
+        for lane in range(lanes):
+            m.d.comb += [self.points.payload[lane].x0.eq(unit_a[lane]),
+                         self.points.payload[lane].x1.eq(unit_b[lane])]
+        for q, col in enumerate(cols):
+            m.d.comb += col.pop.eq(Mux(fire, (ch_a == q) + (ch_b == q), 0))
+        return m

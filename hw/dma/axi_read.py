@@ -1,0 +1,61 @@
+"""AXI4 read master (``dma`` domain): streams one buffer sequentially into a FIFO.
+
+One AR per ``burst_beats`` over ``total_beats`` beats from ``base``, issued only while everything already
+asked for fits in the FIFO (``fifo_level + in flight + burst <= fifo_beats``), so R is never
+back-pressured and AR/R need no other flow control. A beat whose RRESP is not OKAY still goes to the FIFO
+(the transform goes on) but raises ``fault`` for that cycle with the response in ``fault_resp``.
+"""
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from hw.axi import BURST_INCR, RESP_OKAY, Axi4ReadSignature
+from hw.points import Beat
+
+__all__ = ["AxiReadMaster"]
+
+
+class AxiReadMaster(wiring.Component):
+    """Ports: ``start`` (rewind, one cycle), ``run`` (may issue), ``base`` (byte address), ``axi``,
+    ``beats`` (to the FIFO; its ready is not looked at, see the module doc), ``fifo_level`` (the FIFO's
+    fill), ``done`` (every beat arrived), ``fault`` / ``fault_resp``."""
+
+    def __init__(self, *, total_beats: int, burst_beats: int, fifo_beats: int, addr_width: int):
+        self._total, self._burst, self._depth = total_beats, burst_beats, fifo_beats
+        self._axi = Axi4ReadSignature(addr_width=addr_width, data_width=Beat.size)
+        super().__init__({
+            "start": In(1), "run": In(1), "base": In(addr_width),
+            "axi": Out(self._axi),
+            "beats": Out(stream.Signature(Beat)),
+            "fifo_level": In(range(fifo_beats + 1)),
+            "done": Out(1), "fault": Out(1), "fault_resp": Out(2),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        axi, T, BL, D = self.axi, self._total, self._burst, self._depth
+        req = Signal(range(T + 1))                  # beats asked for
+        inflight = Signal(range(D + 1))             # asked for, not arrived
+        ar_fire, r_fire = Signal(), Signal()
+        m.d.comb += [
+            axi.arvalid.eq(self.run & (req < T) & (self.fifo_level + inflight + BL <= D)),
+            axi.araddr.eq(self.base + req * self._axi.beat_bytes),
+            axi.arlen.eq(BL - 1),
+            axi.arsize.eq(self._axi.size_code),
+            axi.arburst.eq(BURST_INCR),
+            axi.rready.eq(1),
+            ar_fire.eq(axi.arvalid & axi.arready),
+            r_fire.eq(axi.rvalid & axi.rready),
+            self.beats.valid.eq(r_fire),
+            self.beats.payload.eq(axi.rdata),
+            self.done.eq((req == T) & (inflight == 0)),
+            self.fault.eq(r_fire & (axi.rresp != RESP_OKAY)),
+            self.fault_resp.eq(axi.rresp),
+        ]
+        with m.If(ar_fire):
+            m.d.sync += req.eq(req + BL)
+        m.d.sync += inflight.eq(inflight + Mux(ar_fire, BL, 0) - r_fire)
+        with m.If(self.start):
+            m.d.sync += req.eq(0)
+        return m

@@ -1,0 +1,74 @@
+"""AXI4 write master (``dma`` domain): one burst per queued beat address, data streamed behind it.
+
+AW takes its beat address from ``bursts`` (at most ``write_bursts`` bursts awaiting B); W streams
+``beats`` behind issued AWs with WLAST every ``burst_len`` beats (the length is the same for every burst
+of a pass). ``done`` once B responses cover ``total_beats``. A B response other than OKAY raises
+``fault`` for that cycle with the response in ``fault_resp``.
+"""
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from hw.axi import BURST_INCR, RESP_OKAY, Axi4WriteSignature
+from hw.points import Beat
+
+__all__ = ["AxiWriteMaster"]
+
+MAX_BURST = 8
+
+
+class AxiWriteMaster(wiring.Component):
+    """Ports: ``start`` (rewind), ``run`` (may issue), ``base`` (byte address), ``burst_len`` (beats per
+    burst, 1..8), ``bursts`` (first beat of each burst, channel-relative), ``beats``, ``axi``, ``done``,
+    ``fault`` / ``fault_resp``."""
+
+    def __init__(self, *, total_beats: int, beat_bits: int, write_bursts: int, addr_width: int):
+        self._total, self._outstanding = total_beats, write_bursts
+        self._axi = Axi4WriteSignature(addr_width=addr_width, data_width=Beat.size)
+        super().__init__({
+            "start": In(1), "run": In(1), "base": In(addr_width), "burst_len": In(range(MAX_BURST + 1)),
+            "bursts": In(stream.Signature(beat_bits)),
+            "beats": In(stream.Signature(Beat)),
+            "axi": Out(self._axi),
+            "done": Out(1), "fault": Out(1), "fault_resp": Out(2),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        axi, T, WB = self.axi, self._total, self._outstanding
+        aw_ahead = Signal(range(WB + 1))            # bursts whose AW went out before their last W
+        b_wait = Signal(range(WB + 1))              # bursts awaiting B
+        b_count = Signal(range(T + 1))              # beats acknowledged
+        w_beat = Signal(range(MAX_BURST))
+        w_last, aw_fire, w_fire, b_fire = Signal(), Signal(), Signal(), Signal()
+        m.d.comb += [
+            axi.awvalid.eq(self.run & self.bursts.valid & (b_wait < WB)),
+            axi.awaddr.eq(self.base + self.bursts.payload * self._axi.beat_bytes),
+            axi.awlen.eq(self.burst_len - 1),
+            axi.awsize.eq(self._axi.size_code),
+            axi.awburst.eq(BURST_INCR),
+            axi.wvalid.eq(self.run & (aw_ahead != 0) & self.beats.valid),
+            axi.wdata.eq(self.beats.payload),
+            axi.wstrb.eq(-1),
+            axi.wlast.eq(w_last),
+            axi.bready.eq(1),
+            w_last.eq(w_beat == self.burst_len - 1),
+            aw_fire.eq(axi.awvalid & axi.awready),
+            w_fire.eq(axi.wvalid & axi.wready),
+            b_fire.eq(axi.bvalid & axi.bready),
+            self.bursts.ready.eq(aw_fire),
+            self.beats.ready.eq(w_fire),
+            self.done.eq(b_count == T),
+            self.fault.eq(b_fire & (axi.bresp != RESP_OKAY)),
+            self.fault_resp.eq(axi.bresp),
+        ]
+        with m.If(w_fire):
+            m.d.sync += w_beat.eq(Mux(w_last, 0, w_beat + 1))
+        m.d.sync += [aw_ahead.eq(aw_ahead + aw_fire - (w_fire & w_last)),
+                     b_wait.eq(b_wait + aw_fire - b_fire)]
+        with m.If(b_fire):
+            m.d.sync += b_count.eq(b_count + self.burst_len)
+        with m.If(self.start):
+            m.d.sync += [b_count.eq(0), w_beat.eq(0)]
+        return m

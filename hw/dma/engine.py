@@ -1,0 +1,187 @@
+"""The HBM DMA engine's top: wires the blocks of this package and crosses the clock domains.
+
+It feeds the NTT engine 2L points per NTT cycle and sinks 2L per cycle through C AXI4 masters, with every
+access placed by :class:`hw.model.layout.HbmLayout` (R = C/2 logical channels per direction; logical read
+channel q is HBM channel 2q in pass 1 and 2q + 1 in pass 2, logical write channel q the other one)::
+
+    dma domain                         |  FIFOs (AsyncFIFO)        |  ntt domain
+    AxiReadMaster x R   --beats-->     |  read FIFO x R   --beats-->  ReadAssembler --> points_out
+    AxiWriteMaster x R  <--beats--     |  write FIFO x R  <--beats--  WritePath     <-- points_in
+                        <--bursts--    |  burst FIFO x R  <--bursts-- (corner turn, splitters)
+
+Control (``dma`` domain): ``start`` pulse with ``pass_index`` (1/2) and ``base`` (per HBM channel byte
+address of its buffer) stable while ``busy``; ``done`` pulses once when every write burst of the pass
+has its response. The start crosses to the ``ntt`` domain as a toggle; the pass bit is set on the same
+edge and, through a shorter synchronizer, arrives first. ``fault`` reports, for one cycle, an AXI
+response other than OKAY (``hw.axi.fault_layout``: lowest HBM channel of that cycle, R or B, RRESP/BRESP).
+"""
+
+from amaranth.hdl import Cat, DomainRenamer, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.cdc import FFSynchronizer
+from amaranth.lib.fifo import AsyncFIFO
+from amaranth.lib.wiring import In, Out
+
+from hw.axi import Axi4Signature, connect_half, fault_layout
+from hw.model.layout import POINTS_PER_BEAT, HbmLayout
+from hw.model.params import BuildParams
+from hw.points import Beat, payload_layout
+
+from .addresses import beat_bits
+from .assembler import ReadAssembler
+from .axi_read import AxiReadMaster
+from .axi_write import AxiWriteMaster
+from .write_path import WritePath
+
+__all__ = ["DmaEngine"]
+
+
+class DmaEngine(wiring.Component):
+    """HBM DMA engine for ``params`` (lanes >= 4, see :class:`HbmLayout`).
+
+    fifo_beats:   depth of each per-channel, per-direction AsyncFIFO in 256-bit beats (>= 128, power of 2).
+    write_bursts: write bursts a channel may have awaiting their response.
+    addr_width:   AXI address width.
+    """
+
+    def __init__(self, params: BuildParams, *, fifo_beats: int = 128, write_bursts: int = 16,
+                 addr_width: int = 64):
+        if not isinstance(params, BuildParams):
+            raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
+        for name, v in (("fifo_beats", fifo_beats), ("write_bursts", write_bursts), ("addr_width", addr_width)):
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise TypeError(f"{name}: expected an int, got {type(v).__name__}")
+        if fifo_beats < 128 or fifo_beats & (fifo_beats - 1):
+            raise ValueError(f"fifo_beats: must be a power of two >= 128 (512 points), got {fifo_beats}")
+        if not 1 <= write_bursts <= 256:
+            raise ValueError(f"write_bursts: must be in 1..256, got {write_bursts}")
+        layout = HbmLayout(params)          # checks lanes / channels
+        if addr_width < (layout.channel_bytes - 1).bit_length():
+            raise ValueError(f"addr_width: {addr_width} bits cannot address {layout.channel_bytes} bytes")
+        self._params = params
+        self._layout = layout
+        self._fifo_beats = fifo_beats
+        self._write_bursts = write_bursts
+        self._axi = Axi4Signature(addr_width=addr_width, data_width=Beat.size)
+        super().__init__({
+            "start": In(1),
+            "pass_index": In(2),
+            "base": In(data.ArrayLayout(addr_width, params.channels)),
+            "busy": Out(1),
+            "done": Out(1),
+            "fault": Out(fault_layout(params.channels)),
+            "points_out": Out(stream.Signature(payload_layout(params.lanes))),
+            "points_in": In(stream.Signature(payload_layout(params.lanes))),
+            "m_axi": Out(self._axi).array(params.channels),
+        })
+
+    # -- published facts -------------------------------------------------------------------------------
+    @property
+    def params(self) -> BuildParams:
+        return self._params
+
+    @property
+    def layout(self) -> HbmLayout:
+        return self._layout
+
+    @property
+    def fifo_beats(self) -> int:
+        return self._fifo_beats
+
+    @property
+    def fifo_points(self) -> int:
+        return self._fifo_beats * POINTS_PER_BEAT
+
+    @property
+    def write_bursts(self) -> int:
+        return self._write_bursts
+
+    @property
+    def axi_signature(self) -> Axi4Signature:
+        return self._axi
+
+    @property
+    def payload_width(self) -> int:
+        return 2 * self._params.lanes * 64
+
+    @property
+    def transpose_delay(self) -> int:
+        """Pass-1 payloads the corner turn holds before its first unit leaves (L/2)."""
+        return self._params.lanes // 2
+
+    # -- elaboration -----------------------------------------------------------------------------------
+    def _control(self, m):
+        """Pass state in the dma domain and its crossing: (pass2, active, start) on the dma side,
+        (pass2, start) on the ntt side."""
+        pass2_d, active_d, toggle_d = Signal(), Signal(), Signal()
+        start_d = Signal()
+        m.d.comb += [self.busy.eq(active_d), start_d.eq(self.start & ~active_d)]
+        with m.If(start_d):
+            m.d.dma += [pass2_d.eq(self.pass_index == 2), active_d.eq(1), toggle_d.eq(~toggle_d)]
+        pass2_n, toggle_n, seen_n, start_n = Signal(), Signal(), Signal(), Signal()
+        m.submodules.sync_pass = FFSynchronizer(pass2_d, pass2_n, o_domain="ntt", stages=2)
+        m.submodules.sync_start = FFSynchronizer(toggle_d, toggle_n, o_domain="ntt", stages=3)
+        m.d.comb += start_n.eq(toggle_n != seen_n)
+        m.d.ntt += seen_n.eq(toggle_n)
+        return pass2_d, active_d, start_d, pass2_n, start_n
+
+    def elaborate(self, platform):
+        m = Module()
+        lay, D = self._layout, self._fifo_beats
+        R, T = lay.group, lay.beats_per_channel
+        pass2_d, active_d, start_d, pass2_n, start_n = self._control(m)
+
+        asm, wpath = ReadAssembler(lay), WritePath(lay)
+        m.submodules.assembler = DomainRenamer("ntt")(asm)
+        m.submodules.write_path = DomainRenamer("ntt")(wpath)
+        wiring.connect(m, asm.points, wiring.flipped(self.points_out))
+        wiring.connect(m, wiring.flipped(self.points_in), wpath.points)
+        m.d.comb += [asm.start.eq(start_n), wpath.start.eq(start_n), wpath.pass2.eq(pass2_n)]
+
+        done_all, masters = [], []
+        for q in range(R):
+            rd_fifo = AsyncFIFO(width=Beat.size, depth=D, w_domain="dma", r_domain="ntt")
+            wr_fifo = AsyncFIFO(width=Beat.size, depth=D, w_domain="ntt", r_domain="dma")
+            wa_fifo = AsyncFIFO(width=beat_bits(lay), depth=max(4, D // lay.unit_beats),
+                                w_domain="ntt", r_domain="dma")
+            rd = AxiReadMaster(total_beats=T, burst_beats=lay.burst_beats, fifo_beats=D,
+                               addr_width=self._axi.addr_width)
+            wr = AxiWriteMaster(total_beats=T, beat_bits=beat_bits(lay), write_bursts=self._write_bursts,
+                                addr_width=self._axi.addr_width)
+            m.submodules[f"rd_fifo{q}"], m.submodules[f"wr_fifo{q}"] = rd_fifo, wr_fifo
+            m.submodules[f"wa_fifo{q}"] = wa_fifo
+            m.submodules[f"rd_master{q}"] = DomainRenamer("dma")(rd)
+            m.submodules[f"wr_master{q}"] = DomainRenamer("dma")(wr)
+            # ntt side
+            wiring.connect(m, rd_fifo.r_stream, asm.beats[q])
+            wiring.connect(m, wpath.beats[q], wr_fifo.w_stream)
+            wiring.connect(m, wpath.bursts[q], wa_fifo.w_stream)
+            # dma side
+            wiring.connect(m, rd.beats, rd_fifo.w_stream)
+            m.d.comb += rd.fifo_level.eq(rd_fifo.w_level)
+            wiring.connect(m, wr_fifo.r_stream, wr.beats)
+            wiring.connect(m, wa_fifo.r_stream, wr.bursts)
+            even, odd = self.base[2 * q], self.base[2 * q + 1]
+            m.d.comb += [rd.start.eq(start_d), rd.run.eq(active_d), rd.base.eq(Mux(pass2_d, odd, even)),
+                         wr.start.eq(start_d), wr.run.eq(active_d), wr.base.eq(Mux(pass2_d, even, odd)),
+                         wr.burst_len.eq(Mux(pass2_d, lay.burst_beats, lay.unit_beats))]
+            connect_half(m, rd.axi, self.m_axi[2 * q], ~pass2_d)
+            connect_half(m, rd.axi, self.m_axi[2 * q + 1], pass2_d)
+            connect_half(m, wr.axi, self.m_axi[2 * q], pass2_d)
+            connect_half(m, wr.axi, self.m_axi[2 * q + 1], ~pass2_d)
+            done_all += [rd.done, wr.done]
+            masters.append((rd, wr))
+
+        # an error response: report the lowest logical channel of the cycle, R before B
+        for q, (rd, wr) in reversed(list(enumerate(masters))):
+            for master, write in ((wr, 1), (rd, 0)):
+                with m.If(master.fault):
+                    m.d.comb += [self.fault.valid.eq(1), self.fault.write.eq(write),
+                                 self.fault.resp.eq(master.fault_resp),
+                                 self.fault.channel.eq(2 * q + (pass2_d ^ write))]
+        all_done = Signal()
+        m.d.comb += all_done.eq(Cat(*done_all).all())
+        m.d.dma += self.done.eq(0)
+        with m.If(active_d & all_done):
+            m.d.dma += [active_d.eq(0), self.done.eq(1)]
+        return m

@@ -1,0 +1,219 @@
+"""Write side of the DMA in the ``ntt`` domain: ``points_in`` payloads become beats and burst addresses
+for the write FIFOs.
+
+Pass 2 splits each payload into its two units (all lanes' x0, all lanes' x1: output rows 2t, 2t + 1).
+Pass 1 payloads are two columns of the state per lane, so they first go through the :class:`CornerTurn`,
+which turns each L x L block (L/2 payloads) into L row units, two per cycle. The
+:class:`~hw.dma.addresses.WriteAddressGenerator` places each unit pair; a :class:`UnitSplitter` per
+channel takes the units placed on it and drains them beat by beat into the write FIFO, queueing a burst
+address at the first beat of each burst (every unit in pass 1, every ``burst_beats``-aligned beat in
+pass 2).
+"""
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from hw.model.layout import HbmLayout
+from hw.points import Beat, payload_layout, unit_layout
+
+from .addresses import WriteAddressGenerator, beat_bits, select
+
+__all__ = ["row_pair_layout", "CornerTurn", "UnitSplitter", "WritePath"]
+
+
+def row_pair_layout(lanes: int) -> data.StructLayout:
+    """Two units written together: ``a`` then ``b``."""
+    return data.StructLayout({"a": unit_layout(lanes), "b": unit_layout(lanes)})
+
+
+class CornerTurn(wiring.Component):
+    """Pass-1 corner turn: two banks of L/2 payloads; a full bank leaves as rows (2j, 2j + 1), j = 0..L/2-1
+    (row i of a block is lane i's pairs over the bank's payloads). ``start`` empties both banks."""
+
+    def __init__(self, lanes: int):
+        self._lanes = lanes
+        super().__init__({"start": In(1),
+                          "points": In(stream.Signature(payload_layout(lanes))),
+                          "rows": Out(stream.Signature(row_pair_layout(lanes)))})
+
+    def elaborate(self, platform):
+        m = Module()
+        L2 = self._lanes // 2
+        banks = [[Signal(payload_layout(self._lanes), name=f"bank{b}_{i}") for i in range(L2)] for b in range(2)]
+        full = [Signal(name=f"full{b}") for b in range(2)]
+        wsel, rsel = Signal(), Signal()
+        wcnt = Signal(range(max(2, L2)))
+        rj = Signal(range(max(2, L2)))
+
+        def row(bank, i):
+            return Cat(*[bank[t][i].as_value() for t in range(L2)])
+
+        pair_a = Array([Mux(rsel, row(banks[1], 2 * j), row(banks[0], 2 * j)) for j in range(L2)])
+        pair_b = Array([Mux(rsel, row(banks[1], 2 * j + 1), row(banks[0], 2 * j + 1)) for j in range(L2)])
+        in_fire, out_fire = Signal(), Signal()
+        m.d.comb += [
+            self.points.ready.eq(~Mux(wsel, full[1], full[0])),
+            in_fire.eq(self.points.valid & self.points.ready),
+            self.rows.valid.eq(Mux(rsel, full[1], full[0])),
+            self.rows.payload.a.eq(pair_a[rj]),
+            self.rows.payload.b.eq(pair_b[rj]),
+            out_fire.eq(self.rows.valid & self.rows.ready),
+        ]
+        with m.If(in_fire):
+            for b in range(2):
+                for i in range(L2):
+                    with m.If((wsel == b) & (wcnt == i)):
+                        m.d.sync += banks[b][i].eq(self.points.payload)
+            m.d.sync += wcnt.eq(wcnt + 1)
+            with m.If(wcnt == L2 - 1):
+                m.d.sync += [wcnt.eq(0), wsel.eq(~wsel)]
+        for b in range(2):
+            with m.If(in_fire & (wsel == b) & (wcnt == L2 - 1)):
+                m.d.sync += full[b].eq(1)
+            with m.Elif(out_fire & (rsel == b) & (rj == L2 - 1)):
+                m.d.sync += full[b].eq(0)
+        with m.If(out_fire):
+            m.d.sync += rj.eq(rj + 1)
+            with m.If(rj == L2 - 1):
+                m.d.sync += [rj.eq(0), rsel.eq(~rsel)]
+        with m.If(self.start):
+            m.d.sync += [wcnt.eq(0), wsel.eq(0), rsel.eq(0), rj.eq(0), full[0].eq(0), full[1].eq(0)]
+        return m
+
+
+class UnitSplitter(wiring.Component):
+    """One channel's two-unit buffer. ``take_a`` / ``take_b`` store ``unit_a`` at ``beat_a`` / ``unit_b`` at
+    ``beat_b`` (both in one cycle: A first); ``count`` units held. Drains one beat per cycle into ``beats``
+    and, at the first beat of a burst, the beat address into ``bursts`` (``unit_bursts``: every unit is a
+    burst; else bursts are the ``burst_beats``-aligned runs)."""
+
+    def __init__(self, lanes: int, address_bits: int, burst_beats: int):
+        self._lanes, self._burst = lanes, burst_beats
+        unit = unit_layout(lanes)
+        super().__init__({
+            "take_a": In(1), "unit_a": In(unit), "beat_a": In(address_bits),
+            "take_b": In(1), "unit_b": In(unit), "beat_b": In(address_bits),
+            "unit_bursts": In(1), "count": Out(range(3)),
+            "beats": Out(stream.Signature(Beat)), "bursts": Out(stream.Signature(address_bits)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        U = self._lanes // 4
+        abits = len(self.beat_a)
+        units = [Signal(unit_layout(self._lanes), name=f"unit{j}") for j in range(2)]
+        addrs = [Signal(abits, name=f"addr{j}") for j in range(2)]
+        wsel, rsel = Signal(), Signal()
+        rbeat = Signal(range(U)) if U > 1 else Const(0, 1)         # beat of the unit being drained
+        # the first unit offered goes to wsel; with both, B goes to the other slot
+        with m.If(self.take_a):
+            for j in range(2):
+                with m.If(wsel == j):
+                    m.d.sync += [units[j].eq(self.unit_a), addrs[j].eq(self.beat_a)]
+            with m.If(self.take_b):
+                for j in range(2):
+                    with m.If(wsel != j):
+                        m.d.sync += [units[j].eq(self.unit_b), addrs[j].eq(self.beat_b)]
+        with m.Elif(self.take_b):
+            for j in range(2):
+                with m.If(wsel == j):
+                    m.d.sync += [units[j].eq(self.unit_b), addrs[j].eq(self.beat_b)]
+        n_in = Signal(range(3))
+        m.d.comb += n_in.eq(self.take_a + self.take_b)
+        m.d.sync += wsel.eq(wsel ^ n_in[0])
+
+        cur = Mux(rsel, units[1], units[0])
+        cur_addr = Mux(rsel, addrs[1], addrs[0])
+        burst_start, drain, unit_out = Signal(), Signal(), Signal()
+        m.d.comb += [
+            burst_start.eq((rbeat == 0) & (self.unit_bursts | ((cur_addr & (self._burst - 1)) == 0))),
+            drain.eq((self.count != 0) & self.beats.ready & (~burst_start | self.bursts.ready)),
+            self.beats.valid.eq(drain),
+            self.beats.payload.eq(Array(cur[b * Beat.size:(b + 1) * Beat.size] for b in range(U))[rbeat]),
+            self.bursts.valid.eq(drain & burst_start),
+            self.bursts.payload.eq(cur_addr),
+            unit_out.eq(drain & (rbeat == U - 1)),
+        ]
+        with m.If(drain):
+            if U > 1:
+                m.d.sync += rbeat.eq(Mux(rbeat == U - 1, 0, rbeat + 1))
+            with m.If(rbeat == U - 1):
+                m.d.sync += rsel.eq(~rsel)
+        m.d.sync += self.count.eq(self.count + n_in - unit_out)
+        return m
+
+
+class WritePath(wiring.Component):
+    """``points`` (the engine's output, ``pass_schedule`` write order) -> per logical write channel
+    ``beats`` and ``bursts``. ``pass2`` (held through the pass) picks the order; ``start`` begins a pass,
+    which takes exactly one pass of payloads."""
+
+    def __init__(self, layout: HbmLayout):
+        self._layout = layout
+        lanes, R = layout.params.lanes, layout.group
+        super().__init__({
+            "start": In(1), "pass2": In(1),
+            "points": In(stream.Signature(payload_layout(lanes))),
+            "beats": Out(stream.Signature(Beat)).array(R),
+            "bursts": Out(stream.Signature(beat_bits(layout))).array(R),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        lay = self._layout
+        lanes, R, cycles = lay.params.lanes, lay.group, lay.params.cycles_per_pass
+        m.submodules.corner_turn = turn = CornerTurn(lanes)
+        m.submodules.addresses = gen = WriteAddressGenerator(lay)
+        splitters = []
+        for q in range(R):
+            m.submodules[f"splitter{q}"] = sp = UnitSplitter(lanes, beat_bits(lay), lay.burst_beats)
+            wiring.connect(m, sp.beats, wiring.flipped(self.beats[q]))
+            wiring.connect(m, sp.bursts, wiring.flipped(self.bursts[q]))
+            m.d.comb += sp.unit_bursts.eq(~self.pass2)
+            splitters.append(sp)
+
+        # a pass takes exactly `cycles` payloads
+        active = Signal()
+        taken = Signal(range(cycles + 1))
+        in_fire = Signal()
+        m.d.comb += in_fire.eq(self.points.valid & self.points.ready)
+        with m.If(in_fire):
+            m.d.sync += taken.eq(taken + 1)
+            with m.If(taken == cycles - 1):
+                m.d.sync += active.eq(0)
+        with m.If(self.start):
+            m.d.sync += [active.eq(1), taken.eq(0)]
+
+        # the unit pair offered to the splitters: straight from the payload (pass 2) or the corner turn
+        offer = Signal(row_pair_layout(lanes))
+        offer_valid, accept = Signal(), Signal()
+        m.d.comb += [turn.start.eq(self.start), gen.start.eq(self.start), gen.pass2.eq(self.pass2),
+                     turn.points.payload.eq(self.points.payload)]
+        with m.If(self.pass2):
+            m.d.comb += [offer_valid.eq(active & self.points.valid),
+                         self.points.ready.eq(active & accept)]
+            for lane in range(lanes):
+                m.d.comb += [offer.a[lane].eq(self.points.payload[lane].x0),
+                             offer.b[lane].eq(self.points.payload[lane].x1)]
+        with m.Else():
+            m.d.comb += [turn.points.valid.eq(active & self.points.valid),
+                         self.points.ready.eq(active & turn.points.ready),
+                         offer_valid.eq(turn.rows.valid), offer.eq(turn.rows.payload),
+                         turn.rows.ready.eq(accept)]
+
+        # both units need room: two in one splitter if they share it, else one in each
+        counts = [sp.count for sp in splitters]
+        same, fire = Signal(), Signal()
+        m.d.comb += [
+            same.eq(gen.chan_a == gen.chan_b),
+            accept.eq(offer_valid & Mux(same, select(counts, gen.chan_a) == 0,
+                                        (select(counts, gen.chan_a) != 2) & (select(counts, gen.chan_b) != 2))),
+            fire.eq(offer_valid & accept),
+            gen.advance.eq(fire),
+        ]
+        for q, sp in enumerate(splitters):
+            m.d.comb += [sp.take_a.eq(fire & (gen.chan_a == q)), sp.take_b.eq(fire & (gen.chan_b == q)),
+                         sp.unit_a.eq(offer.a), sp.unit_b.eq(offer.b),
+                         sp.beat_a.eq(gen.beat_a), sp.beat_b.eq(gen.beat_b)]
+        return m

@@ -1,0 +1,62 @@
+"""Data layouts of the points as they travel between the DMA, the NTT engine and the benches: one
+definition instead of bit slicing in every block.
+
+- :data:`PointPair`: what one lane takes (or emits) in one cycle, ``x0`` then ``x1`` (64 bits each).
+- :func:`payload_layout`: one engine cycle, ``ArrayLayout(PointPair, L)``; lane l's pair at bits
+  [128l, 128l + 128), so a payload's flat bits are lane 0 x0, lane 0 x1, lane 1 x0, ...
+- :func:`unit_layout`: a *unit* (see :mod:`hw.model.layout`), L points of one matrix row, point l for
+  lane l; it is L/4 HBM beats at consecutive addresses.
+- :data:`Beat`: one 256-bit HBM beat, four points, the lowest address first.
+"""
+
+from amaranth.lib import data
+
+from hw.model.layout import POINTS_PER_BEAT
+
+__all__ = ["POINT_BITS", "PointPair", "Beat", "payload_layout", "unit_layout", "pack_beat", "unpack_beat",
+           "pack_payload", "unpack_payload"]
+
+POINT_BITS = 64
+PointPair = data.StructLayout({"x0": POINT_BITS, "x1": POINT_BITS})
+Beat = data.ArrayLayout(POINT_BITS, POINTS_PER_BEAT)
+
+
+def payload_layout(lanes: int) -> data.ArrayLayout:
+    """One engine cycle of ``lanes`` lanes: element l is lane l's (x0, x1)."""
+    return data.ArrayLayout(PointPair, lanes)
+
+
+def unit_layout(lanes: int) -> data.ArrayLayout:
+    """One unit: ``lanes`` points of a row, element l for lane l (L/4 beats)."""
+    return data.ArrayLayout(POINT_BITS, lanes)
+
+
+# -- host side: the same layouts as Python ints (benches, backdoor loads) -------------------------------
+
+def pack_beat(points) -> int:
+    """Four points (lowest address first) as the integer value of a :data:`Beat`."""
+    return sum(int(v) << (POINT_BITS * i) for i, v in enumerate(points))
+
+
+def unpack_beat(word: int) -> list[int]:
+    """The four points of a :data:`Beat` value, lowest address first."""
+    mask = (1 << POINT_BITS) - 1
+    return [(int(word) >> (POINT_BITS * i)) & mask for i in range(Beat.length)]
+
+
+def pack_payload(pairs) -> int:
+    """One engine cycle from ``pairs[l] = (x0, x1)`` of lane l, as the integer value of a
+    :func:`payload_layout` (offsets taken from :data:`PointPair`)."""
+    x0, x1 = PointPair["x0"].offset, PointPair["x1"].offset
+    return sum((int(a) << x0 | int(b) << x1) << (PointPair.size * lane) for lane, (a, b) in enumerate(pairs))
+
+
+def unpack_payload(word: int, lanes: int) -> list[tuple[int, int]]:
+    """``[(x0, x1)] * lanes`` of a :func:`payload_layout` value."""
+    mask = (1 << POINT_BITS) - 1
+    x0, x1 = PointPair["x0"].offset, PointPair["x1"].offset
+    out = []
+    for lane in range(lanes):
+        pair = int(word) >> (PointPair.size * lane)
+        out.append(((pair >> x0) & mask, (pair >> x1) & mask))
+    return out
