@@ -503,6 +503,11 @@ class XrtBackend(Backend):
         status = self._read_status()
         if status is not None and status & R.STATUS_BAD_SIZE:
             raise KernelFailed(f"the kernel rejected log_n = {log_n} (STATUS.bad_size)")
+        if status and status & R.STATUS_AXI_ERROR:
+            fault = R.decode_status(status)
+            raise KernelFailed(f"HBM channel {fault['axi_channel']} answered {fault['axi_resp_name']} to a "
+                               f"{'write' if fault['axi_write'] else 'read'} of the kernel; the output is "
+                               f"not valid{self._status_note(status)}")
         if status:
             raise KernelFailed(f"the kernel reported a device error:{self._status_note(status)}")
 

@@ -462,3 +462,19 @@ def test_locate_names_where_each_output_point_sat_in_hbm(inverse, n_log, tmp_pat
         word = be._views[channel].view(np.uint8)[offset:offset + 8].view(np.uint64)[0]
         assert F.mul(int(word), scale) == int(y[i])
     be.close()
+
+
+@pytest.mark.parametrize("resp, write, channel", [(2, False, 3), (3, True, 0)])
+def test_an_axi_error_response_names_the_channel_and_direction(tmp_path, resp, write, channel):
+    """STATUS as the control slave latches an HBM error response (bit, code, direction, channel, as the
+    register map defines them) becomes a device error that says which channel and what it answered."""
+    params = SMALL
+    fake = FakePyxrt(kernel_factory=StatusKernel)
+    be = X.XrtBackend(params, xclbin=write_xclbin(tmp_path / "n.xclbin", params), pyxrt_module=fake,
+                      timeout_s=0.2, progress=False)
+    fake.kernel_model.extra = (R.STATUS_AXI_ERROR | resp << R.STATUS_AXI_RESP_SHIFT
+                               | (R.STATUS_AXI_WRITE if write else 0) | channel << R.STATUS_AXI_CHANNEL_SHIFT)
+    name = {2: "SLVERR", 3: "DECERR"}[resp]
+    with pytest.raises(X.KernelFailed, match=f"HBM channel {channel} answered {name} to a "
+                                             f"{'write' if write else 'read'}"):
+        be.run(points(params.n_points))
