@@ -22,6 +22,13 @@ its first T_s cycles. The second half's words ride in slot 0 of each first-half 
 at the corner turn into a ping-pong table and replayed for every group of the second half in the same
 two-word format. The lane never knows which pass it is in: only the twiddle values differ.
 
+Where the pass-1 four-step scale goes (``scale``): "output" (default) leaves every stage's twiddles
+plain, so stages k-6 .. k-1 (64th roots of unity, powers of two) are ShiftButterflies without a
+multiplier and an OutputScale after the bit reversal multiplies output m by w_N^(n2*m); the column n2
+rides the stream's free slot (hw.model.lane.shift_stream) and is picked up where the second half emits
+it. "stages" folds the scale into every stage's twiddles (hw.model.lane.twiddle_stream(k, c)), so every
+stage is a general butterfly.
+
 Handshake: valid-only pipeline with the global enable ``en``. The chain's reorders run on a free-running
 frame clock (counted in enabled cycles), so a transform must start on an enabled cycle where
 ``o_slot_start`` is 1 and occupy P consecutive enabled cycles; whole idle frames (``i_valid`` low for a
@@ -31,7 +38,7 @@ after their input frames.
 
 from typing import Callable
 
-from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -455,12 +462,13 @@ class Lane(wiring.Component):
         out = m.submodules.out_scale = self._out_scale
         out_phase = phase_counter("out_phase", h1.latency + turn.latency + h2.latency + rev.latency)
         column = [Signal(k, name=f"column{i}") for i in range(2)]
-        with m.If(en & (rev_phase[:k - 1] == 0)):
-            m.d.sync += Array(column)[rev_phase[k - 1]].eq(h2.o_w_rest[:k])
+        for parity in range(2):
+            with m.If(en & (rev_phase[:k - 1] == 0) & (rev_phase[k - 1] == parity)):
+                m.d.sync += column[parity].eq(h2.o_w_rest[:k])
         m.d.comb += [
             out.en.eq(en), out.i_valid.eq(rev.o_valid), out.i_x0.eq(rev.o_x0), out.i_x1.eq(rev.o_x1),
             out.i_cycle.eq(out_phase[:k - 1] if k > 1 else 0),
-            out.i_column.eq(Array(column)[out_phase[k - 1]]),
+            out.i_column.eq(Mux(out_phase[k - 1], column[1], column[0])),
             self.o_valid.eq(out.o_valid), self.o_x0.eq(out.o_x0), self.o_x1.eq(out.o_x1),
         ]
         return m

@@ -1,4 +1,11 @@
-"""The twiddle generator: one ROM for the whole engine, three multiply/reduce units per lane.
+"""The twiddle generator: one ROM for the whole engine; no multiplier (default) or three per lane.
+
+Default (``scale="output"``): the lanes apply the pass-1 four-step scale at their outputs
+(hw/output_scale.py), so every lane takes the plain stream of :func:`hw.model.lane.shift_stream` (field
+values for general stages, shift amounts for shift-only stages) except for the one free slot, which
+carries the lane's column n2 = L*g + l in pass 1 and 0 in pass 2. ROM read, column select: latency 2.
+
+The rest of this docstring describes ``scale="stages"``, the scale folded into the stage twiddles.
 
 Every lane takes two twiddle words per input cycle (``w_first`` and ``w_rest``, in the slot plan of
 :func:`hw.model.lane.twiddle_plan`). The generator reads the plain word pair of the cycle from one ROM of
