@@ -52,6 +52,9 @@ __all__ = ["HalfChain", "SecondHalfTwiddles", "Lane", "SCALES"]
 
 #: Where a lane applies the pass-1 four-step scale (Lane's ``scale``).
 SCALES = ("output", "stages")
+#: Width of the twiddle stream after the first shift stage: only shift amounts (8 bits) and the frame's
+#: column (k <= 12 bits) are still to be used downstream.
+SHIFT_WORD_BITS = 16
 
 
 def _default_butterfly():
@@ -235,11 +238,12 @@ class SecondHalfTwiddles(wiring.Component):
     o_w_first, o_w_rest (aligned with the corner turn's output: latency 1 like its read port).
     """
 
-    def __init__(self, log_core: int):
+    def __init__(self, log_core: int, width: int = 64):
         self._k = _check_int("log_core", log_core, 2, 12)
+        self._width = _check_int("width", width, 1, 64)
         self._a, self._b = lane_model.halves(log_core)
-        super().__init__({"en": In(1), "i_phase": In(log_core), "i_w": In(64),
-                          "o_w_first": Out(64), "o_w_rest": Out(64)})
+        super().__init__({"en": In(1), "i_phase": In(log_core), "i_w": In(width),
+                          "o_w_first": Out(width), "o_w_rest": Out(width)})
 
     @property
     def latency(self) -> int:
@@ -258,7 +262,7 @@ class SecondHalfTwiddles(wiring.Component):
         group = cycle[a - 1:]                            # first-half group r (b bits)
         slot0 = (cycle[:a - 1] == 0) if a > 1 else Const(1, 1)
         for n, port in enumerate((self.o_w_first, self.o_w_rest)):
-            mem = Memory(shape=unsigned(64), depth=2 * half, init=[])
+            mem = Memory(shape=unsigned(self._width), depth=2 * half, init=[])
             m.submodules[f"words{n}"] = mem
             wp, rp = mem.write_port(), mem.read_port(domain="sync")
             top = group[b - 1]                           # words 0..M'-1 -> w_first, M'.. -> w_rest
@@ -308,7 +312,8 @@ class Lane(wiring.Component):
         style = "ultra" if log_core >= 12 else None
         self._turn = _child(FrameReorder(orders["turn_in"], orders["turn_out"], ram_style=style))
         self._reverse = _child(FrameReorder(orders["reverse_in"], orders["output"], ram_style=style))
-        self._tw2 = _child(SecondHalfTwiddles(log_core))
+        # With scale "output" every second-half word is a shift amount (8 bits) or the column (k bits).
+        self._tw2 = _child(SecondHalfTwiddles(log_core, SHIFT_WORD_BITS if scale == "output" else 64))
         super().__init__({
             "en": In(1), "restart": In(1), "i_valid": In(1), "i_x0": In(64), "i_x1": In(64),
             "i_w_first": In(64), "i_w_rest": In(64),
@@ -322,7 +327,7 @@ class Lane(wiring.Component):
             from hw.shift_butterfly import ShiftButterfly
             shifts = set(lane_model.stage_shifts(self._k, stage)) | set(
                 lane_model.stage_shifts(self._k, stage, inverse=True))
-            return ShiftButterfly(shifts)
+            return ShiftButterfly(shifts, pass_width=SHIFT_WORD_BITS)
         return factory()
 
     @property

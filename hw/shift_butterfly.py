@@ -64,6 +64,11 @@ class ShiftReduce(_Pipeline):
         super().__init__(_pipeline_signature({"i_a": 64, "i_shift": 8}, {"o_p": 64}))
 
     @property
+    def latency(self) -> int:
+        """7, or 0 when the only allowed shift is 0 (the unit is then a wire: the input is canonical)."""
+        return 0 if self._shifts == (0,) else self.LATENCY
+
+    @property
     def shifts(self) -> tuple[int, ...]:
         return self._shifts
 
@@ -107,6 +112,9 @@ class ShiftReduce(_Pipeline):
             m.d.sync += r.eq(value)
             return r
 
+        if self._shifts == (0,):
+            m.d.comb += self.o_p.eq(self.i_a)
+            return
         residues, signs = self._rest()
         # 1: decode s = 96 q + r, shift by r[0:4]
         q_in = Signal(name="q_in")
@@ -155,13 +163,18 @@ class ShiftButterfly(wiring.Component):
     hw.model.lane.stage_shifts); default all 0..191.
     """
 
-    def __init__(self, shifts=None):
+    def __init__(self, shifts=None, *, pass_width: int = 64):
         self._shifts = _check_shifts(shifts)
+        if not isinstance(pass_width, int) or not 8 <= pass_width <= 64:
+            raise ValueError(f"pass_width: must be an int in 8..64, got {pass_width!r}")
+        self._pass_width = pass_width
+        self._shift = ShiftReduce(self._shifts)
+        self._shift._MustUse__silence = True         # elaborated by elaborate(); here for its latency
         super().__init__({
             "en": In(1), "i_valid": In(1),
-            "i_x0": In(64), "i_x1": In(64), "i_w": In(64), "i_w_pass": In(64),
+            "i_x0": In(64), "i_x1": In(64), "i_w": In(64), "i_w_pass": In(pass_width),
             "o_valid": Out(1),
-            "o_x0": Out(64), "o_x1": Out(64), "o_w_pass": Out(64),
+            "o_x0": Out(64), "o_x1": Out(64), "o_w_pass": Out(pass_width),
         })
 
     @property
@@ -169,16 +182,22 @@ class ShiftButterfly(wiring.Component):
         return self._shifts
 
     @property
+    def pass_width(self) -> int:
+        """Bits of the twiddle stream passed on (the stream after a shift stage holds only shift amounts
+        and small words, so a lane narrows it)."""
+        return self._pass_width
+
+    @property
     def latency(self) -> int:
-        """Enabled cycles from inputs to outputs: subtract, then shift/reduce."""
-        return ModSub.LATENCY + ShiftReduce.LATENCY
+        """Enabled cycles from inputs to outputs: subtract, then shift/reduce (none for shift 0 only)."""
+        return ModSub.LATENCY + self._shift.latency
 
     @property
     def shared_key(self) -> str:
         """One module per allowed set of shift amounts (hw/shared.py)."""
-        if self._shifts == ALL_SHIFTS:
-            return "shift_butterfly"
-        return "shift_butterfly_" + format(sum(1 << s for s in self._shifts), "x")
+        key = "shift_butterfly" if self._shifts == ALL_SHIFTS else \
+            "shift_butterfly_" + format(sum(1 << s for s in self._shifts), "x")
+        return key if self._pass_width == 64 else f"{key}_w{self._pass_width}"
 
     @property
     def dsp_tiles(self) -> int:
@@ -193,7 +212,7 @@ class ShiftButterfly(wiring.Component):
         m = Module()
         m.submodules.add = add = ModAdd()
         m.submodules.sub = sub = ModSub()
-        shift = ShiftReduce(self._shifts)
+        shift = self._shift
         m.submodules.shift = share(shift)
         for unit in (add, sub, shift):
             m.d.comb += unit.en.eq(self.en)

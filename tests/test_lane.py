@@ -313,9 +313,11 @@ def test_properties_k12():
     assert folded.butterfly_latencies == [general] * 12 and folded.mul_units == 12
     assert folded.latency == 12 * general + 2 * 31 + 2 * (2048 + 1)
     # stages 6..11 use 64th roots of unity: shift-only; the four-step scale moves to the output
-    assert out.scale == "output" and out.butterfly_latencies == [general] * 6 + [shift] * 6
+    # (the last stage's twiddle is 1: no shift unit, just the subtraction)
+    assert out.scale == "output" and out.butterfly_latencies == [general] * 6 + [shift] * 5 + [ModSub.LATENCY]
     assert out.mul_units == 6 + 4 and out.dsp_tiles == 10 * MulReduce.DSP_TILES
-    assert out.latency == 6 * (general + shift) + 2 * 31 + 2 * (2048 + 1) + 1 + 2 * MulReduce.LATENCY
+    assert out.latency == (6 * general + 5 * shift + ModSub.LATENCY + 2 * 31 + 2 * (2048 + 1)
+                           + 1 + 2 * MulReduce.LATENCY)
 
 
 def test_catalog_entry():
