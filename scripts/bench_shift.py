@@ -47,8 +47,8 @@ def blocks(with_lane: bool) -> dict[str, tuple]:
     }
     for s in range(LM.shift_stages(K), K):
         sh = stage_set(s)
-        out[f"shift butterfly, stage {s} ({len(sh)} shifts)"] = (
-            "shift_butterfly", {"stage": s}, lambda sh=sh: ShiftButterfly(sh))
+        out[f"shift butterfly, stage {s} ({len(sh)} shift{'s' if len(sh) > 1 else ''}, as in the lane)"] = (
+            "shift_butterfly", {"stage": s, "pass_width": 16}, lambda sh=sh: ShiftButterfly(sh, pass_width=16))
     out["output scale, k = 12"] = ("output_scale", {"log_core": K}, lambda: OutputScale(K))
     out["twiddle generator, L = 16, k = 12, scale output"] = (
         "twiddles", {"params": BuildParams(), "scale": "output"}, lambda: TwiddleGenerator(BuildParams()))
@@ -86,7 +86,47 @@ def kernel_figures() -> dict:
     return out
 
 
+#: Measured before this issue (Lane and engine sections, same flow): the k = 12 lane and the folded generator.
+LANE_BEFORE = {"DSP48E2": 144, "LUT": 18164, "FF": 27094, "BRAM": 0, "URAM": 4}
+TG_BEFORE = {"DSP48E2": 576, "LUT": 87197, "FF": 121076, "BRAM": 7.5, "URAM": 0}
+#: Full-device resources of the XCU55C (the die of the Alveo U55C; the C1100 user region is smaller,
+#: 5,948 DSP48E2) for the utilisation fractions.
+DEVICE = {"LUT": 1303680, "FF": 2607360, "DSP48E2": 9024, "BRAM": 2016, "URAM": 960}
+
+
+def engine_rows(cache: dict) -> list[str]:
+    """Engine = generator + 16 lanes, before and after; the lane after measured if synthesized, else
+    the lane before with its six late butterflies swapped for the shift ones plus the output scale."""
+    keys = ("DSP48E2", "LUT", "FF", "BRAM", "URAM")
+    before_lane = cache.get("lane, k = 12, scale stages", LANE_BEFORE)
+    after_lane = cache.get("lane, k = 12, scale output")
+    note = "measured"
+    if after_lane is None:
+        note = "extrapolated from the blocks"
+        bf = cache["butterfly (general)"]
+        shift = [cache[l] for l in blocks(False) if l.startswith("shift butterfly, stage")]
+        scale = cache["output scale, k = 12"]
+        after_lane = {key: before_lane[key] - 6 * bf[key] + sum(r[key] for r in shift) + scale[key]
+                      for key in keys}
+    tg_after = cache["twiddle generator, L = 16, k = 12, scale output"]
+    rows = {"before (scale in the stages)": (before_lane, TG_BEFORE), f"after (scale on the output, lane {note})":
+            (after_lane, tg_after)}
+    lines = ["Engine = generator + 16 lanes (per-block synthesis; the whole engine does not fit Yosys here), and",
+             "the sum of utilisation fractions in the style of the reference's U_norm, here against the full XCU55C",
+             "die (LUT 1,303,680, FF 2,607,360, DSP 9,024, BRAM 2,016, URAM 960), engine only (no DMA, control):",
+             "",
+             "| engine | DSP48E2 | LUT | FF | BRAM | URAM | sum of fractions | DSP of the C1100's 5,948 |",
+             "|---|---|---|---|---|---|---|---|"]
+    for label, (lane, tg) in rows.items():
+        tot = {key: 16 * lane[key] + tg[key] for key in keys}
+        frac = sum(tot[key] / DEVICE[key] for key in keys)
+        lines.append(f"| {label} | {tot['DSP48E2']:,} | {tot['LUT']:,.0f} | {tot['FF']:,.0f} | {tot['BRAM']:g} | "
+                     f"{tot['URAM']:g} | {frac:.3f} | {tot['DSP48E2'] / 5948:.1%} |")
+    return lines
+
+
 def section(cache: dict) -> str:
+    """The docs/performance.md section from the cached synthesis results and the components' properties."""
     kf = kernel_figures()
     st, out = kf["stages"], kf["output"]
     lines = [
@@ -106,11 +146,18 @@ def section(cache: dict) -> str:
         "| block | DSP48E2 | LUT | FF | BRAM | URAM | logic depth | Yosys s |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for label, r in cache.items():
+    for label in blocks(True):
+        if label not in cache:
+            continue
+        r = cache[label]
         lines.append(f"| {label} | {r['DSP48E2']} | {r['LUT']:,} | {r['FF']:,} | {r['BRAM']} | {r['URAM']} | "
                      f"{r['logic_depth']} | {r['seconds']} |")
     lines += [
         "| twiddle generator, L = 16, k = 12, scale stages (engine section) | 576 | 87,197 | 121,076 | 7.5 | 0 | | |",
+        "",
+    ]
+    lines += engine_rows(cache)
+    lines += [
         "",
         "Default kernel (16 lanes, k = 12), DSP48E2 from the blocks' `dsp_tiles`:",
         "",
