@@ -86,8 +86,13 @@ class OutputScale(wiring.Component):
         with m.If(en):
             m.d.sync += acc.eq(e0 + (self.i_column << 1))
 
-        rom_hi = Memory(shape=unsigned(64), depth=len(hi_words), init=hi_words)
-        rom_lo = Memory(shape=unsigned(64), depth=len(lo_words), init=lo_words)
+        # 512 x 64 at k = 12: one RAMB36 (512 x 72) each, both ports reading; Yosys would otherwise
+        # build them from LUTs (about 1,400 LUTs per ROM and port)
+        big = {"ram_style": "block", "rom_style": "block"}
+        rom_hi = Memory(shape=unsigned(64), depth=len(hi_words), init=hi_words,
+                        attrs=big if len(hi_words) >= 256 else None)
+        rom_lo = Memory(shape=unsigned(64), depth=len(lo_words), init=lo_words,
+                        attrs=big if len(lo_words) >= 256 else None)
         m.submodules.rom_hi, m.submodules.rom_lo = rom_hi, rom_lo
         shift_of = Array(Const(s, 8) for s in shifts)
         regs = Module()                                     # local registers, gated by en
