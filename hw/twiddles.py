@@ -241,11 +241,15 @@ class TwiddleGenerator(wiring.Component):
         with m.If(en):
             m.d.sync += [v1.eq(self.i_valid), free1.eq(t == scale_slot(k)), base1.eq(Mux(pass2, 0, base))]
         v2 = Signal()
-        w0 = Signal(64)
         with m.If(en):
-            m.d.sync += [v2.eq(v1), w0.eq(rd.data.w0)]
+            m.d.sync += v2.eq(v1)
         for lane in range(lanes):
+            # one register per lane: the lanes are spread over the die (and one shared register feeding
+            # every lane's port made Yosys's ABC9 abort)
+            w0 = Signal(64, name=f"w0_l{lane}")
             w1 = Signal(64, name=f"w1_l{lane}")
+            with m.If(en):
+                m.d.sync += w0.eq(rd.data.w0)
             column = base1 | lane if lanes & (lanes - 1) == 0 else base1 + lane
             with m.If(en):
                 m.d.sync += w1.eq(Mux(free1 & ~pass2, column, rd.data.w1))
