@@ -63,10 +63,14 @@ class ShiftReduce(_Pipeline):
         self._shifts = _check_shifts(shifts)
         super().__init__(_pipeline_signature({"i_a": 64, "i_shift": 8}, {"o_p": 64}))
 
+    @classmethod
+    def latency_for(cls, shifts) -> int:
+        """7, or 0 when the only allowed shift is 0 (the unit is then a wire: the input is canonical)."""
+        return 0 if _check_shifts(shifts) == (0,) else cls.LATENCY
+
     @property
     def latency(self) -> int:
-        """7, or 0 when the only allowed shift is 0 (the unit is then a wire: the input is canonical)."""
-        return 0 if self._shifts == (0,) else self.LATENCY
+        return self.latency_for(self._shifts)
 
     @property
     def shifts(self) -> tuple[int, ...]:
@@ -168,8 +172,6 @@ class ShiftButterfly(wiring.Component):
         if not isinstance(pass_width, int) or not 8 <= pass_width <= 64:
             raise ValueError(f"pass_width: must be an int in 8..64, got {pass_width!r}")
         self._pass_width = pass_width
-        self._shift = ShiftReduce(self._shifts)
-        self._shift._MustUse__silence = True         # elaborated by elaborate(); here for its latency
         super().__init__({
             "en": In(1), "i_valid": In(1),
             "i_x0": In(64), "i_x1": In(64), "i_w": In(64), "i_w_pass": In(pass_width),
@@ -190,7 +192,7 @@ class ShiftButterfly(wiring.Component):
     @property
     def latency(self) -> int:
         """Enabled cycles from inputs to outputs: subtract, then shift/reduce (none for shift 0 only)."""
-        return ModSub.LATENCY + self._shift.latency
+        return ModSub.LATENCY + ShiftReduce.latency_for(self._shifts)
 
     @property
     def shared_key(self) -> str:
@@ -212,7 +214,7 @@ class ShiftButterfly(wiring.Component):
         m = Module()
         m.submodules.add = add = ModAdd()
         m.submodules.sub = sub = ModSub()
-        shift = self._shift
+        shift = ShiftReduce(self._shifts)
         m.submodules.shift = share(shift)
         for unit in (add, sub, shift):
             m.d.comb += unit.en.eq(self.en)
