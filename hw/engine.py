@@ -48,12 +48,13 @@ class NttEngine(wiring.Component):
     Properties: params, payload_width, beats_per_pass, latency, lane_latency, prefill_cycles, mul_units.
     """
 
-    def __init__(self, params: BuildParams):
+    def __init__(self, params: BuildParams, *, scale: str = "output"):
         if not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
         self._params = params
-        self._twiddles = TwiddleGenerator(params)
-        self._lanes = [Lane(params.log_core) for _ in range(params.lanes)]
+        # scale: where the pass-1 four-step scale goes, lane outputs or stage twiddles (hw/lane.py)
+        self._twiddles = TwiddleGenerator(params, scale=scale)
+        self._lanes = [Lane(params.log_core, scale=scale) for _ in range(params.lanes)]
         super().__init__({
             "start": In(1),
             "pass2": In(1),
@@ -93,8 +94,8 @@ class NttEngine(wiring.Component):
 
     @property
     def mul_units(self) -> int:
-        """Multiply/reduce units: one per butterfly stage per lane plus the twiddle generator's."""
-        return self._params.lanes * self._params.log_core + self._twiddles.mul_units
+        """Multiply/reduce units: the lanes' (general butterflies, output scale) plus the generator's."""
+        return sum(lane.mul_units for lane in self._lanes) + self._twiddles.mul_units
 
     def elaborate(self, platform):
         m = Module()

@@ -22,6 +22,13 @@ its first T_s cycles. The second half's words ride in slot 0 of each first-half 
 at the corner turn into a ping-pong table and replayed for every group of the second half in the same
 two-word format. The lane never knows which pass it is in: only the twiddle values differ.
 
+Where the pass-1 four-step scale goes (``scale``): "output" (default) leaves every stage's twiddles
+plain, so stages k-6 .. k-1 (64th roots of unity, powers of two) are ShiftButterflies without a
+multiplier and an OutputScale after the bit reversal multiplies output m by w_N^(n2*m); the column n2
+rides the stream's free slot (hw.model.lane.shift_stream) and is picked up where the second half emits
+it. "stages" folds the scale into every stage's twiddles (hw.model.lane.twiddle_stream(k, c)), so every
+stage is a general butterfly.
+
 Handshake: valid-only pipeline with the global enable ``en``. The chain's reorders run on a free-running
 frame clock (counted in enabled cycles), so a transform must start on an enabled cycle where
 ``o_slot_start`` is 1 and occupy P consecutive enabled cycles; whole idle frames (``i_valid`` low for a
@@ -37,10 +44,17 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from hw.model import lane as lane_model
+from hw.output_scale import OutputScale
 from hw.reorder import FrameReorder
 from hw.shared import share
 
-__all__ = ["HalfChain", "SecondHalfTwiddles", "Lane"]
+__all__ = ["HalfChain", "SecondHalfTwiddles", "Lane", "SCALES"]
+
+#: Where a lane applies the pass-1 four-step scale (Lane's ``scale``).
+SCALES = ("output", "stages")
+#: Width of the twiddle stream after the first shift stage: only shift amounts (8 bits) and the frame's
+#: column (k <= 12 bits) are still to be used downstream.
+SHIFT_WORD_BITS = 16
 
 
 def _default_butterfly():
@@ -92,14 +106,17 @@ class HalfChain(wiring.Component):
     stream re-aligned so that the word of input slot c of a group leaves with that group's output cycle c.
     """
 
-    def __init__(self, depth: int, *, butterfly: Callable | None = None):
+    def __init__(self, depth: int, *, butterfly: Callable | None = None, stages: list | None = None):
         self._d = _check_int("depth", depth, 1, 6)
-        factory = _check_factory(butterfly)
-        self._stages = [_child(factory()) for _ in range(depth)]
-        lats = {bf.latency for bf in self._stages}
-        if len(lats) != 1:
-            raise ValueError(f"butterfly: factory made stages of different latencies {sorted(lats)}")
-        self._bf_latency = lats.pop()
+        if stages is None:
+            factory = _check_factory(butterfly)
+            stages = [factory() for _ in range(depth)]
+        elif len(stages) != depth:
+            raise ValueError(f"stages: expected {depth} butterflies, got {len(stages)}")
+        self._stages = [_child(bf) for bf in stages]
+        # Stages may differ in latency (shift-only stages are shorter): the stream rides each stage's own
+        # pass-through, so twiddles and points stay aligned whatever the latencies.
+        self._bf_latencies = [bf.latency for bf in self._stages]
         super().__init__({
             "en": In(1), "i_phase": In(max(depth - 1, 1)), "i_valid": In(1),
             "i_x0": In(64), "i_x1": In(64), "i_w_first": In(64), "i_w_rest": In(64),
@@ -116,8 +133,12 @@ class HalfChain(wiring.Component):
         return 1 << (self._d - 1)
 
     @property
-    def butterfly_latency(self) -> int:
-        return self._bf_latency
+    def butterfly_latencies(self) -> list[int]:
+        return list(self._bf_latencies)
+
+    @property
+    def dsp_tiles(self) -> int:
+        return sum(bf.dsp_tiles for bf in self._stages)
 
     @property
     def commutator_depths(self) -> list[int]:
@@ -151,7 +172,7 @@ class HalfChain(wiring.Component):
 
     @property
     def latency(self) -> int:
-        return self._d * self._bf_latency + sum(self.commutator_depths)
+        return sum(self._bf_latencies) + sum(self.commutator_depths)
 
     def elaborate(self, platform):
         m = Module()
@@ -187,7 +208,7 @@ class HalfChain(wiring.Component):
                 bf.i_w.eq(w), bf.i_w_pass.eq(stream),
             ]
             x0, x1, valid, stream = bf.o_x0, bf.o_x1, bf.o_valid, bf.o_w_pass
-            offset += self._bf_latency
+            offset += self._bf_latencies[s]
             if s == d - 1:
                 break
             # Delay commutator: exchange the port with cycle bit D. Valid rides with each point.
@@ -217,11 +238,12 @@ class SecondHalfTwiddles(wiring.Component):
     o_w_first, o_w_rest (aligned with the corner turn's output: latency 1 like its read port).
     """
 
-    def __init__(self, log_core: int):
+    def __init__(self, log_core: int, width: int = 64):
         self._k = _check_int("log_core", log_core, 2, 12)
+        self._width = _check_int("width", width, 1, 64)
         self._a, self._b = lane_model.halves(log_core)
-        super().__init__({"en": In(1), "i_phase": In(log_core), "i_w": In(64),
-                          "o_w_first": Out(64), "o_w_rest": Out(64)})
+        super().__init__({"en": In(1), "i_phase": In(log_core), "i_w": In(width),
+                          "o_w_first": Out(width), "o_w_rest": Out(width)})
 
     @property
     def latency(self) -> int:
@@ -240,7 +262,7 @@ class SecondHalfTwiddles(wiring.Component):
         group = cycle[a - 1:]                            # first-half group r (b bits)
         slot0 = (cycle[:a - 1] == 0) if a > 1 else Const(1, 1)
         for n, port in enumerate((self.o_w_first, self.o_w_rest)):
-            mem = Memory(shape=unsigned(64), depth=2 * half, init=[])
+            mem = Memory(shape=unsigned(self._width), depth=2 * half, init=[])
             m.submodules[f"words{n}"] = mem
             wp, rp = mem.write_port(), mem.read_port(domain="sync")
             top = group[b - 1]                           # words 0..M'-1 -> w_first, M'.. -> w_rest
@@ -268,39 +290,79 @@ class Lane(wiring.Component):
                         engine uses it between passes so every pass starts on a frame boundary)
       o_slot_start      1 when the pair taken on this cycle (if en) is the first of a transform slot
       o_valid, o_x0, o_x1   outputs (X[2t], X[2t+1]) on output cycle t, ``latency`` cycles after input
-    Properties: log_core, period, latency, stored_points, stored_twiddles, buffer_points, butterfly_latency.
+    Properties: log_core, scale, period, latency, stored_points, stored_twiddles, buffer_points,
+    butterfly_latencies, mul_units, dsp_tiles.
+    ``scale`` (see the property): "output" (default, the cheaper design) or "stages".
     """
 
-    def __init__(self, log_core: int = 12, *, butterfly: Callable | None = None):
+    def __init__(self, log_core: int = 12, *, butterfly: Callable | None = None, scale: str = "output"):
         self._k = _check_int("log_core", log_core, 2, 12)
         factory = _check_factory(butterfly)
+        if scale not in SCALES:
+            raise ValueError(f"scale: must be one of {', '.join(SCALES)}, got {scale!r}")
+        self._scale = scale
         self._default_butterfly = butterfly is None
         self._a, self._b = lane_model.halves(log_core)
         orders = lane_model.interface_orders(log_core)
-        self._half1 = _child(HalfChain(self._a, butterfly=factory))
-        self._half2 = _child(HalfChain(self._b, butterfly=factory))
-        if self._half1.butterfly_latency != self._half2.butterfly_latency:
-            raise ValueError("butterfly: factory made stages of different latencies")
+        stages = [self._stage(s, factory) for s in range(log_core)]
+        self._half1 = _child(HalfChain(self._a, stages=stages[:self._a]))
+        self._half2 = _child(HalfChain(self._b, stages=stages[self._a:]))
+        self._out_scale = _child(OutputScale(log_core)) if scale == "output" else None
         # 4096-deep banks fill a URAM288 (4K x 72) exactly; smaller ones are left to the tool.
         style = "ultra" if log_core >= 12 else None
         self._turn = _child(FrameReorder(orders["turn_in"], orders["turn_out"], ram_style=style))
         self._reverse = _child(FrameReorder(orders["reverse_in"], orders["output"], ram_style=style))
-        self._tw2 = _child(SecondHalfTwiddles(log_core))
+        # With scale "output" every second-half word is a shift amount (8 bits) or the column (k bits).
+        self._tw2 = _child(SecondHalfTwiddles(log_core, SHIFT_WORD_BITS if scale == "output" else 64))
         super().__init__({
             "en": In(1), "restart": In(1), "i_valid": In(1), "i_x0": In(64), "i_x1": In(64),
             "i_w_first": In(64), "i_w_rest": In(64),
             "o_slot_start": Out(1), "o_valid": Out(1), "o_x0": Out(64), "o_x1": Out(64),
         })
 
+    def _stage(self, stage: int, factory):
+        """The butterfly of global stage ``stage``: shift-only where the twiddles are powers of two and no
+        scale is folded into them (forward and inverse twiddle sets), else the general one."""
+        if self._scale == "output" and stage >= lane_model.shift_stages(self._k):
+            from hw.shift_butterfly import ShiftButterfly
+            shifts = set(lane_model.stage_shifts(self._k, stage)) | set(
+                lane_model.stage_shifts(self._k, stage, inverse=True))
+            return ShiftButterfly(shifts, pass_width=SHIFT_WORD_BITS)
+        return factory()
+
     @property
     def log_core(self) -> int:
         return self._k
 
     @property
+    def scale(self) -> str:
+        """Where the pass-1 four-step scale goes: "output" (an OutputScale after the bit reversal; stages
+        k-6.. are shift-only; stream from hw.model.lane.shift_stream) or "stages" (folded into every
+        stage's twiddles, hw.model.lane.twiddle_stream(k, c); every stage general)."""
+        return self._scale
+
+    @property
+    def shift_stage_count(self) -> int:
+        return sum(bf.dsp_tiles == 0 for bf in self._half1._stages + self._half2._stages)
+
+    @property
+    def mul_units(self) -> int:
+        """Multiply/reduce units: general butterflies plus the output scale's."""
+        general = self._k - self.shift_stage_count
+        return general + (self._out_scale.mul_units if self._out_scale is not None else 0)
+
+    @property
+    def dsp_tiles(self) -> int:
+        return self._half1.dsp_tiles + self._half2.dsp_tiles + (
+            self._out_scale.dsp_tiles if self._out_scale is not None else 0)
+
+    @property
     def shared_key(self) -> str | None:
         """``lane_k<k>`` with the default butterfly (the lane is then a function of k alone, so the engine
         emits it once, hw/shared.py); None with a custom butterfly."""
-        return f"lane_k{self._k}" if self._default_butterfly else None
+        if not self._default_butterfly:
+            return None
+        return f"lane_k{self._k}" + ("" if self._scale == "output" else f"_{self._scale}")
 
     @property
     def period(self) -> int:
@@ -308,8 +370,9 @@ class Lane(wiring.Component):
         return 1 << (self._k - 1)
 
     @property
-    def butterfly_latency(self) -> int:
-        return self._half1.butterfly_latency
+    def butterfly_latencies(self) -> list[int]:
+        """Latency of every stage's butterfly, stage 0 first."""
+        return self._half1.butterfly_latencies + self._half2.butterfly_latencies
 
     @property
     def first_half_stages(self) -> int:
@@ -327,7 +390,8 @@ class Lane(wiring.Component):
     @property
     def latency(self) -> int:
         """Enabled cycles from a transform's first input pair to its first output pair."""
-        return (self._half1.latency + self._turn.latency + self._half2.latency + self._reverse.latency)
+        scale = self._out_scale.latency if self._out_scale is not None else 0
+        return self._half1.latency + self._turn.latency + self._half2.latency + self._reverse.latency + scale
 
     @property
     def stored_points(self) -> int:
@@ -345,9 +409,11 @@ class Lane(wiring.Component):
         """Twiddle words held (replay loops, stream delays, second-half table)."""
         return self._half1.stored_twiddles + self._half2.stored_twiddles + self._tw2.stored_twiddles
 
-    @staticmethod
-    def model(pairs, stream):
-        """Bit-exact reference: hw.model.lane.lane_transform (pairs and stream of one or more frames)."""
+    def model(self, pairs, stream):
+        """Bit-exact reference: hw.model.lane.scaled_lane_transform ("output") or lane_transform
+        ("stages"), pairs and stream of one or more frames."""
+        if self._scale == "output":
+            return lane_model.scaled_lane_transform(pairs, stream)
         return lane_model.lane_transform(pairs, stream)
 
     def elaborate(self, platform):
@@ -391,7 +457,23 @@ class Lane(wiring.Component):
 
             rev.i_phase.eq(rev_phase), rev.i_valid.eq(h2.o_valid),
             rev.i_x0.eq(h2.o_x0), rev.i_x1.eq(h2.o_x1),
-
-            self.o_valid.eq(rev.o_valid), self.o_x0.eq(rev.o_x0), self.o_x1.eq(rev.o_x1),
+        ]
+        if self._out_scale is None:
+            m.d.comb += [self.o_valid.eq(rev.o_valid), self.o_x0.eq(rev.o_x0), self.o_x1.eq(rev.o_x1)]
+            return m
+        # The frame's column rides the stream's free slot; it leaves the second half with the frame's
+        # first pair (word M' of the second-half table, block 0 cycle 0). Kept per frame parity until
+        # the bit reversal emits that frame.
+        out = m.submodules.out_scale = self._out_scale
+        out_phase = phase_counter("out_phase", h1.latency + turn.latency + h2.latency + rev.latency)
+        column = [Signal(k, name=f"column{i}") for i in range(2)]
+        for parity in range(2):
+            with m.If(en & (rev_phase[:k - 1] == 0) & (rev_phase[k - 1] == parity)):
+                m.d.sync += column[parity].eq(h2.o_w_rest[:k])
+        m.d.comb += [
+            out.en.eq(en), out.i_valid.eq(rev.o_valid), out.i_x0.eq(rev.o_x0), out.i_x1.eq(rev.o_x1),
+            out.i_cycle.eq(out_phase[:k - 1] if k > 1 else 0),
+            out.i_column.eq(Mux(out_phase[k - 1], column[1], column[0])),
+            self.o_valid.eq(out.o_valid), self.o_x0.eq(out.o_x0), self.o_x1.eq(out.o_x1),
         ]
         return m

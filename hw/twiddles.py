@@ -1,4 +1,11 @@
-"""The twiddle generator: one ROM for the whole engine, three multiply/reduce units per lane.
+"""The twiddle generator: one ROM for the whole engine; no multiplier (default) or three per lane.
+
+Default (``scale="output"``): the lanes apply the pass-1 four-step scale at their outputs
+(hw/output_scale.py), so every lane takes the plain stream of :func:`hw.model.lane.shift_stream` (field
+values for general stages, shift amounts for shift-only stages) except for the one free slot, which
+carries the lane's column n2 = L*g + l in pass 1 and 0 in pass 2. ROM read, column select: latency 2.
+
+The rest of this docstring describes ``scale="stages"``, the scale folded into the stage twiddles.
 
 Every lane takes two twiddle words per input cycle (``w_first`` and ``w_rest``, in the slot plan of
 :func:`hw.model.lane.twiddle_plan`). The generator reads the plain word pair of the cycle from one ROM of
@@ -24,7 +31,7 @@ from amaranth.lib.wiring import In, Out
 from .arith import MulReduce
 from .shared import share
 from .model import twiddles as tw_model
-from .model.lane import twiddle_plan
+from .model.lane import scale_slot, shift_stream, twiddle_plan
 from .model.ntt import twiddle_rom
 from .model.params import BuildParams
 
@@ -51,10 +58,13 @@ class TwiddleGenerator(wiring.Component):
     Properties: params, latency, lookahead, mul_units (multiply/reduce units in total).
     """
 
-    def __init__(self, params: BuildParams):
+    def __init__(self, params: BuildParams, *, scale: str = "output"):
         if not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
+        if scale not in tw_model.SCALES:
+            raise ValueError(f"scale: must be one of {', '.join(tw_model.SCALES)}, got {scale!r}")
         self._params = params
+        self._scale = scale
         self._mul_latency = MulReduce.LATENCY
         self._lookahead = tw_model.lookahead(params.log_core, self._mul_latency)
         words = data.ArrayLayout(64, params.lanes)
@@ -73,20 +83,34 @@ class TwiddleGenerator(wiring.Component):
         return self._params
 
     @property
+    def scale(self) -> str:
+        """"output": the lanes apply the pass-1 scale at their outputs; the words are the plain stream
+        (hw.model.lane.shift_stream: shift amounts for shift stages, the lane's column in the free
+        slot), no multiplier. "stages": every word scaled by c^(2^s) (three units per lane)."""
+        return self._scale
+
+    @property
     def lookahead(self) -> int:
-        """D: how many columns ahead the running tables are computed."""
-        return self._lookahead
+        """D: how many columns ahead the running tables are computed (0 with scale "output": none)."""
+        return self._lookahead if self._scale == "stages" else 0
 
     @property
     def latency(self) -> int:
-        """Enabled cycles from an input cycle to its words: ROM read, stage-value select, multiply."""
-        return 2 + self._mul_latency
+        """Enabled cycles from an input cycle to its words: ROM read, stage-value select, multiply
+        (scale "stages"); ROM read and the column select (scale "output")."""
+        return 2 + (self._mul_latency if self._scale == "stages" else 0)
 
     @property
     def mul_units(self) -> int:
-        return 3 * self._params.lanes
+        return 3 * self._params.lanes if self._scale == "stages" else 0
+
+    @property
+    def dsp_tiles(self) -> int:
+        return self.mul_units * MulReduce.DSP_TILES
 
     def elaborate(self, platform):
+        if self._scale == "output":
+            return self._elaborate_plain()
         m = Module()
         p = self._params
         k, lanes, depth = p.log_core, p.lanes, self._lookahead
@@ -186,4 +210,49 @@ class TwiddleGenerator(wiring.Component):
                 if lane == 0 and col == 0:
                     valid_out.append(mul.o_valid)
         m.d.comb += self.o_valid.eq(valid_out[0])
+        return m
+
+    def _elaborate_plain(self):
+        """One ROM of shift-stream words for all lanes; lane l's free slot carries its column
+        L*g + l in pass 1 (0 in pass 2). Latency 2: ROM read, then the column select."""
+        m = Module()
+        p = self._params
+        k, lanes, en = p.log_core, p.lanes, self.en
+        cycles = 1 << (k - 1)
+        words = shift_stream(k, 0)
+        init = [{"w0": int(words[t, 0]), "w1": int(words[t, 1])} for t in range(cycles)]
+        entry = data.StructLayout({"w0": 64, "w1": 64})
+        m.submodules.rom = rom_mem = Memory(shape=entry, depth=cycles, init=init)
+        rd = rom_mem.read_port(domain="sync")
+
+        t = Signal(range(cycles))
+        base = Signal(k)                       # L * g: the column of lane 0 in round g (pass 1)
+        pass2 = Signal()
+        step = en & self.i_valid
+        m.d.comb += [rd.addr.eq(t), rd.en.eq(en)]
+        with m.If(self.start):
+            m.d.sync += [t.eq(0), base.eq(0), pass2.eq(self.pass2)]
+        with m.Elif(step):
+            m.d.sync += t.eq(t + 1)
+            with m.If(t == cycles - 1):
+                m.d.sync += base.eq(base + lanes)
+        v1, free1 = Signal(), Signal()
+        base1 = Signal(k)
+        with m.If(en):
+            m.d.sync += [v1.eq(self.i_valid), free1.eq(t == scale_slot(k)), base1.eq(Mux(pass2, 0, base))]
+        v2 = Signal()
+        with m.If(en):
+            m.d.sync += v2.eq(v1)
+        for lane in range(lanes):
+            # one register per lane: the lanes are spread over the die (and one shared register feeding
+            # every lane's port made Yosys's ABC9 abort)
+            w0 = Signal(64, name=f"w0_l{lane}")
+            w1 = Signal(64, name=f"w1_l{lane}")
+            with m.If(en):
+                m.d.sync += w0.eq(rd.data.w0)
+            column = base1 | lane if lanes & (lanes - 1) == 0 else base1 + lane
+            with m.If(en):
+                m.d.sync += w1.eq(Mux(free1 & ~pass2, column, rd.data.w1))
+            m.d.comb += [self.o_w_first[lane].eq(w0), self.o_w_rest[lane].eq(w1)]
+        m.d.comb += self.o_valid.eq(v2)
         return m

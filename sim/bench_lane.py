@@ -42,6 +42,7 @@ class LaneTB:
         self.period = self.props["period"]
         assert self.period == 1 << (self.k - 1)
         self.frames = int(facts.get("frames", 3))
+        self.output_scale = self.props.get("scale", "stages") == "output"
         self.log = dut._log
 
     async def start(self):
@@ -51,20 +52,30 @@ class LaneTB:
             s.value = 0
         await reset(d.clk, d.rst)
 
-    def make_frame(self, x: np.ndarray, c: int | None, inverse: bool = False):
-        """(pairs, stream, expected natural-order output) of one frame."""
+    def make_frame(self, x: np.ndarray, scale: int | None, inverse: bool = False):
+        """(pairs, stream, expected natural-order output) of one frame. ``scale``: the pass-1 running
+        twiddle c for a lane with the scale folded into its stages, the column n2 (c = w_N^n2,
+        N = 2^(2k)) for a lane that scales its output; None for a plain transform."""
         pairs = LM.to_lane_pairs(x)
-        stream = LM.twiddle_stream(self.k, c, inverse=inverse)
+        if self.output_scale:
+            stream = LM.shift_stream(self.k, scale or 0, inverse=inverse)
+            c = None if not scale else F.pow_(F.root_of_unity(1 << (2 * self.k)), scale)
+        else:
+            stream, c = LM.twiddle_stream(self.k, scale, inverse=inverse), scale
         expect = LM.lane_reference(x, c=c, inverse=inverse)
         return pairs, stream, expect
 
+    def random_scale(self) -> int:
+        """A random pass-1 scale in the form ``make_frame`` takes for this lane."""
+        return random.randrange(1, 1 << self.k) if self.output_scale else random.randrange(2, P)
+
     def random_frames(self, n: int, rng: np.random.Generator):
-        """Frame f: plain (f = 0 mod 3), pass-1 scaled with a random c (1 mod 3), inverse twiddles (2 mod 3)."""
+        """Frame f: plain (f = 0 mod 3), pass-1 scaled at random (1 mod 3), inverse twiddles (2 mod 3)."""
         frames = []
         for f in range(n):
             x = rng.integers(0, P, 1 << self.k, dtype=np.uint64)
-            c = random.randrange(2, P) if f % 3 == 1 else None
-            frames.append(self.make_frame(x, c, inverse=f % 3 == 2))
+            scale = self.random_scale() if f % 3 == 1 else None
+            frames.append(self.make_frame(x, scale, inverse=f % 3 == 2))
         return frames
 
     def _garbage(self):
@@ -186,9 +197,9 @@ async def test_edge_values(dut, stall):
         tb.make_frame(np.zeros(n, dtype=np.uint64), None),
         tb.make_frame(np.full(n, P - 1, dtype=np.uint64), None),
         tb.make_frame(single, None),
-        tb.make_frame(single, P - 1),
+        tb.make_frame(single, (1 << tb.k) - 1 if tb.output_scale else P - 1),
         tb.make_frame(edges, None),
-        tb.make_frame(np.full(n, P - 1, dtype=np.uint64), random.randrange(2, P)),
+        tb.make_frame(np.full(n, P - 1, dtype=np.uint64), tb.random_scale()),
     ]
     got = await tb.run(frames, pattern("none"), pattern(stall, seed=random.getrandbits(32)))
     tb.check(got, frames)
@@ -205,6 +216,8 @@ async def test_sim_speed(dut):
     await tb.start()
     d, per = dut, tb.period
     x, w = random.randrange(P), random.randrange(P)
+    if tb.output_scale:
+        w &= ~0xFF                      # shift stages read the low 8 bits: shift 0, in every stage's set
     d.i_x0.value, d.i_x1.value = x, x
     d.i_w_first.value, d.i_w_rest.value = w, w
     d.i_valid.value = 1
@@ -224,7 +237,7 @@ async def test_sim_speed(dut):
     # The output frame now starting is a constant frame's: compare one whole frame with the lane model.
     pairs = np.full((per, 2), x, dtype=np.uint64)
     stream = np.full((per, 2), w, dtype=np.uint64)
-    expect = LM.lane_transform(pairs, stream)
+    expect = LM.scaled_lane_transform(pairs, stream) if tb.output_scale else LM.lane_transform(pairs, stream)
     skip = tb.latency % per                     # output frames start `latency` cycles after input frames
     await FallingEdge(d.clk)
     got = []

@@ -65,7 +65,7 @@ async def _both_passes(dut, idle, stall):
         dut.en.value = 0
         for g in range(rounds):
             for lane in range(lanes):
-                want = lane_twiddles(params, pass_index, g, lane)
+                want = lane_twiddles(params, pass_index, g, lane, scale=facts["props"]["scale"])
                 for t in range(cycles):
                     first, rest = got[g * cycles + t]
                     assert (_split(first, lanes)[lane], _split(rest, lanes)[lane]) == tuple(map(int, want[t])), \

@@ -25,7 +25,16 @@ def test_rejects_bad_params():
 
 
 def test_default_engine_multiplier_budget():
-    """16 lanes x (12 butterflies + 3 twiddle units) = 240 multiply/reduce units = 2,880 DSP48E2."""
+    """Default (scale "output"): 16 lanes x (6 general butterflies + 4 output-scale units) = 160
+    multiply/reduce units = 1,920 DSP48E2; the folded design: 16 x (12 + 3) = 240 = 2,880."""
     engine = NttEngine(BuildParams())
-    assert engine.mul_units == 16 * 15
+    assert engine.mul_units == 16 * (6 + 4)
+    assert NttEngine(BuildParams(), scale="stages").mul_units == 16 * 15
     assert engine.beats_per_pass == 2**19
+
+
+def test_engine_folded_scale():
+    """The folded design (scale in the stage twiddles) stays exact."""
+    params = BuildParams(lanes=4, log_core=4, channels=2)
+    run_bench(NttEngine(params, scale="stages"), name="engine",
+              params={"params": params.as_dict(), "scale": "stages"}, test_module="sim.bench_engine")

@@ -118,7 +118,7 @@ def run_lane_sim(dut: Lane, slots, stall_rate: float, seed: int):
 @pytest.mark.parametrize("bf_latency", [1, 3])
 @pytest.mark.parametrize("k", range(2, 10))
 def test_lane_logic(k, bf_latency):
-    dut = Lane(k, butterfly=lambda: BehaviouralButterfly(bf_latency))
+    dut = Lane(k, butterfly=lambda: BehaviouralButterfly(bf_latency), scale="stages")
     per = dut.period
     rng = np.random.default_rng(k * 10 + bf_latency)
     n_frames = 3 if k <= 7 else 2
@@ -141,7 +141,7 @@ def test_lane_logic(k, bf_latency):
 def test_restart_between_streams(k):
     """``restart`` (used by the engine between passes) rewinds the frame clock of an empty lane: the next
     stream may start at once, and no frame stored before the restart comes out again."""
-    dut = Lane(k, butterfly=lambda: BehaviouralButterfly(2))
+    dut = Lane(k, butterfly=lambda: BehaviouralButterfly(2), scale="stages")
     per = dut.period
     rng = np.random.default_rng(k)
     x = rng.integers(0, P, (3, 1 << k), dtype=np.uint64)
@@ -158,7 +158,7 @@ def test_restart_between_streams(k):
 def test_lane_logic_detects_wrong_twiddles():
     """The checks above can fail: a scaled frame fed plain twiddles does not match."""
     k = 4
-    dut = Lane(k, butterfly=lambda: BehaviouralButterfly(1))
+    dut = Lane(k, butterfly=lambda: BehaviouralButterfly(1), scale="stages")
     x = np.random.default_rng(0).integers(0, P, 1 << k, dtype=np.uint64)
     outs, _, _ = run_lane_sim(dut, [(LM.to_lane_pairs(x), LM.twiddle_stream(k))], 0.0, 0)
     y = LM.from_lane_pairs(np.array(outs, dtype=np.uint64).reshape(1, -1, 2))[0]
@@ -296,15 +296,28 @@ def test_parameter_checks():
         Lane(4, butterfly=3)
     with pytest.raises(ValueError, match="depth"):
         HalfChain(0)
+    with pytest.raises(ValueError, match="scale"):
+        Lane(4, scale="input")
 
 
 def test_properties_k12():
-    lane = Lane(12)          # the real butterfly
-    assert lane.period == 2048
-    assert max(lane.buffer_points) == 32 and lane.buffer_points == [32, 16, 8, 4, 2] * 2
-    assert lane.stored_points == 4 * 4096 + 2 * 62
-    bf = lane.butterfly_latency
-    assert lane.latency == 12 * bf + 2 * 31 + 2 * (2048 + 1)
+    from hw.arith import ModSub, MulReduce
+    from hw.shift_butterfly import ShiftReduce
+    for scale in ("stages", "output"):
+        lane = Lane(12, scale=scale)          # the real butterflies
+        assert lane.period == 2048
+        assert max(lane.buffer_points) == 32 and lane.buffer_points == [32, 16, 8, 4, 2] * 2
+        assert lane.stored_points == 4 * 4096 + 2 * 62
+    general, shift = ModSub.LATENCY + MulReduce.LATENCY, ModSub.LATENCY + ShiftReduce.LATENCY
+    folded, out = Lane(12, scale="stages"), Lane(12)
+    assert folded.butterfly_latencies == [general] * 12 and folded.mul_units == 12
+    assert folded.latency == 12 * general + 2 * 31 + 2 * (2048 + 1)
+    # stages 6..11 use 64th roots of unity: shift-only; the four-step scale moves to the output
+    # (the last stage's twiddle is 1: no shift unit, just the subtraction)
+    assert out.scale == "output" and out.butterfly_latencies == [general] * 6 + [shift] * 5 + [ModSub.LATENCY]
+    assert out.mul_units == 6 + 4 and out.dsp_tiles == 10 * MulReduce.DSP_TILES
+    assert out.latency == (6 * general + 5 * shift + ModSub.LATENCY + 2 * 31 + 2 * (2048 + 1)
+                           + 1 + 2 * MulReduce.LATENCY)
 
 
 def test_catalog_entry():
@@ -321,3 +334,25 @@ def test_reorder_ram_style():
         FrameReorder(orders["turn_in"], orders["turn_out"], ram_style="huge")
     assert Lane(12).ram_style == "ultra"
     assert Lane(11).ram_style is None
+
+
+@pytest.mark.parametrize("k", [3, 7])
+def test_output_scale_lane(k):
+    """The default lane (shift-only late stages, the four-step scale on the output) with its real
+    butterflies: plain, scaled and inverse frames with stalls and an idle frame, against the reference
+    (hw.model.ntt through lane_reference, c = w_N^column), not the lane model."""
+    from hw.model import field as F
+    dut = Lane(k)
+    assert dut.scale == "output"
+    per = dut.period
+    rng = np.random.default_rng(k)
+    x = rng.integers(0, P, (3, 1 << k), dtype=np.uint64)
+    columns, inverse = [0, (1 << k) - 3, 0], [False, False, True]
+    frames = [(LM.to_lane_pairs(x[f]), LM.shift_stream(k, columns[f], inverse[f])) for f in range(3)]
+    outs, out_edges, starts = run_lane_sim(dut, [frames[0], None, frames[1], frames[2]], 0.2, seed=k)
+    got = LM.from_lane_pairs(np.array(outs, dtype=np.uint64).reshape(3, per, 2))
+    w = F.root_of_unity(1 << (2 * k))
+    for f in range(3):
+        c = F.pow_(w, columns[f]) if columns[f] else None
+        assert np.array_equal(got[f], LM.lane_reference(x[f], c=c, inverse=inverse[f])), f"frame {f}"
+    assert out_edges[0] - starts[0] == dut.latency

@@ -1,8 +1,9 @@
-"""cocotb benches of the real lane (hw.lane.Lane with hw.butterfly.Butterfly) on Verilator.
+"""cocotb benches of the real lane (hw.lane.Lane with its real butterflies) on Verilator.
 
-Every k from 2 to 8 streams at least four back-to-back random frames (alternately plain and pass-1
-scaled), k = 10 and k = 12 three; each crossed with idle/stall patterns, plus edge-value frames.
-One build directory per k (build/sim/lane/log_core<k>).
+Every k from 2 to 8 streams at least four back-to-back random frames (plain, pass-1 scaled and inverse
+in turn), k = 10 and k = 12 three; each crossed with idle/stall patterns, plus edge-value frames. The
+default lane (scale "output": shift-only late stages, the four-step scale on the output) at every k; the
+folded design (scale "stages") at k = 3 and 6. One build directory per k and design.
 """
 
 import pytest
@@ -11,11 +12,12 @@ from hw.lane import Lane
 from sim.runner import run_bench
 
 FRAMES = {k: 4 for k in range(2, 9)} | {10: 3, 12: 3}
+CASES = [(k, "output") for k in sorted(FRAMES)] + [(3, "stages"), (6, "stages")]
 
 
-@pytest.mark.parametrize("k", sorted(FRAMES))
-def test_lane_bench(k):
-    params = {"log_core": k}
+@pytest.mark.parametrize("k, scale", CASES, ids=[f"k{k}_{s}" for k, s in CASES])
+def test_lane_bench(k, scale):
+    params = {"log_core": k, "scale": scale}
     run_bench(Lane(**params), name="lane", params=params, test_module="sim.bench_lane",
               facts={"frames": FRAMES[k]})
 

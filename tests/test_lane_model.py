@@ -111,3 +111,48 @@ def test_parameter_checks():
         LM.halves(4.0)
     with pytest.raises(ValueError, match="stream"):
         LM.stage_tables(np.zeros((4, 2), dtype=np.uint64), 4)
+
+
+# -- lanes with shift stages and the scale on the output (issue 17) --------------------------------
+
+@pytest.mark.parametrize("k", [2, 3, 5, 7, 12])
+def test_shift_stream_lane_equals_reference(k):
+    """The output-scaled lane model (decoded shift stream, then w_N^(n2 m)) against the stage reference
+    with the pass-1 running twiddle c = w_N^n2 folded in; plain, scaled and inverse."""
+    rng = np.random.default_rng(k)
+    x = rng.integers(0, F.P, 1 << k, dtype=np.uint64)
+    w = F.root_of_unity(1 << (2 * k))
+    for column, inverse in ((0, False), (int(rng.integers(1, 1 << k)), False), ((1 << k) - 1, False), (0, True)):
+        got = LM.from_lane_pairs(LM.scaled_lane_transform(LM.to_lane_pairs(x), LM.shift_stream(k, column, inverse)))
+        expect = LM.lane_reference(x, c=F.pow_(w, column) if column else None, inverse=inverse)
+        assert np.array_equal(got, expect), (k, column, inverse)
+
+
+def test_shift_stages_use_powers_of_two_only():
+    for k in (4, 9, 12):
+        first = LM.shift_stages(k)
+        assert first == max(0, k - 6)
+        rom = N.twiddle_rom(k)
+        for s in range(first, k):
+            lo = LM.rom_offset(k, s)
+            shifts = LM.stage_shifts(k, s)
+            assert {F.pow_(2, j) for j in shifts} == {int(v) for v in rom[lo:lo + (1 << (k - 1 - s))]}
+        if first > 0:
+            with pytest.raises(ValueError, match="not a shift stage"):
+                LM.stage_shifts(k, first - 1)
+    assert LM.stage_shifts(12, 11) == (0,) and LM.stage_shifts(12, 10) == (0, 48)
+    with pytest.raises(ValueError, match="power of two"):
+        LM.twiddle_shift(3)
+
+
+@pytest.mark.parametrize("k", [2, 6, 12])
+def test_scale_slot_is_the_unused_slot(k):
+    rom_index, _ = LM.twiddle_plan(k)
+    unused = [(int(t), int(c)) for t, c in zip(*np.nonzero(rom_index < 0))]
+    assert unused == [(LM.scale_slot(k), 1)]
+    stream = LM.shift_stream(k, 5 % (1 << k))
+    plain, column = LM.decode_stream(stream, k)
+    assert int(column) == 5 % (1 << k)
+    assert np.array_equal(plain, LM.twiddle_stream(k))
+    with pytest.raises(ValueError, match="column"):
+        LM.shift_stream(k, 1 << k)

@@ -31,14 +31,14 @@ def _instances(text, module):
 @pytest.mark.parametrize("lanes,k", [(2, 4), (4, 6)])
 def test_engine_emits_each_repeated_block_once(lanes, k):
     params = BuildParams(lanes=lanes, log_core=k, channels=2)
-    engine = NttEngine(params)
+    engine = NttEngine(params, scale="stages")          # the design with every stage general
     text = catalog.verilog_of(engine, "engine")
     mods = _modules(text)
-    for name in (f"nt_lane_k{k}", "nt_butterfly", "nt_mulreduce"):
+    for name in (f"nt_lane_k{k}_stages", "nt_butterfly", "nt_mulreduce"):
         assert mods.count(name) == 1, name
     # independent count of the structure: L lanes of k butterflies (one multiplier each) and the twiddle
     # generator's three multipliers per lane
-    assert _instances(text, f"nt_lane_k{k}") == lanes
+    assert _instances(text, f"nt_lane_k{k}_stages") == lanes
     assert _instances(text, "nt_butterfly") == k             # inside the one lane module
     assert _instances(text, "nt_mulreduce") == 1 + 3 * lanes  # one in the butterfly module, 3L in the top
     assert engine.mul_units == lanes * k + 3 * lanes

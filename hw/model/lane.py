@@ -37,7 +37,8 @@ from .ntt import bit_reverse_indices, log2_exact, twiddle_rom
 from .schedule import first_half_stages, lane_input_order, lane_output_order
 
 __all__ = ["halves", "rom_offset", "interface_orders", "twiddle_plan", "twiddle_stream", "stage_tables", "to_lane_pairs",
-           "from_lane_pairs", "lane_transform", "lane_reference"]
+           "from_lane_pairs", "lane_transform", "lane_reference", "SHIFT_ROOTS_LOG", "shift_stages", "stage_shifts",
+           "scale_slot", "shift_stream", "decode_stream", "output_scale_factors", "scaled_lane_transform"]
 
 #: Column of a twiddle stream array holding the word stage 0 consumes on that cycle.
 W_FIRST = 0
@@ -232,3 +233,106 @@ def lane_reference(x: np.ndarray, c=None, inverse: bool = False) -> np.ndarray:
     x = F.vcanon(F.as_u64(x))
     k = log2_exact(x.shape[-1], "x length")
     return dif_stages(x, c=c, inverse=inverse)[..., bit_reverse_indices(k)]
+
+
+# -- Lanes with shift stages and the four-step scale at the output ---------------------------------
+#
+# 2^96 = -1 modulo p, so every 2^q-th root of unity with q <= 6 is a power of two: a stage whose
+# twiddles are such roots needs no multiplier (hw/shift_butterfly.py). In a 2^k DIF transform stage s
+# uses 2^(k-s)-th roots, so stages k-6 .. k-1 qualify, provided no per-point scale is folded into them.
+# Such a lane applies the pass-1 four-step scale w_N^(n2*m) (N = 2^(2k)) to its outputs instead, and its
+# twiddle stream carries the shift amount 0..191 (not the field value) in the words of shift stages, and
+# the column n2 whose scale to apply in the one free slot (0: no scale, as in pass 2).
+
+#: 2^SHIFT_ROOTS_LOG-th roots of unity (and their divisors) are powers of two modulo p.
+SHIFT_ROOTS_LOG = 6
+
+
+def shift_stages(log_core: int) -> int:
+    """Index of the first stage whose twiddles are all powers of two: stages shift_stages(k) .. k-1."""
+    return max(0, _check_k(log_core) - SHIFT_ROOTS_LOG)
+
+
+@lru_cache(maxsize=None)
+def _log2_table() -> dict[int, int]:
+    return {F.pow_(2, j): j for j in range(192)}
+
+
+def twiddle_shift(value: int) -> int:
+    """The j < 192 with 2^j = value (mod p); ValueError if the value is not a power of two."""
+    try:
+        return _log2_table()[int(value) % F.P]
+    except KeyError:
+        raise ValueError(f"value: {int(value):#x} is not a power of two modulo p") from None
+
+
+def stage_shifts(log_core: int, stage: int, inverse: bool = False) -> tuple[int, ...]:
+    """The shift amounts of stage ``stage``'s twiddles (sorted); the stage must be a shift stage."""
+    k = _check_k(log_core)
+    if not shift_stages(k) <= stage < k:
+        raise ValueError(f"stage: {stage} is not a shift stage of a 2^{k} lane ({shift_stages(k)}..{k - 1})")
+    rom = twiddle_rom(k, inverse)
+    lo = rom_offset(k, stage)
+    return tuple(sorted({twiddle_shift(w) for w in rom[lo:lo + (1 << (k - 1 - stage))]}))
+
+
+def scale_slot(log_core: int) -> int:
+    """Input cycle of the free ``w_rest`` slot (the one slot :func:`twiddle_plan` leaves unused)."""
+    rom_index, _ = twiddle_plan(_check_k(log_core))
+    (t,) = np.flatnonzero(rom_index[:, W_REST] < 0)
+    return int(t)
+
+
+def shift_stream(log_core: int, column: int = 0, inverse: bool = False) -> np.ndarray:
+    """The stream for a lane with shift stages: :func:`twiddle_stream` (k, inverse) with the words of
+    stages >= :func:`shift_stages` replaced by their shift amounts, and ``column`` (0 .. 2^k - 1) in
+    the free slot: the lane multiplies output m by w_N^(column * m), N = 2^(2k)."""
+    k = _check_k(log_core)
+    if not 0 <= int(column) < (1 << k):
+        raise ValueError(f"column: must be in 0..{(1 << k) - 1}, got {column}")
+    out = twiddle_stream(k, None, inverse).copy()
+    _, stage = twiddle_plan(k)
+    shifted = stage >= shift_stages(k)
+    out[shifted] = [twiddle_shift(w) for w in out[shifted]]
+    out[scale_slot(k), W_REST] = int(column)
+    return out
+
+
+def decode_stream(stream: np.ndarray, log_core: int) -> tuple[np.ndarray, np.ndarray]:
+    """(field-valued stream, column) from :func:`shift_stream` words: 2^word for shift stages."""
+    k = _check_k(log_core)
+    stream = F.as_u64(stream)
+    _, stage = twiddle_plan(k)
+    shifted = stage >= shift_stages(k)
+    out = stream.copy()
+    out[..., shifted] = F.vpow(2, stream[..., shifted] & np.uint64(0xFF))
+    column = stream[..., scale_slot(k), W_REST] & np.uint64((1 << k) - 1)     # the lane reads k bits
+    out[..., scale_slot(k), W_REST] = 0
+    return out, column
+
+
+def output_scale_factors(log_core: int, column) -> np.ndarray:
+    """w_N^(column * m) for m < 2^k, N = 2^(2k): shape column.shape + (2^k,), natural order."""
+    k = _check_k(log_core)
+    column = np.asarray(column, dtype=np.int64)
+    m = np.arange(1 << k, dtype=np.int64)
+    exponents = (column[..., None] * m) % (1 << (2 * k))
+    return F.vpow(F.root_of_unity(1 << (2 * k)), exponents.astype(np.uint64))
+
+
+def scaled_lane_transform(pairs: np.ndarray, stream: np.ndarray) -> np.ndarray:
+    """What a lane with shift stages and the output scale emits: :func:`lane_transform` on the decoded
+    stream, then output m times w_N^(column * m). Pairs and stream as for :func:`lane_transform`."""
+    pairs = F.as_u64(pairs)
+    k = log2_exact(pairs.shape[-2], "pairs cycles") + 1
+    plain, column = decode_stream(np.broadcast_to(stream, pairs.shape), k)
+    y = from_lane_pairs(lane_transform(pairs, plain))
+    y = F.vmul(y, output_scale_factors(k, column.astype(np.int64)))
+    return to_natural_pairs(y)
+
+
+def to_natural_pairs(y: np.ndarray) -> np.ndarray:
+    """Natural-order outputs (..., 2^k) -> the output pairs (X[2t], X[2t+1]) (lane_output_order)."""
+    y = F.as_u64(y)
+    k = log2_exact(y.shape[-1], "y length")
+    return y[..., np.asarray(lane_output_order(k))]

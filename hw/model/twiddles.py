@@ -16,10 +16,13 @@ of a given latency, before column g + D starts. The first D tables of each lane 
 import numpy as np
 
 from . import field as F
-from .lane import twiddle_stream
+from .lane import shift_stream, twiddle_stream
 from .params import BuildParams
 
-__all__ = ["lookahead", "running_tables", "step_constants", "lane_twiddles"]
+__all__ = ["SCALES", "lookahead", "running_tables", "step_constants", "lane_twiddles"]
+
+#: Where the pass-1 four-step scale is applied: at the lanes' outputs, or folded into the stage twiddles.
+SCALES = ("output", "stages")
 
 
 def lookahead(log_core: int, mul_latency: int) -> int:
@@ -51,10 +54,17 @@ def step_constants(params: BuildParams, depth: int) -> np.ndarray:
     return np.array([pow(w, params.lanes * depth << s, F.P) for s in range(params.log_core)], dtype=np.uint64)
 
 
-def lane_twiddles(params: BuildParams, pass_index: int, round_: int, lane: int) -> np.ndarray:
-    """The (2^(k-1), 2) twiddle words lane ``lane`` receives in round ``round_`` of pass ``pass_index``."""
+def lane_twiddles(params: BuildParams, pass_index: int, round_: int, lane: int,
+                  scale: str = "output") -> np.ndarray:
+    """The (2^(k-1), 2) twiddle words lane ``lane`` receives in round ``round_`` of pass ``pass_index``:
+    with ``scale`` "output" the shift stream carrying the lane's column (pass 1) or 0 (pass 2), with
+    "stages" the stream scaled by c = w_N^column (pass 1) or plain (pass 2)."""
     if pass_index not in (1, 2):
         raise ValueError(f"pass_index: must be 1 or 2, got {pass_index}")
+    if scale not in SCALES:
+        raise ValueError(f"scale: must be one of {', '.join(SCALES)}, got {scale!r}")
+    if scale == "output":
+        return shift_stream(params.log_core, params.lanes * round_ + lane if pass_index == 1 else 0)
     c = None
     if pass_index == 1:
         c = pow(F.root_of_unity(params.n_points), params.lanes * round_ + lane, F.P)

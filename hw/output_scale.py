@@ -1,0 +1,129 @@
+"""The four-step scale on a lane's output: Y[m] = w_N^(n2 * m) * X[m], N = 2^(2k).
+
+A lane whose late stages are shift-only (hw/shift_butterfly.py) cannot take the pass-1 scale folded into
+its stage twiddles (that makes every twiddle general), so it applies the scale here instead, to the two
+outputs (X[2t], X[2t+1]) of each cycle. n2 is the frame's column (0 in pass 2: factor 1).
+
+The factor is looked up, not run up by a recurrence: with e = n2 * m mod N (2k bits, kept by an adder,
+e += 2 n2 per cycle), w_N^e = 2^shift(e_top) * R_hi[e_hi] * R_lo[e_lo], where e_top is the top 6 bits
+(a 64th root of unity, a power of two) and e_hi, e_lo split the remaining 2k - 6 bits (512-word ROMs at
+k = 12, one RAMB36 each, read by both ports). Per port:
+
+    cycle 0      e, ROM addresses, shift amount            X registered
+    1 .. 12      f = R_hi * R_lo (MulReduce)               X * 2^shift (ShiftReduce, 7), then delay 5
+    13 .. 24     Y = (X * 2^shift) * f (MulReduce)
+
+Latency 25; four multiply/reduce units (48 DSP48E2) per lane, the same in both passes.
+"""
+
+from amaranth.hdl import Array, Const, EnableInserter, Module, Mux, Signal, unsigned
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from hw.arith import MulReduce, pipe
+from hw.model import field
+from hw.model.lane import SHIFT_ROOTS_LOG, twiddle_shift
+from hw.shared import share
+from hw.shift_butterfly import ShiftReduce
+
+__all__ = ["OutputScale"]
+
+
+class OutputScale(wiring.Component):
+    """Ports: en, i_valid, i_cycle (output cycle t of the frame, k-1 bits), i_column (n2, k bits, constant
+    over a frame), i_x0, i_x1 (X[2t], X[2t+1]), o_valid, o_x0, o_x1 (scaled, ``latency`` cycles later)."""
+
+    def __init__(self, log_core: int):
+        if not isinstance(log_core, int) or not 2 <= log_core <= 12:
+            raise ValueError(f"log_core: must be an int in 2..12, got {log_core!r}")
+        self._k = log_core
+        n = 2 * log_core
+        self._top_bits = min(SHIFT_ROOTS_LOG, n)
+        rest = n - self._top_bits
+        self._lo_bits = rest // 2
+        self._hi_bits = rest - self._lo_bits
+        super().__init__({
+            "en": In(1), "i_valid": In(1), "i_cycle": In(max(1, log_core - 1)), "i_column": In(log_core),
+            "i_x0": In(64), "i_x1": In(64),
+            "o_valid": Out(1), "o_x0": Out(64), "o_x1": Out(64),
+        })
+
+    @property
+    def latency(self) -> int:
+        return 1 + 2 * MulReduce.LATENCY
+
+    @property
+    def mul_units(self) -> int:
+        return 4
+
+    @property
+    def dsp_tiles(self) -> int:
+        return self.mul_units * MulReduce.DSP_TILES
+
+    @property
+    def rom_words(self) -> int:
+        """Words in the two factor ROMs (each read by both ports)."""
+        return (1 << self._hi_bits) + (1 << self._lo_bits)
+
+    def _tables(self):
+        n = 2 * self._k
+        w = field.root_of_unity(1 << n)
+        rest = n - self._top_bits
+        shifts = [twiddle_shift(field.pow_(w, v << rest)) for v in range(1 << self._top_bits)]
+        hi = [field.pow_(w, i << self._lo_bits) for i in range(1 << max(1, self._hi_bits))]
+        lo = [field.pow_(w, j) for j in range(1 << max(1, self._lo_bits))]
+        return shifts, hi, lo
+
+    def elaborate(self, platform):
+        m = Module()
+        k, n, en = self._k, 2 * self._k, self.en
+        shifts, hi_words, lo_words = self._tables()
+        # exponents of this cycle's two outputs: e0 = 2 t n2, e1 = e0 + n2 (mod 2^(2k))
+        acc = Signal(n, name="exp_acc")
+        e0, e1 = Signal(n, name="e0"), Signal(n, name="e1")
+        m.d.comb += [e0.eq(Mux(self.i_cycle == 0, 0, acc)), e1.eq(e0 + self.i_column)]
+        with m.If(en):
+            m.d.sync += acc.eq(e0 + (self.i_column << 1))
+
+        # 512 x 64 at k = 12: one RAMB36 (512 x 72) each, both ports reading; Yosys would otherwise
+        # build them from LUTs (about 1,400 LUTs per ROM and port)
+        big = {"ram_style": "block", "rom_style": "block"}
+        rom_hi = Memory(shape=unsigned(64), depth=len(hi_words), init=hi_words,
+                        attrs=big if len(hi_words) >= 256 else None)
+        rom_lo = Memory(shape=unsigned(64), depth=len(lo_words), init=lo_words,
+                        attrs=big if len(lo_words) >= 256 else None)
+        m.submodules.rom_hi, m.submodules.rom_lo = rom_hi, rom_lo
+        shift_of = Array(Const(s, 8) for s in shifts)
+        regs = Module()                                     # local registers, gated by en
+        valid = pipe(regs, self.i_valid, 1, "valid_in", reset_less=False)
+        out_valid = pipe(regs, valid, 2 * MulReduce.LATENCY, "valid", reset_less=False)
+        m.d.comb += self.o_valid.eq(out_valid)
+        rest = n - self._top_bits
+        for port, (e, x, out) in enumerate(((e0, self.i_x0, self.o_x0), (e1, self.i_x1, self.o_x1))):
+            factor = MulReduce()
+            scale = MulReduce()
+            shift = ShiftReduce(sorted(set(shifts)))
+            m.submodules[f"factor{port}"] = share(factor)
+            m.submodules[f"scale{port}"] = share(scale)
+            m.submodules[f"shift{port}"] = share(shift)
+            for unit in (factor, scale, shift):
+                m.d.comb += unit.en.eq(en)
+            hi_rd = rom_hi.read_port(domain="sync")
+            lo_rd = rom_lo.read_port(domain="sync")
+            m.d.comb += [hi_rd.en.eq(en), lo_rd.en.eq(en)]
+            if self._hi_bits:
+                m.d.comb += hi_rd.addr.eq(e[self._lo_bits:rest])
+            if self._lo_bits:
+                m.d.comb += lo_rd.addr.eq(e[:self._lo_bits])
+            amount = pipe(regs, shift_of[e[rest:]], 1, f"shift{port}")
+            x1 = pipe(regs, x, 1, f"x{port}")
+            m.d.comb += [
+                factor.i_valid.eq(valid), factor.i_a.eq(hi_rd.data), factor.i_b.eq(lo_rd.data),
+                shift.i_valid.eq(valid), shift.i_a.eq(x1), shift.i_shift.eq(amount),
+            ]
+            shifted = pipe(regs, shift.o_p, MulReduce.LATENCY - ShiftReduce.LATENCY, f"shifted{port}")
+            m.d.comb += [scale.i_valid.eq(factor.o_valid), scale.i_a.eq(shifted), scale.i_b.eq(factor.o_p),
+                         out.eq(scale.o_p)]
+        m.submodules.regs = EnableInserter(en)(regs)
+        return m

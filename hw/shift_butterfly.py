@@ -1,0 +1,232 @@
+"""Multiplication by a power of two without a multiplier, and the butterfly built on it.
+
+In the Goldilocks field 2^96 = -1 (mod p), so 2 has order 192 and every 64th root of unity is a power
+of two (w_64 = 2^39 with the model's root chain, hw.model.field.root_of_unity). A butterfly whose
+twiddles are 64th roots (the last six stages of a 2^k DIF lane, hw.model.lane.shift_stages) needs
+x * 2^s mod p for s < 192: a shift, adds and the usual reduction, no DSP48E2.
+
+ShiftReduce (latency 7): with s = 96 q + r (q in {0, 1}, r < 96), x * 2^s = (-1)^q * x * 2^r, and
+x * 2^r < 2^160 is split as lo (64 bits) + mid * 2^64 (32 bits) + hi * 2^96 (64 bits, hi < 2^63) =
+lo + mid * (2^32 - 1) - hi (mod p):
+    1. decode (q, r) from s; shift x by the low bits of r (0..15)
+    2. shift by the high bits of r (16 * 0..5): t = x * 2^r (160 bits)
+    3. d = lo - hi (with borrow), t1 = mid * 2^32 - mid
+    4. t0 = borrow ? d + p : d          (d + p is d - eps modulo 2^64; hi < 2^63 keeps it in range)
+    5. s = t0 + t1 (65 bits)
+    6. canonical: the carry out of 2^64 is worth eps, else subtract p once (the MulReduce stage 12)
+    7. q ? p - y : y (y != 0), canonical
+Each stage is at most one ~64-bit carry chain or a few 2:1 mux levels (stages 1 and 2 split the barrel
+shifter). Only the shift levels that the allowed set of amounts (``shifts``) can use are built: a stage
+of a lane whose twiddles are the 2^q-th roots of unity needs at most q of them, the last stage none.
+
+ShiftButterfly (latency ModSub + ShiftReduce = 9): the hw/butterfly.py interface with the twiddle given
+as its shift amount: ``o_x1 = (x0 - x1) * 2^i_w`` (i_w[0:8] < 192), ``o_x0 = x0 + x1``, ``o_w_pass`` =
+``i_w_pass``; all leave ``latency`` enabled cycles after the inputs.
+"""
+
+from amaranth.hdl import Cat, Const, EnableInserter, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from hw.arith import EPS, P, ModAdd, ModSub, _pipeline_signature, _Pipeline, pipe
+from hw.model import field
+from hw.shared import share
+
+__all__ = ["ShiftReduce", "ShiftButterfly", "ALL_SHIFTS"]
+
+#: Every shift amount: 2 has order 192 modulo p.
+ALL_SHIFTS = tuple(range(192))
+
+
+def _check_shifts(shifts) -> tuple[int, ...]:
+    if shifts is None:
+        return ALL_SHIFTS
+    try:
+        out = tuple(sorted(set(int(s) for s in shifts)))
+    except TypeError:
+        raise TypeError(f"shifts: expected an iterable of ints, got {type(shifts).__name__}") from None
+    if not out or out[0] < 0 or out[-1] > 191:
+        raise ValueError(f"shifts: need one or more amounts in 0..191, got {list(shifts)!r}")
+    return out
+
+
+class ShiftReduce(_Pipeline):
+    """o_p = (i_a * 2^i_shift) mod p for canonical i_a and i_shift in ``shifts``; canonical output. Latency 7.
+
+    ``shifts`` (default: all of 0..191) is the set of amounts the unit must support; other amounts give
+    unspecified results. Shift levels and the negation that no allowed amount needs are not built.
+    """
+
+    LATENCY = 7
+
+    def __init__(self, shifts=None):
+        self._shifts = _check_shifts(shifts)
+        super().__init__(_pipeline_signature({"i_a": 64, "i_shift": 8}, {"o_p": 64}))
+
+    @classmethod
+    def latency_for(cls, shifts) -> int:
+        """7, or 0 when the only allowed shift is 0 (the unit is then a wire: the input is canonical)."""
+        return 0 if _check_shifts(shifts) == (0,) else cls.LATENCY
+
+    @property
+    def latency(self) -> int:
+        return self.latency_for(self._shifts)
+
+    @property
+    def shifts(self) -> tuple[int, ...]:
+        return self._shifts
+
+    @property
+    def shared_key(self) -> str:
+        """Hardware is a function of the allowed set (emitted once per set, hw/shared.py)."""
+        if self._shifts == ALL_SHIFTS:
+            return "shiftreduce"
+        return "shiftreduce_" + format(sum(1 << s for s in self._shifts), "x")
+
+    @property
+    def dsp_tiles(self) -> int:
+        return 0
+
+    @staticmethod
+    def model(a: int, shift: int) -> int:
+        return field.mul(a, pow(2, shift, field.P))
+
+    def _rest(self) -> tuple[set, set]:
+        """(residues r, signs q) of s = 96 q + r over the allowed set."""
+        return {s % 96 for s in self._shifts}, {s // 96 for s in self._shifts}
+
+    def _shift_by(self, value, r, bits: range, width: int, name: str, m: Module):
+        """``value`` shifted left by (r restricted to ``bits``), building only the levels some allowed
+        residue needs; bits constant over the allowed residues are fixed shifts."""
+        residues, _ = self._rest()
+        out = value
+        for j in bits:
+            used = {(x >> j) & 1 for x in residues}
+            if used == {1}:
+                out = out << (1 << j)
+            elif used == {0, 1}:
+                out = Mux(r[j], out << (1 << j), out)
+        reg = Signal(width, name=name, reset_less=True)
+        m.d.sync += reg.eq(out)
+        return reg
+
+    def _datapath(self, m):
+        def reg(width, value, name):
+            r = Signal(width, name=name, reset_less=True)
+            m.d.sync += r.eq(value)
+            return r
+
+        if self._shifts == (0,):
+            m.d.comb += self.o_p.eq(self.i_a)
+            return
+        residues, signs = self._rest()
+        # 1: decode s = 96 q + r, shift by r[0:4]
+        q_in = Signal(name="q_in")
+        r_in = Signal(7, name="r_in")
+        m.d.comb += q_in.eq(self.i_shift >= 96)
+        m.d.comb += r_in.eq(Mux(q_in, self.i_shift - 96, self.i_shift))
+        low = self._shift_by(self.i_a, r_in, range(4), 64 + 15, "shift_low", m)
+        q1 = reg(1, q_in if signs == {0, 1} else Const(signs == {1}, 1), "q1")
+        r_hi = reg(3, r_in[4:], "r_hi")
+        # 2: shift by r[4:7] (16, 32, 64): t = a * 2^r < 2^160
+        t = self._shift_by(low, Cat(Const(0, 4), r_hi), range(4, 7), 160, "t", m)
+        q2 = reg(1, q1, "q2")
+        # 3: lo - hi and mid * (2^32 - 1)
+        lo, mid, hi = t[:64], t[64:96], t[96:160]
+        d = reg(65, lo - hi, "lo_minus_hi")
+        t1 = reg(64, Cat(Const(0, 32), mid) - mid, "mid_eps")
+        q3 = reg(1, q2, "q3")
+        # 4: fold the borrow: + p is - eps modulo 2^64 (hi < 2^63, so lo - hi + p >= 0)
+        t0 = reg(64, Mux(d[64], d[:64] - EPS, d[:64]), "t0")
+        t1b = reg(64, t1, "mid_eps_d")
+        q4 = reg(1, q3, "q4")
+        # 5
+        s = reg(65, t0 + t1b, "t0_plus_t1")
+        q5 = reg(1, q4, "q5")
+        # 6: canonical (t1 <= (2^32 - 1)^2, so a carry out of 2^64 leaves a value below p after + eps)
+        v = Signal(65, name="s_plus_eps")
+        m.d.comb += v.eq(s[:64] + EPS)
+        y = reg(64, Mux(s[64] | v[64], v[:64], s[:64]), "canon")
+        q6 = reg(1, q5, "q6")
+        # 7: the sign of 2^(96 q) = (-1)^q
+        if 1 in signs:
+            neg = Signal(64, name="negated")
+            m.d.comb += neg.eq(P - y)
+            out = reg(64, Mux(q6 & (y != 0), neg, y), "result")
+        else:
+            out = reg(64, y, "result")
+        m.d.comb += self.o_p.eq(out)
+
+
+class ShiftButterfly(wiring.Component):
+    """Gentleman-Sande butterfly with a power-of-two twiddle 2^i_w: no DSP48E2, no multiplier.
+
+    Ports: en, i_valid, i_x0, i_x1 (canonical), i_w (the shift amount in bits [0:8), < 192; other bits
+    ignored), i_w_pass, o_valid, o_x0, o_x1, o_w_pass (as hw.butterfly.Butterfly).
+    ``shifts``: the amounts this instance must support (a lane stage's set, see
+    hw.model.lane.stage_shifts); default all 0..191.
+    """
+
+    def __init__(self, shifts=None, *, pass_width: int = 64):
+        self._shifts = _check_shifts(shifts)
+        if not isinstance(pass_width, int) or not 8 <= pass_width <= 64:
+            raise ValueError(f"pass_width: must be an int in 8..64, got {pass_width!r}")
+        self._pass_width = pass_width
+        super().__init__({
+            "en": In(1), "i_valid": In(1),
+            "i_x0": In(64), "i_x1": In(64), "i_w": In(64), "i_w_pass": In(pass_width),
+            "o_valid": Out(1),
+            "o_x0": Out(64), "o_x1": Out(64), "o_w_pass": Out(pass_width),
+        })
+
+    @property
+    def shifts(self) -> tuple[int, ...]:
+        return self._shifts
+
+    @property
+    def pass_width(self) -> int:
+        """Bits of the twiddle stream passed on (the stream after a shift stage holds only shift amounts
+        and small words, so a lane narrows it)."""
+        return self._pass_width
+
+    @property
+    def latency(self) -> int:
+        """Enabled cycles from inputs to outputs: subtract, then shift/reduce (none for shift 0 only)."""
+        return ModSub.LATENCY + ShiftReduce.latency_for(self._shifts)
+
+    @property
+    def shared_key(self) -> str:
+        """One module per allowed set of shift amounts (hw/shared.py)."""
+        key = "shift_butterfly" if self._shifts == ALL_SHIFTS else \
+            "shift_butterfly_" + format(sum(1 << s for s in self._shifts), "x")
+        return key if self._pass_width == 64 else f"{key}_w{self._pass_width}"
+
+    @property
+    def dsp_tiles(self) -> int:
+        return 0
+
+    @staticmethod
+    def model(x0: int, x1: int, shift: int) -> tuple[int, int]:
+        """Bit-exact reference: (x0 + x1, (x0 - x1) * 2^shift) mod p."""
+        return field.add(x0, x1), field.mul(field.sub(x0, x1), pow(2, shift, field.P))
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.add = add = ModAdd()
+        m.submodules.sub = sub = ModSub()
+        shift = ShiftReduce(self._shifts)
+        m.submodules.shift = share(shift)
+        for unit in (add, sub, shift):
+            m.d.comb += unit.en.eq(self.en)
+        m.d.comb += [
+            sub.i_valid.eq(self.i_valid), sub.i_a.eq(self.i_x0), sub.i_b.eq(self.i_x1),
+            add.i_valid.eq(self.i_valid), add.i_a.eq(self.i_x0), add.i_b.eq(self.i_x1),
+            shift.i_valid.eq(sub.o_valid), shift.i_a.eq(sub.o_diff),
+            self.o_valid.eq(shift.o_valid), self.o_x1.eq(shift.o_p),
+        ]
+        delays = Module()
+        delays.d.comb += shift.i_shift.eq(pipe(delays, self.i_w[:8], sub.latency, "w"))
+        delays.d.comb += self.o_x0.eq(pipe(delays, add.o_sum, self.latency - add.latency, "sum"))
+        delays.d.comb += self.o_w_pass.eq(pipe(delays, self.i_w_pass, self.latency, "w_pass"))
+        m.submodules.delays = EnableInserter(self.en)(delays)
+        return m

@@ -1,0 +1,75 @@
+"""OutputScale (hw/output_scale.py) in amaranth.sim against an independent power computation, and the
+structure of the default engine (scale "output"): where its multipliers are."""
+
+import random
+import re
+
+import pytest
+from amaranth.sim import Simulator
+
+from hw.model import field as F
+from hw.output_scale import OutputScale
+from sim.benchlib import EDGE_VALUES
+
+pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
+
+
+@pytest.mark.parametrize("k", [2, 4, 12])
+def test_output_scale_with_stalls(k):
+    """Frames (of 2^(k-1) cycles, the first 64 at k = 12), each with its own column, edge and random points,
+    random enable stalls: Y[m] = X[m] * w_N^(column * m), N = 2^(2k), with pow() of the root."""
+    dut = OutputScale(k)
+    per = min(1 << (k - 1), 64)                    # k = 12: the first 64 cycles of each frame
+    rng = random.Random(k)
+    columns = [0, (1 << k) - 1, rng.randrange(1 << k)]
+    items = []                                     # (t, column, x0, x1), frames back to back
+    for col in columns:
+        for t in range(per):
+            x0 = rng.choice(EDGE_VALUES) if rng.random() < 0.3 else rng.randrange(F.P)
+            items.append((t, col, x0, rng.randrange(F.P)))
+    got = []
+
+    async def tb(ctx):
+        i = 0
+        for _ in range(4 * len(items) + 200):
+            en = rng.random() < 0.75
+            ctx.set(dut.en, en)
+            if en and ctx.get(dut.o_valid):
+                got.append((ctx.get(dut.o_x0), ctx.get(dut.o_x1)))
+            if i < len(items):
+                t, col, x0, x1 = items[i]
+                ctx.set(dut.i_cycle, t); ctx.set(dut.i_column, col)
+                ctx.set(dut.i_x0, x0); ctx.set(dut.i_x1, x1)
+                ctx.set(dut.i_valid, 1)
+                if en:
+                    i += 1
+            else:
+                ctx.set(dut.i_valid, 0)
+            await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-9)
+    sim.add_testbench(tb)
+    sim.run()
+    w = F.root_of_unity(1 << (2 * k))
+    expect = [(x0 * pow(w, col * 2 * t, F.P) % F.P, x1 * pow(w, col * (2 * t + 1), F.P) % F.P)
+              for t, col, x0, x1 in items]
+    assert got == expect
+    assert dut.dsp_tiles == 48
+
+
+def test_default_engine_structure():
+    """Independent count in the emitted Verilog: the lane module holds the general butterflies (one
+    multiplier each) and the output scale's four multipliers; the generator has none."""
+    from hw import catalog
+    from hw.engine import NttEngine
+    from hw.model.params import BuildParams
+    lanes, k = 2, 8                          # k = 8: stages 0, 1 general, 2..7 shift-only
+    engine = NttEngine(BuildParams(lanes=lanes, log_core=k, channels=2))
+    text = catalog.verilog_of(engine, "engine")
+    count = lambda mod: len(re.findall(rf"^\s*{mod}\s+\S+\s*\(", text, re.M))
+    assert count(f"nt_lane_k{k}") == lanes
+    assert count("nt_butterfly") == 2
+    assert count("nt_mulreduce") == 1 + 4            # in the butterfly module; four in the lane module
+    assert len(re.findall(r"^\s*nt_shift_butterfly\w*\s+\S+\s*\(", text, re.M)) == 6
+    assert engine.mul_units == lanes * (2 + 4)
