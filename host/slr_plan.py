@@ -43,9 +43,11 @@ class SlrPlan:
 
 def plan(params: BuildParams) -> SlrPlan:
     """Lanes 0 .. L/2-1 with the DMA in SLR0; lanes L/2 .. L-1 and the twiddle generator in SLR1."""
+    from hw.lane import Lane                    # the multiply/reduce units the blocks themselves publish
+    from hw.twiddles import TwiddleGenerator
     half = params.lanes // 2
-    twiddle_units = 3 * params.lanes            # the generator's three multipliers per lane
-    lane_units = params.log_core                # one multiplier per butterfly stage
+    twiddle_units = TwiddleGenerator(params).mul_units
+    lane_units = Lane(params.log_core).mul_units
     slr0 = ("core/control", "core/dma", "core/start_sync", "core/pass_sync",
             *(f"core/engine/lane{i}" for i in range(half)))
     slr1 = ("core/engine/twiddles", *(f"core/engine/lane{i}" for i in range(half, params.lanes)))

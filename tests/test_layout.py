@@ -46,7 +46,27 @@ def test_scatter_gather_round_trip(params):
         assert np.array_equal(lay.gather(bufs, buffer), x)
     # the output overwrites the input in place: same channels, same bytes
     assert lay.buffer_channels("input") == lay.buffer_channels("output")
-    assert np.array_equal(np.sort(lay._flat_positions("input")), np.sort(lay._flat_positions("output")))
+    for buffer in ("input", "output"):
+        ch, off = lay.place(buffer)
+        assert len(set(zip(ch.tolist(), off.tolist()))) == params.n_points      # one place per point
+    assert sorted(zip(*[a.tolist() for a in lay.place("input")])) == \
+        sorted(zip(*[a.tolist() for a in lay.place("output")]))
+
+
+@pytest.mark.parametrize("params", CASES, ids=IDS)
+@pytest.mark.parametrize("buffer", ["input", "state", "output"])
+def test_scatter_and_gather_put_every_point_where_place_says(params, buffer):
+    """The host's fast paths (unit tables, row gathers) against the per-point definition."""
+    lay = HbmLayout(params)
+    x = np.random.default_rng(3).integers(0, 2**64, params.n_points, dtype=np.uint64)
+    mem = lay.scatter(x, buffer)
+    ch, off = lay.place(buffer)
+    assert np.array_equal(np.stack(mem)[ch, off // 8], x)
+    views = {c: np.full(lay.points_per_channel, 7, dtype=np.uint64) for c in range(params.channels)}
+    lay.scatter_into(x, views, buffer)
+    assert all(np.array_equal(views[c], mem[c]) for c in lay.buffer_channels(buffer))
+    assert all((views[c] == 7).all() for c in set(range(params.channels)) - set(lay.buffer_channels(buffer)))
+    assert np.array_equal(lay.gather_from(views, buffer), x)
 
 
 @pytest.mark.parametrize("params", CASES, ids=IDS)

@@ -54,6 +54,10 @@ MAX_BURST_BEATS = 8
 PAGE_BYTES = 4096                               # AXI bursts never cross this
 
 
+#: unit tables (see HbmLayout.unit_table) by build, built once per build and buffer in a process
+_UNIT_TABLES: dict[BuildParams, dict[str, dict[int, np.ndarray]]] = {}
+
+
 def _log2(v: int) -> int:
     return v.bit_length() - 1
 
@@ -75,6 +79,7 @@ class HbmLayout:
             raise ValueError(f"params.channels: {params.channels} channels need 2^k >= {params.channels // 2} "
                              f"rows per round, got k = {params.log_core}")
         self._p = params
+        self._unit_tables = _UNIT_TABLES.setdefault(params, {})    # shared by every layout of a build
 
     # -- geometry ------------------------------------------------------------------------------------
     @property
@@ -235,23 +240,62 @@ class HbmLayout:
         return (row_pos + cbeat * POINTS_PER_BEAT + clane).reshape(-1)      # row 0 of output: slot 0
 
     # -- host-facing ---------------------------------------------------------------------------------
-    def scatter(self, points, buffer: str = "input") -> list[np.ndarray]:
-        """One uint64 array per channel (C arrays of ``channel_bytes``) holding ``points`` placed as
-        ``buffer``; channels the buffer does not use are zero."""
+    def unit_table(self, buffer: str) -> dict[int, np.ndarray]:
+        """Where the units of ``buffer`` sit, as the host moves them: for each channel the buffer uses,
+        the logical unit numbers u (points [L*u, L*u + L), which are contiguous in HBM) in the order the
+        channel holds them from byte 0. Built once per buffer and kept: the host's scatter and gather are
+        then one row-gather or row-scatter of L-point rows per channel."""
+        if buffer not in self._unit_tables:
+            self._check_buffer(buffer)
+            lanes = self._p.lanes
+            first = np.arange(0, self._p.n_points, lanes, dtype=np.int64)
+            channel, offset = self.place(buffer, first)
+            row, rem = np.divmod(offset, lanes * POINT_BYTES)
+            assert not rem.any(), "units are L-aligned in every channel"
+            table = {}
+            for ch in self.buffer_channels(buffer):
+                mine = np.flatnonzero(channel == ch)
+                order = np.empty_like(mine)
+                order[row[mine]] = mine           # row r of the channel holds unit order[r]
+                assert np.array_equal(np.sort(row[mine]), np.arange(mine.size)), "units fill the channel"
+                table[ch] = order
+            self._unit_tables[buffer] = table
+        return self._unit_tables[buffer]
+
+    def scatter_into(self, points, buffers, buffer: str = "input") -> None:
+        """Place ``points`` as ``buffer`` into the per-channel arrays ``buffers`` (indexable by HBM
+        channel; each a uint64 array of at least ``points_per_channel``), touching only the channels the
+        buffer uses: one pass over the data, straight into (for example) a card's mapped buffers."""
         pts = np.asarray(points, dtype=np.uint64)
         if pts.shape != (self._p.n_points,):
             raise ValueError(f"points: expected {self._p.n_points} points, got shape {pts.shape}")
+        rows = pts.reshape(-1, self._p.lanes)
+        for ch, units in self.unit_table(buffer).items():
+            dst = np.asarray(buffers[ch]).reshape(-1)[: units.size * self._p.lanes]
+            np.take(rows, units, axis=0, out=dst.reshape(-1, self._p.lanes))
+
+    def gather_from(self, buffers, buffer: str = "output") -> np.ndarray:
+        """The N points of ``buffer`` (default: the transform's output X) read from per-channel arrays
+        (indexable by HBM channel), as a new array."""
+        out = np.empty(self._p.n_points, dtype=np.uint64)
+        rows = out.reshape(-1, self._p.lanes)
+        for ch, units in self.unit_table(buffer).items():
+            src = np.asarray(buffers[ch], dtype=np.uint64).reshape(-1)[: units.size * self._p.lanes]
+            rows[units] = src.reshape(-1, self._p.lanes)
+        return out
+
+    def scatter(self, points, buffer: str = "input") -> list[np.ndarray]:
+        """One uint64 array per channel (C arrays of ``channel_bytes``) holding ``points`` placed as
+        ``buffer``; channels the buffer does not use are zero."""
         mem = np.zeros((self.channels, self.points_per_channel), dtype=np.uint64)
-        mem.reshape(-1)[self._flat_positions(buffer)] = pts
+        self.scatter_into(points, mem, buffer)
         return list(mem)
 
     def gather(self, buffers, buffer: str = "output") -> np.ndarray:
         """The N points of ``buffer`` (default: the transform's output X) from per-channel arrays."""
         if len(buffers) != self.channels:
             raise ValueError(f"buffers: expected {self.channels} channel arrays, got {len(buffers)}")
-        mem = np.stack([np.asarray(b, dtype=np.uint64).reshape(-1)[: self.points_per_channel]
-                        for b in buffers])
-        return mem.reshape(-1)[self._flat_positions(buffer)]
+        return self.gather_from(buffers, buffer)
 
     # -- access streams (what the DMA does, for benches, docs and the bandwidth model) ----------------
     def cycle_units(self, pass_index: int, direction: str) -> np.ndarray:
