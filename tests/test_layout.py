@@ -220,3 +220,15 @@ def test_formulas_agree_on_ints_arrays_and_amaranth_values(params):
         ch, off = lay.place(buffer, idx)
         assert np.array_equal(ch, np.array([t[0] for t in ints]))
         assert np.array_equal(off, np.array([(4 * t[1] + t[2]) * 8 for t in ints]))
+
+
+def test_large_moves_on_threads_put_every_point_where_place_says():
+    """From 2^18 points the host's scatter and gather split the channels over threads."""
+    params = BuildParams(lanes=4, log_core=9, channels=8)
+    lay = HbmLayout(params)
+    x = np.random.default_rng(4).integers(0, 2**64, params.n_points, dtype=np.uint64)
+    views = {c: np.zeros(lay.points_per_channel, dtype=np.uint64) for c in range(params.channels)}
+    lay.scatter_into(x, views, "input")
+    ch, off = lay.place("input")
+    assert np.array_equal(np.stack([views[c] for c in range(params.channels)])[ch, off // 8], x)
+    assert np.array_equal(lay.gather_from(views, "input"), x)

@@ -39,6 +39,9 @@ beat):
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from .params import BuildParams
@@ -56,6 +59,23 @@ PAGE_BYTES = 4096                               # AXI bursts never cross this
 
 #: unit tables (see HbmLayout.unit_table) by build, built once per build and buffer in a process
 _UNIT_TABLES: dict[BuildParams, dict[str, dict[int, np.ndarray]]] = {}
+
+
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _each_channel(fn, items, n_points: int) -> None:
+    """fn(item) for every channel's item; large moves on a few threads (numpy's row gathers release the
+    GIL, and one core cannot keep up with memory on scattered 128-byte rows)."""
+    global _POOL
+    if n_points < 1 << 18:
+        for item in items:
+            fn(item)
+        return
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1), thread_name_prefix="layout")
+    for _ in _POOL.map(fn, items):      # re-raises the first exception
+        pass
 
 
 def _log2(v: int) -> int:
@@ -269,19 +289,25 @@ class HbmLayout:
         pts = np.asarray(points, dtype=np.uint64)
         if pts.shape != (self._p.n_points,):
             raise ValueError(f"points: expected {self._p.n_points} points, got shape {pts.shape}")
-        rows = pts.reshape(-1, self._p.lanes)
-        for ch, units in self.unit_table(buffer).items():
-            dst = np.asarray(buffers[ch]).reshape(-1)[: units.size * self._p.lanes]
-            np.take(rows, units, axis=0, out=dst.reshape(-1, self._p.lanes))
+        rows, lanes = pts.reshape(-1, self._p.lanes), self._p.lanes
+
+        def one(item):
+            ch, units = item
+            dst = np.asarray(buffers[ch]).reshape(-1)[: units.size * lanes]
+            np.take(rows, units, axis=0, out=dst.reshape(-1, lanes))
+        _each_channel(one, self.unit_table(buffer).items(), pts.size)
 
     def gather_from(self, buffers, buffer: str = "output") -> np.ndarray:
         """The N points of ``buffer`` (default: the transform's output X) read from per-channel arrays
         (indexable by HBM channel), as a new array."""
         out = np.empty(self._p.n_points, dtype=np.uint64)
-        rows = out.reshape(-1, self._p.lanes)
-        for ch, units in self.unit_table(buffer).items():
-            src = np.asarray(buffers[ch], dtype=np.uint64).reshape(-1)[: units.size * self._p.lanes]
-            rows[units] = src.reshape(-1, self._p.lanes)
+        rows, lanes = out.reshape(-1, self._p.lanes), self._p.lanes
+
+        def one(item):
+            ch, units = item
+            src = np.asarray(buffers[ch], dtype=np.uint64).reshape(-1)[: units.size * lanes]
+            rows[units] = src.reshape(-1, lanes)
+        _each_channel(one, self.unit_table(buffer).items(), out.size)
         return out
 
     def scatter(self, points, buffer: str = "input") -> list[np.ndarray]:
@@ -305,7 +331,7 @@ class HbmLayout:
         self._check_pass(pass_index)
         if direction not in ("read", "write"):
             raise ValueError(f"direction: must be 'read' or 'write', got {direction!r}")
-        k, lanes = self._p.log_core, self._p.lanes
+        lanes = self._p.lanes
         blocks = self.blocks
         if direction == "read":
             buffer = "input" if pass_index == 1 else "state"
