@@ -23,7 +23,7 @@ from .points import PointFileError, encode_points, point_format, read_points
 from .progress import Progress
 from .run_report import DEFAULT_LOG_DIR, ChatterLog, RunReport, version
 from .workloads import KINDS, make_points
-from .cli_args import UsageError, path_arg
+from .cli_args import Parser, UsageError, path_arg
 from .cli_rtl import add_rtl, add_synth
 
 __all__ = ["main", "UsageError"]
@@ -236,15 +236,10 @@ def _file_size(path) -> int:
 COMMANDS = [add_points, add_run, add_rtl, add_synth]
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):           # argparse's own errors: one line, exit 2
-        raise UsageError(message)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="nantucket", description="Goldilocks NTT accelerator: points, runs, RTL.")
+    parser = Parser(prog="nantucket", description="Goldilocks NTT accelerator: points, runs, RTL.")
     parser.add_argument("--version", action="version", version=f"nantucket {version()}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for add in COMMANDS:
         add(sub)
     return parser

@@ -17,53 +17,11 @@ from .outfile import OutputWriteError, check_directory, check_output, write_outp
 __all__ = ["add_rtl", "add_synth"]
 
 
-def _convert(text: str):
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    for conv in (lambda s: int(s, 0), float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
-    return text
-
-
-def _absorb_params(parser_cls):
-    """A subparser class that turns leftover ``--name value`` options into ``namespace.params``."""
-
-    class ParamParser(parser_cls):
-        def parse_known_args(self, args=None, namespace=None):
-            ns, rest = super().parse_known_args(args, namespace)
-            params = dict(getattr(ns, "params", None) or {})
-            left = []
-            i = 0
-            while i < len(rest):
-                tok = rest[i]
-                if tok.startswith("--") and len(tok) > 2:
-                    key, eq, val = tok[2:].partition("=")
-                    if not eq:
-                        if i + 1 >= len(rest):
-                            self.error(f"--{key}: expected a value")
-                        val = rest[i + 1]
-                        i += 1
-                    params[key.replace("-", "_")] = _convert(val)
-                else:
-                    left.append(tok)
-                i += 1
-            ns.params = params
-            return ns, left
-
-    return ParamParser
-
-
 def _add(sub, name: str, **kwargs):
-    saved = sub._parser_class
-    sub._parser_class = _absorb_params(saved)
-    try:
-        return sub.add_parser(name, **kwargs)
-    finally:
-        sub._parser_class = saved
+    """A subcommand whose leftover ``--name value`` options become ``namespace.params``."""
+    parser = sub.add_parser(name, **kwargs)
+    parser.absorbs_params = True
+    return parser
 
 
 def _build_checked(component: str, params: dict):
