@@ -12,7 +12,7 @@ import random
 import cocotb
 
 from hw.model import field as F
-from sim.benchlib import EDGE_VALUES, PATTERNS, PipelineTB, pattern
+from sim.benchlib import EDGE_VALUES, PATTERNS, check_butterflies
 from sim.runner import bench_facts
 
 RANDOM_SETS = int(os.environ.get("BUTTERFLY_RANDOM_SETS", "10000"))
@@ -31,17 +31,7 @@ def _value(rng: random.Random) -> int:
 
 
 async def _check(dut, items, idle, stall, seed):
-    facts = bench_facts()
-    tb = PipelineTB(dut, ["i_x0", "i_x1", "i_w", "i_w_pass"], ["o_x0", "o_x1", "o_w_pass"],
-                    facts["props"]["latency"])
-    await tb.start()
-    got = await tb.run(items, pattern(idle, seed=seed), pattern(stall, seed=seed + 1))
-    assert len(got) == len(items)
-    for i, ((x0, x1, w, wp), out) in enumerate(zip(items, got)):
-        exp = golden(x0, x1, w) + (wp,)
-        assert out == exp, (f"set {i}: x0={x0:#x} x1={x1:#x} w={w:#x} w_pass={wp:#x}: got "
-                            f"({', '.join(hex(v) for v in out)}), golden ({', '.join(hex(v) for v in exp)})")
-    dut._log.info("%d butterflies (idle=%s, stall=%s) in %d cycles", len(items), idle, stall, tb.cycles)
+    await check_butterflies(dut, items, idle, stall, seed, bench_facts()["props"]["latency"], golden)
 
 
 @cocotb.test()

@@ -2,15 +2,13 @@
 
 import random
 
-import pytest
 from amaranth.hdl import Fragment
-from amaranth.sim import Simulator
 
 from hw import catalog
 from hw.arith import ModSub, MulReduce
 from hw.butterfly import Butterfly
 from hw.model import field as F
-from sim.benchlib import EDGE_VALUES
+from sim.benchlib import EDGE_VALUES, pysim_pipeline
 from sim.runner import lint_verilog, run_bench
 
 
@@ -37,29 +35,7 @@ def test_amaranth_sim_with_stalls():
     dut = Butterfly()
     rng = random.Random(7)
     items = [(a, b, w, rng.getrandbits(64)) for a in EDGE_VALUES for b in EDGE_VALUES for w in (0, 1, F.P - 1, 2**32)]
-    got = []
-
-    async def tb(ctx):
-        i = 0
-        for _ in range(20 * len(items)):
-            if len(got) == len(items):
-                break
-            en = rng.random() < 0.7
-            ctx.set(dut.en, en)
-            if en and ctx.get(dut.o_valid):       # taken at this edge
-                got.append((ctx.get(dut.o_x0), ctx.get(dut.o_x1), ctx.get(dut.o_w_pass)))
-            send = en and i < len(items) and rng.random() < 0.8
-            if send:
-                x0, x1, w, wp = items[i]
-                ctx.set(dut.i_x0, x0); ctx.set(dut.i_x1, x1); ctx.set(dut.i_w, w); ctx.set(dut.i_w_pass, wp)
-                i += 1
-            ctx.set(dut.i_valid, send)
-            await ctx.tick()
-
-    sim = Simulator(dut)
-    sim.add_clock(1e-9)
-    sim.add_testbench(tb)
-    sim.run()
+    got = pysim_pipeline(dut, items, ["i_x0", "i_x1", "i_w", "i_w_pass"], ["o_x0", "o_x1", "o_w_pass"], seed=7)
     assert got == [Butterfly.model(x0, x1, w) + (wp,) for x0, x1, w, wp in items]
 
 

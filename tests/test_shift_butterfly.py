@@ -6,12 +6,11 @@ import random
 
 import pytest
 from amaranth.hdl import Fragment
-from amaranth.sim import Simulator
 
 from hw.arith import ModSub
 from hw.model import field as F
 from hw.shift_butterfly import ALL_SHIFTS, ShiftButterfly, ShiftReduce
-from sim.benchlib import EDGE_VALUES
+from sim.benchlib import EDGE_VALUES, pysim_pipeline
 from sim.runner import emit_verilog, lint_verilog, run_bench
 
 
@@ -64,28 +63,7 @@ def test_amaranth_sim_shift_reduce(shifts):
     dut = ShiftReduce(shifts)
     rng = random.Random(11)
     items = [(a, s) for s in dut.shifts for a in (0, 1, F.P - 1, 2**32, 2**63, rng.randrange(F.P))]
-    got = []
-
-    async def tb(ctx):
-        i = 0
-        for _ in range(20 * len(items) + 100):
-            if len(got) == len(items):
-                break
-            en = rng.random() < 0.7
-            ctx.set(dut.en, en)
-            if en and ctx.get(dut.o_valid):
-                got.append(ctx.get(dut.o_p))
-            send = en and i < len(items) and rng.random() < 0.8
-            if send:
-                ctx.set(dut.i_a, items[i][0]); ctx.set(dut.i_shift, items[i][1])
-                i += 1
-            ctx.set(dut.i_valid, send)
-            await ctx.tick()
-
-    sim = Simulator(dut)
-    sim.add_clock(1e-9)
-    sim.add_testbench(tb)
-    sim.run()
+    got = [p for (p,) in pysim_pipeline(dut, items, ["i_a", "i_shift"], ["o_p"], seed=11)]
     assert got == [a * pow(2, s, F.P) % F.P for a, s in items]
 
 
@@ -108,27 +86,5 @@ def test_amaranth_sim_stage_butterflies(shifts):
     assert dut.latency == (ModSub.LATENCY if shifts == (0,) else ModSub.LATENCY + ShiftReduce.LATENCY)
     rng = random.Random(3)
     items = [(a, b, s, rng.getrandbits(16)) for s in shifts for a in EDGE_VALUES for b in EDGE_VALUES]
-    got = []
-
-    async def tb(ctx):
-        i = 0
-        for _ in range(20 * len(items)):
-            if len(got) == len(items):
-                break
-            en = rng.random() < 0.7
-            ctx.set(dut.en, en)
-            if en and ctx.get(dut.o_valid):
-                got.append((ctx.get(dut.o_x0), ctx.get(dut.o_x1), ctx.get(dut.o_w_pass)))
-            send = en and i < len(items) and rng.random() < 0.8
-            if send:
-                x0, x1, w, wp = items[i]
-                ctx.set(dut.i_x0, x0); ctx.set(dut.i_x1, x1); ctx.set(dut.i_w, w); ctx.set(dut.i_w_pass, wp)
-                i += 1
-            ctx.set(dut.i_valid, send)
-            await ctx.tick()
-
-    sim = Simulator(dut)
-    sim.add_clock(1e-9)
-    sim.add_testbench(tb)
-    sim.run()
+    got = pysim_pipeline(dut, items, ["i_x0", "i_x1", "i_w", "i_w_pass"], ["o_x0", "o_x1", "o_w_pass"], seed=3)
     assert got == [ShiftButterfly.model(x0, x1, s) + (wp,) for x0, x1, s, wp in items]
