@@ -15,10 +15,10 @@ from cocotb.triggers import FallingEdge, Timer
 from hw.model import field as F, fourstep, ntt
 from hw.model.params import BuildParams
 from hw.model.schedule import pass_schedule
+from hw.points import pack_payload, unpack_payload
 from sim.benchlib import EDGE_VALUES, pattern, reset, start_clock
 from sim.runner import bench_facts
 
-MASK = (1 << 64) - 1
 
 
 def vectors(kind: str, n: int, seed: int) -> np.ndarray:
@@ -58,11 +58,7 @@ class EngineTB:
         lanes = self.params.lanes
         for g in range(reads.shape[0]):
             for t in range(reads.shape[1]):
-                v = 0
-                for lane in range(lanes):
-                    i0, i1 = reads[g, t, lane]
-                    v |= int(memory[i0]) << (128 * lane) | int(memory[i1]) << (128 * lane + 64)
-                out.append(v)
+                out.append(pack_payload((memory[i0], memory[i1]) for i0, i1 in reads[g, t, :lanes]))
         return out
 
     async def run_pass(self, memory: np.ndarray, pass_index: int, idle, stall) -> tuple[np.ndarray, int]:
@@ -98,14 +94,14 @@ class EngineTB:
                 fed += 1
                 offer = False
             if int(dut.points_out__valid.value) and int(dut.points_out__ready.value):
-                word = int(dut.points_out__payload.value)
+                pairs = unpack_payload(int(dut.points_out__payload.value), lanes)
                 g, t = divmod(got, reads.shape[1])
-                for lane in range(lanes):
+                for lane, pair in enumerate(pairs):
                     for j in range(2):
                         idx = writes[g, t, lane, j]
                         assert not written[idx], f"pass {pass_index}: index {idx} written twice"
                         written[idx] = True
-                        out[idx] = (word >> (128 * lane + 64 * j)) & MASK
+                        out[idx] = pair[j]
                 got += 1
             done = int(dut.done.value)
             await FallingEdge(dut.clk)
