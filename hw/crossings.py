@@ -6,7 +6,9 @@ ports reach it through combinational cells, and looks at every endpoint: the dat
 each register, the ports of each memory, each top-level output. An endpoint of domain X reached from
 domain Y != X is a crossing, and it is accepted only
 
-- into a register marked ``ASYNC_REG`` (a synchronizer stage, :class:`hw.constraints.CdcPlatform`), or
+- into a register marked ``ASYNC_REG`` (a synchronizer stage, :class:`hw.constraints.CdcPlatform`) whose
+  data input from the other domain comes straight from that domain's registers (no logic in front;
+  an asynchronous reset input may come through logic), or
 - out of a memory written under Y and read under X (an AsyncFIFO's storage: the FIFO's pointers cross
   through synchronizers, the data word through the RAM).
 
@@ -91,6 +93,7 @@ class _Graph:
         self.tags: dict[int, frozenset] = {}       # start points: bit -> {(domain, kind, name)}
         self.endpoints: list[tuple] = []           # (name, domain, input bits, output bits)
         self.bad_clocks: list[str] = []
+        self.data_in: dict[str, list] = {}         # register -> its D input bits
         self.ram_content: dict[str, frozenset] = {}   # asynchronous read port -> memory content tags
         self.ram_reads: list[tuple] = []              # registered reads: (name, memory, domain, write domains)
         for name, port in module["ports"].items():
@@ -142,6 +145,7 @@ class _Graph:
             self.tags[b] = frozenset({(dom, "reg", name)})
         ins = [b for p, bits in conns.items() if p not in ("CLK", "C", "Q") for b in bits if isinstance(b, int)]
         self.endpoints.append((name, dom, ins, q))
+        self.data_in[name] = [b for b in conns.get("D", []) if isinstance(b, int)]
 
     def _memory(self, cname: str, cell: dict) -> None:
         conns, par = cell["connections"], cell["parameters"]
@@ -232,7 +236,12 @@ def find_crossings(netlist: dict, clocks: dict[str, str], port_domain: Callable[
             if kind == "ram":
                 via = f"RAM {sname}"
             elif q and all(b in sync_bits for b in q):
-                via = "synchronizer"
+                # A synchronizer's first stage must sample a register of the other domain directly:
+                # logic in front of it can glitch, and several bits through logic can arrive skewed.
+                # (An asynchronous reset input may come through logic: reset synchronizers take it so.)
+                direct = all(b in g.tags for b in g.data_in.get(name, ())
+                             if any(s[0] == sdom for s in g.reach(b)))
+                via = "synchronizer" if direct else None
             else:
                 via = None
             found.setdefault((name, dom, sdom, via), []).append(sname)

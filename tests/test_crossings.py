@@ -100,8 +100,14 @@ def through_async_fifo(m, d):
     m.d.b += d.o.eq(fifo.r_data)
 
 
+def logic_before_synchronizer(m, d):
+    src = Signal(8)
+    m.d.a += src.eq(d.i)
+    m.submodules.sync = FFSynchronizer(src ^ (src >> 1), d.o, o_domain="b")   # sampled through an XOR
+
+
 @pytest.mark.parametrize("build,start", [(direct, "src"), (enable_from_other_domain, "en"),
-                                         (ram_address_from_writer, "addr")])
+                                         (ram_address_from_writer, "addr"), (logic_before_synchronizer, "src")])
 def test_unsynchronized_crossings_are_flagged(build, start):
     _, _, crossings = crossings_of(build)
     bad = [c for c in crossings if c.via is None]
