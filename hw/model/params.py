@@ -4,7 +4,7 @@ from dataclasses import dataclass, asdict, fields
 
 __all__ = ["BuildParams", "DEFAULT"]
 
-_LANES = (1, 2, 4, 8, 16)
+_LANES = (1, 2, 4, 8, 16, 32)
 _CHANNELS = (2, 4, 8, 16, 32)
 
 
