@@ -147,6 +147,10 @@ def test_layer_rule_sees_a_violation(tmp_path):
     assert LAYERS.index(_layer("host.cli")) > LAYERS.index(_layer("sim.m"))
 
 
+# Spelled in pieces so that this file does not name them itself.
+_OUTSIDE_MARKERS = ("DESIGN" + ".md", "../" + "shared", "shared" + "/reference")
+
+
 def test_repository_stands_alone():
     """Nothing in the repository points at design files outside it."""
     offenders = []
@@ -157,7 +161,6 @@ def test_repository_stands_alone():
         if path.is_file() and path.suffix in (".py", ".md", ".mk", ".toml", ".txt", ".cfg", "") \
                 and path.stat().st_size < 2_000_000:
             text = path.read_text(errors="replace")
-            if "DESIGN.md" in text or "../shared" in text or "shared/reference" in text:
+            if any(marker in text for marker in _OUTSIDE_MARKERS):
                 offenders.append(str(path.relative_to(ROOT)))
-    offenders = [o for o in offenders if o != "tests/test_imports.py"]
     assert not offenders, "files pointing outside the repository: " + ", ".join(sorted(offenders))
