@@ -45,7 +45,7 @@ import numpy as np
 
 from hw.model import field as F
 from hw.model import regmap as R
-from hw.model.layout import BEAT_BYTES
+from hw.model.layout import BEAT_BYTES, CHANNEL_WINDOW_BYTES, PAGE_BYTES
 from hw.model.params import BuildParams
 from .backend_base import Backend, DeviceError
 
@@ -59,11 +59,6 @@ SETUP_HINT = "source /opt/xilinx/xrt/setup.sh"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 #: Sizes from which scatter/gather and the transfers show progress on stderr.
 PROGRESS_MIN_POINTS = 1 << 20
-#: One HBM pseudo-channel's address window when the xclbin does not list its memories (U55N / C1100:
-#: 8 GiB over 32 pseudo-channels, channel c at c * 256 MiB).
-HBM_CHANNEL_BYTES = 256 << 20
-#: No AXI burst may cross this boundary.
-AXI_PAGE_BYTES = 4096
 #: Buffers of runs that timed out, kept alive (not freed) while their kernel may still write them.
 _STRANDED: list = []
 
@@ -359,7 +354,7 @@ class XrtBackend(Backend):
 
     def _channel_windows(self, xb) -> dict[int, tuple[int, int]]:
         """{memory group: (base address, bytes)} from the xclbin's memory topology; empty if it has none
-        (the checks then use HBM_CHANNEL_BYTES windows)."""
+        (the checks then use CHANNEL_WINDOW_BYTES windows)."""
         windows = {}
         try:
             for m in xb.get_mems():
@@ -567,11 +562,11 @@ class XrtBackend(Backend):
                 raise BadPointer(f"{where}: not aligned to the {BEAT_BYTES}-byte AXI beat")
             if addr % align:
                 raise BadPointer(f"{where}: not aligned to {align} bytes, so a {align}-byte DMA burst would "
-                                 f"cross a {AXI_PAGE_BYTES}-byte boundary (AXI forbids it)")
+                                 f"cross a {PAGE_BYTES}-byte boundary (AXI forbids it)")
             if size < need:
                 raise BadPointer(f"{where}: {size} bytes, the layout needs {need}")
             group = self._groups.get(a.channel, a.channel)
-            base, span = self._windows.get(group, (group * HBM_CHANNEL_BYTES, HBM_CHANNEL_BYTES))
+            base, span = self._windows.get(group, (group * CHANNEL_WINDOW_BYTES, CHANNEL_WINDOW_BYTES))
             if not (base <= addr and addr + need <= base + span):
                 raise BadPointer(f"{where}: [0x{addr:x}, 0x{addr + need:x}) leaves memory bank {group} "
                                  f"[0x{base:x}, 0x{base + span:x}), the only one {a.port} is connected to")

@@ -12,14 +12,13 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 __all__ = ["fault_layout", "connect_half", "Axi4Signature", "Axi4ReadSignature", "Axi4WriteSignature", "AxiLiteSignature", "BURST_INCR",
-           "RESP_OKAY", "RESP_EXOKAY", "RESP_SLVERR", "RESP_DECERR", "PAGE_BYTES"]
+           "RESP_OKAY", "RESP_EXOKAY", "RESP_SLVERR", "RESP_DECERR"]
 
 BURST_INCR = 0b01
 RESP_OKAY = 0b00
 RESP_EXOKAY = 0b01         # never asked for (no exclusive accesses): treated as an error if it comes
 RESP_SLVERR = 0b10
 RESP_DECERR = 0b11
-PAGE_BYTES = 4096          # an AXI burst never crosses this boundary
 
 
 def fault_layout(channels: int) -> data.StructLayout:

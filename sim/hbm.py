@@ -36,16 +36,16 @@ import os
 import re
 
 import numpy as np
-from amaranth.hdl import Array, Cat, ClockSignal, Const, DomainRenamer, Elaboratable, Instance, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, ClockSignal, DomainRenamer, Elaboratable, Instance, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from hw.axi import PAGE_BYTES, Axi4Signature
+from hw.axi import Axi4Signature
 from hw.dma import DmaEngine
-from hw.model.layout import BEAT_BYTES
+from hw.model.layout import BEAT_BYTES, CHANNEL_WINDOW_BYTES, PAGE_BYTES
 from hw.model.params import BuildParams
 from hw.shared import VerilogCollector
 
@@ -53,7 +53,7 @@ __all__ = ["HbmChannelModel", "channel_models", "DmaLoopback", "ERR_RANGE", "ERR
            "CHANNEL_SPAN", "HBM_DIR_PLUSARG", "memory_file", "write_load_file", "read_dump_file"]
 
 ERR_RANGE, ERR_4K, ERR_WLAST, ERR_PROTO = 1, 2, 4, 8
-CHANNEL_SPAN = 1 << 28      # bytes of one pseudo-channel's address window
+CHANNEL_SPAN = CHANNEL_WINDOW_BYTES      # bytes of one pseudo-channel's address window
 HIST = 9                    # burst-length histogram: lengths 1..8, then "longer"
 
 

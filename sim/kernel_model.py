@@ -21,12 +21,13 @@ from __future__ import annotations
 import numpy as np
 
 from hw.model import fourstep, ntt as ntt_model, regmap as R
+from hw.model.layout import CHANNEL_WINDOW_BYTES
 from hw.model.params import BuildParams
 
 __all__ = ["HbmModel", "KernelModel", "MemoryFault", "BANK_BYTES"]
 
 #: Size of one HBM pseudo-channel on the U55N / C1100 (8 GiB over 32 channels).
-BANK_BYTES = 256 << 20
+BANK_BYTES = CHANNEL_WINDOW_BYTES      # one pseudo-channel's window
 #: Buffers are placed on this alignment, like XRT's allocator (page aligned).
 _ALIGN = 4096
 #: Above this size the model writes a scratch pattern instead of the exact pass-1 state (speed).

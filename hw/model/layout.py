@@ -47,12 +47,16 @@ import numpy as np
 from .params import BuildParams
 from .schedule import first_half_stages
 
-__all__ = ["BUFFERS", "BEAT_BYTES", "POINTS_PER_BEAT", "MAX_BURST_BEATS", "HbmLayout"]
+__all__ = ["BUFFERS", "BEAT_BYTES", "POINTS_PER_BEAT", "MAX_BURST_BEATS", "CHANNEL_WINDOW_BYTES", "PAGE_BYTES",
+           "HbmLayout"]
 
 BUFFERS = ("input", "state", "output")
 POINT_BYTES = 8
 POINTS_PER_BEAT = 4
 BEAT_BYTES = POINT_BYTES * POINTS_PER_BEAT      # 256-bit AXI data
+#: One HBM pseudo-channel's address window on the card (256 MiB): channel c's buffers lie in
+#: [c * CHANNEL_WINDOW_BYTES, (c + 1) * CHANNEL_WINDOW_BYTES).
+CHANNEL_WINDOW_BYTES = 256 << 20
 MAX_BURST_BEATS = 8
 PAGE_BYTES = 4096                               # AXI bursts never cross this
 
