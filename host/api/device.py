@@ -26,7 +26,7 @@ __all__ = ["Device", "ModelDevice", "BackendDevice", "DeviceArray", "open"]
 
 #: Rows up to this length go through the whole-array radix-2 model in one call; longer rows one by one
 #: through the model's fast four-step transform (the model's own threshold between the two).
-_RADIX2_MAX = 1 << 10
+_RADIX2_MAX = 1 << ntt_model.RADIX2_MAX_LOG_N
 _CHUNK_POINTS = 1 << 16
 
 

@@ -26,7 +26,7 @@ from .field import P
 
 __all__ = [
     "log2_exact", "bit_reverse_indices", "stage_twiddles", "twiddle_rom", "dif_stage", "dif_stages",
-    "dft_naive", "ntt_radix2", "ntt", "intt",
+    "dft_naive", "ntt_radix2", "ntt", "intt", "RADIX2_MAX_LOG_N",
 ]
 
 
@@ -205,6 +205,10 @@ def _batched_rows_ntt(m: np.ndarray, inverse: bool, scale_base=None) -> np.ndarr
     return out
 
 
+#: Up to 2^RADIX2_MAX_LOG_N points the whole-array radix-2 transform is used; above, the four-step one.
+RADIX2_MAX_LOG_N = 10
+
+
 def ntt(x, inverse: bool = False) -> np.ndarray:
     """Forward (or inverse) NTT of a 1-D array of 2^n points, natural order in and out.
 
@@ -215,7 +219,7 @@ def ntt(x, inverse: bool = False) -> np.ndarray:
         raise ValueError(f"x: expected a 1-D array, got shape {x.shape}")
     n_total = x.shape[0]
     logn = log2_exact(n_total, "len(x)")
-    if logn <= 10:
+    if logn <= RADIX2_MAX_LOG_N:
         return ntt_radix2(x, inverse)
     # Four-step, N = N1 * N2 (docs/architecture.md): columns, scale by w_N^(n2*k1), rows, transpose.
     l1 = logn // 2
