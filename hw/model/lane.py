@@ -38,7 +38,7 @@ from .schedule import first_half_stages, lane_input_order, lane_output_order
 
 __all__ = ["halves", "rom_offset", "interface_orders", "twiddle_plan", "twiddle_stream", "stage_tables", "to_lane_pairs",
            "from_lane_pairs", "lane_transform", "lane_reference", "SHIFT_ROOTS_LOG", "shift_stages", "stage_shifts",
-           "scale_slot", "shift_stream", "decode_stream", "output_scale_factors", "scaled_lane_transform"]
+           "scale_slot", "shift_stream", "physical_stages", "decode_stream", "output_scale_factors", "scaled_lane_transform"]
 
 #: Column of a twiddle stream array holding the word stage 0 consumes on that cycle.
 W_FIRST = 0
@@ -253,6 +253,39 @@ def shift_stages(log_core: int) -> int:
     return max(0, _check_k(log_core) - SHIFT_ROOTS_LOG)
 
 
+def _check_frame(log_core: int, frame) -> int:
+    k = _check_k(log_core)
+    if frame is None:
+        return k
+    if not isinstance(frame, (int, np.integer)) or isinstance(frame, bool):
+        raise TypeError(f"frame: expected an int, got {type(frame).__name__}")
+    if not 2 <= frame <= k:
+        raise ValueError(f"frame: a 2^{k} lane runs frames of 2^2 .. 2^{k} points, got 2^{frame}")
+    return int(frame)
+
+
+@lru_cache(maxsize=None)
+def physical_stages(log_core: int, frame: int) -> tuple[int, ...]:
+    """Which of a 2^k lane's k butterfly stages compute stage s' = 0..f-1 of a 2^f-point frame.
+
+    A lane runs smaller frames by skipping the first stages of each half (with their commutators): the
+    frame's own halves are a_f = ceil(f/2) <= a and b_f = f - a_f <= b, and by the self-similarity of
+    the DIF network the last a_f stages of the first half and the last b_f of the second are exactly the
+    chains of a 2^f lane. So s' < a_f runs on stage a - a_f + s', s' >= a_f on stage k - f + s'."""
+    k = _check_k(log_core)
+    f = _check_frame(k, frame)
+    a, _ = halves(k)
+    af, _ = halves(f)
+    return tuple((a - af + s) if s < af else (k - f + s) for s in range(f))
+
+
+def _shifted_words(log_core: int, frame: int) -> np.ndarray:
+    """Mask over a frame's stream (2^(f-1), 2): the words consumed by the lane's shift-only stages."""
+    _, stage = twiddle_plan(frame)
+    phys = np.asarray(physical_stages(log_core, frame) + (-1,))        # stage -1 (unused slot) -> -1
+    return phys[stage] >= shift_stages(log_core)
+
+
 @lru_cache(maxsize=None)
 def _log2_table() -> dict[int, int]:
     return {F.pow_(2, j): j for j in range(192)}
@@ -283,51 +316,62 @@ def scale_slot(log_core: int) -> int:
     return int(t)
 
 
-def shift_stream(log_core: int, column: int = 0, inverse: bool = False) -> np.ndarray:
-    """The stream for a lane with shift stages: :func:`twiddle_stream` (k, inverse) with the words of
-    stages >= :func:`shift_stages` replaced by their shift amounts, and ``column`` (0 .. 2^k - 1) in
-    the free slot: the lane multiplies output m by w_N^(column * m), N = 2^(2k)."""
+def shift_stream(log_core: int, column: int = 0, inverse: bool = False, *, frame: int | None = None) -> np.ndarray:
+    """The stream for a 2^k lane with shift stages running frames of 2^f points (``frame`` = f, default
+    k): :func:`twiddle_stream` (f, inverse) with the words consumed by the lane's shift-only stages
+    (:func:`physical_stages` >= :func:`shift_stages` (k)) replaced by their shift amounts, and ``column``
+    (0 .. 2^k - 1) in the frame's free slot: the lane multiplies output m by w_N^(column * m)."""
     k = _check_k(log_core)
+    f = _check_frame(k, frame)
     if not 0 <= int(column) < (1 << k):
         raise ValueError(f"column: must be in 0..{(1 << k) - 1}, got {column}")
-    out = twiddle_stream(k, None, inverse).copy()
-    _, stage = twiddle_plan(k)
-    shifted = stage >= shift_stages(k)
+    out = twiddle_stream(f, None, inverse).copy()
+    shifted = _shifted_words(k, f)
     out[shifted] = [twiddle_shift(w) for w in out[shifted]]
-    out[scale_slot(k), W_REST] = int(column)
+    out[scale_slot(f), W_REST] = int(column)
     return out
 
 
 def decode_stream(stream: np.ndarray, log_core: int) -> tuple[np.ndarray, np.ndarray]:
-    """(field-valued stream, column) from :func:`shift_stream` words: 2^word for shift stages."""
+    """(field-valued stream, column) from :func:`shift_stream` words of a 2^k lane: 2^word for the
+    words of shift stages. The frame size f is read off the stream's shape (..., 2^(f-1), 2)."""
     k = _check_k(log_core)
     stream = F.as_u64(stream)
-    _, stage = twiddle_plan(k)
-    shifted = stage >= shift_stages(k)
+    f = _check_frame(k, log2_exact(stream.shape[-2], "stream cycles") + 1)
+    shifted = _shifted_words(k, f)
     out = stream.copy()
     out[..., shifted] = F.vpow(2, stream[..., shifted] & np.uint64(0xFF))
-    column = stream[..., scale_slot(k), W_REST] & np.uint64((1 << k) - 1)     # the lane reads k bits
-    out[..., scale_slot(k), W_REST] = 0
+    column = stream[..., scale_slot(f), W_REST] & np.uint64((1 << k) - 1)     # the lane reads k bits
+    out[..., scale_slot(f), W_REST] = 0
     return out, column
 
 
-def output_scale_factors(log_core: int, column) -> np.ndarray:
-    """w_N^(column * m) for m < 2^k, N = 2^(2k): shape column.shape + (2^k,), natural order."""
+def output_scale_factors(log_core: int, column, *, frame: int | None = None, log_n: int | None = None) -> np.ndarray:
+    """w_N^(column * m) for m < 2^f (``frame``, default k), N = 2^log_n (default 2^(2k)): shape
+    column.shape + (2^f,), natural order."""
     k = _check_k(log_core)
+    f = _check_frame(k, frame)
+    n = 2 * k if log_n is None else int(log_n)
+    if not 1 <= n <= 2 * k:
+        raise ValueError(f"log_n: must be in 1..{2 * k}, got {n}")
     column = np.asarray(column, dtype=np.int64)
-    m = np.arange(1 << k, dtype=np.int64)
-    exponents = (column[..., None] * m) % (1 << (2 * k))
-    return F.vpow(F.root_of_unity(1 << (2 * k)), exponents.astype(np.uint64))
+    m = np.arange(1 << f, dtype=np.int64)
+    exponents = (column[..., None] * m) % (1 << n)
+    return F.vpow(F.root_of_unity(1 << n), exponents.astype(np.uint64))
 
 
-def scaled_lane_transform(pairs: np.ndarray, stream: np.ndarray) -> np.ndarray:
-    """What a lane with shift stages and the output scale emits: :func:`lane_transform` on the decoded
-    stream, then output m times w_N^(column * m). Pairs and stream as for :func:`lane_transform`."""
+def scaled_lane_transform(pairs: np.ndarray, stream: np.ndarray, *, log_core: int | None = None,
+                          log_n: int | None = None) -> np.ndarray:
+    """What a 2^k lane (``log_core``, default the frame size) with shift stages and the output scale
+    emits for frames of 2^f points (f read off ``pairs``): :func:`lane_transform` on the decoded stream,
+    then output m times w_N^(column * m), N = 2^log_n (default 2^(2k)). Pairs and stream as for
+    :func:`lane_transform`, the stream from :func:`shift_stream` (k, column, frame=f)."""
     pairs = F.as_u64(pairs)
-    k = log2_exact(pairs.shape[-2], "pairs cycles") + 1
+    f = log2_exact(pairs.shape[-2], "pairs cycles") + 1
+    k = f if log_core is None else log_core
     plain, column = decode_stream(np.broadcast_to(stream, pairs.shape), k)
     y = from_lane_pairs(lane_transform(pairs, plain))
-    y = F.vmul(y, output_scale_factors(k, column.astype(np.int64)))
+    y = F.vmul(y, output_scale_factors(k, column.astype(np.int64), frame=f, log_n=log_n))
     return to_natural_pairs(y)
 
 

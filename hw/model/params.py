@@ -56,8 +56,43 @@ class BuildParams:
 
     @property
     def n_points(self) -> int:
-        """The native transform size N = 2^(2k)."""
+        """The largest transform, N = 2^(2k): what buffers sized for any run of this build hold."""
         return 1 << self.log_n
+
+    # -- run-time sizes ------------------------------------------------------------------------------
+    # A run of size N = 2^n splits n = n1 + n2 with n1 = ceil(n/2) (pass 1 transforms columns of 2^n1
+    # points) and n2 = floor(n/2) (pass 2 transforms rows of 2^n2 points); the lanes switch their frame
+    # size between the passes. The DMA moves units of L points of one matrix row and needs every buffer
+    # to have at least C/2 rows per column block, hence the smallest native size.
+
+    @property
+    def min_log_n(self) -> int:
+        """Smallest n the kernel transforms natively: both passes need 2^n2 >= max(4, L, C/2)."""
+        return min(self.log_n, 2 * max(2, (self.lanes - 1).bit_length(), (self.channels // 2 - 1).bit_length()))
+
+    @property
+    def max_log_n(self) -> int:
+        """Largest n the kernel transforms, 2k."""
+        return self.log_n
+
+    def check_log_n(self, log_n) -> int:
+        """log_n itself if this build transforms 2^log_n points natively, else ValueError naming it."""
+        if not isinstance(log_n, int) or isinstance(log_n, bool):
+            raise TypeError(f"log_n: expected an int, got {type(log_n).__name__}")
+        if not self.min_log_n <= log_n <= self.max_log_n:
+            raise ValueError(f"log_n: the {self.tag()} build transforms 2^{self.min_log_n} .. 2^{self.max_log_n} "
+                             f"points natively, got log_n = {log_n}")
+        return log_n
+
+    def pass_log_sizes(self, log_n: int | None = None) -> tuple[int, int]:
+        """(n1, n2): log2 of the pass-1 transform size (ceil(n/2)) and of the pass-2 one (floor(n/2))."""
+        n = self.log_n if log_n is None else self.check_log_n(log_n)
+        return (n + 1) // 2, n // 2
+
+    def ideal_cycles(self, log_n: int | None = None) -> int:
+        """Ideal NTT cycles for a whole transform of 2^log_n points: two passes of N / 2L."""
+        n = self.log_n if log_n is None else self.check_log_n(log_n)
+        return 2 * (1 << n) // self.points_per_cycle
 
     @property
     def points_per_cycle(self) -> int:

@@ -5,7 +5,8 @@ Everything that moves points agrees on these functions: the lane gateware accept
 lanes with :func:`pass_schedule`; the DMA address generators and the benches' behavioural memories
 produce and consume exactly the global indices :func:`pass_schedule` names.
 
-Terminology (the four-step split of docs/architecture.md), for N = N1 * N2 with N1 = N2 = 2^k on the native engine:
+Terminology (the four-step split of docs/architecture.md), for N = N1 * N2 (N1 = 2^ceil(n/2), N2 = 2^floor(n/2);
+N1 = N2 = 2^k at the build's largest size):
 
 - pass 1 transforms column n2 (points x[N2*n1 + n2], n1 = 0..N1-1) and produces state[n2, k1];
 - pass 2 transforms row k1 (points state[n2, k1], n2 = 0..N2-1) and produces X[k1 + N1*k2].
@@ -64,12 +65,16 @@ def lane_output_order(log_core: int) -> np.ndarray:
     return order
 
 
-def pass_schedule(params: BuildParams, pass_index: int) -> tuple[np.ndarray, np.ndarray]:
-    """Global indices the engine reads and writes in one pass, cycle by cycle and lane by lane.
+def pass_schedule(params: BuildParams, pass_index: int, log_n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Global indices the engine reads and writes in one pass of a 2^log_n-point transform (default:
+    the build's largest, 2^(2k)), cycle by cycle and lane by lane.
 
-    Returns ``(reads, writes)``, each of shape (rounds, cycles, lanes, 2) with rounds = 2^k / L and
-    cycles = 2^(k-1): ``reads[g, t, l]`` are the two points lane l takes on cycle t of round g and
-    ``writes[g, t, l]`` the two it emits on its output cycle t of the same round.
+    With (n1, n2) = ``params.pass_log_sizes(log_n)``, N1 = 2^n1, N2 = 2^n2: pass 1 transforms the N2
+    columns of N1 points (lane frames of f = n1), pass 2 the N1 rows of N2 points (f = n2).
+
+    Returns ``(reads, writes)``, each of shape (rounds, cycles, lanes, 2) with rounds = (transforms in
+    the pass) / L and cycles = 2^(f-1): ``reads[g, t, l]`` are the two points lane l takes on cycle t of
+    round g and ``writes[g, t, l]`` the two it emits on its output cycle t of the same round.
 
     Lane l of round g works on column (pass 1) or row (pass 2) number L*g + l.
 
@@ -78,13 +83,15 @@ def pass_schedule(params: BuildParams, pass_index: int) -> tuple[np.ndarray, np.
     """
     if pass_index not in (1, 2):
         raise ValueError(f"pass_index: must be 1 or 2, got {pass_index}")
-    k, lanes = params.log_core, params.lanes
-    n1 = n2 = 1 << k
-    rounds = (1 << k) // lanes
+    lanes = params.lanes
+    f1, f2 = params.pass_log_sizes(log_n)
+    n1, n2 = 1 << f1, 1 << f2
+    f, count = (f1, n2) if pass_index == 1 else (f2, n1)
+    rounds = count // lanes
     which = (np.arange(rounds)[:, None] * lanes + np.arange(lanes)[None, :])   # [g, l]
     which = which[:, None, :, None]                                             # [g, 1, l, 1]
-    i_in = lane_input_order(k)[None, :, None, :]                                # [1, t, 1, 2]
-    i_out = lane_output_order(k)[None, :, None, :]
+    i_in = lane_input_order(f)[None, :, None, :]                                # [1, t, 1, 2]
+    i_out = lane_output_order(f)[None, :, None, :]
     if pass_index == 1:
         reads = n2 * i_in + which          # x[N2*n1 + n2]
         writes = which * n1 + i_out        # state[n2, k1]
@@ -94,11 +101,11 @@ def pass_schedule(params: BuildParams, pass_index: int) -> tuple[np.ndarray, np.
     return reads, writes
 
 
-def loopback_passes(params: BuildParams, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def loopback_passes(params: BuildParams, x: np.ndarray, log_n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """What the two passes leave in memory when the lanes hand every point back unchanged (the DMA
     benches' stand-in for the engine): ``(state, output)``, each indexed like the logical buffers."""
-    r1, w1 = pass_schedule(params, 1)
-    r2, w2 = pass_schedule(params, 2)
+    r1, w1 = pass_schedule(params, 1, log_n)
+    r2, w2 = pass_schedule(params, 2, log_n)
     state = np.zeros_like(x)
     state[w1.reshape(-1)] = x[r1.reshape(-1)]
     out = np.zeros_like(x)
