@@ -207,7 +207,7 @@ class KernelModel:
         x = lay.gather([self._channel_words(ch) if ch in reads else zeros
                         for ch in range(self.params.channels)], buffer="input")
         if n <= _EXACT_STATE_MAX_POINTS:
-            state = fourstep.pass1(x, lay.side)                          # state[n2, k1]
+            state = fourstep.pass1(x, 1 << lay.rows_log("input"))                          # state[n2, k1]
             out = fourstep.pass2(state)
             state = state.reshape(n)
         else:                                   # the golden fast NTT; the state is scratch anyway

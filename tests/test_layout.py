@@ -18,26 +18,29 @@ CASES = [
     BuildParams(lanes=16, log_core=8, channels=32),
 ]
 IDS = [p.tag() for p in CASES]
+#: every run-time size of every build (the build's largest size is the layout's default)
+SIZED = [(p, n) for p in CASES for n in range(p.min_log_n, p.max_log_n + 1)]
+SIZED_IDS = [f"{p.tag()}-n{n}" for p, n in SIZED]
 
 
-@pytest.mark.parametrize("params", CASES, ids=IDS)
+@pytest.mark.parametrize("params, log_n", SIZED, ids=SIZED_IDS)
 @pytest.mark.parametrize("buffer", ["input", "state", "output"])
-def test_every_point_placed_once(params, buffer):
-    lay = HbmLayout(params)
+def test_every_point_placed_once(params, log_n, buffer):
+    lay = HbmLayout(params, log_n)
     ch, off = lay.place(buffer)
     assert set(np.unique(ch)) == set(lay.buffer_channels(buffer))
     assert off.min() >= 0 and off.max() < lay.channel_bytes and np.all(off % 8 == 0)
     key = ch * lay.channel_bytes + off
-    assert np.unique(key).size == params.n_points
+    assert np.unique(key).size == lay.n_points
     # each channel holds exactly channel_bytes of the buffer
     assert np.all(np.bincount(ch)[lay.buffer_channels(buffer)] == lay.points_per_channel)
 
 
-@pytest.mark.parametrize("params", CASES, ids=IDS)
-def test_scatter_gather_round_trip(params):
-    lay = HbmLayout(params)
+@pytest.mark.parametrize("params, log_n", SIZED, ids=SIZED_IDS)
+def test_scatter_gather_round_trip(params, log_n):
+    lay = HbmLayout(params, log_n)
     rng = np.random.default_rng(1)
-    x = rng.integers(0, 2**64, params.n_points, dtype=np.uint64)
+    x = rng.integers(0, 2**64, lay.n_points, dtype=np.uint64)
     for buffer in ("input", "state", "output"):
         bufs = lay.scatter(x, buffer)
         assert len(bufs) == params.channels and all(b.nbytes == lay.channel_bytes for b in bufs)
@@ -48,17 +51,17 @@ def test_scatter_gather_round_trip(params):
     assert lay.buffer_channels("input") == lay.buffer_channels("output")
     for buffer in ("input", "output"):
         ch, off = lay.place(buffer)
-        assert len(set(zip(ch.tolist(), off.tolist()))) == params.n_points      # one place per point
+        assert len(set(zip(ch.tolist(), off.tolist()))) == lay.n_points      # one place per point
     assert sorted(zip(*[a.tolist() for a in lay.place("input")])) == \
         sorted(zip(*[a.tolist() for a in lay.place("output")]))
 
 
-@pytest.mark.parametrize("params", CASES, ids=IDS)
+@pytest.mark.parametrize("params, log_n", SIZED, ids=SIZED_IDS)
 @pytest.mark.parametrize("buffer", ["input", "state", "output"])
-def test_scatter_and_gather_put_every_point_where_place_says(params, buffer):
+def test_scatter_and_gather_put_every_point_where_place_says(params, log_n, buffer):
     """The host's fast paths (unit tables, row gathers) against the per-point definition."""
-    lay = HbmLayout(params)
-    x = np.random.default_rng(3).integers(0, 2**64, params.n_points, dtype=np.uint64)
+    lay = HbmLayout(params, log_n)
+    x = np.random.default_rng(3).integers(0, 2**64, lay.n_points, dtype=np.uint64)
     mem = lay.scatter(x, buffer)
     ch, off = lay.place(buffer)
     assert np.array_equal(np.stack(mem)[ch, off // 8], x)
@@ -100,30 +103,30 @@ def _assert_sequential_per_channel(chans, beats, lay, channel_set):
         assert seq.size * lay.unit_beats == lay.beats_per_channel
 
 
-@pytest.mark.parametrize("params", CASES, ids=IDS)
-def test_schedule_reads_and_pass2_writes_are_sequential_units(params):
-    lay = HbmLayout(params)
+@pytest.mark.parametrize("params, log_n", SIZED, ids=SIZED_IDS)
+def test_schedule_reads_and_pass2_writes_are_sequential_units(params, log_n):
+    lay = HbmLayout(params, log_n)
     for p, buffer in ((1, "input"), (2, "state")):
-        reads, _ = pass_schedule(params, p)                    # [g, t, l, j]
+        reads, _ = pass_schedule(params, p, log_n)                    # [g, t, l, j]
         both = np.stack([_units(lay, buffer, reads[..., j]) for j in (0, 1)], axis=-1)  # [2, g, t, j]
         ch, beat = both[0], both[1]
         # cycle order: round, cycle, then unit A (x0) before unit B (x1)
         _assert_sequential_per_channel(ch, beat, lay, lay.read_channels(p))
         cu = lay.cycle_units(p, "read")
         assert np.array_equal(cu[:, 0], ch.reshape(-1)) and np.array_equal(cu[:, 1], beat.reshape(-1))
-    _, writes = pass_schedule(params, 2)
+    _, writes = pass_schedule(params, 2, log_n)
     both = np.stack([_units(lay, "output", writes[..., j]) for j in (0, 1)], axis=-1)
     _assert_sequential_per_channel(both[0], both[1], lay, lay.write_channels(2))
     cu = lay.cycle_units(2, "write")
     assert np.array_equal(cu[:, 0], both[0].reshape(-1)) and np.array_equal(cu[:, 1], both[1].reshape(-1))
 
 
-@pytest.mark.parametrize("params", CASES, ids=IDS)
-def test_pass1_writes_are_whole_units_after_corner_turn(params):
+@pytest.mark.parametrize("params, log_n", SIZED, ids=SIZED_IDS)
+def test_pass1_writes_are_whole_units_after_corner_turn(params, log_n):
     """Every L/2 engine cycles of pass 1 emit an L x L block: L complete state units, one per lane."""
-    lay = HbmLayout(params)
+    lay = HbmLayout(params, log_n)
     lanes = params.lanes
-    _, writes = pass_schedule(params, 1)                       # [g, t, l, 2]
+    _, writes = pass_schedule(params, 1, log_n)                       # [g, t, l, 2]
     g, t = writes.shape[:2]
     blocks = writes.reshape(g, t // (lanes // 2), lanes // 2, lanes, 2)   # [g, b, t', l, j]
     per_lane = blocks.transpose(0, 1, 3, 2, 4).reshape(g, t // (lanes // 2), lanes, lanes)  # [g, b, l, L]
@@ -132,12 +135,12 @@ def test_pass1_writes_are_whole_units_after_corner_turn(params):
     assert np.array_equal(cu[:, 0], ch.reshape(-1)) and np.array_equal(cu[:, 1], beat.reshape(-1))
     # each unit written exactly once
     key = ch.reshape(-1).astype(np.int64) * lay.beats_per_channel + beat.reshape(-1)
-    assert np.unique(key).size == key.size == params.n_points // lanes
+    assert np.unique(key).size == key.size == lay.n_points // lanes
 
 
-@pytest.mark.parametrize("params", CASES, ids=IDS)
-def test_bursts_cover_each_channel_and_never_cross_4k(params):
-    lay = HbmLayout(params)
+@pytest.mark.parametrize("params, log_n", SIZED, ids=SIZED_IDS)
+def test_bursts_cover_each_channel_and_never_cross_4k(params, log_n):
+    lay = HbmLayout(params, log_n)
     for p in (1, 2):
         for d in ("read", "write"):
             bursts = lay.bursts(p, d)
@@ -182,6 +185,27 @@ def test_parameter_errors():
         lay.place("bogus")
     with pytest.raises(ValueError, match="points"):
         lay.scatter(np.zeros(3, dtype=np.uint64))
+    with pytest.raises(ValueError, match="log_n"):
+        HbmLayout(BuildParams(lanes=4, log_core=4, channels=4), 3)
+    with pytest.raises(ValueError, match="log_n"):
+        HbmLayout(BuildParams(lanes=4, log_core=4, channels=4), 9)
+
+
+def test_largest_size_is_the_default_layout():
+    """An explicit log_n = 2k places every point exactly where the default layout does."""
+    params = BuildParams(lanes=8, log_core=5, channels=8)
+    for buffer in ("input", "state", "output"):
+        a, b = HbmLayout(params).place(buffer), HbmLayout(params, 10).place(buffer)
+        assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+
+
+@pytest.mark.parametrize("log_n", [8, 9, 10, 11])
+def test_smaller_sizes_use_smaller_buffers(log_n):
+    """2^n points take 2^n / R points in each channel, not the build's maximum."""
+    lay = HbmLayout(BuildParams(lanes=4, log_core=6, channels=8), log_n)
+    assert lay.n_points == 1 << log_n and lay.points_per_channel == (1 << log_n) // 4
+    ch, off = lay.place("input")
+    assert off.max() < lay.channel_bytes
 
 
 @pytest.mark.parametrize("k", range(2, 13))
@@ -195,19 +219,19 @@ def test_slot_of_row_is_the_lane_input_position(k):
     assert [lay.slot_of_row("input", int(r)) for r in order] == list(range(1 << k))
 
 
-@pytest.mark.parametrize("params", CASES, ids=IDS)
-def test_formulas_agree_on_ints_arrays_and_amaranth_values(params):
+@pytest.mark.parametrize("params, log_n", SIZED, ids=SIZED_IDS)
+def test_formulas_agree_on_ints_arrays_and_amaranth_values(params, log_n):
     """point_place gives the same answer on Python ints, numpy arrays and Amaranth Values."""
     from amaranth.hdl import Const, Module
     from amaranth.sim import Simulator
-    lay = HbmLayout(params)
+    lay = HbmLayout(params, log_n)
     rng = np.random.default_rng(3)
-    idx = rng.integers(0, params.n_points, 64)
+    idx = rng.integers(0, lay.n_points, 64)
     got = {}
 
     async def bench(ctx):
         for buffer in ("input", "state", "output"):
-            got[buffer] = [tuple(ctx.get(v) for v in lay.point_place(buffer, Const(int(i), params.log_n)))
+            got[buffer] = [tuple(ctx.get(v) for v in lay.point_place(buffer, Const(int(i), log_n)))
                            for i in idx]
 
     sim = Simulator(Module())

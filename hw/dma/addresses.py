@@ -54,18 +54,19 @@ class ReadAddressGenerator(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         lay = self._layout
-        half = lay.side // 2
+        half = lay.params.core_points // 2
         t = Signal(range(max(2, half)))
-        blk = Signal(range(max(2, lay.blocks)))
+        blk = Signal(range(max(2, lay.blocks("state"))))
         slot_a = Signal(lay.params.log_core)
+        # input (pass 1) and state (pass 2) have the same shape at the build's largest size
         m.d.comb += [slot_a.eq(t << 1),
-                     self.chan_a.eq(lay.slot_channel(slot_a)),
-                     self.chan_b.eq(lay.slot_channel(slot_a | 1))]
+                     self.chan_a.eq(lay.slot_channel("input", slot_a)),
+                     self.chan_b.eq(lay.slot_channel("input", slot_a | 1))]
         with m.If(self.advance):
             m.d.sync += t.eq(t + 1)
             with m.If(t == half - 1):
                 m.d.sync += [t.eq(0), blk.eq(blk + 1)]
-                with m.If(blk == lay.blocks - 1):
+                with m.If(blk == lay.blocks("state") - 1):
                     m.d.sync += [blk.eq(0), self.active.eq(0)]
         with m.If(self.start):
             m.d.sync += [t.eq(0), blk.eq(0), self.active.eq(1)]
@@ -89,8 +90,8 @@ class WriteAddressGenerator(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         lay = self._layout
-        k, lanes, blocks = lay.params.log_core, lay.params.lanes, lay.blocks
-        half, pairs = lay.side // 2, lanes // 2
+        k, lanes, blocks = lay.params.log_core, lay.params.lanes, lay.blocks("state")
+        half, pairs = lay.params.core_points // 2, lanes // 2
         # pass 2: engine cycle t of block blk; pass 1: row pair j of column block b in round g
         t = Signal(range(max(2, half)))
         blk = Signal(range(max(2, blocks)))
@@ -106,8 +107,9 @@ class WriteAddressGenerator(wiring.Component):
         with m.Else():
             m.d.comb += [slot_a.eq(lay.slot_of_row("state", row_a)),
                          slot_b.eq(lay.slot_of_row("state", row_a | 1)), block.eq(b)]
-        m.d.comb += [self.chan_a.eq(lay.slot_channel(slot_a)), self.chan_b.eq(lay.slot_channel(slot_b)),
-                     self.beat_a.eq(lay.unit_beat(slot_a, block)), self.beat_b.eq(lay.unit_beat(slot_b, block))]
+        m.d.comb += [self.chan_a.eq(lay.slot_channel("state", slot_a)), self.chan_b.eq(lay.slot_channel("state", slot_b)),
+                     self.beat_a.eq(lay.unit_beat("state", slot_a, block)),
+                     self.beat_b.eq(lay.unit_beat("state", slot_b, block))]
 
         with m.If(self.advance & self.pass2):
             m.d.sync += t.eq(t + 1)

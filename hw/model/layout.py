@@ -45,10 +45,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .params import BuildParams
-from .schedule import first_half_stages
 
 __all__ = ["BUFFERS", "BEAT_BYTES", "POINTS_PER_BEAT", "MAX_BURST_BEATS", "CHANNEL_WINDOW_BYTES", "PAGE_BYTES",
-           "HbmLayout"]
+           "HbmLayout",
+           "lane_slot", "slot_channel_of", "unit_beat_of", "sigma_of"]
 
 BUFFERS = ("input", "state", "output")
 POINT_BYTES = 8
@@ -86,6 +86,41 @@ def _log2(v: int) -> int:
     return v.bit_length() - 1
 
 
+# -- the placement formulas, generic ---------------------------------------------------------------
+# Written with shifts, masks, +, * and ^ only (no data-dependent branching), so they work on Python
+# ints, numpy integer arrays and Amaranth Values alike, and the size arguments may be run-time Values
+# too: the DMA's address generators (hw/dma/addresses.py) are built from these very functions.
+
+def lane_slot(row, frame):
+    """Slot (lane-input position) of ``row`` of a buffer that a lane reads in frames of 2^f points
+    (``frame`` = f): row = r + G*m + 2^(f-1)*h (r < G = 2^b, m < 2^(a-1), h < 2, a = ceil(f/2),
+    b = f - a) enters on cycle t = r*2^(a-1) + m as point h of the pair (``lane_input_order(f)``), so
+    its slot is 2t + h."""
+    a = (frame + 1) >> 1
+    b = frame - a
+    r = row & ((1 << b) - 1)
+    m = (row >> b) & ((1 << (a - 1)) - 1)
+    h = (row >> (frame - 1)) & 1
+    return (r << a) | (m << 1) | h
+
+
+def slot_channel_of(slot, sigma, rho):
+    """Logical channel q = (s mod R) XOR ((s >> sigma) mod R), R = 2^rho."""
+    mask = (1 << rho) - 1
+    return (slot & mask) ^ ((slot >> sigma) & mask)
+
+
+def unit_beat_of(slot, blk, rows_log, rho, unit_beats_log):
+    """First beat (channel-relative) of the unit in ``slot`` of column block ``blk`` of a buffer with
+    2^rows_log rows: (blk * 2^rows_log / R + s div R) * L/4."""
+    return ((blk << (rows_log - rho)) + (slot >> rho)) << unit_beats_log
+
+
+def sigma_of(rows_log, rho):
+    """The XOR shift of a buffer with 2^rows_log rows: max(ceil(rows_log / 2), rho)."""
+    return max((rows_log + 1) >> 1, rho)
+
+
 class HbmLayout:
     """The HBM placement of the input, state and output buffers for one build.
 
@@ -93,7 +128,7 @@ class HbmLayout:
     every group of slots).
     """
 
-    def __init__(self, params: BuildParams):
+    def __init__(self, params: BuildParams, log_n: int | None = None):
         if not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
         if params.lanes < POINTS_PER_BEAT:
@@ -103,7 +138,10 @@ class HbmLayout:
             raise ValueError(f"params.channels: {params.channels} channels need 2^k >= {params.channels // 2} "
                              f"rows per round, got k = {params.log_core}")
         self._p = params
-        self._unit_tables = _UNIT_TABLES.setdefault(params, {})    # shared by every layout of a build
+        self._n = params.max_log_n if log_n is None else params.check_log_n(log_n)
+        self._f1, self._f2 = params.pass_log_sizes(self._n)
+        # shared by every layout of a build and size
+        self._unit_tables = _UNIT_TABLES.setdefault((params, self._n), {})
 
     # -- geometry ------------------------------------------------------------------------------------
     @property
@@ -111,9 +149,32 @@ class HbmLayout:
         return self._p
 
     @property
-    def side(self) -> int:
-        """K = 2^k: rows and columns of each buffer's matrix view."""
-        return self._p.core_points
+    def log_n(self) -> int:
+        """log2 of the transform size this layout places (default: the build's largest, 2k)."""
+        return self._n
+
+    @property
+    def n_points(self) -> int:
+        return 1 << self._n
+
+    @property
+    def pass_sizes(self) -> tuple[int, int]:
+        """(n1, n2): log2 of the pass-1 and pass-2 transform sizes (``BuildParams.pass_log_sizes``)."""
+        return self._f1, self._f2
+
+    def rows_log(self, buffer: str) -> int:
+        """log2 of the rows of ``buffer``'s matrix: input 2^n1 rows (n1 index), state and output 2^n2."""
+        self._check_buffer(buffer)
+        return self._f1 if buffer == "input" else self._f2
+
+    def cols_log(self, buffer: str) -> int:
+        """log2 of the columns: input 2^n2 (n2 index), state and output 2^n1 (k1 index)."""
+        self._check_buffer(buffer)
+        return self._f2 if buffer == "input" else self._f1
+
+    def blocks(self, buffer: str) -> int:
+        """Column blocks of L columns (= rounds of the pass that reads or writes the buffer's rows)."""
+        return (1 << self.cols_log(buffer)) // self._p.lanes
 
     @property
     def channels(self) -> int:
@@ -132,18 +193,12 @@ class HbmLayout:
     def unit_beats(self) -> int:
         return self._p.lanes // POINTS_PER_BEAT
 
-    @property
-    def blocks(self) -> int:
-        """Column blocks (= rounds of a pass)."""
-        return self.side // self._p.lanes
-
-    @property
-    def sigma(self) -> int:
-        return max(first_half_stages(self._p.log_core), _log2(self.group))
+    def sigma(self, buffer: str) -> int:
+        return sigma_of(self.rows_log(buffer), _log2(self.group))
 
     @property
     def points_per_channel(self) -> int:
-        return self._p.n_points // self.group
+        return self.n_points // self.group
 
     @property
     def beats_per_channel(self) -> int:
@@ -185,36 +240,25 @@ class HbmLayout:
             raise ValueError(f"buffer: must be one of {BUFFERS}, got {buffer!r}")
 
     # -- the placement formulas ----------------------------------------------------------------------
-    # Written with shifts, masks, +, * and ^ by build constants only (no data-dependent branching), so
-    # the same methods work on Python ints, numpy integer arrays and Amaranth Values: the DMA's address
-    # generator (hw/dma/addresses.py) is built from these very methods.
+    # The generic functions above with this layout's sizes: they work on ints, numpy arrays and
+    # Amaranth Values.
 
     def slot_of_row(self, buffer: str, row):
-        """Slot of a row: its lane-input position for input/state, the row itself for output.
-
-        Row n = r + G*m + 2^(k-1)*h (r < G = 2^b, m < 2^(a-1), h < 2) enters the lanes on cycle
-        t = r*2^(a-1) + m as point h of the pair (``lane_input_order``), i.e. slot 2t + h."""
+        """Slot of a row: its lane-input position for input/state (:func:`lane_slot` with the frame
+        size of the pass that reads the buffer), the row itself for output."""
         self._check_buffer(buffer)
         if buffer == "output":
             return row
-        k = self._p.log_core
-        a = first_half_stages(k)
-        b = k - a
-        r = row & ((1 << b) - 1)
-        m = (row >> b) & ((1 << (a - 1)) - 1)
-        h = (row >> (k - 1)) & 1
-        return (r << a) | (m << 1) | h
+        return lane_slot(row, self.rows_log(buffer))
 
-    def slot_channel(self, slot):
+    def slot_channel(self, buffer: str, slot):
         """Logical channel q = (s mod R) XOR ((s >> sigma) mod R) of the unit in ``slot``."""
-        mask = self.group - 1
-        return (slot & mask) ^ ((slot >> self.sigma) & mask)
+        return slot_channel_of(slot, self.sigma(buffer), _log2(self.group))
 
-    def unit_beat(self, slot, blk):
+    def unit_beat(self, buffer: str, slot, blk):
         """First beat (channel-relative) of the unit in ``slot`` of block ``blk``:
-        (blk * K/R + s div R) * L/4."""
-        rho = _log2(self.group)
-        return ((blk << (self._p.log_core - rho)) + (slot >> rho)) << _log2(self.unit_beats)
+        (blk * rows/R + s div R) * L/4."""
+        return unit_beat_of(slot, blk, self.rows_log(buffer), _log2(self.group), _log2(self.unit_beats))
 
     def physical_channel(self, buffer: str, q):
         """HBM channel of logical channel ``q`` of ``buffer``: 2q (input, output) or 2q + 1 (state)."""
@@ -224,19 +268,20 @@ class HbmLayout:
     def point_place(self, buffer: str, index):
         """(physical channel, beat, lane within the beat) of point ``index`` of ``buffer``: the one
         definition of where a point lives (same arithmetic-only rules as above)."""
-        k, log_lanes = self._p.log_core, _log2(self._p.lanes)
-        # input x[K*n1 + n2] -> (n1, n2); state[n2, k1] at n2*K + k1 -> (n2, k1); X[k1 + K*k2] -> (k2, k1)
-        row, col = index >> k, index & (self.side - 1)
+        cl, log_lanes = self.cols_log(buffer), _log2(self._p.lanes)
+        # input x[N2*n1 + n2] -> (n1, n2); state[n2, k1] at n2*N1 + k1 -> (n2, k1); X[k1 + N1*k2] -> (k2, k1)
+        row, col = index >> cl, index & ((1 << cl) - 1)
         slot = self.slot_of_row(buffer, row)
         lane = col & (self._p.lanes - 1)
-        beat = self.unit_beat(slot, col >> log_lanes) + (lane >> _log2(POINTS_PER_BEAT))
-        return (self.physical_channel(buffer, self.slot_channel(slot)), beat,
+        beat = self.unit_beat(buffer, slot, col >> log_lanes) + (lane >> _log2(POINTS_PER_BEAT))
+        return (self.physical_channel(buffer, self.slot_channel(buffer, slot)), beat,
                 lane & (POINTS_PER_BEAT - 1))
 
     def unit_place(self, buffer: str, row: int, blk: int) -> tuple[int, int]:
         """(physical channel, first beat) of unit ``M[row, L*blk ..]`` of ``buffer``."""
         s = int(self.slot_of_row(buffer, row))
-        return int(self.physical_channel(buffer, self.slot_channel(s))), int(self.unit_beat(s, blk))
+        return (int(self.physical_channel(buffer, self.slot_channel(buffer, s))),
+                int(self.unit_beat(buffer, s, blk)))
 
     # -- point placement -----------------------------------------------------------------------------
     def place(self, buffer: str, index=None) -> tuple[np.ndarray, np.ndarray]:
@@ -246,22 +291,10 @@ class HbmLayout:
         """
         self._check_buffer(buffer)
         if index is None:
-            index = np.arange(self._p.n_points, dtype=np.int64)
+            index = np.arange(self.n_points, dtype=np.int64)
         index = np.asarray(index, dtype=np.int64)
         channel, beat, lane = self.point_place(buffer, index)
         return channel, (beat * POINTS_PER_BEAT + lane) * POINT_BYTES
-
-    def _flat_positions(self, buffer: str) -> np.ndarray:
-        """Index of every point into a (C, points_per_channel) array, in logical order. A point's
-        position is a row part plus a column part (the row fixes slot and channel, the column adds
-        block and lane), so the formulas run on K values each and only the final sum is N long."""
-        self._check_buffer(buffer)
-        k = self._p.log_core
-        rows = (np.arange(self.side, dtype=np.int64) << k)[:, None]
-        channel, beat, lane = self.point_place(buffer, rows)             # column 0 of every row
-        row_pos = channel * self.points_per_channel + beat * POINTS_PER_BEAT + lane
-        _, cbeat, clane = self.point_place("output", np.arange(self.side, dtype=np.int64)[None, :])
-        return (row_pos + cbeat * POINTS_PER_BEAT + clane).reshape(-1)      # row 0 of output: slot 0
 
     # -- host-facing ---------------------------------------------------------------------------------
     def unit_table(self, buffer: str) -> dict[int, np.ndarray]:
@@ -272,7 +305,7 @@ class HbmLayout:
         if buffer not in self._unit_tables:
             self._check_buffer(buffer)
             lanes = self._p.lanes
-            first = np.arange(0, self._p.n_points, lanes, dtype=np.int64)
+            first = np.arange(0, self.n_points, lanes, dtype=np.int64)
             channel, offset = self.place(buffer, first)
             row, rem = np.divmod(offset, lanes * POINT_BYTES)
             assert not rem.any(), "units are L-aligned in every channel"
@@ -291,8 +324,8 @@ class HbmLayout:
         channel; each a uint64 array of at least ``points_per_channel``), touching only the channels the
         buffer uses: one pass over the data, straight into (for example) a card's mapped buffers."""
         pts = np.asarray(points, dtype=np.uint64)
-        if pts.shape != (self._p.n_points,):
-            raise ValueError(f"points: expected {self._p.n_points} points, got shape {pts.shape}")
+        if pts.shape != (self.n_points,):
+            raise ValueError(f"points: expected {self.n_points} points, got shape {pts.shape}")
         rows, lanes = pts.reshape(-1, self._p.lanes), self._p.lanes
 
         def one(item):
@@ -304,7 +337,7 @@ class HbmLayout:
     def gather_from(self, buffers, buffer: str = "output") -> np.ndarray:
         """The N points of ``buffer`` (default: the transform's output X) read from per-channel arrays
         (indexable by HBM channel), as a new array."""
-        out = np.empty(self._p.n_points, dtype=np.uint64)
+        out = np.empty(self.n_points, dtype=np.uint64)
         rows, lanes = out.reshape(-1, self._p.lanes), self._p.lanes
 
         def one(item):
@@ -336,30 +369,24 @@ class HbmLayout:
         if direction not in ("read", "write"):
             raise ValueError(f"direction: must be 'read' or 'write', got {direction!r}")
         lanes = self._p.lanes
-        blocks = self.blocks
-        if direction == "read":
-            buffer = "input" if pass_index == 1 else "state"
-            slot = np.arange(self.side)[None, :]
-            blk = np.arange(blocks)[:, None]
-            slot, blk = np.broadcast_arrays(slot, blk)
-        elif pass_index == 2:
-            buffer = "output"
-            slot = np.arange(self.side)[None, :]
-            blk = np.arange(blocks)[:, None]
+        if direction == "read" or pass_index == 2:
+            buffer = ("input" if pass_index == 1 else "state") if direction == "read" else "output"
+            slot = np.arange(1 << self.rows_log(buffer))[None, :]
+            blk = np.arange(self.blocks(buffer))[:, None]
             slot, blk = np.broadcast_arrays(slot, blk)
         else:
             buffer = "state"
-            # round g (rows L*g .. L*g+L-1), block b, rows two by two
-            g = np.arange(blocks)[:, None, None]
-            b = np.arange(blocks)[None, :, None]
+            # round g (state rows L*g .. L*g+L-1), block b, rows two by two
+            g = np.arange((1 << self.rows_log("state")) // lanes)[:, None, None]
+            b = np.arange(self.blocks("state"))[None, :, None]
             row = lanes * g + np.arange(lanes)[None, None, :]
             row, b = np.broadcast_arrays(row, b)
             slot = self.slot_of_row("state", row)
             blk = b
         slot = np.asarray(slot).reshape(-1)
         blk = np.asarray(blk).reshape(-1)
-        chans = np.asarray(self.buffer_channels(buffer))[self.slot_channel(slot)]
-        return np.stack([chans, self.unit_beat(slot, blk)], axis=1)
+        chans = np.asarray(self.buffer_channels(buffer))[self.slot_channel(buffer, slot)]
+        return np.stack([chans, self.unit_beat(buffer, slot, blk)], axis=1)
 
     def bursts(self, pass_index: int, direction: str) -> dict[int, list[tuple[int, int]]]:
         """AXI bursts per physical channel, in issue order: (first beat, beats). Sequential streams
@@ -378,4 +405,4 @@ class HbmLayout:
 
     def hbm_bytes_per_transform(self) -> int:
         """Bytes the DMA moves for one transform (every beat it reads or writes carries 4 useful points)."""
-        return 4 * self._p.n_points * POINT_BYTES
+        return 4 * self.n_points * POINT_BYTES
