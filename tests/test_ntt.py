@@ -105,3 +105,46 @@ def test_twiddle_rom_size_and_content():
 def test_rejects_non_power_of_two(bad):
     with pytest.raises(ValueError, match="power of two"):
         N.ntt(np.zeros(bad, dtype=np.uint64))
+
+
+# -- the prover's transforms (issue 14): the fast model against the O(N^2) definition ----------------
+
+@pytest.mark.parametrize("order", N.ORDERS)
+@pytest.mark.parametrize("inverse", [False, True])
+@pytest.mark.parametrize("coset", [None, 7, 3, F.P - 1])
+@pytest.mark.parametrize("n", [1, 2, 8, 16])
+def test_transform_against_the_definition(n, coset, inverse, order):
+    rng = np.random.default_rng(n * 31 + (coset or 0) % 97)
+    x = rng.integers(0, F.P, size=(3, n), dtype=np.uint64)
+    x[0, :] = np.resize(np.array([0, 1, F.P - 1, 2**32, 2**63], dtype=np.uint64), n)
+    got = N.transform(x, inverse=inverse, coset=coset, order=order)
+    want = N.transform_naive(x, inverse=inverse, coset=coset, order=order)
+    assert got.tolist() == want
+
+
+@pytest.mark.parametrize("m, n", [(1, 4), (2, 8), (4, 16), (8, 32)])
+@pytest.mark.parametrize("coset", [None, 7])
+def test_zero_extended_input(m, n, coset):
+    rng = np.random.default_rng(m + n)
+    x = rng.integers(0, F.P, size=(2, m), dtype=np.uint64)
+    for inverse in (False, True):
+        got = N.transform(x, inverse=inverse, coset=coset, size=n, order="nr")
+        assert got.tolist() == N.transform_naive(x, inverse=inverse, coset=coset, size=n, order="nr")
+
+
+def test_transform_round_trips_and_one_dimensional_input():
+    x = np.random.default_rng(5).integers(0, F.P, 64, dtype=np.uint64)
+    for order, back in (("nn", "nn"), ("nr", "rn"), ("rn", "nr"), ("rr", "rr")):
+        y = N.transform(x, coset=7, order=order)
+        assert y.shape == (64,)
+        assert np.array_equal(N.transform(y, inverse=True, coset=7, order=back), x)
+    assert np.array_equal(N.transform(x), N.ntt(x))
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"coset": 0}, "coset"), ({"coset": F.P}, "coset"), ({"order": "nx"}, "order"),
+    ({"size": 4}, "fit"), ({"size": 12}, "size"), ({"size": 16, "order": "rn"}, "natural"),
+])
+def test_transform_refuses_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        N.transform(np.zeros(8, dtype=np.uint64), **kwargs)

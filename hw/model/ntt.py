@@ -26,8 +26,11 @@ from .field import P
 
 __all__ = [
     "log2_exact", "bit_reverse_indices", "stage_twiddles", "twiddle_rom", "dif_stage", "dif_stages",
-    "dft_naive", "ntt_radix2", "ntt", "intt", "RADIX2_MAX_LOG_N",
+    "dft_naive", "ntt_radix2", "ntt", "intt", "RADIX2_MAX_LOG_N", "ORDERS", "transform_naive", "transform",
 ]
+
+#: Input/output orders of :func:`transform`: natural ("n") or bit-reversed ("r"), input first.
+ORDERS = ("nn", "nr", "rn", "rr")
 
 
 def log2_exact(n: int, name: str = "n") -> int:
@@ -238,3 +241,88 @@ def ntt(x, inverse: bool = False) -> np.ndarray:
 
 def intt(x) -> np.ndarray:
     return ntt(x, inverse=True)
+
+
+# -- The transforms a prover needs (inverse, coset, orders, batches, zero-extended input) -------------
+
+def _check_transform_args(shape, size, coset, order) -> tuple[int, int]:
+    """(M, N) of a transform call, after checking every argument (ValueError naming it)."""
+    if len(shape) not in (1, 2):
+        raise ValueError(f"x: expected a 1-D array or a (B, M) batch, got shape {shape}")
+    m = shape[-1]
+    n = m if size is None else size
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise TypeError(f"size: expected an int, got {type(n).__name__}")
+    log2_exact(int(n), "size")
+    if not 1 <= m <= n:
+        raise ValueError(f"x: {m} points per transform do not fit the size {n} (need 1 <= M <= N)")
+    if order not in ORDERS:
+        raise ValueError(f"order: must be one of {', '.join(ORDERS)}, got {order!r}")
+    if m < n and order[0] == "r":
+        raise ValueError("order: a zero-extended input (M < N) must be in natural order")
+    if coset is not None and int(coset) % P == 0:
+        raise ValueError("coset: the shift must be nonzero modulo p")
+    return m, int(n)
+
+
+def transform_naive(x, *, inverse: bool = False, coset: int | None = None, order: str = "nn",
+                    size: int | None = None) -> list[list[int]]:
+    """The O(B N^2) definition of :func:`transform`, on Python ints, straight from the sums. Tests only.
+
+    forward: X_k = sum_j x_j g^j w^(jk); inverse: x_j = g^(-j) (1/N) sum_k X_k w^(-jk) (g = 1 without a
+    coset); the input zero-extended from M to N = ``size`` points; "r" orders index bit-reversed."""
+    rows = np.atleast_2d(np.asarray(x, dtype=object))
+    m, n = _check_transform_args(np.shape(x), size, coset, order)
+    logn = log2_exact(n)
+    rev = [int(v) for v in bit_reverse_indices(logn)] if logn else [0]
+    w = F.root_of_unity(n)
+    g = 1 if coset is None else int(coset) % P
+    if inverse:
+        w, g = F.inv(w), F.inv(g)
+    out = []
+    for row in rows:
+        full = [int(v) % P for v in row] + [0] * (n - m)
+        if order[0] == "r":
+            full = [full[rev[j]] for j in range(n)]
+        res = []
+        for k in range(n):
+            acc = 0
+            for j, v in enumerate(full):
+                term = v * pow(w, j * k, P) % P
+                acc += term if inverse else term * pow(g, j, P)
+            acc %= P
+            if inverse:
+                acc = acc * F.inv(n) % P * pow(g, k, P) % P
+            res.append(acc)
+        if order[1] == "r":
+            res = [res[rev[k]] for k in range(n)]
+        out.append(res)
+    return out
+
+
+def transform(x, *, inverse: bool = False, coset: int | None = None, order: str = "nn",
+              size: int | None = None) -> np.ndarray:
+    """Forward or inverse NTT of one transform (1-D) or of every row of a (B, M) batch, fast.
+
+    - ``inverse``: x_j = (1/N) sum_k X_k w^(-jk);
+    - ``coset`` g (nonzero): forward X_k = sum_j x_j g^j w^(jk), inverse x_j = g^(-j) (1/N) sum_k ...;
+    - ``order``: input then output, each natural ("n") or bit-reversed ("r"): "nn", "nr", "rn", "rr";
+    - ``size`` N >= M: the input is zero-extended from M to N points (natural input order only).
+
+    Returns canonical uint64, shape (N,) or (B, N)."""
+    x = F.vcanon(F.as_u64(x))
+    m, n = _check_transform_args(x.shape, size, coset, order)
+    rows = x.reshape(-1, m)
+    if m < n:
+        rows = np.concatenate([rows, np.zeros((rows.shape[0], n - m), dtype=np.uint64)], axis=1)
+    rev = bit_reverse_indices(log2_exact(n))
+    if order[0] == "r":
+        rows = rows[:, rev]
+    if coset is not None and not inverse:
+        rows = F.vmul(rows, F.powers(int(coset) % P, n))
+    out = np.stack([ntt(r, inverse) for r in rows])
+    if coset is not None and inverse:
+        out = F.vmul(out, F.powers(F.inv(int(coset) % P), n))
+    if order[1] == "r":
+        out = out[:, rev]
+    return out.reshape(n) if x.ndim == 1 else out

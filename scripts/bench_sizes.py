@@ -1,0 +1,169 @@
+"""`make bench-sizes`: every run-time size of one build through the kernel RTL (Verilator, HBM models with
+refresh), one simulated card, the sizes back to back without a reset; every point checked against the
+golden model. Records NTT cycles, the ratio to the ideal 2 x N / 2L and the projected time per size in
+docs/performance.md ("Run-time sizes") and draws docs/img/sizes.svg (projected time against n, with the
+reference's flat 2.47 ms beside it).
+
+Default: the default build (16 lanes, k = 12, 32 channels), n = 8 .. 24. ``--sizes 8-20`` or
+``--sizes 10,16`` for fewer; ``--no-doc`` to only print. The whole default range takes about 15 min.
+"""
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("NANTUCKET_SIM_OPT", "-O2")       # long runs: compile for speed
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from perfdoc import DOC, update_section  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from hw.model import ntt  # noqa: E402
+from hw.model.params import BuildParams  # noqa: E402
+from host.sim_backend import SimBackend  # noqa: E402
+from host.workloads import make_points  # noqa: E402
+
+#: The ZPrize 2022 winner's measured kernel time, the same for every size (it pads to 2^24).
+REFERENCE_MS = 2.47
+#: The issue's targets on the default build: n -> (limit in NTT cycles, how it is stated).
+TARGETS = {24: (1_057_713, "<= 1,057,713 (no regression)"), 23: (None, "<= 1.02 x ideal"),
+           20: (72_090, "<= 72,090 (1.10 x ideal)"), 18: (23_000, "<= 23,000"), 16: (8_000, "<= 8,000")}
+PICTURE = DOC.parent / "img" / "sizes.svg"
+
+
+def parse_sizes(text: str, params: BuildParams) -> list[int]:
+    sizes = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        sizes += list(range(int(lo), int(hi or lo) + 1))
+    for n in sizes:
+        params.check_log_n(n)
+    return sizes
+
+
+def target_met(n: int, cycles: int, ideal: int) -> str:
+    if n not in TARGETS:
+        return ""
+    limit, text = TARGETS[n]
+    ok = cycles <= (limit if limit is not None else 1.02 * ideal)
+    return f"{text}: {'met' if ok else 'MISSED'}"
+
+
+def svg_chart(rows: list[dict], params: BuildParams) -> str:
+    """Projected kernel time (log scale) against n, nantucket's points joined by a line and the
+    reference's flat 2.47 ms as a dashed line. Plain SVG, no plotting library."""
+    import math
+    w, h, left, right, top, bottom = 640, 360, 70, 20, 40, 50
+    ns = [r["n"] for r in rows]
+    times = [r["ms"] for r in rows]
+    lo = 10 ** math.floor(math.log10(min(times + [REFERENCE_MS])))
+    hi = 10 ** math.ceil(math.log10(max(times + [REFERENCE_MS])))
+    x0, x1 = min(ns), max(ns)
+
+    def px(n):
+        return left + (n - x0) / max(1, x1 - x0) * (w - left - right)
+
+    def py(ms):
+        return top + (math.log10(hi) - math.log10(ms)) / (math.log10(hi) - math.log10(lo)) * (h - top - bottom)
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
+           'font-family="sans-serif" font-size="12">',
+           f'<rect width="{w}" height="{h}" fill="white"/>',
+           f'<text x="{w / 2}" y="20" text-anchor="middle" font-size="14">Projected kernel time by size, '
+           f'{params.tag()} at {params.ntt_mhz:g} MHz (simulated, HBM refresh on)</text>']
+    decade = lo
+    while decade <= hi * 1.0001:
+        y = py(decade)
+        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{w - right}" y2="{y:.1f}" stroke="#ddd"/>')
+        label = f"{decade:g} ms"
+        out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{label}</text>')
+        decade *= 10
+    for n in ns:
+        out.append(f'<text x="{px(n):.1f}" y="{h - bottom + 18}" text-anchor="middle">{n}</text>')
+    out.append(f'<text x="{w / 2}" y="{h - 12}" text-anchor="middle">n (N = 2^n points)</text>')
+    yr = py(REFERENCE_MS)
+    out.append(f'<line x1="{px(x0):.1f}" y1="{yr:.1f}" x2="{px(x1):.1f}" y2="{yr:.1f}" stroke="#c33" '
+               'stroke-dasharray="6,4" stroke-width="2"/>')
+    out.append(f'<text x="{px(x0) + 4:.1f}" y="{yr - 6:.1f}" fill="#c33">reference (ZPrize 2022 winner): '
+               f'{REFERENCE_MS} ms for every size</text>')
+    pts = " ".join(f"{px(r['n']):.1f},{py(r['ms']):.1f}" for r in rows)
+    out.append(f'<polyline points="{pts}" fill="none" stroke="#236" stroke-width="2"/>')
+    for r in rows:
+        out.append(f'<circle cx="{px(r["n"]):.1f}" cy="{py(r["ms"]):.1f}" r="3.5" fill="#236">'
+                   f'<title>2^{r["n"]}: {r["cycles"]:,} cycles, {r["ms"]:.4f} ms</title></circle>')
+    out.append(f'<text x="{px(x1) - 4:.1f}" y="{py(times[-1]) + 18:.1f}" text-anchor="end" fill="#236">'
+               'nantucket, native size</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lanes", type=int, default=16)
+    ap.add_argument("--log-core", type=int, default=12)
+    ap.add_argument("--channels", type=int, default=32)
+    ap.add_argument("--sizes", default=None, help="n values, e.g. 8-24 or 10,16 (default: 8..2k)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--no-doc", action="store_true", help="do not write docs/performance.md and the picture")
+    args = ap.parse_args(argv)
+    try:
+        params = BuildParams(lanes=args.lanes, log_core=args.log_core, channels=args.channels)
+        sizes = parse_sizes(args.sizes or f"{max(8, params.min_log_n)}-{params.max_log_n}", params)
+    except (TypeError, ValueError) as e:
+        print(f"bench_sizes: {e}", file=sys.stderr)
+        return 2
+    t_start = time.perf_counter()
+
+    def progress(line):
+        print(f"[{time.perf_counter() - t_start:7.1f} s] {line}", file=sys.stderr, flush=True)
+
+    backend = SimBackend(params, refresh=True)
+    rows, failed = [], 0
+    try:
+        backend.open(params)
+        progress(f"simulated card {params.tag()} ready")
+        for i, n in enumerate(sizes):
+            x = make_points(n, "random", args.seed + n)
+            t0 = time.perf_counter()
+            y = backend.run(x)
+            wall = time.perf_counter() - t0
+            bad = int(np.count_nonzero(y != ntt.ntt(x)))
+            failed += bad > 0
+            cycles = backend.kernel.last_ntt_cycles
+            ideal = params.ideal_cycles(n)
+            ms = cycles / (params.ntt_mhz * 1e6) * 1e3
+            rows.append({"n": n, "cycles": cycles, "ideal": ideal, "ms": ms, "bad": bad, "wall": wall})
+            eta = (time.perf_counter() - t_start) / sum(1 << m for m in sizes[:i + 1]) * \
+                sum(1 << m for m in sizes[i + 1:])
+            progress(f"2^{n}: {'PASSED' if not bad else f'FAILED ({bad} points differ)'}, {cycles:,} cycles "
+                     f"({cycles / ideal:.3f} x ideal), {ms:.4f} ms; {wall:.0f} s; "
+                     f"{100 * (i + 1) // len(sizes)}% done, ETA {eta / 60:.1f} min")
+    finally:
+        backend.close()
+    table = ["| n | NTT cycles | ideal | ratio | projected | vs 2.47 ms | target | result |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        table.append(f"| {r['n']} | {r['cycles']:,} | {r['ideal']:,} | {r['cycles'] / r['ideal']:.3f} | "
+                     f"{r['ms'] * 1e3:,.1f} us | {REFERENCE_MS / r['ms']:,.1f} x faster | "
+                     f"{target_met(r['n'], r['cycles'], r['ideal'])} | "
+                     f"{'PASSED' if not r['bad'] else 'FAILED'} |")
+    print("\n".join(table))
+    if not args.no_doc and not failed:
+        body = ["## Run-time sizes (issue 13)", "",
+                f"Command: `make bench-sizes` (scripts/bench_sizes.py, {params.tag()}, random points, HBM refresh "
+                f"on, one simulated card running the sizes back to back without a reset), {time.strftime('%Y-%m-%d')}. "
+                f"Projected times at the {params.ntt_mhz:g} MHz NTT clock ({params.dma_mhz:g} MHz DMA); ideal = "
+                f"2 passes x N / {2 * params.lanes} points per cycle. Every point of every size checked against "
+                "the golden model.", "", *table, "",
+                "![Projected kernel time against n, with the reference's flat 2.47 ms](img/sizes.svg)"]
+        update_section("sizes", "\n".join(body))
+        PICTURE.write_text(svg_chart(rows, params))
+        progress(f"wrote {DOC} and {PICTURE}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
