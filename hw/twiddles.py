@@ -253,8 +253,11 @@ class TwiddleGenerator(wiring.Component):
         last_of = table(lambda f: (1 << f) - 1)
         free_of = table(lambda f: (1 << (f - 1)) + scale_slot(f))
 
-        addr = Signal(k)                       # ROM address of the next input cycle: 2^(f-1) + t
-        first, last, free = Signal(k), Signal(k), Signal(k)
+        # reset values: frames of 2^k, as the generator ran before it had log_frame
+        addr = Signal(k, init=1 << (k - 1))    # ROM address of the next input cycle: 2^(f-1) + t
+        first = Signal(k, init=1 << (k - 1))
+        last = Signal(k, init=(1 << k) - 1)
+        free = Signal(k, init=(1 << (k - 1)) + scale_slot(k))
         base = Signal(k)                       # L * g: the column of lane 0 in round g (pass 1)
         pass2 = Signal()
         step = en & self.i_valid

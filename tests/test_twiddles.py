@@ -79,11 +79,15 @@ def test_model_rejects_bad_sizes_and_rounds():
 def test_twiddle_generator(lanes, k, crossed, scale):
     """Small configurations cross every idle/stall pattern over every native size (frames 2..k, scale
     "output"; 2k only with "stages"), both passes, switching size between starts; the 16-lane one runs
-    random stalls."""
+    random stalls. The reset state (frames of 2^k) is checked with scale "output" (the "stages" tables
+    are loaded by a start)."""
     params = BuildParams(lanes=lanes, log_core=k, channels=2)
+    tests = ["test_all_sizes"] if crossed else ["test_random_stalls"]
+    if crossed and scale == "output":
+        tests.append("test_reset_state")
     run_bench(TwiddleGenerator(params, scale=scale), name="twiddles",
               params={"params": params.as_dict(), "scale": scale},
-              test_module="sim.bench_twiddles", testcase=None if crossed else "test_random_stalls")
+              test_module="sim.bench_twiddles", testcase=tests)
 
 
 def test_twiddle_generator_default_build():
