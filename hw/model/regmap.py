@@ -83,8 +83,8 @@ STATUS_AXI_CHANNEL_SHIFT = 8
 STATUS_AXI_CHANNEL_MASK = 0x7F << STATUS_AXI_CHANNEL_SHIFT  # HBM channel NN of master mNN_axi
 AXI_RESP_NAMES = {0: "OKAY", 1: "EXOKAY", 2: "SLVERR", 3: "DECERR"}
 #: Names of the identification words, in address order from ID_BASE (4 bytes each). MIN_LOG_N and
-#: MAX_LOG_N (BuildParams.min_log_n / max_log_n: the log_n range the kernel accepts) came after STATUS,
-#: so the older words kept their offsets; a host that does not know them is unaffected.
+#: MAX_LOG_N (BuildParams.min_log_n / max_log_n: the log_n range the kernel accepts) follow STATUS,
+#: so the older words keep their offsets; a host that does not know them is unaffected.
 ID_REGISTERS = ("MAGIC", "VERSION", "LANES", "LOG_CORE", "CHANNELS", "STATUS", "MIN_LOG_N", "MAX_LOG_N")
 
 _ID_DOCS = {
