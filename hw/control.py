@@ -57,8 +57,9 @@ class ControlSlave(wiring.Component):
     - ``start`` (Out 1): one-cycle pulse when a run is accepted.
     - ``log_n`` (Out 32), ``base`` (Out ``ArrayLayout(64, channels)``): the arguments of the run, constant
       from the ``start`` pulse to ``done`` (argument writes are ignored while busy).
-    - ``supported`` (Out 1): ``log_n`` is one of ``regmap.supported_log_n``; the kernel answers a start
-      with ``supported = 0`` by ``done`` + ``bad_size`` without running.
+    - ``supported`` (Out 1): ``log_n`` is in ``params.min_log_n .. params.max_log_n`` (two compares of the
+      32-bit register, ``regmap.supported_log_n``); the kernel answers a start with ``supported = 0`` by
+      ``done`` + ``bad_size`` without running.
     - ``done`` (In 1): pulse from the kernel when the run finished; ignored while idle.
     - ``bad_size`` (In 1): sampled with ``done`` into STATUS.bad_size.
     - ``fault`` (In ``hw.axi.fault_layout(channels)``): an AXI error response this cycle; the first of a
@@ -119,7 +120,7 @@ class ControlSlave(wiring.Component):
 
     def log_n_supported(self, log_n: int) -> bool:
         """Whether the kernel runs a start with this ``log_n`` (else it answers done + bad_size)."""
-        return log_n in self._rmap.supported_log_n
+        return self._rmap.log_n_supported(log_n)
 
     @staticmethod
     def _status_word(bad, fault):
@@ -201,10 +202,7 @@ class ControlSlave(wiring.Component):
         for pa in rmap.pointer_args:
             lo, hi = pa.word_offsets
             m.d.comb += self.base[pa.channel].eq(Cat(arg_words[lo], arg_words[hi]))
-        ok = 0
-        for v in rmap.supported_log_n:
-            ok = ok | (log_n_arg == v)
-        m.d.comb += self.supported.eq(ok)
+        m.d.comb += self.supported.eq((log_n_arg >= self._params.min_log_n) & (log_n_arg <= self._params.max_log_n))
         with m.If(finish_now):
             m.d.sync += [idle.eq(1), bad.eq(self.bad_size)]
 

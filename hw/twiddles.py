@@ -5,6 +5,15 @@ Default (``scale="output"``): the lanes apply the pass-1 four-step scale at thei
 values for general stages, shift amounts for shift-only stages) except for the one free slot, which
 carries the lane's column n2 = L*g + l in pass 1 and 0 in pass 2. ROM read, column select: latency 2.
 
+Run-time frame size: ``log_frame`` (f = 2..k, latched on ``start``; the engine drives n1 in pass 1 and n2
+in pass 2) selects frames of 2^f points, ``shift_stream(k, column, frame=f)``: 2^(f-1) input cycles per
+frame. One ROM holds the rows of every frame size, those of size f at addresses 2^(f-1) .. 2^f - 1 (2^k - 2
+rows in all, twice the rows of the single size), so the address counter simply runs from 2^(f-1) to
+2^f - 1 and back; the bounds and the free slot's address come from a (k+1)-entry table on ``start``.
+
+The folded ``scale="stages"`` generator below runs frames of 2^k only (it has the ``log_frame`` port, so
+the engine's wiring does not depend on the scale, and ignores it).
+
 The rest of this docstring describes ``scale="stages"``, the scale folded into the stage twiddles.
 
 Every lane takes two twiddle words per input cycle (``w_first`` and ``w_rest``, in the slot plan of
@@ -53,9 +62,10 @@ def _table_reader(tables, slot_bits: int, stage_bits: int):
 class TwiddleGenerator(wiring.Component):
     """Twiddle words for L lanes, pass 1 or pass 2.
 
-    Ports: en, start (pulse: rewind and latch ``pass2``), pass2 (0: pass 1, 1: pass 2), i_valid,
-    o_valid, o_w_first / o_w_rest (one 64-bit word per lane).
-    Properties: params, latency, lookahead, mul_units (multiply/reduce units in total).
+    Ports: en, start (pulse: rewind and latch ``pass2`` and ``log_frame``), pass2 (0: pass 1, 1: pass 2),
+    log_frame (f: frames of 2^f points, 2..k; scale "output" only), i_valid, o_valid, o_w_first /
+    o_w_rest (one 64-bit word per lane).
+    Properties: params, latency, lookahead, mul_units (multiply/reduce units in total), frame_sizes.
     """
 
     def __init__(self, params: BuildParams, *, scale: str = "output"):
@@ -72,6 +82,9 @@ class TwiddleGenerator(wiring.Component):
             "en": In(1),
             "start": In(1),
             "pass2": In(1),
+            # log2 of the frame size, 2..k (other values act as k); the init keeps an engine that does
+            # not drive it on frames of 2^k
+            "log_frame": In(range(params.log_core + 1), init=params.log_core),
             "i_valid": In(1),
             "o_valid": Out(1),
             "o_w_first": Out(words),
@@ -88,6 +101,12 @@ class TwiddleGenerator(wiring.Component):
         (hw.model.lane.shift_stream: shift amounts for shift stages, the lane's column in the free
         slot), no multiplier. "stages": every word scaled by c^(2^s) (three units per lane)."""
         return self._scale
+
+    @property
+    def frame_sizes(self) -> tuple[int, ...]:
+        """The ``log_frame`` values the generator honours: 2..k with scale "output", k only with "stages"."""
+        k = self._params.log_core
+        return tuple(range(2, k + 1)) if self._scale == "output" else (k,)
 
     @property
     def lookahead(self) -> int:
@@ -213,33 +232,49 @@ class TwiddleGenerator(wiring.Component):
         return m
 
     def _elaborate_plain(self):
-        """One ROM of shift-stream words for all lanes; lane l's free slot carries its column
-        L*g + l in pass 1 (0 in pass 2). Latency 2: ROM read, then the column select."""
+        """One ROM of shift-stream words of every frame size for all lanes; lane l's free slot carries its
+        column L*g + l in pass 1 (0 in pass 2). Latency 2: ROM read, then the column select."""
         m = Module()
         p = self._params
         k, lanes, en = p.log_core, p.lanes, self.en
-        cycles = 1 << (k - 1)
-        words = shift_stream(k, 0)
-        init = [{"w0": int(words[t, 0]), "w1": int(words[t, 1])} for t in range(cycles)]
+        init = [{"w0": 0, "w1": 0}] * 2                     # addresses 0 and 1: no frame of 2^0 or 2^1
+        for f in range(2, k + 1):
+            words = shift_stream(k, 0, frame=f)
+            init += [{"w0": int(words[t, 0]), "w1": int(words[t, 1])} for t in range(1 << (f - 1))]
         entry = data.StructLayout({"w0": 64, "w1": 64})
-        m.submodules.rom = rom_mem = Memory(shape=entry, depth=cycles, init=init)
+        m.submodules.rom = rom_mem = Memory(shape=entry, depth=1 << k, init=init)
         rd = rom_mem.read_port(domain="sync")
 
-        t = Signal(range(cycles))
+        # per frame size: first and last address of its rows, address of its free slot
+        def table(value_of):
+            sizes = [f if 2 <= f <= k else k for f in range(k + 1)]
+            return _padded([Const(value_of(f), k) for f in sizes], len(self.log_frame))
+        first_of = table(lambda f: 1 << (f - 1))
+        last_of = table(lambda f: (1 << f) - 1)
+        free_of = table(lambda f: (1 << (f - 1)) + scale_slot(f))
+
+        # reset values: frames of 2^k, as the generator ran before it had log_frame
+        addr = Signal(k, init=1 << (k - 1))    # ROM address of the next input cycle: 2^(f-1) + t
+        first = Signal(k, init=1 << (k - 1))
+        last = Signal(k, init=(1 << k) - 1)
+        free = Signal(k, init=(1 << (k - 1)) + scale_slot(k))
         base = Signal(k)                       # L * g: the column of lane 0 in round g (pass 1)
         pass2 = Signal()
         step = en & self.i_valid
-        m.d.comb += [rd.addr.eq(t), rd.en.eq(en)]
+        m.d.comb += [rd.addr.eq(addr), rd.en.eq(en)]
         with m.If(self.start):
-            m.d.sync += [t.eq(0), base.eq(0), pass2.eq(self.pass2)]
+            f = self.log_frame
+            m.d.sync += [addr.eq(first_of[f]), first.eq(first_of[f]), last.eq(last_of[f]),
+                         free.eq(free_of[f]), base.eq(0), pass2.eq(self.pass2)]
         with m.Elif(step):
-            m.d.sync += t.eq(t + 1)
-            with m.If(t == cycles - 1):
-                m.d.sync += base.eq(base + lanes)
+            with m.If(addr == last):
+                m.d.sync += [addr.eq(first), base.eq(base + lanes)]
+            with m.Else():
+                m.d.sync += addr.eq(addr + 1)
         v1, free1 = Signal(), Signal()
         base1 = Signal(k)
         with m.If(en):
-            m.d.sync += [v1.eq(self.i_valid), free1.eq(t == scale_slot(k)), base1.eq(Mux(pass2, 0, base))]
+            m.d.sync += [v1.eq(self.i_valid), free1.eq(addr == free), base1.eq(Mux(pass2, 0, base))]
         v2 = Signal()
         with m.If(en):
             m.d.sync += v2.eq(v1)

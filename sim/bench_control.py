@@ -46,7 +46,7 @@ class ShadowKernel(KernelModel):
     def _start(self) -> None:
         self._idle, self._ready = False, True
         self._status &= R.STATUS_BAD_SIZE              # any start clears STATUS.axi_*
-        if self.arg_value("log_n") in self.rmap.supported_log_n:
+        if self.rmap.log_n_supported(self.arg_value("log_n")):
             self._status &= ~R.STATUS_BAD_SIZE         # a good start clears bad_size at once
 
     def finish(self, bad_size: bool) -> None:
@@ -257,9 +257,9 @@ def _base_words(value: int, channels: int) -> list[int]:
     return [(value >> (64 * i)) & ((1 << 64) - 1) for i in range(channels)]
 
 
-def _bad_log_n(rmap) -> int:
-    ok = set(rmap.supported_log_n)
-    return random.choice([v for v in (0, 1, 2, 3, 5, 31, 0xFFFF_FFFF, max(ok) + 1, max(ok) - 1) if v not in ok])
+def _bad_log_n(params: BuildParams) -> int:
+    lo, hi = params.min_log_n, params.max_log_n
+    return random.choice((0, 1, lo - 1, hi + 1, 31, 1 << 31, 0xFFFF_FFFF, 256 + lo))
 
 
 # -- tests -------------------------------------------------------------------------------------------
@@ -375,7 +375,7 @@ async def test_bad_size(dut, backpressure):
     rmap = tb.rmap
     status = rmap.id_offset("STATUS")
     for _ in range(2):
-        bad = _bad_log_n(rmap)
+        bad = _bad_log_n(tb.params)
         await tb.write_args(bad, tb.random_bases())
         seen = await tb.start_run()
         assert seen["supported"] == 0 and seen["log_n"] == bad
@@ -389,6 +389,31 @@ async def test_bad_size(dut, backpressure):
     await tb.pulse_done(bad_size=False)
     await tb.check_read(status, "still clear after the good run")
     await tb.check_read(R.CTRL, "done")
+    tb.finish()
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def test_size_range(dut):
+    """``supported`` at every start is min_log_n <= log_n <= max_log_n of the build: every log_n from 0
+    to max + 2 and values whose low bits alias a good size (2^31 + min, 256 + max, 2^32 - 1), in a
+    random order; each bad one answered with done + bad_size and read back in STATUS, each good one
+    clears it."""
+    tb = ControlTB(dut)
+    await tb.start("random")
+    p, status = tb.params, tb.rmap.id_offset("STATUS")
+    values = list(range(0, p.max_log_n + 3)) + [1 << 31, (1 << 31) + p.min_log_n, 256 + p.max_log_n, 0xFFFF_FFFF]
+    random.shuffle(values)
+    for log_n in values:
+        want = p.min_log_n <= log_n <= p.max_log_n
+        await tb.check_write(tb.rmap.arg("log_n").offset, log_n)
+        seen = await tb.start_run()
+        assert (seen["log_n"], seen["supported"]) == (log_n, int(want)), f"log_n = {log_n}"
+        await tb.pulse_done(bad_size=not want, settle=0)
+        got = await tb.check_read(status, f"after log_n = {log_n}")
+        assert bool(got & R.STATUS_BAD_SIZE) != want
+        await tb.check_read(R.CTRL, "done")
+    for name, value in (("MIN_LOG_N", p.min_log_n), ("MAX_LOG_N", p.max_log_n)):
+        assert await tb.read(tb.rmap.id_offset(name)) == value, name
     tb.finish()
 
 

@@ -1,8 +1,18 @@
 """cocotb bench for hw.twiddles.TwiddleGenerator against hw.model.twiddles.lane_twiddles.
 
-Both passes, back to back, with random input gaps and enable stalls; every output word is checked, and
-every output must appear exactly ``latency`` enabled cycles after its input cycle.
+A run is a list of starts, each (pass, log_n, rounds, extra): ``start`` with ``pass2`` and ``log_frame`` =
+the pass's frame size f (n1 in pass 1, n2 in pass 2, :meth:`BuildParams.pass_log_sizes`), then ``rounds``
+whole frames of 2^(f-1) input cycles and ``extra`` cycles of one more frame, abandoned by the next start
+(which must rewind). Starts follow each other without reset, switching pass and frame size, with random
+input gaps and enable stalls; every output word is checked, and every output must appear exactly
+``latency`` enabled cycles after its input cycle.
+
+Facts: ``runs`` (optional list of [pass, log_n, rounds, extra]); by default every native log_n of the
+build, both passes, all rounds (at most ``max_rounds`` if given), plus some abandoned starts, shuffled.
+A generator built with scale "stages" runs frames of 2^k only, so it gets log_n = 2k only.
 """
+
+import random
 
 import cocotb
 from cocotb.triggers import FallingEdge
@@ -17,36 +27,94 @@ def _split(value: int, lanes: int) -> list[int]:
     return [(value >> (64 * i)) & ((1 << 64) - 1) for i in range(lanes)]
 
 
+def _default_runs(params: BuildParams, frame_sizes: list[int], max_rounds: int | None, rng: random.Random) -> list:
+    """Every log_n whose frames the generator honours, both passes, all rounds (at most ``max_rounds``);
+    and for about a third of them one more start abandoned in the middle of a frame; shuffled."""
+    runs = []
+    for log_n in range(params.min_log_n, params.max_log_n + 1):
+        frames = params.pass_log_sizes(log_n)
+        if not set(frames) <= set(frame_sizes):
+            continue
+        for pass_index in (1, 2):
+            rounds = (1 << frames[2 - pass_index]) // params.lanes
+            rounds = min(rounds, max_rounds or rounds)
+            runs.append([pass_index, log_n, rounds, 0])
+            if rng.random() < 0.35:
+                runs.append([pass_index, log_n, rng.randrange(rounds),
+                             rng.randrange(1, 1 << (frames[pass_index - 1] - 1))])
+    rng.shuffle(runs)
+    return runs
+
+
 @cocotb.test()
 @cocotb.parametrize(idle=PATTERNS, stall=PATTERNS)
-async def test_both_passes(dut, idle, stall):
-    await _both_passes(dut, idle, stall)
+async def test_all_sizes(dut, idle, stall):
+    await _starts(dut, idle, stall)
+
+
+@cocotb.test()
+async def test_reset_state(dut):
+    """Without any start after reset the generator runs pass 1 in frames of 2^k, as it did before it
+    had ``log_frame`` (no engine relies on that, but the reset values must not be an arbitrary frame)."""
+    facts = bench_facts()
+    params = BuildParams(**facts["params"]["params"])
+    lanes, k, latency = params.lanes, params.log_core, facts["props"]["latency"]
+    cycles, rounds = 1 << (k - 1), min(2, (1 << k) // lanes)
+    start_clock(dut.clk)
+    dut.en.value = 1
+    dut.i_valid.value = 0
+    dut.start.value = 0
+    dut.log_frame.value = 2                              # ignored: only a start latches it
+    await reset(dut.clk, dut.rst)
+    dut.i_valid.value = 1
+    got = []
+    for edge in range(rounds * cycles + latency):
+        await FallingEdge(dut.clk)
+        if edge == rounds * cycles - 1:
+            dut.i_valid.value = 0
+        if int(dut.o_valid.value):
+            got.append((int(dut.o_w_first.value), int(dut.o_w_rest.value)))
+    assert len(got) == rounds * cycles
+    for g in range(rounds):
+        for lane in range(lanes):
+            want = lane_twiddles(params, 1, g, lane, scale=facts["props"]["scale"])
+            for t in range(cycles):
+                first, rest = got[g * cycles + t]
+                assert (_split(first, lanes)[lane], _split(rest, lanes)[lane]) == tuple(map(int, want[t])), \
+                    f"round {g} lane {lane} cycle {t}"
 
 
 @cocotb.test()
 async def test_random_stalls(dut):
     """One crossing only, for the large configurations."""
-    await _both_passes(dut, "random", "random")
+    await _starts(dut, "random", "random")
 
 
-async def _both_passes(dut, idle, stall):
+async def _starts(dut, idle, stall):
     facts = bench_facts()
     params = BuildParams(**facts["params"]["params"])
-    latency = facts["props"]["latency"]
-    lanes, k = params.lanes, params.log_core
-    cycles, rounds = 1 << (k - 1), (1 << k) // lanes
+    props = facts["props"]
+    latency, scale = props["latency"], props["scale"]
+    lanes = params.lanes
+    rng = random.Random(f"{idle}/{stall}")
+    runs = facts.get("runs") or _default_runs(params, props["frame_sizes"], facts.get("max_rounds"), rng)
     start_clock(dut.clk)
     dut.en.value = 0
     dut.i_valid.value = 0
     dut.start.value = 0
     await reset(dut.clk, dut.rst)
     idle_it, stall_it = pattern(idle, seed=1), pattern(stall, seed=2)
-    for pass_index in (1, 2, 1):
+    for pass_index, log_n, rounds, extra in runs:
+        f = params.pass_log_sizes(log_n)[pass_index - 1]
+        cycles = 1 << (f - 1)
         dut.start.value = 1
         dut.pass2.value = int(pass_index == 2)
+        dut.log_frame.value = f
         await FallingEdge(dut.clk)
         dut.start.value = 0
-        total = rounds * cycles
+        dut.pass2.value = rng.getrandbits(1)                 # latched on start: changes after it are ignored
+        dut.log_frame.value = rng.randrange(f + 1)
+        total = rounds * cycles + extra
         sent_at, got, edge = [], [], 0
         while len(got) < total:
             en = not next(stall_it)
@@ -63,10 +131,11 @@ async def _both_passes(dut, idle, stall):
             await FallingEdge(dut.clk)
             assert edge < 50 * total + 1000, "timeout"
         dut.en.value = 0
-        for g in range(rounds):
+        where = f"pass {pass_index} log_n {log_n} (f = {f})"
+        for g in range(-(-total // cycles)):
             for lane in range(lanes):
-                want = lane_twiddles(params, pass_index, g, lane, scale=facts["props"]["scale"])
-                for t in range(cycles):
+                want = lane_twiddles(params, pass_index, g, lane, scale=scale, log_n=log_n)
+                for t in range(min(cycles, total - g * cycles)):
                     first, rest = got[g * cycles + t]
                     assert (_split(first, lanes)[lane], _split(rest, lanes)[lane]) == tuple(map(int, want[t])), \
-                        f"pass {pass_index} round {g} lane {lane} cycle {t}"
+                        f"{where} round {g} lane {lane} cycle {t}"

@@ -33,7 +33,11 @@ def test_properties():
     assert c.params is p and c.channels == 4
     assert c.register_map.params == p
     assert c.supported_log_n == R.RegisterMap(p).supported_log_n
-    assert c.log_n_supported(p.log_n) and not c.log_n_supported(p.log_n + 1)
+    lo, hi = p.min_log_n, p.max_log_n
+    assert (lo, hi) == (4, 8)                 # L4 C4: 2^(4/2) = 4 rows per pass at the least; 2k = 8
+    assert [v for v in range(0, 12) if c.log_n_supported(v)] == list(range(lo, hi + 1))
+    for v in (1 << 31, (1 << 32) - 1, 256 + lo):
+        assert not c.log_n_supported(v)
     assert c.read_latency >= 1 and c.write_latency >= 1
     sig = c.signature.members
     assert sig["axil"].signature.addr_width == R.ADDRESS_BITS

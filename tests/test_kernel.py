@@ -76,7 +76,7 @@ def test_bad_size_is_rejected_without_touching_memory(card):
     p = card.params_for(0)
     k = card.kernel
     before = {a: b.copy() for a, b in k.hbm.buffers().items()}
-    k.write(R.ARGS_BASE, p.log_n - 2)                 # not the native size
+    k.write(R.ARGS_BASE, p.max_log_n + 1)             # past the native range
     k.write(R.CTRL, R.CTRL_AP_START)
     ctrl = k.read(R.CTRL)
     assert ctrl & R.CTRL_AP_DONE and ctrl & R.CTRL_AP_IDLE

@@ -49,22 +49,44 @@ def test_registers_are_word_aligned_disjoint_and_in_range(rmap):
             assert f.mask < 1 << 32
 
 
+def _native_range(p: BuildParams) -> tuple[int, int]:
+    """The issue-13 rule, computed here: both passes need 2^floor(n/2) >= max(4, L, C/2) (DMA units of L
+    points, C/2 rows per column block), up to the full 2^(2k)."""
+    need = max(4, p.lanes, p.channels // 2)
+    return min([n for n in range(1, 2 * p.log_core + 1) if 1 << (n // 2) >= need] + [2 * p.log_core]), 2 * p.log_core
+
+
+def test_native_range_written_out():
+    # the three PARAMS builds by hand: L16 C32 needs 16 = 2^(8/2) rows, L4 C8 and L2 C2 need 4 = 2^(4/2)
+    assert [_native_range(p) for p in PARAMS] == [(8, 24), (4, 12), (4, 6)]
+
+
 def test_identification_block(rmap):
     p = rmap.params
+    lo, hi = _native_range(p)
     expect = {"MAGIC": 0x4E544B54, "VERSION": R.VERSION, "LANES": p.lanes, "LOG_CORE": p.log_core,
-              "CHANNELS": p.channels}
+              "CHANNELS": p.channels, "MIN_LOG_N": lo, "MAX_LOG_N": hi}
     assert rmap.id_values == expect
-    for i, name in enumerate(["MAGIC", "VERSION", "LANES", "LOG_CORE", "CHANNELS", "STATUS"]):
+    # the words before MIN_LOG_N keep the offsets hosts already read; the range follows STATUS
+    names = ["MAGIC", "VERSION", "LANES", "LOG_CORE", "CHANNELS", "STATUS", "MIN_LOG_N", "MAX_LOG_N"]
+    assert list(R.ID_REGISTERS) == names
+    for i, name in enumerate(names):
         assert rmap.id_offset(name) == 0x800 + 4 * i
         reg = rmap.register(name)
         assert reg.offset == 0x800 + 4 * i and reg.access == "ro"
         if name != "STATUS":
             assert reg.reset == expect[name]
     assert rmap.register("STATUS").fields[0].mask == R.STATUS_BAD_SIZE == 1
+    assert rmap.register_at(0x800 + 4 * len(names)) is None
 
 
-def test_supported_sizes_are_the_native_transform(rmap):
-    assert rmap.supported_log_n == (2 * rmap.params.log_core,)
+def test_supported_sizes_are_the_native_range(rmap):
+    lo, hi = _native_range(rmap.params)
+    assert rmap.supported_log_n == tuple(range(lo, hi + 1))
+    for log_n in (lo, hi, (lo + hi) // 2):
+        assert rmap.log_n_supported(log_n)
+    for log_n in (0, lo - 1, hi + 1, 1 << 31, (1 << 32) - 1, 256 + lo, (1 << 31) | hi):
+        assert not rmap.log_n_supported(log_n), log_n
 
 
 def test_lookups_and_pointer_split():

@@ -26,6 +26,14 @@ def test_sequence_covers_every_register_and_never_starts():
     assert len(set(words)) == len(words)                 # distinct, so aliasing shows
 
 
+def test_sequence_reads_the_size_range():
+    """The ID block's MIN_LOG_N / MAX_LOG_N words are read (so a decoder missing them fails), and the
+    word after them is checked to read 0."""
+    rmap = R.RegisterMap(PARAMS)
+    read = {a.offset for a in conformance_sequence(PARAMS) if a.op == "r"}
+    assert {rmap.id_offset("MIN_LOG_N"), rmap.id_offset("MAX_LOG_N"), rmap.id_offset("MAX_LOG_N") + 4} <= read
+
+
 def test_reference_decoder_conforms():
     dut = _dut()
     assert check_conformance_sync(dut.read, dut.write, PARAMS) == []
@@ -52,10 +60,12 @@ class _WideGier(KernelModel):
 
 @pytest.mark.parametrize("broken, expect", [
     (lambda: _dut(id_overrides={"LANES": 16}), "LANES"),
+    (lambda: _dut(id_overrides={"MIN_LOG_N": PARAMS.max_log_n}), "MIN_LOG_N"),
+    (lambda: _dut(id_overrides={"MAX_LOG_N": 0}), "MAX_LOG_N"),
     (lambda: _dut(params=BuildParams(lanes=4, log_core=4, channels=4)), "argument word"),
     (lambda: _dut(_AliasedHiWord), "argument word"),
     (lambda: _dut(_WideGier), "GIER"),
-], ids=["wrong-id", "too-few-channels", "aliased-hi-word", "wide-gier"])
+], ids=["wrong-id", "wrong-min-log-n", "wrong-max-log-n", "too-few-channels", "aliased-hi-word", "wide-gier"])
 def test_broken_decoders_are_caught(broken, expect):
     dut = broken()
     problems = check_conformance_sync(dut.read, dut.write, PARAMS)

@@ -1,22 +1,102 @@
-"""Twiddle generator: cocotb/Verilator bench against the model, plus parameter checks."""
+"""Twiddle generator: the model's words against an independent four-step computation, the cocotb/Verilator
+bench against the model (every run-time frame size), plus parameter checks."""
 
+import random
+
+import numpy as np
 import pytest
 
+from hw.model import field as F
+from hw.model.lane import from_lane_pairs, lane_transform, scaled_lane_transform, shift_stream, to_lane_pairs
+from hw.model.ntt import dft_naive
 from hw.model.params import BuildParams
+from hw.model.twiddles import lane_twiddles
 from hw.twiddles import TwiddleGenerator
 from sim.runner import run_bench
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
 
+# -- the model: what each lane must be fed, for every size ------------------------------------------
+
+def _want_column(x, log_n: int, column: int) -> list[int]:
+    """A four-step pass over one column/row of 2^f points, from the definition: the DFT of x, output m
+    times w_N^(column * m), N = 2^log_n (column 0: the plain DFT)."""
+    w = F.root_of_unity(1 << log_n)
+    return [v * pow(w, column * m, F.P) % F.P for m, v in enumerate(dft_naive(x))]
+
+
+@pytest.mark.parametrize("scale", ["output", "stages"])
+def test_model_words_compute_both_passes_of_every_size(scale):
+    """Fed lane_twiddles(log_n), a 2^k lane (the bit-exact lane model) computes pass 1's scaled column
+    transforms (frames of n1) and pass 2's row transforms (frames of n2) of a 2^log_n transform."""
+    params = BuildParams(lanes=4, log_core=5, channels=4)
+    k, rng = params.log_core, random.Random(5)
+    for log_n in range(params.min_log_n, params.max_log_n + 1):
+        frames = params.pass_log_sizes(log_n)
+        for pass_index in (1, 2):
+            f = frames[pass_index - 1]
+            rounds = (1 << frames[2 - pass_index]) // params.lanes
+            for g, lane in {(0, 0), (rounds - 1, params.lanes - 1), (rng.randrange(rounds), rng.randrange(4))}:
+                x = np.array([rng.choice((0, 1, F.P - 1, 2**32, 2**63, rng.randrange(F.P))) for _ in range(1 << f)],
+                             dtype=np.uint64)
+                stream = lane_twiddles(params, pass_index, g, lane, scale=scale, log_n=log_n)
+                assert stream.shape == (1 << (f - 1), 2)
+                pairs = to_lane_pairs(x)
+                if scale == "output":
+                    y = from_lane_pairs(scaled_lane_transform(pairs, stream, log_core=k, log_n=log_n))
+                else:
+                    y = from_lane_pairs(lane_transform(pairs, stream))
+                column = params.lanes * g + lane if pass_index == 1 else 0
+                assert [int(v) for v in y] == _want_column(x, log_n, column), (log_n, pass_index, g, lane)
+
+
+def test_model_default_size_is_unchanged():
+    params = BuildParams(lanes=4, log_core=4, channels=4)
+    for g in range(4):
+        for lane in range(4):
+            assert np.array_equal(lane_twiddles(params, 1, g, lane), shift_stream(4, 4 * g + lane))
+            assert np.array_equal(lane_twiddles(params, 1, g, lane, log_n=8), shift_stream(4, 4 * g + lane))
+            assert np.array_equal(lane_twiddles(params, 2, g, lane), shift_stream(4, 0))
+
+
+def test_model_rejects_bad_sizes_and_rounds():
+    params = BuildParams(lanes=4, log_core=4, channels=4)
+    with pytest.raises(ValueError, match="log_n"):
+        lane_twiddles(params, 1, 0, 0, log_n=params.max_log_n + 1)
+    with pytest.raises(ValueError, match="log_n"):
+        lane_twiddles(params, 1, 0, 0, log_n=params.min_log_n - 1)
+    with pytest.raises(ValueError, match="round"):
+        lane_twiddles(params, 1, 1, 0, log_n=4)         # 2^4: one round of 4 columns
+    with pytest.raises(ValueError, match="pass_index"):
+        lane_twiddles(params, 3, 0, 0)
+
+
+# -- the gateware --------------------------------------------------------------------------------------
+
 @pytest.mark.parametrize("scale", ["output", "stages"])
 @pytest.mark.parametrize("lanes, k, crossed", [(1, 2, True), (4, 4, True), (2, 5, True), (16, 6, False)])
 def test_twiddle_generator(lanes, k, crossed, scale):
-    """Small configurations cross every idle/stall pattern; the 16-lane one runs random stalls."""
+    """Small configurations cross every idle/stall pattern over every native size (frames 2..k, scale
+    "output"; 2k only with "stages"), both passes, switching size between starts; the 16-lane one runs
+    random stalls. The reset state (frames of 2^k) is checked with scale "output" (the "stages" tables
+    are loaded by a start)."""
     params = BuildParams(lanes=lanes, log_core=k, channels=2)
+    tests = ["test_all_sizes"] if crossed else ["test_random_stalls"]
+    if crossed and scale == "output":
+        tests.append("test_reset_state")
     run_bench(TwiddleGenerator(params, scale=scale), name="twiddles",
               params={"params": params.as_dict(), "scale": scale},
-              test_module="sim.bench_twiddles", testcase=None if crossed else "test_random_stalls")
+              test_module="sim.bench_twiddles", testcase=tests)
+
+
+def test_twiddle_generator_default_build():
+    """The default build (16 lanes, k = 12): frames of 2^12 (2^24 points), 2^9 and 2^8 (2^17) and 2^4
+    (2^8, the smallest), a few rounds each, with a start abandoned in the middle of a frame."""
+    params = BuildParams()
+    runs = [[1, 24, 2, 0], [2, 17, 1, 100], [1, 17, 3, 0], [2, 24, 1, 0], [1, 8, 1, 0], [2, 8, 0, 5], [1, 24, 1, 7]]
+    run_bench(TwiddleGenerator(params), name="twiddles", params={"params": params.as_dict(), "scale": "output"},
+              test_module="sim.bench_twiddles", testcase="test_random_stalls", facts={"runs": runs})
 
 
 def test_rejects_bad_params():
@@ -28,8 +108,10 @@ def test_resources():
     tg = TwiddleGenerator(BuildParams(), scale="stages")
     assert tg.mul_units == 3 * 16
     assert tg.lookahead == 1          # 2048 cycles per column leave plenty of room at k = 12
+    assert tg.frame_sizes == (12,)
     plain = TwiddleGenerator(BuildParams())
     assert plain.scale == "output" and plain.mul_units == 0 and plain.dsp_tiles == 0
     assert plain.latency == tg.latency - 12
+    assert plain.frame_sizes == tuple(range(2, 13))
     with pytest.raises(ValueError, match="scale"):
         TwiddleGenerator(BuildParams(), scale="input")

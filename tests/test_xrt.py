@@ -239,10 +239,12 @@ def test_model_rejects_a_bad_size_without_touching_memory():
     status = km.rmap.id_offset("STATUS")
     out_ch = list(layout.write_channels(2))[0]
     before = hbm.view(bases[out_ch], layout.channel_bytes).copy()
-    km.write(km.rmap.arg("log_n").offset, km.params.log_n - 1)
-    km.write(R.CTRL, R.CTRL_AP_START)
-    assert km.read(R.CTRL) & R.CTRL_AP_DONE and km.read(status) == R.STATUS_BAD_SIZE
-    assert np.array_equal(hbm.view(bases[out_ch], layout.channel_bytes), before)
+    p = km.params
+    for bad in (p.min_log_n - 1, p.max_log_n + 1, 0, 1 << 31):     # outside the native range
+        km.write(km.rmap.arg("log_n").offset, bad)
+        km.write(R.CTRL, R.CTRL_AP_START)
+        assert km.read(R.CTRL) & R.CTRL_AP_DONE and km.read(status) == R.STATUS_BAD_SIZE, bad
+        assert np.array_equal(hbm.view(bases[out_ch], layout.channel_bytes), before)
     km.write(km.rmap.arg("log_n").offset, km.params.log_n)
     km.write(R.CTRL, R.CTRL_AP_START)
     assert km.read(status) == 0

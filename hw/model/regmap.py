@@ -13,7 +13,8 @@ expects of an ``ap_ctrl_hs`` RTL kernel:
 0x10        argument 0 ``log_n``: 32-bit scalar (its 8-byte slot ends at 0x18, like Vitis HLS)
 0x18 + 8*i  argument i+1 ``hbm_NN``: the 64-bit base address master ``mNN_axi`` works on, low word
             first (i = 0..C-1; C = BuildParams.channels)
-0x800       identification block, read only: MAGIC, VERSION, LANES, LOG_CORE, CHANNELS, STATUS
+0x800       identification block, read only: MAGIC, VERSION, LANES, LOG_CORE, CHANNELS, STATUS,
+            MIN_LOG_N, MAX_LOG_N (the native sizes 2^MIN_LOG_N .. 2^MAX_LOG_N the kernel runs)
 ==========  =============================================================================
 
 Everything is generated from :class:`~hw.model.params.BuildParams`, so a 4-channel build has four
@@ -81,8 +82,15 @@ STATUS_AXI_WRITE = 1 << 4                                   # 1: a write respons
 STATUS_AXI_CHANNEL_SHIFT = 8
 STATUS_AXI_CHANNEL_MASK = 0x7F << STATUS_AXI_CHANNEL_SHIFT  # HBM channel NN of master mNN_axi
 AXI_RESP_NAMES = {0: "OKAY", 1: "EXOKAY", 2: "SLVERR", 3: "DECERR"}
-#: Names of the identification words, in address order from ID_BASE (4 bytes each).
-ID_REGISTERS = ("MAGIC", "VERSION", "LANES", "LOG_CORE", "CHANNELS", "STATUS")
+#: Names of the identification words, in address order from ID_BASE (4 bytes each). MIN_LOG_N and
+#: MAX_LOG_N (BuildParams.min_log_n / max_log_n: the log_n range the kernel accepts) follow STATUS,
+#: so the older words keep their offsets; a host that does not know them is unaffected.
+ID_REGISTERS = ("MAGIC", "VERSION", "LANES", "LOG_CORE", "CHANNELS", "STATUS", "MIN_LOG_N", "MAX_LOG_N")
+
+_ID_DOCS = {
+    "MIN_LOG_N": "identification: the smallest log_n a start accepts (2^MIN_LOG_N points)",
+    "MAX_LOG_N": "identification: the largest log_n a start accepts (2^MAX_LOG_N points, = 2 * LOG_CORE)",
+}
 
 
 def decode_status(word: int) -> dict:
@@ -171,7 +179,8 @@ class RegisterMap:
 
     Properties: ``params``, ``args`` (all kernel arguments, by index), ``pointer_args``, ``registers``
     (every 32-bit word, by offset), ``master_ports``, ``id_values`` (what the identification block
-    must read), ``supported_log_n``. Lookups: :meth:`arg`, :meth:`register`, :meth:`register_at`.
+    must read), ``supported_log_n``. Lookups: :meth:`arg`, :meth:`register`, :meth:`register_at`,
+    :meth:`id_offset`, :meth:`log_n_supported`.
     """
 
     def __init__(self, params: BuildParams):
@@ -236,7 +245,7 @@ class RegisterMap:
                              "hbm_NN) of the first error"),
                 )))
             else:
-                regs.append(Register(name, ID_BASE + 4 * i, "ro", f"identification: {name}",
+                regs.append(Register(name, ID_BASE + 4 * i, "ro", _ID_DOCS.get(name, f"identification: {name}"),
                                      reset=ids[name]))
         return tuple(sorted(regs, key=lambda r: r.offset))
 
@@ -267,13 +276,18 @@ class RegisterMap:
         """The identification words a kernel built with these parameters returns (STATUS excluded)."""
         p = self._params
         return {"MAGIC": MAGIC, "VERSION": VERSION, "LANES": p.lanes, "LOG_CORE": p.log_core,
-                "CHANNELS": p.channels}
+                "CHANNELS": p.channels, "MIN_LOG_N": p.min_log_n, "MAX_LOG_N": p.max_log_n}
 
     @property
     def supported_log_n(self) -> tuple[int, ...]:
-        """log_n values the kernel accepts: the native size N = 2^(2k) (the two passes of 2^k).
-        Any other value sets STATUS.bad_size; hosts transform smaller sizes by zero-padding."""
-        return (self._params.log_n,)
+        """log_n values the kernel accepts: every native size, ``params.min_log_n`` .. ``params.max_log_n``
+        (= 2k; the two passes transform 2^ceil(n/2) and 2^floor(n/2) points). Any other value sets
+        STATUS.bad_size; hosts transform smaller sizes by zero-padding to 2^min_log_n."""
+        return tuple(range(self._params.min_log_n, self._params.max_log_n + 1))
+
+    def log_n_supported(self, log_n: int) -> bool:
+        """Whether a start with this ``log_n`` (any 32-bit register value) runs, else done + bad_size."""
+        return self._params.min_log_n <= log_n <= self._params.max_log_n
 
     # -- lookups -----------------------------------------------------------------------------------
 

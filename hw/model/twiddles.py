@@ -55,17 +55,26 @@ def step_constants(params: BuildParams, depth: int) -> np.ndarray:
 
 
 def lane_twiddles(params: BuildParams, pass_index: int, round_: int, lane: int,
-                  scale: str = "output") -> np.ndarray:
-    """The (2^(k-1), 2) twiddle words lane ``lane`` receives in round ``round_`` of pass ``pass_index``:
-    with ``scale`` "output" the shift stream carrying the lane's column (pass 1) or 0 (pass 2), with
-    "stages" the stream scaled by c = w_N^column (pass 1) or plain (pass 2)."""
+                  scale: str = "output", *, log_n: int | None = None) -> np.ndarray:
+    """The (2^(f-1), 2) twiddle words lane ``lane`` receives in round ``round_`` of pass ``pass_index`` of
+    a 2^log_n-point transform (default the build's largest, 2^(2k)), whose frames are f = n1 (pass 1) or
+    n2 (pass 2) of :meth:`BuildParams.pass_log_sizes`: with ``scale`` "output" the shift stream of a 2^k
+    lane carrying the lane's column L*round_ + lane (pass 1) or 0 (pass 2), with "stages" the 2^f stream
+    scaled by c = w_N^column, N = 2^log_n (pass 1) or plain (pass 2)."""
     if pass_index not in (1, 2):
         raise ValueError(f"pass_index: must be 1 or 2, got {pass_index}")
     if scale not in SCALES:
         raise ValueError(f"scale: must be one of {', '.join(SCALES)}, got {scale!r}")
+    n = params.log_n if log_n is None else params.check_log_n(log_n)
+    frames = params.pass_log_sizes(n)
+    f, count = frames[pass_index - 1], 1 << frames[2 - pass_index]     # transforms in the pass
+    column = params.lanes * round_ + lane
+    if not 0 <= column < count:
+        raise ValueError(f"round_, lane: pass {pass_index} of 2^{n} points has {count // params.lanes} rounds of "
+                         f"{params.lanes} lanes, got round {round_} lane {lane}")
     if scale == "output":
-        return shift_stream(params.log_core, params.lanes * round_ + lane if pass_index == 1 else 0)
+        return shift_stream(params.log_core, column if pass_index == 1 else 0, frame=f)
     c = None
     if pass_index == 1:
-        c = pow(F.root_of_unity(params.n_points), params.lanes * round_ + lane, F.P)
-    return twiddle_stream(params.log_core, c)
+        c = pow(F.root_of_unity(1 << n), column, F.P)
+    return twiddle_stream(f, c)
