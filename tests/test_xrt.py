@@ -74,11 +74,12 @@ def test_adapter_talks_to_xrt_like_a_card(tmp_path):
     layout = Layout(params)
     setup = list(fake.calls)
     assert setup[:3] == ["device(0)", "load_xclbin(nantucket.xclbin)", "kernel(nantucket)"]
-    assert [c for c in setup if c.startswith("bo(")] == \
-        [f"bo({layout.channel_bytes}, group {ch})" for ch in range(params.channels)]
+    assert not [c for c in setup if c.startswith("bo(")]        # buffers come with the first run's size
     fake.calls.clear()
     be.run(points(params.n_points))
     calls = fake.calls
+    assert [c for c in calls if c.startswith("bo(")] == \
+        [f"bo({layout.channel_bytes}, group {ch})" for ch in range(params.channels)]
     to_dev = [c for c in calls if "TO_DEVICE" in c]
     from_dev = [c for c in calls if "FROM_DEVICE" in c]
     assert to_dev == [f"sync(XCL_BO_SYNC_BO_TO_DEVICE, group {ch})" for ch in layout.read_channels(1)]
@@ -99,6 +100,7 @@ def test_a_missing_sync_gives_wrong_results(tmp_path):
     params = SMALL
     _, be = make(params, tmp_path)
     x = points(params.n_points)
+    assert np.array_equal(be.run(x), ntt_model.ntt(x))
     ch = list(Layout(params).read_channels(1))[0]
     be._bos[ch].sync = lambda *a: None
     assert not np.array_equal(be.run(x), ntt_model.ntt(x))
@@ -151,8 +153,9 @@ def test_timeout_and_named_errors(tmp_path):
     other = write_xclbin(tmp_path / "other.xclbin", params, kernel_name="vadd")
     with pytest.raises(X.KernelNotFound, match="nantucket"):
         X.XrtBackend(params, xclbin=other, pyxrt_module=FakePyxrt())
-    with pytest.raises(X.BufferAllocFailed, match="hbm_00") as e:
-        X.XrtBackend(params, xclbin=path, pyxrt_module=FakePyxrt(bank_bytes=64))
+    small_banks = X.XrtBackend(params, xclbin=path, pyxrt_module=FakePyxrt(bank_bytes=64))
+    with pytest.raises(X.BufferAllocFailed, match="hbm_00") as e:      # buffers come with the run
+        small_banks.run(points(params.n_points))
     assert isinstance(e.value.__cause__, RuntimeError)
     assert issubclass(X.XrtError, X.DeviceError)
 
@@ -237,12 +240,15 @@ def test_model_ap_ctrl_hs_semantics():
 def test_model_rejects_a_bad_size_without_touching_memory():
     km, hbm, layout, bases = _model()
     status = km.rmap.id_offset("STATUS")
-    out_ch = list(layout.write_channels(2))[0]
-    before = hbm.view(bases[out_ch], layout.channel_bytes).copy()
-    km.write(km.rmap.arg("log_n").offset, km.params.log_n - 1)
-    km.write(R.CTRL, R.CTRL_AP_START)
-    assert km.read(R.CTRL) & R.CTRL_AP_DONE and km.read(status) == R.STATUS_BAD_SIZE
-    assert np.array_equal(hbm.view(bases[out_ch], layout.channel_bytes), before)
+    for b in bases:
+        hbm.view(b, layout.channel_bytes)[:] = np.arange(layout.channel_bytes, dtype=np.uint8) | 1
+    before = {a: buf.copy() for a, buf in hbm.buffers().items()}
+    for log_n in (km.params.min_log_n - 1, km.params.max_log_n + 1, 0, 2**32 - 1):
+        km.write(km.rmap.arg("log_n").offset, log_n)
+        km.write(R.CTRL, R.CTRL_AP_START)
+        assert km.read(R.CTRL) & R.CTRL_AP_DONE and km.read(status) == R.STATUS_BAD_SIZE, log_n
+        for a, buf in hbm.buffers().items():
+            assert np.array_equal(buf, before[a]), f"log_n = {log_n} wrote the buffer at 0x{a:x}"
     km.write(km.rmap.arg("log_n").offset, km.params.log_n)
     km.write(R.CTRL, R.CTRL_AP_START)
     assert km.read(status) == 0
@@ -363,6 +369,7 @@ def _bad(be, fake, match):
 def test_pointer_arguments_are_checked_before_starting(tmp_path, monkeypatch):
     params = SMALL
     fake, be = make(params, tmp_path)
+    be.run(points(params.n_points))                    # allocates the buffers of this size
     bo = be._bos[1]
     good = bo.address()
     for addr, match in ((good + 8, "32-byte AXI beat"), (good + 32, "4096-byte boundary"),
@@ -372,7 +379,7 @@ def test_pointer_arguments_are_checked_before_starting(tmp_path, monkeypatch):
         _bad(be, fake, match)
     monkeypatch.setattr(bo, "address", lambda: good)
     monkeypatch.setattr(bo, "size", lambda: 64)
-    _bad(be, fake, "64 bytes, the layout needs")
+    _bad(be, fake, r"64 bytes, the layout of a 2\^6-point run needs 256")
     monkeypatch.undo()
     # two buffers in one window (a memory topology that puts two masters on one bank)
     monkeypatch.setattr(be, "_windows", {g: (0, 4 * fake.bank_bytes) for g in range(4)})
