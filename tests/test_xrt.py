@@ -453,7 +453,7 @@ def test_without_read_register_build_params_json_beside_the_xclbin_names_the_bui
 
 
 @pytest.mark.parametrize("inverse", [False, True])
-@pytest.mark.parametrize("n_log", [None, 3])     # native size, and a zero-padded smaller one
+@pytest.mark.parametrize("n_log", [None, 5, 4, 3, 0])    # the largest, smaller native ones, zero-padded ones
 def test_locate_names_where_each_output_point_sat_in_hbm(inverse, n_log, tmp_path):
     """The place locate() names holds the kernel's output the host turned into point i: read it back
     from the card's buffer there (a forward value, scaled by 1/n for the inverse)."""
@@ -485,3 +485,144 @@ def test_an_axi_error_response_names_the_channel_and_direction(tmp_path, resp, w
     with pytest.raises(X.KernelFailed, match=f"HBM channel {channel} answered {name} to a "
                                              f"{'write' if write else 'read'}"):
         be.run(points(params.n_points))
+
+
+# -- run-time sizes: every size from 2^min_log_n to 2^max_log_n runs natively, smaller ones are padded ----
+
+NATIVE_BUILDS = [BuildParams(lanes=4, log_core=4, channels=4), BuildParams(lanes=8, log_core=5, channels=8),
+                 BuildParams(lanes=16, log_core=6, channels=32)]
+
+
+def _live_buffer_bytes(fake, params):
+    """Bytes each HBM channel of the build holds in live (not freed) buffers."""
+    return {ch: fake.hbm.allocated_bytes(ch) for ch in range(params.channels)}
+
+
+@pytest.mark.parametrize("params", NATIVE_BUILDS, ids=lambda p: p.tag())
+def test_every_size_runs_natively_or_padded_to_the_smallest_native_size(params, tmp_path):
+    """Every n = 2^m up to the build's largest size, forward and inverse, every input kind: right against
+    the golden model, the kernel ran log_n = max(m, min_log_n) (read back from its argument register), and
+    the buffers hold exactly that size's points, nothing of the build's maximum."""
+    from host.workloads import KINDS, make_points
+    fake, be = make(params, tmp_path)
+    for m in range(params.max_log_n + 1):
+        ran = max(m, params.min_log_n)
+        lay = Layout(params, ran)
+        for inverse in (False, True):
+            x = make_points(m, KINDS[(m + inverse) % len(KINDS)], seed=m) if m else points(1, seed=inverse)
+            y = be.run(x, inverse=inverse)
+            assert np.array_equal(y, ntt_model.ntt(x, inverse=inverse)), f"2^{m}, inverse={inverse}"
+            assert fake.kernel_model.arg_value("log_n") == ran == fake.kernel_model.last_log_n
+            assert be.kernel_log_n == ran
+            assert _live_buffer_bytes(fake, params) == {ch: lay.channel_bytes for ch in range(params.channels)}
+            assert all(b.size() == lay.channel_bytes == (1 << ran) // (params.channels // 2) * 8
+                       for b in be._bos.values())
+
+
+def test_sizes_switch_from_run_to_run_on_one_open_device(tmp_path):
+    """2^8, 2^5, 2^8, 2^7, 2^7, ... on one device without reopening it: each run right, new buffers only
+    when the size changes (the old ones freed first), none for a repeated size."""
+    params = NATIVE_BUILDS[0]                                   # native 2^4 .. 2^8
+    fake, be = make(params, tmp_path)
+    last = None
+    for i, m in enumerate([8, 5, 8, 7, 7, 4, 2, 6, 8, 0, 3]):
+        ran = max(m, params.min_log_n)
+        fake.calls.clear()
+        x = points(1 << m, seed=i)
+        assert np.array_equal(be.run(x, inverse=bool(i % 2)), ntt_model.ntt(x, inverse=bool(i % 2))), m
+        assert fake.kernel_model.last_log_n == ran
+        allocs = [c for c in fake.calls if c.startswith("bo(")]
+        frees = [c for c in fake.calls if c.startswith("free(")]
+        if ran == last:
+            assert not allocs and not frees, f"2^{m}: reallocated for an unchanged size"
+        else:
+            nbytes = Layout(params, ran).channel_bytes
+            assert allocs == [f"bo({nbytes}, group {ch})" for ch in range(params.channels)]
+            if last is not None:
+                old = Layout(params, last).channel_bytes
+                assert sorted(frees) == sorted(f"free({old}, group {ch})" for ch in range(params.channels))
+                assert fake.calls.index(frees[-1]) < fake.calls.index(allocs[0]), "freed after allocating"
+        last = ran
+        assert _live_buffer_bytes(fake, params) == \
+            {ch: Layout(params, ran).channel_bytes for ch in range(params.channels)}
+
+
+def _start_raw(fake, be, log_n):
+    """Start the kernel through the pyxrt run interface with log_n in its argument register and the
+    backend's current buffers; returns the final state."""
+    run = fake.run(be._kernel)
+    run.set_arg(be.rmap.arg("log_n").index, log_n)
+    for a in be.rmap.pointer_args:
+        run.set_arg(a.index, be._bos[a.channel])
+    run.start()
+    return run.wait(1000)
+
+
+@pytest.mark.parametrize("params", NATIVE_BUILDS[:2], ids=lambda p: p.tag())
+def test_a_log_n_outside_the_native_range_is_bad_size_and_touches_no_memory(params, tmp_path):
+    fake, be = make(params, tmp_path)
+    x = points(1 << params.min_log_n, seed=3)
+    assert np.array_equal(be.run(x), ntt_model.ntt(x))
+    status = be.rmap.id_offset("STATUS")
+    before = {a: buf.copy() for a, buf in fake.hbm.buffers().items()}
+    for log_n in (params.min_log_n - 1, params.max_log_n + 1, 0, 31):
+        assert _start_raw(fake, be, log_n) == fake.ert_cmd_state.ERT_CMD_STATE_COMPLETED, log_n
+        assert fake.kernel_model.read(status) == R.STATUS_BAD_SIZE, log_n
+        for a, buf in fake.hbm.buffers().items():
+            assert np.array_equal(buf, before[a]), f"log_n = {log_n} wrote the buffer at 0x{a:x}"
+    for log_n in (params.min_log_n, params.max_log_n):          # the ends of the range are accepted
+        be.run(points(1 << log_n))
+        assert fake.kernel_model.read(status) == 0 and fake.kernel_model.last_log_n == log_n
+
+
+def test_the_host_names_a_rejected_size(tmp_path, monkeypatch):
+    """A kernel that rejects the size the host asked for (STATUS.bad_size) is a KernelFailed naming it:
+    here the host is made to ask for 2^(2k+1) in buffers large enough for it."""
+    from dataclasses import replace
+    params = SMALL
+    fake, be = make(params, tmp_path)
+    too_big = Layout(replace(params, log_core=params.log_core + 1), params.max_log_n + 1)
+    monkeypatch.setattr(be, "layout_for", lambda log_n: too_big)
+    with pytest.raises(X.KernelFailed, match=rf"rejected log_n = {params.max_log_n + 1} \(STATUS.bad_size\)"):
+        be.run(points(params.n_points))
+    assert fake.kernel_model.runs == 1 and fake.kernel_model.last_log_n is None
+
+
+def test_the_report_says_which_size_the_kernel_ran(tmp_path):
+    params = SMALL                                              # native 2^4 .. 2^6
+    _, be = make(params, tmp_path)
+    assert "Kernel size" not in be.report and be.kernel_log_n is None
+    for m, text in ((6, "2^6 points, native"), (5, "2^5 points, native"), (4, "2^4 points, native"),
+                    (3, "2^4 points (2^3 zero-padded by the host)"),
+                    (0, "2^4 points (2^0 zero-padded by the host)")):
+        be.run(points(1 << m))
+        assert be.report["Kernel size"] == text and be.kernel_log_n == max(m, 4)
+
+
+def test_the_self_test_leaves_no_run_behind(tmp_path):
+    """Without the ID block the self-test runs at open; the report and locate() speak of user runs only."""
+    fake, be = make(SMALL, tmp_path, read_register=False)
+    assert fake.kernel_model.runs == 2                          # the 2^6 transform and the 2^7 probe
+    assert "Kernel size" not in be.report and be.kernel_log_n is None and be.locate(0) is None
+    assert fake.hbm.allocated_bytes() == 0                      # the probe's buffers are freed
+    x = points(16)
+    assert np.array_equal(be.run(x), ntt_model.ntt(x)) and be.kernel_log_n == 4
+
+
+def test_nantucket_run_reports_the_native_size(tmp_path, monkeypatch, capsys):
+    from host import backends, cli
+    params = BuildParams(lanes=4, log_core=4, channels=8)       # native 2^4 .. 2^8
+    xclbin = write_xclbin(tmp_path / "nantucket.xclbin", params)
+    fake = FakePyxrt()
+    monkeypatch.setitem(backends.BACKENDS, "xrt", lambda **o: X.XrtBackend(pyxrt_module=fake, **o))
+    for log_n, text in ((6, "2^6 points, native"), (2, "2^4 points (2^2 zero-padded by the host)")):
+        inp, exp = tmp_path / f"in{log_n}.txt", tmp_path / f"out{log_n}.txt"
+        assert cli.main(["points", str(log_n), str(inp), str(exp)]) == 0
+        capsys.readouterr()
+        assert cli.main(["run", str(inp), str(exp), "--backend", "xrt", "--xclbin", str(xclbin)]) == 0
+        out = capsys.readouterr().out
+        assert f"Kernel size....... {text}\n" in out and "TEST PASSED" in out
+        assert cli.main(["run", str(inp), str(exp), "--backend", "xrt", "--xclbin", str(xclbin), "--json"]) == 0
+        report = json.loads(capsys.readouterr().out)
+        assert report["kernel_log_n"] == max(log_n, 4) and report["device_report"]["Kernel size"] == text
+        assert report["verdict"] == "PASSED"
