@@ -570,15 +570,18 @@ class XrtBackend(Backend):
             raise
         waited = time.perf_counter() - t0
         name = getattr(state, "name", str(state))
+        if state != self._xrt.ert_cmd_state.ERT_CMD_STATE_COMPLETED and name in _UNFINISHED:
+            self._stuck_run = run
+            limit = "no limit" if self.timeout_s is None else f"limit {self.timeout_s:g} s"
+            note = self._status_note()
+            raise KernelTimeout(f"the kernel did not finish: still {name} after {waited:.1f} s ({limit})"
+                                f"{note}; pyxrt cannot abort a run, so its buffers stay allocated and "
+                                "this backend refuses new runs until it completes (reset the card with "
+                                "`xbutil reset` if it never does)", waited=waited, status=note)
+        # The run is over: drop it, as it holds its buffer arguments (a traceback keeps this frame, and
+        # the buffers of the next size must not have to go around the old ones).
+        del run
         if state != self._xrt.ert_cmd_state.ERT_CMD_STATE_COMPLETED:
-            if name in _UNFINISHED:
-                self._stuck_run = run
-                limit = "no limit" if self.timeout_s is None else f"limit {self.timeout_s:g} s"
-                note = self._status_note()
-                raise KernelTimeout(f"the kernel did not finish: still {name} after {waited:.1f} s ({limit})"
-                                    f"{note}; pyxrt cannot abort a run, so its buffers stay allocated and "
-                                    "this backend refuses new runs until it completes (reset the card with "
-                                    "`xbutil reset` if it never does)", waited=waited, status=note)
             raise KernelFailed(f"the kernel run ended in state {name} after {waited:.1f} s"
                                f"{self._status_note()}")
         status = self._read_status()
