@@ -31,7 +31,7 @@ import numpy as np
 
 from hw.model import regmap as R
 from hw.model.params import BuildParams
-from hw.model.layout import BEAT_BYTES
+from hw.model.layout import BEAT_BYTES, HbmLayout
 from sim.hbm import HBM_DIR_PLUSARG, memory_file, read_dump_file, write_load_file
 from sim.kernel_harness import FILE_STEM
 from sim.scratch import scratch_dir
@@ -88,6 +88,8 @@ class SimulatedKernel:
         self.layout = layout
         self.rmap = R.RegisterMap(params)
         self.cycle_budget = cycle_budget
+        #: bytes each HBM channel model holds from its window's start (the harness's default depth)
+        self.channel_bytes = HbmLayout(params).channel_bytes
         self.run_budget = self.budget_for(params.max_log_n)
         self._log_n_arg = 0                 # the log_n argument as last written
         self.progress = progress or (lambda line: print(line, file=sys.stderr, flush=True))
@@ -236,6 +238,11 @@ class SimulatedKernel:
         t0 = time.monotonic()
         nbytes = 0
         for ch, chunks in self._by_channel().items():
+            for beat, buf in chunks:
+                if beat * BEAT_BYTES + buf.size > self.channel_bytes:
+                    raise SimulationError(f"HBM[{ch}]: a buffer at byte 0x{beat * BEAT_BYTES:x} ({buf.size} "
+                                          f"bytes) lies beyond the {self.channel_bytes} bytes the simulated "
+                                          "channel holds")
             nbytes += write_load_file(self._file(ch, "load"), chunks)
         self._call("load")
         self.timings["preload"] = time.monotonic() - t0
