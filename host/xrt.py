@@ -1,11 +1,11 @@
 """The XRT backend: the ONE module that calls pyxrt (XRT's Python binding).
 
 :class:`XrtBackend` opens a card, loads ``nantucket.xclbin``, checks the kernel's identification
-registers against the build parameters, and then, per transform: allocates one buffer per HBM channel with ``kernel.group_id`` sized for the run
-(kept while the size stays the same), scatters the points with the shared
-:class:`hw.model.layout.HbmLayout` of the run's size, syncs the input channels to the device, sets the
-arguments of :class:`hw.model.regmap.RegisterMap`, starts, waits with a timeout, syncs the output
-channels back and gathers. ``timings`` holds the three phases (``to-device``, ``kernel``,
+registers against the build parameters, and then, per transform: allocates one buffer per HBM channel
+with ``kernel.group_id``, sized for the run (kept while the size stays the same), scatters the points
+with the shared :class:`hw.model.layout.HbmLayout` of the run's size, syncs the input channels to the
+device, sets the arguments of :class:`hw.model.regmap.RegisterMap`, starts, waits with a timeout, syncs
+the output channels back and gathers. ``timings`` holds the three phases (``to-device``, ``kernel``,
 ``from-device``) in seconds.
 
 Every XRT failure becomes a named :class:`XrtError` raised ``from`` the original exception.

@@ -80,8 +80,9 @@ class FakePyxrt:
 
     Knobs (for tests): ``devices`` (how many cards), ``hang`` (the kernel never finishes),
     ``read_register`` (offer kernel.read_register), ``id_overrides`` (corrupt ID registers),
-    ``bank_bytes`` (HBM pseudo-channel size), ``layout_factory`` (params -> HbmLayout; defaults to
-    hw.model.layout.HbmLayout), ``kernel_factory`` ((params, hbm, layout) -> the kernel behind the
+    ``bank_bytes`` (HBM pseudo-channel size), ``layout_factory`` (params -> the HbmLayout of the build's
+    largest size; defaults to hw.model.layout.HbmLayout; the kernel model places every other size with
+    ``HbmLayout(params, log_n)``), ``kernel_factory`` ((params, hbm, layout) -> the kernel behind the
     control registers; defaults to KernelModel). After a run, ``machine.kernel_model`` and ``machine.hbm`` are the models.
     """
 
