@@ -147,6 +147,9 @@ def default_xclbin() -> Path:
     return REPO_ROOT / "build" / target / f"{R.KERNEL_NAME}.xclbin"
 
 
+#: ID registers that report the kernel's native log_n range (read and checked when the register map has them).
+_RANGE_IDS = ("MIN_LOG_N", "MAX_LOG_N")
+
 #: Run states of a command that has not finished.
 _UNFINISHED = ("ERT_CMD_STATE_TIMEOUT", "ERT_CMD_STATE_NEW", "ERT_CMD_STATE_QUEUED",
                "ERT_CMD_STATE_SUBMITTED", "ERT_CMD_STATE_RUNNING")
@@ -325,9 +328,11 @@ class XrtBackend(Backend):
             if got != want:
                 raise IdentityMismatch(f"xclbin {self.xclbin_path}: the kernel was built with {got}, "
                                        f"expected {want}")
+            self._check_native_range(ids, params)
             self.report["Identity"] = (f"ID block: MAGIC 0x{ids['MAGIC']:08X} VERSION {ids['VERSION']} "
                                        f"LANES {ids['LANES']} LOG_CORE {ids['LOG_CORE']} "
-                                       f"CHANNELS {ids['CHANNELS']}")
+                                       f"CHANNELS {ids['CHANNELS']}"
+                                       + "".join(f" {name} {ids[name]}" for name in _RANGE_IDS if name in ids))
             self._id_read = True
             return params
         self._sidecar = self._sidecar_params()
@@ -343,6 +348,17 @@ class XrtBackend(Backend):
         self.report["Identity"] = (f"xclbin metadata ({want_args} arguments) and a self-test transform of "
                                    "a known input; this pyxrt cannot read registers")
         return params
+
+    def _check_native_range(self, ids: dict[str, int], params: BuildParams) -> None:
+        """The native sizes the ID block reports (MIN_LOG_N, MAX_LOG_N, where the register map has them)
+        must be the build's: the host runs every size in that range natively, so a kernel that rejects
+        some of them (a bitstream from before run-time sizes reads 0 there) is refused at open."""
+        for name, want in zip(_RANGE_IDS, (params.min_log_n, params.max_log_n)):
+            if name in ids and ids[name] != want:
+                raise IdentityMismatch(f"xclbin {self.xclbin_path}: {name} reads {ids[name]}, but a "
+                                       f"{params.tag()} build transforms 2^{params.min_log_n} .. "
+                                       f"2^{params.max_log_n} points natively (a kernel built before "
+                                       "run-time sizes? rebuild the xclbin)")
 
     def _self_test(self) -> None:
         """Without the ID block, two runs name a kernel built with other lanes or k before user data runs

@@ -634,3 +634,15 @@ def test_nantucket_run_reports_the_native_size(tmp_path, monkeypatch, capsys):
         report = json.loads(capsys.readouterr().out)
         assert report["kernel_log_n"] == max(log_n, 4) and report["device_report"]["Kernel size"] == text
         assert report["verdict"] == "PASSED"
+
+
+@pytest.mark.skipif("MIN_LOG_N" not in R.ID_REGISTERS,
+                    reason="the ID block's MIN_LOG_N/MAX_LOG_N come with the register-map change of issue 13")
+def test_the_id_block_native_range_must_be_the_builds(tmp_path):
+    """The host runs every size of params.min_log_n .. max_log_n natively, so it refuses a kernel whose
+    ID block reports another range (e.g. a bitstream from before run-time sizes)."""
+    fake, be = make(SMALL, tmp_path)
+    assert f"MIN_LOG_N {SMALL.min_log_n} MAX_LOG_N {SMALL.max_log_n}" in be.report["Identity"]
+    for name, value in (("MIN_LOG_N", SMALL.max_log_n), ("MAX_LOG_N", SMALL.max_log_n - 1), ("MIN_LOG_N", 0)):
+        with pytest.raises(X.IdentityMismatch, match=f"{name} reads {value}, but a {SMALL.tag()} build"):
+            make(SMALL, tmp_path, id_overrides={name: value})
