@@ -646,3 +646,46 @@ def test_the_id_block_native_range_must_be_the_builds(tmp_path):
     for name, value in (("MIN_LOG_N", SMALL.max_log_n), ("MAX_LOG_N", SMALL.max_log_n - 1), ("MIN_LOG_N", 0)):
         with pytest.raises(X.IdentityMismatch, match=f"{name} reads {value}, but a {SMALL.tag()} build"):
             make(SMALL, tmp_path, id_overrides={name: value})
+
+
+@pytest.mark.parametrize("params", NATIVE_BUILDS[:2], ids=lambda p: p.tag())
+def test_model_runs_a_smaller_size_in_the_front_of_larger_buffers(params):
+    """Buffers of the largest size, a run of each smaller native size: the model reads the input from
+    the first N/R points of each input channel, writes the pass-1 state and X there, exactly as
+    HbmLayout(params, log_n) places them, and touches no byte beyond."""
+    from hw.model import fourstep
+    km, hbm, big, bases = _model(params)
+    sentinel = np.uint64(0x5A5A_5A5A_5A5A_5A5A)
+    for log_n in range(params.min_log_n, params.max_log_n):
+        lay = Layout(params, log_n)
+        words = {ch: hbm.view(b, big.channel_bytes).view(np.uint64) for ch, b in enumerate(bases)}
+        for w in words.values():
+            w[:] = sentinel
+        x = points(1 << log_n, seed=log_n) % np.uint64(P)
+        lay.scatter_into(x, words, "input")
+        km.write(km.rmap.arg("log_n").offset, log_n)
+        km.write(R.CTRL, R.CTRL_AP_START)
+        assert km.read(R.CTRL) & R.CTRL_AP_DONE and km.last_log_n == log_n and km.fault is None
+        assert np.array_equal(lay.gather_from(words, "output"), ntt_model.ntt(x))
+        state = fourstep.pass1(x, 1 << lay.pass_sizes[0]).reshape(-1)
+        assert np.array_equal(lay.gather_from(words, "state"), state)
+        for ch, w in words.items():
+            assert np.all(w[lay.channel_bytes // 8:] == sentinel), f"2^{log_n}: wrote past its part of HBM[{ch}]"
+
+
+def test_model_hangs_when_a_buffer_is_too_small_for_the_size():
+    """A buffer smaller than the run's layout needs is an access outside it: an AXI fault, no done;
+    the size the buffers do hold runs."""
+    params = NATIVE_BUILDS[0]
+    hbm = HbmModel(32)
+    small = Layout(params, params.max_log_n - 1)
+    bases = [hbm.allocate(ch, small.channel_bytes) for ch in range(params.channels)]
+    for log_n, fits in ((params.max_log_n, False), (params.max_log_n - 1, True)):
+        km = KernelModel(params, hbm, Layout(params))         # a fresh kernel: a hung one never restarts
+        for ch, b in enumerate(bases):
+            a = km.rmap.arg(f"hbm_{ch:02d}")
+            for offset, word in zip(a.word_offsets, R.RegisterMap.split_pointer(b)):
+                km.write(offset, word)
+        km.write(km.rmap.arg("log_n").offset, log_n)
+        km.write(R.CTRL, R.CTRL_AP_START)
+        assert (km.fault is None) == fits and bool(km.read(R.CTRL) & R.CTRL_AP_DONE) == fits, log_n
