@@ -390,21 +390,45 @@ def test_pointer_arguments_are_checked_before_starting(tmp_path, monkeypatch):
     assert np.array_equal(be.run(x), ntt_model.ntt(x))
 
 
+def test_pointer_checks_follow_the_size_of_the_run(tmp_path, monkeypatch):
+    """Needed bytes and burst alignment are those of the run's own layout (SMALL: a 2^5 run needs 128
+    bytes per channel in 4-beat bursts, a 2^6 run 256 bytes in 8-beat bursts)."""
+    fake, be = make(SMALL, tmp_path)
+    for log_n in (5, 6):
+        lay = Layout(SMALL, log_n)
+        be.run(points(1 << log_n))                      # buffers of this size
+        bo = be._bos[1]
+        good, align = bo.address(), lay.burst_beats * 32
+        assert lay.channel_bytes == (1 << log_n) // 2 * 8 and align == 32 * min(8, (1 << log_n) // 8)
+        monkeypatch.setattr(bo, "address", lambda: good + align // 2)
+        with pytest.raises(X.BadPointer, match=f"not aligned to {align} bytes"):
+            be.run(points(1 << log_n))
+        monkeypatch.undo()
+        monkeypatch.setattr(bo, "size", lambda: lay.channel_bytes - 32)
+        with pytest.raises(X.BadPointer, match=rf"{lay.channel_bytes - 32} bytes, the layout of a "
+                                               rf"2\^{log_n}-point run needs {lay.channel_bytes}"):
+            be.run(points(1 << log_n))
+        monkeypatch.undo()
+    assert fake.kernel_model.runs == 2
+
+
 @pytest.mark.parametrize("params", PARAMS + [BuildParams(lanes=16, log_core=6, channels=8)],
                          ids=lambda p: p.tag())
 def test_the_host_alignment_keeps_every_layout_burst_inside_4k(params):
-    """The host's rule (base aligned to the longest burst) checked against the bursts the layout
-    describes: sufficient (no burst crosses 4 KiB) and necessary (one beat less and one does)."""
-    lay = Layout(params)
-    align = max(lay.burst_beats, lay.unit_beats) * 32
+    """The host's rule (base aligned to the longest burst of the run's size) checked against the bursts
+    the layout of every native size describes: sufficient (no burst crosses 4 KiB) and necessary (one
+    beat less and one does)."""
+    for log_n in range(params.min_log_n, params.max_log_n + 1):
+        lay = Layout(params, log_n)
+        align = max(lay.burst_beats, lay.unit_beats) * 32
 
-    def crossing(base):
-        return [(ch, b, n) for p in (1, 2) for d in ("read", "write")
-                for ch, bursts in lay.bursts(p, d).items() for b, n in bursts
-                if (base + 32 * b) // 4096 != (base + 32 * (b + n) - 1) // 4096]
-    for base in (0, 4096 - align, 3 * 4096 - 2 * align):
-        assert not crossing(base)
-    assert crossing(4096 - align + 32)
+        def crossing(base):
+            return [(ch, b, n) for p in (1, 2) for d in ("read", "write")
+                    for ch, bursts in lay.bursts(p, d).items() for b, n in bursts
+                    if (base + 32 * b) // 4096 != (base + 32 * (b + n) - 1) // 4096]
+        for base in (0, 4096 - align, 3 * 4096 - 2 * align):
+            assert not crossing(base), f"2^{log_n}"
+        assert crossing(4096 - align + 32), f"2^{log_n}"
 
 
 # -- identity without read_register ------------------------------------------------------------------
