@@ -713,3 +713,16 @@ def test_model_hangs_when_a_buffer_is_too_small_for_the_size():
         km.write(km.rmap.arg("log_n").offset, log_n)
         km.write(R.CTRL, R.CTRL_AP_START)
         assert (km.fault is None) == fits and bool(km.read(R.CTRL) & R.CTRL_AP_DONE) == fits, log_n
+
+
+def test_default_build_runs_small_sizes_natively(tmp_path):
+    """The default build (L16_k12_C32, native 2^8 .. 2^24): 2^8, 2^9 and 2^13 run natively in buffers
+    of their own size (not 2^24's 8 MiB per channel), 2^3 is padded to 2^8."""
+    params = BuildParams()
+    fake, be = make(params, tmp_path)
+    for m, inverse in ((8, False), (9, True), (13, False), (3, True)):
+        ran = max(m, 8)
+        x = points(1 << m, seed=m)
+        assert np.array_equal(be.run(x, inverse=inverse), ntt_model.ntt(x, inverse=inverse)), m
+        assert fake.kernel_model.last_log_n == ran == be.kernel_log_n
+        assert fake.hbm.allocated_bytes() == params.channels * (1 << ran) // 16 * 8
