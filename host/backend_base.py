@@ -4,7 +4,8 @@ A backend owns its device memory: ``run(points, inverse)`` moves the points in, 
 moves the result out and returns it; ``timings`` holds the seconds each phase took in the last run
 (``to-device``, ``kernel``, ``from-device``), ``report`` any further lines a device has to say
 (kernel cycles, projected time, the size the kernel ran, ...) and ``kernel_log_n`` log2 of the size its
-kernel transformed in the last run (None for a device without a kernel, such as the model). The registry of backends by name is host/backends.py.
+kernel transformed in the last run (None for a device without a kernel, such as the model). The
+registry of backends by name is host/backends.py.
 """
 
 import time

@@ -83,7 +83,8 @@ class FakePyxrt:
     ``bank_bytes`` (HBM pseudo-channel size), ``layout_factory`` (params -> the HbmLayout of the build's
     largest size; defaults to hw.model.layout.HbmLayout; the kernel model places every other size with
     ``HbmLayout(params, log_n)``), ``kernel_factory`` ((params, hbm, layout) -> the kernel behind the
-    control registers; defaults to KernelModel). After a run, ``machine.kernel_model`` and ``machine.hbm`` are the models.
+    control registers; defaults to KernelModel). After a run, ``machine.kernel_model`` and
+    ``machine.hbm`` are the models.
     """
 
     XCL_BO_FLAGS_NONE = 0
