@@ -726,3 +726,18 @@ def test_default_build_runs_small_sizes_natively(tmp_path):
         assert np.array_equal(be.run(x, inverse=inverse), ntt_model.ntt(x, inverse=inverse)), m
         assert fake.kernel_model.last_log_n == ran == be.kernel_log_n
         assert fake.hbm.allocated_bytes() == params.channels * (1 << ran) // 16 * 8
+
+
+def test_hbm_model_frees_and_reuses_memory_first_fit():
+    hbm = HbmModel(2, bank_bytes=5 * 4096)
+    a = hbm.allocate(1, 100)
+    b = hbm.allocate(1, 4097)                   # page aligned, after a
+    assert (a, b) == (5 * 4096, 6 * 4096) and hbm.allocated_bytes(1) == 4197
+    hbm.free(a)
+    assert hbm.allocate(1, 4096) == a            # the freed page is reused first
+    assert hbm.allocate(1, 2 * 4096) == 8 * 4096
+    with pytest.raises(MemoryFault, match="out of memory"):
+        hbm.allocate(1, 1)
+    with pytest.raises(MemoryFault, match="no buffer allocated"):
+        hbm.free(a + 8)
+    assert hbm.allocated_bytes(0) == 0
