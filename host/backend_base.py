@@ -2,8 +2,10 @@
 
 A backend owns its device memory: ``run(points, inverse)`` moves the points in, runs the transform,
 moves the result out and returns it; ``timings`` holds the seconds each phase took in the last run
-(``to-device``, ``kernel``, ``from-device``) and ``report`` any further lines a device has to say
-(kernel cycles, projected time, ...). The registry of backends by name is host/backends.py.
+(``to-device``, ``kernel``, ``from-device``), ``report`` any further lines a device has to say
+(kernel cycles, projected time, the size the kernel ran, ...) and ``kernel_log_n`` log2 of the size its
+kernel transformed in the last run (None for a device without a kernel, such as the model). The
+registry of backends by name is host/backends.py.
 """
 
 import time
@@ -28,6 +30,7 @@ class Backend:
     def __init__(self):
         self.timings: dict[str, float] = {}
         self.report: dict[str, str] = {}
+        self.kernel_log_n: int | None = None
 
     def supports(self, n_points: int) -> str | None:
         """None when n_points can be transformed, else a one-line reason."""

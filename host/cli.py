@@ -197,11 +197,12 @@ def _transform(args, params, x, report, progress):
             # computes in its own memory, so there the API calls' wall times are the phases.
             timings = dict(dev.backend.timings) or measured
             device_report = dict(dev.backend.report)
+            kernel_log_n = getattr(dev.backend, "kernel_log_n", None)
             locate = dev.backend.locate
         finally:
             dev.close()
     # Printed once the log no longer holds stdout.
-    report.device(args.backend, timings, device_report, t3 - t0, log)
+    report.device(args.backend, timings, device_report, t3 - t0, log, kernel_log_n)
     return y, locate
 
 

@@ -65,9 +65,12 @@ class RunReport:
         self.fields["timings_s"] = {"read": read_s}
         self.line("Read files", f"{read_s:.3f} s")
 
-    def device(self, backend: str, timings: dict, report: dict, wall_s: float, log) -> None:
+    def device(self, backend: str, timings: dict, report: dict, wall_s: float, log,
+               kernel_log_n: int | None = None) -> None:
         """The device's phase timings (wall clock of the host, or of the simulator for a simulated
-        device) and its own report lines (kernel cycles, projected time, ...)."""
+        device) and its own report lines (kernel cycles, projected time, the size the kernel ran, ...);
+        ``kernel_log_n`` (log2 of the size the kernel transformed, None without a kernel) also goes into
+        the JSON object."""
         simulated = backend in _SIMULATED
         self.fields["clock"] = "simulator" if simulated else "host"
         for phase, seconds in timings.items():
@@ -80,6 +83,8 @@ class RunReport:
         started = ", simulator start included" if simulated else ""
         self.line("Device wall time", f"{wall_s:.3f} s (transfers and runs{started})")
         self.fields["device_report"] = report
+        if kernel_log_n is not None:
+            self.fields["kernel_log_n"] = kernel_log_n
         for label, text in report.items():
             self.line(label, text)
         if log is not None:

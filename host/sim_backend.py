@@ -6,7 +6,8 @@ sim.cosim.SimulatedKernel turns register accesses and buffer syncs into AXI4-Lit
 backdoor transfers in a running simulation of the kernel Verilog with one HBM channel model per port.
 
 Without explicit build parameters it picks the smallest build that holds N points (k = ceil(log2(N)/2),
-4 lanes, 4 channels); each new build is compiled once and cached under build/sim/.
+4 lanes, 4 channels); each new build is compiled once and cached under build/sim/. With parameters, every
+size up to the build's 2^(2k) runs on that build: natively from 2^min_log_n, zero-padded below.
 """
 
 import time
@@ -33,7 +34,8 @@ def smallest_params(n_points: int) -> BuildParams:
 class SimBackend(Backend):
     """Runs transforms on the simulated kernel. Options: params (BuildParams or None), refresh (HBM
     refresh windows, default on), stalls (random AXI stalls), progress (callable or None),
-    cycle_budget (NTT cycles a run may take before it counts as timed out; default 8x ideal + 2^20).
+    cycle_budget (NTT cycles a run may take before it counts as timed out; default per run size,
+    8 x the ideal cycles of the size that runs + 2^16).
 
     A run that times out or loses the simulator closes the simulated card (the simulation is the
     card: closing it is the reset pyxrt cannot do), so the next run on this object starts a fresh one."""
@@ -57,6 +59,7 @@ class SimBackend(Backend):
         self.kernel = None          # sim.cosim.SimulatedKernel of the open card
         self.machine = None         # sim.fake_pyxrt.FakePyxrt of the open card
         self._last_driver = None     # the XRT driver of the last run, for locate()
+        self.kernel_log_n: int | None = None    # log2 of the size the kernel ran last
 
     def params_for(self, n_points: int) -> BuildParams:
         return self._params if self._params is not None else smallest_params(n_points)
@@ -114,7 +117,7 @@ class SimBackend(Backend):
             self.close()
             raise DeviceError(f"simulated kernel: {e}") from e
         except KernelTimeout as e:
-            budget = self.kernel.cycle_budget if self.kernel is not None else None
+            budget = self.kernel.run_budget if self.kernel is not None else None
             self.close()
             raise KernelTimeout(f"the simulated kernel did not finish: still busy after its budget of "
                                 f"{budget} NTT cycles, simulated in {e.waited or 0:.1f} s{e.status}; the simulated "
@@ -122,12 +125,15 @@ class SimBackend(Backend):
                                 status=e.status) from e
         self.timings = dict(device.timings)
         cycles = self.kernel.last_ntt_cycles
-        ideal = 2 * params.cycles_per_pass
+        log_n = self.kernel_log_n = device.kernel_log_n
+        ideal = params.ideal_cycles(log_n)
         self.report = {
-            "Build params": f"{params.tag()} (native N = 2^{params.log_n})",
+            "Build params": f"{params.tag()} (native sizes 2^{params.min_log_n} .. 2^{params.max_log_n})",
+            "Kernel size": device.report["Kernel size"],
             "Simulator": f"Verilator, HBM refresh {'on' if self._refresh else 'off'}, "
                          f"AXI stalls {'on' if self._stalls else 'off'}; build and start {t1 - t0:.1f} s",
-            "Kernel cycles": f"{cycles} NTT cycles ({cycles / ideal:.3f} x the {ideal}-cycle ideal)",
+            "Kernel cycles": f"{cycles} NTT cycles ({cycles / ideal:.3f} x the {ideal}-cycle ideal of "
+                             f"2^{log_n} points)",
             "Projected time": f"{cycles / (params.ntt_mhz * 1e6) * 1e3:.4f} ms at {params.ntt_mhz:g} MHz "
                               f"(DMA at {params.dma_mhz:g} MHz)",
         }

@@ -1,27 +1,34 @@
 """The XRT backend: the ONE module that calls pyxrt (XRT's Python binding).
 
 :class:`XrtBackend` opens a card, loads ``nantucket.xclbin``, checks the kernel's identification
-registers against the build parameters, allocates one buffer per HBM channel with ``kernel.group_id``,
-and then, per transform: scatters the points with the shared :class:`hw.model.layout.HbmLayout`, syncs
-the input channels to the device, sets the arguments of :class:`hw.model.regmap.RegisterMap`, starts,
-waits with a timeout, syncs the output channels back and gathers. ``timings`` holds the three phases
-(``to-device``, ``kernel``, ``from-device``) in seconds.
+registers against the build parameters, and then, per transform: allocates one buffer per HBM channel
+with ``kernel.group_id``, sized for the run (kept while the size stays the same), scatters the points
+with the shared :class:`hw.model.layout.HbmLayout` of the run's size, syncs the input channels to the
+device, sets the arguments of :class:`hw.model.regmap.RegisterMap`, starts, waits with a timeout, syncs
+the output channels back and gathers. ``timings`` holds the three phases (``to-device``, ``kernel``,
+``from-device``) in seconds.
 
 Every XRT failure becomes a named :class:`XrtError` raised ``from`` the original exception.
 
-Sizes and direction (the kernel only computes the forward NTT of its native size N = 2^(2k)):
+Sizes and direction (the kernel computes the forward NTT of N = 2^log_n points natively for every
+log_n from ``params.min_log_n`` to ``params.max_log_n`` = 2k, chosen per run by its ``log_n`` argument):
 
-- a smaller power of two n = N / r is zero-padded to N: the padded transform evaluates the same
-  polynomial at the N-th roots of unity, and w_n = w_N^r, so X_n[k] = X_N[r*k];
+- n = 2^m points with m in that range run natively (``log_n = m``), in buffers of N = n points;
+- a smaller power of two n = N / r, N = 2^min_log_n, is zero-padded to N: the padded transform evaluates
+  the same polynomial at the N-th roots of unity, and w_n = w_N^r, so X_n[k] = X_N[r*k];
 - the inverse uses the reverse-index identity intt(x)[k] = ntt(x)[(-k) mod n] / n.
+
+``report["Kernel size"]`` and ``kernel_log_n`` say which size the kernel ran in the last run.
 
 Identification: XRT's C++ ``xrt::kernel::read_register`` is not bound by XRT's published pyxrt (its
 pyxrt.pyi declares no register access); when a module offers it the ID block (MAGIC, VERSION, LANES,
 LOG_CORE, CHANNELS) is read with exclusive CU access. Otherwise the xclbin's metadata (kernel name and
 argument count, which only tells the channel count) is checked and then one self-test transform of a
-known input (the impulse at index 1, whose transform is the powers of w_N, all distinct) must come back
-exact: a kernel built with other lanes or k rejects the size or places the points elsewhere, and is
-reported as :class:`IdentityMismatch` before any user data runs. ``report["Identity"]`` says which.
+known input at the largest size 2^(2k) (the impulse at index 1, whose transform is the powers of w_N, all
+distinct) must come back exact, and a start with log_n = 2k + 1 must leave memory untouched: a kernel
+built with other lanes or k rejects a size, transforms one this build rejects, or places the points
+elsewhere, and is reported as :class:`IdentityMismatch` before any user data runs.
+``report["Identity"]`` says which.
 
 Pointer arguments are checked before every start (:class:`BadPointer`): each buffer is aligned to the
 32-byte beat and to the longest DMA burst (so no AXI burst crosses a 4 KiB boundary: the layout cuts
@@ -39,20 +46,21 @@ from __future__ import annotations
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from hw.model import field as F
 from hw.model import regmap as R
-from hw.model.layout import BEAT_BYTES, CHANNEL_WINDOW_BYTES, PAGE_BYTES
+from hw.model.layout import BEAT_BYTES, CHANNEL_WINDOW_BYTES, PAGE_BYTES, HbmLayout
 from hw.model.params import BuildParams
 from .backend_base import Backend, DeviceError
 
 __all__ = [
     "XrtBackend", "XrtError", "XrtUnavailable", "XclbinNotFound", "DeviceOpenFailed", "XclbinLoadFailed",
     "KernelNotFound", "IdentityMismatch", "BufferAllocFailed", "TransferFailed", "KernelTimeout",
-    "KernelFailed", "UnsupportedSize", "BadPointer", "import_pyxrt", "default_xclbin",
+    "KernelFailed", "UnsupportedSize", "BadPointer", "import_pyxrt", "default_xclbin", "kernel_size_text",
 ]
 
 SETUP_HINT = "source /opt/xilinx/xrt/setup.sh"
@@ -139,9 +147,20 @@ def default_xclbin() -> Path:
     return REPO_ROOT / "build" / target / f"{R.KERNEL_NAME}.xclbin"
 
 
+#: ID registers that report the kernel's native log_n range (read and checked when the register map has them).
+_RANGE_IDS = ("MIN_LOG_N", "MAX_LOG_N")
+
 #: Run states of a command that has not finished.
 _UNFINISHED = ("ERT_CMD_STATE_TIMEOUT", "ERT_CMD_STATE_NEW", "ERT_CMD_STATE_QUEUED",
                "ERT_CMD_STATE_SUBMITTED", "ERT_CMD_STATE_RUNNING")
+
+
+def kernel_size_text(log_n: int, n_points: int) -> str:
+    """What the report says of a run of n_points on a kernel that ran 2^log_n points: "2^18 points,
+    native" or "2^8 points (2^5 zero-padded by the host)"."""
+    if n_points == 1 << log_n:
+        return f"2^{log_n} points, native"
+    return f"2^{log_n} points (2^{n_points.bit_length() - 1} zero-padded by the host)"
 
 
 class _Call:
@@ -201,7 +220,8 @@ class XrtBackend(Backend):
       takes the defaults (without the ID block a self-test transform confirms them);
     - xclbin: path; default :func:`default_xclbin`;
     - pyxrt_module: the pyxrt module to use (tests pass :class:`sim.fake_pyxrt.FakePyxrt`);
-    - layout: an HbmLayout instance; default ``hw.model.layout.HbmLayout(params)``;
+    - layout: an HbmLayout instance used for runs of its size (``layout.log_n``); every size uses
+      ``hw.model.layout.HbmLayout(params, log_n)`` by default;
     - timeout_s: kernel wait timeout; default 10 s on a card, unlimited under XCL_EMULATION_MODE;
     - progress: None (stderr from 2^20 points on), False, or a callable taking one line.
     """
@@ -235,8 +255,12 @@ class XrtBackend(Backend):
         self._progress_opt = progress
         self.device_index = device
         self._bos = {}
-        self._last_run: tuple[int, bool] | None = None     # (n, inverse) of the last run, for locate()
+        self._last_run: tuple[int, bool, HbmLayout] | None = None   # (n, inverse, layout), for locate()
         self._views: dict[int, np.ndarray] = {}
+        #: the layout the buffers in _bos are sized for (None: no buffers)
+        self.layout: HbmLayout | None = None
+        #: log2 of the size the kernel transformed in the last run (None before the first)
+        self.kernel_log_n: int | None = None
         self._stuck_run = None          # a run that timed out and may still be running
 
         with _Call(DeviceOpenFailed, f"device {device}: cannot open"):
@@ -254,9 +278,12 @@ class XrtBackend(Backend):
         self._sidecar: BuildParams | None = None
         self.params = self._identify(params, xb)
         self.rmap = R.RegisterMap(self.params)
-        self.layout = layout if layout is not None else self._default_layout(self.params)
+        self._layouts: dict[int, HbmLayout] = {}
+        if layout is not None:
+            if not isinstance(layout, HbmLayout) or layout.params != self.params:
+                raise TypeError(f"layout: expected an HbmLayout of the {self.params.tag()} build")
+            self._layouts[layout.log_n] = layout
         self._windows = self._channel_windows(xb)
-        self._allocate()
         if not self._id_read:
             self._self_test()
         self.report.update({"Device": f"{device}", "xclbin": str(self.xclbin_path),
@@ -264,13 +291,16 @@ class XrtBackend(Backend):
 
     # -- setup -------------------------------------------------------------------------------------
 
-    @staticmethod
-    def _default_layout(params):
-        try:
-            from hw.model.layout import HbmLayout
-        except ImportError as e:
-            raise XrtError(f"hw.model.layout is not available ({e})") from e
-        return HbmLayout(params)
+    def layout_for(self, log_n: int) -> HbmLayout:
+        """The HBM placement of a native run of 2^log_n points (built once per size)."""
+        if log_n not in self._layouts:
+            self._layouts[log_n] = HbmLayout(self.params, log_n)
+        return self._layouts[log_n]
+
+    def kernel_size(self, n_points: int) -> int:
+        """log2 of the size the kernel runs for n_points (a supported size): log2(n_points) when native,
+        else (below the native range) ``params.min_log_n``, the size the host zero-pads to."""
+        return max(n_points.bit_length() - 1, self.params.min_log_n)
 
     def _read_id(self) -> dict[str, int] | None:
         reader = getattr(self._kernel, "read_register", None)
@@ -298,9 +328,11 @@ class XrtBackend(Backend):
             if got != want:
                 raise IdentityMismatch(f"xclbin {self.xclbin_path}: the kernel was built with {got}, "
                                        f"expected {want}")
+            self._check_native_range(ids, params)
             self.report["Identity"] = (f"ID block: MAGIC 0x{ids['MAGIC']:08X} VERSION {ids['VERSION']} "
                                        f"LANES {ids['LANES']} LOG_CORE {ids['LOG_CORE']} "
-                                       f"CHANNELS {ids['CHANNELS']}")
+                                       f"CHANNELS {ids['CHANNELS']}"
+                                       + "".join(f" {name} {ids[name]}" for name in _RANGE_IDS if name in ids))
             self._id_read = True
             return params
         self._sidecar = self._sidecar_params()
@@ -317,28 +349,79 @@ class XrtBackend(Backend):
                                    "a known input; this pyxrt cannot read registers")
         return params
 
+    def _check_native_range(self, ids: dict[str, int], params: BuildParams) -> None:
+        """The native sizes the ID block reports (MIN_LOG_N, MAX_LOG_N, where the register map has them)
+        must be the build's: the host runs every size in that range natively, so a kernel that rejects
+        some of them (a bitstream from before run-time sizes reads 0 there) is refused at open."""
+        for name, want in zip(_RANGE_IDS, (params.min_log_n, params.max_log_n)):
+            if name in ids and ids[name] != want:
+                raise IdentityMismatch(f"xclbin {self.xclbin_path}: {name} reads {ids[name]}, but a "
+                                       f"{params.tag()} build transforms 2^{params.min_log_n} .. "
+                                       f"2^{params.max_log_n} points natively (a kernel built before "
+                                       "run-time sizes? rebuild the xclbin)")
+
     def _self_test(self) -> None:
-        """Without the ID block: transform the impulse at index 1 (its NTT is w_N^k, N distinct values)
-        and require the exact result, so a kernel built with other lanes or k is named before user data
-        runs (the argument count only tells the channel count)."""
+        """Without the ID block, two runs name a kernel built with other lanes or k before user data runs
+        (the argument count only tells the channel count):
+
+        1. the impulse at index 1 at the largest size 2^(2k) (its NTT is w_N^k, N distinct values) must
+           come back exact: a kernel with other lanes places the points elsewhere, one with a smaller k
+           rejects the size;
+        2. a start with log_n = 2k + 1 must leave memory untouched (STATUS.bad_size): a kernel with a
+           larger k transforms that size, and every size it shares with this build it places and
+           transforms exactly as this build would, so step 1 cannot tell it. Not needed at k = 12."""
         native = self.params.n_points
         x = np.zeros(native, dtype=np.uint64)
         x[1] = 1
         want = F.powers(F.root_of_unity(native), native)
+        tag = self.params.tag()
+        hint = ("pass the parameters the xclbin was built with" if self._sidecar is None else
+                f"{self._sidecar_path()} says {self._sidecar.tag()}")
         try:
-            y = self.run(x)
+            bad = int(np.count_nonzero(self.run(x) != want))
+            changed = 0 if bad else self._larger_size_probe()
         except (KernelTimeout, KernelFailed) as e:
             self.close()                         # keeps the buffers if the run may still be going
             raise IdentityMismatch(f"xclbin {self.xclbin_path}: a self-test transform of a known input did "
-                                   f"not complete ({e}); is the kernel built for {self.params.tag()}?") from e
-        bad = int(np.count_nonzero(y != want))
+                                   f"not complete ({e}); is the kernel built for {tag}?") from e
         if bad:
             self.close()
-            hint = ("pass the parameters the xclbin was built with" if self._sidecar is None else
-                    f"{self._sidecar_path()} says {self._sidecar.tag()}")
-            raise IdentityMismatch(f"xclbin {self.xclbin_path}: the kernel is not a {self.params.tag()} "
+            raise IdentityMismatch(f"xclbin {self.xclbin_path}: the kernel is not a {tag} "
                                    f"build: a self-test transform of a known input came back with {bad} of "
                                    f"{native} points wrong (this pyxrt cannot read the ID registers; {hint})")
+        if changed:
+            self.close()
+            raise IdentityMismatch(f"xclbin {self.xclbin_path}: the kernel is not a {tag} build: it "
+                                   f"transformed 2^{self.params.max_log_n + 1} points, which a {tag} build "
+                                   f"rejects (built with a larger k? this pyxrt cannot read the ID "
+                                   f"registers; {hint})")
+        for key in ("Kernel size", "Host work"):        # the report speaks of the user's runs
+            self.report.pop(key, None)
+        self.kernel_log_n = self._last_run = None
+
+    def _larger_size_probe(self) -> int:
+        """Start a run of 2^(2k+1) points, which this build rejects without touching memory, in buffers
+        large enough for a kernel that does transform it; returns how many words of them changed (0
+        also at k = 12, where no build transforms more)."""
+        p = self.params
+        if p.log_core >= 12:
+            return 0
+        layout = HbmLayout(replace(p, log_core=p.log_core + 1), p.max_log_n + 1)
+        self._allocate(layout)
+        pattern = np.uint64(0x0123_4567_89AB_CDEF)   # any transform of it differs (its X[0] is N x it)
+        sync = self._xrt.xclBOSyncDirection
+        for ch, view in self._views.items():
+            view[:] = pattern
+            with _Call(TransferFailed, f"{R.pointer_arg(ch)}: sync to device"):
+                self._bos[ch].sync(sync.XCL_BO_SYNC_BO_TO_DEVICE, layout.channel_bytes, 0)
+        self._start_and_wait(layout)
+        changed = 0
+        for ch, view in self._views.items():
+            with _Call(TransferFailed, f"{R.pointer_arg(ch)}: sync from device"):
+                self._bos[ch].sync(sync.XCL_BO_SYNC_BO_FROM_DEVICE, layout.channel_bytes, 0)
+            changed += int(np.count_nonzero(view != pattern))
+        self._free_buffers()
+        return changed
 
     def _sidecar_path(self) -> Path:
         return self.xclbin_path.parent / "build_params.json"
@@ -363,9 +446,15 @@ class XrtBackend(Backend):
             return {}
         return windows
 
-    def _allocate(self) -> None:
+    def _allocate(self, layout: HbmLayout) -> None:
+        """Buffers sized for ``layout``'s run: the current ones when they are (same size), else the
+        old ones are freed first and new ones allocated (never while a run may still use them: run()
+        refuses to go on past a run that timed out)."""
+        if self.layout is layout and len(self._bos) == len(self.rmap.pointer_args):
+            return
+        self._free_buffers()
         self._groups: dict[int, int] = {}
-        nbytes = int(self.layout.channel_bytes)
+        nbytes = int(layout.channel_bytes)
         flags = self._xrt.bo.normal
         for a in self.rmap.pointer_args:
             with _Call(BufferAllocFailed, f"{a.name}: allocating {nbytes} bytes on {a.port}'s bank"):
@@ -375,6 +464,13 @@ class XrtBackend(Backend):
             self._bos[a.channel] = bo
             self._views[a.channel] = view
             self._groups[a.channel] = group
+        self.layout = layout
+
+    def _free_buffers(self) -> None:
+        """Drop the buffers (pyxrt frees a buffer's device memory with its last reference)."""
+        self.layout = None
+        self._views.clear()
+        self._bos.clear()
 
     # -- running -----------------------------------------------------------------------------------
 
@@ -408,38 +504,41 @@ class XrtBackend(Backend):
         reason = self.supports(n)
         if reason:
             raise UnsupportedSize(reason)
-        native = self.params.n_points
+        log_n = self.kernel_size(n)
+        layout = self.layout_for(log_n)
+        native = layout.n_points
         sink = self._sink(native)
         sync = self._xrt.xclBOSyncDirection
 
         t0 = time.perf_counter()
+        self._allocate(layout)
         if n < native:
             padded = np.zeros(native, dtype=np.uint64)
             padded[:n] = x
             x = padded
-        self.layout.scatter_into(x, self._views, "input")      # straight into the mapped buffers
-        chans = list(self.layout.buffer_channels("input"))
+        layout.scatter_into(x, self._views, "input")      # straight into the mapped buffers
+        chans = list(layout.buffer_channels("input"))
         t_scatter = time.perf_counter() - t0
         prog = _Progress("to-device", len(chans), sink)
         prog.note(f"scattered {native} points over {len(chans)} channels in {t_scatter:.2f} s")
-        nbytes = self.layout.points_per_channel * 8
+        nbytes = layout.channel_bytes
         for i, ch in enumerate(chans):
             with _Call(TransferFailed, f"{R.pointer_arg(ch)}: sync to device"):
                 self._bos[ch].sync(sync.XCL_BO_SYNC_BO_TO_DEVICE, nbytes, 0)
             prog.step(i + 1, nbytes)
         t1 = time.perf_counter()
 
-        self._start_and_wait()
+        self._start_and_wait(layout)
         t2 = time.perf_counter()
 
-        chans = list(self.layout.write_channels(2))
+        chans = list(layout.write_channels(2))
         prog = _Progress("from-device", len(chans), sink)
         for i, ch in enumerate(chans):
             with _Call(TransferFailed, f"{R.pointer_arg(ch)}: sync from device"):
                 self._bos[ch].sync(sync.XCL_BO_SYNC_BO_FROM_DEVICE, self._views[ch].size * 8, 0)
             prog.step(i + 1, self._views[ch].size * 8)
         t_sync_back = time.perf_counter() - t2
-        y = self.layout.gather_from(self._views, "output")       # a new array, not a view of a buffer
+        y = layout.gather_from(self._views, "output")       # a new array, not a view of a buffer
         t_gather = time.perf_counter() - t2 - t_sync_back
         prog.note(f"gathered {native} points in {t_gather:.2f} s")
         if n < native:
@@ -450,24 +549,27 @@ class XrtBackend(Backend):
         self.timings = {"to-device": t1 - t0, "kernel": t2 - t1, "from-device": t3 - t2}
         self.report["Host work"] = (f"scatter {t_scatter * 1e3:.1f} ms, gather {t_gather * 1e3:.1f} ms "
                                     f"(the rest of to-/from-device is buffer copies and DMA)")
-        self._last_run = (n, inverse)
+        self.report["Kernel size"] = kernel_size_text(log_n, n)
+        self.kernel_log_n = log_n
+        self._last_run = (n, inverse, layout)
         return y
 
     def locate(self, index: int) -> str | None:
         """Where output point ``index`` of the last run sat in HBM: the kernel's output element it was
-        read from (for the inverse, the forward output -index mod n; for a zero-padded size, every
-        (native/n)-th one)."""
+        read from (for the inverse, the forward output -index mod n; for a size zero-padded to N, every
+        (N/n)-th one), placed as the run's layout says."""
         if self._last_run is None:
             return None
-        n, inverse = self._last_run
+        n, inverse, layout = self._last_run
         k = (-index) % n if inverse else index
-        channel, offset = self.layout.place("output", np.array([k * (self.params.n_points // n)]))
+        channel, offset = layout.place("output", np.array([k * (layout.n_points // n)]))
         return f"HBM channel {int(channel[0])}, byte 0x{int(offset[0]):x}"
 
-    def _start_and_wait(self) -> None:
-        """Check the pointers, start one run, wait for it within the timeout, check STATUS."""
-        self._check_pointers()
-        log_n = self.params.log_n
+    def _start_and_wait(self, layout: HbmLayout) -> None:
+        """Check the pointers, start one run of ``layout``'s size, wait for it within the timeout, check
+        STATUS."""
+        self._check_pointers(layout)
+        log_n = layout.log_n
         with _Call(KernelFailed, "starting the kernel"):
             run = self._xrt.run(self._kernel)
             run.set_arg(self.rmap.arg("log_n").index, log_n)
@@ -484,15 +586,18 @@ class XrtBackend(Backend):
             raise
         waited = time.perf_counter() - t0
         name = getattr(state, "name", str(state))
+        if state != self._xrt.ert_cmd_state.ERT_CMD_STATE_COMPLETED and name in _UNFINISHED:
+            self._stuck_run = run
+            limit = "no limit" if self.timeout_s is None else f"limit {self.timeout_s:g} s"
+            note = self._status_note()
+            raise KernelTimeout(f"the kernel did not finish: still {name} after {waited:.1f} s ({limit})"
+                                f"{note}; pyxrt cannot abort a run, so its buffers stay allocated and "
+                                "this backend refuses new runs until it completes (reset the card with "
+                                "`xbutil reset` if it never does)", waited=waited, status=note)
+        # The run is over: drop it, as it holds its buffer arguments (a traceback keeps this frame, and
+        # the buffers of the next size must not have to go around the old ones).
+        del run
         if state != self._xrt.ert_cmd_state.ERT_CMD_STATE_COMPLETED:
-            if name in _UNFINISHED:
-                self._stuck_run = run
-                limit = "no limit" if self.timeout_s is None else f"limit {self.timeout_s:g} s"
-                note = self._status_note()
-                raise KernelTimeout(f"the kernel did not finish: still {name} after {waited:.1f} s ({limit})"
-                                    f"{note}; pyxrt cannot abort a run, so its buffers stay allocated and "
-                                    "this backend refuses new runs until it completes (reset the card with "
-                                    "`xbutil reset` if it never does)", waited=waited, status=note)
             raise KernelFailed(f"the kernel run ended in state {name} after {waited:.1f} s"
                                f"{self._status_note()}")
         status = self._read_status()
@@ -547,11 +652,12 @@ class XrtBackend(Backend):
                                 "reset`) and open it again")
         self._stuck_run = None
 
-    def _check_pointers(self) -> None:
-        """Every buffer: aligned to the beat and to the longest burst (no burst crosses 4 KiB), inside
-        the HBM pseudo-channel its master is wired to, large enough, overlapping no other (BadPointer)."""
-        align = max(self.layout.burst_beats, self.layout.unit_beats) * BEAT_BYTES
-        need = int(self.layout.channel_bytes)
+    def _check_pointers(self, layout: HbmLayout) -> None:
+        """Every buffer: aligned to the beat and to the longest burst of ``layout``'s run (no burst
+        crosses 4 KiB), inside the HBM pseudo-channel its master is wired to, large enough for the run,
+        overlapping no other (BadPointer)."""
+        align = max(layout.burst_beats, layout.unit_beats) * BEAT_BYTES
+        need = int(layout.channel_bytes)
         spans = []
         for a in self.rmap.pointer_args:
             bo = self._bos[a.channel]
@@ -564,7 +670,8 @@ class XrtBackend(Backend):
                 raise BadPointer(f"{where}: not aligned to {align} bytes, so a {align}-byte DMA burst would "
                                  f"cross a {PAGE_BYTES}-byte boundary (AXI forbids it)")
             if size < need:
-                raise BadPointer(f"{where}: {size} bytes, the layout needs {need}")
+                raise BadPointer(f"{where}: {size} bytes, the layout of a 2^{layout.log_n}-point run "
+                                 f"needs {need}")
             group = self._groups.get(a.channel, a.channel)
             base, span = self._windows.get(group, (group * CHANNEL_WINDOW_BYTES, CHANNEL_WINDOW_BYTES))
             if not (base <= addr and addr + need <= base + span):
@@ -583,7 +690,6 @@ class XrtBackend(Backend):
         if self._stuck_run is not None and not card_reset:
             _STRANDED.append((self._stuck_run, dict(self._bos)))
         self._stuck_run = None
-        self._views.clear()
-        self._bos.clear()
+        self._free_buffers()
         self._kernel = None
         self._device = None

@@ -31,7 +31,7 @@ import numpy as np
 
 from hw.model import regmap as R
 from hw.model.params import BuildParams
-from hw.model.layout import BEAT_BYTES
+from hw.model.layout import BEAT_BYTES, HbmLayout
 from sim.hbm import HBM_DIR_PLUSARG, memory_file, read_dump_file, write_load_file
 from sim.kernel_harness import FILE_STEM
 from sim.scratch import scratch_dir
@@ -73,7 +73,9 @@ class SimulatedKernel:
 
     params, hbm (sim.kernel_model.HbmModel), layout: as for KernelModel.
     refresh / stalls: HBM refresh windows and random AXI stalls in the channel models.
-    cycle_budget: NTT cycles a run may take before the driver sees a timeout (default 8x ideal + 1M).
+    cycle_budget: NTT cycles every run may take before the driver sees a timeout; None (default): per run,
+    8 x ``params.ideal_cycles(log_n)`` of the run's size + 2^16 (see :meth:`budget_for`), so a small run
+    that hangs is caught quickly. ``run_budget`` is the budget of the last run started.
     progress: callable(str) for build/run progress lines (default: stderr).
     """
 
@@ -85,7 +87,11 @@ class SimulatedKernel:
         self.hbm = hbm
         self.layout = layout
         self.rmap = R.RegisterMap(params)
-        self.cycle_budget = cycle_budget or 8 * 2 * params.cycles_per_pass + (1 << 20)
+        self.cycle_budget = cycle_budget
+        #: bytes each HBM channel model holds from its window's start (the harness's default depth)
+        self.channel_bytes = HbmLayout(params).channel_bytes
+        self.run_budget = self.budget_for(params.max_log_n)
+        self._log_n_arg = 0                 # the log_n argument as last written
         self.progress = progress or (lambda line: print(line, file=sys.stderr, flush=True))
         self.last_ntt_cycles: int | None = None
         #: wall seconds of the last phases: "start" (build + simulator start), "preload", "kernel", "read-back"
@@ -170,9 +176,21 @@ class SimulatedKernel:
         (value,) = self._call("read", offset)
         return value
 
+    def budget_for(self, log_n: int) -> int:
+        """NTT cycles a run with argument log_n may take: ``cycle_budget`` when set, else 8 x the
+        ideal cycles of 2^log_n points + 2^16 (2^16 alone for a size the kernel rejects at once)."""
+        if self.cycle_budget is not None:
+            return self.cycle_budget
+        p = self.params
+        ideal = p.ideal_cycles(log_n) if p.min_log_n <= log_n <= p.max_log_n else 0
+        return 8 * ideal + (1 << 16)
+
     def write(self, offset: int, value: int) -> None:
+        if offset == self.rmap.arg("log_n").offset:
+            self._log_n_arg = value & 0xFFFF_FFFF
         starting = offset == R.CTRL and value & R.CTRL_AP_START and not self._running
         if starting:
+            self.run_budget = self.budget_for(self._log_n_arg)
             self._push_memory()
         self._call("write", offset, value & 0xFFFF_FFFF)
         if starting:
@@ -220,6 +238,11 @@ class SimulatedKernel:
         t0 = time.monotonic()
         nbytes = 0
         for ch, chunks in self._by_channel().items():
+            for beat, buf in chunks:
+                if beat * BEAT_BYTES + buf.size > self.channel_bytes:
+                    raise SimulationError(f"HBM[{ch}]: a buffer at byte 0x{beat * BEAT_BYTES:x} ({buf.size} "
+                                          f"bytes) lies beyond the {self.channel_bytes} bytes the simulated "
+                                          "channel holds")
             nbytes += write_load_file(self._file(ch, "load"), chunks)
         self._call("load")
         self.timings["preload"] = time.monotonic() - t0
@@ -248,12 +271,12 @@ class SimulatedKernel:
 
     def _finish_run(self):
         t0 = time.monotonic()
-        idle, cycles, err = self._call("wait_idle", self.cycle_budget)
+        idle, cycles, err = self._call("wait_idle", self.run_budget)
         if err:
             raise SimulationError(f"HBM model protocol errors (per channel): {err}")
         if not idle:
             self.hung = True                         # ap_done stays 0: the driver times out
-            self.progress(f"[cosim] the kernel is still busy after its budget of {self.cycle_budget} "
+            self.progress(f"[cosim] the kernel is still busy after its budget of {self.run_budget} "
                           "NTT cycles")
             return
         self._running = False

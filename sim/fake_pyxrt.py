@@ -4,7 +4,8 @@ It implements the part of XRT's published stub (``src/python/pybind11/pyxrt.pyi`
 with the same names and calling conventions: ``device(index)``, ``device.load_xclbin``,
 ``xclbin(path)`` (``get_kernels``, ``get_mems``, ``get_uuid``, ``get_xsa_name``),
 ``kernel(device, uuid, name[, cu_access_mode])`` with ``group_id``, ``bo(device, nbytes, bo.normal,
-group)`` with ``map``/``sync``/``address``/``size``/``read``/``write``, ``run(kernel)`` with
+group)`` with ``map``/``sync``/``address``/``size``/``read``/``write`` (its device memory is freed when
+the last reference goes, as XRT does; ``calls`` records ``bo(...)`` and ``free(...)``), ``run(kernel)`` with
 ``set_arg``/``start``/``wait``/``state`` (no ``abort``: the stub declares none), and the
 ``xclBOSyncDirection`` and ``ert_cmd_state`` enums. Errors are raised as ``RuntimeError`` like
 pybind11's translation of XRT's C++ exceptions.
@@ -79,9 +80,11 @@ class FakePyxrt:
 
     Knobs (for tests): ``devices`` (how many cards), ``hang`` (the kernel never finishes),
     ``read_register`` (offer kernel.read_register), ``id_overrides`` (corrupt ID registers),
-    ``bank_bytes`` (HBM pseudo-channel size), ``layout_factory`` (params -> HbmLayout; defaults to
-    hw.model.layout.HbmLayout), ``kernel_factory`` ((params, hbm, layout) -> the kernel behind the
-    control registers; defaults to KernelModel). After a run, ``machine.kernel_model`` and ``machine.hbm`` are the models.
+    ``bank_bytes`` (HBM pseudo-channel size), ``layout_factory`` (params -> the HbmLayout of the build's
+    largest size; defaults to hw.model.layout.HbmLayout; the kernel model places every other size with
+    ``HbmLayout(params, log_n)``), ``kernel_factory`` ((params, hbm, layout) -> the kernel behind the
+    control registers; defaults to KernelModel). After a run, ``machine.kernel_model`` and
+    ``machine.hbm`` are the models.
     """
 
     XCL_BO_FLAGS_NONE = 0
@@ -288,12 +291,24 @@ class _Bo:
         m.calls.append(f"bo({nbytes}, group {group})")
         if device.loaded is None:
             raise RuntimeError("No xclbin loaded")
+        self._hbm = None
         try:
             self._address = m.hbm.allocate(int(group), int(nbytes))
         except MemoryFault as e:
             raise RuntimeError(f"bad_alloc: {e}") from None
+        self._hbm = m.hbm
         self._size = int(nbytes)
         self._host = np.zeros(self._size, dtype=np.uint8)
+
+    def __del__(self):
+        # XRT frees a buffer object's device memory when the last reference to it goes.
+        hbm, self._hbm = getattr(self, "_hbm", None), None
+        if hbm is not None:
+            try:
+                hbm.free(self._address)
+                self._machine.calls.append(f"free({self._size}, group {hbm.bank_of(self._address)})")
+            except Exception:           # interpreter shutdown: nothing left to give back to
+                pass
 
     def map(self):
         return memoryview(self._host)

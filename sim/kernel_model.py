@@ -3,13 +3,17 @@
 :class:`KernelModel` decodes the control space exactly as :mod:`hw.model.regmap` defines it
 (ap_ctrl_hs start/done/idle/ready, GIER/IER/ISR, the log_n and hbm_NN arguments, the ID block with
 STATUS.bad_size and STATUS.axi_*, set through :meth:`KernelModel.axi_error` as the RTL's DMA reports an
-AXI error response) and, when started, runs the transform with the golden model on the points it finds at
-the hbm_NN base addresses, placed as :class:`hw.model.layout.HbmLayout` says:
+AXI error response) and, when started, runs the transform of N = 2^log_n points (any log_n in the build's
+native range ``params.min_log_n .. params.max_log_n``; sizes switch from run to run) with the golden model
+on the points it finds at the hbm_NN base addresses, placed as :class:`hw.model.layout.HbmLayout` of that
+size says (``HbmLayout(params, log_n)``; it reads and writes only the run's N/R points per channel):
 
 - input x from the channels ``layout.read_channels(1)`` (buffer "input"),
 - the pass-1 state to ``layout.write_channels(1)`` (buffer "state"; exact up to 2^16 points, a scratch
   pattern above, where the model computes X with the fast golden NTT instead of pass by pass),
 - the output X to ``layout.write_channels(2)`` (buffer "output", over the input).
+
+A log_n outside the native range finishes at once with STATUS.bad_size and touches no memory.
 
 Each master may only touch its own HBM pseudo-channel (the link's ``sp=mNN_axi:HBM[NN]``); an address
 outside it, or outside any allocated buffer, is a fault: the model then never raises ap_done, the way a
@@ -21,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from hw.model import fourstep, ntt as ntt_model, regmap as R
-from hw.model.layout import CHANNEL_WINDOW_BYTES
+from hw.model.layout import CHANNEL_WINDOW_BYTES, HbmLayout
 from hw.model.params import BuildParams
 
 __all__ = ["HbmModel", "KernelModel", "MemoryFault", "BANK_BYTES"]
@@ -40,14 +44,14 @@ class MemoryFault(RuntimeError):
 
 class HbmModel:
     """Device memory: ``banks`` pseudo-channels, bank b at addresses [b * BANK_BYTES, (b+1) * BANK_BYTES).
-    Only allocated buffers are backed by storage."""
+    Only allocated buffers are backed by storage; :meth:`free` gives a buffer's range back (first fit, on
+    page boundaries, like XRT's allocator)."""
 
     def __init__(self, banks: int, bank_bytes: int = BANK_BYTES):
         if not isinstance(banks, int) or banks < 1:
             raise ValueError(f"banks: expected a positive int, got {banks!r}")
         self.banks = banks
         self.bank_bytes = bank_bytes
-        self._next = [0] * banks
         self._buffers: dict[int, np.ndarray] = {}          # base address -> uint8 storage
 
     def allocate(self, bank: int, nbytes: int) -> int:
@@ -55,14 +59,29 @@ class HbmModel:
             raise MemoryFault(f"bank: no memory bank {bank} (the device has {self.banks})")
         if nbytes < 1:
             raise MemoryFault(f"nbytes: cannot allocate {nbytes} bytes")
-        start = self._next[bank]
-        if start + nbytes > self.bank_bytes:
-            raise MemoryFault(f"bank {bank}: out of memory ({nbytes} bytes requested, "
-                              f"{self.bank_bytes - start} free)")
-        self._next[bank] = -(-(start + nbytes) // _ALIGN) * _ALIGN
-        address = bank * self.bank_bytes + start
-        self._buffers[address] = np.zeros(nbytes, dtype=np.uint8)
-        return address
+        lo = bank * self.bank_bytes
+        taken = sorted((a, -(-(a + b.size) // _ALIGN) * _ALIGN) for a, b in self._buffers.items()
+                       if lo <= a < lo + self.bank_bytes)
+        start, free = lo, 0
+        for a, end in taken + [(lo + self.bank_bytes, None)]:
+            free = max(free, a - start)
+            if a - start >= nbytes:
+                break
+            start = end if end is not None else start
+        else:
+            raise MemoryFault(f"bank {bank}: out of memory ({nbytes} bytes requested, at most {free} free "
+                              f"in one piece)")
+        self._buffers[start] = np.zeros(nbytes, dtype=np.uint8)
+        return start
+
+    def free(self, address: int) -> None:
+        """Release the buffer allocated at ``address``."""
+        if self._buffers.pop(address, None) is None:
+            raise MemoryFault(f"address 0x{address:x}: no buffer allocated there")
+
+    def allocated_bytes(self, bank: int | None = None) -> int:
+        """Bytes held by live buffers (in ``bank``, or in all banks)."""
+        return sum(b.size for a, b in self._buffers.items() if bank is None or self.bank_of(a) == bank)
 
     def buffers(self) -> dict[int, np.ndarray]:
         """Every allocated buffer: base address -> its bytes (a live uint8 array)."""
@@ -99,7 +118,11 @@ class KernelModel:
         self.params = params
         self.rmap = R.RegisterMap(params)
         self.hbm = hbm
-        self.layout = layout
+        self.layout = layout            # the largest size's placement (None: HbmLayout(params))
+        #: HbmLayout per log_n, built when a run of that size first starts
+        self._layouts = {} if layout is None else {layout.log_n: layout}
+        #: log_n of the last completed run (None before the first)
+        self.last_log_n: int | None = None
         self.hang = hang
         self.fault: MemoryFault | None = None
         self.runs = 0
@@ -182,31 +205,43 @@ class KernelModel:
         if self.hang:
             return
         log_n = self.arg_value("log_n")
-        # Until the HBM layout places 2^log_n < 2^(2k) points (issue 13), this model, like hw/kernel.py,
-        # runs the largest native size only, although the register map advertises the whole range.
-        if log_n != self.params.max_log_n:
+        if not self.native(log_n):
             self._status |= R.STATUS_BAD_SIZE       # finish at once, memory untouched
         else:
             self._status &= ~R.STATUS_BAD_SIZE
             try:
-                self._transform()
+                self._transform(log_n)
             except MemoryFault as e:
                 self.fault = e                     # an AXI error: the kernel never finishes
                 return
+            self.last_log_n = log_n
         self.runs += 1
         self._idle, self._done = True, True
         if self._ier & R.IER_DONE:
             self._isr |= R.ISR_DONE
 
-    def _channel_words(self, ch: int) -> np.ndarray:
-        base = self.arg_value(R.pointer_arg(ch))
-        return self.hbm.view(base, self.layout.channel_bytes, bank=ch).view(np.uint64)
+    def native(self, log_n: int) -> bool:
+        """Whether the kernel transforms 2^log_n points natively (else: STATUS.bad_size)."""
+        return self.params.min_log_n <= log_n <= self.params.max_log_n
 
-    def _transform(self) -> None:
-        n, lay = self.params.n_points, self.layout
+    def layout_for(self, log_n: int) -> HbmLayout:
+        """The placement of a run of 2^log_n points (kept per size)."""
+        if log_n not in self._layouts:
+            self._layouts[log_n] = HbmLayout(self.params, log_n)
+        return self._layouts[log_n]
+
+    def _channel_words(self, ch: int, lay: HbmLayout) -> np.ndarray:
+        """The run's part of channel ``ch``: the layout's bytes from the hbm_NN base address (a
+        MemoryFault when they leave the master's channel or the buffer there)."""
+        base = self.arg_value(R.pointer_arg(ch))
+        return self.hbm.view(base, lay.channel_bytes, bank=ch).view(np.uint64)
+
+    def _transform(self, log_n: int) -> None:
+        lay = self.layout_for(log_n)
+        n = lay.n_points
         zeros = np.zeros(lay.channel_bytes // 8, dtype=np.uint64)
         reads = set(lay.read_channels(1))       # the pass-1 masters only ever read these
-        x = lay.gather([self._channel_words(ch) if ch in reads else zeros
+        x = lay.gather([self._channel_words(ch, lay) if ch in reads else zeros
                         for ch in range(self.params.channels)], buffer="input")
         if n <= _EXACT_STATE_MAX_POINTS:
             state = fourstep.pass1(x, 1 << lay.rows_log("input"))                          # state[n2, k1]
@@ -219,4 +254,4 @@ class KernelModel:
                                       ("output", out, lay.write_channels(2))):
             placed = lay.scatter(values, buffer=buffer)
             for ch in chans:
-                self._channel_words(ch)[:] = placed[ch]
+                self._channel_words(ch, lay)[:] = placed[ch]

@@ -217,7 +217,7 @@ def open_fake_xrt(tmp_path, params, timeout_s=5.0, **knobs):
 
 
 def test_xrt_backend_is_bit_identical_with_the_model(tmp_path):
-    params = BuildParams(lanes=4, log_core=3, channels=4)        # native N = 64: 16 is zero-padded
+    params = BuildParams(lanes=4, log_core=3, channels=4)        # native 2^4 .. 2^6: 16 and 64 both native
     x = rand_points((2, 16), seed=12)
     values = rand_points(16, seed=13)
     with nantucket.open("model") as dev:
@@ -232,6 +232,24 @@ def test_xrt_backend_is_bit_identical_with_the_model(tmp_path):
         assert dev.transfers["to-device"] == 6 * 16 * 8 + 64 * 8
     for e, g, what in zip(expected, got, ["coset nr", "round trip", "rr", "lde"]):
         assert np.array_equal(e, g), what
+
+
+def test_xrt_device_runs_each_size_natively_and_reports_it(tmp_path):
+    """Rows of 2^5 and 2^6 and 2^2 points on one device (native 2^4 .. 2^6): each right, the backend's
+    report and kernel_log_n name the size the kernel ran, the kernel's log_n argument agrees."""
+    params = BuildParams(lanes=4, log_core=3, channels=4)
+    fake, dev = open_fake_xrt(tmp_path, params)
+    with dev:
+        for log_n, ran, text in ((5, 5, "2^5 points, native"), (6, 6, "2^6 points, native"),
+                                 (2, 4, "2^4 points (2^2 zero-padded by the host)"),
+                                 (5, 5, "2^5 points, native")):
+            x = rand_points((2, 1 << log_n), seed=log_n)
+            a = dev.asarray(x)
+            dev.ntt(a, inverse=log_n == 6)
+            with nantucket.open("model") as model:
+                assert np.array_equal(a.numpy(), model.ntt(model.asarray(x), inverse=log_n == 6).numpy())
+            assert dev.backend.kernel_log_n == ran == fake.kernel_model.arg_value("log_n")
+            assert dev.backend.report["Kernel size"] == text
 
 
 def test_size_the_device_cannot_take_is_refused_before_anything_runs(tmp_path):

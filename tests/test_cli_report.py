@@ -219,3 +219,73 @@ def test_device_error_is_exit_3_naming_the_log(pair, capfd, monkeypatch):
     assert err.count("\n") == 1 and err.startswith("nantucket: device error: ") and "device log: " in err
     log = err.split("device log: ")[1].rstrip(")\n")
     assert "something broke" in open(log).read()
+
+
+# -- the sim backend's report of the size the kernel ran (its kernel stubbed by the kernel model) ---------
+
+class _CountingKernel:
+    """sim.cosim.SimulatedKernel's interface over the register-level kernel model (no Verilator): a run
+    of 2^log_n points "takes" 3 x (2 x 2^log_n / 2L) NTT cycles."""
+
+    def __init__(self, params, hbm, layout, **_options):
+        from sim.kernel_model import KernelModel
+        self.model = KernelModel(params, hbm, layout)
+        self.params = params
+        self.last_ntt_cycles = None
+        self.run_budget = None
+
+    def read(self, offset):
+        value = self.model.read(offset)
+        if self.model.last_log_n is not None:
+            self.last_ntt_cycles = 3 * 2 * (1 << self.model.last_log_n) // (2 * self.params.lanes)
+        return value
+
+    def write(self, offset, value):
+        self.model.write(offset, value)
+
+    @property
+    def interrupt(self):
+        return self.model.interrupt
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("log_n, ran, size_text", [(6, 6, "2^6 points, native"),
+                                                   (8, 8, "2^8 points, native"),
+                                                   (3, 4, "2^4 points (2^3 zero-padded by the host)")])
+def test_sim_run_with_build_options_runs_a_smaller_size_natively(tmp_path, monkeypatch, capsys, log_n, ran,
+                                                                   size_text):
+    """`--lanes 4 --log-core 4 --channels 4` (native 2^4 .. 2^8): 2^6 runs natively on that build and
+    the report says so, with the cycle ratio against the ideal of the size that ran; --json carries it."""
+    import sim.cosim
+    monkeypatch.setattr(sim.cosim, "SimulatedKernel", _CountingKernel)
+    monkeypatch.chdir(tmp_path)
+    inp, exp = tmp_path / "in.txt", tmp_path / "exp.txt"
+    assert main(["points", str(log_n), str(inp), str(exp)]) == 0
+    capsys.readouterr()
+    build = ["--backend", "sim", "--lanes", "4", "--log-core", "4", "--channels", "4"]
+    assert main(["run", str(inp), str(exp), *build]) == 0
+    out = capsys.readouterr().out
+    ideal = 2 * (1 << ran) // 8                       # two passes of 2^ran points, 8 points per cycle
+    assert f"Kernel size....... {size_text}\n" in out
+    assert f"Kernel cycles..... {3 * ideal} NTT cycles (3.000 x the {ideal}-cycle ideal of 2^{ran} points)" in out
+    assert "Build params...... L4_k4_C4 (native sizes 2^4 .. 2^8)" in out and "TEST PASSED" in out
+    assert main(["run", str(inp), str(exp), *build, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["kernel_log_n"] == ran and report["device_report"]["Kernel size"] == size_text
+
+
+def test_sim_run_without_build_options_keeps_the_smallest_build(tmp_path, monkeypatch, capsys):
+    """No build options: the smallest build that holds the points (here 2^5: k = 3, native 2^4 .. 2^6),
+    on which the size runs natively."""
+    import sim.cosim
+    monkeypatch.setattr(sim.cosim, "SimulatedKernel", _CountingKernel)
+    monkeypatch.chdir(tmp_path)
+    inp, exp = tmp_path / "in.txt", tmp_path / "exp.txt"
+    assert main(["points", "5", str(inp), str(exp), "--inverse"]) == 0
+    capsys.readouterr()
+    assert main(["run", str(inp), str(exp), "--backend", "sim", "--inverse", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["device_report"]["Build params"].startswith("L4_k3_C4 ")
+    assert report["kernel_log_n"] == 5 and report["device_report"]["Kernel size"] == "2^5 points, native"

@@ -46,10 +46,14 @@ def test_every_kind(card):
 
 def test_smaller_size_and_inverse(card):
     p = card.params_for(0)
-    x = make_points(p.log_n - 2, "random", 11)       # zero-padded by the host driver
+    x = make_points(p.log_n - 2, "random", 11)       # native: the kernel runs log_n = 2k - 2
     assert np.array_equal(card.run(x), ntt.ntt(x))
+    assert card.kernel_log_n == p.log_n - 2
     y = make_points(p.log_n, "random", 12)
     assert np.array_equal(card.run(y, inverse=True), ntt.intt(y))
+    z = make_points(p.min_log_n - 1, "linear", 13)   # below the native range: zero-padded by the host
+    assert np.array_equal(card.run(z), ntt.ntt(z))
+    assert card.kernel_log_n == p.min_log_n
 
 
 def test_registers_and_interrupt(card):
@@ -76,13 +80,14 @@ def test_bad_size_is_rejected_without_touching_memory(card):
     p = card.params_for(0)
     k = card.kernel
     before = {a: b.copy() for a, b in k.hbm.buffers().items()}
-    k.write(R.ARGS_BASE, p.max_log_n + 1)             # past the native range
-    k.write(R.CTRL, R.CTRL_AP_START)
-    ctrl = k.read(R.CTRL)
-    assert ctrl & R.CTRL_AP_DONE and ctrl & R.CTRL_AP_IDLE
-    assert k.read(R.RegisterMap(p).id_offset("STATUS")) & R.STATUS_BAD_SIZE
-    for a, b in k.hbm.buffers().items():
-        assert np.array_equal(b, before[a]), f"buffer at 0x{a:x} was written by a rejected run"
+    for log_n in (p.max_log_n + 1, p.min_log_n - 1):  # outside the native range
+        k.write(R.ARGS_BASE, log_n)
+        k.write(R.CTRL, R.CTRL_AP_START)
+        ctrl = k.read(R.CTRL)
+        assert ctrl & R.CTRL_AP_DONE and ctrl & R.CTRL_AP_IDLE, log_n
+        assert k.read(R.RegisterMap(p).id_offset("STATUS")) & R.STATUS_BAD_SIZE, log_n
+        for a, b in k.hbm.buffers().items():
+            assert np.array_equal(b, before[a]), f"buffer at 0x{a:x} was written by a run of log_n = {log_n}"
     # the next good run clears the error
     x = make_points(p.log_n, "random", 31)
     assert np.array_equal(card.run(x), ntt.ntt(x))
@@ -199,3 +204,18 @@ def test_sizes_and_builds_the_simulated_card_cannot_run_are_refused_not_raised()
     assert "at most 2^24" in SimBackend().supports(1 << 25)
     assert "at least 4 lanes" in SimBackend(BuildParams(lanes=2, log_core=3, channels=4)).supports(64)
     assert SimBackend().supports(1 << 24) is None
+
+
+def test_the_cycle_budget_follows_the_size_of_each_run():
+    """8 x the ideal cycles of the run's size + 2^16, so a small run that hangs is caught in a small
+    budget; a set cycle_budget holds for every run; a rejected size gets 2^16."""
+    from types import SimpleNamespace
+    from sim.cosim import SimulatedKernel
+    p = BuildParams(lanes=16, log_core=12, channels=32)
+    kernel = SimpleNamespace(params=p, cycle_budget=None)
+    for log_n in (p.min_log_n, 18, p.max_log_n):
+        ideal = 2 * (1 << log_n) // 32                    # two passes, 32 points per NTT cycle
+        assert SimulatedKernel.budget_for(kernel, log_n) == 8 * ideal + (1 << 16)
+    assert SimulatedKernel.budget_for(kernel, p.max_log_n + 1) == 1 << 16
+    kernel.cycle_budget = 200
+    assert SimulatedKernel.budget_for(kernel, 18) == 200

@@ -74,11 +74,12 @@ def test_adapter_talks_to_xrt_like_a_card(tmp_path):
     layout = Layout(params)
     setup = list(fake.calls)
     assert setup[:3] == ["device(0)", "load_xclbin(nantucket.xclbin)", "kernel(nantucket)"]
-    assert [c for c in setup if c.startswith("bo(")] == \
-        [f"bo({layout.channel_bytes}, group {ch})" for ch in range(params.channels)]
+    assert not [c for c in setup if c.startswith("bo(")]        # buffers come with the first run's size
     fake.calls.clear()
     be.run(points(params.n_points))
     calls = fake.calls
+    assert [c for c in calls if c.startswith("bo(")] == \
+        [f"bo({layout.channel_bytes}, group {ch})" for ch in range(params.channels)]
     to_dev = [c for c in calls if "TO_DEVICE" in c]
     from_dev = [c for c in calls if "FROM_DEVICE" in c]
     assert to_dev == [f"sync(XCL_BO_SYNC_BO_TO_DEVICE, group {ch})" for ch in layout.read_channels(1)]
@@ -99,6 +100,7 @@ def test_a_missing_sync_gives_wrong_results(tmp_path):
     params = SMALL
     _, be = make(params, tmp_path)
     x = points(params.n_points)
+    assert np.array_equal(be.run(x), ntt_model.ntt(x))
     ch = list(Layout(params).read_channels(1))[0]
     be._bos[ch].sync = lambda *a: None
     assert not np.array_equal(be.run(x), ntt_model.ntt(x))
@@ -151,8 +153,9 @@ def test_timeout_and_named_errors(tmp_path):
     other = write_xclbin(tmp_path / "other.xclbin", params, kernel_name="vadd")
     with pytest.raises(X.KernelNotFound, match="nantucket"):
         X.XrtBackend(params, xclbin=other, pyxrt_module=FakePyxrt())
-    with pytest.raises(X.BufferAllocFailed, match="hbm_00") as e:
-        X.XrtBackend(params, xclbin=path, pyxrt_module=FakePyxrt(bank_bytes=64))
+    small_banks = X.XrtBackend(params, xclbin=path, pyxrt_module=FakePyxrt(bank_bytes=64))
+    with pytest.raises(X.BufferAllocFailed, match="hbm_00") as e:      # buffers come with the run
+        small_banks.run(points(params.n_points))
     assert isinstance(e.value.__cause__, RuntimeError)
     assert issubclass(X.XrtError, X.DeviceError)
 
@@ -237,14 +240,15 @@ def test_model_ap_ctrl_hs_semantics():
 def test_model_rejects_a_bad_size_without_touching_memory():
     km, hbm, layout, bases = _model()
     status = km.rmap.id_offset("STATUS")
-    out_ch = list(layout.write_channels(2))[0]
-    before = hbm.view(bases[out_ch], layout.channel_bytes).copy()
-    p = km.params
-    for bad in (p.min_log_n - 1, p.max_log_n + 1, 0, 1 << 31):     # outside the native range
-        km.write(km.rmap.arg("log_n").offset, bad)
+    for b in bases:
+        hbm.view(b, layout.channel_bytes)[:] = np.arange(layout.channel_bytes, dtype=np.uint8) | 1
+    before = {a: buf.copy() for a, buf in hbm.buffers().items()}
+    for log_n in (km.params.min_log_n - 1, km.params.max_log_n + 1, 0, 2**32 - 1):
+        km.write(km.rmap.arg("log_n").offset, log_n)
         km.write(R.CTRL, R.CTRL_AP_START)
-        assert km.read(R.CTRL) & R.CTRL_AP_DONE and km.read(status) == R.STATUS_BAD_SIZE, bad
-        assert np.array_equal(hbm.view(bases[out_ch], layout.channel_bytes), before)
+        assert km.read(R.CTRL) & R.CTRL_AP_DONE and km.read(status) == R.STATUS_BAD_SIZE, log_n
+        for a, buf in hbm.buffers().items():
+            assert np.array_equal(buf, before[a]), f"log_n = {log_n} wrote the buffer at 0x{a:x}"
     km.write(km.rmap.arg("log_n").offset, km.params.log_n)
     km.write(R.CTRL, R.CTRL_AP_START)
     assert km.read(status) == 0
@@ -365,6 +369,7 @@ def _bad(be, fake, match):
 def test_pointer_arguments_are_checked_before_starting(tmp_path, monkeypatch):
     params = SMALL
     fake, be = make(params, tmp_path)
+    be.run(points(params.n_points))                    # allocates the buffers of this size
     bo = be._bos[1]
     good = bo.address()
     for addr, match in ((good + 8, "32-byte AXI beat"), (good + 32, "4096-byte boundary"),
@@ -374,7 +379,7 @@ def test_pointer_arguments_are_checked_before_starting(tmp_path, monkeypatch):
         _bad(be, fake, match)
     monkeypatch.setattr(bo, "address", lambda: good)
     monkeypatch.setattr(bo, "size", lambda: 64)
-    _bad(be, fake, "64 bytes, the layout needs")
+    _bad(be, fake, r"64 bytes, the layout of a 2\^6-point run needs 256")
     monkeypatch.undo()
     # two buffers in one window (a memory topology that puts two masters on one bank)
     monkeypatch.setattr(be, "_windows", {g: (0, 4 * fake.bank_bytes) for g in range(4)})
@@ -385,21 +390,45 @@ def test_pointer_arguments_are_checked_before_starting(tmp_path, monkeypatch):
     assert np.array_equal(be.run(x), ntt_model.ntt(x))
 
 
+def test_pointer_checks_follow_the_size_of_the_run(tmp_path, monkeypatch):
+    """Needed bytes and burst alignment are those of the run's own layout (SMALL: a 2^5 run needs 128
+    bytes per channel in 4-beat bursts, a 2^6 run 256 bytes in 8-beat bursts)."""
+    fake, be = make(SMALL, tmp_path)
+    for log_n in (5, 6):
+        lay = Layout(SMALL, log_n)
+        be.run(points(1 << log_n))                      # buffers of this size
+        bo = be._bos[1]
+        good, align = bo.address(), lay.burst_beats * 32
+        assert lay.channel_bytes == (1 << log_n) // 2 * 8 and align == 32 * min(8, (1 << log_n) // 8)
+        monkeypatch.setattr(bo, "address", lambda: good + align // 2)
+        with pytest.raises(X.BadPointer, match=f"not aligned to {align} bytes"):
+            be.run(points(1 << log_n))
+        monkeypatch.undo()
+        monkeypatch.setattr(bo, "size", lambda: lay.channel_bytes - 32)
+        with pytest.raises(X.BadPointer, match=rf"{lay.channel_bytes - 32} bytes, the layout of a "
+                                               rf"2\^{log_n}-point run needs {lay.channel_bytes}"):
+            be.run(points(1 << log_n))
+        monkeypatch.undo()
+    assert fake.kernel_model.runs == 2
+
+
 @pytest.mark.parametrize("params", PARAMS + [BuildParams(lanes=16, log_core=6, channels=8)],
                          ids=lambda p: p.tag())
 def test_the_host_alignment_keeps_every_layout_burst_inside_4k(params):
-    """The host's rule (base aligned to the longest burst) checked against the bursts the layout
-    describes: sufficient (no burst crosses 4 KiB) and necessary (one beat less and one does)."""
-    lay = Layout(params)
-    align = max(lay.burst_beats, lay.unit_beats) * 32
+    """The host's rule (base aligned to the longest burst of the run's size) checked against the bursts
+    the layout of every native size describes: sufficient (no burst crosses 4 KiB) and necessary (one
+    beat less and one does)."""
+    for log_n in range(params.min_log_n, params.max_log_n + 1):
+        lay = Layout(params, log_n)
+        align = max(lay.burst_beats, lay.unit_beats) * 32
 
-    def crossing(base):
-        return [(ch, b, n) for p in (1, 2) for d in ("read", "write")
-                for ch, bursts in lay.bursts(p, d).items() for b, n in bursts
-                if (base + 32 * b) // 4096 != (base + 32 * (b + n) - 1) // 4096]
-    for base in (0, 4096 - align, 3 * 4096 - 2 * align):
-        assert not crossing(base)
-    assert crossing(4096 - align + 32)
+        def crossing(base):
+            return [(ch, b, n) for p in (1, 2) for d in ("read", "write")
+                    for ch, bursts in lay.bursts(p, d).items() for b, n in bursts
+                    if (base + 32 * b) // 4096 != (base + 32 * (b + n) - 1) // 4096]
+        for base in (0, 4096 - align, 3 * 4096 - 2 * align):
+            assert not crossing(base), f"2^{log_n}"
+        assert crossing(4096 - align + 32), f"2^{log_n}"
 
 
 # -- identity without read_register ------------------------------------------------------------------
@@ -448,7 +477,7 @@ def test_without_read_register_build_params_json_beside_the_xclbin_names_the_bui
 
 
 @pytest.mark.parametrize("inverse", [False, True])
-@pytest.mark.parametrize("n_log", [None, 3])     # native size, and a zero-padded smaller one
+@pytest.mark.parametrize("n_log", [None, 5, 4, 3, 0])    # the largest, smaller native ones, zero-padded ones
 def test_locate_names_where_each_output_point_sat_in_hbm(inverse, n_log, tmp_path):
     """The place locate() names holds the kernel's output the host turned into point i: read it back
     from the card's buffer there (a forward value, scaled by 1/n for the inverse)."""
@@ -480,3 +509,233 @@ def test_an_axi_error_response_names_the_channel_and_direction(tmp_path, resp, w
     with pytest.raises(X.KernelFailed, match=f"HBM channel {channel} answered {name} to a "
                                              f"{'write' if write else 'read'}"):
         be.run(points(params.n_points))
+
+
+# -- run-time sizes: every size from 2^min_log_n to 2^max_log_n runs natively, smaller ones are padded ----
+
+NATIVE_BUILDS = [BuildParams(lanes=4, log_core=4, channels=4), BuildParams(lanes=8, log_core=5, channels=8),
+                 BuildParams(lanes=16, log_core=6, channels=32)]
+
+
+def _live_buffer_bytes(fake, params):
+    """Bytes each HBM channel of the build holds in live (not freed) buffers."""
+    return {ch: fake.hbm.allocated_bytes(ch) for ch in range(params.channels)}
+
+
+@pytest.mark.parametrize("params", NATIVE_BUILDS, ids=lambda p: p.tag())
+def test_every_size_runs_natively_or_padded_to_the_smallest_native_size(params, tmp_path):
+    """Every n = 2^m up to the build's largest size, forward and inverse, every input kind: right against
+    the golden model, the kernel ran log_n = max(m, min_log_n) (read back from its argument register), and
+    the buffers hold exactly that size's points, nothing of the build's maximum."""
+    from host.workloads import KINDS, make_points
+    fake, be = make(params, tmp_path)
+    for m in range(params.max_log_n + 1):
+        ran = max(m, params.min_log_n)
+        lay = Layout(params, ran)
+        for inverse in (False, True):
+            x = make_points(m, KINDS[(m + inverse) % len(KINDS)], seed=m) if m else points(1, seed=inverse)
+            y = be.run(x, inverse=inverse)
+            assert np.array_equal(y, ntt_model.ntt(x, inverse=inverse)), f"2^{m}, inverse={inverse}"
+            assert fake.kernel_model.arg_value("log_n") == ran == fake.kernel_model.last_log_n
+            assert be.kernel_log_n == ran
+            assert _live_buffer_bytes(fake, params) == {ch: lay.channel_bytes for ch in range(params.channels)}
+            assert all(b.size() == lay.channel_bytes == (1 << ran) // (params.channels // 2) * 8
+                       for b in be._bos.values())
+
+
+def test_sizes_switch_from_run_to_run_on_one_open_device(tmp_path):
+    """2^8, 2^5, 2^8, 2^7, 2^7, ... on one device without reopening it: each run right, new buffers only
+    when the size changes (the old ones freed first), none for a repeated size."""
+    params = NATIVE_BUILDS[0]                                   # native 2^4 .. 2^8
+    fake, be = make(params, tmp_path)
+    last = None
+    for i, m in enumerate([8, 5, 8, 7, 7, 4, 2, 6, 8, 0, 3]):
+        ran = max(m, params.min_log_n)
+        fake.calls.clear()
+        x = points(1 << m, seed=i)
+        assert np.array_equal(be.run(x, inverse=bool(i % 2)), ntt_model.ntt(x, inverse=bool(i % 2))), m
+        assert fake.kernel_model.last_log_n == ran
+        allocs = [c for c in fake.calls if c.startswith("bo(")]
+        frees = [c for c in fake.calls if c.startswith("free(")]
+        if ran == last:
+            assert not allocs and not frees, f"2^{m}: reallocated for an unchanged size"
+        else:
+            nbytes = Layout(params, ran).channel_bytes
+            assert allocs == [f"bo({nbytes}, group {ch})" for ch in range(params.channels)]
+            if last is not None:
+                old = Layout(params, last).channel_bytes
+                assert sorted(frees) == sorted(f"free({old}, group {ch})" for ch in range(params.channels))
+                assert fake.calls.index(frees[-1]) < fake.calls.index(allocs[0]), "freed after allocating"
+        last = ran
+        assert _live_buffer_bytes(fake, params) == \
+            {ch: Layout(params, ran).channel_bytes for ch in range(params.channels)}
+
+
+def _start_raw(fake, be, log_n):
+    """Start the kernel through the pyxrt run interface with log_n in its argument register and the
+    backend's current buffers; returns the final state."""
+    run = fake.run(be._kernel)
+    run.set_arg(be.rmap.arg("log_n").index, log_n)
+    for a in be.rmap.pointer_args:
+        run.set_arg(a.index, be._bos[a.channel])
+    run.start()
+    return run.wait(1000)
+
+
+@pytest.mark.parametrize("params", NATIVE_BUILDS[:2], ids=lambda p: p.tag())
+def test_a_log_n_outside_the_native_range_is_bad_size_and_touches_no_memory(params, tmp_path):
+    fake, be = make(params, tmp_path)
+    x = points(1 << params.min_log_n, seed=3)
+    assert np.array_equal(be.run(x), ntt_model.ntt(x))
+    status = be.rmap.id_offset("STATUS")
+    before = {a: buf.copy() for a, buf in fake.hbm.buffers().items()}
+    for log_n in (params.min_log_n - 1, params.max_log_n + 1, 0, 31):
+        assert _start_raw(fake, be, log_n) == fake.ert_cmd_state.ERT_CMD_STATE_COMPLETED, log_n
+        assert fake.kernel_model.read(status) == R.STATUS_BAD_SIZE, log_n
+        for a, buf in fake.hbm.buffers().items():
+            assert np.array_equal(buf, before[a]), f"log_n = {log_n} wrote the buffer at 0x{a:x}"
+    for log_n in (params.min_log_n, params.max_log_n):          # the ends of the range are accepted
+        be.run(points(1 << log_n))
+        assert fake.kernel_model.read(status) == 0 and fake.kernel_model.last_log_n == log_n
+
+
+def test_the_host_names_a_rejected_size(tmp_path, monkeypatch):
+    """A kernel that rejects the size the host asked for (STATUS.bad_size) is a KernelFailed naming it:
+    here the host is made to ask for 2^(2k+1) in buffers large enough for it."""
+    from dataclasses import replace
+    params = SMALL
+    fake, be = make(params, tmp_path)
+    too_big = Layout(replace(params, log_core=params.log_core + 1), params.max_log_n + 1)
+    monkeypatch.setattr(be, "layout_for", lambda log_n: too_big)
+    with pytest.raises(X.KernelFailed, match=rf"rejected log_n = {params.max_log_n + 1} \(STATUS.bad_size\)") as e:
+        be.run(points(params.n_points))
+    assert fake.kernel_model.runs == 1 and fake.kernel_model.last_log_n is None
+    # The failed run's buffers go with the next size, although its traceback (in e) is still alive: the
+    # simulated card's HBM models hold only the largest size's bytes from the start of each channel.
+    monkeypatch.undo()
+    x = points(16)
+    assert np.array_equal(be.run(x), ntt_model.ntt(x))
+    assert e.value.__traceback__ is not None
+    assert fake.hbm.allocated_bytes() == params.channels * Layout(params, 4).channel_bytes
+    assert all(fake.hbm.bank_of(b.address()) * fake.bank_bytes == b.address() for b in be._bos.values())
+
+
+def test_the_report_says_which_size_the_kernel_ran(tmp_path):
+    params = SMALL                                              # native 2^4 .. 2^6
+    _, be = make(params, tmp_path)
+    assert "Kernel size" not in be.report and be.kernel_log_n is None
+    for m, text in ((6, "2^6 points, native"), (5, "2^5 points, native"), (4, "2^4 points, native"),
+                    (3, "2^4 points (2^3 zero-padded by the host)"),
+                    (0, "2^4 points (2^0 zero-padded by the host)")):
+        be.run(points(1 << m))
+        assert be.report["Kernel size"] == text and be.kernel_log_n == max(m, 4)
+
+
+def test_the_self_test_leaves_no_run_behind(tmp_path):
+    """Without the ID block the self-test runs at open; the report and locate() speak of user runs only."""
+    fake, be = make(SMALL, tmp_path, read_register=False)
+    assert fake.kernel_model.runs == 2                          # the 2^6 transform and the 2^7 probe
+    assert "Kernel size" not in be.report and be.kernel_log_n is None and be.locate(0) is None
+    assert fake.hbm.allocated_bytes() == 0                      # the probe's buffers are freed
+    x = points(16)
+    assert np.array_equal(be.run(x), ntt_model.ntt(x)) and be.kernel_log_n == 4
+
+
+def test_nantucket_run_reports_the_native_size(tmp_path, monkeypatch, capsys):
+    from host import backends, cli
+    params = BuildParams(lanes=4, log_core=4, channels=8)       # native 2^4 .. 2^8
+    xclbin = write_xclbin(tmp_path / "nantucket.xclbin", params)
+    fake = FakePyxrt()
+    monkeypatch.setitem(backends.BACKENDS, "xrt", lambda **o: X.XrtBackend(pyxrt_module=fake, **o))
+    for log_n, text in ((6, "2^6 points, native"), (2, "2^4 points (2^2 zero-padded by the host)")):
+        inp, exp = tmp_path / f"in{log_n}.txt", tmp_path / f"out{log_n}.txt"
+        assert cli.main(["points", str(log_n), str(inp), str(exp)]) == 0
+        capsys.readouterr()
+        assert cli.main(["run", str(inp), str(exp), "--backend", "xrt", "--xclbin", str(xclbin)]) == 0
+        out = capsys.readouterr().out
+        assert f"Kernel size....... {text}\n" in out and "TEST PASSED" in out
+        assert cli.main(["run", str(inp), str(exp), "--backend", "xrt", "--xclbin", str(xclbin), "--json"]) == 0
+        report = json.loads(capsys.readouterr().out)
+        assert report["kernel_log_n"] == max(log_n, 4) and report["device_report"]["Kernel size"] == text
+        assert report["verdict"] == "PASSED"
+
+
+def test_the_id_block_native_range_must_be_the_builds(tmp_path):
+    """The host runs every size of params.min_log_n .. max_log_n natively, so it refuses a kernel whose
+    ID block reports another range (e.g. a bitstream from before run-time sizes)."""
+    fake, be = make(SMALL, tmp_path)
+    assert f"MIN_LOG_N {SMALL.min_log_n} MAX_LOG_N {SMALL.max_log_n}" in be.report["Identity"]
+    for name, value in (("MIN_LOG_N", SMALL.max_log_n), ("MAX_LOG_N", SMALL.max_log_n - 1), ("MIN_LOG_N", 0)):
+        with pytest.raises(X.IdentityMismatch, match=f"{name} reads {value}, but a {SMALL.tag()} build"):
+            make(SMALL, tmp_path, id_overrides={name: value})
+
+
+@pytest.mark.parametrize("params", NATIVE_BUILDS[:2], ids=lambda p: p.tag())
+def test_model_runs_a_smaller_size_in_the_front_of_larger_buffers(params):
+    """Buffers of the largest size, a run of each smaller native size: the model reads the input from
+    the first N/R points of each input channel, writes the pass-1 state and X there, exactly as
+    HbmLayout(params, log_n) places them, and touches no byte beyond."""
+    from hw.model import fourstep
+    km, hbm, big, bases = _model(params)
+    sentinel = np.uint64(0x5A5A_5A5A_5A5A_5A5A)
+    for log_n in range(params.min_log_n, params.max_log_n):
+        lay = Layout(params, log_n)
+        words = {ch: hbm.view(b, big.channel_bytes).view(np.uint64) for ch, b in enumerate(bases)}
+        for w in words.values():
+            w[:] = sentinel
+        x = points(1 << log_n, seed=log_n) % np.uint64(P)
+        lay.scatter_into(x, words, "input")
+        km.write(km.rmap.arg("log_n").offset, log_n)
+        km.write(R.CTRL, R.CTRL_AP_START)
+        assert km.read(R.CTRL) & R.CTRL_AP_DONE and km.last_log_n == log_n and km.fault is None
+        assert np.array_equal(lay.gather_from(words, "output"), ntt_model.ntt(x))
+        state = fourstep.pass1(x, 1 << lay.pass_sizes[0]).reshape(-1)
+        assert np.array_equal(lay.gather_from(words, "state"), state)
+        for ch, w in words.items():
+            assert np.all(w[lay.channel_bytes // 8:] == sentinel), f"2^{log_n}: wrote past its part of HBM[{ch}]"
+
+
+def test_model_hangs_when_a_buffer_is_too_small_for_the_size():
+    """A buffer smaller than the run's layout needs is an access outside it: an AXI fault, no done;
+    the size the buffers do hold runs."""
+    params = NATIVE_BUILDS[0]
+    hbm = HbmModel(32)
+    small = Layout(params, params.max_log_n - 1)
+    bases = [hbm.allocate(ch, small.channel_bytes) for ch in range(params.channels)]
+    for log_n, fits in ((params.max_log_n, False), (params.max_log_n - 1, True)):
+        km = KernelModel(params, hbm, Layout(params))         # a fresh kernel: a hung one never restarts
+        for ch, b in enumerate(bases):
+            a = km.rmap.arg(f"hbm_{ch:02d}")
+            for offset, word in zip(a.word_offsets, R.RegisterMap.split_pointer(b)):
+                km.write(offset, word)
+        km.write(km.rmap.arg("log_n").offset, log_n)
+        km.write(R.CTRL, R.CTRL_AP_START)
+        assert (km.fault is None) == fits and bool(km.read(R.CTRL) & R.CTRL_AP_DONE) == fits, log_n
+
+
+def test_default_build_runs_small_sizes_natively(tmp_path):
+    """The default build (L16_k12_C32, native 2^8 .. 2^24): 2^8, 2^9 and 2^13 run natively in buffers
+    of their own size (not 2^24's 8 MiB per channel), 2^3 is padded to 2^8."""
+    params = BuildParams()
+    fake, be = make(params, tmp_path)
+    for m, inverse in ((8, False), (9, True), (13, False), (3, True)):
+        ran = max(m, 8)
+        x = points(1 << m, seed=m)
+        assert np.array_equal(be.run(x, inverse=inverse), ntt_model.ntt(x, inverse=inverse)), m
+        assert fake.kernel_model.last_log_n == ran == be.kernel_log_n
+        assert fake.hbm.allocated_bytes() == params.channels * (1 << ran) // 16 * 8
+
+
+def test_hbm_model_frees_and_reuses_memory_first_fit():
+    hbm = HbmModel(2, bank_bytes=5 * 4096)
+    a = hbm.allocate(1, 100)
+    b = hbm.allocate(1, 4097)                   # page aligned, after a
+    assert (a, b) == (5 * 4096, 6 * 4096) and hbm.allocated_bytes(1) == 4197
+    hbm.free(a)
+    assert hbm.allocate(1, 4096) == a            # the freed page is reused first
+    assert hbm.allocate(1, 2 * 4096) == 8 * 4096
+    with pytest.raises(MemoryFault, match="out of memory"):
+        hbm.allocate(1, 1)
+    with pytest.raises(MemoryFault, match="no buffer allocated"):
+        hbm.free(a + 8)
+    assert hbm.allocated_bytes(0) == 0
