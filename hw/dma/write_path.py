@@ -6,8 +6,7 @@ Pass 1 payloads are two columns of the state per lane, so they first go through 
 which turns each L x L block (L/2 payloads) into L row units, two per cycle. The
 :class:`~hw.dma.addresses.WriteAddressGenerator` places each unit pair; a :class:`UnitSplitter` per
 channel takes the units placed on it and drains them beat by beat into the write FIFO, queueing a burst
-address at the first beat of each burst (every unit in pass 1, every ``burst_beats``-aligned beat in
-pass 2).
+address at the first beat of each burst (every unit in pass 1, every 8-aligned beat in pass 2).
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
@@ -17,8 +16,7 @@ from amaranth.lib.wiring import In, Out
 from hw.model.layout import MAX_BURST_BEATS, HbmLayout
 from hw.points import Beat, payload_layout, unit_layout
 
-from .addresses import (WriteAddressGenerator, beat_bits, beats_per_channel, burst_beats_of, log_n_shape,
-                        payloads_per_pass, select)
+from .addresses import WriteAddressGenerator, beat_bits, log_n_shape, payloads_per_pass, select
 
 __all__ = ["row_pair_layout", "CornerTurn", "UnitSplitter", "WritePath"]
 
@@ -87,7 +85,8 @@ class UnitSplitter(wiring.Component):
     """One channel's two-unit buffer. ``take_a`` / ``take_b`` store ``unit_a`` at ``beat_a`` / ``unit_b`` at
     ``beat_b`` (both in one cycle: A first); ``count`` units held. Drains one beat per cycle into ``beats``
     and, at the first beat of a burst, the beat address into ``bursts`` (``unit_bursts``: every unit is a
-    burst; else bursts are the runs of beats aligned to ``burst_mask`` + 1, a power of two up to 8)."""
+    burst; else bursts are the 8-aligned runs of 8 beats, or the whole stream from beat 0 when a channel
+    holds fewer: the sequential streams hold a power of two beats, so 8-alignment serves every size)."""
 
     def __init__(self, lanes: int, address_bits: int):
         self._lanes = lanes
@@ -95,7 +94,7 @@ class UnitSplitter(wiring.Component):
         super().__init__({
             "take_a": In(1), "unit_a": In(unit), "beat_a": In(address_bits),
             "take_b": In(1), "unit_b": In(unit), "beat_b": In(address_bits),
-            "unit_bursts": In(1), "burst_mask": In(range(MAX_BURST_BEATS)), "count": Out(range(3)),
+            "unit_bursts": In(1), "count": Out(range(3)),
             "beats": Out(stream.Signature(Beat)), "bursts": Out(stream.Signature(address_bits)),
         })
 
@@ -128,7 +127,7 @@ class UnitSplitter(wiring.Component):
         cur_addr = Mux(rsel, addrs[1], addrs[0])
         burst_start, drain, unit_out = Signal(), Signal(), Signal()
         m.d.comb += [
-            burst_start.eq((rbeat == 0) & (self.unit_bursts | ((cur_addr & self.burst_mask) == 0))),
+            burst_start.eq((rbeat == 0) & (self.unit_bursts | ((cur_addr & (MAX_BURST_BEATS - 1)) == 0))),
             drain.eq((self.count != 0) & self.beats.ready & (~burst_start | self.bursts.ready)),
             self.beats.valid.eq(drain),
             self.beats.payload.eq(Array(cur[b * Beat.size:(b + 1) * Beat.size] for b in range(U))[rbeat]),
@@ -167,15 +166,12 @@ class WritePath(wiring.Component):
         params, lanes, R = lay.params, lay.params.lanes, lay.group
         m.submodules.corner_turn = turn = CornerTurn(lanes)
         m.submodules.addresses = gen = WriteAddressGenerator(lay)
-        # pass-2 bursts: the channel's sequential stream of N / R / 4 beats cut into min(8, that)
-        burst_mask = Signal(range(MAX_BURST_BEATS))
-        m.d.comb += burst_mask.eq(burst_beats_of(beats_per_channel(params, self.log_n)) - 1)
         splitters = []
         for q in range(R):
             m.submodules[f"splitter{q}"] = sp = UnitSplitter(lanes, beat_bits(lay))
             wiring.connect(m, sp.beats, wiring.flipped(self.beats[q]))
             wiring.connect(m, sp.bursts, wiring.flipped(self.bursts[q]))
-            m.d.comb += [sp.unit_bursts.eq(~self.pass2), sp.burst_mask.eq(burst_mask)]
+            m.d.comb += sp.unit_bursts.eq(~self.pass2)
             splitters.append(sp)
 
         # a pass takes exactly `cycles` payloads
