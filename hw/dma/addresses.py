@@ -98,11 +98,14 @@ def write_pair_units(pair, pass2, log_n: int, lanes_log: int, rho: int, unit_bea
 
 
 def _per_size(m, params: BuildParams, log_n, targets, values_of):
-    """``targets`` (comb) take ``values_of(n)`` for the run's size n = ``log_n``."""
+    """``targets`` (comb) take ``values_of(n)`` for the run's size n = ``log_n`` (the largest size's for a
+    ``log_n`` out of range, which the control never starts: a complete case, as lint wants)."""
     with m.Switch(log_n):
-        for n in range(params.min_log_n, params.max_log_n + 1):
+        for n in range(params.min_log_n, params.max_log_n):
             with m.Case(n):
                 m.d.comb += [t.eq(v) for t, v in zip(targets, values_of(n))]
+        with m.Default():
+            m.d.comb += [t.eq(v) for t, v in zip(targets, values_of(params.max_log_n))]
 
 
 class ReadAddressGenerator(wiring.Component):

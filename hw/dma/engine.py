@@ -14,8 +14,8 @@ moves N = 2^log_n points, min_log_n <= log_n <= max_log_n) and ``base`` (per HBM
 its buffer) stable while ``busy``; ``done`` pulses once when every write burst of the pass has its
 response. The start crosses to the ``ntt`` domain as a toggle; the pass bit and the size (a register that
 follows ``log_n`` while idle and holds it while busy) cross through shorter synchronizers, so they arrive
-first. ``fault`` reports, for one cycle, an AXI
-response other than OKAY (``hw.axi.fault_layout``: lowest HBM channel of that cycle, R or B, RRESP/BRESP).
+first. ``fault`` reports, for one cycle, an AXI response other than OKAY (``hw.axi.fault_layout``: lowest
+HBM channel of that cycle, R or B, RRESP/BRESP).
 """
 
 from amaranth.hdl import Cat, DomainRenamer, Module, Mux, Signal
@@ -114,7 +114,7 @@ class DmaEngine(wiring.Component):
 
     # -- elaboration -----------------------------------------------------------------------------------
     def _control(self, m):
-        """Pass state in the dma domain and its crossing: (pass2, active, start, log_n) on the dma side,
+        """Pass state in the dma domain and its crossing: (pass2, active, start) on the dma side,
         (pass2, start, log_n) on the ntt side."""
         pass2_d, active_d, toggle_d = Signal(), Signal(), Signal()
         start_d = Signal()
@@ -131,14 +131,14 @@ class DmaEngine(wiring.Component):
         m.submodules.sync_start = FFSynchronizer(toggle_d, toggle_n, o_domain="ntt", stages=3)
         m.d.comb += start_n.eq(toggle_n != seen_n)
         m.d.ntt += seen_n.eq(toggle_n)
-        return pass2_d, active_d, start_d, log_n_d, pass2_n, start_n, log_n_n
+        return pass2_d, active_d, start_d, pass2_n, start_n, log_n_n
 
     def elaborate(self, platform):
         m = Module()
         lay, D = self._layout, self._fifo_beats
         R, T = lay.group, lay.beats_per_channel
-        pass2_d, active_d, start_d, log_n_d, pass2_n, start_n, log_n_n = self._control(m)
-        # the run's beats per channel and sequential burst length, registered with log_n_d
+        pass2_d, active_d, start_d, pass2_n, start_n, log_n_n = self._control(m)
+        # the run's beats per channel and sequential burst length, registered like the size in _control
         total_d = Signal(range(T + 1), init=T)
         burst_d = Signal(range(lay.burst_beats + 1), init=lay.burst_beats)
         with m.If(~active_d):
