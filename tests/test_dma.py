@@ -1,5 +1,6 @@
-"""DMA engine: parameter checks, a fast amaranth.sim loopback, and the cocotb/Verilator loopback bench
-(sim/bench_dma_loopback.py) over N = 2^8 .. 2^16 with C = 2, 4 and 32 channels."""
+"""DMA engine: parameter checks, a fast amaranth.sim loopback, the cocotb/Verilator loopback bench
+(sim/bench_dma_loopback.py) and the AXI-RAM bench, each over every run size of its builds (N = 2^4 ..
+2^16, C = 2 .. 32 channels), sizes switching without reset."""
 
 import random
 
