@@ -113,8 +113,10 @@ class ReadAddressGenerator(wiring.Component):
 
     ``pass2`` and ``log_n`` (the run's size) are held from ``start`` through the pass. ``start`` rewinds to
     the pass's first cycle and raises ``active``; each ``advance`` (the cycle's payload left) moves on;
-    ``active`` falls after the pass's last cycle. ``chan_a`` / ``chan_b`` (registers): channel of slot
-    2t / 2t + 1.
+    ``active`` falls after the pass's last cycle. ``chan_a`` (a register) / ``chan_b``: channel of slot
+    2t / 2t + 1. The two differ exactly in bit 0 when R > 1 (slot bit 0 is the channel's bit 0, and
+    sigma >= 1 keeps it out of the XOR term) and are both 0 when R = 1, so ``chan_b`` is ``chan_a`` with
+    bit 0 flipped, which lets synthesis see that the two units never share a channel.
     """
 
     def __init__(self, layout: HbmLayout):
@@ -132,23 +134,22 @@ class ReadAddressGenerator(wiring.Component):
         params, rho = lay.params, _log2(lay.group)
         upcoming = Signal(range(params.cycles_per_pass + 1))     # the pair after the one on the outputs
         pair = Signal.like(upcoming)
-        chan_a, chan_b = Signal.like(self.chan_a), Signal.like(self.chan_b)
-        m.d.comb += pair.eq(Mux(self.start, 0, upcoming))
+        chan_a = Signal.like(self.chan_a)
+        m.d.comb += [pair.eq(Mux(self.start, 0, upcoming)),
+                     self.chan_b.eq(self.chan_a ^ (1 if rho > 0 else 0))]
 
         def channels(n):
             # the buffer read: input (rows 2^n1, pass 1) or state (rows 2^n2, pass 2)
             n1, n2 = (n + 1) >> 1, n >> 1
-            a1, b1 = read_pair_channels(pair, n1, rho)
-            a2, b2 = read_pair_channels(pair, n2, rho)
-            return Mux(self.pass2, a2, a1), Mux(self.pass2, b2, b1)
-        _per_size(m, params, self.log_n, (chan_a, chan_b), channels)
+            return Mux(self.pass2, read_pair_channels(pair, n2, rho)[0], read_pair_channels(pair, n1, rho)[0]),
+        _per_size(m, params, self.log_n, (chan_a,), channels)
 
         with m.If(self.advance):
-            m.d.sync += [upcoming.eq(upcoming + 1), self.chan_a.eq(chan_a), self.chan_b.eq(chan_b)]
+            m.d.sync += [upcoming.eq(upcoming + 1), self.chan_a.eq(chan_a)]
             with m.If(upcoming == payloads_per_pass(params, self.log_n)):
                 m.d.sync += self.active.eq(0)
         with m.If(self.start):
-            m.d.sync += [upcoming.eq(1), self.active.eq(1), self.chan_a.eq(chan_a), self.chan_b.eq(chan_b)]
+            m.d.sync += [upcoming.eq(1), self.active.eq(1), self.chan_a.eq(chan_a)]
         return m
 
 

@@ -80,16 +80,20 @@ class ReadAssembler(wiring.Component):
             cols.append(col)
         ch_a, ch_b = gen.chan_a, gen.chan_b
         counts = [c.count for c in cols]
-        same = Signal()
         unit_a, unit_b = Signal(unit_layout(lanes)), Signal(unit_layout(lanes))
         fire = Signal()
+        # Slots 2t and 2t + 1 share a channel only when there is one (R = 1): then both units come from its
+        # buffer. With R > 1 they never do, at any size (the slot's bit 0 is the channel's), which the
+        # logic below says outright rather than leaving it to synthesis to prove.
+        if R == 1:
+            m.d.comb += [unit_b.eq(cols[0].second), self.points.valid.eq(gen.active & (counts[0] == 2))]
+        else:
+            m.d.comb += [unit_b.eq(select([c.head for c in cols], ch_b)),
+                         self.points.valid.eq(gen.active & (select(counts, ch_a) != 0)
+                                              & (select(counts, ch_b) != 0))]
         m.d.comb += [
             gen.start.eq(self.start), gen.pass2.eq(self.pass2), gen.log_n.eq(self.log_n),
-            same.eq(ch_a == ch_b),
             unit_a.eq(select([c.head for c in cols], ch_a)),
-            unit_b.eq(Mux(same, select([c.second for c in cols], ch_a), select([c.head for c in cols], ch_b))),
-            self.points.valid.eq(gen.active & (select(counts, ch_a) != 0)
-                                 & Mux(same, select(counts, ch_a) == 2, select(counts, ch_b) != 0)),
             fire.eq(self.points.valid & self.points.ready),
             gen.advance.eq(fire),
         ]

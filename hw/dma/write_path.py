@@ -205,16 +205,15 @@ class WritePath(wiring.Component):
                          offer_valid.eq(turn.rows.valid), offer.eq(turn.rows.payload),
                          turn.rows.ready.eq(accept)]
 
-        # both units need room: two in one splitter if they share it, else one in each
+        # both units need room: two in one splitter if they share it (only when R = 1: with R > 1 the two
+        # rows of a pair are on different channels at every size), else one in each
         counts = [sp.count for sp in splitters]
-        same, fire = Signal(), Signal()
-        m.d.comb += [
-            same.eq(gen.chan_a == gen.chan_b),
-            accept.eq(offer_valid & Mux(same, select(counts, gen.chan_a) == 0,
-                                        (select(counts, gen.chan_a) != 2) & (select(counts, gen.chan_b) != 2))),
-            fire.eq(offer_valid & accept),
-            gen.advance.eq(fire),
-        ]
+        fire = Signal()
+        if R == 1:
+            m.d.comb += accept.eq(offer_valid & (counts[0] == 0))
+        else:
+            m.d.comb += accept.eq(offer_valid & (select(counts, gen.chan_a) != 2) & (select(counts, gen.chan_b) != 2))
+        m.d.comb += [fire.eq(offer_valid & accept), gen.advance.eq(fire)]
         for q, sp in enumerate(splitters):
             m.d.comb += [sp.take_a.eq(fire & (gen.chan_a == q)), sp.take_b.eq(fire & (gen.chan_b == q)),
                          sp.unit_a.eq(offer.a), sp.unit_b.eq(offer.b),
