@@ -12,8 +12,8 @@ emits them (rows L*g + 2j, L*g + 2j + 1 of column block b, slot = lane-input pos
 
 Run-time sizes: for each size the formulas are evaluated with constant shifts (pure wiring and a few
 XORs) and the results are selected by ``log_n``; the selected values for the *next* pair are registered,
-so the outputs come straight from flip-flops. (One set of variable shifters instead measured larger and
-about three times deeper: docs/architecture.md, "Run-time sizes".)
+so the outputs come straight from flip-flops. (One set of variable shifters instead measured 2.4 times
+larger and twice as deep: docs/architecture.md, "Run-time sizes".)
 """
 
 from amaranth.hdl import Array, Module, Mux, Signal
