@@ -215,10 +215,7 @@ class WritePath(wiring.Component):
             m.d.comb += accept.eq(offer_valid & (select(counts, gen.chan_a) != 2) & (select(counts, gen.chan_b) != 2))
         m.d.comb += [fire.eq(offer_valid & accept), gen.advance.eq(fire)]
         for q, sp in enumerate(splitters):
-            # with R > 1 a splitter takes one unit of a pair at most: said outright, so that synthesis can
-            # drop each splitter's both-units path
-            only_b = (gen.chan_a != q) if R > 1 else 1
-            m.d.comb += [sp.take_a.eq(fire & (gen.chan_a == q)), sp.take_b.eq(fire & (gen.chan_b == q) & only_b),
+            m.d.comb += [sp.take_a.eq(fire & (gen.chan_a == q)), sp.take_b.eq(fire & (gen.chan_b == q)),
                          sp.unit_a.eq(offer.a), sp.unit_b.eq(offer.b),
                          sp.beat_a.eq(gen.beat_a), sp.beat_b.eq(gen.beat_b)]
         return m
