@@ -29,11 +29,21 @@ rides the stream's free slot (hw.model.lane.shift_stream) and is picked up where
 it. "stages" folds the scale into every stage's twiddles (hw.model.lane.twiddle_stream(k, c)), so every
 stage is a general butterfly.
 
+Run-time frame sizes (issue 13): ``log_frame`` = f (2..k, taken at ``restart``) makes the lane a lane of
+2^f points, one frame every 2^(f-1) enabled cycles. The frame's a_f = ceil(f/2) and b_f = f - a_f stages
+run on the LAST a_f stages of the first half and the last b_f of the second
+(hw.model.lane.physical_stages): the remaining stages, with their commutator depths 2^(d-2-s), are
+exactly a half chain of depth a_f (b_f), so each HalfChain muxes its input into its first active stage,
+skips the others (no delay, nothing valid in them) and shifts its phase by the skipped stages' offset;
+the reorders, the second-half table and the phase counters use f's orders, frame parity (bit f - 1)
+and restart values; the output scale multiplies by w_N^(column*m) with N = 2^log_n. So
+``latency_at(f)`` is what a chain of only the active stages takes; ``latency`` = ``latency_at(k)``.
+
 Handshake: valid-only pipeline with the global enable ``en``. The chain's reorders run on a free-running
 frame clock (counted in enabled cycles), so a transform must start on an enabled cycle where
 ``o_slot_start`` is 1 and occupy P consecutive enabled cycles; whole idle frames (``i_valid`` low for a
 frame) are fine, stalls are done with ``en``. Output frames start exactly ``latency`` enabled cycles
-after their input frames.
+after their input frames (``latency_at(f)`` at frame size f).
 """
 
 from typing import Callable
@@ -151,8 +161,8 @@ class HalfChain(wiring.Component):
 
     @property
     def buffer_points(self) -> list[int]:
-        """Points held by each commutator (2D)."""
-        return [2 * dd for dd in self.commutator_depths]
+        """Points held by each commutator (2D; 3D for D <= LATE_SWAP_DEPTH)."""
+        return [(3 if dd <= self.LATE_SWAP_DEPTH else 2) * dd for dd in self.commutator_depths]
 
     @property
     def stored_points(self) -> int:
@@ -191,6 +201,37 @@ class HalfChain(wiring.Component):
     def latency(self) -> int:
         """``latency_at(d)``: every stage active."""
         return self.latency_at(self._d)
+
+    #: Commutators up to this depth swap after the upper delay (see _commutator).
+    LATE_SWAP_DEPTH = 2
+
+    def _commutator(self, m: Module, s: int, x0, x1, valid, cycle, cycle_late):
+        """Delay commutator after stage s: exchange the port with cycle bit D (``cycle``: the cycle of the
+        data entering it now, ``cycle_late``: of the data D cycles behind). Valid rides with each point.
+        Returns the next stage's (x0, x1, valid).
+
+        The textbook form delays the lower port by D, swaps, then delays the upper port by D (2D points).
+        For D <= LATE_SWAP_DEPTH the swap of the upper port moves after its delay (it picks the lower port
+        delayed 2D or the upper one delayed D, by the bit of the data D cycles behind): one point more
+        held per cycle of D, in flip-flops at these depths, but both outputs are then LUT outputs, so the
+        next stage's input mux (run-time frame sizes) merges into them instead of adding a LUT a bit."""
+        en, dd, bit = self.en, self.commutator_depths[s], self._d - 2 - s
+        swap = Signal(name=f"c{s}_swap")
+        m.d.comb += swap.eq(cycle[bit])
+        upper, lower = Cat(x0, valid), Cat(x1, valid)
+        lower_d = _delay(m, en, lower, dd, f"c{s}_low")
+        lower_sw = Signal(65, name=f"c{s}_lo")
+        upper_out = Signal(65, name=f"c{s}_up")
+        m.d.comb += lower_sw.eq(Mux(swap, upper, lower_d))
+        if dd <= self.LATE_SWAP_DEPTH:
+            swap_late = Signal(name=f"c{s}_swap_late")
+            m.d.comb += [swap_late.eq(cycle_late[bit]),
+                         upper_out.eq(Mux(swap_late, _delay(m, en, lower_d, dd, f"c{s}_low2"),
+                                          _delay(m, en, upper, dd, f"c{s}_up")))]
+        else:
+            upper_sw = Signal(65, name=f"c{s}_up_sw")
+            m.d.comb += [upper_sw.eq(Mux(swap, lower_d, upper)), upper_out.eq(_delay(m, en, upper_sw, dd, f"c{s}_up"))]
+        return upper_out[:64], lower_sw[:64], upper_out[64]
 
     def elaborate(self, platform):
         m = Module()
@@ -250,18 +291,8 @@ class HalfChain(wiring.Component):
             offset += self._bf_latencies[s]
             if s == d - 1:
                 break
-            # Delay commutator: exchange the port with cycle bit D. Valid rides with each point.
             dd = self.commutator_depths[s]
-            bit = d - 2 - s
-            swap = Signal(name=f"c{s}_swap")
-            m.d.comb += swap.eq(cycle_at(offset)[bit])
-            upper = Cat(x0, valid)
-            lower_d = _delay(m, en, Cat(x1, valid), dd, f"c{s}_low")
-            upper_sw = Signal(65, name=f"c{s}_up")
-            lower_sw = Signal(65, name=f"c{s}_lo")
-            m.d.comb += [upper_sw.eq(Mux(swap, lower_d, upper)), lower_sw.eq(Mux(swap, upper, lower_d))]
-            upper_out = _delay(m, en, upper_sw, dd, f"c{s}_up")
-            x0, valid, x1 = upper_out[:64], upper_out[64], lower_sw[:64]
+            x0, x1, valid = self._commutator(m, s, x0, x1, valid, cycle_at(offset), cycle_at(offset + dd))
             # The stream is delayed 2D, except after the first active stage (always so after stage 0).
             if s:
                 stream = Mux(first[s], stream, _delay(m, en, stream, self.stream_delays[s], f"c{s}_w"))

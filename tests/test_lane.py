@@ -260,7 +260,7 @@ def test_half_chain_alone(active):
     with a_f = d_f (f = 2 d_f): it maps that lane's input order to its 'turn_in' order with the DIF stages
     applied, after latency_at(d_f) cycles, and hands the stream on re-aligned."""
     dut = HalfChain(3, butterfly=lambda: BehaviouralButterfly(2))
-    assert dut.buffer_points == [4, 2] and dut.latency == dut.latency_at(3) == 3 * 2 + 3
+    assert dut.buffer_points == [3 * 2, 3 * 1] and dut.latency == dut.latency_at(3) == 3 * 2 + 3   # 3D at D <= 2
     assert dut.latency_at(active) == 2 * active + (1 << (active - 1)) - 1
     k = 2 * active
     a, _ = LM.halves(k)
@@ -422,8 +422,9 @@ def test_properties_k12():
     for scale in ("stages", "output"):
         lane = Lane(12, scale=scale)          # the real butterflies
         assert lane.period == 2048
-        assert max(lane.buffer_points) == 32 and lane.buffer_points == [32, 16, 8, 4, 2] * 2
-        assert lane.stored_points == 4 * 4096 + 2 * 62
+        # commutators of depth D = 16 .. 1 per half hold 2D points, 3D at D <= 2 (late swap)
+        assert max(lane.buffer_points) == 32 and lane.buffer_points == [32, 16, 8, 6, 3] * 2
+        assert lane.stored_points == 4 * 4096 + 2 * 65
     general, shift = ModSub.LATENCY + MulReduce.LATENCY, ModSub.LATENCY + ShiftReduce.LATENCY
     folded, out = Lane(12, scale="stages"), Lane(12)
     assert folded.butterfly_latencies == [general] * 12 and folded.mul_units == 12
