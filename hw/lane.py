@@ -251,6 +251,8 @@ class HalfChain(wiring.Component):
                 with m.Case(df):
                     m.d.comb += [phase.eq(self.i_phase + self._offset(d - df) % group),
                                  cycle_mask.eq((1 << (df - 1)) - 1)]
+            with m.Default():                   # no stage active: nothing to time
+                m.d.comb += [phase.eq(0), cycle_mask.eq(0)]
 
         def cycle_at(offset: int):
             """Cycle within the group (d-1 bits, the low d_f - 1 valid) of the data ``offset`` enabled
@@ -352,6 +354,8 @@ class SecondHalfTwiddles(wiring.Component):
             for f in range(2, self._k + 1):
                 with m.Case(f):
                     m.d.comb += [s.eq(v) for s, v in zip((slot0, top, w_addr, r_addr), self._controls(f))]
+            with m.Default():                   # not a frame size: nothing captured
+                m.d.comb += [s.eq(0) for s in (slot0, top, w_addr, r_addr)]
         for n, port in enumerate((self.o_w_first, self.o_w_rest)):
             mem = Memory(shape=unsigned(self._width), depth=1 << b, init=[])
             m.submodules[f"words{n}"] = mem
@@ -559,6 +563,8 @@ class Lane(wiring.Component):
                     for f in sizes:
                         with m.Case(f):
                             m.d.sync += ctr.eq(init[f])
+                    with m.Default():           # not a frame size (the lane then emits nothing)
+                        m.d.sync += ctr.eq(0)
             with m.Elif(en):
                 m.d.sync += ctr.eq(ctr + 1)
             return ctr
@@ -570,6 +576,8 @@ class Lane(wiring.Component):
                 for f in sizes:
                     with m.Case(f):
                         m.d.comb += [cycle.eq(phase[:f - 1]), parity.eq(phase[f - 1])]
+                with m.Default():
+                    m.d.comb += [cycle.eq(0), parity.eq(0)]
             return cycle, parity
 
         in_phase = phase_counter("in_phase", 0)
@@ -584,6 +592,8 @@ class Lane(wiring.Component):
             for f in sizes:
                 with m.Case(f):
                     m.d.comb += [h1.i_depth.eq(lane_model.halves(f)[0]), h2.i_depth.eq(lane_model.halves(f)[1])]
+            with m.Default():
+                m.d.comb += [h1.i_depth.eq(0), h2.i_depth.eq(0)]
         for blk in (h1, turn, h2, rev, tw2):
             m.d.comb += blk.en.eq(en)
         for blk in (turn, rev, tw2):

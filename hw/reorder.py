@@ -5,8 +5,10 @@ its ``write_order`` and read back one frame later in its ``read_order``; both or
 permutations* of (cycle, port), which every order in a lane is. That lets two simple dual-port banks do
 it with no conflicts: a point with index i goes to bank i[wb] ^ i[rb] (wb: the index bit that tells the
 two written points apart, rb: the one that tells the two read points apart), at address (i without bit
-wb, frame parity). The two points written together differ only in wb, so they share an address and
-land in different banks; the two read together differ only in rb, so they also come from different banks.
+wb, frame parity; the bits of i other than wb in the order the write cycle holds them, so a point's
+address is the cycle it was written on). The two points written together differ only in wb, so they
+share an address and land in different banks; the two read together differ only in rb, so they also
+come from different banks.
 
 Frame sizes are chosen at run time (``log_frame`` = f, one of the sizes the block was built with, held
 constant between ``restart`` pulses): each size has its own pair of orders, hence its own bit sources,
@@ -173,7 +175,8 @@ class FrameReorder(wiring.Component):
             return Cat(*[(Const(port, 1) if s == PORT else cycle[s]) for s in sources])
 
         def address(idx, par):
-            low = Cat(*[idx[b] for b in range(f) if b != wb])
+            # a point's address is the cycle it was written on: no per-size mux on the write side
+            low = Cat(*[idx[wsrc.index(c)] for c in range(f - 1)])
             return Cat(low, Const(0, k - f), par) if f < k else Cat(low, par)
 
         def bank(idx):
@@ -209,6 +212,8 @@ class FrameReorder(wiring.Component):
                     m.d.comb += size_ok.eq(1)
                     m.d.comb += [s.eq(v) for s, v in zip(
                         (w_addr, swap_w, a0, a1, swap_r, first, last, parity), self._controls(f))]
+            with m.Default():                   # not a built size: nothing valid
+                m.d.comb += [s.eq(0) for s in (size_ok, w_addr, swap_w, a0, a1, swap_r, first, last, parity)]
 
         # Write: both points share the address; port 0's point goes to bank(i0).
         p0 = Cat(self.i_x0, self.i_valid)
