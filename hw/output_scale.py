@@ -83,7 +83,7 @@ class OutputScale(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        k, n, en = self._k, 2 * self._k, self.en
+        n, en = 2 * self._k, self.en
         shifts, hi_words, lo_words = self._tables()
         # this pair's step u = n2 * 2^(2k - n) and frame start, registered from the "next" inputs
         step, start = Signal(n, name="step"), Signal(name="frame_start")
