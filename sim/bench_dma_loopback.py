@@ -1,14 +1,22 @@
 """cocotb bench for sim.hbm.DmaLoopback: the DMA engine with the in-design HBM models and a loopback FIFO in
 place of the NTT engine, both passes, DMA clock 300 MHz and NTT clock 464 MHz.
 
-Every test preloads the input buffer (random points and the field's edge values); the first also writes sentinels everywhere
-else (guard regions around every buffer and the whole state buffer), runs pass 1 and pass 2, reads every
-channel back and checks against the layout model and the pass schedule (never against the DUT):
+Every test runs transforms of several sizes back to back without a reset in between: the build's largest,
+then half of the smaller ones in a shuffled order and one of them again; the two refresh settings take
+the two halves, so with stalls and without, every size 2^min_log_n .. 2^max_log_n is run. The
+first test of a simulation writes sentinels everywhere (guard regions around every buffer and the whole
+state buffer); before each run the input buffer of the run's size is preloaded (random points and the
+field's edge values) and sentinels are put in guard words just before and after the run's buffer in
+every channel. After pass 1 and pass 2 the run's buffers are read back and checked against the layout
+model and the pass schedule of that size (never against the DUT):
 
 - the state holds state[writes1] = x[reads1] and the output X[writes2] = state[reads2], i.e. every point
   arrived exactly once where :class:`hw.model.layout.HbmLayout` says;
-- guard regions are untouched; no protocol error (range, 4 KiB crossing, WLAST, size/burst type);
-- the burst-length histograms match the layout's bursts exactly.
+- the guard words are untouched (nothing written outside the run's N/R points per channel); no protocol
+  error (range, 4 KiB crossing, WLAST, size/burst type);
+- the burst-length histograms of each pass match the layout's bursts of that size exactly (reads walk each
+  channel from its buffer's base, so exactly the run's N/R points per channel are read); at the end, the
+  guards around the largest buffer are intact. (tests/test_dma.py's pysim loopback checks every address.)
 
 Crossed: refresh windows on/off x random stalls on every AXI handshake and both loopback sides on/off.
 """
@@ -18,7 +26,7 @@ import random
 import cocotb
 import numpy as np
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge
+from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge, Timer
 
 from hw.model.field import P
 from hw.model.layout import POINTS_PER_BEAT, HbmLayout
@@ -43,7 +51,7 @@ class LoopbackTB:
         self.dut = dut
         self.params = BuildParams(**facts["params"])
         self.props = facts["props"]
-        self.layout = HbmLayout(self.params)
+        self.layout = HbmLayout(self.params)       # the largest size: what the channel models hold
         self.guard = self.props["guard_beats"]
         self.depth = self.props["depth_beats"]
 
@@ -54,6 +62,7 @@ class LoopbackTB:
         for s in (d.start, d.pass_index, d.refresh_en, d.stall_en, d.loop_stall_en, d.bd_we, d.bd_chan,
                   d.bd_addr, d.bd_wdata):
             s.value = 0
+        d.log_n.value = self.params.max_log_n
         await reset_domains(d.dma_clk, (d.dma_rst, d.ntt_rst))
 
     async def write_channel(self, c: int, beats: list[int], start: int = 0):
@@ -81,41 +90,39 @@ class LoopbackTB:
     def beats_of(self, points: np.ndarray) -> list[int]:
         return [pack_beat(beat) for beat in points.reshape(-1, POINTS_PER_BEAT)]
 
-    async def preload(self, x: np.ndarray):
-        """Input buffer, and (first test of a simulation only) sentinels in guards and the state buffer.
-        Later tests leave the previous test's state in place: it was made from other random points, so
-        a point the DMA fails to write still shows, and the guards were never legitimately written."""
-        bufs = self.layout.scatter(x, "input")
-        inputs = set(self.layout.buffer_channels("input"))
-        first = not LoopbackTB.preloaded
+    async def preload(self, lay: HbmLayout, x: np.ndarray):
+        """The input buffer of ``lay``'s size and sentinels in the guard words around it in every channel;
+        (first test of a simulation only) sentinels everywhere else first. Later runs leave the previous
+        run's state in place: it was made from other random points, so a point the DMA fails to write
+        still shows, and the guards were never legitimately written."""
+        if not LoopbackTB.preloaded:
+            for c in range(self.params.channels):
+                await self.write_channel(c, [sentinel(c, i) for i in range(self.depth)])
+            LoopbackTB.preloaded = True
+        bufs = lay.scatter(x, "input")
+        for c in lay.buffer_channels("input"):
+            await self.write_channel(c, self.beats_of(bufs[c]), start=self.guard)
         for c in range(self.params.channels):
-            if c in inputs:
-                body = self.beats_of(bufs[c])
-            elif first:
-                body = [sentinel(c, self.guard + i) for i in range(self.layout.beats_per_channel)]
-            else:
-                continue
-            if first:
-                beats = ([sentinel(c, i) for i in range(self.guard)] + body
-                         + [sentinel(c, self.guard + self.layout.beats_per_channel + i) for i in range(self.guard)])
-                await self.write_channel(c, beats)
-            else:
-                await self.write_channel(c, body, start=self.guard)
-        LoopbackTB.preloaded = True
+            for i in self.guard_words(lay):
+                await self.write_channel(c, [sentinel(c, i)], start=i)
 
-    async def run_pass(self, pass_index: int, timeout_cycles: int) -> dict:
+    def guard_words(self, lay: HbmLayout) -> list[int]:
+        """Beats just outside a run's buffer (within the channel models' guards at the largest size)."""
+        end = self.guard + lay.beats_per_channel
+        return [self.guard - 1] + list(range(end, min(end + 2, self.depth)))
+
+    async def run_pass(self, pass_index: int, log_n: int, timeout_cycles: int) -> dict:
         d = self.dut
         await FallingEdge(d.dma_clk)
         d.pass_index.value = pass_index
+        d.log_n.value = log_n
         d.start.value = 1
         await FallingEdge(d.dma_clk)
         d.start.value = 0
-        for _ in range(timeout_cycles):
-            await RisingEdge(d.dma_clk)
-            if int(d.done.value):
-                break
-        else:
-            raise AssertionError(f"pass {pass_index} did not finish in {timeout_cycles} DMA cycles")
+        # wait for done without Python on every cycle
+        timeout = Timer(timeout_cycles * DMA_PS, unit="ps")
+        if await First(RisingEdge(d.done), timeout) is timeout:
+            raise AssertionError(f"2^{log_n}: pass {pass_index} did not finish in {timeout_cycles} DMA cycles")
         await ClockCycles(d.ntt_clk, 4)
         return {"dma_cycles": int(d.dma_cycles.value), "ntt_cycles": int(d.ntt_cycles.value),
                 "out_xfers": int(d.out_xfers.value), "in_xfers": int(d.in_xfers.value),
@@ -126,10 +133,11 @@ class LoopbackTB:
         v = int(sig.value)
         return [(v >> (32 * i)) & 0xFFFF_FFFF for i in range(9)]
 
-    async def dump(self) -> np.ndarray:
-        mem = np.zeros((self.params.channels, self.depth * 4), dtype=np.uint64)
+    async def dump(self, beats) -> np.ndarray:
+        """Beats ``beats`` of every channel as points, one row per channel."""
+        mem = np.zeros((self.params.channels, len(beats) * 4), dtype=np.uint64)
         for c in range(self.params.channels):
-            for i, v in enumerate(await self.read_channel(c)):
+            for i, v in enumerate(await self.read_channel(c, beats)):
                 mem[c, 4 * i:4 * i + 4] = unpack_beat(v)
         return mem
 
@@ -143,53 +151,77 @@ def expected_hist(layout: HbmLayout, directions) -> list[int]:
     return h
 
 
+def run_sizes(params: BuildParams, share: int) -> list[int]:
+    """The largest size, then half of the others (``share`` 0 or 1 of a fixed shuffle, so the two halves
+    cover every size), then the first of them again."""
+    rest = list(range(params.min_log_n, params.max_log_n))
+    random.Random(params.max_log_n).shuffle(rest)
+    mine = rest[share::2]
+    return [params.max_log_n] + mine + mine[:1]
+
+
+async def one_run(tb: LoopbackTB, log_n: int, rng) -> str:
+    """Preload, both passes, read-back and checks of one transform of 2^log_n points."""
+    dut, p = tb.dut, tb.params
+    lay = HbmLayout(p, log_n)
+    n = lay.n_points
+    x = rng.integers(0, 2**64, n, dtype=np.uint64)
+    # non-canonical values first, so that even the smallest run carries some
+    edges = np.array(list(NONCANONICAL_VALUES) + list(EDGE_VALUES), dtype=np.uint64)
+    count = min(n // 4, 4 * edges.size)
+    x[rng.choice(n, size=count, replace=False)] = np.resize(edges, count)
+    await tb.preload(lay, x)
+    state, out = loopback_passes(p, x, log_n)
+
+    cycles = n // p.points_per_cycle
+    budget = 40 * cycles + 20000
+    before = (tb.hist(dut.rd_hist), tb.hist(dut.wr_hist))
+    stats = []
+    for ps in (1, 2):
+        s = await tb.run_pass(ps, log_n, budget)
+        assert s["out_xfers"] == s["in_xfers"] == cycles, (log_n, ps, s)
+        rd = [a - b for a, b in zip(s["rd_hist"], before[0])]
+        wr = [a - b for a, b in zip(s["wr_hist"], before[1])]
+        assert rd == expected_hist(lay, [(ps, "read")]), (log_n, ps, rd)
+        assert wr == expected_hist(lay, [(ps, "write")]), (log_n, ps, wr)
+        before = (s["rd_hist"], s["wr_hist"])
+        stats.append(s)
+    errs = int(dut.err.value)
+    assert errs == 0, [(c, (errs >> (4 * c)) & 15) for c in range(p.channels) if (errs >> (4 * c)) & 15]
+
+    mem = await tb.dump(list(range(tb.guard, tb.guard + lay.beats_per_channel)))
+    bad = np.flatnonzero(lay.gather(list(mem), "state") != state)
+    assert bad.size == 0, f"log_n = {log_n}: {bad.size} state points wrong, first at {bad[:8]}"
+    bad = np.flatnonzero(lay.gather(list(mem), "output") != out)
+    assert bad.size == 0, f"log_n = {log_n}: {bad.size} output points wrong, first at {bad[:8]}"
+    for c in range(p.channels):
+        words = await tb.read_channel(c, tb.guard_words(lay))
+        for i, word in zip(tb.guard_words(lay), words):
+            assert word == sentinel(c, i), f"log_n = {log_n}: guard beat {i} of channel {c} overwritten"
+    # points are opaque to the DMA: canonical or not, they travel bit-exactly
+    assert np.any(x >= np.uint64(P))
+    return (f"2^{log_n}: pass 1 {stats[0]['ntt_cycles']} / pass 2 {stats[1]['ntt_cycles']} NTT cycles "
+            f"for {cycles} ideal")
+
+
 @cocotb.test()
 @cocotb.parametrize(refresh=[False, True], stalls=[False, True])
 async def test_two_passes(dut, refresh, stalls):
     tb = LoopbackTB(dut)
     await tb.start()
-    p, lay = tb.params, tb.layout
-    n = p.n_points
+    p = tb.params
     rng = np.random.default_rng(random.getrandbits(32))
-    x = rng.integers(0, 2**64, n, dtype=np.uint64)
-    edges = np.array(list(EDGE_VALUES) + list(NONCANONICAL_VALUES), dtype=np.uint64)
-    x[rng.choice(n, size=min(n // 4, 4 * edges.size), replace=False)] = np.resize(edges, min(n // 4, 4 * edges.size))
-    await tb.preload(x)
     dut.refresh_en.value = int(refresh)
     dut.stall_en.value = int(stalls)
     dut.loop_stall_en.value = int(stalls)
-
-    state, out = loopback_passes(p, x)
-
-    budget = 40 * p.cycles_per_pass + 20000
-    s1 = await tb.run_pass(1, budget)
-    assert s1["out_xfers"] == s1["in_xfers"] == p.cycles_per_pass
-    assert s1["rd_hist"] == expected_hist(lay, [(1, "read")]), s1["rd_hist"]
-    assert s1["wr_hist"] == expected_hist(lay, [(1, "write")]), s1["wr_hist"]
-    s2 = await tb.run_pass(2, budget)
-    assert s2["out_xfers"] == s2["in_xfers"] == p.cycles_per_pass
-    assert s2["rd_hist"] == expected_hist(lay, [(1, "read"), (2, "read")])
-    assert s2["wr_hist"] == expected_hist(lay, [(1, "write"), (2, "write")])
-    errs = int(dut.err.value)
-    assert errs == 0, [(c, (errs >> (4 * c)) & 15) for c in range(p.channels) if (errs >> (4 * c)) & 15]
-
-    mem = await tb.dump()
-    g = tb.guard * 4
-    inner = [mem[c, g:g + lay.points_per_channel] for c in range(p.channels)]
-    got_state = lay.gather(inner, "state")
-    got_out = lay.gather(inner, "output")
-    bad = np.flatnonzero(got_state != state)
-    assert bad.size == 0, f"{bad.size} state points wrong, first at {bad[:8]}"
-    bad = np.flatnonzero(got_out != out)
-    assert bad.size == 0, f"{bad.size} output points wrong, first at {bad[:8]}"
+    # with and without stalls each, the two refresh settings share the smaller sizes between them
+    for log_n in run_sizes(p, int(refresh)):
+        dut._log.info(f"{await one_run(tb, log_n, rng)} (refresh={refresh}, stalls={stalls})")
+    # the guards around the largest buffer: never written by any run
     for c in range(p.channels):
-        for i in list(range(tb.guard)) + list(range(tb.guard + lay.beats_per_channel, tb.depth)):
-            word = pack_beat(mem[c, 4 * i:4 * i + 4])
+        beats = list(range(tb.guard)) + list(range(tb.guard + tb.layout.beats_per_channel, tb.depth))
+        for i, word in zip(beats, await tb.read_channel(c, beats)):
             assert word == sentinel(c, i), f"guard beat {i} of channel {c} overwritten"
-    # points are opaque to the DMA: canonical or not, they travel bit-exactly
-    assert np.any(x >= np.uint64(P))
-    dut._log.info(f"pass 1 {s1['ntt_cycles']} / pass 2 {s2['ntt_cycles']} NTT cycles for "
-                  f"{p.cycles_per_pass} ideal (refresh={refresh}, stalls={stalls})")
 
 
 @cocotb.test()

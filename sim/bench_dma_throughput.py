@@ -37,6 +37,7 @@ async def test_throughput(dut):
     for s in (dut.start, dut.pass_index, dut.stall_en, dut.loop_stall_en, dut.bd_we, dut.bd_chan, dut.bd_addr,
               dut.bd_wdata):
         s.value = 0
+    dut.log_n.value = facts["log_n"]
     dut.refresh_en.value = int(facts["refresh"])
     await reset_domains(dut.dma_clk, (dut.dma_rst, dut.ntt_rst))
     results = {}

@@ -15,7 +15,8 @@ class DmaAxiTop(wiring.Component):
         self._dma = DmaEngine(params, **dma_options)
         axi = self._dma.axi_signature
         members = {
-            "start": In(1), "pass_index": In(2), "busy": Out(1), "done": Out(1),
+            "start": In(1), "pass_index": In(2), "log_n": In(range(params.max_log_n + 1), init=params.max_log_n),
+            "busy": Out(1), "done": Out(1),
             "base": In(data.ArrayLayout(axi.addr_width, params.channels)),
             "points_out": Out(stream.Signature(payload_layout(params.lanes))),
             "points_in": In(stream.Signature(payload_layout(params.lanes))),
@@ -32,7 +33,8 @@ class DmaAxiTop(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.dma = dma = self._dma
-        m.d.comb += [dma.start.eq(self.start), dma.pass_index.eq(self.pass_index), dma.base.eq(self.base),
+        m.d.comb += [dma.start.eq(self.start), dma.pass_index.eq(self.pass_index), dma.log_n.eq(self.log_n),
+                     dma.base.eq(self.base),
                      self.busy.eq(dma.busy), self.done.eq(dma.done)]
         wiring.connect(m, dma.points_out, wiring.flipped(self.points_out))
         wiring.connect(m, wiring.flipped(self.points_in), dma.points_in)

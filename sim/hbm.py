@@ -449,6 +449,8 @@ def channel_models(channels: int, *, seed: int = 1, refresh_period: int = 480, f
 
 class DmaLoopback(wiring.Component):
     """DmaEngine + one HbmChannelModel per channel + a loopback FIFO standing in for the NTT engine.
+    ``log_n`` goes to the engine (the run's size, default the build's largest); the channel models hold
+    buffers of the largest size between guards.
 
     Counters (``ntt`` domain) for throughput: ``ntt_cycles`` from the first ``points_out`` transfer to the
     last ``points_in`` transfer of the pass, ``out_xfers`` / ``in_xfers`` payloads moved.
@@ -477,7 +479,8 @@ class DmaLoopback(wiring.Component):
         self._seed = seed
         chans = params.channels
         super().__init__({
-            "start": In(1), "pass_index": In(2), "busy": Out(1), "done": Out(1),
+            "start": In(1), "pass_index": In(2), "log_n": In(range(params.max_log_n + 1), init=params.max_log_n),
+            "busy": Out(1), "done": Out(1),
             "refresh_en": In(1), "stall_en": In(1), "loop_stall_en": In(1),
             "bd_chan": In(range(chans)), "bd_addr": In(range(self._depth)), "bd_we": In(1),
             "bd_wdata": In(BEAT_BYTES * 8), "bd_rdata": Out(BEAT_BYTES * 8),
@@ -524,7 +527,7 @@ class DmaLoopback(wiring.Component):
         for i in range(HIST):
             m.d.comb += [self.rd_hist[i].eq(sum(mod.rd_hist[i] for mod in self._models)),
                          self.wr_hist[i].eq(sum(mod.wr_hist[i] for mod in self._models))]
-        m.d.comb += [dma.start.eq(self.start), dma.pass_index.eq(self.pass_index),
+        m.d.comb += [dma.start.eq(self.start), dma.pass_index.eq(self.pass_index), dma.log_n.eq(self.log_n),
                      self.busy.eq(dma.busy), self.done.eq(dma.done)]
 
         # the "engine": a FIFO from points_out to points_in, with random stalls on both sides
@@ -563,7 +566,7 @@ class DmaLoopback(wiring.Component):
                 m.d.ntt += [self.out_xfers.eq(self.out_xfers + 1), streaming.eq(1)]
             with m.If(in_fire):
                 m.d.ntt += self.in_xfers.eq(self.in_xfers + 1)
-                with m.If(self.in_xfers == p.cycles_per_pass - 1):
+                with m.If(self.in_xfers == ((1 << self.log_n) >> (p.points_per_cycle.bit_length() - 1)) - 1):
                     m.d.ntt += streaming.eq(0)
             with m.If(streaming | out_fire):
                 m.d.ntt += self.ntt_cycles.eq(self.ntt_cycles + 1)

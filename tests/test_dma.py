@@ -1,6 +1,8 @@
 """DMA engine: parameter checks, a fast amaranth.sim loopback, and the cocotb/Verilator loopback bench
 (sim/bench_dma_loopback.py) over N = 2^8 .. 2^16 with C = 2, 4 and 32 channels."""
 
+import random
+
 import numpy as np
 import pytest
 from amaranth.sim import Simulator
@@ -26,52 +28,77 @@ def test_parameter_errors():
     assert dma.fifo_points == 512 and dma.payload_width == 512 and dma.transpose_delay == 2
 
 
-def _run_pysim(params, *, refresh, stalls, seed=1):
+def _sentinel(channel: int, beat: int) -> int:
+    return (0x5EED << 240) | (channel << 32) | beat
+
+
+def _run_pysim(params, sizes, *, refresh, stalls, seed=1):
+    """Runs of 2^n points for n in ``sizes``, back to back without reset: the state and output against
+    the golden passes; every AXI burst against the host layout of that size (so nothing outside the run's
+    N/R points per channel is read or written); and, belt and braces, guard words just before and after
+    the run's buffer in every channel untouched."""
     dut = DmaLoopback(params, refresh_period=60, refresh_cycles=12, latency=8, seed=seed)
-    lay = HbmLayout(params)
     rng = np.random.default_rng(seed)
-    x = rng.integers(0, 2**64, params.n_points, dtype=np.uint64)
-    bufs = lay.scatter(x, "input")
     g = dut.guard_beats
-    result = {}
+    runs = []                   # (log_n, x, memory after the run, AXI bursts issued)
+    issued = {}                 # (channel, "ar" / "aw") -> [(first beat, beats)] in issue order
+
+    async def write(ctx, c, first, words):
+        ctx.set(dut.bd_chan, c)
+        ctx.set(dut.bd_we, 1)
+        for b, word in enumerate(words, first):
+            ctx.set(dut.bd_addr, b)
+            ctx.set(dut.bd_wdata, word)
+            await ctx.tick("dma")
+        ctx.set(dut.bd_we, 0)
+
+    async def read(ctx, c, beats):
+        ctx.set(dut.bd_chan, c)
+        out = []
+        for b in beats:
+            ctx.set(dut.bd_addr, b)
+            await ctx.tick("dma")
+            out.append(ctx.get(dut.bd_rdata))
+        return out
+
+    def guards(lay):
+        return [g - 1, g + lay.beats_per_channel, g + lay.beats_per_channel + 1]
 
     async def tb(ctx):
-        for c in lay.buffer_channels("input"):
-            data = bufs[c].reshape(-1, 4)
-            ctx.set(dut.bd_chan, c)
-            ctx.set(dut.bd_we, 1)
-            for b in range(lay.beats_per_channel):
-                ctx.set(dut.bd_addr, g + b)
-                ctx.set(dut.bd_wdata, sum(int(data[b][j]) << (64 * j) for j in range(4)))
-                await ctx.tick("dma")
-        ctx.set(dut.bd_we, 0)
         ctx.set(dut.refresh_en, refresh)
         ctx.set(dut.stall_en, stalls)
         ctx.set(dut.loop_stall_en, stalls)
-        for ps in (1, 2):
-            ctx.set(dut.pass_index, ps)
-            ctx.set(dut.start, 1)
-            await ctx.tick("dma")
-            ctx.set(dut.start, 0)
-            for _ in range(100_000):
+        for log_n in sizes:
+            lay = HbmLayout(params, log_n)
+            x = rng.integers(0, 2**64, lay.n_points, dtype=np.uint64)
+            inputs = lay.scatter(x, "input")
+            for c in range(params.channels):
+                for b in guards(lay):
+                    await write(ctx, c, b, [_sentinel(c, b)])
+            for c in lay.buffer_channels("input"):
+                await write(ctx, c, g, [sum(int(v) << (64 * j) for j, v in enumerate(beat))
+                                        for beat in inputs[c].reshape(-1, 4)])
+            issued.clear()
+            ctx.set(dut.log_n, log_n)
+            for ps in (1, 2):
+                ctx.set(dut.pass_index, ps)
+                ctx.set(dut.start, 1)
                 await ctx.tick("dma")
-                if ctx.get(dut.done):
-                    break
-            else:
-                raise AssertionError(f"pass {ps} timed out")
-        assert all(ctx.get(dut.err[c]) == 0 for c in range(params.channels))
-        mem = np.zeros((params.channels, lay.points_per_channel), dtype=np.uint64)
-        for c in range(params.channels):
-            ctx.set(dut.bd_chan, c)
-            for b in range(lay.beats_per_channel):
-                ctx.set(dut.bd_addr, g + b)
-                await ctx.tick("dma")
-                v = ctx.get(dut.bd_rdata)
-                for j in range(4):
-                    mem[c, 4 * b + j] = (v >> (64 * j)) & (2**64 - 1)
-        result["mem"] = list(mem)
-
-    issued = {}                 # (channel, "ar" / "aw") -> [(first beat, beats)] in issue order
+                ctx.set(dut.start, 0)
+                for _ in range(100_000):
+                    await ctx.tick("dma")
+                    if ctx.get(dut.done):
+                        break
+                else:
+                    raise AssertionError(f"log_n = {log_n}: pass {ps} timed out")
+            assert all(ctx.get(dut.err[c]) == 0 for c in range(params.channels)), f"log_n = {log_n}"
+            mem = np.zeros((params.channels, lay.points_per_channel), dtype=np.uint64)
+            for c in range(params.channels):
+                for b, v in enumerate(await read(ctx, c, range(g, g + lay.beats_per_channel))):
+                    mem[c, 4 * b:4 * b + 4] = [(v >> (64 * j)) & (2**64 - 1) for j in range(4)]
+                for b, v in zip(guards(lay), await read(ctx, c, guards(lay))):
+                    assert v == _sentinel(c, b), f"log_n = {log_n}: channel {c} guard beat {b} written"
+            runs.append((log_n, x, list(mem), dict(issued)))
 
     async def monitor(ctx):
         ports = [dut.dma.m_axi[c] for c in range(params.channels)]
@@ -92,16 +119,26 @@ def _run_pysim(params, *, refresh, stalls, seed=1):
     sim.add_testbench(tb)
     sim.add_process(monitor)
     sim.run()
-    state, out = loopback_passes(params, x)
-    assert np.array_equal(lay.gather(result["mem"], "state"), state)
-    assert np.array_equal(lay.gather(result["mem"], "output"), out)
-    # every address the gateware put on the bus is the host layout's, in the layout's order
-    want = {}
-    for ps in (1, 2):
-        for kind, direction in (("ar", "read"), ("aw", "write")):
-            for c, bursts in lay.bursts(ps, direction).items():
-                want.setdefault((c, kind), []).extend(bursts)
-    assert issued == want
+    assert [r[0] for r in runs] == list(sizes)
+    for log_n, x, mem, got_bursts in runs:
+        lay = HbmLayout(params, log_n)
+        state, out = loopback_passes(params, x, log_n)
+        assert np.array_equal(lay.gather(mem, "state"), state), f"log_n = {log_n}: state"
+        assert np.array_equal(lay.gather(mem, "output"), out), f"log_n = {log_n}: output"
+        want = {}
+        for ps in (1, 2):
+            for kind, direction in (("ar", "read"), ("aw", "write")):
+                for c, bursts in lay.bursts(ps, direction).items():
+                    want.setdefault((c, kind), []).extend(bursts)
+        assert got_bursts == want, f"log_n = {log_n}"
+
+
+def _sizes(params, seed=0):
+    """Every size of the build, largest first, then the rest shuffled with a repeat (so runs switch
+    between sizes up and down and repeat one)."""
+    rest = list(range(params.min_log_n, params.max_log_n))
+    random.Random(seed).shuffle(rest)
+    return [params.max_log_n] + rest + rest[:1]
 
 
 @pytest.mark.parametrize("params", [BuildParams(lanes=16, log_core=4, channels=2),
@@ -111,15 +148,17 @@ def _run_pysim(params, *, refresh, stalls, seed=1):
                                     BuildParams(lanes=4, log_core=4, channels=8),
                                     BuildParams(lanes=8, log_core=5, channels=8)], ids=lambda p: p.tag())
 def test_loopback_pysim(params):
-    """Both passes through the DMA with refresh and stalls: the data against the golden passes, and
-    every AXI address and burst length against the host layout (``HbmLayout.bursts``)."""
-    _run_pysim(params, refresh=True, stalls=True)
+    """Both passes of runs of every size through the DMA with refresh and stalls: the data against the
+    golden passes, every AXI address and burst length against the host layout (``HbmLayout.bursts``) of
+    that size, nothing outside the run's buffer touched."""
+    _run_pysim(params, _sizes(params), refresh=True, stalls=True)
 
 
-# N = 2^8, 2^12, 2^16 against C = 2, 32, 4 (one Verilator build each). C = 32 uses 4 lanes here: the 16-lane,
-# C = 32 engine takes about 10 minutes to build on 2 cores (it passed at N = 2^16, see docs/performance.md),
-# and sim/bench_dma.py builds and runs it at full size.
-VERILATOR_CASES = [BuildParams(lanes=16, log_core=4, channels=2),
+# Every size of three builds (one Verilator build each): N = 2^4 .. 2^8 with C = 2 (one channel per
+# direction, bursts of 4 beats and fewer), 2^8 .. 2^12 with C = 32, 2^8 .. 2^16 with 16 lanes and C = 4.
+# C = 32 uses 4 lanes here: the 16-lane, C = 32 engine takes about 10 minutes to build on 2 cores (it passed
+# at N = 2^16, see docs/performance.md), and sim/bench_dma.py builds and runs it at full size.
+VERILATOR_CASES = [BuildParams(lanes=4, log_core=4, channels=2),
                    BuildParams(lanes=4, log_core=6, channels=32),
                    BuildParams(lanes=16, log_core=8, channels=4)]
 

@@ -34,54 +34,75 @@ def _run(dut, bench, *, processes=()):
     sim.run()
 
 
+def _runs(params):
+    """(log_n, pass) of runs of every size, back to back: largest first, then sizes going down and up."""
+    sizes = list(range(params.min_log_n, params.max_log_n + 1))
+    order = sizes[::-1] + sizes[1:] if len(sizes) > 1 else sizes
+    return [(n, ps) for n in order for ps in (1, 2)]
+
+
 @pytest.mark.parametrize("params", BUILDS, ids=lambda p: p.tag())
-@pytest.mark.parametrize("pass_index", [1, 2])
-def test_write_addresses_are_the_host_layout(params, pass_index):
-    """Every (channel, first beat) the write address generator emits, in order, is the host layout's."""
-    lay = HbmLayout(params)
-    gen = WriteAddressGenerator(lay)
-    want = lay.cycle_units(pass_index, "write")
-    chans = lay.write_channels(pass_index)
+def test_write_addresses_are_the_host_layout(params):
+    """Every (channel, first beat) the write address generator emits, in order, is the host layout's, for
+    both passes of every size (sizes switching without reset)."""
+    gen = WriteAddressGenerator(HbmLayout(params))
+    runs = _runs(params)
     got = []
 
     async def bench(ctx):
-        ctx.set(gen.pass2, pass_index == 2)
-        ctx.set(gen.start, 1)
-        await ctx.tick()
-        ctx.set(gen.start, 0)
-        for _ in range(len(want) // 2):
-            for _ in range(random.randrange(2)):            # gaps between pairs
-                await ctx.tick()
-            got.append((chans[ctx.get(gen.chan_a)], ctx.get(gen.beat_a)))
-            got.append((chans[ctx.get(gen.chan_b)], ctx.get(gen.beat_b)))
-            ctx.set(gen.advance, 1)
+        for log_n, pass_index in runs:
+            lay = HbmLayout(params, log_n)
+            chans = lay.write_channels(pass_index)
+            ctx.set(gen.pass2, pass_index == 2)
+            ctx.set(gen.log_n, log_n)
+            ctx.set(gen.start, 1)
             await ctx.tick()
-            ctx.set(gen.advance, 0)
+            ctx.set(gen.start, 0)
+            units = []
+            for _ in range(lay.n_points // params.lanes // 2):
+                for _ in range(random.randrange(2)):            # gaps between pairs
+                    await ctx.tick()
+                units.append((chans[ctx.get(gen.chan_a)], ctx.get(gen.beat_a)))
+                units.append((chans[ctx.get(gen.chan_b)], ctx.get(gen.beat_b)))
+                ctx.set(gen.advance, 1)
+                await ctx.tick()
+                ctx.set(gen.advance, 0)
+            got.append(units)
 
     _run(gen, bench)
-    assert got == [tuple(int(v) for v in row) for row in want]
+    for (log_n, pass_index), units in zip(runs, got, strict=True):
+        want = HbmLayout(params, log_n).cycle_units(pass_index, "write")
+        assert units == [tuple(int(v) for v in row) for row in want], (log_n, pass_index)
 
 
 @pytest.mark.parametrize("params", BUILDS, ids=lambda p: p.tag())
 def test_read_channels_are_the_host_layout(params):
-    lay = HbmLayout(params)
-    gen = ReadAddressGenerator(lay)
-    chans = lay.read_channels(1)
-    want = [int(c) for c in lay.cycle_units(1, "read")[:, 0]]
+    """The read address generator's channel pairs are the layout's for both passes of every size;
+    ``active`` falls after exactly the pass's N / 2L cycles."""
+    gen = ReadAddressGenerator(HbmLayout(params))
+    runs = _runs(params)
     got = []
 
     async def bench(ctx):
-        ctx.set(gen.start, 1)
-        await ctx.tick()
-        ctx.set(gen.start, 0)
-        while ctx.get(gen.active):
-            got.extend([chans[ctx.get(gen.chan_a)], chans[ctx.get(gen.chan_b)]])
-            ctx.set(gen.advance, 1)
+        for log_n, pass_index in runs:
+            chans = HbmLayout(params, log_n).read_channels(pass_index)
+            ctx.set(gen.pass2, pass_index == 2)
+            ctx.set(gen.log_n, log_n)
+            ctx.set(gen.start, 1)
             await ctx.tick()
-            ctx.set(gen.advance, 0)
+            ctx.set(gen.start, 0)
+            units = []
+            while ctx.get(gen.active):
+                units.extend([chans[ctx.get(gen.chan_a)], chans[ctx.get(gen.chan_b)]])
+                ctx.set(gen.advance, 1)
+                await ctx.tick()
+                ctx.set(gen.advance, 0)
+            got.append(units)
 
     _run(gen, bench)
-    assert got == want
+    for (log_n, pass_index), units in zip(runs, got, strict=True):
+        want = [int(c) for c in HbmLayout(params, log_n).cycle_units(pass_index, "read")[:, 0]]
+        assert units == want, (log_n, pass_index)
 
 
 class _ReadBench(Elaboratable):
@@ -264,98 +285,128 @@ STREAM_BUILDS = [BuildParams(lanes=4, log_core=3, channels=4), BuildParams(lanes
 
 
 @pytest.mark.parametrize("params", STREAM_BUILDS, ids=lambda p: p.tag())
-@pytest.mark.parametrize("pass_index", [1, 2])
-def test_read_assembler_gives_the_schedule(params, pass_index):
+def test_read_assembler_gives_the_schedule(params):
     """Each channel's beats in address order (random gaps per channel, random back-pressure on the
-    output) come out as the engine's payloads in ``pass_schedule`` read order."""
+    output) come out as the engine's payloads in ``pass_schedule`` read order, for both passes of every
+    size back to back."""
     from hw.dma.assembler import ReadAssembler
     from hw.model.schedule import pass_schedule
     from hw.points import pack_beat, unpack_payload
-    lay = HbmLayout(params)
-    buffer = "input" if pass_index == 1 else "state"
-    rng = np.random.default_rng(pass_index)
-    x = rng.integers(0, 2**64, params.n_points, dtype=np.uint64)
-    mem = lay.scatter(x, buffer)
-    streams = [[pack_beat(b) for b in mem[c].reshape(-1, 4)] for c in lay.read_channels(pass_index)]
-    reads, _ = pass_schedule(params, pass_index)
-    want = [[(int(x[a]), int(x[b])) for a, b in cycle] for cycle in reads.reshape(-1, params.lanes, 2)]
-    dut = ReadAssembler(lay)
+    rng = np.random.default_rng(1)
+    runs = []
+    for log_n, pass_index in _runs(params):
+        lay = HbmLayout(params, log_n)
+        x = rng.integers(0, 2**64, lay.n_points, dtype=np.uint64)
+        mem = lay.scatter(x, "input" if pass_index == 1 else "state")
+        streams = [[pack_beat(b) for b in mem[c].reshape(-1, 4)] for c in lay.read_channels(pass_index)]
+        reads, _ = pass_schedule(params, pass_index, log_n)
+        want = [[(int(x[a]), int(x[b])) for a, b in cycle] for cycle in reads.reshape(-1, params.lanes, 2)]
+        runs.append((log_n, pass_index, streams, want))
+    dut = ReadAssembler(HbmLayout(params))
     got = []
 
     async def bench(ctx):
-        pick = random.Random(pass_index)
-        ctx.set(dut.start, 1)
-        await ctx.tick()
-        ctx.set(dut.start, 0)
-        pos = [0] * lay.group
-        for _ in range(20 * len(want) + 100):
-            offer = [pos[q] < len(s) and pick.random() < 0.8 for q, s in enumerate(streams)]
-            for q, s in enumerate(streams):
-                ctx.set(dut.beats[q].valid, offer[q])
-                ctx.set(dut.beats[q].payload.as_value(), s[pos[q]] if offer[q] else 0)
-            ctx.set(dut.points.ready, pick.random() < 0.7)
-            await ctx.delay(1e-9)
-            if ctx.get(dut.points.valid) and ctx.get(dut.points.ready):
-                got.append(unpack_payload(ctx.get(dut.points.payload.as_value()), params.lanes))
-            for q in range(lay.group):
-                pos[q] += offer[q] and ctx.get(dut.beats[q].ready)
+        pick = random.Random(params.channels)
+        for log_n, pass_index, streams, want in runs:
+            ctx.set(dut.pass2, pass_index == 2)
+            ctx.set(dut.log_n, log_n)
+            ctx.set(dut.start, 1)
             await ctx.tick()
-            if len(got) == len(want):
-                break
+            ctx.set(dut.start, 0)
+            out = []
+            pos = [0] * len(streams)
+            for _ in range(20 * len(want) + 100):
+                offer = [pos[q] < len(st) and pick.random() < 0.8 for q, st in enumerate(streams)]
+                for q, st in enumerate(streams):
+                    ctx.set(dut.beats[q].valid, offer[q])
+                    ctx.set(dut.beats[q].payload.as_value(), st[pos[q]] if offer[q] else 0)
+                ctx.set(dut.points.ready, pick.random() < 0.7)
+                await ctx.delay(1e-9)
+                if ctx.get(dut.points.valid) and ctx.get(dut.points.ready):
+                    out.append(unpack_payload(ctx.get(dut.points.payload.as_value()), params.lanes))
+                for q in range(len(streams)):
+                    pos[q] += offer[q] and ctx.get(dut.beats[q].ready)
+                await ctx.tick()
+                if len(out) == len(want) and all(p == len(st) for p, st in zip(pos, streams)):
+                    break
+            for q in range(len(streams)):
+                ctx.set(dut.beats[q].valid, 0)
+            ctx.set(dut.points.ready, 1)
+            for _ in range(4):                                  # nothing more comes out of this pass
+                await ctx.tick()
+                assert not ctx.get(dut.points.valid), (log_n, pass_index)
+            got.append(out)
 
     _run(dut, bench)
-    assert got == want
+    for (log_n, pass_index, _, want), out in zip(runs, got, strict=True):
+        assert out == want, (log_n, pass_index)
 
 
 @pytest.mark.parametrize("params", STREAM_BUILDS, ids=lambda p: p.tag())
-@pytest.mark.parametrize("pass_index", [1, 2])
-def test_write_path_places_the_schedule(params, pass_index):
+def test_write_path_places_the_schedule(params):
     """Payloads in ``pass_schedule`` write order (random gaps), beats and burst addresses drained with
-    random back-pressure: replaying the bursts gives the host layout's memory for that buffer."""
+    random back-pressure, for both passes of every size back to back: replaying the bursts gives the host
+    layout's memory for that buffer and size, and each channel gets exactly its N/R points."""
     from hw.dma.write_path import WritePath
     from hw.model.schedule import pass_schedule
     from hw.points import pack_payload, unpack_beat
-    lay = HbmLayout(params)
-    buffer = "state" if pass_index == 1 else "output"
-    rng = np.random.default_rng(10 + pass_index)
-    y = rng.integers(0, 2**64, params.n_points, dtype=np.uint64)
-    _, writes = pass_schedule(params, pass_index)
-    payloads = [pack_payload([(y[a], y[b]) for a, b in cycle]) for cycle in writes.reshape(-1, params.lanes, 2)]
-    burst = lay.unit_beats if pass_index == 1 else lay.burst_beats
-    dut = WritePath(lay)
-    beats = [[] for _ in range(lay.group)]
-    bursts = [[] for _ in range(lay.group)]
+    rng = np.random.default_rng(10)
+    runs = []
+    for log_n, pass_index in _runs(params):
+        y = rng.integers(0, 2**64, 1 << log_n, dtype=np.uint64)
+        _, writes = pass_schedule(params, pass_index, log_n)
+        payloads = [pack_payload([(y[a], y[b]) for a, b in cycle])
+                    for cycle in writes.reshape(-1, params.lanes, 2)]
+        runs.append((log_n, pass_index, y, payloads))
+    dut = WritePath(HbmLayout(params))
+    R = params.channels // 2
+    got = []
 
     async def bench(ctx):
-        pick = random.Random(pass_index)
-        ctx.set(dut.pass2, pass_index == 2)
-        ctx.set(dut.start, 1)
-        await ctx.tick()
-        ctx.set(dut.start, 0)
-        i = 0
-        for _ in range(30 * len(payloads) + 200):
-            give = i < len(payloads) and pick.random() < 0.8
-            ctx.set(dut.points.valid, give)
-            ctx.set(dut.points.payload.as_value(), payloads[i] if give else 0)
-            for q in range(lay.group):
-                ctx.set(dut.beats[q].ready, pick.random() < 0.7)
-                ctx.set(dut.bursts[q].ready, pick.random() < 0.7)
-            await ctx.delay(1e-9)
-            for q in range(lay.group):
-                if ctx.get(dut.beats[q].valid) and ctx.get(dut.beats[q].ready):
-                    beats[q].append(ctx.get(dut.beats[q].payload.as_value()))
-                if ctx.get(dut.bursts[q].valid) and ctx.get(dut.bursts[q].ready):
-                    bursts[q].append(ctx.get(dut.bursts[q].payload))
-            i += give and ctx.get(dut.points.ready)
+        pick = random.Random(params.channels)
+        for log_n, pass_index, _, payloads in runs:
+            total = HbmLayout(params, log_n).beats_per_channel * R
+            beats = [[] for _ in range(R)]
+            bursts = [[] for _ in range(R)]
+            ctx.set(dut.pass2, pass_index == 2)
+            ctx.set(dut.log_n, log_n)
+            ctx.set(dut.start, 1)
             await ctx.tick()
-            if sum(map(len, beats)) == lay.beats_per_channel * lay.group:
-                break
+            ctx.set(dut.start, 0)
+            i = 0
+            for _ in range(30 * len(payloads) + 200):
+                give = i < len(payloads) and pick.random() < 0.8
+                ctx.set(dut.points.valid, give)
+                ctx.set(dut.points.payload.as_value(), payloads[i] if give else 0)
+                for q in range(R):
+                    ctx.set(dut.beats[q].ready, pick.random() < 0.7)
+                    ctx.set(dut.bursts[q].ready, pick.random() < 0.7)
+                await ctx.delay(1e-9)
+                for q in range(R):
+                    if ctx.get(dut.beats[q].valid) and ctx.get(dut.beats[q].ready):
+                        beats[q].append(ctx.get(dut.beats[q].payload.as_value()))
+                    if ctx.get(dut.bursts[q].valid) and ctx.get(dut.bursts[q].ready):
+                        bursts[q].append(ctx.get(dut.bursts[q].payload))
+                i += give and ctx.get(dut.points.ready)
+                await ctx.tick()
+                if sum(map(len, beats)) == total:
+                    break
+            ctx.set(dut.points.valid, 1)                        # a payload too many is refused
+            await ctx.delay(1e-9)
+            assert not ctx.get(dut.points.ready), (log_n, pass_index)
+            ctx.set(dut.points.valid, 0)
+            got.append((beats, bursts))
 
     _run(dut, bench)
-    mem = [np.zeros(lay.points_per_channel, dtype=np.uint64) for _ in range(params.channels)]
-    for q, phys in enumerate(lay.write_channels(pass_index)):
-        assert len(bursts[q]) * burst == len(beats[q]) == lay.beats_per_channel
-        for n, first in enumerate(bursts[q]):
-            for j in range(burst):
-                mem[phys][4 * (first + j):4 * (first + j + 1)] = unpack_beat(beats[q][n * burst + j])
-    assert np.array_equal(lay.gather(mem, buffer), y)
+    for (log_n, pass_index, y, _), (beats, bursts) in zip(runs, got, strict=True):
+        lay = HbmLayout(params, log_n)
+        buffer = "state" if pass_index == 1 else "output"
+        burst = lay.unit_beats if pass_index == 1 else lay.burst_beats
+        mem = [np.zeros(lay.points_per_channel, dtype=np.uint64) for _ in range(params.channels)]
+        for q, phys in enumerate(lay.write_channels(pass_index)):
+            assert len(bursts[q]) * burst == len(beats[q]) == lay.beats_per_channel, (log_n, pass_index, q)
+            for n, first in enumerate(bursts[q]):
+                assert first % burst == 0, (log_n, pass_index, q, first)
+                for j in range(burst):
+                    mem[phys][4 * (first + j):4 * (first + j + 1)] = unpack_beat(beats[q][n * burst + j])
+        assert np.array_equal(lay.gather(mem, buffer), y), (log_n, pass_index)

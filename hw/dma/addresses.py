@@ -1,21 +1,31 @@
 """The DMA's address generators (``ntt`` domain): which channel and beat every unit the engine moves
-belongs to, in engine order. Built from :class:`hw.model.layout.HbmLayout`'s formulas applied to
-Amaranth Values, so the gateware and the host's scatter/gather share one definition of the layout.
+belongs to, in engine order, for a transform of any size 2^n the build supports (``log_n``, held through
+the run). Built from :mod:`hw.model.layout`'s generic placement formulas, so the gateware and the host's
+scatter/gather share one definition of the layout.
 
 Reads need only channels: each channel's read stream is sequential (the AXI read master walks it), and
 the assembler picks, for engine cycle t of block blk, unit A from the channel of slot 2t and unit B from
-that of slot 2t + 1. Writes also need each unit's first beat: pass 2 writes output rows 2t, 2t + 1 of
+that of slot 2t + 1 (input rows 2^n1 in lane order of frame n1 in pass 1, state rows 2^n2 in lane order of
+frame n2 in pass 2). Writes also need each unit's first beat: pass 2 writes output rows 2t, 2t + 1 of
 block blk (slot = row); pass 1 writes, per block, the rows of the round two by two as the corner turn
 emits them (rows L*g + 2j, L*g + 2j + 1 of column block b, slot = lane-input position of the row).
+
+Run-time sizes: for each size the formulas are evaluated with constant shifts (pure wiring and a few
+XORs) and the results are selected by ``log_n``; the selected values for the *next* pair are registered,
+so the outputs come straight from flip-flops. (One set of variable shifters instead measured larger and
+about three times deeper: docs/architecture.md, "Run-time sizes".)
 """
 
-from amaranth.hdl import Array, Module, Signal
+from amaranth.hdl import Array, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.model.layout import HbmLayout
+from hw.model.layout import (MAX_BURST_BEATS, POINTS_PER_BEAT, HbmLayout, lane_slot, sigma_of,
+                             slot_channel_of, unit_beat_of)
+from hw.model.params import BuildParams
 
-__all__ = ["ReadAddressGenerator", "WriteAddressGenerator", "beat_bits", "select"]
+__all__ = ["ReadAddressGenerator", "WriteAddressGenerator", "beat_bits", "select", "log_n_shape",
+           "payloads_per_pass", "beats_per_channel", "burst_beats_of", "read_pair_channels", "write_pair_units"]
 
 
 def _log2(v: int) -> int:
@@ -33,94 +43,149 @@ def select(items, index):
 
 
 def beat_bits(layout: HbmLayout) -> int:
-    """Width of a channel-relative beat address."""
+    """Width of a channel-relative beat address (at the build's largest size)."""
     return max(1, (layout.beats_per_channel - 1).bit_length())
+
+
+def log_n_shape(params: BuildParams):
+    """Shape of a run-size port: unsigned, ``range(2k + 1)``."""
+    return range(params.max_log_n + 1)
+
+
+# -- run-time counts, on ints and Amaranth Values alike ------------------------------------------------
+
+def payloads_per_pass(params: BuildParams, log_n):
+    """Engine cycles (payloads of 2L points) per pass of a 2^log_n-point transform: N / 2L."""
+    return (1 << log_n) >> (_log2(params.lanes) + 1)
+
+
+def beats_per_channel(params: BuildParams, log_n):
+    """Beats each channel reads (and writes) per pass: N / R / 4."""
+    return (1 << log_n) >> (_log2(params.channels // 2) + _log2(POINTS_PER_BEAT))
+
+
+def burst_beats_of(total):
+    """Burst length of a sequential stream of ``total`` beats (a power of two): min(8, total)."""
+    return ((total - 1) & (MAX_BURST_BEATS - 1)) + 1
+
+
+# -- the placement of one pair, for one size ------------------------------------------------------------
+
+def read_pair_channels(pair, frame: int, rho: int):
+    """Logical channels of the two units of read pair ``pair`` (engine cycle of the pass) of a buffer whose
+    rows are read in lane frames of 2^frame: slots 2t and 2t + 1 with t = pair mod 2^(frame-1)."""
+    slot = (pair << 1) & ((1 << frame) - 1)
+    sigma = sigma_of(frame, rho)
+    return slot_channel_of(slot, sigma, rho), slot_channel_of(slot | 1, sigma, rho)
+
+
+def write_pair_units(pair, pass2, log_n: int, lanes_log: int, rho: int, unit_beats_log: int):
+    """((channel, first beat) of unit A, (channel, first beat) of unit B) of write pair ``pair`` of a
+    2^log_n-point pass: pass 2 (``pass2``) output rows 2t, 2t + 1 of block blk (pair = blk * 2^(n2-1) + t);
+    pass 1 state rows L*g + 2j, L*g + 2j + 1 of column block b (pair = (g * 2^n1/L + b) * L/2 + j).
+    Both buffers have 2^n2 rows."""
+    n1, n2 = (log_n + 1) >> 1, log_n >> 1
+    pos = pair << 1
+    j = pair & ((1 << (lanes_log - 1)) - 1)
+    b = (pair & ((1 << (n1 - 1)) - 1)) >> (lanes_log - 1)
+    row_a = ((pos >> n1) << lanes_log) | (j << 1)
+    slot_a = Mux(pass2, pos & ((1 << n2) - 1), lane_slot(row_a, n2))
+    slot_b = Mux(pass2, (pos | 1) & ((1 << n2) - 1), lane_slot(row_a | 1, n2))
+    block = Mux(pass2, pos >> n2, b)
+    sigma = sigma_of(n2, rho)
+    return tuple((slot_channel_of(s, sigma, rho), unit_beat_of(s, block, n2, rho, unit_beats_log))
+                 for s in (slot_a, slot_b))
+
+
+def _per_size(m, params: BuildParams, log_n, targets, values_of):
+    """``targets`` (comb) take ``values_of(n)`` for the run's size n = ``log_n`` (the largest size's for a
+    ``log_n`` out of range, which the control never starts: a complete case, as lint wants)."""
+    with m.Switch(log_n):
+        for n in range(params.min_log_n, params.max_log_n):
+            with m.Case(n):
+                m.d.comb += [t.eq(v) for t, v in zip(targets, values_of(n))]
+        with m.Default():
+            m.d.comb += [t.eq(v) for t, v in zip(targets, values_of(params.max_log_n))]
 
 
 class ReadAddressGenerator(wiring.Component):
     """Logical channels of the two units of the engine's next read cycle.
 
-    ``start`` rewinds to cycle 0 of block 0 and raises ``active``; each ``advance`` (the cycle's payload
-    left) moves on; ``active`` falls after the pass's last cycle. ``chan_a`` / ``chan_b``: channel of
-    slot 2t / 2t + 1.
+    ``pass2`` and ``log_n`` (the run's size) are held from ``start`` through the pass. ``start`` rewinds to
+    the pass's first cycle and raises ``active``; each ``advance`` (the cycle's payload left) moves on;
+    ``active`` falls after the pass's last cycle. ``chan_a`` / ``chan_b`` (registers): channel of slot
+    2t / 2t + 1.
     """
 
     def __init__(self, layout: HbmLayout):
         self._layout = layout
         bits = _channel_bits(layout)
-        super().__init__({"start": In(1), "advance": In(1), "active": Out(1),
+        params = layout.params
+        super().__init__({"start": In(1), "pass2": In(1),
+                          "log_n": In(log_n_shape(params), init=params.max_log_n),
+                          "advance": In(1), "active": Out(1),
                           "chan_a": Out(bits), "chan_b": Out(bits)})
 
     def elaborate(self, platform):
         m = Module()
         lay = self._layout
-        half = lay.params.core_points // 2
-        t = Signal(range(max(2, half)))
-        blk = Signal(range(max(2, lay.blocks("state"))))
-        slot_a = Signal(lay.params.log_core)
-        # input (pass 1) and state (pass 2) have the same shape at the build's largest size
-        m.d.comb += [slot_a.eq(t << 1),
-                     self.chan_a.eq(lay.slot_channel("input", slot_a)),
-                     self.chan_b.eq(lay.slot_channel("input", slot_a | 1))]
+        params, rho = lay.params, _log2(lay.group)
+        upcoming = Signal(range(params.cycles_per_pass + 1))     # the pair after the one on the outputs
+        pair = Signal.like(upcoming)
+        chan_a, chan_b = Signal.like(self.chan_a), Signal.like(self.chan_b)
+        m.d.comb += pair.eq(Mux(self.start, 0, upcoming))
+
+        def channels(n):
+            # the buffer read: input (rows 2^n1, pass 1) or state (rows 2^n2, pass 2)
+            n1, n2 = (n + 1) >> 1, n >> 1
+            a1, b1 = read_pair_channels(pair, n1, rho)
+            a2, b2 = read_pair_channels(pair, n2, rho)
+            return Mux(self.pass2, a2, a1), Mux(self.pass2, b2, b1)
+        _per_size(m, params, self.log_n, (chan_a, chan_b), channels)
+
         with m.If(self.advance):
-            m.d.sync += t.eq(t + 1)
-            with m.If(t == half - 1):
-                m.d.sync += [t.eq(0), blk.eq(blk + 1)]
-                with m.If(blk == lay.blocks("state") - 1):
-                    m.d.sync += [blk.eq(0), self.active.eq(0)]
+            m.d.sync += [upcoming.eq(upcoming + 1), self.chan_a.eq(chan_a), self.chan_b.eq(chan_b)]
+            with m.If(upcoming == payloads_per_pass(params, self.log_n)):
+                m.d.sync += self.active.eq(0)
         with m.If(self.start):
-            m.d.sync += [t.eq(0), blk.eq(0), self.active.eq(1)]
+            m.d.sync += [upcoming.eq(1), self.active.eq(1), self.chan_a.eq(chan_a), self.chan_b.eq(chan_b)]
         return m
 
 
 class WriteAddressGenerator(wiring.Component):
     """Channel and first beat of the two units of the next write (a row pair), in the write path's order.
 
-    ``pass2`` selects the order (held through the pass); ``start`` rewinds; ``advance``: the pair was
-    taken. ``chan_a`` / ``beat_a`` for the first unit, ``chan_b`` / ``beat_b`` for the second.
+    ``pass2`` selects the order and ``log_n`` the size (both held through the pass); ``start`` rewinds;
+    ``advance``: the pair was taken. ``chan_a`` / ``beat_a`` for the first unit, ``chan_b`` / ``beat_b``
+    for the second (registers).
     """
 
     def __init__(self, layout: HbmLayout):
         self._layout = layout
         bits = _channel_bits(layout)
-        super().__init__({"start": In(1), "pass2": In(1), "advance": In(1),
+        params = layout.params
+        super().__init__({"start": In(1), "pass2": In(1),
+                          "log_n": In(log_n_shape(params), init=params.max_log_n), "advance": In(1),
                           "chan_a": Out(bits), "chan_b": Out(bits),
                           "beat_a": Out(beat_bits(layout)), "beat_b": Out(beat_bits(layout))})
 
     def elaborate(self, platform):
         m = Module()
         lay = self._layout
-        k, lanes, blocks = lay.params.log_core, lay.params.lanes, lay.blocks("state")
-        half, pairs = lay.params.core_points // 2, lanes // 2
-        # pass 2: engine cycle t of block blk; pass 1: row pair j of column block b in round g
-        t = Signal(range(max(2, half)))
-        blk = Signal(range(max(2, blocks)))
-        j = Signal(range(max(2, pairs)))
-        b = Signal(range(max(2, blocks)))
-        g = Signal(range(max(2, blocks)))
-        row_a = Signal(k)
-        slot_a, slot_b = Signal(k), Signal(k)
-        block = Signal(range(max(2, blocks)))
-        m.d.comb += row_a.eq((g << _log2(lanes)) | (j << 1))
-        with m.If(self.pass2):
-            m.d.comb += [slot_a.eq(t << 1), slot_b.eq((t << 1) | 1), block.eq(blk)]
-        with m.Else():
-            m.d.comb += [slot_a.eq(lay.slot_of_row("state", row_a)),
-                         slot_b.eq(lay.slot_of_row("state", row_a | 1)), block.eq(b)]
-        m.d.comb += [self.chan_a.eq(lay.slot_channel("state", slot_a)), self.chan_b.eq(lay.slot_channel("state", slot_b)),
-                     self.beat_a.eq(lay.unit_beat("state", slot_a, block)),
-                     self.beat_b.eq(lay.unit_beat("state", slot_b, block))]
+        params = lay.params
+        rho, lanes_log, ub_log = _log2(lay.group), _log2(params.lanes), _log2(lay.unit_beats)
+        upcoming = Signal(range(params.cycles_per_pass + 1))     # the pair after the one on the outputs
+        pair = Signal.like(upcoming)
+        outs = (self.chan_a, self.beat_a, self.chan_b, self.beat_b)
+        nxt = [Signal.like(o, name=f"next_{o.name}") for o in outs]
+        m.d.comb += pair.eq(Mux(self.start, 0, upcoming))
 
-        with m.If(self.advance & self.pass2):
-            m.d.sync += t.eq(t + 1)
-            with m.If(t == half - 1):
-                m.d.sync += [t.eq(0), blk.eq(blk + 1)]
-        with m.If(self.advance & ~self.pass2):
-            m.d.sync += j.eq(j + 1)
-            with m.If(j == pairs - 1):
-                m.d.sync += [j.eq(0), b.eq(b + 1)]
-                with m.If(b == blocks - 1):
-                    m.d.sync += [b.eq(0), g.eq(g + 1)]
-        with m.If(self.start):
-            m.d.sync += [t.eq(0), blk.eq(0), j.eq(0), b.eq(0), g.eq(0)]
+        def units(n):
+            (ca, ba), (cb, bb) = write_pair_units(pair, self.pass2, n, lanes_log, rho, ub_log)
+            return ca, ba, cb, bb
+        _per_size(m, params, self.log_n, nxt, units)
+
+        with m.If(self.advance | self.start):
+            m.d.sync += [o.eq(v) for o, v in zip(outs, nxt)]
+            m.d.sync += upcoming.eq(Mux(self.start, 1, upcoming + 1))
         return m

@@ -14,7 +14,7 @@ from amaranth.lib.wiring import In, Out
 from hw.model.layout import HbmLayout
 from hw.points import Beat, payload_layout, unit_layout
 
-from .addresses import ReadAddressGenerator, select
+from .addresses import ReadAddressGenerator, log_n_shape, select
 
 __all__ = ["UnitCollector", "ReadAssembler"]
 
@@ -57,12 +57,14 @@ class UnitCollector(wiring.Component):
 
 class ReadAssembler(wiring.Component):
     """``beats``: one stream per logical read channel (from the read FIFOs); ``points``: the engine's
-    payloads in ``pass_schedule`` read order; ``start`` begins a pass (one pass of payloads follows)."""
+    payloads in ``pass_schedule`` read order; ``start`` begins a pass (one pass of payloads follows) of
+    the transform of 2^``log_n`` points; ``pass2`` and ``log_n`` are held through the pass."""
 
     def __init__(self, layout: HbmLayout):
         self._layout = layout
         lanes = layout.params.lanes
-        super().__init__({"start": In(1),
+        super().__init__({"start": In(1), "pass2": In(1),
+                          "log_n": In(log_n_shape(layout.params), init=layout.params.max_log_n),
                           "beats": In(stream.Signature(Beat)).array(layout.group),
                           "points": Out(stream.Signature(payload_layout(lanes)))})
 
@@ -82,7 +84,7 @@ class ReadAssembler(wiring.Component):
         unit_a, unit_b = Signal(unit_layout(lanes)), Signal(unit_layout(lanes))
         fire = Signal()
         m.d.comb += [
-            gen.start.eq(self.start),
+            gen.start.eq(self.start), gen.pass2.eq(self.pass2), gen.log_n.eq(self.log_n),
             same.eq(ch_a == ch_b),
             unit_a.eq(select([c.head for c in cols], ch_a)),
             unit_b.eq(Mux(same, select([c.second for c in cols], ch_a), select([c.head for c in cols], ch_b))),

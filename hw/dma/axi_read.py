@@ -1,7 +1,8 @@
 """AXI4 read master (``dma`` domain): streams one buffer sequentially into a FIFO.
 
-One AR per ``burst_beats`` over ``total_beats`` beats from ``base``, issued only while everything already
-asked for fits in the FIFO (``fifo_level + in flight + burst <= fifo_beats``), so R is never
+One AR per ``burst`` beats over ``total`` beats from ``base`` (both ports, held through the pass: the run's
+size), issued only while everything already asked for fits in the FIFO
+(``fifo_level + in flight + burst <= fifo_beats``), so R is never
 back-pressured and AR/R need no other flow control. A beat whose RRESP is not OKAY still goes to the FIFO
 (the transform goes on) but raises ``fault`` for that cycle with the response in ``fault_resp``.
 """
@@ -17,15 +18,19 @@ __all__ = ["AxiReadMaster"]
 
 
 class AxiReadMaster(wiring.Component):
-    """Ports: ``start`` (rewind, one cycle), ``run`` (may issue), ``base`` (byte address), ``axi``,
-    ``beats`` (to the FIFO; its ready is not looked at, see the module doc), ``fifo_level`` (the FIFO's
-    fill), ``done`` (every beat arrived), ``fault`` / ``fault_resp``."""
+    """Ports: ``start`` (rewind, one cycle), ``run`` (may issue), ``base`` (byte address), ``total`` (beats
+    to read, a multiple of ``burst``; at most ``total_beats``), ``burst`` (beats per AR, 1..8; at most
+    ``burst_beats``), ``axi``, ``beats`` (to the FIFO; its ready is not looked at, see the module doc),
+    ``fifo_level`` (the FIFO's fill), ``done`` (every beat arrived), ``fault`` / ``fault_resp``. ``total``
+    and ``burst`` start at ``total_beats`` and ``burst_beats``."""
 
     def __init__(self, *, total_beats: int, burst_beats: int, fifo_beats: int, addr_width: int):
         self._total, self._burst, self._depth = total_beats, burst_beats, fifo_beats
         self._axi = Axi4ReadSignature(addr_width=addr_width, data_width=Beat.size)
         super().__init__({
             "start": In(1), "run": In(1), "base": In(addr_width),
+            "total": In(range(total_beats + 1), init=total_beats),
+            "burst": In(range(burst_beats + 1), init=burst_beats),
             "axi": Out(self._axi),
             "beats": Out(stream.Signature(Beat)),
             "fifo_level": In(range(fifo_beats + 1)),
@@ -34,8 +39,8 @@ class AxiReadMaster(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        axi, T, BL, D = self.axi, self._total, self._burst, self._depth
-        req = Signal(range(T + 1))                  # beats asked for
+        axi, T, BL, D = self.axi, self.total, self.burst, self._depth
+        req = Signal(range(self._total + 1))        # beats asked for
         inflight = Signal(range(D + 1))             # asked for, not arrived
         ar_fire, r_fire = Signal(), Signal()
         m.d.comb += [

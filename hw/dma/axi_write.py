@@ -2,7 +2,7 @@
 
 AW takes its beat address from ``bursts`` (at most ``write_bursts`` bursts awaiting B); W streams
 ``beats`` behind issued AWs with WLAST every ``burst_len`` beats (the length is the same for every burst
-of a pass). ``done`` once B responses cover ``total_beats``. A B response other than OKAY raises
+of a pass). ``done`` once B responses cover ``total`` beats (the run's size, held through the pass). A B response other than OKAY raises
 ``fault`` for that cycle with the response in ``fault_resp``.
 """
 
@@ -19,7 +19,8 @@ MAX_BURST = 8
 
 
 class AxiWriteMaster(wiring.Component):
-    """Ports: ``start`` (rewind), ``run`` (may issue), ``base`` (byte address), ``burst_len`` (beats per
+    """Ports: ``start`` (rewind), ``run`` (may issue), ``base`` (byte address), ``total`` (beats to write,
+    a multiple of ``burst_len``; at most ``total_beats``, which it starts at), ``burst_len`` (beats per
     burst, 1..8), ``bursts`` (first beat of each burst, channel-relative), ``beats``, ``axi``, ``done``,
     ``fault`` / ``fault_resp``."""
 
@@ -27,7 +28,8 @@ class AxiWriteMaster(wiring.Component):
         self._total, self._outstanding = total_beats, write_bursts
         self._axi = Axi4WriteSignature(addr_width=addr_width, data_width=Beat.size)
         super().__init__({
-            "start": In(1), "run": In(1), "base": In(addr_width), "burst_len": In(range(MAX_BURST + 1)),
+            "start": In(1), "run": In(1), "base": In(addr_width),
+            "total": In(range(total_beats + 1), init=total_beats), "burst_len": In(range(MAX_BURST + 1)),
             "bursts": In(stream.Signature(beat_bits)),
             "beats": In(stream.Signature(Beat)),
             "axi": Out(self._axi),
@@ -36,10 +38,10 @@ class AxiWriteMaster(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        axi, T, WB = self.axi, self._total, self._outstanding
+        axi, T, WB = self.axi, self.total, self._outstanding
         aw_ahead = Signal(range(WB + 1))            # bursts whose AW went out before their last W
         b_wait = Signal(range(WB + 1))              # bursts awaiting B
-        b_count = Signal(range(T + 1))              # beats acknowledged
+        b_count = Signal(range(self._total + 1))    # beats acknowledged
         w_beat = Signal(range(MAX_BURST))
         w_last, aw_fire, w_fire, b_fire = Signal(), Signal(), Signal(), Signal()
         m.d.comb += [

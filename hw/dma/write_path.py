@@ -6,18 +6,17 @@ Pass 1 payloads are two columns of the state per lane, so they first go through 
 which turns each L x L block (L/2 payloads) into L row units, two per cycle. The
 :class:`~hw.dma.addresses.WriteAddressGenerator` places each unit pair; a :class:`UnitSplitter` per
 channel takes the units placed on it and drains them beat by beat into the write FIFO, queueing a burst
-address at the first beat of each burst (every unit in pass 1, every ``burst_beats``-aligned beat in
-pass 2).
+address at the first beat of each burst (every unit in pass 1, every 8-aligned beat in pass 2).
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.model.layout import HbmLayout
+from hw.model.layout import MAX_BURST_BEATS, HbmLayout
 from hw.points import Beat, payload_layout, unit_layout
 
-from .addresses import WriteAddressGenerator, beat_bits, select
+from .addresses import WriteAddressGenerator, beat_bits, log_n_shape, payloads_per_pass, select
 
 __all__ = ["row_pair_layout", "CornerTurn", "UnitSplitter", "WritePath"]
 
@@ -86,10 +85,11 @@ class UnitSplitter(wiring.Component):
     """One channel's two-unit buffer. ``take_a`` / ``take_b`` store ``unit_a`` at ``beat_a`` / ``unit_b`` at
     ``beat_b`` (both in one cycle: A first); ``count`` units held. Drains one beat per cycle into ``beats``
     and, at the first beat of a burst, the beat address into ``bursts`` (``unit_bursts``: every unit is a
-    burst; else bursts are the ``burst_beats``-aligned runs)."""
+    burst; else bursts are the 8-aligned runs of 8 beats, or the whole stream from beat 0 when a channel
+    holds fewer: the sequential streams hold a power of two beats, so 8-alignment serves every size)."""
 
-    def __init__(self, lanes: int, address_bits: int, burst_beats: int):
-        self._lanes, self._burst = lanes, burst_beats
+    def __init__(self, lanes: int, address_bits: int):
+        self._lanes = lanes
         unit = unit_layout(lanes)
         super().__init__({
             "take_a": In(1), "unit_a": In(unit), "beat_a": In(address_bits),
@@ -127,7 +127,7 @@ class UnitSplitter(wiring.Component):
         cur_addr = Mux(rsel, addrs[1], addrs[0])
         burst_start, drain, unit_out = Signal(), Signal(), Signal()
         m.d.comb += [
-            burst_start.eq((rbeat == 0) & (self.unit_bursts | ((cur_addr & (self._burst - 1)) == 0))),
+            burst_start.eq((rbeat == 0) & (self.unit_bursts | ((cur_addr & (MAX_BURST_BEATS - 1)) == 0))),
             drain.eq((self.count != 0) & self.beats.ready & (~burst_start | self.bursts.ready)),
             self.beats.valid.eq(drain),
             self.beats.payload.eq(Array(cur[b * Beat.size:(b + 1) * Beat.size] for b in range(U))[rbeat]),
@@ -146,14 +146,15 @@ class UnitSplitter(wiring.Component):
 
 class WritePath(wiring.Component):
     """``points`` (the engine's output, ``pass_schedule`` write order) -> per logical write channel
-    ``beats`` and ``bursts``. ``pass2`` (held through the pass) picks the order; ``start`` begins a pass,
-    which takes exactly one pass of payloads."""
+    ``beats`` and ``bursts``. ``pass2`` picks the order and ``log_n`` the transform size (both held through
+    the pass); ``start`` begins a pass, which takes exactly one pass of payloads (N / 2L)."""
 
     def __init__(self, layout: HbmLayout):
         self._layout = layout
         lanes, R = layout.params.lanes, layout.group
         super().__init__({
             "start": In(1), "pass2": In(1),
+            "log_n": In(log_n_shape(layout.params), init=layout.params.max_log_n),
             "points": In(stream.Signature(payload_layout(lanes))),
             "beats": Out(stream.Signature(Beat)).array(R),
             "bursts": Out(stream.Signature(beat_bits(layout))).array(R),
@@ -162,20 +163,21 @@ class WritePath(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         lay = self._layout
-        lanes, R, cycles = lay.params.lanes, lay.group, lay.params.cycles_per_pass
+        params, lanes, R = lay.params, lay.params.lanes, lay.group
         m.submodules.corner_turn = turn = CornerTurn(lanes)
         m.submodules.addresses = gen = WriteAddressGenerator(lay)
         splitters = []
         for q in range(R):
-            m.submodules[f"splitter{q}"] = sp = UnitSplitter(lanes, beat_bits(lay), lay.burst_beats)
+            m.submodules[f"splitter{q}"] = sp = UnitSplitter(lanes, beat_bits(lay))
             wiring.connect(m, sp.beats, wiring.flipped(self.beats[q]))
             wiring.connect(m, sp.bursts, wiring.flipped(self.bursts[q]))
             m.d.comb += sp.unit_bursts.eq(~self.pass2)
             splitters.append(sp)
 
         # a pass takes exactly `cycles` payloads
+        cycles = payloads_per_pass(params, self.log_n)
         active = Signal()
-        taken = Signal(range(cycles + 1))
+        taken = Signal(range(params.cycles_per_pass + 1))
         in_fire = Signal()
         m.d.comb += in_fire.eq(self.points.valid & self.points.ready)
         with m.If(in_fire):
@@ -189,6 +191,7 @@ class WritePath(wiring.Component):
         offer = Signal(row_pair_layout(lanes))
         offer_valid, accept = Signal(), Signal()
         m.d.comb += [turn.start.eq(self.start), gen.start.eq(self.start), gen.pass2.eq(self.pass2),
+                     gen.log_n.eq(self.log_n),
                      turn.points.payload.eq(self.points.payload)]
         with m.If(self.pass2):
             m.d.comb += [offer_valid.eq(active & self.points.valid),

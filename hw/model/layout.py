@@ -96,11 +96,13 @@ def lane_slot(row, frame):
     (``frame`` = f): row = r + G*m + 2^(f-1)*h (r < G = 2^b, m < 2^(a-1), h < 2, a = ceil(f/2),
     b = f - a) enters on cycle t = r*2^(a-1) + m as point h of the pair (``lane_input_order(f)``), so
     its slot is 2t + h."""
+    # no shift by a difference: a run-time ``frame`` Value minus anything is signed, and Amaranth only
+    # shifts by unsigned amounts
     a = (frame + 1) >> 1
-    b = frame - a
+    b = frame >> 1
     r = row & ((1 << b) - 1)
-    m = (row >> b) & ((1 << (a - 1)) - 1)
-    h = (row >> (frame - 1)) & 1
+    m = (row >> b) & (((1 << a) >> 1) - 1)
+    h = ((row << 1) >> frame) & 1
     return (r << a) | (m << 1) | h
 
 
@@ -112,8 +114,9 @@ def slot_channel_of(slot, sigma, rho):
 
 def unit_beat_of(slot, blk, rows_log, rho, unit_beats_log):
     """First beat (channel-relative) of the unit in ``slot`` of column block ``blk`` of a buffer with
-    2^rows_log rows: (blk * 2^rows_log / R + s div R) * L/4."""
-    return ((blk << (rows_log - rho)) + (slot >> rho)) << unit_beats_log
+    2^rows_log rows: (blk * 2^rows_log / R + s div R) * L/4, computed as (blk * 2^rows_log + s) div R
+    (s < 2^rows_log and R <= 2^rows_log), so that ``rows_log`` may be a run-time Value too."""
+    return (((blk << rows_log) | slot) >> rho) << unit_beats_log
 
 
 def sigma_of(rows_log, rho):
