@@ -94,9 +94,9 @@ class NttEngine(wiring.Component):
         return self.prefill_cycles + self._lanes[0].latency_at(log_frame)
 
     @property
-    def frame_latencies(self) -> list[int | None]:
-        """``latency_at(f)`` by f = 0..k (None below 2): the engine's published per-size latencies."""
-        return [self.latency_at(f) if f >= 2 else None for f in range(self._params.log_core + 1)]
+    def frame_latencies(self) -> list[int]:
+        """``latency_at(f)`` for f = 2..k (element f - 2): the engine's published per-size latencies."""
+        return [self.latency_at(f) for f in range(2, self._params.log_core + 1)]
 
     @property
     def sizes(self) -> list[int]:

@@ -75,7 +75,7 @@ class EngineTB:
         log_n = self.params.max_log_n if log_n is None else log_n
         reads, writes = pass_schedule(self.params, pass_index, log_n)
         beats = self.payloads(memory, reads)
-        latency = self.frame_latencies[self.params.pass_log_sizes(log_n)[pass_index - 1]]
+        latency = self.frame_latencies[self.params.pass_log_sizes(log_n)[pass_index - 1] - 2]
         out = np.zeros_like(memory)
         written = np.zeros(memory.shape, dtype=bool)
         await FallingEdge(dut.clk)
@@ -140,8 +140,8 @@ async def transform(dut, kind: str, idle: str, stall: str, seed: int = 1, log_n:
     beats = (1 << n) // (2 * p.lanes)
     if idle == "none" and stall == "none":
         for c, f in ((c1, f1), (c2, f2)):
-            expect = beats + tb.frame_latencies[f]
-            assert c == expect, f"2^{n}: pass took {c} cycles, expected {beats} + {tb.frame_latencies[f]}"
+            expect = beats + tb.frame_latencies[f - 2]
+            assert c == expect, f"2^{n}: pass took {c} cycles, expected {beats} + {tb.frame_latencies[f - 2]}"
     dut._log.info(f"{kind} 2^{n} idle={idle} stall={stall}: pass cycles {c1}, {c2} (ideal {beats} each)")
 
 

@@ -1,6 +1,6 @@
 """Run-time sizes end to end: the kernel RTL (Verilator, HBM models with refresh) under the host's XRT
 driver transforms every native size of small builds, sizes switching from run to run on one simulated
-card without a reset, every input kind, forward and inverse, against the golden model; sizes below
+card without a reset (HBM refresh off, so that cycle counts repeat), every input kind, forward and inverse, against the golden model; sizes below
 the smallest native one go through the host's zero-padding; and the default build (L16_k12_C32) runs
 a size below its maximum natively."""
 
@@ -18,15 +18,17 @@ pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable
 BUILDS = [BuildParams(lanes=4, log_core=4, channels=4), BuildParams(lanes=8, log_core=5, channels=8)]
 
 
-def _card(params):
-    backend = SimBackend(params, progress=lambda line: None)
+def _card(params, refresh=True):
+    backend = SimBackend(params, refresh=refresh, progress=lambda line: None)
     backend.open(params)
     return backend
 
 
 @pytest.fixture(scope="module", params=BUILDS, ids=[p.tag() for p in BUILDS])
 def card(request):
-    backend = _card(request.param)
+    # HBM refresh off: its windows come at fixed times, so with it on a run's cycle count depends on
+    # when it starts
+    backend = _card(request.param, refresh=False)
     yield request.param, backend
     backend.close()
 
@@ -50,9 +52,10 @@ def test_every_size_switching_without_reset(card):
         cycles.setdefault(n, []).append(_check(backend, n, KINDS[i % len(KINDS)], seed=i,
                                                inverse=(i >= len(sizes))))
     # the same size always takes the same number of cycles (nothing left over from the size before),
-    # and a smaller size never takes longer than a larger one
+    # give or take the few cycles of the two clocks' phase at the start (the DMA and NTT clocks are
+    # unrelated, and a run starts wherever the previous one left them); a smaller size is faster
     for n, cs in cycles.items():
-        assert len(set(cs)) == 1, f"2^{n}: cycle counts {cs} differ from run to run"
+        assert max(cs) - min(cs) <= 4, f"2^{n}: cycle counts {cs} differ from run to run"
     firsts = [cycles[n][0] for n in sizes]
     assert firsts == sorted(firsts), f"cycles by size {dict(zip(sizes, firsts))} do not grow with the size"
     # bounds: at least the ideal 2 x N / 2L, and well under the largest size's count for small sizes
@@ -63,8 +66,9 @@ def test_every_size_switching_without_reset(card):
 def test_sizes_below_the_smallest_native_size_are_padded_by_the_host(card):
     params, backend = card
     for n in range(1, params.min_log_n):
-        _check(backend, n, "random", seed=n)
-        assert backend.kernel.last_ntt_cycles == _check(backend, params.min_log_n, "zeros", seed=0)
+        padded = _check(backend, n, "random", seed=n)
+        assert backend.kernel_log_n == params.min_log_n
+        assert abs(padded - _check(backend, params.min_log_n, "zeros", seed=0)) <= 4
 
 
 def test_identification_reports_the_native_sizes(card):
@@ -77,8 +81,8 @@ def test_identification_reports_the_native_sizes(card):
 
 
 def test_default_build_runs_a_smaller_size_natively():
-    """L16_k12_C32 transforms 2^10 points natively (not padded to 2^24): about 2 x 2^10 / 32 cycles
-    plus the lane latency of 2^5-point frames, far from the 1.06 M cycles of the largest size."""
+    """L16_k12_C32 (HBM refresh on) transforms 2^10 and 2^9 points natively (not padded to 2^24): about
+    2 x 2^n / 32 cycles plus the lane latency of 2^5-point frames, far from the 1.06 M cycles of 2^24."""
     params = BuildParams()
     backend = _card(params)
     try:
