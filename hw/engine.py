@@ -20,9 +20,15 @@ draining) and the output is not blocked. Two things must line up before the firs
 
 Both happen in the PREFILL state, ``latency - lane latency`` cycles. Cycles per pass with no stalls:
 N / (2L) + ``latency``.
+
+Run-time sizes. ``log_n`` (n, held by the control through a run) selects N = 2^n; pass 1 runs lane
+frames of 2^n1 points (n1 = ceil(n/2)) and pass 2 of 2^n2 (n2 = floor(n/2)), as
+``hw.model.schedule.pass_schedule(params, pass, n)`` says. The frame size reaches the lanes and the twiddle
+generator in the cycle of ``start`` (with the lanes' ``restart``) and is held through the pass. A pass
+of 2^n points takes 2^n / (2L) + ``latency_at(f)`` cycles with no stalls.
 """
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -40,6 +46,7 @@ class NttEngine(wiring.Component):
 
     Ports:
       start      pulse while idle: begin a pass (``pass2`` selects the second)
+      log_n      n of the run, N = 2^n (params.min_log_n .. params.max_log_n), stable while busy
       pass2      0: pass 1 (columns, scaled twiddles), 1: pass 2 (rows, plain twiddles)
       busy       a pass is in progress
       done       one-cycle pulse when the last payload of the pass has left
@@ -58,6 +65,7 @@ class NttEngine(wiring.Component):
         super().__init__({
             "start": In(1),
             "pass2": In(1),
+            "log_n": In(range(params.max_log_n + 1)),
             "busy": Out(1),
             "done": Out(1),
             "points_in": In(stream.Signature(payload_layout(params.lanes))),
@@ -81,6 +89,29 @@ class NttEngine(wiring.Component):
     def lane_latency(self) -> int:
         return self._lanes[0].latency
 
+    def latency_at(self, log_frame: int) -> int:
+        """``latency`` of a pass whose lane frames hold 2^log_frame points."""
+        return self.prefill_cycles + self._lanes[0].latency_at(log_frame)
+
+    @property
+    def frame_latencies(self) -> list[int]:
+        """``latency_at(f)`` for f = 2..k (element f - 2): the engine's published per-size latencies."""
+        return [self.latency_at(f) for f in range(2, self._params.log_core + 1)]
+
+    @property
+    def sizes(self) -> list[int]:
+        """The run-time log_n this engine transforms (scale "stages" runs only the largest size)."""
+        p = self._params
+        if self._twiddles.scale == "stages":
+            return [p.max_log_n]
+        return list(range(p.min_log_n, p.max_log_n + 1))
+
+    def pass_cycles(self, pass_index: int, log_n: int | None = None) -> int:
+        """Cycles from start to done of one pass of a 2^log_n transform with no stalls."""
+        n = self._params.max_log_n if log_n is None else self._params.check_log_n(log_n)
+        f1, f2 = self._params.pass_log_sizes(n)
+        return (1 << n) // (2 * self._params.lanes) + self.latency_at(f1 if pass_index == 1 else f2)
+
     @property
     def prefill_cycles(self) -> int:
         """Cycles between ``start`` and the first cycle a payload can enter: the generator's depth."""
@@ -100,15 +131,22 @@ class NttEngine(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         p = self._params
-        total = self.beats_per_pass
+        most = self.beats_per_pass
         tg = m.submodules.twiddles = self._twiddles
         for i, lane in enumerate(self._lanes):
             m.submodules[f"lane{i}"] = share(lane)
 
-        issued = Signal(range(total + 1))       # cycles handed to the twiddle generator
-        taken = Signal(range(total + 1))        # payloads that entered the lanes
-        sent = Signal(range(total + 1))         # payloads that left
+        issued = Signal(range(most + 1))        # cycles handed to the twiddle generator
+        taken = Signal(range(most + 1))         # payloads that entered the lanes
+        sent = Signal(range(most + 1))          # payloads that left
         prefill = Signal(range(tg.latency + 1))
+
+        # The run's size: payloads per pass 2^n / 2L, and the frame size of this pass (n1 or n2),
+        # given to the lanes and the generator from the start cycle on.
+        total = Signal(range(most + 1))
+        frame_now = Signal(range(p.log_core + 1))
+        frame = Signal(range(p.log_core + 1))
+        m.d.comb += frame_now.eq(Mux(self.pass2, self.log_n >> 1, (self.log_n + 1) >> 1))
 
         en = Signal()                           # the lanes' (and, outside PREFILL, the generator's) enable
         tg_en = Signal()
@@ -128,7 +166,8 @@ class NttEngine(wiring.Component):
         with m.FSM():
             with m.State("IDLE"):
                 with m.If(self.start):
-                    m.d.sync += [issued.eq(0), taken.eq(0), sent.eq(0), prefill.eq(0)]
+                    m.d.sync += [issued.eq(0), taken.eq(0), sent.eq(0), prefill.eq(0), frame.eq(frame_now),
+                                 total.eq(1 << (self.log_n - p.lanes.bit_length()).as_unsigned())]
                     m.d.comb += restart.eq(1)
                     m.next = "PREFILL"
             with m.State("PREFILL"):
@@ -155,10 +194,13 @@ class NttEngine(wiring.Component):
         with m.If(out_fire):
             m.d.sync += sent.eq(sent + 1)
 
-        m.d.comb += [tg.en.eq(tg_en), tg.start.eq(restart), tg.pass2.eq(self.pass2), tg.i_valid.eq(issue)]
+        log_frame = Mux(restart, frame_now, frame)
+        m.d.comb += [tg.en.eq(tg_en), tg.start.eq(restart), tg.pass2.eq(self.pass2), tg.i_valid.eq(issue),
+                     tg.log_frame.eq(log_frame)]
         for i, lane in enumerate(self._lanes):
             m.d.comb += [
                 lane.en.eq(en), lane.restart.eq(restart), lane.i_valid.eq(accept),
+                lane.log_frame.eq(log_frame), lane.log_n.eq(self.log_n),
                 lane.i_x0.eq(self.points_in.payload[i].x0),
                 lane.i_x1.eq(self.points_in.payload[i].x1),
                 lane.i_w_first.eq(tg.o_w_first[i]), lane.i_w_rest.eq(tg.o_w_rest[i]),

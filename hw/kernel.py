@@ -8,8 +8,10 @@
 ``s_axi_control_*`` and ``mNN_axi_*`` ports, makes the two clock domains from ``ap_clk``/``ap_rst_n``
 (DMA) and ``ap_clk_2``/``ap_rst_n_2`` (NTT), and exposes ``interrupt``.
 
-A run: the host writes ``log_n`` and the ``hbm_NN`` base addresses and sets ap_start. A ``log_n`` other
-than the native 2k finishes at once with STATUS.bad_size and touches no memory. Otherwise the sequencer
+A run: the host writes ``log_n`` and the ``hbm_NN`` base addresses and sets ap_start. A ``log_n``
+outside the build's native sizes (``params.min_log_n`` .. 2k) finishes at once with STATUS.bad_size and
+touches no memory. Otherwise the run's size is held for both passes (the DMA reads it in its own domain,
+the engine through synchronizers, set long before its start toggle like the pass bit) and the sequencer
 runs pass 1 (DMA pass 1 with the engine's pass 1), waits until the DMA has every write response, then
 pass 2, then raises done. An AXI error response on any master is reported by the DMA and latched by the
 control slave into STATUS.axi_* (the run still completes). The engine's start crosses into the ``ntt`` domain as a toggle; the pass it
@@ -101,14 +103,16 @@ class NttKernel(wiring.Component):
         pass2 = Signal()                    # the engine's pass selection, held through the pass
         start_toggle = Signal()             # flips once per engine start
         setup = Signal(range(_PASS_SETUP_CYCLES + 1))
-        native = self._params.log_n
-        for ch in range(self._params.channels):
+        p = self._params
+        run_log_n = Signal(range(p.max_log_n + 1))      # the run's size, held from start to done
+        for ch in range(p.channels):
             m.d.comb += dma.base[ch].eq(ctrl.base[ch])
+        m.d.comb += dma.log_n.eq(run_log_n)
         with m.FSM(domain="dma") as fsm:
             with m.State("IDLE"):
                 with m.If(ctrl.start):
-                    with m.If(ctrl.log_n == native):
-                        m.d.dma += [pass2.eq(0), setup.eq(0)]
+                    with m.If((ctrl.log_n >= p.min_log_n) & (ctrl.log_n <= p.max_log_n)):
+                        m.d.dma += [pass2.eq(0), setup.eq(0), run_log_n.eq(ctrl.log_n)]
                         m.next = "SETUP1"
                     with m.Else():
                         m.d.comb += [ctrl.done.eq(1), ctrl.bad_size.eq(1)]
@@ -137,6 +141,7 @@ class NttKernel(wiring.Component):
         toggle_seen = Signal()
         m.submodules.start_sync = FFSynchronizer(start_toggle, toggle_ntt, o_domain="ntt")
         m.submodules.pass_sync = FFSynchronizer(pass2, engine.pass2, o_domain="ntt")
+        m.submodules.size_sync = FFSynchronizer(run_log_n, engine.log_n, o_domain="ntt")
         m.d.ntt += toggle_seen.eq(toggle_ntt)
         m.d.comb += engine.start.eq(toggle_ntt ^ toggle_seen)
         return m

@@ -29,11 +29,21 @@ rides the stream's free slot (hw.model.lane.shift_stream) and is picked up where
 it. "stages" folds the scale into every stage's twiddles (hw.model.lane.twiddle_stream(k, c)), so every
 stage is a general butterfly.
 
+Run-time frame sizes (issue 13): ``log_frame`` = f (2..k, taken at ``restart``) makes the lane a lane of
+2^f points, one frame every 2^(f-1) enabled cycles. The frame's a_f = ceil(f/2) and b_f = f - a_f stages
+run on the LAST a_f stages of the first half and the last b_f of the second
+(hw.model.lane.physical_stages): the remaining stages, with their commutator depths 2^(d-2-s), are
+exactly a half chain of depth a_f (b_f), so each HalfChain muxes its input into its first active stage,
+skips the others (no delay, nothing valid in them) and shifts its phase by the skipped stages' offset;
+the reorders, the second-half table and the phase counters use f's orders, frame parity (bit f - 1)
+and restart values; the output scale multiplies by w_N^(column*m) with N = 2^log_n. So
+``latency_at(f)`` is what a chain of only the active stages takes; ``latency`` = ``latency_at(k)``.
+
 Handshake: valid-only pipeline with the global enable ``en``. The chain's reorders run on a free-running
 frame clock (counted in enabled cycles), so a transform must start on an enabled cycle where
 ``o_slot_start`` is 1 and occupy P consecutive enabled cycles; whole idle frames (``i_valid`` low for a
 frame) are fine, stalls are done with ``en``. Output frames start exactly ``latency`` enabled cycles
-after their input frames.
+after their input frames (``latency_at(f)`` at frame size f).
 """
 
 from typing import Callable
@@ -97,11 +107,15 @@ def _delay(m: Module, en, value, depth: int, name: str):
 
 
 class HalfChain(wiring.Component):
-    """d Gentleman-Sande stages over groups of 2^d points with delay commutators between them.
+    """d Gentleman-Sande stages over groups of 2^d_f points with delay commutators between them; d_f
+    (``i_depth``, 1..d, chosen at run time) of them active.
 
-    Ports: en, i_phase (d-1 bits, the cycle within its group of the pair entering now; free-running),
-    i_valid, i_x0, i_x1, i_w_first, i_w_rest, o_valid, o_x0, o_x1, o_w_rest.
-    A group's pair on input cycle c carries local indices (c, c + 2^(d-1)); on output cycle c it
+    Ports: en, i_depth (d_f: the chain runs its last d_f stages, held constant while data flows; by the
+    self-similarity of the DIF network they are a d_f-stage chain, the first d - d_f stages and their
+    commutators are skipped, adding no delay), i_phase (d-1 bits, whose low d_f - 1 are the cycle within
+    its group of the pair entering now; free-running), i_valid, i_x0, i_x1, i_w_first, i_w_rest,
+    o_valid, o_x0, o_x1, o_w_rest.
+    A group's pair on input cycle c carries local indices (c, c + 2^(d_f-1)); on output cycle c it
     carries (2c, 2c + 1) (DIF positions, hw.model.lane.interface_orders). ``o_w_rest`` is the twiddle
     stream re-aligned so that the word of input slot c of a group leaves with that group's output cycle c.
     """
@@ -118,7 +132,7 @@ class HalfChain(wiring.Component):
         # pass-through, so twiddles and points stay aligned whatever the latencies.
         self._bf_latencies = [bf.latency for bf in self._stages]
         super().__init__({
-            "en": In(1), "i_phase": In(max(depth - 1, 1)), "i_valid": In(1),
+            "en": In(1), "i_depth": In(range(depth + 1)), "i_phase": In(max(depth - 1, 1)), "i_valid": In(1),
             "i_x0": In(64), "i_x1": In(64), "i_w_first": In(64), "i_w_rest": In(64),
             "o_valid": Out(1), "o_x0": Out(64), "o_x1": Out(64), "o_w_rest": Out(64),
         })
@@ -129,7 +143,7 @@ class HalfChain(wiring.Component):
 
     @property
     def group_cycles(self) -> int:
-        """Cycles per group, 2^(d-1)."""
+        """Cycles per group with every stage active, 2^(d-1)."""
         return 1 << (self._d - 1)
 
     @property
@@ -147,8 +161,8 @@ class HalfChain(wiring.Component):
 
     @property
     def buffer_points(self) -> list[int]:
-        """Points held by each commutator (2D)."""
-        return [2 * dd for dd in self.commutator_depths]
+        """Points held by each commutator (2D; 3D for D <= LATE_SWAP_DEPTH)."""
+        return [(3 if dd <= self.LATE_SWAP_DEPTH else 2) * dd for dd in self.commutator_depths]
 
     @property
     def stored_points(self) -> int:
@@ -156,7 +170,8 @@ class HalfChain(wiring.Component):
 
     @property
     def stream_delays(self) -> list[int]:
-        """Delay of the twiddle stream in commutator s: 0 after stage 0, 2D after the others."""
+        """Delay of the twiddle stream in commutator s with every stage active: 0 after stage 0, 2D after
+        the others (with d_f active: 0 after the first active stage)."""
         return [0 if s == 0 else 2 * dd for s, dd in enumerate(self.commutator_depths)]
 
     @property
@@ -170,20 +185,81 @@ class HalfChain(wiring.Component):
         # At the last stage the stream runs T_(d-1) = 1 slot ahead of the points (none for d = 1).
         return 1 if self._d > 1 else 0
 
+    def _check_active(self, active: int) -> int:
+        return _check_int("active", active, 1, self._d)
+
+    def _offset(self, stage: int) -> int:
+        """Enabled cycles from stage 0's input to stage ``stage``'s with every stage active."""
+        return sum(self._bf_latencies[:stage]) + sum(self.commutator_depths[:stage])
+
+    def latency_at(self, active: int) -> int:
+        """Enabled cycles from input to output with the last ``active`` (d_f) stages running."""
+        first = self._d - self._check_active(active)
+        return self._offset(self._d - 1) - self._offset(first) + self._bf_latencies[-1]
+
     @property
     def latency(self) -> int:
-        return sum(self._bf_latencies) + sum(self.commutator_depths)
+        """``latency_at(d)``: every stage active."""
+        return self.latency_at(self._d)
+
+    #: Commutators up to this depth swap after the upper delay (see _commutator).
+    LATE_SWAP_DEPTH = 2
+
+    def _commutator(self, m: Module, s: int, x0, x1, valid, cycle, cycle_late):
+        """Delay commutator after stage s: exchange the port with cycle bit D (``cycle``: the cycle of the
+        data entering it now, ``cycle_late``: of the data D cycles behind). Valid rides with each point.
+        Returns the next stage's (x0, x1, valid).
+
+        The textbook form delays the lower port by D, swaps, then delays the upper port by D (2D points).
+        For D <= LATE_SWAP_DEPTH the swap of the upper port moves after its delay (it picks the lower port
+        delayed 2D or the upper one delayed D, by the bit of the data D cycles behind): one point more
+        held per cycle of D, in flip-flops at these depths, but both outputs are then LUT outputs, so the
+        next stage's input mux (run-time frame sizes) merges into them instead of adding a LUT a bit."""
+        en, dd, bit = self.en, self.commutator_depths[s], self._d - 2 - s
+        swap = Signal(name=f"c{s}_swap")
+        m.d.comb += swap.eq(cycle[bit])
+        upper, lower = Cat(x0, valid), Cat(x1, valid)
+        lower_d = _delay(m, en, lower, dd, f"c{s}_low")
+        lower_sw = Signal(65, name=f"c{s}_lo")
+        upper_out = Signal(65, name=f"c{s}_up")
+        m.d.comb += lower_sw.eq(Mux(swap, upper, lower_d))
+        if dd <= self.LATE_SWAP_DEPTH:
+            swap_late = Signal(name=f"c{s}_swap_late")
+            m.d.comb += [swap_late.eq(cycle_late[bit]),
+                         upper_out.eq(Mux(swap_late, _delay(m, en, lower_d, dd, f"c{s}_low2"),
+                                          _delay(m, en, upper, dd, f"c{s}_up")))]
+        else:
+            upper_sw = Signal(65, name=f"c{s}_up_sw")
+            m.d.comb += [upper_sw.eq(Mux(swap, lower_d, upper)), upper_out.eq(_delay(m, en, upper_sw, dd, f"c{s}_up"))]
+        return upper_out[:64], lower_sw[:64], upper_out[64]
 
     def elaborate(self, platform):
         m = Module()
         d, en = self._d, self.en
         group = 1 << (d - 1)
+        # Per d_f: the stage taking the chain's input is d - d_f. Its input sits offset(d - d_f) cycles
+        # behind stage 0's in a full chain; advancing the phase by that much lets every later stage use
+        # its full-chain offset. Only the low d_f - 1 bits of a cycle count.
+        first = [Signal(name=f"s{s}_first") for s in range(d)]
+        active = [Signal(name=f"s{s}_active") for s in range(d)]
+        for s in range(d):
+            m.d.comb += [first[s].eq(self.i_depth == d - s), active[s].eq(self.i_depth >= d - s)]
+        phase = Signal(max(d - 1, 1), name="phase")
+        cycle_mask = Signal(max(d - 1, 1), name="cycle_mask")
+        with m.Switch(self.i_depth):
+            for df in range(1, d + 1):
+                with m.Case(df):
+                    m.d.comb += [phase.eq(self.i_phase + self._offset(d - df) % group),
+                                 cycle_mask.eq((1 << (df - 1)) - 1)]
+            with m.Default():                   # no stage active: nothing to time
+                m.d.comb += [phase.eq(0), cycle_mask.eq(0)]
 
         def cycle_at(offset: int):
-            """Cycle within the group of the data ``offset`` enabled cycles behind the input."""
+            """Cycle within the group (d-1 bits, the low d_f - 1 valid) of the data ``offset`` enabled
+            cycles behind stage 0's input in a full chain."""
             if d == 1:
                 return Const(0, 1)
-            return (self.i_phase + ((-offset) % group))[:d - 1]
+            return (phase + ((-offset) % group))[:d - 1]
 
         x0, x1, valid = self.i_x0, self.i_x1, self.i_valid
         stream = self.i_w_rest
@@ -193,57 +269,58 @@ class HalfChain(wiring.Component):
             if s == 0:
                 w = self.i_w_first
             else:
-                # Replay loop: take the stream on the group's first T_s cycles, then recirculate.
+                # The first active stage takes the chain's input (stage 0's role) ...
+                x0, x1, valid = (Mux(first[s], new, old) for new, old in
+                                 ((self.i_x0, x0), (self.i_x1, x1), (self.i_valid, valid)))
+                stream = Mux(first[s], self.i_w_rest, stream)
+                # ... the others replay: take the stream on the group's first T_s cycles, then recirculate.
                 t_s = 1 << (d - 1 - s)
                 c = cycle_at(offset)
                 load = Signal(name=f"s{s}_load")
-                m.d.comb += load.eq(c[d - 1 - s:] == 0)
+                m.d.comb += load.eq((c & cycle_mask)[d - 1 - s:] == 0)
                 loop = [Signal(64, name=f"s{s}_loop{i}", reset_less=True) for i in range(t_s)]
                 w = Signal(64, name=f"s{s}_w")
-                m.d.comb += w.eq(Mux(load, stream, loop[-1]))
+                m.d.comb += w.eq(Mux(first[s], self.i_w_first, Mux(load, stream, loop[-1])))
                 with m.If(en):
                     m.d.sync += [loop[0].eq(w)] + [loop[i].eq(loop[i - 1]) for i in range(1, t_s)]
+            # Skipped stages carry nothing valid: what they still held of an earlier pass (with more
+            # stages skipped, their path is longer) must not reach an active stage in the next one.
             m.d.comb += [
-                bf.en.eq(en), bf.i_valid.eq(valid), bf.i_x0.eq(x0), bf.i_x1.eq(x1),
+                bf.en.eq(en), bf.i_valid.eq(valid & active[s]), bf.i_x0.eq(x0), bf.i_x1.eq(x1),
                 bf.i_w.eq(w), bf.i_w_pass.eq(stream),
             ]
             x0, x1, valid, stream = bf.o_x0, bf.o_x1, bf.o_valid, bf.o_w_pass
             offset += self._bf_latencies[s]
             if s == d - 1:
                 break
-            # Delay commutator: exchange the port with cycle bit D. Valid rides with each point.
             dd = self.commutator_depths[s]
-            bit = d - 2 - s
-            swap = Signal(name=f"c{s}_swap")
-            m.d.comb += swap.eq(cycle_at(offset)[bit])
-            upper = Cat(x0, valid)
-            lower_d = _delay(m, en, Cat(x1, valid), dd, f"c{s}_low")
-            upper_sw = Signal(65, name=f"c{s}_up")
-            lower_sw = Signal(65, name=f"c{s}_lo")
-            m.d.comb += [upper_sw.eq(Mux(swap, lower_d, upper)), lower_sw.eq(Mux(swap, upper, lower_d))]
-            upper_out = _delay(m, en, upper_sw, dd, f"c{s}_up")
-            x0, valid, x1 = upper_out[:64], upper_out[64], lower_sw[:64]
-            stream = _delay(m, en, stream, self.stream_delays[s], f"c{s}_w")
+            x0, x1, valid = self._commutator(m, s, x0, x1, valid, cycle_at(offset), cycle_at(offset + dd))
+            # The stream is delayed 2D, except after the first active stage (always so after stage 0).
+            if s:
+                stream = Mux(first[s], stream, _delay(m, en, stream, self.stream_delays[s], f"c{s}_w"))
             offset += dd
-        stream = _delay(m, en, stream, self._realign, "w_align")
+        if d > 1:
+            # re-alignment by one slot, none when only the last stage runs
+            stream = Mux(first[d - 1], stream, _delay(m, en, stream, 1, "w_align"))
         m.d.comb += [self.o_x0.eq(x0), self.o_x1.eq(x1), self.o_valid.eq(valid), self.o_w_rest.eq(stream)]
         return m
 
 
 class SecondHalfTwiddles(wiring.Component):
-    """Captures the second half's 2^b-word table from slot 0 of each first-half group (frame f) and
-    replays it, two words a cycle, for every second-half group of frame f + 1.
+    """Captures the second half's 2^b_f-word table from slot 0 of each first-half group (frame j) and
+    replays it, two words a cycle, for every second-half group of frame j + 1.
 
-    Ports: en, i_phase (k bits, the corner turn's write phase), i_w (first-half ``o_w_rest``),
-    o_w_first, o_w_rest (aligned with the corner turn's output: latency 1 like its read port).
+    Ports: en, log_frame (f = 2..k, constant while frames flow; (a_f, b_f) = halves(f)), i_phase (k bits,
+    the corner turn's write phase: parity at bit f - 1), i_w (first-half ``o_w_rest``), o_w_first,
+    o_w_rest (aligned with the corner turn's output: latency 1 like its read port).
     """
 
     def __init__(self, log_core: int, width: int = 64):
         self._k = _check_int("log_core", log_core, 2, 12)
         self._width = _check_int("width", width, 1, 64)
         self._a, self._b = lane_model.halves(log_core)
-        super().__init__({"en": In(1), "i_phase": In(log_core), "i_w": In(width),
-                          "o_w_first": Out(width), "o_w_rest": Out(width)})
+        super().__init__({"en": In(1), "log_frame": In(range(log_core + 1)), "i_phase": In(log_core),
+                          "i_w": In(width), "o_w_first": Out(width), "o_w_rest": Out(width)})
 
     @property
     def latency(self) -> int:
@@ -254,44 +331,72 @@ class SecondHalfTwiddles(wiring.Component):
         """Two frames of 2^b words."""
         return 2 << self._b
 
+    def _controls(self, f: int):
+        """Frame size f's (slot 0, word's port, write address, read address) from i_phase; addresses are
+        b bits: the b_f - 1 word bits at the bottom, the frame parity on top."""
+        b = self._b
+        af, bf = lane_model.halves(f)
+        cycle, parity = self.i_phase[:f - 1], self.i_phase[f - 1]
+        group = cycle[af - 1:]                           # first-half group r (b_f bits)
+        slot0 = (cycle[:af - 1] == 0) if af > 1 else Const(1, 1)
+
+        def address(word, par):
+            return Cat(word[:bf - 1], Const(0, b - bf), par)
+        # words 0..M'-1 go to w_first, M'.. to w_rest
+        return slot0, group[bf - 1], address(group, parity), address(cycle, ~parity)
+
     def elaborate(self, platform):
         m = Module()
-        k, a, b = self._k, self._a, self._b
-        half = 1 << (b - 1)                              # M' words per port and frame
-        cycle, parity = self.i_phase[:k - 1], self.i_phase[k - 1]
-        group = cycle[a - 1:]                            # first-half group r (b bits)
-        slot0 = (cycle[:a - 1] == 0) if a > 1 else Const(1, 1)
+        b = self._b
+        slot0, top = Signal(name="slot0"), Signal(name="word_port")
+        w_addr, r_addr = Signal(b, name="w_addr"), Signal(b, name="r_addr")
+        with m.Switch(self.log_frame):
+            for f in range(2, self._k + 1):
+                with m.Case(f):
+                    m.d.comb += [s.eq(v) for s, v in zip((slot0, top, w_addr, r_addr), self._controls(f))]
+            with m.Default():                   # not a frame size: nothing captured
+                m.d.comb += [s.eq(0) for s in (slot0, top, w_addr, r_addr)]
         for n, port in enumerate((self.o_w_first, self.o_w_rest)):
-            mem = Memory(shape=unsigned(self._width), depth=2 * half, init=[])
+            mem = Memory(shape=unsigned(self._width), depth=1 << b, init=[])
             m.submodules[f"words{n}"] = mem
             wp, rp = mem.write_port(), mem.read_port(domain="sync")
-            top = group[b - 1]                           # words 0..M'-1 -> w_first, M'.. -> w_rest
             m.d.comb += [
                 wp.en.eq(self.en & slot0 & (top == n)),
-                wp.addr.eq(Cat(group[:b - 1], parity) if b > 1 else parity),
+                wp.addr.eq(w_addr),
                 wp.data.eq(self.i_w),
                 rp.en.eq(self.en),
-                rp.addr.eq(Cat(cycle[:b - 1], ~parity) if b > 1 else ~parity),
+                rp.addr.eq(r_addr),
                 port.eq(rp.data),
             ]
         return m
 
 
 class Lane(wiring.Component):
-    """A 2^k-point NTT lane: back-to-back transforms, two points in and two out per enabled cycle.
+    """A 2^k-point NTT lane running frames of 2^f points, f = 2..k chosen at run time: back-to-back
+    transforms, two points in and two out per enabled cycle.
 
     Ports:
       en                global enable; everything holds while 0
       i_valid           the pair on i_x0/i_x1 is part of a transform (whole frames only, see module doc)
-      i_x0, i_x1        two canonical points in ``lane_input_order(k)``
-      i_w_first         the twiddle stage 0 consumes on this cycle  } hw.model.lane.twiddle_stream(k, c)
-      i_w_rest          the stream of the later stages' twiddles    } columns 0 and 1
-      restart           rewind the frame clock to its reset state (only while the lane is empty: the
-                        engine uses it between passes so every pass starts on a frame boundary)
+      i_x0, i_x1        two canonical points in ``lane_input_order(f)``
+      i_w_first         the twiddle the frame's stage 0 consumes on this cycle  } columns 0 and 1 of
+      i_w_rest          the stream of the later stages' twiddles                } the stream (see below)
+      restart           rewind the frame clock to its reset state and take ``log_frame`` and ``log_n``
+                        (only while the lane is empty: the engine pulses it at every pass start, so
+                        every pass starts on a frame boundary)
+      log_frame         f, 2..k: the frame size of the pass, taken at ``restart`` (the lane runs 2^k
+                        frames until the first restart). Any other value: nothing valid comes out.
+      log_n             n, 0..2k: the output scale's N = 2^n (scale "output"), taken at ``restart``
       o_slot_start      1 when the pair taken on this cycle (if en) is the first of a transform slot
-      o_valid, o_x0, o_x1   outputs (X[2t], X[2t+1]) on output cycle t, ``latency`` cycles after input
+      o_valid, o_x0, o_x1   outputs (X[2t], X[2t+1]) on output cycle t, ``latency_at(f)`` cycles after input
+    With ``log_frame`` = f the lane is exactly a lane of 2^f points: one frame every 2^(f-1) enabled
+    cycles; it runs the frame's stages on the last ceil(f/2) stages of the first half and the last
+    floor(f/2) of the second (hw.model.lane.physical_stages), skipping the others with no delay.
+    Stream: hw.model.lane.shift_stream(k, column, frame=f) with scale "output" (output m is multiplied
+    by w_N^(column * m), N = 2^log_n: hw.model.lane.scaled_lane_transform(..., log_core=k, log_n=n));
+    hw.model.lane.twiddle_stream(f, c) with scale "stages" (log_n unused).
     Properties: log_core, scale, period, latency, stored_points, stored_twiddles, buffer_points,
-    butterfly_latencies, mul_units, dsp_tiles.
+    butterfly_latencies, mul_units, dsp_tiles; method latency_at(f).
     ``scale`` (see the property): "output" (default, the cheaper design) or "stages".
     """
 
@@ -303,19 +408,23 @@ class Lane(wiring.Component):
         self._scale = scale
         self._default_butterfly = butterfly is None
         self._a, self._b = lane_model.halves(log_core)
-        orders = lane_model.interface_orders(log_core)
         stages = [self._stage(s, factory) for s in range(log_core)]
         self._half1 = _child(HalfChain(self._a, stages=stages[:self._a]))
         self._half2 = _child(HalfChain(self._b, stages=stages[self._a:]))
         self._out_scale = _child(OutputScale(log_core)) if scale == "output" else None
         # 4096-deep banks fill a URAM288 (4K x 72) exactly; smaller ones are left to the tool.
         style = "ultra" if log_core >= 12 else None
-        self._turn = _child(FrameReorder(orders["turn_in"], orders["turn_out"], ram_style=style))
-        self._reverse = _child(FrameReorder(orders["reverse_in"], orders["output"], ram_style=style))
+        sizes = range(2, log_core + 1)
+        orders = {f: lane_model.interface_orders(f) for f in sizes}
+        self._turn = _child(FrameReorder({f: (orders[f]["turn_in"], orders[f]["turn_out"]) for f in sizes},
+                                         ram_style=style))
+        self._reverse = _child(FrameReorder({f: (orders[f]["reverse_in"], orders[f]["output"]) for f in sizes},
+                                            ram_style=style))
         # With scale "output" every second-half word is a shift amount (8 bits) or the column (k bits).
         self._tw2 = _child(SecondHalfTwiddles(log_core, SHIFT_WORD_BITS if scale == "output" else 64))
         super().__init__({
-            "en": In(1), "restart": In(1), "i_valid": In(1), "i_x0": In(64), "i_x1": In(64),
+            "en": In(1), "restart": In(1), "log_frame": In(range(log_core + 1)),
+            "log_n": In(range(2 * log_core + 1)), "i_valid": In(1), "i_x0": In(64), "i_x1": In(64),
             "i_w_first": In(64), "i_w_rest": In(64),
             "o_slot_start": Out(1), "o_valid": Out(1), "o_x0": Out(64), "o_x1": Out(64),
         })
@@ -387,11 +496,24 @@ class Lane(wiring.Component):
         """Points held by each small reorder buffer (commutator), first half then second half."""
         return self._half1.buffer_points + self._half2.buffer_points
 
+    def _block_latencies(self, log_frame: int) -> tuple[int, int, int, int, int]:
+        """Latencies of the first half, corner turn, second half, bit reversal, output scale at f."""
+        f = _check_int("log_frame", log_frame, 2, self._k)
+        af, bf = lane_model.halves(f)
+        scale = self._out_scale.latency if self._out_scale is not None else 0
+        return (self._half1.latency_at(af), self._turn.latency_at(f), self._half2.latency_at(bf),
+                self._reverse.latency_at(f), scale)
+
+    def latency_at(self, log_frame: int) -> int:
+        """Enabled cycles from a 2^f-point transform's first input pair to its first output pair, with
+        ``log_frame`` = f: what a lane of only the active stages takes."""
+        return sum(self._block_latencies(log_frame))
+
     @property
     def latency(self) -> int:
-        """Enabled cycles from a transform's first input pair to its first output pair."""
-        scale = self._out_scale.latency if self._out_scale is not None else 0
-        return self._half1.latency + self._turn.latency + self._half2.latency + self._reverse.latency + scale
+        """``latency_at(k)``: enabled cycles from a 2^k-point transform's first input pair to its first
+        output pair."""
+        return self.latency_at(self._k)
 
     @property
     def stored_points(self) -> int:
@@ -409,38 +531,73 @@ class Lane(wiring.Component):
         """Twiddle words held (replay loops, stream delays, second-half table)."""
         return self._half1.stored_twiddles + self._half2.stored_twiddles + self._tw2.stored_twiddles
 
-    def model(self, pairs, stream):
-        """Bit-exact reference: hw.model.lane.scaled_lane_transform ("output") or lane_transform
-        ("stages"), pairs and stream of one or more frames."""
+    def model(self, pairs, stream, log_n: int | None = None):
+        """Bit-exact reference: hw.model.lane.scaled_lane_transform (log_core = k, ``log_n``, default 2k;
+        scale "output") or lane_transform ("stages"), pairs and stream of one or more frames of 2^f."""
         if self._scale == "output":
-            return lane_model.scaled_lane_transform(pairs, stream)
+            return lane_model.scaled_lane_transform(pairs, stream, log_core=self._k, log_n=log_n)
         return lane_model.lane_transform(pairs, stream)
 
     def elaborate(self, platform):
         m = Module()
         k, en = self._k, self.en
+        sizes = range(2, k + 1)
         h1, turn, h2, rev, tw2 = self._half1, self._turn, self._half2, self._reverse, self._tw2
         m.submodules.half1, m.submodules.turn, m.submodules.half2 = h1, turn, h2
         m.submodules.reverse, m.submodules.twiddles2 = rev, tw2
 
-        def phase_counter(name: str, offset: int):
-            """Frame parity + cycle (k bits) of the data ``offset`` enabled cycles behind the input."""
-            init = (-offset) % (1 << k)
-            ctr = Signal(k, name=name, init=init)
+        # The pass's frame size and N, taken at restart (until then, 2^k frames and N = 2^(2k)).
+        frame = Signal(range(k + 1), name="frame", init=k)
+        log_n = Signal(range(2 * k + 1), name="log_n_q", init=2 * k)
+        with m.If(self.restart):
+            m.d.sync += [frame.eq(self.log_frame), log_n.eq(self.log_n)]
+
+        def phase_counter(name: str, blocks: int, ahead: int = 0):
+            """Free-running k-bit phase (parity at bit f - 1, the cycle within the frame below) of the data
+            at the input of block ``blocks`` (0 = first half, 1 = turn, ...), ``ahead`` enabled cycles
+            early. Restarts to the new frame size's value."""
+            init = {f: (ahead - sum(self._block_latencies(f)[:blocks])) % (1 << k) for f in sizes}
+            ctr = Signal(k, name=name, init=init[k])
             with m.If(self.restart):
-                m.d.sync += ctr.eq(init)
+                with m.Switch(self.log_frame):
+                    for f in sizes:
+                        with m.Case(f):
+                            m.d.sync += ctr.eq(init[f])
+                    with m.Default():           # not a frame size (the lane then emits nothing)
+                        m.d.sync += ctr.eq(0)
             with m.Elif(en):
                 m.d.sync += ctr.eq(ctr + 1)
             return ctr
 
-        in_phase = phase_counter("in_phase", 0)
-        turn_phase = phase_counter("turn_phase", h1.latency)
-        h2_phase = phase_counter("half2_phase", h1.latency + turn.latency)
-        rev_phase = phase_counter("reverse_phase", h1.latency + turn.latency + h2.latency)
-        m.d.comb += self.o_slot_start.eq(in_phase[:k - 1] == 0)
+        def frame_bits(phase, name: str):
+            """(cycle within the frame, zero above bit f - 2; frame parity) of a phase at this frame size."""
+            cycle, parity = Signal(max(k - 1, 1), name=f"{name}_cycle"), Signal(name=f"{name}_parity")
+            with m.Switch(frame):
+                for f in sizes:
+                    with m.Case(f):
+                        m.d.comb += [cycle.eq(phase[:f - 1]), parity.eq(phase[f - 1])]
+                with m.Default():
+                    m.d.comb += [cycle.eq(0), parity.eq(0)]
+            return cycle, parity
 
+        in_phase = phase_counter("in_phase", 0)
+        turn_phase = phase_counter("turn_phase", 1)
+        h2_phase = phase_counter("half2_phase", 2)
+        rev_phase = phase_counter("reverse_phase", 3)
+        in_cycle, _ = frame_bits(in_phase, "in")
+        m.d.comb += self.o_slot_start.eq(in_cycle == 0)
+
+        # active stages of each half: a_f and b_f
+        with m.Switch(frame):
+            for f in sizes:
+                with m.Case(f):
+                    m.d.comb += [h1.i_depth.eq(lane_model.halves(f)[0]), h2.i_depth.eq(lane_model.halves(f)[1])]
+            with m.Default():
+                m.d.comb += [h1.i_depth.eq(0), h2.i_depth.eq(0)]
         for blk in (h1, turn, h2, rev, tw2):
             m.d.comb += blk.en.eq(en)
+        for blk in (turn, rev, tw2):
+            m.d.comb += blk.log_frame.eq(frame)
         m.d.comb += [turn.restart.eq(self.restart), rev.restart.eq(self.restart)]
         m.d.comb += [
             h1.i_phase.eq(in_phase), h1.i_valid.eq(self.i_valid),
@@ -463,17 +620,18 @@ class Lane(wiring.Component):
             return m
         # The frame's column rides the stream's free slot; it leaves the second half with the frame's
         # first pair (word M' of the second-half table, block 0 cycle 0). Kept per frame parity until
-        # the bit reversal emits that frame.
+        # the bit reversal emits that frame; the output scale takes it one enabled cycle ahead.
         out = m.submodules.out_scale = self._out_scale
-        out_phase = phase_counter("out_phase", h1.latency + turn.latency + h2.latency + rev.latency)
+        rev_cycle, rev_parity = frame_bits(rev_phase, "reverse")
+        out_cycle, out_parity = frame_bits(phase_counter("out_next_phase", 4, ahead=1), "out_next")
         column = [Signal(k, name=f"column{i}") for i in range(2)]
         for parity in range(2):
-            with m.If(en & (rev_phase[:k - 1] == 0) & (rev_phase[k - 1] == parity)):
+            with m.If(en & (rev_cycle == 0) & (rev_parity == parity)):
                 m.d.sync += column[parity].eq(h2.o_w_rest[:k])
         m.d.comb += [
             out.en.eq(en), out.i_valid.eq(rev.o_valid), out.i_x0.eq(rev.o_x0), out.i_x1.eq(rev.o_x1),
-            out.i_cycle.eq(out_phase[:k - 1] if k > 1 else 0),
-            out.i_column.eq(Mux(out_phase[k - 1], column[1], column[0])),
+            out.i_next_cycle.eq(out_cycle), out.i_log_n.eq(log_n),
+            out.i_next_column.eq(Mux(out_parity, column[1], column[0])),
             self.o_valid.eq(out.o_valid), self.o_x0.eq(out.o_x0), self.o_x1.eq(out.o_x1),
         ]
         return m

@@ -1,11 +1,13 @@
-"""The four-step scale on a lane's output: Y[m] = w_N^(n2 * m) * X[m], N = 2^(2k).
+"""The four-step scale on a lane's output: Y[m] = w_N^(n2 * m) * X[m], N = 2^n (n = ``i_log_n``, at most 2k).
 
 A lane whose late stages are shift-only (hw/shift_butterfly.py) cannot take the pass-1 scale folded into
 its stage twiddles (that makes every twiddle general), so it applies the scale here instead, to the two
 outputs (X[2t], X[2t+1]) of each cycle. n2 is the frame's column (0 in pass 2: factor 1).
 
-The factor is looked up, not run up by a recurrence: with e = n2 * m mod N (2k bits, kept by an adder,
-e += 2 n2 per cycle), w_N^e = 2^shift(e_top) * R_hi[e_hi] * R_lo[e_lo], where e_top is the top 6 bits
+The factor is looked up, not run up by a recurrence: with the frame's step u = n2 * 2^(2k - n) (the
+column moved to a 2^(2k)-th root's exponent, registered once a cycle from the next pair's column, so the
+shift is off the per-cycle path) and e = u * m mod 2^(2k) (kept by an adder, e += 2u per cycle),
+w_N^(n2 m) = w_(2^2k)^e = 2^shift(e_top) * R_hi[e_hi] * R_lo[e_lo], where e_top is the top 6 bits
 (a 64th root of unity, a power of two) and e_hi, e_lo split the remaining 2k - 6 bits (512-word ROMs at
 k = 12, one RAMB36 each, read by both ports). Per port:
 
@@ -31,8 +33,11 @@ __all__ = ["OutputScale"]
 
 
 class OutputScale(wiring.Component):
-    """Ports: en, i_valid, i_cycle (output cycle t of the frame, k-1 bits), i_column (n2, k bits, constant
-    over a frame), i_x0, i_x1 (X[2t], X[2t+1]), o_valid, o_x0, o_x1 (scaled, ``latency`` cycles later)."""
+    """Ports: en, i_valid, i_x0, i_x1 (X[2t], X[2t+1] of output cycle t), o_valid, o_x0, o_x1 (scaled,
+    ``latency`` cycles later), and, one enabled cycle AHEAD of the pair they describe (registered here):
+    i_next_cycle (output cycle t of the pair entering on the next enabled cycle, k-1 bits),
+    i_next_column (that pair's frame's column n2, k bits), i_log_n (n: N = 2^n, 0..2k; constant while
+    frames flow)."""
 
     def __init__(self, log_core: int):
         if not isinstance(log_core, int) or not 2 <= log_core <= 12:
@@ -44,7 +49,8 @@ class OutputScale(wiring.Component):
         self._lo_bits = rest // 2
         self._hi_bits = rest - self._lo_bits
         super().__init__({
-            "en": In(1), "i_valid": In(1), "i_cycle": In(max(1, log_core - 1)), "i_column": In(log_core),
+            "en": In(1), "i_valid": In(1), "i_next_cycle": In(max(1, log_core - 1)),
+            "i_next_column": In(log_core), "i_log_n": In(range(n + 1)),
             "i_x0": In(64), "i_x1": In(64),
             "o_valid": Out(1), "o_x0": Out(64), "o_x1": Out(64),
         })
@@ -77,14 +83,19 @@ class OutputScale(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        k, n, en = self._k, 2 * self._k, self.en
+        n, en = 2 * self._k, self.en
         shifts, hi_words, lo_words = self._tables()
-        # exponents of this cycle's two outputs: e0 = 2 t n2, e1 = e0 + n2 (mod 2^(2k))
+        # this pair's step u = n2 * 2^(2k - n) and frame start, registered from the "next" inputs
+        step, start = Signal(n, name="step"), Signal(name="frame_start")
+        with m.If(en):
+            m.d.sync += [step.eq((self.i_next_column << n) >> self.i_log_n),
+                         start.eq(self.i_next_cycle == 0)]
+        # exponents of this cycle's two outputs: e0 = 2 t u, e1 = e0 + u (mod 2^(2k))
         acc = Signal(n, name="exp_acc")
         e0, e1 = Signal(n, name="e0"), Signal(n, name="e1")
-        m.d.comb += [e0.eq(Mux(self.i_cycle == 0, 0, acc)), e1.eq(e0 + self.i_column)]
+        m.d.comb += [e0.eq(Mux(start, 0, acc)), e1.eq(e0 + step)]
         with m.If(en):
-            m.d.sync += acc.eq(e0 + (self.i_column << 1))
+            m.d.sync += acc.eq(e0 + (step << 1))
 
         # 512 x 64 at k = 12: one RAMB36 (512 x 72) each, both ports reading; Yosys would otherwise
         # build them from LUTs (about 1,400 LUTs per ROM and port)

@@ -9,7 +9,8 @@ Run-time frame size: ``log_frame`` (f = 2..k, latched on ``start``; the engine d
 in pass 2) selects frames of 2^f points, ``shift_stream(k, column, frame=f)``: 2^(f-1) input cycles per
 frame. One ROM holds the rows of every frame size, those of size f at addresses 2^(f-1) .. 2^f - 1 (2^k - 2
 rows in all, twice the rows of the single size), so the address counter simply runs from 2^(f-1) to
-2^f - 1 and back; the bounds and the free slot's address come from a (k+1)-entry table on ``start``.
+2^f - 1 and back (one past the end is 2^f, halved it is the first row again); a bit in every row marks
+the frame's free slot.
 
 The folded ``scale="stages"`` generator below runs frames of 2^k only (it has the ``log_frame`` port, so
 the engine's wiring does not depend on the scale, and ignores it).
@@ -237,44 +238,43 @@ class TwiddleGenerator(wiring.Component):
         m = Module()
         p = self._params
         k, lanes, en = p.log_core, p.lanes, self.en
-        init = [{"w0": 0, "w1": 0}] * 2                     # addresses 0 and 1: no frame of 2^0 or 2^1
+        # Every frame size's rows, those of size f at 2^(f-1) + t; each row also says whether it carries
+        # the frame's free slot (the lane's column goes there), so no per-size compare is needed.
+        init = [{"w0": 0, "w1": 0, "free": 0}] * 2          # addresses 0 and 1: no frame of 2^0 or 2^1
         for f in range(2, k + 1):
             words = shift_stream(k, 0, frame=f)
-            init += [{"w0": int(words[t, 0]), "w1": int(words[t, 1])} for t in range(1 << (f - 1))]
-        entry = data.StructLayout({"w0": 64, "w1": 64})
+            init += [{"w0": int(words[t, 0]), "w1": int(words[t, 1]), "free": int(t == scale_slot(f))}
+                     for t in range(1 << (f - 1))]
+        entry = data.StructLayout({"w0": 64, "w1": 64, "free": 1})
         m.submodules.rom = rom_mem = Memory(shape=entry, depth=1 << k, init=init)
         rd = rom_mem.read_port(domain="sync")
 
-        # per frame size: first and last address of its rows, address of its free slot
-        def table(value_of):
-            sizes = [f if 2 <= f <= k else k for f in range(k + 1)]
-            return _padded([Const(value_of(f), k) for f in sizes], len(self.log_frame))
-        first_of = table(lambda f: 1 << (f - 1))
-        last_of = table(lambda f: (1 << f) - 1)
-        free_of = table(lambda f: (1 << (f - 1)) + scale_slot(f))
-
+        # The address runs 2^(f-1) .. 2^f - 1: one past the end is 2^f, which is the frame's bit f set,
+        # and halving it gives the first row again. Sizes outside 2..k act as k.
+        sizes = [f if 2 <= f <= k else k for f in range(1 << len(self.log_frame))]
+        first_of = Array([Const(1 << (f - 1), k) for f in sizes])
+        size_of = Array([Const(f, len(self.log_frame)) for f in sizes])
         # reset values: frames of 2^k, as the generator ran before it had log_frame
         addr = Signal(k, init=1 << (k - 1))    # ROM address of the next input cycle: 2^(f-1) + t
-        first = Signal(k, init=1 << (k - 1))
-        last = Signal(k, init=(1 << k) - 1)
-        free = Signal(k, init=(1 << (k - 1)) + scale_slot(k))
+        frame = Signal.like(self.log_frame, init=k)
         base = Signal(k)                       # L * g: the column of lane 0 in round g (pass 1)
         pass2 = Signal()
         step = en & self.i_valid
-        m.d.comb += [rd.addr.eq(addr), rd.en.eq(en)]
+        inc = Signal(k + 1)
+        m.d.comb += [rd.addr.eq(addr), rd.en.eq(en), inc.eq(addr + 1)]
         with m.If(self.start):
             f = self.log_frame
-            m.d.sync += [addr.eq(first_of[f]), first.eq(first_of[f]), last.eq(last_of[f]),
-                         free.eq(free_of[f]), base.eq(0), pass2.eq(self.pass2)]
+            m.d.sync += [addr.eq(first_of[f]), frame.eq(size_of[f]), base.eq(0), pass2.eq(self.pass2)]
         with m.Elif(step):
-            with m.If(addr == last):
-                m.d.sync += [addr.eq(first), base.eq(base + lanes)]
+            with m.If(inc.bit_select(frame, 1)):
+                m.d.sync += [addr.eq(inc >> 1), base.eq(base + lanes)]
             with m.Else():
-                m.d.sync += addr.eq(addr + 1)
-        v1, free1 = Signal(), Signal()
+                m.d.sync += addr.eq(inc)
+        v1 = Signal()
         base1 = Signal(k)
         with m.If(en):
-            m.d.sync += [v1.eq(self.i_valid), free1.eq(addr == free), base1.eq(Mux(pass2, 0, base))]
+            m.d.sync += [v1.eq(self.i_valid), base1.eq(Mux(pass2, 0, base))]
+        free1 = rd.data.free                   # read beside the words: aligned with them
         v2 = Signal()
         with m.If(en):
             m.d.sync += v2.eq(v1)

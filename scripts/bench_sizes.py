@@ -136,8 +136,10 @@ def main(argv=None):
             ideal = params.ideal_cycles(n)
             ms = cycles / (params.ntt_mhz * 1e6) * 1e3
             rows.append({"n": n, "cycles": cycles, "ideal": ideal, "ms": ms, "bad": bad, "wall": wall})
-            eta = (time.perf_counter() - t_start) / sum(1 << m for m in sizes[:i + 1]) * \
-                sum(1 << m for m in sizes[i + 1:])
+            # a run costs about a fixed start-up plus time proportional to N (2^16 points' worth)
+            done_w = sum((1 << m) + (1 << 16) for m in sizes[:i + 1])
+            left_w = sum((1 << m) + (1 << 16) for m in sizes[i + 1:])
+            eta = (time.perf_counter() - t_start) / done_w * left_w
             progress(f"2^{n}: {'PASSED' if not bad else f'FAILED ({bad} points differ)'}, {cycles:,} cycles "
                      f"({cycles / ideal:.3f} x ideal), {ms:.4f} ms; {wall:.0f} s; "
                      f"{100 * (i + 1) // len(sizes)}% done, ETA {eta / 60:.1f} min")

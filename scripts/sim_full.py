@@ -1,7 +1,8 @@
-"""`make sim-full`: a random 2^(2k) point transform through the kernel RTL in Verilator, checked point by
-point against the golden model, with the host's XRT driver on the simulated card (sim backend).
+"""`make sim-full`: a random 2^n point transform (default n = 2k) through the kernel RTL in Verilator, checked
+point by point against the golden model, with the host's XRT driver on the simulated card (sim backend).
 
-Default: the default build (16 lanes, k = 12, 32 channels, N = 2^24), HBM refresh on. Reports wall time
+Default: the default build (16 lanes, k = 12, 32 channels, N = 2^24), HBM refresh on. ``--log-n n`` runs
+any native size of the build (`make sim-full LOG_N=18`). Reports wall time
 (build, preload, kernel, read-back), kernel cycles, the projected time at the NTT clock and the efficiency
 against the ideal 2 * N / (2L) cycles, and writes them to docs/performance.md.
 """
@@ -36,15 +37,16 @@ NOTE = ("What makes it fit: each repeated block (lane, butterfly, multiply/reduc
         "is compiled at -O0. The 2^24 cycle count is deterministic (same seed, same count).")
 
 
-def _engine_latency(params: BuildParams) -> int:
-    """The engine's published per-pass latency (an engine built for its properties only)."""
+def _engine_latencies(params: BuildParams, log_n: int) -> tuple[int, int]:
+    """The engine's published latencies of the two passes of a 2^log_n run (an engine built for its
+    properties only)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UnusedElaboratable)
         engine = NttEngine(params)
-        latency = engine.latency
+        latencies = tuple(engine.latency_at(f) for f in params.pass_log_sizes(log_n))
         del engine
         gc.collect()
-    return latency
+    return latencies
 
 
 def main(argv=None):
@@ -52,20 +54,26 @@ def main(argv=None):
     ap.add_argument("--lanes", type=int, default=16)
     ap.add_argument("--log-core", type=int, default=12)
     ap.add_argument("--channels", type=int, default=32)
+    ap.add_argument("--log-n", type=int, default=None, help="transform size 2^n (default: the build's largest)")
     ap.add_argument("--kind", choices=KINDS, default="random")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-refresh", action="store_true", help="HBM refresh windows off")
     ap.add_argument("--no-doc", action="store_true", help="do not write docs/performance.md")
     args = ap.parse_args(argv)
-    params = BuildParams(lanes=args.lanes, log_core=args.log_core, channels=args.channels)
+    try:
+        params = BuildParams(lanes=args.lanes, log_core=args.log_core, channels=args.channels)
+        log_n = params.max_log_n if args.log_n is None else params.check_log_n(args.log_n)
+    except (TypeError, ValueError) as e:
+        print(f"sim-full: {e}", file=sys.stderr)
+        return 2
     t_start = time.perf_counter()
 
     def progress(line):
         print(f"[{time.perf_counter() - t_start:7.1f} s] {line}", flush=True)
 
-    progress(f"sim-full: {params.tag()}, N = 2^{params.log_n}, {args.kind} points, "
+    progress(f"sim-full: {params.tag()}, N = 2^{log_n}, {args.kind} points, "
              f"refresh {'off' if args.no_refresh else 'on'}, C++ {os.environ['NANTUCKET_SIM_OPT']}")
-    x = make_points(params.log_n, args.kind, args.seed)
+    x = make_points(log_n, args.kind, args.seed)
     expected = ntt.ntt(x)
     progress("golden model done")
     backend = SimBackend(params, refresh=not args.no_refresh, progress=progress)
@@ -81,10 +89,10 @@ def main(argv=None):
         backend.close()
     bad = np.flatnonzero(y != expected)
     wall = time.perf_counter() - t_start
-    ideal = 2 * params.cycles_per_pass
+    ideal = params.ideal_cycles(log_n)
     ms = cycles / (params.ntt_mhz * 1e6) * 1e3
     verdict = "PASSED" if bad.size == 0 else f"FAILED ({bad.size} points differ, first at {bad[0]})"
-    engine_latency = _engine_latency(params)
+    latencies = _engine_latencies(params, log_n)
     rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
               resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 2**20
     split = ", ".join(f"{name} {phases[name]:.0f} s" for name in ("start", "preload", "kernel", "read-back")
@@ -96,9 +104,9 @@ def main(argv=None):
         ("of which", f"{split} (start = emit, Verilator build or cache, simulator start)"),
         ("kernel cycles", f"{cycles:,} NTT cycles = {cycles / ideal:.4f} x the {ideal:,}-cycle ideal "
                           f"(target 1.02 x)"),
-        ("overhead", f"{cycles - ideal:,} cycles: engine latency 2 x {engine_latency:,} (twiddle prefill + lane "
-                     f"pipeline, once per pass) + {cycles - ideal - 2 * engine_latency:,} of DMA, HBM latency and "
-                     f"pass turnaround"),
+        ("overhead", f"{cycles - ideal:,} cycles: engine latency {latencies[0]:,} + {latencies[1]:,} (twiddle "
+                     f"prefill + lane pipeline, once per pass) + {cycles - ideal - sum(latencies):,} of DMA, HBM "
+                     f"latency and pass turnaround"),
         ("projected kernel time", f"{ms:.3f} ms at {params.ntt_mhz:g} MHz NTT / {params.dma_mhz:g} MHz DMA "
                                   f"(reference: 2.47 ms on a C1100)"),
         ("simulation speed", f"{cycles / phases['kernel']:,.0f} NTT cycles/s (C++ {os.environ['NANTUCKET_SIM_OPT']})"
@@ -107,7 +115,7 @@ def main(argv=None):
     ]
     for k, v in rows:
         progress(f"{k}: {v}")
-    if not args.no_doc and params == BuildParams():
+    if not args.no_doc and params == BuildParams() and log_n == params.max_log_n:
         body = ["## Full-size kernel simulation (issue 7)", "",
                 f"Command: `make sim-full` (scripts/sim_full.py, {params.tag()}, {args.kind} points, HBM refresh "
                 f"{'off' if args.no_refresh else 'on'}), {time.strftime('%Y-%m-%d')}.", "",

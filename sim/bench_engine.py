@@ -45,10 +45,13 @@ class EngineTB:
         self.params = BuildParams(**facts["params"]["params"])
         self.latency = facts["props"]["latency"]
         self.beats = facts["props"]["beats_per_pass"]
+        self.frame_latencies = facts["props"]["frame_latencies"]
+        self.sizes = facts["props"]["sizes"]
 
     async def start(self):
         start_clock(self.dut.clk)
         self.dut.start.value = 0
+        self.dut.log_n.value = self.params.max_log_n
         self.dut.points_in__valid.value = 0
         self.dut.points_out__ready.value = 0
         await reset(self.dut.clk, self.dut.rst)
@@ -61,20 +64,24 @@ class EngineTB:
                 out.append(pack_payload((memory[i0], memory[i1]) for i0, i1 in reads[g, t, :lanes]))
         return out
 
-    async def run_pass(self, memory: np.ndarray, pass_index: int, idle, stall) -> tuple[np.ndarray, int]:
+    async def run_pass(self, memory: np.ndarray, pass_index: int, idle, stall,
+                       log_n: int | None = None) -> tuple[np.ndarray, int]:
         """One pass through the engine; returns (the written memory, cycles from start to done).
 
         Inputs are driven just after a falling edge; the handshakes (combinational) are read once
         they settle, which is what the coming rising edge sees.
         """
         dut, lanes = self.dut, self.params.lanes
-        reads, writes = pass_schedule(self.params, pass_index)
+        log_n = self.params.max_log_n if log_n is None else log_n
+        reads, writes = pass_schedule(self.params, pass_index, log_n)
         beats = self.payloads(memory, reads)
+        latency = self.frame_latencies[self.params.pass_log_sizes(log_n)[pass_index - 1] - 2]
         out = np.zeros_like(memory)
         written = np.zeros(memory.shape, dtype=bool)
         await FallingEdge(dut.clk)
         dut.start.value = 1
         dut.pass2.value = int(pass_index == 2)
+        dut.log_n.value = log_n
         await FallingEdge(dut.clk)
         dut.start.value = 0
         assert int(dut.busy.value), "start was not taken"
@@ -107,7 +114,7 @@ class EngineTB:
             await FallingEdge(dut.clk)
             if done:
                 break
-            assert cycles < 40 * (len(beats) + self.latency) + 2000, \
+            assert cycles < 40 * (len(beats) + latency) + 2000, \
                 f"pass {pass_index}: timeout (fed {fed}, got {got} of {len(beats)})"
         assert got == len(beats) and fed == len(beats), f"pass {pass_index}: fed {fed}, got {got}"
         assert not int(dut.busy.value), "still busy after done"
@@ -115,22 +122,27 @@ class EngineTB:
         return out, cycles
 
 
-async def transform(dut, kind: str, idle: str, stall: str, seed: int = 1):
-    tb = EngineTB(dut)
-    await tb.start()
+async def transform(dut, kind: str, idle: str, stall: str, seed: int = 1, log_n: int | None = None,
+                    tb: EngineTB | None = None):
+    if tb is None:
+        tb = EngineTB(dut)
+        await tb.start()
     p = tb.params
-    x = vectors(kind, p.n_points, seed)
+    n = p.max_log_n if log_n is None else log_n
+    f1, f2 = p.pass_log_sizes(n)
+    x = vectors(kind, 1 << n, seed)
     idle_it, stall_it = pattern(idle, seed=seed), pattern(stall, seed=seed + 1)
-    state, c1 = await tb.run_pass(x, 1, idle_it, stall_it)
-    assert np.array_equal(state.reshape(p.core_points, p.core_points), fourstep.pass1(x)), \
-        f"{kind}: state after pass 1 differs from the golden model"
-    result, c2 = await tb.run_pass(state, 2, idle_it, stall_it)
-    assert np.array_equal(result, ntt.ntt(x)), f"{kind}: result differs from the golden model's NTT"
+    state, c1 = await tb.run_pass(x, 1, idle_it, stall_it, n)
+    assert np.array_equal(state.reshape(1 << f2, 1 << f1), fourstep.pass1(x, 1 << f1)), \
+        f"{kind}, 2^{n}: state after pass 1 differs from the golden model"
+    result, c2 = await tb.run_pass(state, 2, idle_it, stall_it, n)
+    assert np.array_equal(result, ntt.ntt(x)), f"{kind}, 2^{n}: result differs from the golden model's NTT"
+    beats = (1 << n) // (2 * p.lanes)
     if idle == "none" and stall == "none":
-        for c in (c1, c2):
-            assert c == tb.beats + tb.latency, f"pass took {c} cycles, expected {tb.beats} + {tb.latency}"
-    dut._log.info(f"{kind} idle={idle} stall={stall}: pass cycles {c1}, {c2} "
-                  f"(ideal {tb.beats} + latency {tb.latency})")
+        for c, f in ((c1, f1), (c2, f2)):
+            expect = beats + tb.frame_latencies[f - 2]
+            assert c == expect, f"2^{n}: pass took {c} cycles, expected {beats} + {tb.frame_latencies[f - 2]}"
+    dut._log.info(f"{kind} 2^{n} idle={idle} stall={stall}: pass cycles {c1}, {c2} (ideal {beats} each)")
 
 
 KINDS = ("random", "edges", "zeros", "max", "impulse")
@@ -146,6 +158,21 @@ async def test_random_points(dut, idle, stall):
 @cocotb.parametrize(kind=KINDS[1:])
 async def test_edge_vectors(dut, kind):
     await transform(dut, kind, "random", "random", seed=7)
+
+
+@cocotb.test()
+async def test_every_size(dut):
+    """Every run-time size of the build, largest first, then switching up and down without reset,
+    under random gaps and stalls; then the sizes once more with none, for the exact cycle counts."""
+    tb = EngineTB(dut)
+    await tb.start()
+    sizes = tb.sizes
+    order = sizes[::-1] + sizes[::2] + sizes[1::2]
+    for i, n in enumerate(order):
+        kind = KINDS[i % len(KINDS)]
+        await transform(dut, kind, "random", "random", seed=11 + i, log_n=n, tb=tb)
+    for n in sizes:
+        await transform(dut, "random", "none", "none", seed=40 + n, log_n=n, tb=tb)
 
 
 @cocotb.test()

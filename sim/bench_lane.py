@@ -7,10 +7,14 @@ the pass-1 scaled transform with a random running twiddle c and the (unscaled) i
 same hardware is shown to compute all of them from the twiddles alone. Expected values come from hw.model.lane.lane_reference
 (hw.model.ntt's stage reference), never from the lane model or the RTL.
 
-Checks: every output frame equals the reference; its first pair leaves exactly ``latency`` enabled
-cycles after its first input pair, its pairs leave on consecutive enabled cycles (no bubbles), nothing
-valid leaves for idle frames; ``o_slot_start`` marks every frame start; and the enabled cycles from the
-first input to the last output equal frames * 2^(k-1) + latency.
+Run-time frame sizes (``test_frame_sizes``): without a reset, a restart with a new ``log_frame`` f and
+``log_n`` n before each run of 2^f-point frames (sizes from the ``sizes`` fact, default every f in the
+order k, 3, k-1, 2, ...; n = 2f - 1, 2f, 2k and others), the scale c = w_N^column with N = 2^n.
+
+Checks: every output frame equals the reference; its first pair leaves exactly ``latency_at(f)``
+(the ``latencies`` fact) enabled cycles after its first input pair, its pairs leave on consecutive
+enabled cycles (no bubbles), nothing valid leaves for idle frames; ``o_slot_start`` marks every frame
+start; and the enabled cycles from the first input to the last output equal frames * 2^(f-1) + latency.
 """
 
 from __future__ import annotations
@@ -30,6 +34,12 @@ from sim.runner import bench_facts
 P = F.P
 
 
+def size_order(k: int) -> list[int]:
+    """Every frame size 2..k, in the order k, 3, k-1, 2, then the rest (switching up and down)."""
+    first = [f for f in (k, 3, k - 1, 2) if 2 <= f <= k]
+    return list(dict.fromkeys(first + list(range(k, 1, -1))))
+
+
 class LaneTB:
     """Drives whole frames (pairs + twiddle words) into a Lane and collects its output frames."""
 
@@ -38,30 +48,53 @@ class LaneTB:
         self.dut = dut
         self.k = facts["params"]["log_core"]
         self.props = facts["props"]
-        self.latency = self.props["latency"]
-        self.period = self.props["period"]
-        assert self.period == 1 << (self.k - 1)
+        self.latencies = {int(f): lat for f, lat in facts["latencies"].items()}
+        assert self.latencies[self.k] == self.props["latency"]
+        assert self.props["period"] == 1 << (self.k - 1)
         self.frames = int(facts.get("frames", 3))
+        self.sizes = [int(f) for f in facts.get("sizes") or size_order(self.k)]
         self.output_scale = self.props.get("scale", "stages") == "output"
+        self.f, self.log_n = self.k, 2 * self.k           # until the first restart
         self.log = dut._log
+
+    @property
+    def period(self) -> int:
+        return 1 << (self.f - 1)
+
+    @property
+    def latency(self) -> int:
+        return self.latencies[self.f]
 
     async def start(self):
         d = self.dut
         start_clock(d.clk)
-        for s in (d.en, d.restart, d.i_valid, d.i_x0, d.i_x1, d.i_w_first, d.i_w_rest):
+        for s in (d.en, d.restart, d.log_frame, d.log_n, d.i_valid, d.i_x0, d.i_x1, d.i_w_first, d.i_w_rest):
             s.value = 0
         await reset(d.clk, d.rst)
 
+    async def restart(self, log_frame: int, log_n: int):
+        """Pulse ``restart`` with a new frame size and N (the lane must be empty); the ports then change
+        to random values: the lane must have taken them at the restart."""
+        d = self.dut
+        await FallingEdge(d.clk)
+        d.restart.value, d.log_frame.value, d.log_n.value = 1, log_frame, log_n
+        d.en.value, d.i_valid.value = random.getrandbits(1), 0
+        await FallingEdge(d.clk)
+        d.restart.value, d.en.value = 0, 0
+        d.log_frame.value, d.log_n.value = random.randrange(self.k + 1), random.randrange(2 * self.k + 1)
+        self.f, self.log_n = log_frame, log_n
+
     def make_frame(self, x: np.ndarray, scale: int | None, inverse: bool = False):
-        """(pairs, stream, expected natural-order output) of one frame. ``scale``: the pass-1 running
-        twiddle c for a lane with the scale folded into its stages, the column n2 (c = w_N^n2,
-        N = 2^(2k)) for a lane that scales its output; None for a plain transform."""
+        """(pairs, stream, expected natural-order output) of one frame of the current size. ``scale``:
+        the pass-1 running twiddle c for a lane with the scale folded into its stages, the column n2
+        (c = w_N^n2, N = 2^log_n) for a lane that scales its output; None for a plain transform."""
+        assert len(x) == 1 << self.f
         pairs = LM.to_lane_pairs(x)
         if self.output_scale:
-            stream = LM.shift_stream(self.k, scale or 0, inverse=inverse)
-            c = None if not scale else F.pow_(F.root_of_unity(1 << (2 * self.k)), scale)
+            stream = LM.shift_stream(self.k, scale or 0, inverse=inverse, frame=self.f)
+            c = None if not scale else F.pow_(F.root_of_unity(1 << self.log_n), scale)
         else:
-            stream, c = LM.twiddle_stream(self.k, scale, inverse=inverse), scale
+            stream, c = LM.twiddle_stream(self.f, scale, inverse=inverse), scale
         expect = LM.lane_reference(x, c=c, inverse=inverse)
         return pairs, stream, expect
 
@@ -73,7 +106,7 @@ class LaneTB:
         """Frame f: plain (f = 0 mod 3), pass-1 scaled at random (1 mod 3), inverse twiddles (2 mod 3)."""
         frames = []
         for f in range(n):
-            x = rng.integers(0, P, 1 << self.k, dtype=np.uint64)
+            x = rng.integers(0, P, 1 << self.f, dtype=np.uint64)
             scale = self.random_scale() if f % 3 == 1 else None
             frames.append(self.make_frame(x, scale, inverse=f % 3 == 2))
         return frames
@@ -153,8 +186,8 @@ class LaneTB:
         span = out_edges[-1] - first_in + 1
         expect_span = (len(slots) - (slots.index(next(s for s in slots if s is not None)))) * per + lat
         assert span == expect_span, f"{span} enabled cycles from first input to last output, expected {expect_span}"
-        self.log.info("k=%d: %d frames (%d slots), %d cycles (%d enabled) in %.2f s: %.0f cycles/s",
-                      self.k, n_valid, len(slots), cycles, edge, elapsed, cycles / max(elapsed, 1e-9))
+        self.log.info("k=%d, f=%d: %d frames (%d slots), %d cycles (%d enabled) in %.2f s: %.0f cycles/s",
+                      self.k, self.f, n_valid, len(slots), cycles, edge, elapsed, cycles / max(elapsed, 1e-9))
         return got
 
     def check(self, got, frames):
@@ -180,6 +213,27 @@ async def test_stream(dut, idle, stall):
                        pattern(stall, seed=random.getrandbits(32)),
                        idle_frame_rate=0.0 if idle == "none" else 0.3)
     tb.check(got, frames)
+
+
+@cocotb.test()
+@cocotb.parametrize(stall=("none", "random"))
+async def test_frame_sizes(dut, stall):
+    """Frame sizes switched at run time without a reset: for each f of the ``sizes`` fact a restart
+    with log_frame = f and a log_n, then scaled, plain and inverse frames and one of the field's edge
+    values (idle gaps and idle frames, stalls)."""
+    tb = LaneTB(dut)
+    await tb.start()
+    rng = np.random.default_rng(random.getrandbits(32))
+    for i, f in enumerate(tb.sizes):
+        n = [2 * f - 1, 2 * f, 2 * tb.k, random.randrange(1, 2 * tb.k + 1)][i % 4]
+        await tb.restart(f, n)
+        frames = [tb.make_frame(rng.integers(0, P, 1 << f, dtype=np.uint64), tb.random_scale()),
+                  tb.make_frame(rng.integers(0, P, 1 << f, dtype=np.uint64), None),
+                  tb.make_frame(rng.integers(0, P, 1 << f, dtype=np.uint64), tb.random_scale(), inverse=True),
+                  tb.make_frame(rng.choice(np.array(EDGE_VALUES, dtype=np.uint64), 1 << f), tb.random_scale())]
+        got = await tb.run(frames, pattern("random", seed=random.getrandbits(32)),
+                           pattern(stall, seed=random.getrandbits(32)), idle_frame_rate=0.3)
+        tb.check(got, frames)
 
 
 @cocotb.test()

@@ -50,33 +50,53 @@ class BehaviouralButterfly(wiring.Component):
         return m
 
 
+class Restart:
+    """A slot of ``run_lane_sim``: wait until the lane is empty, then pulse ``restart`` with new
+    ``log_frame`` / ``log_n`` (changed to random values right after: the lane must have taken them)."""
+
+    def __init__(self, log_frame: int, log_n: int | None = None):
+        self.log_frame, self.log_n = log_frame, log_n if log_n is not None else 2 * log_frame
+
+
 def run_lane_sim(dut: Lane, slots, stall_rate: float, seed: int):
-    """Drive frame slots ((pairs, stream) or None for an idle frame) through ``dut`` in amaranth.sim.
+    """Drive frame slots ((pairs, stream), None for an idle frame, or a Restart) through ``dut`` in
+    amaranth.sim. Frames are 2^f points for the f of the last Restart (k before the first).
 
     Returns (output pairs in arrival order, enabled edge of every output, enabled edge of every frame
-    start)."""
+    start, f of every valid frame)."""
     rng = random.Random(seed)
-    per = dut.period
-    outs, out_edges, starts = [], [], []
-    n_valid = sum(isinstance(s, tuple) for s in slots)
+    k = dut.log_core
+    outs, out_edges, starts, sizes = [], [], [], []
+    n_valid = sum(len(s[0]) for s in slots if isinstance(s, tuple))          # pairs
+    drain_cycles = dut.latency + dut.period
+
+    # a bound that fails a lane which loses output pairs instead of waiting for them forever
+    limit = 4 * (sum(len(s[0]) if isinstance(s, tuple) else dut.period for s in slots) + 10 * drain_cycles)
 
     async def bench(ctx):
-        edge, slot, t = 0, 0, 0
+        edge, slot, t, f = 0, 0, 0, k
+        sent = 0                                    # pairs sent so far
         drain = 0
-        while drain < dut.latency + per:
+        for _ in range(limit):
+            if drain >= drain_cycles:
+                break
+            per = 1 << (f - 1)
             en = rng.random() >= stall_rate
             ctx.set(dut.en, en)
             feeding = slot < len(slots)
             fr = slots[slot] if feeding else None
-            sent_frames = sum(isinstance(f, tuple) for f in slots[:slot])
-            if isinstance(fr, str) and len(outs) < sent_frames * per:
-                fr = None                           # "restart" waits (idle) until the lane is empty
-            elif isinstance(fr, str):               # then rewinds the frame clock at once
+            if isinstance(fr, Restart) and len(outs) < sent:
+                fr = None                           # a restart waits (idle) until the lane is empty
+            elif isinstance(fr, Restart):           # then rewinds the frame clock at once
                 ctx.set(dut.restart, 1)
+                ctx.set(dut.log_frame, fr.log_frame)
+                ctx.set(dut.log_n, fr.log_n)
                 ctx.set(dut.i_valid, 0)
                 await ctx.tick()
                 ctx.set(dut.restart, 0)
-                slot, t = slot + 1, 0
+                ctx.set(dut.log_frame, rng.randrange(k + 1))
+                ctx.set(dut.log_n, rng.randrange(2 * k + 1))
+                slot, t, f = slot + 1, 0, fr.log_frame
                 continue
             if fr is None:
                 ctx.set(dut.i_valid, 0 if en else rng.getrandbits(1))
@@ -84,6 +104,7 @@ def run_lane_sim(dut: Lane, slots, stall_rate: float, seed: int):
                     ctx.set(s, rng.getrandbits(64))
             else:
                 pairs, stream = fr
+                assert len(pairs) == per, "frame of the wrong size for the lane's log_frame"
                 ctx.set(dut.i_valid, 1)
                 ctx.set(dut.i_x0, int(pairs[t, 0]))
                 ctx.set(dut.i_x1, int(pairs[t, 1]))
@@ -95,24 +116,41 @@ def run_lane_sim(dut: Lane, slots, stall_rate: float, seed: int):
                     assert ctx.get(dut.o_slot_start) == (t == 0)
                     if fr is not None and t == 0:
                         starts.append(edge)
+                        sizes.append(f)
+                    sent += fr is not None
                     t += 1
                     if t == per:
                         t = 0
-                        if not isinstance(slots[slot], str):
+                        if not isinstance(slots[slot], Restart):
                             slot += 1
                 if ctx.get(dut.o_valid):
                     outs.append((ctx.get(dut.o_x0), ctx.get(dut.o_x1)))
                     out_edges.append(edge)
-                    assert len(outs) <= n_valid * per, "more output pairs than input pairs"
-                if not feeding and len(outs) == n_valid * per:
+                    assert len(outs) <= n_valid, "more output pairs than input pairs"
+                if not feeding and len(outs) == n_valid:
                     drain += 1
             await ctx.tick()
+        assert drain >= drain_cycles, f"{len(outs)} of {n_valid} output pairs after {limit} cycles"
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()
-    return outs, out_edges, starts
+    return outs, out_edges, starts, sizes
+
+
+def split_frames(dut: Lane, outs, out_edges, starts, sizes):
+    """The output frames (natural order) of ``run_lane_sim``, checking that frame j's first pair left
+    exactly ``latency_at(f)`` enabled cycles after its first input pair, with no bubbles inside."""
+    frames, pos = [], 0
+    assert len(outs) == sum(1 << (f - 1) for f in sizes)
+    for j, f in enumerate(sizes):
+        per = 1 << (f - 1)
+        assert out_edges[pos] - starts[j] == dut.latency_at(f), f"frame {j} (f = {f}): latency"
+        assert out_edges[pos + per - 1] - out_edges[pos] == per - 1, f"frame {j}: bubbles"
+        frames.append(LM.from_lane_pairs(np.array(outs[pos:pos + per], dtype=np.uint64)))
+        pos += per
+    return frames
 
 
 @pytest.mark.parametrize("bf_latency", [1, 3])
@@ -126,7 +164,7 @@ def test_lane_logic(k, bf_latency):
     cs = [None] + [random.Random(k).randrange(2, P) for _ in range(n_frames - 1)]
     frames = [(LM.to_lane_pairs(x[f]), LM.twiddle_stream(k, cs[f])) for f in range(n_frames)]
     slots = [frames[0], None] + frames[1:]                 # one idle frame after the first
-    outs, out_edges, starts = run_lane_sim(dut, slots, stall_rate=0.25, seed=k)
+    outs, out_edges, starts, _ = run_lane_sim(dut, slots, stall_rate=0.25, seed=k)
     assert len(outs) == n_frames * per
     got = np.array(outs, dtype=np.uint64).reshape(n_frames, per, 2)
     for f in range(n_frames):
@@ -146,8 +184,8 @@ def test_restart_between_streams(k):
     rng = np.random.default_rng(k)
     x = rng.integers(0, P, (3, 1 << k), dtype=np.uint64)
     frames = [(LM.to_lane_pairs(x[f]), LM.twiddle_stream(k, None if f else 5)) for f in range(3)]
-    slots = [frames[0], "restart", frames[1], frames[2]]
-    outs, out_edges, starts = run_lane_sim(dut, slots, stall_rate=0.2, seed=k)
+    slots = [frames[0], Restart(k), frames[1], frames[2]]
+    outs, out_edges, starts, _ = run_lane_sim(dut, slots, stall_rate=0.2, seed=k)
     assert len(outs) == 3 * per
     got = LM.from_lane_pairs(np.array(outs, dtype=np.uint64).reshape(3, per, 2))
     for f in range(3):
@@ -155,24 +193,79 @@ def test_restart_between_streams(k):
     assert out_edges[per] - starts[1] == dut.latency
 
 
+def _size_order(k: int) -> list[int]:
+    """Every frame size 2..k, in the order k, 3, k-1, 2, then the rest (switching up and down)."""
+    first = [k, 3, k - 1, 2]
+    return list(dict.fromkeys([f for f in first if 2 <= f <= k] + list(range(k, 1, -1))))
+
+
+@pytest.mark.parametrize("k", [4, 5, 6])
+def test_lane_frame_sizes(k):
+    """Every frame size on one lane without a reset: runs of 2^f-point frames (scaled and plain, an idle
+    frame inside, random stalls), a restart with the next f between runs; against the stage reference
+    at 2^f (lane_reference) and latency_at(f) exactly. The folded design with behavioural butterflies
+    (the control logic); the default design's arithmetic is in test_output_scale_lane_frame_sizes."""
+    dut = Lane(k, butterfly=lambda: BehaviouralButterfly(2), scale="stages")
+    rng = np.random.default_rng(100 + k)
+    prng = random.Random(k)
+    slots, expect = [], []
+    for f in _size_order(k):
+        x = rng.integers(0, P, (2, 1 << f), dtype=np.uint64)
+        cs = [prng.randrange(2, P), None]
+        slots += [Restart(f), (LM.to_lane_pairs(x[0]), LM.twiddle_stream(f, cs[0])), None,
+                  (LM.to_lane_pairs(x[1]), LM.twiddle_stream(f, cs[1]))]
+        expect += [LM.lane_reference(x[0], c=cs[0]), LM.lane_reference(x[1], c=cs[1])]
+    got = split_frames(dut, *run_lane_sim(dut, slots, stall_rate=0.25, seed=k))
+    assert len(got) == len(expect)
+    for j, (g, e) in enumerate(zip(got, expect)):
+        assert np.array_equal(g, e), f"frame {j} (2^{len(e).bit_length() - 1} points)"
+
+
+def test_lane_latency_at():
+    """latency_at(f) is a chain of the active stages only: 2^(f-1) + 1 per reorder, the last ceil(f/2)
+    and floor(f/2) butterflies of each half and their commutators (2^(d-1) - 1 cycles for d stages)."""
+    from hw.arith import MulReduce
+    for k in (4, 7, 12):
+        lane = Lane(k)
+        lat = lane.butterfly_latencies
+        a, _ = LM.halves(k)
+        assert lane.latency == lane.latency_at(k)
+        for f in range(2, k + 1):
+            af, bf = LM.halves(f)
+            active = lat[a - af:a] + lat[k - bf:]
+            phys = LM.physical_stages(k, f)
+            assert [lat[s] for s in phys] == active
+            assert lane.latency_at(f) == (sum(active) + (1 << (af - 1)) - 1 + (1 << (bf - 1)) - 1
+                                          + 2 * ((1 << (f - 1)) + 1) + 1 + 2 * MulReduce.LATENCY)
+    with pytest.raises(ValueError, match="log_frame"):
+        Lane(4).latency_at(5)
+    with pytest.raises(ValueError, match="log_frame"):
+        Lane(4).latency_at(1)
+
+
 def test_lane_logic_detects_wrong_twiddles():
     """The checks above can fail: a scaled frame fed plain twiddles does not match."""
     k = 4
     dut = Lane(k, butterfly=lambda: BehaviouralButterfly(1), scale="stages")
     x = np.random.default_rng(0).integers(0, P, 1 << k, dtype=np.uint64)
-    outs, _, _ = run_lane_sim(dut, [(LM.to_lane_pairs(x), LM.twiddle_stream(k))], 0.0, 0)
+    outs, _, _, _ = run_lane_sim(dut, [(LM.to_lane_pairs(x), LM.twiddle_stream(k))], 0.0, 0)
     y = LM.from_lane_pairs(np.array(outs, dtype=np.uint64).reshape(1, -1, 2))[0]
     assert np.array_equal(y, LM.lane_reference(x))
     assert not np.array_equal(y, LM.lane_reference(x, c=3))
 
 
-def test_half_chain_alone():
-    """A first half (a = 3 stages) maps input order to 'turn_in' order with the DIF stages applied."""
-    k = 6
+@pytest.mark.parametrize("active", [1, 2, 3])
+def test_half_chain_alone(active):
+    """A first half of 3 stages running its last ``active`` (d_f) stages is the first half of a 2^f lane
+    with a_f = d_f (f = 2 d_f): it maps that lane's input order to its 'turn_in' order with the DIF stages
+    applied, after latency_at(d_f) cycles, and hands the stream on re-aligned."""
+    dut = HalfChain(3, butterfly=lambda: BehaviouralButterfly(2))
+    assert dut.buffer_points == [3 * 2, 3 * 1] and dut.latency == dut.latency_at(3) == 3 * 2 + 3   # 3D at D <= 2
+    assert dut.latency_at(active) == 2 * active + (1 << (active - 1)) - 1
+    k = 2 * active
     a, _ = LM.halves(k)
-    dut = HalfChain(a, butterfly=lambda: BehaviouralButterfly(2))
+    assert a == active
     orders = LM.interface_orders(k)
-    assert dut.buffer_points == [4, 2] and dut.latency == 3 * 2 + 3
     # 2^a-point groups: the first a stages of the lane transform, checked through the lane model's tables
     rng = np.random.default_rng(5)
     x = rng.integers(0, P, 1 << k, dtype=np.uint64)
@@ -189,35 +282,35 @@ def test_half_chain_alone():
         out[:, 1, :] = F.vmul(F.vsub(v[:, 0, :], v[:, 1, :]), tables[s][None, :])
         ref = out.reshape(n)
     pairs = LM.to_lane_pairs(x)
-    got, got_w = [], []
-    group = dut.group_cycles
+    got, got_w, first_out = [], [], []
+    high = 3 << (active - 1)                # phase bits above the group's: ignored
 
     async def bench(ctx):
         ctx.set(dut.en, 1)
-        cycle = 0
+        ctx.set(dut.i_depth, active)
         total = (1 << (k - 1))
-        while len(got) < total:
+        for cycle in range(total + 40):
             t = cycle
+            ctx.set(dut.i_phase, (t % (1 << (a - 1))) | high)
             if t < total:
                 ctx.set(dut.i_valid, 1)
-                ctx.set(dut.i_phase, t % group)
                 ctx.set(dut.i_x0, int(pairs[t, 0]))
                 ctx.set(dut.i_x1, int(pairs[t, 1]))
                 ctx.set(dut.i_w_first, int(stream[t, 0]))
                 ctx.set(dut.i_w_rest, int(stream[t, 1]))
             else:
                 ctx.set(dut.i_valid, 0)
-                ctx.set(dut.i_phase, t % group)
             if ctx.get(dut.o_valid):
+                first_out.append(cycle)
                 got.append((ctx.get(dut.o_x0), ctx.get(dut.o_x1)))
                 got_w.append(ctx.get(dut.o_w_rest))
-            cycle += 1
             await ctx.tick()
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()
+    assert first_out[0] == dut.latency_at(active)
     got = np.array(got, dtype=np.uint64)
     assert np.array_equal(got, ref[orders["turn_in"]])
     # the stream leaves re-aligned with the output cycles
@@ -233,48 +326,71 @@ def _random_bit_permutation_order(k, rng):
     return sum(src[perm[b]] << b for b in range(k))
 
 
-@pytest.mark.parametrize("k,seed", [(2, 0), (3, 1), (5, 2), (6, 3), (6, 4)])
-def test_frame_reorder(k, seed):
+@pytest.mark.parametrize("k,seed,sizes", [(2, 0, [2]), (3, 1, [3]), (5, 2, [5]), (6, 3, [6]),
+                                          (6, 4, [6, 2, 5, 3, 4]), (5, 5, [3, 5, 2, 4, 5])])
+def test_frame_reorder(k, seed, sizes):
+    """Random bit-permutation orders for every frame size 2..k; runs of frames of the sizes in ``sizes``
+    (a restart and a rewound phase before each run; the phase's bits above the frame are random), with
+    an idle frame and random stalls, against the block's model and latency_at(f)."""
     rng = np.random.default_rng(seed)
-    w_order = _random_bit_permutation_order(k, rng)
-    r_order = _random_bit_permutation_order(k, rng)
-    dut = FrameReorder(w_order, r_order)
-    per = dut.period
-    frames = rng.integers(0, 1 << 64, (3, per, 2), dtype=np.uint64)
-    slots = [frames[0], None, frames[1], frames[2]]
-    outs, out_edges, starts = [], [], []
+    orders = {f: (_random_bit_permutation_order(f, rng), _random_bit_permutation_order(f, rng))
+              for f in range(2, k + 1)}
+    dut = FrameReorder(orders)
+    assert dut.frame_sizes == tuple(range(2, k + 1)) and dut.latency == dut.latency_at(k) == dut.period + 1
+    runs = [(f, rng.integers(0, 1 << 64, (3, 1 << (f - 1), 2), dtype=np.uint64)) for f in sizes]
+    got = [[] for _ in runs]
     prng = random.Random(seed)
 
     async def bench(ctx):
-        edge, phase = 0, 0
-        while len(outs) < 3 * per or edge < len(slots) * per + dut.latency + per:
-            en = prng.random() >= 0.3
-            ctx.set(dut.en, en)
-            ctx.set(dut.i_phase, phase)
-            slot, t = divmod(edge, per)
-            fr = slots[slot] if slot < len(slots) else None
-            ctx.set(dut.i_valid, int(fr is not None))
-            ctx.set(dut.i_x0, int(fr[t, 0]) if fr is not None else prng.getrandbits(64))
-            ctx.set(dut.i_x1, int(fr[t, 1]) if fr is not None else prng.getrandbits(64))
-            if en:
-                edge += 1
-                phase = (phase + 1) % (2 * per)
-                if fr is not None and t == 0:
-                    starts.append(edge)
-                if ctx.get(dut.o_valid):
-                    outs.append((ctx.get(dut.o_x0), ctx.get(dut.o_x1)))
-                    out_edges.append(edge)
+        for (f, frames), outs in zip(runs, got):
+            per = 1 << (f - 1)
+            high = prng.getrandbits(k) & ~((2 << (f - 1)) - 1)        # phase bits above the parity
+            ctx.set(dut.restart, 1)
+            ctx.set(dut.log_frame, f)
             await ctx.tick()
+            ctx.set(dut.restart, 0)
+            slots = [frames[0], None, frames[1], frames[2]]
+            starts, out_edges = [], []
+            edge, phase = 0, 0
+            while edge < len(slots) * per + dut.latency_at(f) + per:
+                en = prng.random() >= 0.3
+                ctx.set(dut.en, en)
+                ctx.set(dut.i_phase, high | phase)
+                slot, t = divmod(edge, per)
+                fr = slots[slot] if slot < len(slots) else None
+                ctx.set(dut.i_valid, int(fr is not None))
+                ctx.set(dut.i_x0, int(fr[t, 0]) if fr is not None else prng.getrandbits(64))
+                ctx.set(dut.i_x1, int(fr[t, 1]) if fr is not None else prng.getrandbits(64))
+                if en:
+                    edge += 1
+                    phase = (phase + 1) % (2 * per)
+                    if fr is not None and t == 0:
+                        starts.append(edge)
+                    if ctx.get(dut.o_valid):
+                        outs.append((ctx.get(dut.o_x0), ctx.get(dut.o_x1)))
+                        out_edges.append(edge)
+                await ctx.tick()
+            assert [out_edges[j * per] - starts[j] for j in range(3)] == [dut.latency_at(f)] * 3
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()
-    got = np.array(outs, dtype=np.uint64).reshape(3, per, 2)
-    for f in range(3):
-        assert np.array_equal(got[f], dut.model(frames[f]))
-        assert out_edges[f * per] - starts[f] == dut.latency
+    for (f, frames), outs in zip(runs, got):
+        outs = np.array(outs, dtype=np.uint64).reshape(3, 1 << (f - 1), 2)   # nothing stale came out
+        for j in range(3):
+            assert np.array_equal(outs[j], dut.model(frames[j])), f"f = {f}, frame {j}"
     assert dut.stored_points == 2 << k
+
+
+def test_frame_reorder_rejects_bad_orders():
+    orders = LM.interface_orders(3)
+    with pytest.raises(TypeError, match="orders"):
+        FrameReorder((orders["turn_in"], orders["turn_out"]))
+    with pytest.raises(ValueError, match="shape"):
+        FrameReorder({4: (orders["turn_in"], orders["turn_out"])})
+    with pytest.raises(ValueError, match="order"):
+        FrameReorder({3: (orders["turn_in"], orders["turn_in"] * 0)})
 
 
 def test_bit_sources_rejects_non_permutations():
@@ -306,8 +422,9 @@ def test_properties_k12():
     for scale in ("stages", "output"):
         lane = Lane(12, scale=scale)          # the real butterflies
         assert lane.period == 2048
-        assert max(lane.buffer_points) == 32 and lane.buffer_points == [32, 16, 8, 4, 2] * 2
-        assert lane.stored_points == 4 * 4096 + 2 * 62
+        # commutators of depth D = 16 .. 1 per half hold 2D points, 3D at D <= 2 (late swap)
+        assert max(lane.buffer_points) == 32 and lane.buffer_points == [32, 16, 8, 6, 3] * 2
+        assert lane.stored_points == 4 * 4096 + 2 * 65
     general, shift = ModSub.LATENCY + MulReduce.LATENCY, ModSub.LATENCY + ShiftReduce.LATENCY
     folded, out = Lane(12, scale="stages"), Lane(12)
     assert folded.butterfly_latencies == [general] * 12 and folded.mul_units == 12
@@ -331,7 +448,7 @@ def test_catalog_entry():
 def test_reorder_ram_style():
     orders = LM.interface_orders(3)
     with pytest.raises(ValueError, match="ram_style"):
-        FrameReorder(orders["turn_in"], orders["turn_out"], ram_style="huge")
+        FrameReorder({3: (orders["turn_in"], orders["turn_out"])}, ram_style="huge")
     assert Lane(12).ram_style == "ultra"
     assert Lane(11).ram_style is None
 
@@ -349,10 +466,44 @@ def test_output_scale_lane(k):
     x = rng.integers(0, P, (3, 1 << k), dtype=np.uint64)
     columns, inverse = [0, (1 << k) - 3, 0], [False, False, True]
     frames = [(LM.to_lane_pairs(x[f]), LM.shift_stream(k, columns[f], inverse[f])) for f in range(3)]
-    outs, out_edges, starts = run_lane_sim(dut, [frames[0], None, frames[1], frames[2]], 0.2, seed=k)
+    outs, out_edges, starts, _ = run_lane_sim(dut, [frames[0], None, frames[1], frames[2]], 0.2, seed=k)
     got = LM.from_lane_pairs(np.array(outs, dtype=np.uint64).reshape(3, per, 2))
     w = F.root_of_unity(1 << (2 * k))
     for f in range(3):
         c = F.pow_(w, columns[f]) if columns[f] else None
         assert np.array_equal(got[f], LM.lane_reference(x[f], c=c, inverse=inverse[f])), f"frame {f}"
     assert out_edges[0] - starts[0] == dut.latency
+
+
+@pytest.mark.parametrize("k, sizes", [(4, None), (5, None), (6, None), (8, [8, 3, 5])],
+                         ids=["k4", "k5", "k6", "k8"])
+def test_output_scale_lane_frame_sizes(k, sizes):
+    """The default lane with its real butterflies at run-time frame sizes (every f at k = 4..6, a few at
+    k = 8), switching sizes between restarts without a reset: for each f, N = 2^n with n = 2f - 1, 2f
+    and others, columns != 0 (a plain frame, a scaled one, an inverse one, edge values), stalls and an
+    idle frame. Expected: the stage reference at 2^f with c = w_N^column (lane_reference), and the
+    lane model (scaled_lane_transform with log_core = k, log_n = n); latency_at(f) exactly."""
+    from hw.model import field as F
+    from sim.benchlib import EDGE_VALUES
+    dut = Lane(k)
+    rng = np.random.default_rng(200 + k)
+    prng = random.Random(k)
+    slots, expect = [], []
+    for i, f in enumerate(sizes or _size_order(k)):
+        n = [2 * f - 1, 2 * f, min(2 * k, f + 1 + i % 3), 2 * k][i % 4]
+        x = rng.integers(0, P, (3, 1 << f), dtype=np.uint64)
+        x[2] = rng.choice(np.array(EDGE_VALUES, dtype=np.uint64), 1 << f)
+        columns = [prng.randrange(1, 1 << k), 0, prng.randrange(1 << k)]
+        inverse = [False, False, True]
+        slots.append(Restart(f, n))
+        for j in range(3):
+            pairs, stream = LM.to_lane_pairs(x[j]), LM.shift_stream(k, columns[j], inverse[j], frame=f)
+            slots += [(pairs, stream)] + ([None] if j == 0 else [])
+            c = F.pow_(F.root_of_unity(1 << n), columns[j])
+            ref = LM.lane_reference(x[j], c=c, inverse=inverse[j])
+            assert np.array_equal(LM.from_lane_pairs(dut.model(pairs, stream, log_n=n)), ref)
+            expect.append(ref)
+    got = split_frames(dut, *run_lane_sim(dut, slots, stall_rate=0.2, seed=k))
+    assert len(got) == len(expect)
+    for j, (g, e) in enumerate(zip(got, expect)):
+        assert np.array_equal(g, e), f"frame {j} (2^{len(e).bit_length() - 1} points)"

@@ -156,3 +156,20 @@ def test_scale_slot_is_the_unused_slot(k):
     assert np.array_equal(plain, LM.twiddle_stream(k))
     with pytest.raises(ValueError, match="column"):
         LM.shift_stream(k, 1 << k)
+
+
+@pytest.mark.parametrize("k", KS)
+def test_frame_shift_words_fit_their_physical_stage(k):
+    """A 2^k lane builds each shift-only stage for the shifts of ITS stage at 2^k (forward and inverse,
+    hw/lane.py): the shift amounts a smaller frame sends to that physical stage must be among them."""
+    for f in range(2, k + 1):
+        _, stage = LM.twiddle_plan(f)
+        phys = LM.physical_stages(k, f)
+        for inverse in (False, True):
+            stream = LM.shift_stream(k, 0, inverse, frame=f)
+            for s_frame, p in enumerate(phys):
+                if p < LM.shift_stages(k):
+                    continue
+                allowed = set(LM.stage_shifts(k, p)) | set(LM.stage_shifts(k, p, inverse=True))
+                words = stream[stage == s_frame]
+                assert {int(w) for w in words} <= allowed, f"f = {f}, frame stage {s_frame} on stage {p}"

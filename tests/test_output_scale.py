@@ -16,44 +16,54 @@ pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable
 
 @pytest.mark.parametrize("k", [2, 4, 12])
 def test_output_scale_with_stalls(k):
-    """Frames (of 2^(k-1) cycles, the first 64 at k = 12), each with its own column, edge and random points,
-    random enable stalls: Y[m] = X[m] * w_N^(column * m), N = 2^(2k), with pow() of the root."""
+    """Frames (of 2^(f-1) cycles for several f <= k, the first 64 cycles at k = 12), each with its own
+    column and N = 2^n (n = 2k and smaller, down to 0), edge and random points, random enable stalls:
+    Y[m] = X[m] * w_N^(column * m), with pow() of the root. The cycle, column and n of each pair are
+    given one enabled cycle ahead."""
     dut = OutputScale(k)
-    per = min(1 << (k - 1), 64)                    # k = 12: the first 64 cycles of each frame
     rng = random.Random(k)
-    columns = [0, (1 << k) - 1, rng.randrange(1 << k)]
-    items = []                                     # (t, column, x0, x1), frames back to back
-    for col in columns:
-        for t in range(per):
+    frames = [(k, 2 * k, 0), (k, 2 * k, (1 << k) - 1), (k, 2 * k, rng.randrange(1 << k)),
+              (max(2, k - 1), 2 * k - 1, (1 << k) - 1), (2, 3, rng.randrange(1 << k)),
+              (k, k, rng.randrange(1 << k)), (3, 1, 1), (k, 0, rng.randrange(1 << k)),
+              (k, 2 * k - 3, rng.randrange(1 << k))]
+    items = []                                     # (t, column, n, x0, x1), frames back to back
+    for f, n, col in frames:
+        for t in range(min(1 << (f - 1), 64)):
             x0 = rng.choice(EDGE_VALUES) if rng.random() < 0.3 else rng.randrange(F.P)
-            items.append((t, col, x0, rng.randrange(F.P)))
+            items.append((t, col, n, x0, rng.randrange(F.P)))
     got = []
 
     async def tb(ctx):
-        i = 0
+        i = -1                                     # -1: one lead-in cycle that gives item 0's controls
         for _ in range(4 * len(items) + 200):
-            en = rng.random() < 0.75
+            en = rng.random() < 0.75 or i < 0
             ctx.set(dut.en, en)
             if en and ctx.get(dut.o_valid):
                 got.append((ctx.get(dut.o_x0), ctx.get(dut.o_x1)))
-            if i < len(items):
-                t, col, x0, x1 = items[i]
-                ctx.set(dut.i_cycle, t); ctx.set(dut.i_column, col)
+            if i + 1 < len(items):
+                t, col, n, _, _ = items[i + 1]
+                ctx.set(dut.i_next_cycle, t); ctx.set(dut.i_next_column, col); ctx.set(dut.i_log_n, n)
+            else:
+                ctx.set(dut.i_next_cycle, rng.randrange(1 << max(1, k - 1)))
+                ctx.set(dut.i_next_column, rng.randrange(1 << k))
+            if 0 <= i < len(items):
+                _, _, _, x0, x1 = items[i]
                 ctx.set(dut.i_x0, x0); ctx.set(dut.i_x1, x1)
                 ctx.set(dut.i_valid, 1)
-                if en:
-                    i += 1
             else:
                 ctx.set(dut.i_valid, 0)
+            if en:
+                i += 1
             await ctx.tick()
 
     sim = Simulator(dut)
     sim.add_clock(1e-9)
     sim.add_testbench(tb)
     sim.run()
-    w = F.root_of_unity(1 << (2 * k))
-    expect = [(x0 * pow(w, col * 2 * t, F.P) % F.P, x1 * pow(w, col * (2 * t + 1), F.P) % F.P)
-              for t, col, x0, x1 in items]
+    expect = []
+    for t, col, n, x0, x1 in items:
+        w = F.root_of_unity(1 << n)
+        expect.append((x0 * pow(w, col * 2 * t, F.P) % F.P, x1 * pow(w, col * (2 * t + 1), F.P) % F.P))
     assert got == expect
     assert dut.dsp_tiles == 48
 
