@@ -263,6 +263,9 @@ class HalfChain(wiring.Component):
 
         x0, x1, valid = self.i_x0, self.i_x1, self.i_valid
         stream = self.i_w_rest
+        # the stream after the last commutator: (undelayed, delayed 2D), chosen by whether the stage
+        # before it is the first active one (then no delay)
+        stream_taps = None
         offset = 0
         for s, bf in enumerate(self._stages):
             m.submodules[f"bf{s}"] = share(bf)
@@ -272,15 +275,23 @@ class HalfChain(wiring.Component):
                 # The first active stage takes the chain's input (stage 0's role) ...
                 x0, x1, valid = (Mux(first[s], new, old) for new, old in
                                  ((self.i_x0, x0), (self.i_x1, x1), (self.i_valid, valid)))
-                stream = Mux(first[s], self.i_w_rest, stream)
                 # ... the others replay: take the stream on the group's first T_s cycles, then recirculate.
                 t_s = 1 << (d - 1 - s)
                 c = cycle_at(offset)
-                load = Signal(name=f"s{s}_load")
-                m.d.comb += load.eq((c & cycle_mask)[d - 1 - s:] == 0)
                 loop = [Signal(64, name=f"s{s}_loop{i}", reset_less=True) for i in range(t_s)]
+                # w from one 4:1 mux with a 2-bit select shared by all bits (one LUT a bit): the chain's
+                # w_first, the undelayed or the delayed stream, or the loop
+                sel = Signal(2, name=f"s{s}_w_sel")
+                with m.If(first[s]):
+                    m.d.comb += sel.eq(0)
+                with m.Elif((c & cycle_mask)[d - 1 - s:] == 0):
+                    m.d.comb += sel.eq(Mux(first[s - 1], 1, 2))
+                with m.Else():
+                    m.d.comb += sel.eq(3)
+                undelayed, delayed = stream_taps
                 w = Signal(64, name=f"s{s}_w")
-                m.d.comb += w.eq(Mux(first[s], self.i_w_first, Mux(load, stream, loop[-1])))
+                m.d.comb += w.eq(Mux(sel[1], Mux(sel[0], loop[-1], delayed), Mux(sel[0], undelayed, self.i_w_first)))
+                stream = Mux(first[s], self.i_w_rest, Mux(first[s - 1], undelayed, delayed))
                 with m.If(en):
                     m.d.sync += [loop[0].eq(w)] + [loop[i].eq(loop[i - 1]) for i in range(1, t_s)]
             # Skipped stages carry nothing valid: what they still held of an earlier pass (with more
@@ -296,8 +307,7 @@ class HalfChain(wiring.Component):
             dd = self.commutator_depths[s]
             x0, x1, valid = self._commutator(m, s, x0, x1, valid, cycle_at(offset), cycle_at(offset + dd))
             # The stream is delayed 2D, except after the first active stage (always so after stage 0).
-            if s:
-                stream = Mux(first[s], stream, _delay(m, en, stream, self.stream_delays[s], f"c{s}_w"))
+            stream_taps = (stream, _delay(m, en, stream, self.stream_delays[s], f"c{s}_w") if s else stream)
             offset += dd
         if d > 1:
             # re-alignment by one slot, none when only the last stage runs
