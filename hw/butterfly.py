@@ -35,6 +35,11 @@ class Butterfly(wiring.Component):
         })
 
     @property
+    def twiddle_bits(self) -> int:
+        """Bits of ``i_w`` read: all of them."""
+        return 64
+
+    @property
     def latency(self) -> int:
         """Enabled cycles from inputs to outputs: subtract, then multiply/reduce."""
         return ModSub.LATENCY + MulReduce.LATENCY

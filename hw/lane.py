@@ -96,6 +96,12 @@ def _child(block):
     return block
 
 
+def _twiddle_bits(bf) -> int:
+    """Bits of ``i_w`` a butterfly reads (a shift stage reads only its shift amount): the chain keeps
+    only these in the stage's replay loop and twiddle mux."""
+    return min(getattr(bf, "twiddle_bits", len(bf.i_w)), len(bf.i_w))
+
+
 def _delay(m: Module, en, value, depth: int, name: str):
     """``value`` delayed by ``depth`` enabled cycles in reset-less registers (SRLs in synthesis)."""
     for i in range(depth):
@@ -114,14 +120,16 @@ class HalfChain(wiring.Component):
     self-similarity of the DIF network they are a d_f-stage chain, the first d - d_f stages and their
     commutators are skipped, adding no delay), i_phase (d-1 bits, whose low d_f - 1 are the cycle within
     its group of the pair entering now; free-running), i_valid, i_x0, i_x1, i_w_first, i_w_rest,
-    o_valid, o_x0, o_x1, o_w_rest.
+    o_valid, o_x0, o_x1, o_w_rest (its low ``out_bits`` bits, the rest 0: what the consumer reads).
     A group's pair on input cycle c carries local indices (c, c + 2^(d_f-1)); on output cycle c it
     carries (2c, 2c + 1) (DIF positions, hw.model.lane.interface_orders). ``o_w_rest`` is the twiddle
     stream re-aligned so that the word of input slot c of a group leaves with that group's output cycle c.
     """
 
-    def __init__(self, depth: int, *, butterfly: Callable | None = None, stages: list | None = None):
+    def __init__(self, depth: int, *, butterfly: Callable | None = None, stages: list | None = None,
+                 out_bits: int = 64):
         self._d = _check_int("depth", depth, 1, 6)
+        self._out_bits = _check_int("out_bits", out_bits, 1, 64)
         if stages is None:
             factory = _check_factory(butterfly)
             stages = [factory() for _ in range(depth)]
@@ -278,7 +286,8 @@ class HalfChain(wiring.Component):
                 # ... the others replay: take the stream on the group's first T_s cycles, then recirculate.
                 t_s = 1 << (d - 1 - s)
                 c = cycle_at(offset)
-                loop = [Signal(64, name=f"s{s}_loop{i}", reset_less=True) for i in range(t_s)]
+                tb = _twiddle_bits(bf)
+                loop = [Signal(tb, name=f"s{s}_loop{i}", reset_less=True) for i in range(t_s)]
                 # w from one 4:1 mux with a 2-bit select shared by all bits (one LUT a bit): the chain's
                 # w_first, the undelayed or the delayed stream, or the loop
                 sel = Signal(2, name=f"s{s}_w_sel")
@@ -289,8 +298,9 @@ class HalfChain(wiring.Component):
                 with m.Else():
                     m.d.comb += sel.eq(3)
                 undelayed, delayed = stream_taps
-                w = Signal(64, name=f"s{s}_w")
-                m.d.comb += w.eq(Mux(sel[1], Mux(sel[0], loop[-1], delayed), Mux(sel[0], undelayed, self.i_w_first)))
+                w = Signal(tb, name=f"s{s}_w")
+                m.d.comb += w.eq(Mux(sel[1], Mux(sel[0], loop[-1], delayed[:tb]),
+                                     Mux(sel[0], undelayed[:tb], self.i_w_first[:tb])))
                 stream = Mux(first[s], self.i_w_rest, Mux(first[s - 1], undelayed, delayed))
                 with m.If(en):
                     m.d.sync += [loop[0].eq(w)] + [loop[i].eq(loop[i - 1]) for i in range(1, t_s)]
@@ -306,9 +316,12 @@ class HalfChain(wiring.Component):
                 break
             dd = self.commutator_depths[s]
             x0, x1, valid = self._commutator(m, s, x0, x1, valid, cycle_at(offset), cycle_at(offset + dd))
+            # Later stages and the output need only this many bits of the stream.
+            stream = stream[:max([_twiddle_bits(later) for later in self._stages[s + 1:]] + [self._out_bits])]
             # The stream is delayed 2D, except after the first active stage (always so after stage 0).
             stream_taps = (stream, _delay(m, en, stream, self.stream_delays[s], f"c{s}_w") if s else stream)
             offset += dd
+        stream = stream[:self._out_bits]
         if d > 1:
             # re-alignment by one slot, none when only the last stage runs
             stream = Mux(first[d - 1], stream, _delay(m, en, stream, 1, "w_align"))
@@ -419,8 +432,13 @@ class Lane(wiring.Component):
         self._default_butterfly = butterfly is None
         self._a, self._b = lane_model.halves(log_core)
         stages = [self._stage(s, factory) for s in range(log_core)]
-        self._half1 = _child(HalfChain(self._a, stages=stages[:self._a]))
-        self._half2 = _child(HalfChain(self._b, stages=stages[self._a:]))
+        # Only the bits used downstream leave each half: the second-half words (the table's width) and,
+        # with scale "output", the frame's column (k bits; the stream is unused after the second half
+        # with scale "stages").
+        tw2_bits = SHIFT_WORD_BITS if scale == "output" else 64
+        self._half1 = _child(HalfChain(self._a, stages=stages[:self._a], out_bits=tw2_bits))
+        self._half2 = _child(HalfChain(self._b, stages=stages[self._a:],
+                                       out_bits=log_core if scale == "output" else 1))
         self._out_scale = _child(OutputScale(log_core)) if scale == "output" else None
         # 4096-deep banks fill a URAM288 (4K x 72) exactly; smaller ones are left to the tool.
         style = "ultra" if log_core >= 12 else None
@@ -431,7 +449,7 @@ class Lane(wiring.Component):
         self._reverse = _child(FrameReorder({f: (orders[f]["reverse_in"], orders[f]["output"]) for f in sizes},
                                             ram_style=style))
         # With scale "output" every second-half word is a shift amount (8 bits) or the column (k bits).
-        self._tw2 = _child(SecondHalfTwiddles(log_core, SHIFT_WORD_BITS if scale == "output" else 64))
+        self._tw2 = _child(SecondHalfTwiddles(log_core, tw2_bits))
         super().__init__({
             "en": In(1), "restart": In(1), "log_frame": In(range(log_core + 1)),
             "log_n": In(range(2 * log_core + 1)), "i_valid": In(1), "i_x0": In(64), "i_x1": In(64),
