@@ -431,11 +431,11 @@ class Lane(wiring.Component):
         self._scale = scale
         self._default_butterfly = butterfly is None
         self._a, self._b = lane_model.halves(log_core)
-        stages = [self._stage(s, factory) for s in range(log_core)]
+        tw2_bits = SHIFT_WORD_BITS if scale == "output" else 64
+        stages = [self._stage(s, factory, tw2_bits) for s in range(log_core)]
         # Only the bits used downstream leave each half: the second-half words (the table's width) and,
         # with scale "output", the frame's column (k bits; the stream is unused after the second half
         # with scale "stages").
-        tw2_bits = SHIFT_WORD_BITS if scale == "output" else 64
         self._half1 = _child(HalfChain(self._a, stages=stages[:self._a], out_bits=tw2_bits))
         self._half2 = _child(HalfChain(self._b, stages=stages[self._a:],
                                        out_bits=log_core if scale == "output" else 1))
@@ -457,14 +457,19 @@ class Lane(wiring.Component):
             "o_slot_start": Out(1), "o_valid": Out(1), "o_x0": Out(64), "o_x1": Out(64),
         })
 
-    def _stage(self, stage: int, factory):
+    def _stage(self, stage: int, factory, tw2_bits: int):
         """The butterfly of global stage ``stage``: shift-only where the twiddles are powers of two and no
-        scale is folded into them (forward and inverse twiddle sets), else the general one."""
+        scale is folded into them (forward and inverse twiddle sets), else the general one. The default
+        general butterfly of the last first-half stage passes on only the second half's words
+        (``tw2_bits``)."""
         if self._scale == "output" and stage >= lane_model.shift_stages(self._k):
             from hw.shift_butterfly import ShiftButterfly
             shifts = set(lane_model.stage_shifts(self._k, stage)) | set(
                 lane_model.stage_shifts(self._k, stage, inverse=True))
             return ShiftButterfly(shifts, pass_width=SHIFT_WORD_BITS)
+        if self._default_butterfly and stage == self._a - 1:
+            from hw.butterfly import Butterfly
+            return Butterfly(pass_width=tw2_bits)
         return factory()
 
     @property
