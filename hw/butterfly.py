@@ -24,15 +24,30 @@ __all__ = ["Butterfly"]
 
 
 class Butterfly(wiring.Component):
-    """Ports: en, i_valid, i_x0, i_x1, i_w, i_w_pass (64 bits, canonical), o_valid, o_x0, o_x1, o_w_pass."""
+    """Ports: en, i_valid, i_x0, i_x1, i_w (64 bits, canonical), i_w_pass (``pass_width`` bits, default 64),
+    o_valid, o_x0, o_x1, o_w_pass."""
 
-    def __init__(self):
+    def __init__(self, *, pass_width: int = 64):
+        if not isinstance(pass_width, int) or isinstance(pass_width, bool) or not 1 <= pass_width <= 64:
+            raise ValueError(f"pass_width: must be an int in 1..64, got {pass_width!r}")
+        self._pass_width = pass_width
         super().__init__({
             "en": In(1), "i_valid": In(1),
-            "i_x0": In(64), "i_x1": In(64), "i_w": In(64), "i_w_pass": In(64),
+            "i_x0": In(64), "i_x1": In(64), "i_w": In(64), "i_w_pass": In(pass_width),
             "o_valid": Out(1),
-            "o_x0": Out(64), "o_x1": Out(64), "o_w_pass": Out(64),
+            "o_x0": Out(64), "o_x1": Out(64), "o_w_pass": Out(pass_width),
         })
+
+    @property
+    def pass_width(self) -> int:
+        """Bits of the twiddle stream passed on (a lane's last first-half stage passes on only the
+        second half's narrow words)."""
+        return self._pass_width
+
+    @property
+    def twiddle_bits(self) -> int:
+        """Bits of ``i_w`` read: all of them."""
+        return 64
 
     @property
     def latency(self) -> int:
@@ -41,8 +56,8 @@ class Butterfly(wiring.Component):
 
     @property
     def shared_key(self) -> str:
-        """No parameters: every instance is the same hardware (emitted once, see hw/shared.py)."""
-        return "butterfly"
+        """Every instance of a pass width is the same hardware (emitted once, see hw/shared.py)."""
+        return "butterfly" if self._pass_width == 64 else f"butterfly_w{self._pass_width}"
 
     @property
     def dsp_tiles(self) -> int:

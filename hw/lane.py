@@ -96,6 +96,12 @@ def _child(block):
     return block
 
 
+def _twiddle_bits(bf) -> int:
+    """Bits of ``i_w`` a butterfly reads (a shift stage reads only its shift amount): the chain keeps
+    only these in the stage's replay loop and twiddle mux."""
+    return min(getattr(bf, "twiddle_bits", len(bf.i_w)), len(bf.i_w))
+
+
 def _delay(m: Module, en, value, depth: int, name: str):
     """``value`` delayed by ``depth`` enabled cycles in reset-less registers (SRLs in synthesis)."""
     for i in range(depth):
@@ -114,14 +120,16 @@ class HalfChain(wiring.Component):
     self-similarity of the DIF network they are a d_f-stage chain, the first d - d_f stages and their
     commutators are skipped, adding no delay), i_phase (d-1 bits, whose low d_f - 1 are the cycle within
     its group of the pair entering now; free-running), i_valid, i_x0, i_x1, i_w_first, i_w_rest,
-    o_valid, o_x0, o_x1, o_w_rest.
+    o_valid, o_x0, o_x1, o_w_rest (its low ``out_bits`` bits, the rest 0: what the consumer reads).
     A group's pair on input cycle c carries local indices (c, c + 2^(d_f-1)); on output cycle c it
     carries (2c, 2c + 1) (DIF positions, hw.model.lane.interface_orders). ``o_w_rest`` is the twiddle
     stream re-aligned so that the word of input slot c of a group leaves with that group's output cycle c.
     """
 
-    def __init__(self, depth: int, *, butterfly: Callable | None = None, stages: list | None = None):
+    def __init__(self, depth: int, *, butterfly: Callable | None = None, stages: list | None = None,
+                 out_bits: int = 64):
         self._d = _check_int("depth", depth, 1, 6)
+        self._out_bits = _check_int("out_bits", out_bits, 1, 64)
         if stages is None:
             factory = _check_factory(butterfly)
             stages = [factory() for _ in range(depth)]
@@ -263,6 +271,9 @@ class HalfChain(wiring.Component):
 
         x0, x1, valid = self.i_x0, self.i_x1, self.i_valid
         stream = self.i_w_rest
+        # the stream after the last commutator: (undelayed, delayed 2D), chosen by whether the stage
+        # before it is the first active one (then no delay)
+        stream_taps = None
         offset = 0
         for s, bf in enumerate(self._stages):
             m.submodules[f"bf{s}"] = share(bf)
@@ -272,15 +283,25 @@ class HalfChain(wiring.Component):
                 # The first active stage takes the chain's input (stage 0's role) ...
                 x0, x1, valid = (Mux(first[s], new, old) for new, old in
                                  ((self.i_x0, x0), (self.i_x1, x1), (self.i_valid, valid)))
-                stream = Mux(first[s], self.i_w_rest, stream)
                 # ... the others replay: take the stream on the group's first T_s cycles, then recirculate.
                 t_s = 1 << (d - 1 - s)
                 c = cycle_at(offset)
-                load = Signal(name=f"s{s}_load")
-                m.d.comb += load.eq((c & cycle_mask)[d - 1 - s:] == 0)
-                loop = [Signal(64, name=f"s{s}_loop{i}", reset_less=True) for i in range(t_s)]
-                w = Signal(64, name=f"s{s}_w")
-                m.d.comb += w.eq(Mux(first[s], self.i_w_first, Mux(load, stream, loop[-1])))
+                tb = _twiddle_bits(bf)
+                loop = [Signal(tb, name=f"s{s}_loop{i}", reset_less=True) for i in range(t_s)]
+                # w from one 4:1 mux with a 2-bit select shared by all bits (one LUT a bit): the chain's
+                # w_first, the undelayed or the delayed stream, or the loop
+                sel = Signal(2, name=f"s{s}_w_sel")
+                with m.If(first[s]):
+                    m.d.comb += sel.eq(0)
+                with m.Elif((c & cycle_mask)[d - 1 - s:] == 0):
+                    m.d.comb += sel.eq(Mux(first[s - 1], 1, 2))
+                with m.Else():
+                    m.d.comb += sel.eq(3)
+                undelayed, delayed = stream_taps
+                w = Signal(tb, name=f"s{s}_w")
+                m.d.comb += w.eq(Mux(sel[1], Mux(sel[0], loop[-1], delayed[:tb]),
+                                     Mux(sel[0], undelayed[:tb], self.i_w_first[:tb])))
+                stream = Mux(first[s], self.i_w_rest, Mux(first[s - 1], undelayed, delayed))
                 with m.If(en):
                     m.d.sync += [loop[0].eq(w)] + [loop[i].eq(loop[i - 1]) for i in range(1, t_s)]
             # Skipped stages carry nothing valid: what they still held of an earlier pass (with more
@@ -295,10 +316,12 @@ class HalfChain(wiring.Component):
                 break
             dd = self.commutator_depths[s]
             x0, x1, valid = self._commutator(m, s, x0, x1, valid, cycle_at(offset), cycle_at(offset + dd))
+            # Later stages and the output need only this many bits of the stream.
+            stream = stream[:max([_twiddle_bits(later) for later in self._stages[s + 1:]] + [self._out_bits])]
             # The stream is delayed 2D, except after the first active stage (always so after stage 0).
-            if s:
-                stream = Mux(first[s], stream, _delay(m, en, stream, self.stream_delays[s], f"c{s}_w"))
+            stream_taps = (stream, _delay(m, en, stream, self.stream_delays[s], f"c{s}_w") if s else stream)
             offset += dd
+        stream = stream[:self._out_bits]
         if d > 1:
             # re-alignment by one slot, none when only the last stage runs
             stream = Mux(first[d - 1], stream, _delay(m, en, stream, 1, "w_align"))
@@ -408,9 +431,14 @@ class Lane(wiring.Component):
         self._scale = scale
         self._default_butterfly = butterfly is None
         self._a, self._b = lane_model.halves(log_core)
-        stages = [self._stage(s, factory) for s in range(log_core)]
-        self._half1 = _child(HalfChain(self._a, stages=stages[:self._a]))
-        self._half2 = _child(HalfChain(self._b, stages=stages[self._a:]))
+        tw2_bits = SHIFT_WORD_BITS if scale == "output" else 64
+        stages = [self._stage(s, factory, tw2_bits) for s in range(log_core)]
+        # Only the bits used downstream leave each half: the second-half words (the table's width) and,
+        # with scale "output", the frame's column (k bits; the stream is unused after the second half
+        # with scale "stages").
+        self._half1 = _child(HalfChain(self._a, stages=stages[:self._a], out_bits=tw2_bits))
+        self._half2 = _child(HalfChain(self._b, stages=stages[self._a:],
+                                       out_bits=log_core if scale == "output" else 1))
         self._out_scale = _child(OutputScale(log_core)) if scale == "output" else None
         # 4096-deep banks fill a URAM288 (4K x 72) exactly; smaller ones are left to the tool.
         style = "ultra" if log_core >= 12 else None
@@ -421,7 +449,7 @@ class Lane(wiring.Component):
         self._reverse = _child(FrameReorder({f: (orders[f]["reverse_in"], orders[f]["output"]) for f in sizes},
                                             ram_style=style))
         # With scale "output" every second-half word is a shift amount (8 bits) or the column (k bits).
-        self._tw2 = _child(SecondHalfTwiddles(log_core, SHIFT_WORD_BITS if scale == "output" else 64))
+        self._tw2 = _child(SecondHalfTwiddles(log_core, tw2_bits))
         super().__init__({
             "en": In(1), "restart": In(1), "log_frame": In(range(log_core + 1)),
             "log_n": In(range(2 * log_core + 1)), "i_valid": In(1), "i_x0": In(64), "i_x1": In(64),
@@ -429,14 +457,19 @@ class Lane(wiring.Component):
             "o_slot_start": Out(1), "o_valid": Out(1), "o_x0": Out(64), "o_x1": Out(64),
         })
 
-    def _stage(self, stage: int, factory):
+    def _stage(self, stage: int, factory, tw2_bits: int):
         """The butterfly of global stage ``stage``: shift-only where the twiddles are powers of two and no
-        scale is folded into them (forward and inverse twiddle sets), else the general one."""
+        scale is folded into them (forward and inverse twiddle sets), else the general one. The default
+        general butterfly of the last first-half stage passes on only the second half's words
+        (``tw2_bits``)."""
         if self._scale == "output" and stage >= lane_model.shift_stages(self._k):
             from hw.shift_butterfly import ShiftButterfly
             shifts = set(lane_model.stage_shifts(self._k, stage)) | set(
                 lane_model.stage_shifts(self._k, stage, inverse=True))
             return ShiftButterfly(shifts, pass_width=SHIFT_WORD_BITS)
+        if self._default_butterfly and stage == self._a - 1:
+            from hw.butterfly import Butterfly
+            return Butterfly(pass_width=tw2_bits)
         return factory()
 
     @property

@@ -190,6 +190,11 @@ class ShiftButterfly(wiring.Component):
         return self._pass_width
 
     @property
+    def twiddle_bits(self) -> int:
+        """Bits of ``i_w`` read (the shift amount): a chain need not hold the rest."""
+        return 8
+
+    @property
     def latency(self) -> int:
         """Enabled cycles from inputs to outputs: subtract, then shift/reduce (none for shift 0 only)."""
         return ModSub.LATENCY + ShiftReduce.latency_for(self._shifts)
@@ -225,7 +230,7 @@ class ShiftButterfly(wiring.Component):
             self.o_valid.eq(shift.o_valid), self.o_x1.eq(shift.o_p),
         ]
         delays = Module()
-        delays.d.comb += shift.i_shift.eq(pipe(delays, self.i_w[:8], sub.latency, "w"))
+        delays.d.comb += shift.i_shift.eq(pipe(delays, self.i_w[:self.twiddle_bits], sub.latency, "w"))
         delays.d.comb += self.o_x0.eq(pipe(delays, add.o_sum, self.latency - add.latency, "sum"))
         delays.d.comb += self.o_w_pass.eq(pipe(delays, self.i_w_pass, self.latency, "w_pass"))
         m.submodules.delays = EnableInserter(self.en)(delays)

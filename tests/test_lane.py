@@ -507,3 +507,18 @@ def test_output_scale_lane_frame_sizes(k, sizes):
     assert len(got) == len(expect)
     for j, (g, e) in enumerate(zip(got, expect)):
         assert np.array_equal(g, e), f"frame {j} (2^{len(e).bit_length() - 1} points)"
+
+
+def test_narrow_pass_butterfly():
+    """The k = 12 lane's last first-half stage passes on only the low bits of the stream (the second
+    half's words): still the full butterfly on the points, the low bits passed in step with them."""
+    from hw.butterfly import Butterfly
+    from sim.benchlib import EDGE_VALUES, pysim_pipeline
+    with pytest.raises(ValueError):
+        Butterfly(pass_width=0)
+    dut = Butterfly(pass_width=16)
+    assert dut.shared_key != Butterfly().shared_key          # a module of its own
+    rng = random.Random(11)
+    items = [(a, b, rng.randrange(P), rng.getrandbits(16)) for a in EDGE_VALUES for b in EDGE_VALUES]
+    got = pysim_pipeline(dut, items, ["i_x0", "i_x1", "i_w", "i_w_pass"], ["o_x0", "o_x1", "o_w_pass"], seed=3)
+    assert got == [Butterfly.model(x0, x1, w) + (wp,) for x0, x1, w, wp in items]
