@@ -125,6 +125,7 @@ def main(argv=None):
     try:
         backend.open(params)
         progress(f"simulated card {params.tag()} ready")
+        t_ready = time.perf_counter()
         for i, n in enumerate(sizes):
             x = make_points(n, "random", args.seed + n)
             t0 = time.perf_counter()
@@ -139,7 +140,7 @@ def main(argv=None):
             # a run costs about a fixed start-up plus time proportional to N (2^16 points' worth)
             done_w = sum((1 << m) + (1 << 16) for m in sizes[:i + 1])
             left_w = sum((1 << m) + (1 << 16) for m in sizes[i + 1:])
-            eta = (time.perf_counter() - t_start) / done_w * left_w
+            eta = (time.perf_counter() - t_ready) / done_w * left_w
             progress(f"2^{n}: {'PASSED' if not bad else f'FAILED ({bad} points differ)'}, {cycles:,} cycles "
                      f"({cycles / ideal:.3f} x ideal), {ms:.4f} ms; {wall:.0f} s; "
                      f"{100 * (i + 1) // len(sizes)}% done, ETA {eta / 60:.1f} min")
