@@ -106,12 +106,6 @@ class NttEngine(wiring.Component):
             return [p.max_log_n]
         return list(range(p.min_log_n, p.max_log_n + 1))
 
-    def pass_cycles(self, pass_index: int, log_n: int | None = None) -> int:
-        """Cycles from start to done of one pass of a 2^log_n transform with no stalls."""
-        n = self._params.max_log_n if log_n is None else self._params.check_log_n(log_n)
-        f1, f2 = self._params.pass_log_sizes(n)
-        return (1 << n) // (2 * self._params.lanes) + self.latency_at(f1 if pass_index == 1 else f2)
-
     @property
     def prefill_cycles(self) -> int:
         """Cycles between ``start`` and the first cycle a payload can enter: the generator's depth."""

@@ -111,7 +111,7 @@ class NttKernel(wiring.Component):
         with m.FSM(domain="dma") as fsm:
             with m.State("IDLE"):
                 with m.If(ctrl.start):
-                    with m.If((ctrl.log_n >= p.min_log_n) & (ctrl.log_n <= p.max_log_n)):
+                    with m.If(ctrl.supported):            # the register map's native range, decoded once
                         m.d.dma += [pass2.eq(0), setup.eq(0), run_log_n.eq(ctrl.log_n)]
                         m.next = "SETUP1"
                     with m.Else():
