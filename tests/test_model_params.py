@@ -135,3 +135,30 @@ def test_smallest_for_rejects(n, given, exc, needle):
 
 def test_smallest_for_without_a_check_takes_what_buildparams_takes():
     assert BuildParams.smallest_for(4, lanes=2) == BuildParams(lanes=2, log_core=2, channels=4)
+
+
+@pytest.mark.parametrize("params", [BuildParams(lanes=4, log_core=4, channels=4), BuildParams(lanes=8, log_core=5, channels=8)],
+                         ids=lambda p: p.tag())
+def test_a_batch_schedule_runs_the_elements_back_to_back(params):
+    """pass_schedule with batch B: every index of the B x N buffer exactly once per pass, and the
+    transforms one after another: element e's part is the one-transform schedule shifted by e*N."""
+    from hw.model.schedule import loopback_passes, pass_schedule
+    for log_n in (params.min_log_n, params.max_log_n - 1, params.max_log_n):
+        n = 1 << log_n
+        for batch in (1, 2, 3):
+            for pass_index in (1, 2):
+                reads, writes = pass_schedule(params, pass_index, log_n, batch)
+                one_r, one_w = pass_schedule(params, pass_index, log_n)
+                per = one_r.shape[0]
+                assert reads.shape[0] == batch * per
+                for e in range(batch):
+                    np.testing.assert_array_equal(reads[e * per:(e + 1) * per], one_r + e * n)
+                    np.testing.assert_array_equal(writes[e * per:(e + 1) * per], one_w + e * n)
+            x = np.arange(batch * n, dtype=np.uint64) * np.uint64(7919)
+            state, out = loopback_passes(params, x, log_n, batch)
+            for e in range(batch):
+                s1, o1 = loopback_passes(params, x[e * n:(e + 1) * n], log_n)
+                np.testing.assert_array_equal(state[e * n:(e + 1) * n], s1)
+                np.testing.assert_array_equal(out[e * n:(e + 1) * n], o1)
+    with pytest.raises(ValueError, match="batch"):
+        pass_schedule(params, 1, params.max_log_n, 0)

@@ -65,7 +65,8 @@ def lane_output_order(log_core: int) -> np.ndarray:
     return order
 
 
-def pass_schedule(params: BuildParams, pass_index: int, log_n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def pass_schedule(params: BuildParams, pass_index: int, log_n: int | None = None,
+                  batch: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Global indices the engine reads and writes in one pass of a 2^log_n-point transform (default:
     the build's largest, 2^(2k)), cycle by cycle and lane by lane.
 
@@ -80,16 +81,23 @@ def pass_schedule(params: BuildParams, pass_index: int, log_n: int | None = None
 
     - pass 1: reads input indices N2*n1 + n2, writes state indices n2*N1 + k1 (row-major state[n2, k1]);
     - pass 2: reads state indices n2*N1 + k1, writes output indices k1 + N1*k2.
+
+    A batch of ``batch`` = B transforms stored back to back (element e at indices e*N .. e*N + N-1 of
+    every buffer) is one pass of B times as many columns (rows): number c = L*g + l of the pass is
+    column (row) c mod count of element c div count, so the lanes run the elements back to back without
+    a gap, and every index above gains e*N.
     """
     if pass_index not in (1, 2):
         raise ValueError(f"pass_index: must be 1 or 2, got {pass_index}")
+    if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
+        raise ValueError(f"batch: must be an int >= 1, got {batch!r}")
     lanes = params.lanes
     f1, f2 = params.pass_log_sizes(log_n)
     n1, n2 = 1 << f1, 1 << f2
     f, count = (f1, n2) if pass_index == 1 else (f2, n1)
-    rounds = count // lanes
-    which = (np.arange(rounds)[:, None] * lanes + np.arange(lanes)[None, :])   # [g, l]
-    which = which[:, None, :, None]                                             # [g, 1, l, 1]
+    rounds = int(batch) * count // lanes
+    number = (np.arange(rounds)[:, None] * lanes + np.arange(lanes)[None, :])  # [g, l]
+    element, which = np.divmod(number[:, None, :, None], count)                # [g, 1, l, 1]
     i_in = lane_input_order(f)[None, :, None, :]                                # [1, t, 1, 2]
     i_out = lane_output_order(f)[None, :, None, :]
     if pass_index == 1:
@@ -98,14 +106,17 @@ def pass_schedule(params: BuildParams, pass_index: int, log_n: int | None = None
     else:
         reads = i_in * n1 + which          # state[n2, k1] with k1 = row
         writes = which + n1 * i_out        # X[k1 + N1*k2]
-    return reads, writes
+    base = element * (n1 * n2)
+    return reads + base, writes + base
 
 
-def loopback_passes(params: BuildParams, x: np.ndarray, log_n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def loopback_passes(params: BuildParams, x: np.ndarray, log_n: int | None = None,
+                    batch: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """What the two passes leave in memory when the lanes hand every point back unchanged (the DMA
-    benches' stand-in for the engine): ``(state, output)``, each indexed like the logical buffers."""
-    r1, w1 = pass_schedule(params, 1, log_n)
-    r2, w2 = pass_schedule(params, 2, log_n)
+    benches' stand-in for the engine): ``(state, output)``, each indexed like the logical buffers
+    (B x N points for a batch of B)."""
+    r1, w1 = pass_schedule(params, 1, log_n, batch)
+    r2, w2 = pass_schedule(params, 2, log_n, batch)
     state = np.zeros_like(x)
     state[w1.reshape(-1)] = x[r1.reshape(-1)]
     out = np.zeros_like(x)
