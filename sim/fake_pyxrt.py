@@ -185,7 +185,7 @@ class _Xclbin:
         return self.meta["xsa"]
 
     def get_kernels(self):
-        return [_XclbinKernel(self.meta["kernel"], 1 + self.params.channels)]
+        return [_XclbinKernel(self.meta["kernel"], len(R.RegisterMap(self.params).args))]
 
     def get_mems(self):
         """The memory topology: HBM[i] at i * bank_bytes, index i = the group id of its arguments."""

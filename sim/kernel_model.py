@@ -13,7 +13,12 @@ size says (``HbmLayout(params, log_n)``; it reads and writes only the run's N/R 
   pattern above, where the model computes X with the fast golden NTT instead of pass by pass),
 - the output X to ``layout.write_channels(2)`` (buffer "output", over the input).
 
-A log_n outside the native range finishes at once with STATUS.bad_size and touches no memory.
+A batch of B transforms (argument ``batch``) runs B of them back to back, element e of every buffer in
+its own region of each channel right after element e-1 (``HbmLayout`` of one element, offset by e times
+its ``channel_bytes``); ``flags`` selects the inverse (1/N inside) and the coset transform with shift
+``coset_shift`` (:func:`hw.model.ntt.transform` computes every element). A start the register map's
+:meth:`~hw.model.regmap.RegisterMap.check_start` refuses (size, batch, shift, flags) finishes at once with
+those STATUS bits and touches no memory.
 
 Each master may only touch its own HBM pseudo-channel (the link's ``sp=mNN_axi:HBM[NN]``); an address
 outside it, or outside any allocated buffer, is a fault: the model then never raises ap_done, the way a
@@ -127,7 +132,8 @@ class KernelModel:
         self.fault: MemoryFault | None = None
         self.runs = 0
         self._id = dict(self.rmap.id_values, **(id_overrides or {}))
-        self._words = {o: 0 for a in self.rmap.args for o in a.word_offsets}
+        self._words = {o: (a.reset >> (32 * i)) & 0xFFFF_FFFF for a in self.rmap.args
+                       for i, o in enumerate(a.word_offsets)}
         self._gier = self._ier = self._isr = 0
         self._idle, self._done, self._ready = True, False, False
         self._status = 0
@@ -190,6 +196,11 @@ class KernelModel:
         a = self.rmap.arg(name)
         return sum(self._words[o] << (32 * i) for i, o in enumerate(a.word_offsets))
 
+    @property
+    def coset_shift(self) -> int:
+        """The 64-bit shift g from the coset_shift_lo / coset_shift_hi arguments."""
+        return self.arg_value("coset_shift_lo") | self.arg_value("coset_shift_hi") << 32
+
     def axi_error(self, channel: int, resp: int, write: bool) -> None:
         """An AXI error response on master ``channel`` during a run: the first of the run is kept in
         STATUS.axi_* (the RTL's control slave does the same); ignored while idle."""
@@ -201,14 +212,13 @@ class KernelModel:
     def _start(self) -> None:
         self._idle, self._ready = False, True
         self.fault = None
-        self._status &= R.STATUS_BAD_SIZE           # every accepted start clears STATUS.axi_*
+        self._status &= R.STATUS_REJECTED           # every accepted start clears STATUS.axi_*
         if self.hang:
             return
         log_n = self.arg_value("log_n")
-        if not self.native(log_n):
-            self._status |= R.STATUS_BAD_SIZE       # finish at once, memory untouched
-        else:
-            self._status &= ~R.STATUS_BAD_SIZE
+        refused = self.rmap.check_start(log_n, self.arg_value("flags"), self.arg_value("batch"), self.coset_shift)
+        self._status = (self._status & ~R.STATUS_REJECTED) | refused     # refused: done at once, memory untouched
+        if not refused:
             try:
                 self._transform(log_n)
             except MemoryFault as e:
@@ -230,28 +240,40 @@ class KernelModel:
             self._layouts[log_n] = HbmLayout(self.params, log_n)
         return self._layouts[log_n]
 
-    def _channel_words(self, ch: int, lay: HbmLayout) -> np.ndarray:
-        """The run's part of channel ``ch``: the layout's bytes from the hbm_NN base address (a
-        MemoryFault when they leave the master's channel or the buffer there)."""
+    def _channel_words(self, ch: int, lay: HbmLayout, batch: int = 1) -> np.ndarray:
+        """The run's part of channel ``ch``: the layout's bytes for ``batch`` elements from the hbm_NN
+        base address (a MemoryFault when they leave the master's channel or the buffer there)."""
         base = self.arg_value(R.pointer_arg(ch))
-        return self.hbm.view(base, lay.channel_bytes, bank=ch).view(np.uint64)
+        return self.hbm.view(base, lay.channel_bytes * batch, bank=ch).view(np.uint64)
 
     def _transform(self, log_n: int) -> None:
         lay = self.layout_for(log_n)
+        batch, flags = self.arg_value("batch"), self.arg_value("flags")
+        words = lay.channel_bytes // 8
+        chans = {ch: self._channel_words(ch, lay, batch) for ch in range(self.params.channels)}
+        for e in range(batch):                  # the elements' regions, one after another in every channel
+            self._transform_one(lay, {ch: w[e * words:(e + 1) * words] for ch, w in chans.items()},
+                                inverse=bool(flags & R.FLAG_INVERSE),
+                                coset=self.coset_shift if flags & R.FLAG_COSET else None)
+
+    def _transform_one(self, lay: HbmLayout, chans: dict, *, inverse: bool, coset: int | None) -> None:
         n = lay.n_points
         zeros = np.zeros(lay.channel_bytes // 8, dtype=np.uint64)
         reads = set(lay.read_channels(1))       # the pass-1 masters only ever read these
-        x = lay.gather([self._channel_words(ch, lay) if ch in reads else zeros
+        x = lay.gather([chans[ch] if ch in reads else zeros
                         for ch in range(self.params.channels)], buffer="input")
-        if n <= _EXACT_STATE_MAX_POINTS:
+        if inverse or coset is not None:        # the engine's pass-1 state of these runs is not modelled
+            out = ntt_model.transform(x, inverse=inverse, coset=coset)
+            state = np.full(n, 0xDEAD_BEEF_DEAD_BEEF, dtype=np.uint64)
+        elif n <= _EXACT_STATE_MAX_POINTS:
             state = fourstep.pass1(x, 1 << lay.rows_log("input"))                          # state[n2, k1]
             out = fourstep.pass2(state)
             state = state.reshape(n)
         else:                                   # the golden fast NTT; the state is scratch anyway
             out = ntt_model.ntt(x)
             state = np.full(n, 0xDEAD_BEEF_DEAD_BEEF, dtype=np.uint64)
-        for buffer, values, chans in (("state", state, lay.write_channels(1)),
-                                      ("output", out, lay.write_channels(2))):
+        for buffer, values, written in (("state", state, lay.write_channels(1)),
+                                        ("output", out, lay.write_channels(2))):
             placed = lay.scatter(values, buffer=buffer)
-            for ch in chans:
-                self._channel_words(ch, lay)[:] = placed[ch]
+            for ch in written:
+                chans[ch][:] = placed[ch]

@@ -23,7 +23,7 @@ def test_control_block_offsets_and_bits():
 
 def test_arguments_follow_the_pinned_layout(rmap):
     c = rmap.params.channels
-    assert len(rmap.args) == 1 + c
+    assert len(rmap.args) == 1 + c + 4
     log_n = rmap.args[0]
     assert (log_n.name, log_n.index, log_n.offset, log_n.size, log_n.address_qualifier) == ("log_n", 0, 0x10, 4, 0)
     assert log_n.port == "s_axi_control"
@@ -34,6 +34,15 @@ def test_arguments_follow_the_pinned_layout(rmap):
         assert a.port == f"m{i:02d}_axi"
         assert a.word_offsets == (0x18 + 8 * i, 0x1C + 8 * i)
     assert rmap.master_ports == tuple(f"m{i:02d}_axi" for i in range(c))
+    # the transform arguments follow the pointers, each in its own 8-byte slot (written out here)
+    after = 0x18 + 8 * c
+    got = [(a.name, a.index, a.offset, a.size, a.c_type, a.address_qualifier, a.reset) for a in rmap.args[1 + c:]]
+    assert got == [("flags", c + 1, after, 4, "uint", 0, 0), ("batch", c + 2, after + 8, 4, "uint", 0, 1),
+                   ("coset_shift_lo", c + 3, after + 16, 4, "uint", 0, 0),
+                   ("coset_shift_hi", c + 4, after + 24, 4, "uint", 0, 0)]
+    assert rmap.register("batch").reset == 1
+    assert [a.name for a in rmap.scalar_args] == ["log_n", "flags", "batch", "coset_shift_lo", "coset_shift_hi"]
+    assert rmap.split_shift(0x1234_5678_9ABC_DEF0) == {"coset_shift_lo": 0x9ABC_DEF0, "coset_shift_hi": 0x1234_5678}
 
 
 def test_registers_are_word_aligned_disjoint_and_in_range(rmap):
@@ -115,14 +124,38 @@ def test_status_fields(rmap):
     the constants, the BitFields and decode_status agree and no field overlaps another."""
     fields = {f.name: f for f in rmap.register("STATUS").fields}
     assert {n: (f.lsb, f.width) for n, f in fields.items()} == {
-        "bad_size": (0, 1), "axi_error": (1, 1), "axi_resp": (2, 2), "axi_write": (4, 1), "axi_channel": (8, 7)}
+        "bad_size": (0, 1), "axi_error": (1, 1), "axi_resp": (2, 2), "axi_write": (4, 1), "axi_channel": (8, 7),
+        "bad_batch": (15, 1), "bad_shift": (16, 1), "bad_flags": (17, 1)}
     assert (R.STATUS_BAD_SIZE, R.STATUS_AXI_ERROR, R.STATUS_AXI_RESP_MASK, R.STATUS_AXI_WRITE,
             R.STATUS_AXI_CHANNEL_MASK) == (0x1, 0x2, 0xC, 0x10, 0x7F00)
+    assert (R.STATUS_BAD_BATCH, R.STATUS_BAD_SHIFT, R.STATUS_BAD_FLAGS) == (1 << 15, 1 << 16, 1 << 17)
     masks = [f.mask for f in fields.values()]
     assert sum(masks) == R.STATUS_BAD_SIZE | R.STATUS_AXI_ERROR | R.STATUS_AXI_RESP_MASK | R.STATUS_AXI_WRITE \
-        | R.STATUS_AXI_CHANNEL_MASK
+        | R.STATUS_AXI_CHANNEL_MASK | R.STATUS_BAD_BATCH | R.STATUS_BAD_SHIFT | R.STATUS_BAD_FLAGS
     assert rmap.params.channels <= 1 << fields["axi_channel"].width
     assert R.decode_status(0) == {"bad_size": False, "axi_error": False}
     assert R.decode_status(0x2 | (3 << 2) | 0x10 | (31 << 8)) == {
         "bad_size": False, "axi_error": True, "axi_resp": 3, "axi_resp_name": "DECERR", "axi_write": True,
         "axi_channel": 31}
+
+
+def test_check_start_names_every_reason(rmap):
+    """The start checks, against the rules written out: size range, 1 <= B <= 2^(2k - n), a coset shift in
+    1..p-1, no unknown flag bit; several reasons at once are all reported."""
+    p = rmap.params
+    lo, hi = p.min_log_n, p.max_log_n
+    prime = (1 << 64) - (1 << 32) + 1
+    assert rmap.check_start(hi) == 0 and rmap.check_start(lo, batch=1 << (hi - lo)) == 0
+    assert rmap.check_start(lo, batch=(1 << (hi - lo)) + 1) == R.STATUS_BAD_BATCH
+    assert rmap.check_start(hi, batch=0) == R.STATUS_BAD_BATCH
+    assert rmap.check_start(hi, batch=2) == R.STATUS_BAD_BATCH
+    assert rmap.check_start(hi + 1) == R.STATUS_BAD_SIZE
+    assert rmap.check_start(hi + 1, batch=0) == R.STATUS_BAD_SIZE | R.STATUS_BAD_BATCH
+    for g, ok in ((0, False), (1, True), (7, True), (prime - 1, True), (prime, False), ((1 << 64) - 1, False)):
+        assert rmap.check_start(hi, R.FLAG_COSET, 1, g) == (0 if ok else R.STATUS_BAD_SHIFT), g
+        assert rmap.check_start(hi, R.FLAG_COSET | R.FLAG_INVERSE, 1, g) == (0 if ok else R.STATUS_BAD_SHIFT), g
+        assert rmap.check_start(hi, R.FLAG_INVERSE, 1, g) == 0, g          # the shift matters only for a coset
+    for bit in range(2, 32):
+        assert rmap.check_start(hi, 1 << bit) == R.STATUS_BAD_FLAGS, bit
+    assert R.decode_status(R.STATUS_BAD_BATCH | R.STATUS_BAD_SHIFT | R.STATUS_BAD_FLAGS) == {
+        "bad_size": False, "axi_error": False, "bad_batch": True, "bad_shift": True, "bad_flags": True}

@@ -80,14 +80,22 @@ def test_kernel_xml_matches_register_map(params):
     masters = [n for n, p in ports.items() if p.get("mode") == "master"]
     assert masters == [f"m{i:02d}_axi" for i in range(params.channels)]
     args = list(kern.iter("arg"))
-    assert len(args) == 1 + params.channels
+    assert len(args) == 1 + params.channels + 4
     a0 = args[0]
     assert (a0.get("name"), a0.get("id"), int(a0.get("offset"), 16), int(a0.get("size"), 16),
             a0.get("addressQualifier"), a0.get("port")) == ("log_n", "0", 0x10, 4, "0", "s_axi_control")
-    for i, a in enumerate(args[1:]):
+    for i, a in enumerate(args[1:1 + params.channels]):
         assert a.get("name") == f"hbm_{i:02d}" and a.get("id") == str(i + 1)
         assert int(a.get("offset"), 16) == 0x18 + 8 * i and int(a.get("size"), 16) == 8
         assert a.get("addressQualifier") == "1" and a.get("port") == f"m{i:02d}_axi"
+    after = 0x18 + 8 * params.channels          # the transform arguments follow the pointers
+    got = [(a.get("name"), int(a.get("id")), int(a.get("offset"), 16), int(a.get("size"), 16), a.get("type"),
+            a.get("addressQualifier"), a.get("port")) for a in args[1 + params.channels:]]
+    c = params.channels
+    assert got == [("flags", c + 1, after, 4, "uint", "0", "s_axi_control"),
+                   ("batch", c + 2, after + 8, 4, "uint", "0", "s_axi_control"),
+                   ("coset_shift_lo", c + 3, after + 16, 4, "uint", "0", "s_axi_control"),
+                   ("coset_shift_hi", c + 4, after + 24, 4, "uint", "0", "s_axi_control")]
 
 
 @pytest.mark.parametrize("params", PARAMS, ids=ids)

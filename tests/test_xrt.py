@@ -84,7 +84,7 @@ def test_adapter_talks_to_xrt_like_a_card(tmp_path):
     from_dev = [c for c in calls if "FROM_DEVICE" in c]
     assert to_dev == [f"sync(XCL_BO_SYNC_BO_TO_DEVICE, group {ch})" for ch in layout.read_channels(1)]
     assert from_dev == [f"sync(XCL_BO_SYNC_BO_FROM_DEVICE, group {ch})" for ch in layout.write_channels(2)]
-    assert [c for c in calls if c.startswith("set_arg")] == [f"set_arg({i})" for i in range(1 + params.channels)]
+    assert [c for c in calls if c.startswith("set_arg")] == [f"set_arg({i})" for i in range(len(be.rmap.args))]
     i_start, i_wait = calls.index("start"), calls.index("wait(1000)")
     assert calls.index(to_dev[-1]) < i_start < i_wait < calls.index(from_dev[0])
     # The registers the kernel saw follow the register map.
@@ -576,6 +576,7 @@ def _start_raw(fake, be, log_n):
     backend's current buffers; returns the final state."""
     run = fake.run(be._kernel)
     run.set_arg(be.rmap.arg("log_n").index, log_n)
+    run.set_arg(be.rmap.arg("batch").index, 1)          # a run's unset arguments are 0, and batch 0 is refused
     for a in be.rmap.pointer_args:
         run.set_arg(a.index, be._bos[a.channel])
     run.start()

@@ -13,12 +13,23 @@ expects of an ``ap_ctrl_hs`` RTL kernel:
 0x10        argument 0 ``log_n``: 32-bit scalar (its 8-byte slot ends at 0x18, like Vitis HLS)
 0x18 + 8*i  argument i+1 ``hbm_NN``: the 64-bit base address master ``mNN_axi`` works on, low word
             first (i = 0..C-1; C = BuildParams.channels)
+A = 0x18+8C argument C+1 ``flags``: 32-bit scalar, bit0 inverse, bit1 coset (FLAG_*; other bits 0)
+A + 0x08    argument C+2 ``batch``: 32-bit scalar B, transforms of 2^log_n points back to back (reset 1)
+A + 0x10    argument C+3 ``coset_shift_lo``, A + 0x18 argument C+4 ``coset_shift_hi``: the shift g of a
+            coset run, bits 31..0 and 63..32 (two 32-bit scalars: pyxrt's set_arg passes a C int)
 0x800       identification block, read only: MAGIC, VERSION, LANES, LOG_CORE, CHANNELS, STATUS,
             MIN_LOG_N, MAX_LOG_N (the native sizes 2^MIN_LOG_N .. 2^MAX_LOG_N the kernel runs)
 ==========  =============================================================================
 
 Everything is generated from :class:`~hw.model.params.BuildParams`, so a 4-channel build has four
 pointer arguments and its kernel.xml, register decoder and host agree without anybody editing a table.
+
+A start is checked before anything moves (:meth:`RegisterMap.check_start`, the one definition the
+gateware's decoder and the host's model implement): an unsupported ``log_n`` (STATUS.bad_size), a batch
+of 0 or one whose B x 2^log_n points exceed the buffers of the build's largest transform
+(B * 2^log_n > 2^MAX_LOG_N, STATUS.bad_batch), a coset run whose shift is 0 or not below p
+(STATUS.bad_shift) or a flag bit the kernel does not know (STATUS.bad_flags) finishes at once and touches
+no memory.
 """
 
 from dataclasses import dataclass
@@ -31,7 +42,8 @@ __all__ = [
     "CTRL_AP_START", "CTRL_AP_DONE", "CTRL_AP_IDLE", "CTRL_AP_READY", "GIER_ENABLE", "IER_DONE",
     "ISR_DONE", "MAGIC", "VERSION", "STATUS_BAD_SIZE", "STATUS_AXI_ERROR", "STATUS_AXI_RESP_SHIFT",
     "STATUS_AXI_RESP_MASK", "STATUS_AXI_WRITE", "STATUS_AXI_CHANNEL_SHIFT", "STATUS_AXI_CHANNEL_MASK",
-    "AXI_RESP_NAMES", "decode_status", "ID_REGISTERS",
+    "AXI_RESP_NAMES", "decode_status", "ID_REGISTERS", "FLAG_INVERSE", "FLAG_COSET", "FLAGS_KNOWN",
+    "STATUS_BAD_BATCH", "STATUS_BAD_SHIFT", "STATUS_BAD_FLAGS", "STATUS_REJECTED",
     "master_port", "pointer_arg", "BitField", "Register", "KernelArg", "RegisterMap",
 ]
 
@@ -69,8 +81,17 @@ ISR_DONE = 1 << 0
 ID_BASE = 0x800
 #: "NTKT" in ASCII.
 MAGIC = 0x4E54_4B54
-#: Bumped whenever this register map changes incompatibly.
-VERSION = 1
+#: Bumped whenever this register map changes incompatibly (2: the flags, batch and coset_shift arguments).
+VERSION = 2
+
+# -- the ``flags`` argument -----------------------------------------------------------------------
+#: Inverse transform: X_k = (1/N) sum_j x_j w^(-jk), the 1/N inside the kernel.
+FLAG_INVERSE = 1 << 0
+#: Coset transform with shift g = ``coset_shift``: forward X_k = sum_j x_j g^j w^(jk); with FLAG_INVERSE
+#: x_j = g^(-j) (1/N) sum_k X_k w^(-jk).
+FLAG_COSET = 1 << 1
+FLAGS_KNOWN = FLAG_INVERSE | FLAG_COSET
+
 STATUS_BAD_SIZE = 1 << 0
 #: STATUS bits 1..14: the first AXI error response (RRESP/BRESP other than OKAY) any HBM master got in
 #: the last run. axi_error (bit 1) says one came; the other fields describe the first one and are 0
@@ -82,6 +103,13 @@ STATUS_AXI_WRITE = 1 << 4                                   # 1: a write respons
 STATUS_AXI_CHANNEL_SHIFT = 8
 STATUS_AXI_CHANNEL_MASK = 0x7F << STATUS_AXI_CHANNEL_SHIFT  # HBM channel NN of master mNN_axi
 AXI_RESP_NAMES = {0: "OKAY", 1: "EXOKAY", 2: "SLVERR", 3: "DECERR"}
+#: The other reasons a start is refused (each: done at once, no memory touched; cleared by the next start).
+STATUS_BAD_BATCH = 1 << 15      # batch = 0, or batch * 2^log_n > 2^MAX_LOG_N
+STATUS_BAD_SHIFT = 1 << 16      # coset flag with coset_shift = 0 or >= p
+STATUS_BAD_FLAGS = 1 << 17      # a flags bit outside FLAGS_KNOWN
+STATUS_REJECTED = STATUS_BAD_SIZE | STATUS_BAD_BATCH | STATUS_BAD_SHIFT | STATUS_BAD_FLAGS
+#: Goldilocks modulus (the shift must be below it).
+_P = (1 << 64) - (1 << 32) + 1
 #: Names of the identification words, in address order from ID_BASE (4 bytes each). MIN_LOG_N and
 #: MAX_LOG_N (BuildParams.min_log_n / max_log_n: the log_n range the kernel accepts) follow STATUS,
 #: so the older words keep their offsets; a host that does not know them is unaffected.
@@ -97,6 +125,9 @@ def decode_status(word: int) -> dict:
     """The fields of a STATUS word: bad_size, axi_error and (with axi_error) axi_resp, axi_resp_name,
     axi_write and axi_channel."""
     out = {"bad_size": bool(word & STATUS_BAD_SIZE), "axi_error": bool(word & STATUS_AXI_ERROR)}
+    for name, bit in (("bad_batch", STATUS_BAD_BATCH), ("bad_shift", STATUS_BAD_SHIFT), ("bad_flags", STATUS_BAD_FLAGS)):
+        if word & bit:
+            out[name] = True
     if out["axi_error"]:
         resp = (word & STATUS_AXI_RESP_MASK) >> STATUS_AXI_RESP_SHIFT
         out.update(axi_resp=resp, axi_resp_name=AXI_RESP_NAMES[resp], axi_write=bool(word & STATUS_AXI_WRITE),
@@ -158,6 +189,7 @@ class KernelArg:
     port: str
     c_type: str
     channel: int | None = None          # pointers: which HBM channel / master
+    reset: int = 0                      # the register's value after reset (scalars)
 
     @property
     def is_pointer(self) -> bool:
@@ -191,6 +223,11 @@ class RegisterMap:
         for ch in range(params.channels):
             args.append(KernelArg(pointer_arg(ch), 1 + ch, POINTER_BASE + POINTER_BYTES * ch,
                                   POINTER_BYTES, master_port(ch), "ulong*", channel=ch))
+        after = POINTER_BASE + POINTER_BYTES * params.channels
+        args += [KernelArg("flags", 1 + params.channels, after, 4, CONTROL_PORT, "uint"),
+                 KernelArg("batch", 2 + params.channels, after + 8, 4, CONTROL_PORT, "uint", reset=1),
+                 KernelArg("coset_shift_lo", 3 + params.channels, after + 16, 4, CONTROL_PORT, "uint"),
+                 KernelArg("coset_shift_hi", 4 + params.channels, after + 24, 4, CONTROL_PORT, "uint")]
         self._args = tuple(args)
         self._registers = self._build_registers()
         self._by_offset = {r.offset: r for r in self._registers}
@@ -221,7 +258,7 @@ class RegisterMap:
         ]
         for a in self._args:
             if a.size == 4:
-                regs.append(Register(a.name, a.offset, "rw", f"argument {a.index}: {a.name}"))
+                regs.append(Register(a.name, a.offset, "rw", f"argument {a.index}: {a.name}", reset=a.reset))
             else:
                 regs.append(Register(f"{a.name}_lo", a.offset, "rw",
                                      f"argument {a.index}: {a.name}, bits 31..0"))
@@ -243,6 +280,12 @@ class RegisterMap:
                              "read data (R)"),
                     BitField("axi_channel", 8, 7, "ro", "HBM channel NN (master mNN_axi, argument "
                              "hbm_NN) of the first error"),
+                    BitField("bad_batch", 15, 1, "ro", "the last start had batch = 0 or batch * 2^log_n > "
+                             "2^MAX_LOG_N (finished at once, memory untouched)"),
+                    BitField("bad_shift", 16, 1, "ro", "the last start asked for a coset with coset_shift "
+                             "0 or >= p (finished at once, memory untouched)"),
+                    BitField("bad_flags", 17, 1, "ro", "the last start set a flags bit the kernel does not "
+                             "know (finished at once, memory untouched)"),
                 )))
             else:
                 regs.append(Register(name, ID_BASE + 4 * i, "ro", _ID_DOCS.get(name, f"identification: {name}"),
@@ -261,7 +304,18 @@ class RegisterMap:
 
     @property
     def pointer_args(self) -> tuple[KernelArg, ...]:
-        return self._args[1:]
+        return tuple(a for a in self._args if a.is_pointer)
+
+    @property
+    def scalar_args(self) -> tuple[KernelArg, ...]:
+        return tuple(a for a in self._args if not a.is_pointer)
+
+    @staticmethod
+    def split_shift(shift: int) -> dict[str, int]:
+        """The coset_shift_lo / coset_shift_hi argument values of a 64-bit shift g."""
+        if not 0 <= shift < 1 << 64:
+            raise ValueError(f"shift: expected a 64-bit unsigned value, got {shift}")
+        return {"coset_shift_lo": shift & 0xFFFF_FFFF, "coset_shift_hi": shift >> 32}
 
     @property
     def registers(self) -> tuple[Register, ...]:
@@ -288,6 +342,26 @@ class RegisterMap:
     def log_n_supported(self, log_n: int) -> bool:
         """Whether a start with this ``log_n`` (any 32-bit register value) runs, else done + bad_size."""
         return self._params.min_log_n <= log_n <= self._params.max_log_n
+
+    def max_batch(self, log_n: int) -> int:
+        """The largest ``batch`` a start of this (supported) ``log_n`` accepts: the B x 2^log_n points
+        must fit the buffers of the build's largest transform, 2^MAX_LOG_N points."""
+        return 1 << (self._params.max_log_n - log_n)
+
+    def check_start(self, log_n: int, flags: int = 0, batch: int = 1, coset_shift: int = 0) -> int:
+        """The STATUS bits a start with these argument values (register contents) gets refused with;
+        0 when it runs. Every reason found is reported, not only the first."""
+        bad = 0
+        size_ok = self.log_n_supported(log_n)
+        if not size_ok:
+            bad |= STATUS_BAD_SIZE
+        if batch < 1 or (size_ok and batch > self.max_batch(log_n)):
+            bad |= STATUS_BAD_BATCH
+        if flags & FLAG_COSET and not 0 < coset_shift < _P:
+            bad |= STATUS_BAD_SHIFT
+        if flags & ~FLAGS_KNOWN:
+            bad |= STATUS_BAD_FLAGS
+        return bad
 
     # -- lookups -----------------------------------------------------------------------------------
 
