@@ -55,7 +55,7 @@ class ShadowKernel(KernelModel):
     def finish(self, reject: bool) -> None:
         if self._idle:
             return                                     # a done while idle means nothing
-        self._status = self.refusal() if reject else 0
+        self._status = (self._status & ~R.STATUS_REJECTED) | (self.refusal() if reject else 0)
         self._idle, self._done = True, True
         if self._ier & R.IER_DONE:
             self._isr |= R.ISR_DONE
