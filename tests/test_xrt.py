@@ -480,13 +480,15 @@ def test_without_read_register_build_params_json_beside_the_xclbin_names_the_bui
 @pytest.mark.parametrize("n_log", [None, 5, 4, 3, 0])    # the largest, smaller native ones, zero-padded ones
 def test_locate_names_where_each_output_point_sat_in_hbm(inverse, n_log, tmp_path):
     """The place locate() names holds the kernel's output the host turned into point i: read it back
-    from the card's buffer there (a forward value, scaled by 1/n for the inverse)."""
+    from the card's buffer there (the kernel computes the inverse with its 1/N; a zero-padded size's
+    inverse is (n/N) x_n there, which the host scales back by N/n)."""
     import re
     fake, be = make(SMALL, tmp_path)
     n = SMALL.n_points if n_log is None else 1 << n_log
     assert be.locate(0) is None                        # nothing ran yet
     y = be.run(points(n, 5), inverse=inverse)
-    scale = F.inv(n) if inverse else 1
+    big = max(n, 1 << SMALL.min_log_n)
+    scale = big // n if inverse else 1
     for i in range(n):
         where = re.fullmatch(r"HBM channel (\d+), byte 0x([0-9a-f]+)", be.locate(i))
         channel, offset = int(where[1]), int(where[2], 16)
@@ -608,6 +610,7 @@ def test_the_host_names_a_rejected_size(tmp_path, monkeypatch):
     fake, be = make(params, tmp_path)
     too_big = Layout(replace(params, log_core=params.log_core + 1), params.max_log_n + 1)
     monkeypatch.setattr(be, "layout_for", lambda log_n: too_big)
+    monkeypatch.setattr(be.rmap, "check_start", lambda *a: 0)      # the host's own check would refuse first
     with pytest.raises(X.KernelFailed, match=rf"rejected log_n = {params.max_log_n + 1} \(STATUS.bad_size\)") as e:
         be.run(points(params.n_points))
     assert fake.kernel_model.runs == 1 and fake.kernel_model.last_log_n is None
