@@ -23,7 +23,12 @@ from sim.scratch import exit_on_termination, scratch_dir
 #: Prefix of the scratch directory holding the card's xclbin, in the system temp dir.
 SCRATCH_PREFIX = "nantucket-sim-"
 
-__all__ = ["SimBackend", "smallest_params"]
+__all__ = ["SimBackend", "smallest_params", "SIM_KERNEL_COMPUTES"]
+
+#: What the simulated Verilog kernel computes itself on this branch: only the forward transform of one
+#: batch element (its engine and DMA learn the inverse, the coset and batches on their own branches);
+#: the host driver does the rest around it (host/kernel_plan.py). Becomes KERNEL_TRANSFORMS when they land.
+SIM_KERNEL_COMPUTES = frozenset()
 
 
 def smallest_params(n_points: int) -> BuildParams:
@@ -59,6 +64,7 @@ class SimBackend(Backend):
         self.kernel = None          # sim.cosim.SimulatedKernel of the open card
         self.machine = None         # sim.fake_pyxrt.FakePyxrt of the open card
         self._last_driver = None     # the XRT driver of the last run, for locate()
+        self._cycles: list[tuple[int, int, int]] = []    # (log_n, batch, NTT cycles) of each kernel call
         self.kernel_log_n: int | None = None    # log2 of the size the kernel ran last
 
     def params_for(self, n_points: int) -> BuildParams:
@@ -99,20 +105,44 @@ class SimBackend(Backend):
         xclbin = write_xclbin(Path(self._tmp.name) / "nantucket.xclbin", params)
         self.machine = FakePyxrt(kernel_factory=factory)
         self._device = XrtBackend(params, xclbin=xclbin, pyxrt_module=self.machine, timeout_s=24 * 3600.0,
-                                  progress=False)
+                                  progress=False, kernel_computes=SIM_KERNEL_COMPUTES)
+        self._device.after_run = self._count_cycles
         return self._device
 
-    def run(self, points, inverse: bool = False) -> np.ndarray:
+    def _count_cycles(self, log_n: int, batch: int, flags: int) -> None:
+        self._cycles.append((log_n, batch, self.kernel.last_ntt_cycles))
+
+    def driver_for(self, n_points: int):
+        """The XRT driver of the simulated card that runs n_points natively, for device-resident arrays,
+        or None: only with fixed build parameters (without them each size may pick another build, and
+        opening it would close the card holding the arrays)."""
+        if self._params is None or self.supports(n_points) or n_points < 1 << self._params.min_log_n:
+            return None
+        return self.open(self._params)
+
+    def note_resident(self, n, rows, calls, inverse, coset, order) -> None:
+        device = self._device
+        device.note_resident(n, rows, calls, inverse, coset, order)
+        params, log_n = self._params, device.kernel_log_n
+        self.kernel_log_n = log_n
+        self.report = {key: device.report[key] for key in ("Kernel size", "Kernel calls", "Host work")}
+        self.report.update(self.cycles_report(params, log_n))
+        self._cycles = []
+        self._last_driver = device
+
+    def run(self, points, inverse: bool = False, *, coset=None, order="nn") -> np.ndarray:
         from host.xrt import KernelTimeout
         from sim.cosim import SimulationError
 
-        n = int(np.asarray(points).size)
+        shape = np.shape(points)
+        n = int(shape[-1]) if shape else 1
         params = self.params_for(n)
         t0 = time.perf_counter()
+        self._cycles = []
         try:
             device = self.open(params)
             t1 = time.perf_counter()
-            y = device.run(points, inverse=inverse)
+            y = device.run(points, inverse=inverse, coset=coset, order=order)
         except SimulationError as e:
             self.close()
             raise DeviceError(f"simulated kernel: {e}") from e
@@ -124,21 +154,33 @@ class SimBackend(Backend):
                                 "card was closed, the next run starts a fresh one", waited=e.waited,
                                 status=e.status) from e
         self.timings = dict(device.timings)
-        cycles = self.kernel.last_ntt_cycles
         log_n = self.kernel_log_n = device.kernel_log_n
-        ideal = params.ideal_cycles(log_n)
         self.report = {
             "Build params": f"{params.tag()} (native sizes 2^{params.min_log_n} .. 2^{params.max_log_n})",
             "Kernel size": device.report["Kernel size"],
+            "Kernel calls": device.report["Kernel calls"],
+            "Host work": device.report["Host work"],
             "Simulator": f"Verilator, HBM refresh {'on' if self._refresh else 'off'}, "
                          f"AXI stalls {'on' if self._stalls else 'off'}; build and start {t1 - t0:.1f} s",
-            "Kernel cycles": f"{cycles} NTT cycles ({cycles / ideal:.3f} x the {ideal}-cycle ideal of "
-                             f"2^{log_n} points)",
+        }
+        self.report.update(self.cycles_report(params, log_n))
+        self._last_driver = device
+        return y
+
+    def cycles_report(self, params: BuildParams, log_n: int) -> dict[str, str]:
+        """The kernel's own cycles over the calls since the last run started, against B x the ideal."""
+        cycles = sum(c for _, _, c in self._cycles if c is not None)
+        elements = sum(b for _, b, _ in self._cycles)
+        ideal = params.ideal_cycles(log_n) * max(1, elements)
+        calls = len(self._cycles)
+        over = f" over {calls} calls" if calls > 1 else ""
+        what = f"{elements} x 2^{log_n}" if elements > 1 else f"2^{log_n}"
+        return {
+            "Kernel cycles": f"{cycles} NTT cycles{over} ({cycles / ideal:.3f} x the {ideal}-cycle ideal of "
+                             f"{what} points)",
             "Projected time": f"{cycles / (params.ntt_mhz * 1e6) * 1e3:.4f} ms at {params.ntt_mhz:g} MHz "
                               f"(DMA at {params.dma_mhz:g} MHz)",
         }
-        self._last_driver = device
-        return y
 
     def locate(self, index: int) -> str | None:
         # the driver's answer needs only its layout, so it stays valid after the card is closed

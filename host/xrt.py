@@ -553,6 +553,7 @@ class XrtBackend(Backend):
     def allocate(self, layout: HbmLayout, batch: int = 1) -> DeviceBuffers:
         """New buffers, one per HBM channel on its master's bank, each of ``batch`` regions of
         ``layout.channel_bytes`` (for device-resident arrays; ``run`` keeps its own)."""
+        self._check_open()
         bufs = DeviceBuffers(layout, batch)
         nbytes = bufs.channel_bytes
         flags = self._xrt.bo.normal
@@ -595,6 +596,25 @@ class XrtBackend(Backend):
             return (f"{n_points} points: this kernel ({self.params.tag()}) transforms at most "
                     f"{native} = 2^{self.params.log_n} points")
         return None
+
+    def driver_for(self, n_points: int) -> "XrtBackend | None":
+        """This driver, when it runs n_points natively (device-resident arrays), else None."""
+        if self._device is None or self.supports(n_points) or n_points < 1 << self.params.min_log_n:
+            return None
+        return self
+
+    def note_resident(self, n, rows, calls, inverse, coset, order) -> None:
+        log_n = n.bit_length() - 1
+        plan = plan_transform(n, log_n, inverse, coset, order, self.kernel_computes)
+        self.report["Kernel size"] = kernel_size_text(log_n, n)
+        self.report["Kernel calls"] = kernel_calls_text(rows, self.batch_limit(log_n), calls, plan.flags)
+        self.report["Host work"] = "none (the points stayed on the card)"
+        self.kernel_log_n = log_n
+        self._last_run = (plan, self.layout_for(log_n), self.batch_limit(log_n))
+
+    def _check_open(self) -> None:
+        if self._device is None:
+            raise XrtError("the backend is closed")
 
     def batch_limit(self, log_n: int) -> int:
         """The most transforms of 2^log_n points one kernel call takes (1 for a kernel without batches)."""
@@ -652,8 +672,7 @@ class XrtBackend(Backend):
         ``coset`` a shift 0 < g < p or None, ``order`` input then output order ("nn", "nr", "rn",
         "rr"). The kernel computes the inverse, the coset and the batch (split into calls of the
         largest batch it takes); see host/kernel_plan.py for what is left to the host."""
-        if self._device is None:
-            raise XrtError("the backend is closed")
+        self._check_open()
         self._check_not_stuck()
         x = F.as_u64(points)
         if x.size and x.max() >= F.P:          # one read pass; reduce only when needed
@@ -712,6 +731,8 @@ class XrtBackend(Backend):
         """Run the kernel once on the first ``batch`` regions of ``bufs`` (in place: the output overwrites
         the input): checks the start as the kernel would (KernelRefused before anything is sent), the
         pointers (BadPointer), starts, waits within the timeout and checks STATUS."""
+        self._check_open()
+        self._check_not_stuck()
         flags = (R.FLAG_INVERSE if inverse else 0) | (R.FLAG_COSET if coset is not None else 0)
         shift = 0 if coset is None else int(coset)
         log_n = bufs.layout.log_n
