@@ -113,22 +113,11 @@ class SimBackend(Backend):
         self._cycles.append((log_n, batch, self.kernel.last_ntt_cycles))
 
     def driver_for(self, n_points: int):
-        """The XRT driver of the simulated card that runs n_points natively, for device-resident arrays,
-        or None: only with fixed build parameters (without them each size may pick another build, and
-        opening it would close the card holding the arrays)."""
-        if self._params is None or self.supports(n_points) or n_points < 1 << self._params.min_log_n:
-            return None
-        return self.open(self._params)
-
-    def note_resident(self, n, rows, calls, inverse, coset, order) -> None:
-        device = self._device
-        device.note_resident(n, rows, calls, inverse, coset, order)
-        params, log_n = self._params, device.kernel_log_n
-        self.kernel_log_n = log_n
-        self.report = {key: device.report[key] for key in ("Kernel size", "Kernel calls", "Host work")}
-        self.report.update(self.cycles_report(params, log_n))
-        self._cycles = []
-        self._last_driver = device
+        """None: arrays on the simulated card stay staged in host memory. Its HBM channel models hold one
+        buffer per channel from byte 0, the size of the build's largest transform (sim/cosim.py), so a
+        resident array's own buffers beside run()'s cannot be simulated; and without fixed build
+        parameters each size may pick another build, whose opening closes the card."""
+        return None
 
     def run(self, points, inverse: bool = False, *, coset=None, order="nn") -> np.ndarray:
         from host.xrt import KernelTimeout

@@ -265,7 +265,11 @@ class BackendDevice(Device):
     def _run(self, rows, inverse, coset, order):
         """One Backend.run of host rows (the whole batch in one call), counted."""
         self.transfers["to-device"] += rows.nbytes
-        out = self.backend.run(rows, inverse, coset=coset, order=order)
+        # a single row goes as a 1-D array and the options only when set: a backend written for the
+        # plain interface (run(points, inverse)) keeps working for what it can do
+        options = {} if coset is None and order == "nn" else {"coset": coset, "order": order}
+        out = self.backend.run(rows[0] if rows.shape[0] == 1 else rows, inverse, **options)
+        out = np.asarray(out, dtype=np.uint64).reshape(rows.shape)
         self.transfers["from-device"] += out.nbytes
         return out
 
