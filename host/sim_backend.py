@@ -65,6 +65,8 @@ class SimBackend(Backend):
         self.machine = None         # sim.fake_pyxrt.FakePyxrt of the open card
         self._last_driver = None     # the XRT driver of the last run, for locate()
         self._cycles: list[tuple[int, int, int]] = []    # (log_n, batch, NTT cycles) of each kernel call
+        #: the kernel's NTT cycles over the calls of the last run (None before the first)
+        self.kernel_cycles: int | None = None
         self.kernel_log_n: int | None = None    # log2 of the size the kernel ran last
 
     def params_for(self, n_points: int) -> BuildParams:
@@ -158,7 +160,7 @@ class SimBackend(Backend):
 
     def cycles_report(self, params: BuildParams, log_n: int) -> dict[str, str]:
         """The kernel's own cycles over the calls since the last run started, against B x the ideal."""
-        cycles = sum(c for _, _, c in self._cycles if c is not None)
+        cycles = self.kernel_cycles = sum(c for _, _, c in self._cycles if c is not None)
         elements = sum(b for _, b, _ in self._cycles)
         ideal = params.ideal_cycles(log_n) * max(1, elements)
         calls = len(self._cycles)
