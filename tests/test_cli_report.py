@@ -182,7 +182,7 @@ def test_make_run_log_n_25_on_sim_is_exit_2(tmp_path, capsys, monkeypatch):
         written[str(path)] = values
         return b"stand-in\n"
     monkeypatch.setattr(cli, "encode_points", encode)
-    monkeypatch.setattr(cli, "read_points", lambda path: written[str(path)])
+    monkeypatch.setattr(cli, "read_points", lambda path, batch=1: written[str(path)])
     i, e = tmp_path / "in_25_random.txt", tmp_path / "out_25_random.txt"
     assert main(["points", "25", str(i), str(e)]) == 0
     assert written[str(i)].size == 1 << 25
