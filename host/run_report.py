@@ -66,7 +66,8 @@ class RunReport:
         self.line("Batch", f"{args.batch} transform{'s' if args.batch > 1 else ''} of {n} points", "batch",
                   args.batch)
         coset = getattr(args, "coset", None)
-        self.line("Coset", "none" if coset is None else f"shift g = {coset} (0x{coset:x})", "coset", coset)
+        self.line("Coset", "none" if coset is None else f"shift g = {coset} (0x{coset:x})")
+        self.fields["coset"] = coset            # null without a coset
         self.line("Order", order_text(args.order), "order")
         self.fields["flags"] = {"inverse": bool(args.inverse), "coset": coset is not None}
         self.line("Backend", args.backend, "backend")
