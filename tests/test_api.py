@@ -519,3 +519,23 @@ def test_lde_on_the_card_moves_only_the_coefficients_and_the_extension(tmp_path,
             assert np.array_equal(a.numpy(), values), "lde changed its input"
     with nantucket.open("model") as model:
         assert np.array_equal(got, model.lde(values, 4, BIG_SHIFT).numpy())
+
+
+def test_a_resident_array_on_a_kernel_without_the_transform_goes_round_the_host(tmp_path):
+    """A driver whose kernel computes only the forward transform (as the simulated one on this branch):
+    the inverse coset of a resident array is done by the host around a kernel run, counted as a
+    round trip; the forward stays on the card."""
+    fake = FakePyxrt()
+    xclbin = write_xclbin(tmp_path / "nantucket.xclbin", SMALL)
+    x = rand_points((2, 16), seed=61)
+    with nantucket.open("xrt", params=SMALL, xclbin=xclbin, pyxrt_module=fake, timeout_s=5.0,
+                        progress=False, kernel_computes=frozenset()) as dev:
+        a = dev.asarray(x)
+        dev.intt(a, coset=11, order="rn")
+        assert dev.relayouts == 1 and fake.kernel_model.arg_value("flags") == 0
+        dev.ntt(a, coset=11, order="nr")
+        assert dev.relayouts == 2
+        runs = fake.kernel_model.runs
+        dev.ntt(a)                      # the fallback put the points back where the kernel reads them
+        assert dev.relayouts == 2 and fake.kernel_model.runs == runs + 2      # no batches: a call per row
+        assert np.array_equal(a.numpy(), nantucket.ntt(x))

@@ -343,6 +343,8 @@ class BackendDevice(Device):
                 driver.execute(chunk.bufs, chunk.rows)
                 chunk.placement = ("output", False)
         self.relayouts += moved
+        if not keep:
+            store.release()                   # the values' buffers were this call's own
         ext = T.zero_extend(np.concatenate(parts) if len(parts) > 1 else parts[0], blowup)
         out = RS.upload_rows(driver, ext)
         self.transfers["to-device"] += ext.nbytes
