@@ -5,6 +5,11 @@ ap_start as XRT would, waits, and gathers; underneath, sim.fake_pyxrt provides t
 sim.cosim.SimulatedKernel turns register accesses and buffer syncs into AXI4-Lite transactions and HBM
 backdoor transfers in a running simulation of the kernel Verilog with one HBM channel model per port.
 
+The Verilog kernel on this branch computes one forward transform per call (SIM_KERNEL_COMPUTES is
+empty), so the driver does the inverse, the coset scale and one call per batch row on the host around it
+(host/kernel_plan.py); the report's "Kernel calls" and "Host work" lines say so, and "Kernel cycles" adds
+up the cycles of every call of a run.
+
 Without explicit build parameters it picks the smallest build that holds N points (k = ceil(log2(N)/2),
 4 lanes, 4 channels); each new build is compiled once and cached under build/sim/. With parameters, every
 size up to the build's 2^(2k) runs on that build: natively from 2^min_log_n, zero-padded below.
