@@ -51,7 +51,8 @@ def point_table(layout: HbmLayout, buffer: str) -> dict[int, np.ndarray]:
     key = (layout.params, layout.log_n, buffer)
     if key not in _POINT_TABLES:
         lanes = layout.unit_points
-        rev = bit_reverse_indices(layout.log_n)
+        # int32 halves the tables (2^24 points: 64 MiB per buffer) for every size a build has (<= 2^24)
+        rev = bit_reverse_indices(layout.log_n).astype(np.int32 if layout.log_n < 31 else np.int64)
         _POINT_TABLES[key] = {ch: rev[(units[:, None] * lanes + np.arange(lanes)).reshape(-1)]
                               for ch, units in layout.unit_table(buffer).items()}
     return _POINT_TABLES[key]
