@@ -16,6 +16,8 @@ import os
 import sys
 import time
 
+import numpy as np
+
 from hw.model import ntt as ntt_model
 from . import api, backends
 from .outfile import OutputBatch, OutputPathError, OutputWriteError, check_directory, check_output
@@ -23,7 +25,7 @@ from .points import PointFileError, encode_points, point_format, read_points
 from .progress import Progress
 from .run_report import DEFAULT_LOG_DIR, ChatterLog, RunReport, version
 from .workloads import KINDS, make_points
-from .cli_args import Parser, UsageError, path_arg
+from .cli_args import Parser, UsageError, batch_arg, coset_arg, order_arg, order_text, path_arg
 from .cli_rtl import add_rtl, add_synth
 
 __all__ = ["main", "UsageError"]
@@ -54,7 +56,18 @@ def add_points(sub):
     p.add_argument("--kind", choices=KINDS, default="random")
     p.add_argument("--seed", type=_count_arg, default=0)
     p.add_argument("--inverse", action="store_true", help="EXPECTED holds the inverse NTT instead")
+    _transform_options(p, "EXPECTED holds")
     p.set_defaults(func=cmd_points)
+
+
+def _transform_options(p, what: str) -> None:
+    """--coset, --order and --batch, shared by `points` and `run`."""
+    p.add_argument("--coset", type=coset_arg, metavar="G",
+                   help=f"{what} the coset transform with shift G (decimal or 0x hex, 0 < G < p)")
+    p.add_argument("--order", type=order_arg, default="in=nat,out=nat", metavar="in=nat|rev,out=nat|rev",
+                   help="input and output order: natural or bit-reversed (default in=nat,out=nat)")
+    p.add_argument("--batch", type=batch_arg, default=1, metavar="B",
+                   help="B transforms of N points back to back (the point files hold B x N points)")
 
 
 def cmd_points(args) -> int:
@@ -63,14 +76,19 @@ def cmd_points(args) -> int:
     input_target = check_output(args.input, "INPUT")
     expected_target = check_output(args.expected, "EXPECTED", inputs=[("INPUT", args.input)])
     t0 = time.perf_counter()
-    x = make_points(args.log_n, args.kind, args.seed)
-    y = ntt_model.ntt(x, inverse=args.inverse)
+    # row e of a batch: the kind's points with seed + e (row 0 is the file of --batch 1)
+    rows = np.stack([make_points(args.log_n, args.kind, args.seed + e) for e in range(args.batch)])
+    x = rows.reshape(-1)
+    y = ntt_model.transform(rows, inverse=args.inverse, coset=args.coset, order=args.order).reshape(-1)
     # Both files staged, then both renamed: a failure never leaves a new INPUT beside an old EXPECTED.
     with OutputBatch() as batch:
         batch.add(input_target, encode_points(args.input, x))
         batch.add(expected_target, encode_points(args.expected, y))
-    _log(f"Wrote {x.size} {args.kind} points to {args.input} and their "
-         f"{'inverse ' if args.inverse else ''}NTT to {args.expected} ({time.perf_counter() - t0:.2f} s)")
+    what = " ".join(filter(None, ["inverse" if args.inverse else "", "coset" if args.coset else "", "NTT"]))
+    batch = f" ({args.batch} transforms of 2^{args.log_n})" if args.batch > 1 else ""
+    order = f", order {order_text(args.order)}" if args.order != "nn" else ""
+    _log(f"Wrote {x.size} {args.kind} points{batch} to {args.input} and their {what}{order} to "
+         f"{args.expected} ({time.perf_counter() - t0:.2f} s)")
     return 0
 
 
@@ -82,6 +100,7 @@ def add_run(sub):
     p.add_argument("expected", type=path_arg, metavar="EXPECTED", help="point file (.txt, .bin, .npy)")
     p.add_argument("--backend", default="model", help="device: " + ", ".join(sorted(backends.BACKENDS)))
     p.add_argument("--inverse", action="store_true", help="run the inverse transform")
+    _transform_options(p, "run")
     p.add_argument("--output", type=path_arg, help="also write the computed points to this file")
     p.add_argument("--lanes", type=int, help="build parameter L (sim backend)")
     p.add_argument("--log-core", type=int, help="build parameter k (sim backend)")
@@ -139,12 +158,12 @@ def cmd_run(args) -> int:
 def _run(args, output, report, progress) -> int:
     progress.stage("read")
     t0 = time.perf_counter()
-    x = read_points(args.input)
-    n = x.size
+    x = read_points(args.input, args.batch)
+    n = x.size // args.batch
     params = _build_params(args, n, str(args.input))
-    expected = read_points(args.expected)
-    if expected.size != n:
-        raise UsageError(f"{args.expected}: holds {expected.size} points but {args.input} holds {n}")
+    expected = read_points(args.expected, args.batch)
+    if expected.size != x.size:
+        raise UsageError(f"{args.expected}: holds {expected.size} points but {args.input} holds {x.size}")
     report.header(args, n, time.perf_counter() - t0)
     progress.stage("transform", args.backend)
     y, locate = _transform(args, params, x, report, progress)
@@ -177,16 +196,17 @@ def _transform(args, params, x, report, progress):
         except backends.DeviceError as e:
             raise backends.DeviceError(f"{e}{log.hint() if log else ''}") from e
         try:
-            reason = dev.backend.supports(x.size)
+            n = x.size // args.batch
+            reason = dev.backend.supports(n)
             if reason:
                 raise UsageError(f"{args.input}: {reason}")
             t0 = time.perf_counter()
             try:
-                a = dev.asarray(x)
+                a = dev.asarray(x.reshape(args.batch, n) if args.batch > 1 else x)
                 t1 = time.perf_counter()
-                dev.ntt(a, inverse=args.inverse)
+                dev.ntt(a, inverse=args.inverse, coset=args.coset, order=args.order)
                 t2 = time.perf_counter()
-                y = a.numpy()
+                y = a.numpy().reshape(-1)
             except (TypeError, ValueError) as e:
                 raise UsageError(f"{args.input}: {e}") from e
             except backends.DeviceError as e:
@@ -198,11 +218,12 @@ def _transform(args, params, x, report, progress):
             timings = dict(dev.backend.timings) or measured
             device_report = dict(dev.backend.report)
             kernel_log_n = getattr(dev.backend, "kernel_log_n", None)
+            kernel_cycles = getattr(dev.backend, "kernel_cycles", None)
             locate = dev.backend.locate
         finally:
             dev.close()
     # Printed once the log no longer holds stdout.
-    report.device(args.backend, timings, device_report, t3 - t0, log, kernel_log_n)
+    report.device(args.backend, timings, device_report, t3 - t0, log, kernel_log_n, kernel_cycles)
     return y, locate
 
 

@@ -2,7 +2,10 @@
 
 import argparse
 
-__all__ = ["UsageError", "Parser", "path_arg", "convert_param"]
+from hw.model.field import P
+
+__all__ = ["UsageError", "Parser", "path_arg", "convert_param", "coset_arg", "order_arg", "batch_arg",
+           "order_text"]
 
 
 class UsageError(Exception):
@@ -15,6 +18,53 @@ def path_arg(text: str) -> str:
     if not text:
         raise argparse.ArgumentTypeError("the path is empty")
     return text
+
+
+def coset_arg(text: str) -> int:
+    """argparse type of --coset: a shift g, decimal or 0x hex, with 0 < g < p."""
+    try:
+        g = int(text[2:], 16) if text.lower().startswith("0x") else int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a decimal or 0x-hex shift g with 0 < g < p, got {text!r}") \
+            from None
+    if not 0 < g < P:
+        raise argparse.ArgumentTypeError(f"the shift must satisfy 0 < g < p = 2^64 - 2^32 + 1, got {text}")
+    return g
+
+
+_ORDER_LETTER = {"nat": "n", "rev": "r"}
+
+
+def order_arg(text: str) -> str:
+    """argparse type of --order ``in=nat|rev,out=nat|rev`` (either part may be left out: natural):
+    the API's order string, input then output ("nn", "nr", "rn", "rr")."""
+    got = {"in": "n", "out": "n"}
+    seen = set()
+    for part in text.split(","):
+        key, eq, value = part.strip().partition("=")
+        if not eq or key not in got or value not in _ORDER_LETTER or key in seen:
+            raise argparse.ArgumentTypeError(f"expected in=nat|rev,out=nat|rev (each part at most once), "
+                                             f"got {text!r}")
+        seen.add(key)
+        got[key] = _ORDER_LETTER[value]
+    return got["in"] + got["out"]
+
+
+def order_text(order: str) -> str:
+    """The --order spelling of an API order string: "nr" -> "in=nat,out=rev"."""
+    names = {"n": "nat", "r": "rev"}
+    return f"in={names[order[0]]},out={names[order[1]]}"
+
+
+def batch_arg(text: str) -> int:
+    """argparse type of --batch: B >= 1 transforms."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of transforms B >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of transforms B >= 1, got {value}")
+    return value
 
 
 def convert_param(text: str):

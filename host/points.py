@@ -6,7 +6,8 @@
   no header. Readers accept the value with or without ``0x``, any case, blanks around it, CRLF line ends,
   and trailing blank lines at the end of the file.
 
-In every format N is a power of two and every value is below p. Every error names the file and the
+In every format N is a power of two (or, for ``--batch B``, B times a power of two: the B transforms
+points back to back) and every value is below p. Every error names the file and the
 line (text) or the element index (binary formats).
 
 Files in the canonical fixed-width format (what :func:`write_points` produces and what the ZPrize
@@ -91,11 +92,15 @@ def _not_below_p(path, lineno: int, shown: str) -> PointFileError:
     return PointFileError(path, f"value {shown} is not below the field modulus p = 0x{P:016x}", lineno)
 
 
-def _check_count(path, n: int) -> None:
+def _check_count(path, n: int, batch: int = 1) -> None:
     if n == 0:
         raise PointFileError(path, "no points in file")
-    if n & (n - 1):
+    per, rest = divmod(n, batch)
+    if batch == 1 and n & (n - 1):
         raise PointFileError(path, f"{n} points is not a power of two")
+    if rest or per & (per - 1) or per == 0:
+        raise PointFileError(path, f"{n} points is not {batch} x 2^log_n (the --batch {batch} transforms of "
+                                   "a power-of-two size, back to back)")
 
 
 def _read_fixed(path, data: bytes) -> np.ndarray | None:
@@ -187,7 +192,6 @@ def _check_values(path, values: np.ndarray) -> np.ndarray:
         i = int(big[0])
         raise PointFileError(path, f"value 0x{int(values[i]):016x} is not below the field modulus "
                                    f"p = 0x{P:016x} ({big.size} of the {values.size} values are >= p)", index=i)
-    _check_count(path, values.shape[0])
     return values
 
 
@@ -214,23 +218,26 @@ def _read_npy(path) -> np.ndarray:
     return _check_values(path, arr.astype(np.uint64, copy=False))
 
 
-def read_points(path) -> np.ndarray:
-    """Read a point file (format by extension) into a canonical uint64 array; raises PointFileError
-    naming the file and the line (text) or element index (binary)."""
+def read_points(path, batch: int = 1) -> np.ndarray:
+    """Read a point file (format by extension) into a canonical uint64 array of ``batch`` x 2^log_n
+    points (the rows of a batch back to back); raises PointFileError naming the file and the line
+    (text) or element index (binary)."""
     path = Path(path)
     kind = point_format(path)
     if kind == "npy":
-        return _read_npy(path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise PointFileError(path, e.strerror or str(e)) from e
-    if kind == "bin":
-        return _read_bin(path, data)
-    values = _read_fixed(path, data)
-    if values is None:
-        values = _read_loose(path, data)
-    _check_count(path, values.shape[0])
+        values = _read_npy(path)
+    else:
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise PointFileError(path, e.strerror or str(e)) from e
+        if kind == "bin":
+            values = _read_bin(path, data)
+        else:
+            values = _read_fixed(path, data)
+            if values is None:
+                values = _read_loose(path, data)
+    _check_count(path, values.shape[0], batch)
     return values
 
 

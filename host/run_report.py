@@ -15,6 +15,8 @@ from importlib.metadata import PackageNotFoundError, version as _dist_version
 
 import numpy as np
 
+from .cli_args import order_text
+
 __all__ = ["RunReport", "ChatterLog", "DEFAULT_LOG_DIR", "version"]
 
 #: Where device logs go unless --log-dir says otherwise (relative to the working directory, as `make run`'s
@@ -61,16 +63,25 @@ class RunReport:
         self.line("Input points", args.input, "input")
         self.line("Expected points", args.expected, "expected")
         self.line("Direction", "inverse" if args.inverse else "forward", "direction")
+        self.line("Batch", f"{args.batch} transform{'s' if args.batch > 1 else ''} of {n} points", "batch",
+                  args.batch)
+        coset = getattr(args, "coset", None)
+        self.line("Coset", "none" if coset is None else f"shift g = {coset} (0x{coset:x})")
+        self.fields["coset"] = coset            # null without a coset
+        self.line("Order", order_text(args.order), "order")
+        self.fields["flags"] = {"inverse": bool(args.inverse), "coset": coset is not None}
         self.line("Backend", args.backend, "backend")
         self.fields["timings_s"] = {"read": read_s}
         self.line("Read files", f"{read_s:.3f} s")
 
     def device(self, backend: str, timings: dict, report: dict, wall_s: float, log,
-               kernel_log_n: int | None = None) -> None:
+               kernel_log_n: int | None = None, kernel_cycles: int | None = None) -> None:
         """The device's phase timings (wall clock of the host, or of the simulator for a simulated
         device) and its own report lines (kernel cycles, projected time, the size the kernel ran, ...);
-        ``kernel_log_n`` (log2 of the size the kernel transformed, None without a kernel) also goes into
-        the JSON object."""
+        ``kernel_log_n`` (log2 of the size the kernel transformed, None without a kernel) and
+        ``kernel_cycles`` (the kernel's own NTT cycles over the run's calls, None where no device
+        counts them) also go into the JSON object."""
+        self.fields["kernel_cycles"] = kernel_cycles
         simulated = backend in _SIMULATED
         self.fields["clock"] = "simulator" if simulated else "host"
         for phase, seconds in timings.items():

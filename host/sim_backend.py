@@ -5,6 +5,11 @@ ap_start as XRT would, waits, and gathers; underneath, sim.fake_pyxrt provides t
 sim.cosim.SimulatedKernel turns register accesses and buffer syncs into AXI4-Lite transactions and HBM
 backdoor transfers in a running simulation of the kernel Verilog with one HBM channel model per port.
 
+The Verilog kernel on this branch computes one forward transform per call (SIM_KERNEL_COMPUTES is
+empty), so the driver does the inverse, the coset scale and one call per batch row on the host around it
+(host/kernel_plan.py); the report's "Kernel calls" and "Host work" lines say so, and "Kernel cycles" adds
+up the cycles of every call of a run.
+
 Without explicit build parameters it picks the smallest build that holds N points (k = ceil(log2(N)/2),
 4 lanes, 4 channels); each new build is compiled once and cached under build/sim/. With parameters, every
 size up to the build's 2^(2k) runs on that build: natively from 2^min_log_n, zero-padded below.
@@ -23,7 +28,12 @@ from sim.scratch import exit_on_termination, scratch_dir
 #: Prefix of the scratch directory holding the card's xclbin, in the system temp dir.
 SCRATCH_PREFIX = "nantucket-sim-"
 
-__all__ = ["SimBackend", "smallest_params"]
+__all__ = ["SimBackend", "smallest_params", "SIM_KERNEL_COMPUTES"]
+
+#: What the simulated Verilog kernel computes itself on this branch: only the forward transform of one
+#: batch element (its engine and DMA learn the inverse, the coset and batches on their own branches);
+#: the host driver does the rest around it (host/kernel_plan.py). Becomes KERNEL_TRANSFORMS when they land.
+SIM_KERNEL_COMPUTES = frozenset()
 
 
 def smallest_params(n_points: int) -> BuildParams:
@@ -59,6 +69,9 @@ class SimBackend(Backend):
         self.kernel = None          # sim.cosim.SimulatedKernel of the open card
         self.machine = None         # sim.fake_pyxrt.FakePyxrt of the open card
         self._last_driver = None     # the XRT driver of the last run, for locate()
+        self._cycles: list[tuple[int, int, int]] = []    # (log_n, batch, NTT cycles) of each kernel call
+        #: the kernel's NTT cycles over the calls of the last run (None before the first)
+        self.kernel_cycles: int | None = None
         self.kernel_log_n: int | None = None    # log2 of the size the kernel ran last
 
     def params_for(self, n_points: int) -> BuildParams:
@@ -99,20 +112,33 @@ class SimBackend(Backend):
         xclbin = write_xclbin(Path(self._tmp.name) / "nantucket.xclbin", params)
         self.machine = FakePyxrt(kernel_factory=factory)
         self._device = XrtBackend(params, xclbin=xclbin, pyxrt_module=self.machine, timeout_s=24 * 3600.0,
-                                  progress=False)
+                                  progress=False, kernel_computes=SIM_KERNEL_COMPUTES)
+        self._device.after_run = self._count_cycles
         return self._device
 
-    def run(self, points, inverse: bool = False) -> np.ndarray:
+    def _count_cycles(self, log_n: int, batch: int, flags: int) -> None:
+        self._cycles.append((log_n, batch, self.kernel.last_ntt_cycles))
+
+    def driver_for(self, n_points: int):
+        """None: arrays on the simulated card stay staged in host memory. Its HBM channel models hold one
+        buffer per channel from byte 0, the size of the build's largest transform (sim/cosim.py), so a
+        resident array's own buffers beside run()'s cannot be simulated; and without fixed build
+        parameters each size may pick another build, whose opening closes the card."""
+        return None
+
+    def run(self, points, inverse: bool = False, *, coset=None, order="nn") -> np.ndarray:
         from host.xrt import KernelTimeout
         from sim.cosim import SimulationError
 
-        n = int(np.asarray(points).size)
+        shape = np.shape(points)
+        n = int(shape[-1]) if shape else 1
         params = self.params_for(n)
         t0 = time.perf_counter()
+        self._cycles = []
         try:
             device = self.open(params)
             t1 = time.perf_counter()
-            y = device.run(points, inverse=inverse)
+            y = device.run(points, inverse=inverse, coset=coset, order=order)
         except SimulationError as e:
             self.close()
             raise DeviceError(f"simulated kernel: {e}") from e
@@ -124,21 +150,33 @@ class SimBackend(Backend):
                                 "card was closed, the next run starts a fresh one", waited=e.waited,
                                 status=e.status) from e
         self.timings = dict(device.timings)
-        cycles = self.kernel.last_ntt_cycles
         log_n = self.kernel_log_n = device.kernel_log_n
-        ideal = params.ideal_cycles(log_n)
         self.report = {
             "Build params": f"{params.tag()} (native sizes 2^{params.min_log_n} .. 2^{params.max_log_n})",
             "Kernel size": device.report["Kernel size"],
+            "Kernel calls": device.report["Kernel calls"],
+            "Host work": device.report["Host work"],
             "Simulator": f"Verilator, HBM refresh {'on' if self._refresh else 'off'}, "
                          f"AXI stalls {'on' if self._stalls else 'off'}; build and start {t1 - t0:.1f} s",
-            "Kernel cycles": f"{cycles} NTT cycles ({cycles / ideal:.3f} x the {ideal}-cycle ideal of "
-                             f"2^{log_n} points)",
+        }
+        self.report.update(self.cycles_report(params, log_n))
+        self._last_driver = device
+        return y
+
+    def cycles_report(self, params: BuildParams, log_n: int) -> dict[str, str]:
+        """The kernel's own cycles over the calls since the last run started, against B x the ideal."""
+        cycles = self.kernel_cycles = sum(c for _, _, c in self._cycles if c is not None)
+        elements = sum(b for _, b, _ in self._cycles)
+        ideal = params.ideal_cycles(log_n) * max(1, elements)
+        calls = len(self._cycles)
+        over = f" over {calls} calls" if calls > 1 else ""
+        what = f"{elements} x 2^{log_n}" if elements > 1 else f"2^{log_n}"
+        return {
+            "Kernel cycles": f"{cycles} NTT cycles{over} ({cycles / ideal:.3f} x the {ideal}-cycle ideal of "
+                             f"{what} points)",
             "Projected time": f"{cycles / (params.ntt_mhz * 1e6) * 1e3:.4f} ms at {params.ntt_mhz:g} MHz "
                               f"(DMA at {params.dma_mhz:g} MHz)",
         }
-        self._last_driver = device
-        return y
 
     def locate(self, index: int) -> str | None:
         # the driver's answer needs only its layout, so it stays valid after the card is closed

@@ -10,15 +10,26 @@ the output channels back and gathers. ``timings`` holds the three phases (``to-d
 
 Every XRT failure becomes a named :class:`XrtError` raised ``from`` the original exception.
 
-Sizes and direction (the kernel computes the forward NTT of N = 2^log_n points natively for every
-log_n from ``params.min_log_n`` to ``params.max_log_n`` = 2k, chosen per run by its ``log_n`` argument):
+Sizes and transforms (the kernel computes, per call, B transforms of N = 2^log_n points back to back,
+forward or inverse with the 1/N inside, with or without a coset shift g, natively for every log_n from
+``params.min_log_n`` to ``params.max_log_n`` = 2k, chosen per call by its arguments):
 
-- n = 2^m points with m in that range run natively (``log_n = m``), in buffers of N = n points;
+- n = 2^m points with m in that range run natively (``log_n = m``), in buffers of B x N points per
+  channel region (element e of the batch at byte e * channel_bytes of every channel);
 - a smaller power of two n = N / r, N = 2^min_log_n, is zero-padded to N: the padded transform evaluates
   the same polynomial at the N-th roots of unity, and w_n = w_N^r, so X_n[k] = X_N[r*k];
-- the inverse uses the reverse-index identity intt(x)[k] = ntt(x)[(-k) mod n] / n.
+- a batch larger than the kernel takes (B x N > 2^MAX_LOG_N) is split into calls of the largest B that
+  fits; input and output orders are part of the host's layout step (host/hbm_io.py), never kernel time;
+- what a kernel does not compute (``kernel_computes``) the host does around it (host/kernel_plan.py).
 
-``report["Kernel size"]`` and ``kernel_log_n`` say which size the kernel ran in the last run.
+A start the kernel would refuse (RegisterMap.check_start) is :class:`KernelRefused` before anything is
+sent; one the kernel refuses (STATUS.bad_size / bad_batch / bad_shift / bad_flags) is the same error
+naming each STATUS reason. ``report["Kernel size"]``, ``report["Kernel calls"]`` and ``kernel_log_n``
+say what the kernel ran in the last run; ``kernel_runs`` lists every call.
+
+Device-resident data: :meth:`XrtBackend.allocate` gives a :class:`DeviceBuffers` set of its own,
+:meth:`~XrtBackend.upload` / :meth:`~XrtBackend.download` move points in and out through the layout
+step, :meth:`~XrtBackend.execute` runs the kernel on such a set in place (host/api/resident.py).
 
 Identification: XRT's C++ ``xrt::kernel::read_register`` is not bound by XRT's published pyxrt (its
 pyxrt.pyi declares no register access); when a module offers it the ID block (MAGIC, VERSION, LANES,
@@ -56,11 +67,14 @@ from hw.model import regmap as R
 from hw.model.layout import BEAT_BYTES, CHANNEL_WINDOW_BYTES, PAGE_BYTES, HbmLayout
 from hw.model.params import BuildParams
 from .backend_base import Backend, DeviceError
+from .hbm_io import gather_rows, scatter_rows
+from .kernel_plan import KERNEL_TRANSFORMS, plan_transform
 
 __all__ = [
     "XrtBackend", "XrtError", "XrtUnavailable", "XclbinNotFound", "DeviceOpenFailed", "XclbinLoadFailed",
     "KernelNotFound", "IdentityMismatch", "BufferAllocFailed", "TransferFailed", "KernelTimeout",
-    "KernelFailed", "UnsupportedSize", "BadPointer", "import_pyxrt", "default_xclbin", "kernel_size_text",
+    "KernelFailed", "KernelRefused", "UnsupportedSize", "BadPointer", "DeviceBuffers", "import_pyxrt",
+    "default_xclbin", "kernel_size_text", "kernel_calls_text", "c_int",
 ]
 
 SETUP_HINT = "source /opt/xilinx/xrt/setup.sh"
@@ -122,6 +136,35 @@ class KernelFailed(XrtError):
     """The kernel run ended in an error state or reported an error status."""
 
 
+class KernelRefused(KernelFailed):
+    """The kernel refused a start (STATUS.bad_size / bad_batch / bad_shift / bad_flags): it finished at
+    once and touched no memory; or the host saw that it would and sent nothing. ``reasons``: the STATUS
+    field names."""
+
+    def __init__(self, message: str, reasons: tuple[str, ...]):
+        super().__init__(message)
+        self.reasons = reasons
+
+    @classmethod
+    def from_status(cls, status: int, log_n: int, flags: int, batch: int, shift: int, params: BuildParams,
+                    by: str) -> "KernelRefused":
+        texts, reasons = [], []
+        for name, bit, text in (
+                ("bad_size", R.STATUS_BAD_SIZE, f"rejected log_n = {log_n} (STATUS.bad_size): the build "
+                 f"runs 2^{params.min_log_n} .. 2^{params.max_log_n}"),
+                ("bad_batch", R.STATUS_BAD_BATCH, f"rejected batch = {batch} of 2^{log_n} points "
+                 f"(STATUS.bad_batch): 1 <= B and B x 2^log_n <= 2^{params.max_log_n}"),
+                ("bad_shift", R.STATUS_BAD_SHIFT, f"rejected coset_shift = {shift} (STATUS.bad_shift): "
+                 "0 < g < p"),
+                ("bad_flags", R.STATUS_BAD_FLAGS, f"rejected flags = 0x{flags:x} (STATUS.bad_flags): known "
+                 f"bits 0x{R.FLAGS_KNOWN:x}")):
+            if status & bit:
+                reasons.append(name)
+                texts.append(text)
+        return cls(f"{by} refused the start: {'; '.join(texts)}; nothing ran, no memory was touched",
+                   tuple(reasons))
+
+
 class UnsupportedSize(XrtError):
     """The transform size cannot be run on this kernel."""
 
@@ -161,6 +204,41 @@ def kernel_size_text(log_n: int, n_points: int) -> str:
     if n_points == 1 << log_n:
         return f"2^{log_n} points, native"
     return f"2^{log_n} points (2^{n_points.bit_length() - 1} zero-padded by the host)"
+
+
+def kernel_calls_text(rows: int, limit: int, calls: int, flags: int) -> str:
+    """What the report says of the kernel calls of a run: "1 call, batch 4, flags inverse+coset"."""
+    names = [name for name, bit in (("inverse", R.FLAG_INVERSE), ("coset", R.FLAG_COSET)) if flags & bit]
+    split = f" (split: at most {limit} per call)" if calls > 1 else ""
+    return (f"{calls} call{'s' if calls > 1 else ''}, batch {rows}{split}, flags "
+            f"{'+'.join(names) or 'none (forward)'}")
+
+
+def c_int(word: int) -> int:
+    """A 32-bit register word as the C int pyxrt's ``run.set_arg`` takes (words >= 2^31 negative)."""
+    if not 0 <= word < 1 << 32:
+        raise ValueError(f"word: expected a 32-bit value, got {word}")
+    return word - (1 << 32) if word >= 1 << 31 else word
+
+
+class DeviceBuffers:
+    """One buffer per HBM channel, each of ``batch`` regions of ``layout.channel_bytes``: where a batch of
+    transforms of the layout's size lives on the card (element e of every buffer in region e)."""
+
+    def __init__(self, layout: HbmLayout, batch: int):
+        self.layout, self.batch = layout, batch
+        self.bos: dict[int, object] = {}
+        self.views: dict[int, np.ndarray] = {}
+        self.groups: dict[int, int] = {}
+
+    @property
+    def channel_bytes(self) -> int:
+        return self.layout.channel_bytes * self.batch
+
+    def release(self) -> None:
+        """Drop the buffers (pyxrt frees a buffer's device memory with its last reference)."""
+        self.views.clear()
+        self.bos.clear()
 
 
 class _Call:
@@ -223,14 +301,17 @@ class XrtBackend(Backend):
     - layout: an HbmLayout instance used for runs of its size (``layout.log_n``); every size uses
       ``hw.model.layout.HbmLayout(params, log_n)`` by default;
     - timeout_s: kernel wait timeout; default 10 s on a card, unlimited under XCL_EMULATION_MODE;
-    - progress: None (stderr from 2^20 points on), False, or a callable taking one line.
+    - progress: None (stderr from 2^20 points on), False, or a callable taking one line;
+    - kernel_computes: which of "inverse", "coset", "batch" the kernel computes (default all; the sim
+      backend passes none while its Verilog kernel computes only the forward transform of one batch
+      element), the host doing the rest (host/kernel_plan.py).
     """
 
     name = "xrt"
 
     def __init__(self, params: BuildParams | None = None, xclbin=None, device: int = 0,
                  pyxrt_module=None, *, layout=None, timeout_s: float | None = None, progress=None,
-                 **_options):
+                 kernel_computes=KERNEL_TRANSFORMS, **_options):
         super().__init__()
         if params is not None and not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams or None, got {type(params).__name__}")
@@ -254,14 +335,23 @@ class XrtBackend(Backend):
         self.timeout_s = timeout_s
         self._progress_opt = progress
         self.device_index = device
-        self._bos = {}
-        self._last_run: tuple[int, bool, HbmLayout] | None = None   # (n, inverse, layout), for locate()
-        self._views: dict[int, np.ndarray] = {}
-        #: the layout the buffers in _bos are sized for (None: no buffers)
-        self.layout: HbmLayout | None = None
+        unknown = set(kernel_computes) - KERNEL_TRANSFORMS
+        if unknown:
+            raise ValueError(f"kernel_computes: unknown transforms {sorted(unknown)} (known: "
+                             f"{', '.join(sorted(KERNEL_TRANSFORMS))})")
+        #: what the kernel computes itself; the host does the rest (host/kernel_plan.py)
+        self.kernel_computes = frozenset(kernel_computes)
+        self._scratch: DeviceBuffers | None = None      # the buffers of run(), kept while they fit
+        self._last_run = None           # (plan, layout, batch limit) of the last run, for locate()
+        #: (log_n, batch, flags) of every kernel call that completed, in order
+        self.kernel_runs: list[tuple[int, int, int]] = []
+        #: called as after_run(log_n, batch, flags) when a kernel call completed (the sim backend counts
+        #: its cycles)
+        self.after_run = None
         #: log2 of the size the kernel transformed in the last run (None before the first)
         self.kernel_log_n: int | None = None
         self._stuck_run = None          # a run that timed out and may still be running
+        self._stuck_bos: dict = {}      # its buffers (kept referenced, so never freed under it)
 
         with _Call(DeviceOpenFailed, f"device {device}: cannot open"):
             self._device = self._xrt.device(device)
@@ -395,9 +485,11 @@ class XrtBackend(Backend):
                                    f"transformed 2^{self.params.max_log_n + 1} points, which a {tag} build "
                                    f"rejects (built with a larger k? this pyxrt cannot read the ID "
                                    f"registers; {hint})")
-        for key in ("Kernel size", "Host work"):        # the report speaks of the user's runs
+        for key in ("Kernel size", "Host work", "Kernel calls"):     # the report speaks of the user's runs
             self.report.pop(key, None)
         self.kernel_log_n = self._last_run = None
+        self.kernel_runs.clear()
+        self.timings = {}
 
     def _larger_size_probe(self) -> int:
         """Start a run of 2^(2k+1) points, which this build rejects without touching memory, in buffers
@@ -407,19 +499,20 @@ class XrtBackend(Backend):
         if p.log_core >= 12:
             return 0
         layout = HbmLayout(replace(p, log_core=p.log_core + 1), p.max_log_n + 1)
-        self._allocate(layout)
+        bufs = self._allocate(layout)
         pattern = np.uint64(0x0123_4567_89AB_CDEF)   # any transform of it differs (its X[0] is N x it)
         sync = self._xrt.xclBOSyncDirection
-        for ch, view in self._views.items():
+        for ch, view in bufs.views.items():
             view[:] = pattern
             with _Call(TransferFailed, f"{R.pointer_arg(ch)}: sync to device"):
-                self._bos[ch].sync(sync.XCL_BO_SYNC_BO_TO_DEVICE, layout.channel_bytes, 0)
-        self._start_and_wait(layout)
+                bufs.bos[ch].sync(sync.XCL_BO_SYNC_BO_TO_DEVICE, layout.channel_bytes, 0)
+        self._start_and_wait(bufs, layout.log_n)         # not execute(): the host would refuse the size
         changed = 0
-        for ch, view in self._views.items():
+        for ch, view in bufs.views.items():
             with _Call(TransferFailed, f"{R.pointer_arg(ch)}: sync from device"):
-                self._bos[ch].sync(sync.XCL_BO_SYNC_BO_FROM_DEVICE, layout.channel_bytes, 0)
+                bufs.bos[ch].sync(sync.XCL_BO_SYNC_BO_FROM_DEVICE, layout.channel_bytes, 0)
             changed += int(np.count_nonzero(view != pattern))
+        del bufs
         self._free_buffers()
         return changed
 
@@ -446,31 +539,53 @@ class XrtBackend(Backend):
             return {}
         return windows
 
-    def _allocate(self, layout: HbmLayout) -> None:
-        """Buffers sized for ``layout``'s run: the current ones when they are (same size), else the
-        old ones are freed first and new ones allocated (never while a run may still use them: run()
-        refuses to go on past a run that timed out)."""
-        if self.layout is layout and len(self._bos) == len(self.rmap.pointer_args):
-            return
+    def _allocate(self, layout: HbmLayout, batch: int = 1) -> DeviceBuffers:
+        """The scratch buffers of ``run``, sized for ``batch`` transforms of ``layout``'s size: the current
+        ones while they fit (same size, at least that batch), else the old ones are freed first and new
+        ones allocated (never while a run may still use them: run() refuses to go on past a run that
+        timed out)."""
+        cur = self._scratch
+        if cur is not None and cur.layout is layout and batch <= cur.batch and cur.bos:
+            return cur
         self._free_buffers()
-        self._groups: dict[int, int] = {}
-        nbytes = int(layout.channel_bytes)
+        self._scratch = self.allocate(layout, batch)
+        return self._scratch
+
+    def allocate(self, layout: HbmLayout, batch: int = 1) -> DeviceBuffers:
+        """New buffers, one per HBM channel on its master's bank, each of ``batch`` regions of
+        ``layout.channel_bytes`` (for device-resident arrays; ``run`` keeps its own)."""
+        self._check_open()
+        bufs = DeviceBuffers(layout, batch)
+        nbytes = bufs.channel_bytes
         flags = self._xrt.bo.normal
         for a in self.rmap.pointer_args:
             with _Call(BufferAllocFailed, f"{a.name}: allocating {nbytes} bytes on {a.port}'s bank"):
                 group = self._kernel.group_id(a.index)
                 bo = self._xrt.bo(self._device, nbytes, flags, group)
                 view = np.frombuffer(bo.map(), dtype=np.uint64)
-            self._bos[a.channel] = bo
-            self._views[a.channel] = view
-            self._groups[a.channel] = group
-        self.layout = layout
+            bufs.bos[a.channel], bufs.views[a.channel], bufs.groups[a.channel] = bo, view, group
+        return bufs
 
     def _free_buffers(self) -> None:
-        """Drop the buffers (pyxrt frees a buffer's device memory with its last reference)."""
-        self.layout = None
-        self._views.clear()
-        self._bos.clear()
+        """Drop the scratch buffers (pyxrt frees a buffer's device memory with its last reference)."""
+        if self._scratch is not None:
+            self._scratch.release()
+        self._scratch = None
+
+    # -- the scratch buffers, as the tests and the probe see them ----------------------------------
+
+    @property
+    def layout(self) -> HbmLayout | None:
+        """The layout the scratch buffers are sized for (None: no buffers)."""
+        return self._scratch.layout if self._scratch is not None else None
+
+    @property
+    def _bos(self) -> dict:
+        return self._scratch.bos if self._scratch is not None else {}
+
+    @property
+    def _views(self) -> dict:
+        return self._scratch.views if self._scratch is not None else {}
 
     # -- running -----------------------------------------------------------------------------------
 
@@ -483,6 +598,32 @@ class XrtBackend(Backend):
                     f"{native} = 2^{self.params.log_n} points")
         return None
 
+    def driver_for(self, n_points: int) -> "XrtBackend | None":
+        """This driver, when it runs n_points natively (device-resident arrays), else None."""
+        if self._device is None or self.supports(n_points) or n_points < 1 << self.params.min_log_n:
+            return None
+        return self
+
+    def note_resident(self, n, rows, calls, inverse, coset, order) -> None:
+        log_n = n.bit_length() - 1
+        plan = plan_transform(n, log_n, inverse, coset, order, self.kernel_computes)
+        self.report["Kernel size"] = kernel_size_text(log_n, n)
+        self.report["Kernel calls"] = kernel_calls_text(rows, self.batch_limit(log_n), calls, plan.flags)
+        self.report["Host work"] = "none (the points stayed on the card)"
+        self.timings = {}               # no host phases: the caller times its own calls
+        self.kernel_log_n = log_n
+        self._last_run = (plan, self.layout_for(log_n), self.batch_limit(log_n))
+
+    def _check_open(self) -> None:
+        if self._device is None:
+            raise XrtError("the backend is closed")
+
+    def batch_limit(self, log_n: int) -> int:
+        """The most transforms of 2^log_n points one kernel call takes (1 for a kernel without batches)."""
+        if "batch" not in self.kernel_computes or not self.rmap.log_n_supported(log_n):
+            return 1
+        return self.rmap.max_batch(log_n)
+
     def _sink(self, n: int):
         opt = self._progress_opt
         if opt is False:
@@ -491,94 +632,136 @@ class XrtBackend(Backend):
             return opt
         return "stderr" if (opt is True or n >= PROGRESS_MIN_POINTS) else None
 
-    def run(self, points: np.ndarray, inverse: bool = False) -> np.ndarray:
-        if self._device is None:
-            raise XrtError("the backend is closed")
+    def upload(self, bufs: DeviceBuffers, rows: np.ndarray, *, reverse: bool = False,
+               buffer: str = "input", sink=None) -> int:
+        """Place the (B, N) canonical ``rows`` (bit-reversed order with ``reverse``) as ``buffer`` into
+        the first B regions of ``bufs`` and sync them to the device; returns the bytes synced."""
+        layout, batch = bufs.layout, rows.shape[0]
+        t0 = time.perf_counter()
+        scatter_rows(layout, rows, bufs.views, buffer=buffer, reverse=reverse)  # straight into the maps
+        chans = list(layout.buffer_channels(buffer))
+        prog = _Progress("to-device", len(chans), sink)
+        prog.note(f"scattered {rows.size} points over {len(chans)} channels in {time.perf_counter() - t0:.2f} s")
+        nbytes = layout.channel_bytes * batch
+        sync = self._xrt.xclBOSyncDirection
+        for i, ch in enumerate(chans):
+            with _Call(TransferFailed, f"{R.pointer_arg(ch)}: sync to device"):
+                bufs.bos[ch].sync(sync.XCL_BO_SYNC_BO_TO_DEVICE, nbytes, 0)
+            prog.step(i + 1, nbytes)
+        return nbytes * len(chans)
+
+    def download(self, bufs: DeviceBuffers, batch: int, *, reverse: bool = False, buffer: str = "output",
+                 sink=None) -> np.ndarray:
+        """Sync the first ``batch`` regions of ``buffer``'s channels from the device and gather their
+        points: a new (batch, N) array (bit-reversed order with ``reverse``)."""
+        layout = bufs.layout
+        chans = list(layout.buffer_channels(buffer))
+        prog = _Progress("from-device", len(chans), sink)
+        nbytes = layout.channel_bytes * batch
+        sync = self._xrt.xclBOSyncDirection
+        for i, ch in enumerate(chans):
+            with _Call(TransferFailed, f"{R.pointer_arg(ch)}: sync from device"):
+                bufs.bos[ch].sync(sync.XCL_BO_SYNC_BO_FROM_DEVICE, nbytes, 0)
+            prog.step(i + 1, nbytes)
+        t0 = time.perf_counter()
+        rows = gather_rows(layout, bufs.views, batch, buffer=buffer, reverse=reverse)
+        prog.note(f"gathered {rows.size} points in {time.perf_counter() - t0:.2f} s")
+        return rows
+
+    def run(self, points: np.ndarray, inverse: bool = False, *, coset: int | None = None,
+            order: str = "nn") -> np.ndarray:
+        """The transform of ``points``: 1-D (n points) or 2-D (B rows of n points, each transformed);
+        ``coset`` a shift 0 < g < p or None, ``order`` input then output order ("nn", "nr", "rn",
+        "rr"). The kernel computes the inverse, the coset and the batch (split into calls of the
+        largest batch it takes); see host/kernel_plan.py for what is left to the host."""
+        self._check_open()
         self._check_not_stuck()
         x = F.as_u64(points)
         if x.size and x.max() >= F.P:          # one read pass; reduce only when needed
             x = F.vcanon(x)
-        if x.ndim != 1:
-            raise UnsupportedSize(f"points: expected a 1-D array, got shape {x.shape}")
-        n = x.size
+        if x.ndim not in (1, 2) or x.size == 0:
+            raise UnsupportedSize(f"points: expected a 1-D array or a (B, N) batch, got shape {x.shape}")
+        rows = x.reshape(-1, x.shape[-1])
+        n = rows.shape[1]
         reason = self.supports(n)
         if reason:
             raise UnsupportedSize(reason)
-        log_n = self.kernel_size(n)
-        layout = self.layout_for(log_n)
-        native = layout.n_points
-        sink = self._sink(native)
-        sync = self._xrt.xclBOSyncDirection
-
-        t0 = time.perf_counter()
-        self._allocate(layout)
-        if n < native:
-            padded = np.zeros(native, dtype=np.uint64)
-            padded[:n] = x
-            x = padded
-        layout.scatter_into(x, self._views, "input")      # straight into the mapped buffers
-        chans = list(layout.buffer_channels("input"))
-        t_scatter = time.perf_counter() - t0
-        prog = _Progress("to-device", len(chans), sink)
-        prog.note(f"scattered {native} points over {len(chans)} channels in {t_scatter:.2f} s")
-        nbytes = layout.channel_bytes
-        for i, ch in enumerate(chans):
-            with _Call(TransferFailed, f"{R.pointer_arg(ch)}: sync to device"):
-                self._bos[ch].sync(sync.XCL_BO_SYNC_BO_TO_DEVICE, nbytes, 0)
-            prog.step(i + 1, nbytes)
-        t1 = time.perf_counter()
-
-        self._start_and_wait(layout)
-        t2 = time.perf_counter()
-
-        chans = list(layout.write_channels(2))
-        prog = _Progress("from-device", len(chans), sink)
-        for i, ch in enumerate(chans):
-            with _Call(TransferFailed, f"{R.pointer_arg(ch)}: sync from device"):
-                self._bos[ch].sync(sync.XCL_BO_SYNC_BO_FROM_DEVICE, self._views[ch].size * 8, 0)
-            prog.step(i + 1, self._views[ch].size * 8)
-        t_sync_back = time.perf_counter() - t2
-        y = layout.gather_from(self._views, "output")       # a new array, not a view of a buffer
-        t_gather = time.perf_counter() - t2 - t_sync_back
-        prog.note(f"gathered {native} points in {t_gather:.2f} s")
-        if n < native:
-            y = y[::native // n].copy()         # X_n[k] = X_N[(N/n) k] for the zero-padded input
-        if inverse:                             # intt(x)[k] = ntt(x)[-k mod n] / n
-            y = F.vmul(y[(-np.arange(n)) % n], np.uint64(F.inv(n)))
-        t3 = time.perf_counter()
-        self.timings = {"to-device": t1 - t0, "kernel": t2 - t1, "from-device": t3 - t2}
-        self.report["Host work"] = (f"scatter {t_scatter * 1e3:.1f} ms, gather {t_gather * 1e3:.1f} ms "
-                                    f"(the rest of to-/from-device is buffer copies and DMA)")
+        layout = self.layout_for(self.kernel_size(n))
+        log_n = layout.log_n
+        plan = plan_transform(n, log_n, inverse, coset, order, self.kernel_computes)
+        sink = self._sink(rows.size)
+        limit = self.batch_limit(log_n)
+        t_to = t_kernel = t_from = 0.0
+        calls, outs = 0, []
+        for r0 in range(0, rows.shape[0], limit):
+            t0 = time.perf_counter()
+            chunk = plan.prepare(rows[r0:r0 + limit])
+            bufs = self._allocate(layout, min(rows.shape[0], limit))
+            self.upload(bufs, chunk, reverse=plan.layout_reverse_in, sink=sink)
+            t1 = time.perf_counter()
+            self.execute(bufs, chunk.shape[0], inverse=plan.kernel_inverse,
+                         coset=plan.coset if plan.kernel_coset else None)
+            t2 = time.perf_counter()
+            y = self.download(bufs, chunk.shape[0], reverse=plan.layout_reverse_out, sink=sink)
+            outs.append(plan.finish(y))
+            t_to, t_kernel, t_from = t_to + t1 - t0, t_kernel + t2 - t1, t_from + time.perf_counter() - t2
+            calls += 1
+            del bufs
+        y = outs[0] if len(outs) == 1 else np.concatenate(outs)
+        self.timings = {"to-device": t_to, "kernel": t_kernel, "from-device": t_from}
+        self.report["Host work"] = (", ".join(plan.host_work()) or "layout only (scatter and gather; the "
+                                    "orders are part of the placement)")
         self.report["Kernel size"] = kernel_size_text(log_n, n)
+        self.report["Kernel calls"] = kernel_calls_text(rows.shape[0], limit, calls, plan.flags)
         self.kernel_log_n = log_n
-        self._last_run = (n, inverse, layout)
-        return y
+        self._last_run = (plan, layout, limit)
+        return y.reshape(x.shape[:-1] + (n,))
 
     def locate(self, index: int) -> str | None:
-        """Where output point ``index`` of the last run sat in HBM: the kernel's output element it was
-        read from (for the inverse, the forward output -index mod n; for a size zero-padded to N, every
-        (N/n)-th one), placed as the run's layout says."""
+        """Where output point ``index`` (of the flattened result) of the last run sat in HBM: the kernel
+        output element it came from (TransformPlan.kernel_index), in its batch element's region."""
         if self._last_run is None:
             return None
-        n, inverse, layout = self._last_run
-        k = (-index) % n if inverse else index
-        channel, offset = layout.place("output", np.array([k * (layout.n_points // n)]))
-        return f"HBM channel {int(channel[0])}, byte 0x{int(offset[0]):x}"
+        plan, layout, limit = self._last_run
+        row, i = divmod(index, plan.n)
+        channel, offset = layout.place("output", np.array([plan.kernel_index(i)]))
+        offset = int(offset[0]) + (row % limit) * layout.channel_bytes
+        return f"HBM channel {int(channel[0])}, byte 0x{offset:x}"
 
-    def _start_and_wait(self, layout: HbmLayout) -> None:
-        """Check the pointers, start one run of ``layout``'s size, wait for it within the timeout, check
-        STATUS."""
-        self._check_pointers(layout)
-        log_n = layout.log_n
+    def execute(self, bufs: DeviceBuffers, batch: int = 1, *, inverse: bool = False,
+                coset: int | None = None) -> None:
+        """Run the kernel once on the first ``batch`` regions of ``bufs`` (in place: the output overwrites
+        the input): checks the start as the kernel would (KernelRefused before anything is sent), the
+        pointers (BadPointer), starts, waits within the timeout and checks STATUS."""
+        self._check_open()
+        self._check_not_stuck()
+        flags = (R.FLAG_INVERSE if inverse else 0) | (R.FLAG_COSET if coset is not None else 0)
+        shift = 0 if coset is None else int(coset)
+        log_n = bufs.layout.log_n
+        if batch > bufs.batch:
+            raise KernelRefused(f"a batch of {batch} does not fit buffers of {bufs.batch}", ("bad_batch",))
+        refused = self.rmap.check_start(log_n, flags, batch, shift)
+        if refused:
+            raise KernelRefused.from_status(refused, log_n, flags, batch, shift, self.params, by="the host")
+        self._start_and_wait(bufs, log_n, flags, batch, shift)
+        self.kernel_runs.append((log_n, batch, flags))
+        if self.after_run is not None:
+            self.after_run(log_n, batch, flags)
+
+    def _start_and_wait(self, bufs: DeviceBuffers, log_n: int, flags: int = 0, batch: int = 1,
+                        shift: int = 0) -> None:
+        """Check the pointers, start one run with these arguments on ``bufs``, wait for it within the
+        timeout, check STATUS."""
+        self._check_pointers(bufs, batch)
         with _Call(KernelFailed, "starting the kernel"):
             run = self._xrt.run(self._kernel)
             run.set_arg(self.rmap.arg("log_n").index, log_n)
             for a in self.rmap.pointer_args:
-                run.set_arg(a.index, self._bos[a.channel])
-            run.set_arg(self.rmap.arg("flags").index, 0)
-            run.set_arg(self.rmap.arg("batch").index, 1)
-            run.set_arg(self.rmap.arg("coset_shift_lo").index, 0)
-            run.set_arg(self.rmap.arg("coset_shift_hi").index, 0)
+                run.set_arg(a.index, bufs.bos[a.channel])
+            run.set_arg(self.rmap.arg("flags").index, flags)
+            run.set_arg(self.rmap.arg("batch").index, batch)
+            for name, word in self.rmap.split_shift(shift).items():
+                run.set_arg(self.rmap.arg(name).index, c_int(word))
             run.start()
         timeout_ms = 0 if self.timeout_s is None else max(1, int(self.timeout_s * 1000))
         t0 = time.perf_counter()
@@ -586,12 +769,12 @@ class XrtBackend(Backend):
             with _Call(KernelFailed, "waiting for the kernel"):
                 state = run.wait(timeout_ms)
         except BaseException:
-            self._stuck_run = run                 # it may still be running: keep its buffers
+            self._stuck_run, self._stuck_bos = run, dict(bufs.bos)    # it may still be running: keep its buffers
             raise
         waited = time.perf_counter() - t0
         name = getattr(state, "name", str(state))
         if state != self._xrt.ert_cmd_state.ERT_CMD_STATE_COMPLETED and name in _UNFINISHED:
-            self._stuck_run = run
+            self._stuck_run, self._stuck_bos = run, dict(bufs.bos)
             limit = "no limit" if self.timeout_s is None else f"limit {self.timeout_s:g} s"
             note = self._status_note()
             raise KernelTimeout(f"the kernel did not finish: still {name} after {waited:.1f} s ({limit})"
@@ -605,8 +788,8 @@ class XrtBackend(Backend):
             raise KernelFailed(f"the kernel run ended in state {name} after {waited:.1f} s"
                                f"{self._status_note()}")
         status = self._read_status()
-        if status is not None and status & R.STATUS_BAD_SIZE:
-            raise KernelFailed(f"the kernel rejected log_n = {log_n} (STATUS.bad_size)")
+        if status and status & R.STATUS_REJECTED:
+            raise KernelRefused.from_status(status, log_n, flags, batch, shift, self.params, by="the kernel")
         if status and status & R.STATUS_AXI_ERROR:
             fault = R.decode_status(status)
             raise KernelFailed(f"HBM channel {fault['axi_channel']} answered {fault['axi_resp_name']} to a "
@@ -656,15 +839,16 @@ class XrtBackend(Backend):
                                 "reset`) and open it again")
         self._stuck_run = None
 
-    def _check_pointers(self, layout: HbmLayout) -> None:
-        """Every buffer: aligned to the beat and to the longest burst of ``layout``'s run (no burst
-        crosses 4 KiB), inside the HBM pseudo-channel its master is wired to, large enough for the run,
-        overlapping no other (BadPointer)."""
+    def _check_pointers(self, bufs: DeviceBuffers, batch: int = 1) -> None:
+        """Every buffer of ``bufs``: aligned to the beat and to the longest burst of its layout's run (no
+        burst crosses 4 KiB), inside the HBM pseudo-channel its master is wired to, large enough for a run
+        of ``batch`` transforms, overlapping no other (BadPointer)."""
+        layout = bufs.layout
         align = max(layout.burst_beats, layout.unit_beats) * BEAT_BYTES
-        need = int(layout.channel_bytes)
+        need = int(layout.channel_bytes) * batch
         spans = []
         for a in self.rmap.pointer_args:
-            bo = self._bos[a.channel]
+            bo = bufs.bos[a.channel]
             with _Call(BadPointer, f"{a.name}: reading the buffer's address"):
                 addr, size = int(bo.address()), int(bo.size())
             where = f"{a.name} (for {a.port}) at 0x{addr:x}"
@@ -675,8 +859,9 @@ class XrtBackend(Backend):
                                  f"cross a {PAGE_BYTES}-byte boundary (AXI forbids it)")
             if size < need:
                 raise BadPointer(f"{where}: {size} bytes, the layout of a 2^{layout.log_n}-point run "
-                                 f"needs {need}")
-            group = self._groups.get(a.channel, a.channel)
+                                 f"needs {need}"
+                                 + (f" for a batch of {batch}" if batch > 1 else ""))
+            group = bufs.groups.get(a.channel, a.channel)
             base, span = self._windows.get(group, (group * CHANNEL_WINDOW_BYTES, CHANNEL_WINDOW_BYTES))
             if not (base <= addr and addr + need <= base + span):
                 raise BadPointer(f"{where}: [0x{addr:x}, 0x{addr + need:x}) leaves memory bank {group} "
@@ -692,8 +877,8 @@ class XrtBackend(Backend):
         and may still be running are kept until the process exits instead, unless ``card_reset`` says
         the caller has reset or destroyed the card (nothing can write them any more)."""
         if self._stuck_run is not None and not card_reset:
-            _STRANDED.append((self._stuck_run, dict(self._bos)))
-        self._stuck_run = None
+            _STRANDED.append((self._stuck_run, self._stuck_bos))
+        self._stuck_run, self._stuck_bos = None, {}
         self._free_buffers()
         self._kernel = None
         self._device = None

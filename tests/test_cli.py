@@ -173,7 +173,7 @@ def test_sim_too_many_points_is_a_usage_error_before_expected_is_read(tmp_path, 
     import host.cli as cli
     reads = []
 
-    def fake_read(path):                         # a 2^25-point INPUT without writing 600 MB
+    def fake_read(path, batch=1):                       # a 2^25-point INPUT without writing 600 MB
         reads.append(path)
         if len(reads) > 1:
             raise AssertionError("EXPECTED was read although INPUT cannot run")
@@ -195,3 +195,91 @@ def test_run_rejects_negative_counts(pair, capsys, argv_tail):
     assert main(["run", *map(str, pair), *argv_tail]) == 2
     out, err = capsys.readouterr()
     assert argv_tail[0] in err and err.count("\n") == 1 and out == ""
+
+
+# -- kernel transforms on the command line: --coset, --order, --batch -------------------------------------
+
+P = 2**64 - 2**32 + 1
+
+
+@pytest.mark.parametrize("flags, kwargs", [
+    (["--coset", "7"], dict(coset=7)),
+    (["--coset", "0xffffffff00000000", "--inverse"], dict(coset=2**64 - 2**32, inverse=True)),
+    (["--order", "in=rev"], dict(order="rn")),
+    (["--order", "out=rev,in=nat"], dict(order="nr")),
+    (["--order", "in=rev,out=rev", "--coset", str(P - 1), "--inverse"], dict(order="rr", coset=P - 1, inverse=True)),
+])
+@pytest.mark.parametrize("batch", [1, 3])
+def test_points_and_run_with_transform_flags(tmp_path, capsys, flags, kwargs, batch):
+    """`points` writes B x N points and their transform (each row: hw.model.ntt.transform of the
+    row), `run` checks them, and --json names the flags, the order and the batch."""
+    import json
+    i, e = tmp_path / "i.bin", tmp_path / "e.npy"
+    assert main(["points", "5", str(i), str(e), "--batch", str(batch), *flags]) == 0
+    x, y = read_points(i, batch).reshape(batch, 32), read_points(e, batch).reshape(batch, 32)
+    for r in range(batch):
+        assert np.array_equal(y[r], N.transform(x[r], **kwargs)), f"row {r}"
+    capsys.readouterr()
+    assert main(["run", str(i), str(e), "--batch", str(batch), "--json", *flags]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdict"] == "PASSED" and report["batch"] == batch and report["n"] == 32
+    assert report["coset"] == kwargs.get("coset")
+    assert report["flags"] == {"inverse": kwargs.get("inverse", False), "coset": "coset" in kwargs}
+    order = kwargs.get("order", "nn")
+    assert report["order"] == f"in={'rev' if order[0] == 'r' else 'nat'},out={'rev' if order[1] == 'r' else 'nat'}"
+    assert "kernel_cycles" in report and report["kernel_cycles"] is None     # the model counts no cycles
+
+
+@pytest.mark.parametrize("flags, needle", [
+    (["--coset", "0"], "argument --coset: the shift must satisfy 0 < g < p"),
+    (["--coset", str(P)], "argument --coset: the shift must satisfy 0 < g < p"),
+    (["--coset", "-7"], "argument --coset"),
+    (["--coset", "1.5"], "argument --coset: expected a decimal or 0x-hex shift"),
+    (["--coset", "0x"], "argument --coset: expected a decimal or 0x-hex shift"),
+    (["--coset", "0b101"], "argument --coset: expected a decimal or 0x-hex shift"),
+    (["--order", "in=natural"], "argument --order: expected in=nat|rev,out=nat|rev"),
+    (["--order", "in=rev,in=nat"], "argument --order: expected in=nat|rev,out=nat|rev"),
+    (["--order", "rev"], "argument --order"),
+    (["--batch", "0"], "argument --batch: expected a number of transforms B >= 1, got 0"),
+    (["--batch", "two"], "argument --batch"),
+])
+def test_bad_transform_flags_are_one_line_exit_2_before_any_work(tmp_path, capsys, flags, needle):
+    i, e, out = tmp_path / "i.txt", tmp_path / "e.txt", tmp_path / "out.txt"
+    assert main(["run", str(i), str(e), "--output", str(out), *flags]) == 2      # the files do not even exist
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1
+    assert not out.exists()
+    assert main(["points", "4", str(i), str(e), *flags]) == 2
+    assert not i.exists() and not e.exists()
+
+
+@pytest.mark.parametrize("count, batch", [(48, 2), (48, 5), (64, 3), (24, 1)])
+def test_a_point_file_that_is_not_b_times_a_power_of_two_is_exit_2(tmp_path, capsys, count, batch):
+    i, e = tmp_path / "i.txt", tmp_path / "e.txt"
+    write_points(i, np.arange(count, dtype=np.uint64))
+    write_points(e, np.arange(count, dtype=np.uint64))
+    assert main(["run", str(i), str(e), "--batch", str(batch)]) == 2
+    err = capsys.readouterr().err
+    assert str(i) in err and err.count("\n") == 1 and f"{count} points is not" in err
+
+
+def test_run_with_flags_on_the_xrt_backend_reports_the_kernel_calls(tmp_path, monkeypatch, capsys):
+    """Through the stand-in pyxrt: 5 transforms of 2^6 on a build of 2^8 points per call (B = 4 + 1),
+    inverse coset with a shift >= 2^63, both orders reversed."""
+    from host import backends
+    from host import xrt as X
+    from hw.model.params import BuildParams
+    from sim.fake_pyxrt import FakePyxrt, write_xclbin
+    params = BuildParams(lanes=4, log_core=4, channels=4)
+    xclbin = write_xclbin(tmp_path / "nantucket.xclbin", params)
+    fake = FakePyxrt()
+    monkeypatch.setitem(backends.BACKENDS, "xrt", lambda **o: X.XrtBackend(pyxrt_module=fake, **o))
+    i, e = tmp_path / "i.txt", tmp_path / "e.txt"
+    flags = ["--batch", "5", "--coset", hex(2**63 + 1), "--order", "in=rev,out=rev", "--inverse"]
+    assert main(["points", "6", str(i), str(e), *flags]) == 0
+    capsys.readouterr()
+    assert main(["run", str(i), str(e), "--backend", "xrt", "--xclbin", str(xclbin), *flags]) == 0
+    out = capsys.readouterr().out
+    assert "TEST PASSED" in out and "Batch............. 5 transforms of 64 points" in out
+    assert "Kernel calls...... 2 calls, batch 5 (split: at most 4 per call), flags inverse+coset" in out
+    assert fake.kernel_model.runs == 2 and fake.kernel_model.coset_shift == 2**63 + 1

@@ -480,13 +480,15 @@ def test_without_read_register_build_params_json_beside_the_xclbin_names_the_bui
 @pytest.mark.parametrize("n_log", [None, 5, 4, 3, 0])    # the largest, smaller native ones, zero-padded ones
 def test_locate_names_where_each_output_point_sat_in_hbm(inverse, n_log, tmp_path):
     """The place locate() names holds the kernel's output the host turned into point i: read it back
-    from the card's buffer there (a forward value, scaled by 1/n for the inverse)."""
+    from the card's buffer there (the kernel computes the inverse with its 1/N; a zero-padded size's
+    inverse is (n/N) x_n there, which the host scales back by N/n)."""
     import re
     fake, be = make(SMALL, tmp_path)
     n = SMALL.n_points if n_log is None else 1 << n_log
     assert be.locate(0) is None                        # nothing ran yet
     y = be.run(points(n, 5), inverse=inverse)
-    scale = F.inv(n) if inverse else 1
+    big = max(n, 1 << SMALL.min_log_n)
+    scale = big // n if inverse else 1
     for i in range(n):
         where = re.fullmatch(r"HBM channel (\d+), byte 0x([0-9a-f]+)", be.locate(i))
         channel, offset = int(where[1]), int(where[2], 16)
@@ -608,6 +610,7 @@ def test_the_host_names_a_rejected_size(tmp_path, monkeypatch):
     fake, be = make(params, tmp_path)
     too_big = Layout(replace(params, log_core=params.log_core + 1), params.max_log_n + 1)
     monkeypatch.setattr(be, "layout_for", lambda log_n: too_big)
+    monkeypatch.setattr(be.rmap, "check_start", lambda *a: 0)      # the host's own check would refuse first
     with pytest.raises(X.KernelFailed, match=rf"rejected log_n = {params.max_log_n + 1} \(STATUS.bad_size\)") as e:
         be.run(points(params.n_points))
     assert fake.kernel_model.runs == 1 and fake.kernel_model.last_log_n is None
@@ -740,3 +743,165 @@ def test_hbm_model_frees_and_reuses_memory_first_fit():
     with pytest.raises(MemoryFault, match="no buffer allocated"):
         hbm.free(a + 8)
     assert hbm.allocated_bytes(0) == 0
+
+
+# -- the kernel's transforms (issue 14): inverse, coset, batches as kernel arguments; orders in the layout --
+
+ALL = frozenset({"inverse", "coset", "batch"})
+SHIFTS = [None, 7, 2**31, 2**63 + 5, P - 1]         # the words of the last three need negative C ints
+
+
+def _flags(inverse, coset):
+    return (R.FLAG_INVERSE if inverse else 0) | (R.FLAG_COSET if coset is not None else 0)
+
+
+@pytest.mark.parametrize("computes", [ALL, frozenset()], ids=["kernel", "host-fallback"])
+@pytest.mark.parametrize("n_log", [3, 4, 6])             # zero-padded, smallest native, largest native
+def test_every_combination_matches_the_golden_transform(tmp_path, computes, n_log):
+    """Every inverse x coset x order x batch against hw.model.ntt.transform, and the arguments the
+    kernel saw: the flags the kernel computes with (none for the host fallback), the batch of the last
+    call (B split into calls of at most 2^(2k - log_n)), the 64-bit shift."""
+    fake = FakePyxrt()
+    path = write_xclbin(tmp_path / "nantucket.xclbin", SMALL)
+    be = X.XrtBackend(SMALL, xclbin=path, pyxrt_module=fake, timeout_s=1.0, progress=False,
+                      kernel_computes=computes)
+    km = fake.kernel_model
+    native = max(n_log, SMALL.min_log_n)
+    limit = (1 << (SMALL.max_log_n - native)) if computes else 1
+    seed = 0
+    for batch in (1, 3):
+        for inverse in (False, True):
+            for coset in SHIFTS:
+                for order in ("nn", "nr", "rn", "rr"):
+                    seed += 1
+                    x = points(batch << n_log, seed).reshape(batch, -1)
+                    x = x[0] if batch == 1 else x
+                    want = ntt_model.transform(x, inverse=inverse, coset=coset, order=order)
+                    runs = km.runs
+                    got = be.run(x, inverse, coset=coset, order=order)
+                    what = f"B={batch} inverse={inverse} coset={coset} order={order}"
+                    assert got.shape == want.shape and np.array_equal(got, want), what
+                    assert km.runs - runs == -(-batch // limit), what
+                    assert km.arg_value("log_n") == native and km.arg_value("batch") == (batch - 1) % limit + 1
+                    # a padded inverse coset is the kernel's plain inverse, scaled by g^-j on the host
+                    k_coset = coset if computes and not (inverse and n_log < native) else None
+                    assert km.arg_value("flags") == (_flags(inverse and bool(computes), k_coset)), what
+                    assert km.coset_shift == (k_coset or 0), what
+
+
+def test_shift_words_are_c_ints_and_reach_the_kernel_whole(tmp_path):
+    """pyxrt's set_arg takes a C int (the stand-in raises TypeError otherwise): the two words of g go as
+    signed ints, and the kernel's registers hold g's 64 bits."""
+    fake, be = make(SMALL, tmp_path)
+    for g in (1, 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**63, 2**64 - 2**32, P - 1):
+        be.run(points(16, g % 97), coset=g)
+        km = fake.kernel_model
+        assert km.coset_shift == g
+        assert km.arg_value("coset_shift_lo") == g & 0xFFFF_FFFF and km.arg_value("coset_shift_hi") == g >> 32
+    assert [X.c_int(w) for w in (0, 2**31 - 1, 2**31, 2**32 - 1)] == [0, 2**31 - 1, -2**31, -1]
+    with pytest.raises(ValueError):
+        X.c_int(2**32)
+
+
+def test_a_batch_larger_than_the_kernel_takes_is_split(tmp_path):
+    """B x N > 2^(2k): calls of the largest batch that fits, in one buffer set of that batch."""
+    fake, be = make(SMALL, tmp_path)                    # 2^6 points per call at most
+    fake.calls.clear()
+    x = points(9 * 16, 3).reshape(9, 16)
+    assert np.array_equal(be.run(x, coset=7), ntt_model.transform(x, coset=7))
+    assert be.kernel_runs == [(4, 4, R.FLAG_COSET), (4, 4, R.FLAG_COSET), (4, 1, R.FLAG_COSET)]
+    nbytes = 4 * Layout(SMALL, 4).channel_bytes
+    assert [c for c in fake.calls if c.startswith("bo(")] == \
+        [f"bo({nbytes}, group {ch})" for ch in range(SMALL.channels)]
+    assert "3 calls, batch 9 (split: at most 4 per call)" in be.report["Kernel calls"]
+    be.kernel_runs.clear()
+    y = points(2 * 64, 4).reshape(2, 64)                # the largest size: one transform per call
+    assert np.array_equal(be.run(y, inverse=True), ntt_model.transform(y, inverse=True))
+    assert be.kernel_runs == [(6, 1, R.FLAG_INVERSE)] * 2
+
+
+def test_batched_buffers_are_reused_while_they_fit_and_freed_before_new_ones(tmp_path):
+    fake, be = make(SMALL, tmp_path)
+    one = Layout(SMALL, 4).channel_bytes
+    for batch, new in ((2, True), (1, False), (2, False), (3, True), (4, True), (1, False)):
+        fake.calls.clear()
+        x = points(batch * 16, batch).reshape(batch, 16)
+        assert np.array_equal(be.run(x), ntt_model.transform(x))
+        allocs = [c for c in fake.calls if c.startswith("bo(")]
+        frees = [c for c in fake.calls if c.startswith("free(")]
+        assert bool(allocs) == new, batch
+        if new:
+            assert allocs == [f"bo({batch * one}, group {ch})" for ch in range(SMALL.channels)]
+            assert not frees or fake.calls.index(frees[-1]) < fake.calls.index(allocs[0])
+    assert _live_buffer_bytes(fake, SMALL) == {ch: 4 * one for ch in range(SMALL.channels)}
+
+
+def test_the_host_refuses_what_the_kernel_would_and_sends_nothing(tmp_path):
+    fake, be = make(SMALL, tmp_path)
+    bufs = be.allocate(Layout(SMALL, 4), 8)
+    fake.calls.clear()
+    for kwargs, reasons in ((dict(batch=8), ("bad_batch",)), (dict(batch=0, coset=0), ("bad_batch", "bad_shift")),
+                            (dict(coset=P), ("bad_shift",))):
+        with pytest.raises(X.KernelRefused, match="the host refused the start") as e:
+            be.execute(bufs, **kwargs)
+        assert e.value.reasons == reasons
+    assert "start" not in fake.calls and fake.kernel_model.runs == 0
+
+
+@pytest.mark.parametrize("args, reasons", [
+    (dict(log_n=4, batch=8), ("bad_batch",)),
+    (dict(log_n=4, batch=0), ("bad_batch",)),
+    (dict(log_n=5, flags=R.FLAG_COSET, shift=0), ("bad_shift",)),
+    (dict(log_n=5, flags=R.FLAG_COSET | R.FLAG_INVERSE, shift=P), ("bad_shift",)),
+    (dict(log_n=4, flags=0x4), ("bad_flags",)),
+    (dict(log_n=3, batch=0, flags=R.FLAG_COSET | 0x8, shift=0), ("bad_size", "bad_batch", "bad_shift", "bad_flags")),
+])
+def test_a_start_the_kernel_refuses_touches_no_memory_and_is_named(tmp_path, args, reasons):
+    """Sent past the host's own check: the kernel finishes at once with the STATUS bits, memory is
+    untouched, and KernelRefused names every reason."""
+    fake, be = make(SMALL, tmp_path)
+    bufs = be.allocate(Layout(SMALL, 4), 8)
+    for view in bufs.views.values():
+        view[:] = np.arange(view.size, dtype=np.uint64) * np.uint64(2**40 + 3)
+    for ch, bo in bufs.bos.items():
+        bo.sync(fake.xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE, bo.size(), 0)
+    before = {a: buf.copy() for a, buf in fake.hbm.buffers().items()}
+    runs = fake.kernel_model.runs
+    args = dict(args)
+    with pytest.raises(X.KernelRefused, match="the kernel refused the start") as e:
+        be._start_and_wait(bufs, args.pop("log_n"), **args)
+    assert e.value.reasons == reasons
+    for name in reasons:
+        assert f"STATUS.{name}" in str(e.value)
+    assert fake.kernel_model.runs == runs + 1
+    for a, buf in fake.hbm.buffers().items():
+        assert np.array_equal(buf, before[a]), f"the refused start wrote the buffer at 0x{a:x}"
+
+
+def test_orders_are_layout_tables_built_once(tmp_path):
+    """A bit-reversed order is a point table of the layout step, built once per size and buffer, and
+    scattering reversed rows equals scattering the rows permuted to natural order first."""
+    from host import hbm_io
+    lay = Layout(SMALL, 5)
+    assert hbm_io.point_table(lay, "input") is hbm_io.point_table(Layout(SMALL, 5), "input")
+    rows = points(2 * 32, 9).reshape(2, 32) % np.uint64(P)
+    rev = ntt_model.bit_reverse_indices(5)
+    direct = np.zeros((SMALL.channels, 2 * lay.points_per_channel), dtype=np.uint64)
+    permuted = direct.copy()
+    hbm_io.scatter_rows(lay, rows, direct, reverse=True)
+    hbm_io.scatter_rows(lay, np.ascontiguousarray(rows[:, rev]), permuted)
+    assert np.array_equal(direct, permuted)
+    back = hbm_io.gather_rows(lay, direct, 2, buffer="input", reverse=True)
+    assert np.array_equal(back, rows)
+    for e in range(2):          # element e in its own region of every channel, placed by the layout
+        region = [c[e * lay.points_per_channel:(e + 1) * lay.points_per_channel] for c in permuted]
+        assert np.array_equal(lay.gather(region, "input"), rows[e, rev])
+
+
+def test_the_run_report_names_the_kernel_calls_and_host_work(tmp_path):
+    _, be = make(SMALL, tmp_path)
+    be.run(points(64, 1), inverse=True, coset=7, order="rr")
+    assert be.report["Kernel calls"] == "1 call, batch 1, flags inverse+coset"
+    assert be.report["Host work"].startswith("layout only")
+    be.run(points(8, 1), inverse=True, coset=7)
+    assert "zero-padding" in be.report["Host work"] and "coset scaling" in be.report["Host work"]

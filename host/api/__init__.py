@@ -1,6 +1,7 @@
 """The library API behind the public ``nantucket`` package: one-call transforms (:mod:`.calls`),
-devices with device-resident arrays (:mod:`.device`), argument checks (:mod:`.checks`) and the
-orders/coset/LDE steps built around a natural-order NTT (:mod:`.transforms`). Reference: docs/api.md.
+devices with device-resident arrays (:mod:`.device`; on a card the points stay in the kernel's buffers,
+:mod:`.resident`), argument checks (:mod:`.checks`) and the model device's orders/coset/LDE steps around a
+natural-order NTT (:mod:`.transforms`). Reference: docs/api.md.
 """
 
 from .checks import ORDERS

@@ -6,12 +6,17 @@ or any registered one). There are two kinds, with one interface:
 - the model backend gets a :class:`ModelDevice`: its device memory is the numpy buffers of its
   :class:`DeviceArray` objects and the golden model computes on them directly, so chained transforms
   move nothing (only ``asarray`` and ``numpy`` do);
-- every other backend gets a :class:`BackendDevice`: the arrays are staged in host memory by this layer
-  and each transform of a row is one ``Backend.run`` (points to the card, kernel, points back), because
-  the backend interface has no device-resident buffers yet. Orders, coset scaling, batches and the LDE's
-  zero-extension are done on the host around those runs.
+- every other backend gets a :class:`BackendDevice`. On a card (xrt, and sim with fixed build
+  parameters) an array of a native size lives in the kernel's device buffers (host/api/resident.py):
+  ``asarray`` places it for the kernel, ``ntt``/``intt`` run the kernel on those buffers in place (a
+  (B, N) array is one batched kernel call, or the fewest calls of the kernel's largest batch; the
+  inverse, the coset and the orders are kernel flags and layout tables), ``numpy`` brings it back. An
+  array the card cannot hold natively (a size below the kernel's smallest, a backend without device
+  buffers) is staged in host memory and each transform is one ``Backend.run`` (points to the card, the
+  batched kernel call, points back).
 
-``transfers`` counts the bytes each device moved between host memory and the backend's memory.
+``transfers`` counts the bytes each device moved between host memory and the backend's memory;
+``relayouts`` the host round trips a resident array needed between transforms (see resident.py).
 """
 
 import numpy as np
@@ -20,6 +25,7 @@ from host.backends import Backend, ModelBackend, make_backend
 from hw.model import ntt as ntt_model
 
 from . import checks as C
+from . import resident as RS
 from . import transforms as T
 
 __all__ = ["Device", "ModelDevice", "BackendDevice", "DeviceArray", "open"]
@@ -33,14 +39,19 @@ _CHUNK_POINTS = 1 << 16
 class DeviceArray:
     """A 1-D (N) or 2-D (B, N) array of field elements held by a device. Get it back with :meth:`numpy`."""
 
-    def __init__(self, device: "Device", data: np.ndarray, shape: tuple[int, ...]):
+    def __init__(self, device: "Device", store, shape: tuple[int, ...]):
         self._device = device
-        self._rows = data            # always (B, N), canonical uint64
+        self._store = store          # the device's own: (B, N) canonical uint64 rows, or ResidentRows
         self.shape = shape
 
     @property
     def device(self) -> "Device":
         return self._device
+
+    @property
+    def resident(self) -> bool:
+        """Whether the points live in the card's device buffers (else in host memory)."""
+        return isinstance(self._store, RS.ResidentRows)
 
     @property
     def dtype(self) -> np.dtype:
@@ -60,7 +71,7 @@ class DeviceArray:
     def numpy(self) -> np.ndarray:
         """A new numpy uint64 array with the contents (moved from the device)."""
         self._device._check_open()
-        return self._device._from_device(self._rows).reshape(self.shape)
+        return self._device._fetch(self._store).reshape(self.shape)
 
     def __array__(self, dtype=None, copy=None):
         # An implicit conversion would hide a transfer from the device; make it explicit.
@@ -85,16 +96,25 @@ class Device:
         self.closed = False
         #: bytes moved between host memory and the backend's memory so far
         self.transfers = {"to-device": 0, "from-device": 0}
+        #: host round trips of resident arrays between transforms (a placement change; see resident.py)
+        self.relayouts = 0
 
     # -- what a kind of device provides ----------------------------------------------------------------
 
-    def _to_device(self, rows: np.ndarray) -> np.ndarray:
+    def _place(self, rows: np.ndarray):
+        """(B, N) canonical rows -> the device's storage of them (counting what moves)."""
         raise NotImplementedError
 
-    def _from_device(self, rows: np.ndarray) -> np.ndarray:
+    def _fetch(self, store) -> np.ndarray:
+        """The storage's (B, N) rows as a new host array (counting what moves)."""
         raise NotImplementedError
 
-    def _rows_ntt(self, rows: np.ndarray, inverse: bool) -> np.ndarray:
+    def _transform(self, store, inverse: bool, coset, order: str):
+        """Transform every row of the storage; returns the storage holding the result."""
+        raise NotImplementedError
+
+    def _lde(self, store, blowup: int, shift: int, keep: bool):
+        """The LDE of every row of the storage as a new storage (``keep``: leave the values unchanged)."""
         raise NotImplementedError
 
     # -- public ------------------------------------------------------------------------------------------
@@ -106,7 +126,7 @@ class Device:
 
     def ntt(self, a, *, inverse: bool = False, coset: int | None = None, order: str = "nn") -> DeviceArray:
         """The NTT (or with inverse=True the inverse NTT) of every row of a, in place; returns a.
-        If a run fails, a keeps its previous contents.
+        If a run fails, a keeps its previous contents (on a card: unless the kernel got to write them).
 
         coset: shift g (0 < g < p) or None; order: "nn", "nr", "rn" or "rr" (input then output order,
         n = natural, r = bit-reversed). See docs/api.md for the definitions."""
@@ -114,7 +134,7 @@ class Device:
         coset = None if coset is None else C.check_shift(coset)
         order = C.check_order(order)
         a = self._device_array(a, "a")
-        a._rows = T.transform(a._rows, self._rows_ntt, inverse, coset, order)
+        a._store = self._transform(a._store, inverse, coset, order)
         return a
 
     def intt(self, a, *, coset: int | None = None, order: str = "nn") -> DeviceArray:
@@ -131,15 +151,16 @@ class Device:
         self._check_open()
         blowup = C.check_blowup(blowup)
         shift = C.check_shift(shift, "shift")
-        if not isinstance(values, DeviceArray):
+        keep = isinstance(values, DeviceArray)
+        if not keep:
             points = C.as_points(values, "values")
             self._check_sizes("values", points.shape[-1], points.shape[-1] * blowup)
             values = self._load(points)
         else:
             self._check_own(values, "values")
             self._check_sizes("values", values.shape[-1], values.shape[-1] * blowup)
-        rows = T.lde(values._rows, self._rows_ntt, blowup, shift)
-        return DeviceArray(self, rows, values.shape[:-1] + (rows.shape[-1],))
+        store = self._lde(values._store, blowup, shift, keep)
+        return DeviceArray(self, store, values.shape[:-1] + (values.shape[-1] * blowup,))
 
     def close(self) -> None:
         """Release the backend; the device's arrays become unusable."""
@@ -167,7 +188,7 @@ class Device:
 
     def _load(self, points: np.ndarray) -> DeviceArray:
         rows = np.ascontiguousarray(points.reshape(-1, points.shape[-1]))
-        return DeviceArray(self, self._to_device(rows), points.shape)
+        return DeviceArray(self, self._place(rows), points.shape)
 
     # -- checks ----------------------------------------------------------------------------------------
 
@@ -189,15 +210,22 @@ class Device:
 class ModelDevice(Device):
     """The golden model: the arrays' buffers are the device memory and are transformed where they are."""
 
-    def _to_device(self, rows):
+    def _place(self, rows):
         self.transfers["to-device"] += rows.nbytes
         return rows.copy()
 
-    def _from_device(self, rows):
+    def _fetch(self, rows):
         self.transfers["from-device"] += rows.nbytes
         return rows.copy()
 
-    def _rows_ntt(self, rows, inverse):
+    def _transform(self, rows, inverse, coset, order):
+        return T.transform(rows, self._rows_ntt, inverse, coset, order)
+
+    def _lde(self, rows, blowup, shift, keep):
+        return T.lde(rows, self._rows_ntt, blowup, shift)
+
+    @staticmethod
+    def _rows_ntt(rows, inverse):
         out = np.empty_like(rows)
         n = rows.shape[-1]
         if n <= _RADIX2_MAX:
@@ -211,20 +239,119 @@ class ModelDevice(Device):
 
 
 class BackendDevice(Device):
-    """Any other backend: arrays staged in host memory, one ``Backend.run`` per row and transform."""
+    """Any other backend: an array of a native size lives on the card when the backend has device buffers
+    (``backend.driver_for``), else it is staged in host memory and each transform is one batched
+    ``Backend.run``."""
 
-    def _to_device(self, rows):
-        return rows.copy()
+    def _driver(self, n: int):
+        get = getattr(self.backend, "driver_for", None)
+        return get(n) if get is not None else None
 
-    def _from_device(self, rows):
-        return rows.copy()
+    def _place(self, rows):
+        driver = self._driver(rows.shape[1])
+        if driver is None:
+            return rows.copy()                  # staged: each run moves it
+        store = RS.upload_rows(driver, rows)
+        self.transfers["to-device"] += rows.nbytes
+        return store
 
-    def _rows_ntt(self, rows, inverse):
-        out = np.empty_like(rows)
-        for r, row in enumerate(rows):
-            self.transfers["to-device"] += row.nbytes
-            out[r] = self.backend.run(row, inverse=inverse)
-            self.transfers["from-device"] += row.nbytes
+    def _fetch(self, store):
+        if not isinstance(store, RS.ResidentRows):
+            return store.copy()
+        rows = RS.download_rows(store)
+        self.transfers["from-device"] += rows.nbytes
+        return rows
+
+    def _run(self, rows, inverse, coset, order):
+        """One Backend.run of host rows (the whole batch in one call), counted."""
+        self.transfers["to-device"] += rows.nbytes
+        # a single row goes as a 1-D array and the options only when set: a backend written for the
+        # plain interface (run(points, inverse)) keeps working for what it can do
+        options = {} if coset is None and order == "nn" else {"coset": coset, "order": order}
+        out = self.backend.run(rows[0] if rows.shape[0] == 1 else rows, inverse, **options)
+        out = np.asarray(out, dtype=np.uint64).reshape(rows.shape)
+        self.transfers["from-device"] += out.nbytes
+        return out
+
+    def _relayout(self, store, chunk, placement) -> bool:
+        """Give ``chunk`` the placement the next kernel run needs (through the host when it differs)."""
+        if chunk.placement == placement:
+            return False
+        moved = RS.relayout(store, chunk, placement)
+        self.transfers["from-device"] += moved
+        self.transfers["to-device"] += moved
+        return True
+
+    @staticmethod
+    def _in_kernel(driver, inverse: bool, coset) -> bool:
+        need = ({"inverse"} if inverse else set()) | ({"coset"} if coset is not None else set())
+        return need <= driver.kernel_computes
+
+    def _transform(self, store, inverse, coset, order):
+        if not isinstance(store, RS.ResidentRows):
+            return self._run(store, inverse, coset, order)
+        driver = store.driver
+        if not self._in_kernel(driver, inverse, coset):
+            # this kernel lacks a transform (the simulated one on this branch): the host does it around a
+            # run, so the points make a round trip
+            out = self._run(self._fetch(store), inverse, coset, order)
+            self._refill(store, out)
+            self.relayouts += 1
+            return store
+        moved = False
+        for chunk in store.chunks:
+            moved |= self._relayout(store, chunk, ("input", order[0] == "r"))
+            driver.execute(chunk.bufs, chunk.rows, inverse=inverse, coset=coset)
+            chunk.placement = ("output", order[1] == "r")
+        self.relayouts += moved
+        self.backend.note_resident(store.n, store.rows, len(store.chunks), inverse, coset, order)
+        return store
+
+    def _refill(self, store, rows) -> None:
+        """Put host rows back into a resident array's own buffers (natural input placement)."""
+        for chunk in store.chunks:
+            store.driver.upload(chunk.bufs, rows[chunk.row0:chunk.row0 + chunk.rows])
+            chunk.placement = RS.INPUT_NATURAL
+        self.transfers["to-device"] += rows.nbytes
+
+    def _lde(self, store, blowup, shift, keep):
+        if isinstance(store, RS.ResidentRows):
+            driver = store.driver
+            if self._in_kernel(driver, True, shift) and self._driver(store.n * blowup) is driver:
+                return self._lde_on_card(store, blowup, shift, keep)
+            rows = self._fetch(store)
+        else:
+            rows = store
+        coeffs = self._run(rows, True, None, "nn")
+        out = self._run(T.zero_extend(coeffs, blowup), False, shift, "nn")
+        return self._place(out)
+
+    def _lde_on_card(self, store, blowup, shift, keep):
+        """Inverse NTT on the card, the coefficients to the host, zero-extended there (the kernel cannot
+        zero-extend yet) and back into new buffers, coset NTT on the card. ``keep``: the values are
+        restored on the card by a forward run of the coefficients (placed as input again)."""
+        driver, parts, moved = store.driver, [], False
+        for chunk in store.chunks:
+            moved |= self._relayout(store, chunk, RS.INPUT_NATURAL)
+            driver.execute(chunk.bufs, chunk.rows, inverse=True)
+            chunk.placement = ("output", False)
+            coeffs = RS.download_rows(store, [chunk])
+            self.transfers["from-device"] += coeffs.nbytes
+            parts.append(coeffs)
+            if keep:                          # ntt(intt(v)) = v: the values back without moving them
+                self._refill(RS.ResidentRows(driver, store.n, [chunk]), coeffs)
+                driver.execute(chunk.bufs, chunk.rows)
+                chunk.placement = ("output", False)
+        self.relayouts += moved
+        if not keep:
+            store.release()                   # the values' buffers were this call's own
+        ext = T.zero_extend(np.concatenate(parts) if len(parts) > 1 else parts[0], blowup)
+        out = RS.upload_rows(driver, ext)
+        self.transfers["to-device"] += ext.nbytes
+        for chunk in out.chunks:
+            driver.execute(chunk.bufs, chunk.rows, coset=shift)
+            chunk.placement = ("output", False)
+        self.backend.note_resident(out.n, out.rows, len(out.chunks), False, shift, "nn")
         return out
 
 

@@ -8,8 +8,9 @@ inverse, with the 1/N scale) of every row of a 2-D array. Everything else is exp
   x_j = g^(-j) (1/N) sum_k X_k w^(-jk) is the inverse NTT followed by the scale g^(-j);
 - lde: inverse NTT of the M-point rows, zero-extension to blowup*M, coset NTT with the shift.
 
-The model device runs these on its own memory; the other devices run them on the host around the
-backend's transform (docs/api.md, "What runs where").
+The model device runs these on its own memory. The other devices leave them to the kernel (flags) and
+the host driver's layout step (orders); only the LDE's zero extension is done here for them
+(:func:`zero_extend`), as the kernel cannot zero-extend yet (docs/api.md, "What runs where").
 """
 
 from typing import Callable
@@ -44,6 +45,13 @@ def transform(rows: np.ndarray, rows_ntt: RowsNtt, inverse: bool, coset: int | N
     if order[1] == "r":
         rows = bit_reverse(rows)
     return rows
+
+
+def zero_extend(rows: np.ndarray, blowup: int) -> np.ndarray:
+    """Each (B, M) row followed by (blowup - 1) M zeros: a new (B, blowup M) array."""
+    extended = np.zeros((rows.shape[0], rows.shape[1] * blowup), dtype=np.uint64)
+    extended[:, :rows.shape[1]] = rows
+    return extended
 
 
 def lde(rows: np.ndarray, rows_ntt: RowsNtt, blowup: int, shift: int) -> np.ndarray:

@@ -1,0 +1,109 @@
+"""The host's layout step: B transforms of N points to and from the kernel's per-channel buffers, with the
+input and output orders composed into the placement.
+
+A batch of B transforms sits in each channel as B regions of ``layout.channel_bytes``, element e right
+after element e - 1 (the kernel's ``batch`` argument). Within a region the points sit where
+:class:`hw.model.layout.HbmLayout` places them. An order is part of this step, never of the kernel: the
+kernel always reads natural-order x and writes natural-order X; the user's point i of a bit-reversed
+array is the natural point rev(i), so a bit-reversed order only changes which user point goes to (or
+comes from) each HBM word. Both moves are one pass over the data:
+
+- natural order: one row gather (scatter) of L-point units per channel, from the layout's unit table;
+- bit-reversed order: one point gather per channel from an index table (the unit table with the bit
+  reversal composed in), built once per build, size, buffer and order and kept.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from hw.model.layout import HbmLayout
+from hw.model.ntt import bit_reverse_indices
+
+__all__ = ["point_table", "scatter_rows", "gather_rows"]
+
+#: point index tables by (params, log_n, buffer): {channel: user indices in channel order}
+_POINT_TABLES: dict[tuple, dict[int, np.ndarray]] = {}
+_POOL: ThreadPoolExecutor | None = None
+#: From this many points a move runs its channels on a few threads (numpy's gathers release the GIL).
+_THREADS_FROM = 1 << 18
+
+
+def _each(fn, items, n_points: int) -> None:
+    global _POOL
+    if n_points < _THREADS_FROM:
+        for item in items:
+            fn(item)
+        return
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1), thread_name_prefix="hbm-io")
+    for _ in _POOL.map(fn, items):      # re-raises the first exception
+        pass
+
+
+def point_table(layout: HbmLayout, buffer: str) -> dict[int, np.ndarray]:
+    """For each channel ``buffer`` uses: the user indices of a bit-reversed-order array, in the order the
+    channel holds its points from byte 0 (the unit table, expanded to points, through the bit reversal).
+    Built once per build, size and buffer."""
+    key = (layout.params, layout.log_n, buffer)
+    if key not in _POINT_TABLES:
+        lanes = layout.unit_points
+        # int32 halves the tables (2^24 points: 64 MiB per buffer) for every size a build has (<= 2^24)
+        rev = bit_reverse_indices(layout.log_n).astype(np.int32 if layout.log_n < 31 else np.int64)
+        _POINT_TABLES[key] = {ch: rev[(units[:, None] * lanes + np.arange(lanes)).reshape(-1)]
+                              for ch, units in layout.unit_table(buffer).items()}
+    return _POINT_TABLES[key]
+
+
+def _regions(view: np.ndarray, batch: int, words: int) -> np.ndarray:
+    """The first ``batch`` regions of a channel's buffer, as a (batch, words) view."""
+    return np.asarray(view).reshape(-1)[: batch * words].reshape(batch, words)
+
+
+def scatter_rows(layout: HbmLayout, rows: np.ndarray, buffers, *, buffer: str = "input",
+                 reverse: bool = False) -> None:
+    """Place the (B, N) ``rows`` as ``buffer`` into the per-channel arrays ``buffers`` (indexable by HBM
+    channel, each holding at least B regions), row e in region e; ``reverse``: the rows are in
+    bit-reversed order. Touches only the channels the buffer uses."""
+    rows = np.asarray(rows, dtype=np.uint64)
+    batch, n = rows.shape
+    if n != layout.n_points:
+        raise ValueError(f"rows: expected rows of {layout.n_points} points, got shape {rows.shape}")
+    words, lanes = layout.points_per_channel, layout.unit_points
+    if reverse:
+        def one(item):
+            ch, idx = item
+            np.take(rows, idx, axis=1, out=_regions(buffers[ch], batch, words))
+        _each(one, point_table(layout, buffer).items(), rows.size)
+        return
+    units_of = rows.reshape(batch, n // lanes, lanes)
+
+    def one_natural(item):
+        ch, units = item
+        dst = _regions(buffers[ch], batch, words).reshape(batch, units.size, lanes)
+        np.take(units_of, units, axis=1, out=dst)
+    _each(one_natural, layout.unit_table(buffer).items(), rows.size)
+
+
+def gather_rows(layout: HbmLayout, buffers, batch: int, *, buffer: str = "output",
+                reverse: bool = False) -> np.ndarray:
+    """The (B, N) points of ``buffer`` in the first ``batch`` regions of the per-channel arrays
+    ``buffers``, as a new array (bit-reversed order with ``reverse``)."""
+    n, words, lanes = layout.n_points, layout.points_per_channel, layout.unit_points
+    out = np.empty((batch, n), dtype=np.uint64)
+    if reverse:
+        def one(item):
+            ch, idx = item
+            out[:, idx] = _regions(buffers[ch], batch, words)
+        _each(one, point_table(layout, buffer).items(), out.size)
+        return out
+    units_of = out.reshape(batch, n // lanes, lanes)
+
+    def one_natural(item):
+        ch, units = item
+        units_of[:, units] = _regions(buffers[ch], batch, words).reshape(batch, units.size, lanes)
+    _each(one_natural, layout.unit_table(buffer).items(), out.size)
+    return out
