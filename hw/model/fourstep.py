@@ -50,20 +50,21 @@ def pass1(x, n1: int | None = None, inverse: bool = False) -> np.ndarray:
     return y[:, bit_reverse_indices(log2_exact(n1))]
 
 
-def pass2(state: np.ndarray, inverse: bool = False) -> np.ndarray:
-    """Finish the transform from the pass-1 state ``state[n2, k1]``; returns X in natural order
-    (without the 1/N of an inverse transform)."""
+def pass2(state: np.ndarray, inverse: bool = False, *, normalize: bool = False) -> np.ndarray:
+    """Finish the transform from the pass-1 state ``state[n2, k1]``; returns X in natural order, times
+    1/N if ``normalize`` (the engine's pass 2 of an inverse run: 1/N folded into the lanes' output scale;
+    without it the 1/N of an inverse transform is left out)."""
     state = F.as_u64(state)
     n2, n1 = state.shape
     rows = np.ascontiguousarray(state.T)                          # rows[k1, n2]
     z = dif_stages(rows, inverse=inverse)[:, bit_reverse_indices(log2_exact(n2))]   # z[k1, k2]
-    return np.ascontiguousarray(z.T).reshape(n1 * n2)             # X[k1 + N1*k2]
+    out = np.ascontiguousarray(z.T).reshape(n1 * n2)              # X[k1 + N1*k2]
+    if normalize:
+        out = F.vmul(out, np.uint64(F.inv(n1 * n2)))
+    return out
 
 
 def four_step(x, n1: int | None = None, inverse: bool = False) -> np.ndarray:
-    """The whole transform through the two passes (inverse includes the 1/N scaling)."""
+    """The whole transform through the two passes (inverse includes the 1/N scaling, in pass 2)."""
     x = F.as_u64(x)
-    out = pass2(pass1(x, n1, inverse), inverse)
-    if inverse:
-        out = F.vmul(out, np.uint64(F.inv(x.shape[0])))
-    return out
+    return pass2(pass1(x, n1, inverse), inverse, normalize=inverse)
