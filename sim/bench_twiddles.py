@@ -47,7 +47,7 @@ def _default_runs(params: BuildParams, frame_sizes: list[int], max_rounds: int |
             runs.append([pass_index, log_n, rounds, 0, inverse, batch])
             if rng.random() < 0.35:
                 runs.append([pass_index, log_n, rng.randrange(rounds),
-                             rng.randrange(1, 1 << (frames[pass_index - 1] - 1)), 1 - inverse, batch])
+                             rng.randrange(1, 1 << (frames[pass_index - 1] - 1)), int(modes) - inverse, batch])
     rng.shuffle(runs)
     return runs
 
