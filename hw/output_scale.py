@@ -25,7 +25,7 @@ amount for the shifter that already serves the factor's power-of-two part (every
 barrel is built for the 64th roots' amounts), and the exponent is held at 0 (factor 1).
 """
 
-from amaranth.hdl import Array, Const, EnableInserter, Module, Mux, Signal, unsigned
+from amaranth.hdl import Array, Cat, Const, EnableInserter, Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -111,10 +111,12 @@ class OutputScale(wiring.Component):
         # exponents of this cycle's two outputs: e0 = 2 t u, e1 = e0 + u (mod 2^(2k)); inverse -u for u
         acc = Signal(n, name="exp_acc")
         e0, e1 = Signal(n, name="e0"), Signal(n, name="e1")
-        m.d.comb += [e0.eq(Mux(start, 0, acc)), e1.eq(e0 + step + neg)]
+        # a + b + c_in as one adder: the carry in rides below bit 0 of both operands
+        add_carry = lambda a, b, c: (Cat(c, a) + Cat(c, b))[1:n + 1]
+        m.d.comb += [e0.eq(Mux(start, 0, acc)), e1.eq(add_carry(e0, step, neg))]
         with m.If(en):
-            # -2u = 2 (~u) + 2
-            m.d.sync += acc.eq(e0 + (step << 1) + (neg << 1))
+            # -2u = 2 (~u) + 2 = (2 (~u) + 1) + 1
+            m.d.sync += acc.eq(add_carry(e0, Cat(neg, step), neg))
         # 1/N as a shift amount, 192 - n (0 for n = 0)
         norm_shift = Signal(8, name="norm_shift")
         with m.If(en):
