@@ -515,7 +515,7 @@ def test_output_scale_lane_frame_sizes(k, sizes):
         assert np.array_equal(g, e), f"frame {j} (2^{len(e).bit_length() - 1} points)"
 
 
-@pytest.mark.parametrize("k, sizes", [(4, None), (5, [5, 2, 4])], ids=["k4", "k5"])
+@pytest.mark.parametrize("k, sizes", [(4, None)], ids=["k4"])
 def test_output_scale_lane_inverse(k, sizes):
     """The default lane running inverse passes at run-time frame sizes, switching between forward,
     inverse (pass 1: output m times w_N^(-column m)) and normalize (pass 2: times 1/N) at restarts without
