@@ -61,4 +61,5 @@ def test_engine_folded_scale():
     """The folded design (scale in the stage twiddles) stays exact."""
     params = BuildParams(lanes=4, log_core=4, channels=2)
     run_bench(NttEngine(params, scale="stages"), name="engine",
-              params={"params": params.as_dict(), "scale": "stages"}, test_module="sim.bench_engine")
+              params={"params": params.as_dict(), "scale": "stages"}, test_module="sim.bench_engine",
+              testcase=FORWARD_TESTS)
