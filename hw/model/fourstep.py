@@ -9,6 +9,10 @@ N = N1 * N2, input index n = N2*n1 + n2, output index k = k1 + N1*k2.
 - Pass 2 (:func:`pass2`): for every row k1, a plain N2-point transform; the result for (k1, k2) is
   X[k1 + N1*k2].
 
+An inverse transform uses w^-1 throughout (pass 1's scale becomes w_N^(-n2*k1)) and takes its 1/N in
+pass 2 (``normalize``), as the engine does (hw/engine.py). A batch is every element through the same
+passes (the engine runs them back to back in one pass, hw.model.schedule.pass_schedule).
+
 The state between the passes is a 2-D array ``state[n2, k1]``: row n2 is what the lane that worked on
 column n2 emitted, in natural k1 order. Benches compare the RTL against it pass by pass.
 """
