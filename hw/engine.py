@@ -26,6 +26,15 @@ frames of 2^n1 points (n1 = ceil(n/2)) and pass 2 of 2^n2 (n2 = floor(n/2)), as
 ``hw.model.schedule.pass_schedule(params, pass, n)`` says. The frame size reaches the lanes and the twiddle
 generator in the cycle of ``start`` (with the lanes' ``restart``) and is held through the pass. A pass
 of 2^n points takes 2^n / (2L) + ``latency_at(f)`` cycles with no stalls.
+
+Inverse and batches (issue 14, scale "output"). ``inverse`` (held by the control through a run) makes the
+run the inverse transform, 1/N included, in the same two passes and cycles: the generator sends the
+inverse stream (inverse twiddle rows), pass 1's output scale multiplies by w_N^(-n2 k1) and pass 2's by
+1/N = 2^(192 - n) (a shift, ``normalize``); no multiplier is added. ``batch`` = B (>= 1; 0 acts as 1) runs
+B transforms stored back to back in one pass of B x as many columns (rows), ``pass_schedule(params,
+pass, n, B)``: the lanes run the elements back to back with the pipeline full, the generator's column
+wraps at each element's N2. A pass then takes B * 2^n / (2L) + ``latency_at(f)`` cycles with no stalls.
+Both are taken at ``start`` like ``log_n``.
 """
 
 from amaranth.hdl import Module, Mux, Signal
@@ -47,12 +56,15 @@ class NttEngine(wiring.Component):
     Ports:
       start      pulse while idle: begin a pass (``pass2`` selects the second)
       log_n      n of the run, N = 2^n (params.min_log_n .. params.max_log_n), stable while busy
+      inverse    1: the inverse transform (1/N included), stable while busy (scale "output")
+      batch      B: transforms per pass, 1 .. max_batch (0 acts as 1), stable while busy
       pass2      0: pass 1 (columns, scaled twiddles), 1: pass 2 (rows, plain twiddles)
       busy       a pass is in progress
       done       one-cycle pulse when the last payload of the pass has left
       points_in  stream of payloads (2L x 64 bits) in pass_schedule read order
       points_out stream of payloads in pass_schedule write order
-    Properties: params, payload_width, beats_per_pass, latency, lane_latency, prefill_cycles, mul_units.
+    Properties: params, payload_width, beats_per_pass, latency, lane_latency, prefill_cycles, mul_units,
+    max_batch, inverse_supported.
     """
 
     def __init__(self, params: BuildParams, *, scale: str = "output"):
@@ -66,6 +78,8 @@ class NttEngine(wiring.Component):
             "start": In(1),
             "pass2": In(1),
             "log_n": In(range(params.max_log_n + 1)),
+            "inverse": In(1),
+            "batch": In(range(self.max_batch + 1)),
             "busy": Out(1),
             "done": Out(1),
             "points_in": In(stream.Signature(payload_layout(params.lanes))),
@@ -75,6 +89,19 @@ class NttEngine(wiring.Component):
     @property
     def params(self) -> BuildParams:
         return self._params
+
+    @property
+    def max_batch(self) -> int:
+        """Largest ``batch``: 2^(max_log_n - min_log_n), as many of the smallest transforms as points of
+        the largest (1 with scale "stages", which runs one transform a pass)."""
+        if self._twiddles.scale == "stages":
+            return 1
+        return 1 << (self._params.max_log_n - self._params.min_log_n)
+
+    @property
+    def inverse_supported(self) -> bool:
+        """Whether ``inverse`` is honoured (scale "output"; "stages" runs forward transforms only)."""
+        return self._twiddles.scale == "output"
 
     @property
     def payload_width(self) -> int:
@@ -125,7 +152,7 @@ class NttEngine(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         p = self._params
-        most = self.beats_per_pass
+        most = self.beats_per_pass * self.max_batch     # payloads in a pass of the largest batch
         tg = m.submodules.twiddles = self._twiddles
         for i, lane in enumerate(self._lanes):
             m.submodules[f"lane{i}"] = share(lane)
@@ -141,6 +168,7 @@ class NttEngine(wiring.Component):
         frame_now = Signal(range(p.log_core + 1))
         frame = Signal(range(p.log_core + 1))
         m.d.comb += frame_now.eq(Mux(self.pass2, self.log_n >> 1, (self.log_n + 1) >> 1))
+        batch = Mux(self.batch == 0, 1, self.batch)
 
         en = Signal()                           # the lanes' (and, outside PREFILL, the generator's) enable
         tg_en = Signal()
@@ -161,7 +189,7 @@ class NttEngine(wiring.Component):
             with m.State("IDLE"):
                 with m.If(self.start):
                     m.d.sync += [issued.eq(0), taken.eq(0), sent.eq(0), prefill.eq(0), frame.eq(frame_now),
-                                 total.eq(1 << (self.log_n - p.lanes.bit_length()).as_unsigned())]
+                                 total.eq(batch << (self.log_n - p.lanes.bit_length()).as_unsigned())]
                     m.d.comb += restart.eq(1)
                     m.next = "PREFILL"
             with m.State("PREFILL"):
@@ -190,11 +218,13 @@ class NttEngine(wiring.Component):
 
         log_frame = Mux(restart, frame_now, frame)
         m.d.comb += [tg.en.eq(tg_en), tg.start.eq(restart), tg.pass2.eq(self.pass2), tg.i_valid.eq(issue),
-                     tg.log_frame.eq(log_frame)]
+                     tg.log_frame.eq(log_frame), tg.inverse.eq(self.inverse),
+                     tg.log_columns.eq(self.log_n >> 1)]           # pass 1: N2 = 2^floor(n/2) columns
         for i, lane in enumerate(self._lanes):
             m.d.comb += [
                 lane.en.eq(en), lane.restart.eq(restart), lane.i_valid.eq(accept),
                 lane.log_frame.eq(log_frame), lane.log_n.eq(self.log_n),
+                lane.inverse.eq(self.inverse & ~self.pass2), lane.normalize.eq(self.inverse & self.pass2),
                 lane.i_x0.eq(self.points_in.payload[i].x0),
                 lane.i_x1.eq(self.points_in.payload[i].x1),
                 lane.i_w_first.eq(tg.o_w_first[i]), lane.i_w_rest.eq(tg.o_w_rest[i]),

@@ -410,6 +410,11 @@ class Lane(wiring.Component):
       log_frame         f, 2..k: the frame size of the pass, taken at ``restart`` (the lane runs 2^k
                         frames until the first restart). Any other value: nothing valid comes out.
       log_n             n, 0..2k: the output scale's N = 2^n (scale "output"), taken at ``restart``
+      inverse           (scale "output") the output scale multiplies by w_N^(-column * m): pass 1 of an
+                        inverse transform (the stream is then shift_stream(k, column, inverse=True)),
+                        taken at ``restart``
+      normalize         (scale "output") the output scale multiplies by 1/N instead (the column is
+                        ignored): pass 2 of an inverse transform, taken at ``restart``
       o_slot_start      1 when the pair taken on this cycle (if en) is the first of a transform slot
       o_valid, o_x0, o_x1   outputs (X[2t], X[2t+1]) on output cycle t, ``latency_at(f)`` cycles after input
     With ``log_frame`` = f the lane is exactly a lane of 2^f points: one frame every 2^(f-1) enabled
@@ -452,7 +457,8 @@ class Lane(wiring.Component):
         self._tw2 = _child(SecondHalfTwiddles(log_core, tw2_bits))
         super().__init__({
             "en": In(1), "restart": In(1), "log_frame": In(range(log_core + 1)),
-            "log_n": In(range(2 * log_core + 1)), "i_valid": In(1), "i_x0": In(64), "i_x1": In(64),
+            "log_n": In(range(2 * log_core + 1)), "inverse": In(1), "normalize": In(1),
+            "i_valid": In(1), "i_x0": In(64), "i_x1": In(64),
             "i_w_first": In(64), "i_w_rest": In(64),
             "o_slot_start": Out(1), "o_valid": Out(1), "o_x0": Out(64), "o_x1": Out(64),
         })
@@ -564,11 +570,15 @@ class Lane(wiring.Component):
         """Twiddle words held (replay loops, stream delays, second-half table)."""
         return self._half1.stored_twiddles + self._half2.stored_twiddles + self._tw2.stored_twiddles
 
-    def model(self, pairs, stream, log_n: int | None = None):
-        """Bit-exact reference: hw.model.lane.scaled_lane_transform (log_core = k, ``log_n``, default 2k;
-        scale "output") or lane_transform ("stages"), pairs and stream of one or more frames of 2^f."""
+    def model(self, pairs, stream, log_n: int | None = None, *, inverse: bool = False, normalize: bool = False):
+        """Bit-exact reference: hw.model.lane.scaled_lane_transform (log_core = k, ``log_n``, default 2k,
+        ``inverse``, ``normalize``; scale "output") or lane_transform ("stages", which has neither flag),
+        pairs and stream of one or more frames of 2^f."""
         if self._scale == "output":
-            return lane_model.scaled_lane_transform(pairs, stream, log_core=self._k, log_n=log_n)
+            return lane_model.scaled_lane_transform(pairs, stream, log_core=self._k, log_n=log_n,
+                                                    inverse=inverse, normalize=normalize)
+        if inverse or normalize:
+            raise ValueError("inverse, normalize: a lane with scale \"stages\" has no output scale")
         return lane_model.lane_transform(pairs, stream)
 
     def elaborate(self, platform):
@@ -582,8 +592,10 @@ class Lane(wiring.Component):
         # The pass's frame size and N, taken at restart (until then, 2^k frames and N = 2^(2k)).
         frame = Signal(range(k + 1), name="frame", init=k)
         log_n = Signal(range(2 * k + 1), name="log_n_q", init=2 * k)
+        inverse, normalize = Signal(name="inverse_q"), Signal(name="normalize_q")
         with m.If(self.restart):
-            m.d.sync += [frame.eq(self.log_frame), log_n.eq(self.log_n)]
+            m.d.sync += [frame.eq(self.log_frame), log_n.eq(self.log_n),
+                         inverse.eq(self.inverse), normalize.eq(self.normalize)]
 
         def phase_counter(name: str, blocks: int, ahead: int = 0):
             """Free-running k-bit phase (parity at bit f - 1, the cycle within the frame below) of the data
@@ -664,6 +676,7 @@ class Lane(wiring.Component):
         m.d.comb += [
             out.en.eq(en), out.i_valid.eq(rev.o_valid), out.i_x0.eq(rev.o_x0), out.i_x1.eq(rev.o_x1),
             out.i_next_cycle.eq(out_cycle), out.i_log_n.eq(log_n),
+            out.i_inverse.eq(inverse), out.i_normalize.eq(normalize),
             out.i_next_column.eq(Mux(out_parity, column[1], column[0])),
             self.o_valid.eq(out.o_valid), self.o_x0.eq(out.o_x0), self.o_x1.eq(out.o_x1),
         ]

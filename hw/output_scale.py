@@ -16,9 +16,16 @@ k = 12, one RAMB36 each, read by both ports). Per port:
     13 .. 24     Y = (X * 2^shift) * f (MulReduce)
 
 Latency 25; four multiply/reduce units (48 DSP48E2) per lane, the same in both passes.
+
+Inverse transforms (issue 14), no new multiplier: ``i_inverse`` negates the exponent, Y[m] =
+w_N^(-n2 m) X[m] (the step u is kept one's-complemented, ~u = -u - 1, and the exponent adders take a
+carry in: e += -u, so the per-cycle path keeps its one adder). ``i_normalize`` (pass 2 of an inverse run,
+where the column is 0) makes Y = X / N instead: 1/N = 2^(192 - n) since 2^192 = 1 mod p, so it is a shift
+amount for the shifter that already serves the factor's power-of-two part (every level of the 0..191
+barrel is built for the 64th roots' amounts), and the exponent is held at 0 (factor 1).
 """
 
-from amaranth.hdl import Array, Const, EnableInserter, Module, Mux, Signal, unsigned
+from amaranth.hdl import Array, Cat, Const, EnableInserter, Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -37,7 +44,8 @@ class OutputScale(wiring.Component):
     ``latency`` cycles later), and, one enabled cycle AHEAD of the pair they describe (registered here):
     i_next_cycle (output cycle t of the pair entering on the next enabled cycle, k-1 bits),
     i_next_column (that pair's frame's column n2, k bits), i_log_n (n: N = 2^n, 0..2k; constant while
-    frames flow)."""
+    frames flow), i_inverse (Y[m] = w_N^(-n2 m) X[m]), i_normalize (Y[m] = X[m] / N, the column ignored);
+    the last two are also constant while frames flow."""
 
     def __init__(self, log_core: int):
         if not isinstance(log_core, int) or not 2 <= log_core <= 12:
@@ -51,6 +59,7 @@ class OutputScale(wiring.Component):
         super().__init__({
             "en": In(1), "i_valid": In(1), "i_next_cycle": In(max(1, log_core - 1)),
             "i_next_column": In(log_core), "i_log_n": In(range(n + 1)),
+            "i_inverse": In(1), "i_normalize": In(1),
             "i_x0": In(64), "i_x1": In(64),
             "o_valid": Out(1), "o_x0": Out(64), "o_x1": Out(64),
         })
@@ -72,6 +81,11 @@ class OutputScale(wiring.Component):
         """Words in the two factor ROMs (each read by both ports)."""
         return (1 << self._hi_bits) + (1 << self._lo_bits)
 
+    @property
+    def normalize_shifts(self) -> list[int]:
+        """Shift amounts of 1/N = 2^(192 - n), n = 1..2k (n = 0: 0)."""
+        return [0] + [192 - n for n in range(1, 2 * self._k + 1)]
+
     def _tables(self):
         n = 2 * self._k
         w = field.root_of_unity(1 << n)
@@ -85,17 +99,31 @@ class OutputScale(wiring.Component):
         m = Module()
         n, en = 2 * self._k, self.en
         shifts, hi_words, lo_words = self._tables()
-        # this pair's step u = n2 * 2^(2k - n) and frame start, registered from the "next" inputs
+        # this pair's step u = n2 * 2^(2k - n) and frame start, registered from the "next" inputs;
+        # inverse: the step is kept as ~u = -u - 1 and the adders below add the missing 1 as a carry in;
+        # normalize: u = 0 (the exponent stays 0, factor 1)
         step, start = Signal(n, name="step"), Signal(name="frame_start")
+        neg = Signal(name="negate")
+        column = Mux(self.i_normalize, 0, self.i_next_column)
         with m.If(en):
-            m.d.sync += [step.eq((self.i_next_column << n) >> self.i_log_n),
-                         start.eq(self.i_next_cycle == 0)]
-        # exponents of this cycle's two outputs: e0 = 2 t u, e1 = e0 + u (mod 2^(2k))
+            m.d.sync += [step.eq(((column << n) >> self.i_log_n) ^ Mux(self.i_inverse, (1 << n) - 1, 0)),
+                         neg.eq(self.i_inverse), start.eq(self.i_next_cycle == 0)]
+        # exponents of this cycle's two outputs: e0 = 2 t u, e1 = e0 + u (mod 2^(2k)); inverse -u for u
         acc = Signal(n, name="exp_acc")
         e0, e1 = Signal(n, name="e0"), Signal(n, name="e1")
-        m.d.comb += [e0.eq(Mux(start, 0, acc)), e1.eq(e0 + step)]
+        # a + b + c_in as one adder: the carry in rides below bit 0 of both operands
+        add_carry = lambda a, b, c: (Cat(c, a) + Cat(c, b))[1:n + 1]
+        m.d.comb += [e0.eq(Mux(start, 0, acc)), e1.eq(add_carry(e0, step, neg))]
         with m.If(en):
-            m.d.sync += acc.eq(e0 + (step << 1))
+            # -2u = 2 (~u) + 2 = (2 (~u) + 1) + 1
+            m.d.sync += acc.eq(add_carry(e0, Cat(neg, step), neg))
+        # 1/N as a shift amount, 192 - n (0 for n = 0)
+        norm_shift = Signal(8, name="norm_shift")
+        with m.If(en):
+            m.d.sync += norm_shift.eq(Mux(self.i_log_n == 0, 0, 192 - self.i_log_n))
+        normalize = Signal(name="normalize_q")
+        with m.If(en):
+            m.d.sync += normalize.eq(self.i_normalize)
 
         # 512 x 64 at k = 12: one RAMB36 (512 x 72) each, both ports reading; Yosys would otherwise
         # build them from LUTs (about 1,400 LUTs per ROM and port)
@@ -114,7 +142,7 @@ class OutputScale(wiring.Component):
         for port, (e, x, out) in enumerate(((e0, self.i_x0, self.o_x0), (e1, self.i_x1, self.o_x1))):
             factor = MulReduce()
             scale = MulReduce()
-            shift = ShiftReduce(sorted(set(shifts)))
+            shift = ShiftReduce(sorted(set(shifts) | set(self.normalize_shifts)))
             m.submodules[f"factor{port}"] = share(factor)
             m.submodules[f"scale{port}"] = share(scale)
             m.submodules[f"shift{port}"] = share(shift)
@@ -127,7 +155,7 @@ class OutputScale(wiring.Component):
                 m.d.comb += hi_rd.addr.eq(e[self._lo_bits:rest])
             if self._lo_bits:
                 m.d.comb += lo_rd.addr.eq(e[:self._lo_bits])
-            amount = pipe(regs, shift_of[e[rest:]], 1, f"shift{port}")
+            amount = pipe(regs, Mux(normalize, norm_shift, shift_of[e[rest:]]), 1, f"shift{port}")
             x1 = pipe(regs, x, 1, f"x{port}")
             m.d.comb += [
                 factor.i_valid.eq(valid), factor.i_a.eq(hi_rd.data), factor.i_b.eq(lo_rd.data),

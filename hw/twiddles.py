@@ -12,8 +12,16 @@ rows in all, twice the rows of the single size), so the address counter simply r
 2^f - 1 and back (one past the end is 2^f, halved it is the first row again); a bit in every row marks
 the frame's free slot.
 
-The folded ``scale="stages"`` generator below runs frames of 2^k only (it has the ``log_frame`` port, so
-the engine's wiring does not depend on the scale, and ignores it).
+Inverse transforms and batches (issue 14, scale "output"): ``inverse`` (latched on ``start``) selects the
+inverse rows, ``shift_stream(k, column, inverse=True, frame=f)``, held in the same ROM behind one more
+address bit (2^(k+1) rows). ``log_columns`` (latched on ``start``; the engine drives n2 = floor(n/2)) is the
+number of pass-1 columns of one transform, 2^log_columns: a batch of B transforms is one pass of B times
+as many columns back to back, and the column the lanes get wraps to 0 at every element boundary
+(column = number mod N2, hw.model.schedule.pass_schedule).
+
+The folded ``scale="stages"`` generator below runs forward frames of 2^k, one transform a pass, only (it has
+the ``log_frame``, ``inverse`` and ``log_columns`` ports, so the engine's wiring does not depend on the
+scale, and ignores them).
 
 The rest of this docstring describes ``scale="stages"``, the scale folded into the stage twiddles.
 
@@ -33,7 +41,7 @@ selects the pass and rewinds the cycle/column counters; each enabled cycle with 
 cycle of the engine and ``o_valid`` rises ``latency`` enabled cycles later with that cycle's words.
 """
 
-from amaranth.hdl import Array, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -63,9 +71,11 @@ def _table_reader(tables, slot_bits: int, stage_bits: int):
 class TwiddleGenerator(wiring.Component):
     """Twiddle words for L lanes, pass 1 or pass 2.
 
-    Ports: en, start (pulse: rewind and latch ``pass2`` and ``log_frame``), pass2 (0: pass 1, 1: pass 2),
-    log_frame (f: frames of 2^f points, 2..k; scale "output" only), i_valid, o_valid, o_w_first /
-    o_w_rest (one 64-bit word per lane).
+    Ports: en, start (pulse: rewind and latch ``pass2``, ``log_frame``, ``inverse``, ``log_columns``),
+    pass2 (0: pass 1, 1: pass 2), log_frame (f: frames of 2^f points, 2..k), inverse (the inverse
+    transform's stream), log_columns (pass-1 columns per transform, 2^log_columns, >= log2 L; the column
+    wraps there), i_valid, o_valid, o_w_first / o_w_rest (one 64-bit word per lane). log_frame, inverse
+    and log_columns: scale "output" only.
     Properties: params, latency, lookahead, mul_units (multiply/reduce units in total), frame_sizes.
     """
 
@@ -86,6 +96,9 @@ class TwiddleGenerator(wiring.Component):
             # log2 of the frame size, 2..k (other values act as k); the init keeps an engine that does
             # not drive it on frames of 2^k
             "log_frame": In(range(params.log_core + 1), init=params.log_core),
+            "inverse": In(1),
+            # 2^k columns (one transform of the largest size) unless driven
+            "log_columns": In(range(params.log_core + 1), init=params.log_core),
             "i_valid": In(1),
             "o_valid": Out(1),
             "o_w_first": Out(words),
@@ -233,20 +246,24 @@ class TwiddleGenerator(wiring.Component):
         return m
 
     def _elaborate_plain(self):
-        """One ROM of shift-stream words of every frame size for all lanes; lane l's free slot carries its
-        column L*g + l in pass 1 (0 in pass 2). Latency 2: ROM read, then the column select."""
+        """One ROM of shift-stream words of every frame size, forward and inverse, for all lanes; lane l's
+        free slot carries its column (L*g + l) mod 2^log_columns in pass 1 (0 in pass 2). Latency 2: ROM
+        read, then the column select."""
         m = Module()
         p = self._params
         k, lanes, en = p.log_core, p.lanes, self.en
-        # Every frame size's rows, those of size f at 2^(f-1) + t; each row also says whether it carries
-        # the frame's free slot (the lane's column goes there), so no per-size compare is needed.
-        init = [{"w0": 0, "w1": 0, "free": 0}] * 2          # addresses 0 and 1: no frame of 2^0 or 2^1
-        for f in range(2, k + 1):
-            words = shift_stream(k, 0, frame=f)
-            init += [{"w0": int(words[t, 0]), "w1": int(words[t, 1]), "free": int(t == scale_slot(f))}
-                     for t in range(1 << (f - 1))]
+        # Every frame size's rows, those of size f at 2^(f-1) + t (the inverse rows 2^k above); each row
+        # also says whether it carries the frame's free slot (the lane's column goes there), so no
+        # per-size compare is needed.
+        init = []
+        for inverse in (False, True):
+            init += [{"w0": 0, "w1": 0, "free": 0}] * 2          # addresses 0 and 1: no frame of 2^0 or 2^1
+            for f in range(2, k + 1):
+                words = shift_stream(k, 0, inverse, frame=f)
+                init += [{"w0": int(words[t, 0]), "w1": int(words[t, 1]), "free": int(t == scale_slot(f))}
+                         for t in range(1 << (f - 1))]
         entry = data.StructLayout({"w0": 64, "w1": 64, "free": 1})
-        m.submodules.rom = rom_mem = Memory(shape=entry, depth=1 << k, init=init)
+        m.submodules.rom = rom_mem = Memory(shape=entry, depth=2 << k, init=init)
         rd = rom_mem.read_port(domain="sync")
 
         # The address runs 2^(f-1) .. 2^f - 1: one past the end is 2^f, which is the frame's bit f set,
@@ -257,17 +274,24 @@ class TwiddleGenerator(wiring.Component):
         # reset values: frames of 2^k, as the generator ran before it had log_frame
         addr = Signal(k, init=1 << (k - 1))    # ROM address of the next input cycle: 2^(f-1) + t
         frame = Signal.like(self.log_frame, init=k)
-        base = Signal(k)                       # L * g: the column of lane 0 in round g (pass 1)
+        base = Signal(k)                       # L * g mod 2^log_columns: lane 0's column in round g (pass 1)
         pass2 = Signal()
+        inverse = Signal()
+        columns = Signal.like(self.log_columns, init=k)
         step = en & self.i_valid
         inc = Signal(k + 1)
-        m.d.comb += [rd.addr.eq(addr), rd.en.eq(en), inc.eq(addr + 1)]
+        base_inc = Signal(k + 1)
+        m.d.comb += [rd.addr.eq(Cat(addr, inverse)), rd.en.eq(en), inc.eq(addr + 1), base_inc.eq(base + lanes)]
         with m.If(self.start):
             f = self.log_frame
-            m.d.sync += [addr.eq(first_of[f]), frame.eq(size_of[f]), base.eq(0), pass2.eq(self.pass2)]
+            m.d.sync += [addr.eq(first_of[f]), frame.eq(size_of[f]), base.eq(0), pass2.eq(self.pass2),
+                         inverse.eq(self.inverse), columns.eq(self.log_columns)]
         with m.Elif(step):
             with m.If(inc.bit_select(frame, 1)):
-                m.d.sync += [addr.eq(inc >> 1), base.eq(base + lanes)]
+                # next frame: the next column, back to 0 past the last column of an element (2^columns is
+                # a multiple of L, so the sum meets it exactly)
+                m.d.sync += [addr.eq(inc >> 1),
+                             base.eq(Mux(base_inc.bit_select(columns, 1), 0, base_inc))]
             with m.Else():
                 m.d.sync += addr.eq(inc)
         v1 = Signal()

@@ -4,6 +4,12 @@ The bench feeds payloads in ``pass_schedule`` read order from a numpy memory and
 at the ``pass_schedule`` write indices, pass 1 then pass 2, and checks the state after pass 1 against
 the golden model's ``fourstep.pass1`` and the result against ``ntt``. With no stalls, ``done`` must come
 exactly N / (2L) + ``latency`` cycles after ``start``.
+
+Inverse runs and batches (``test_inverse_and_batches``): ``inverse`` and ``batch`` = B set with ``start``
+(held while busy); B transforms stored back to back (``pass_schedule(..., batch=B)``), each element of the
+state checked against ``fourstep.pass1`` (inverse: w^-1, the scale w_N^(-n2 k1)) and of the result
+against ``ntt.transform(x, inverse=True)`` (1/N included) or the forward ``ntt``; with no stalls a pass
+takes B N / (2L) + ``latency_at(f)`` cycles, the forward run's count.
 """
 
 import random
@@ -47,11 +53,14 @@ class EngineTB:
         self.beats = facts["props"]["beats_per_pass"]
         self.frame_latencies = facts["props"]["frame_latencies"]
         self.sizes = facts["props"]["sizes"]
+        self.max_batch = facts["props"]["max_batch"]
 
     async def start(self):
         start_clock(self.dut.clk)
         self.dut.start.value = 0
         self.dut.log_n.value = self.params.max_log_n
+        self.dut.inverse.value = 0
+        self.dut.batch.value = 1
         self.dut.points_in__valid.value = 0
         self.dut.points_out__ready.value = 0
         await reset(self.dut.clk, self.dut.rst)
@@ -65,15 +74,16 @@ class EngineTB:
         return out
 
     async def run_pass(self, memory: np.ndarray, pass_index: int, idle, stall,
-                       log_n: int | None = None) -> tuple[np.ndarray, int]:
-        """One pass through the engine; returns (the written memory, cycles from start to done).
+                       log_n: int | None = None, inverse: bool = False, batch: int = 1) -> tuple[np.ndarray, int]:
+        """One pass through the engine (of a batch of ``batch`` transforms, ``memory`` holding them back to
+        back); returns (the written memory, cycles from start to done).
 
         Inputs are driven just after a falling edge; the handshakes (combinational) are read once
         they settle, which is what the coming rising edge sees.
         """
         dut, lanes = self.dut, self.params.lanes
         log_n = self.params.max_log_n if log_n is None else log_n
-        reads, writes = pass_schedule(self.params, pass_index, log_n)
+        reads, writes = pass_schedule(self.params, pass_index, log_n, batch)
         beats = self.payloads(memory, reads)
         latency = self.frame_latencies[self.params.pass_log_sizes(log_n)[pass_index - 1] - 2]
         out = np.zeros_like(memory)
@@ -82,6 +92,8 @@ class EngineTB:
         dut.start.value = 1
         dut.pass2.value = int(pass_index == 2)
         dut.log_n.value = log_n
+        dut.inverse.value = int(inverse)
+        dut.batch.value = batch
         await FallingEdge(dut.clk)
         dut.start.value = 0
         assert int(dut.busy.value), "start was not taken"
@@ -148,6 +160,34 @@ async def transform(dut, kind: str, idle: str, stall: str, seed: int = 1, log_n:
 KINDS = ("random", "edges", "zeros", "max", "impulse")
 
 
+async def batch_run(tb: EngineTB, log_n: int, inverse: bool, kinds: list[str], idle: str, stall: str, seed: int):
+    """A batch of len(kinds) transforms of 2^log_n points (element e of kind kinds[e]), both passes;
+    checks every element's pass-1 state and result, and with no gaps or stalls the exact cycle counts."""
+    dut, p = tb.dut, tb.params
+    batch = len(kinds)
+    f1, f2 = p.pass_log_sizes(log_n)
+    size = 1 << log_n
+    x = np.concatenate([vectors(kind, size, seed + e) for e, kind in enumerate(kinds)])
+    idle_it, stall_it = pattern(idle, seed=seed), pattern(stall, seed=seed + 1)
+    state, c1 = await tb.run_pass(x, 1, idle_it, stall_it, log_n, inverse, batch)
+    what = f"{'inverse' if inverse else 'forward'} 2^{log_n} x {batch} ({', '.join(kinds)})"
+    for e in range(batch):
+        part = slice(e * size, (e + 1) * size)
+        assert np.array_equal(state[part].reshape(1 << f2, 1 << f1), fourstep.pass1(x[part], 1 << f1, inverse)), \
+            f"{what}: element {e}'s state after pass 1 differs from the golden model"
+    result, c2 = await tb.run_pass(state, 2, idle_it, stall_it, log_n, inverse, batch)
+    for e in range(batch):
+        part = slice(e * size, (e + 1) * size)
+        assert np.array_equal(result[part], ntt.transform(x[part], inverse=inverse)), \
+            f"{what}: element {e}'s result differs from the golden model"
+    beats = batch * size // (2 * p.lanes)
+    if idle == "none" and stall == "none":
+        for c, f in ((c1, f1), (c2, f2)):
+            expect = beats + tb.frame_latencies[f - 2]
+            assert c == expect, f"{what}: pass took {c} cycles, expected {beats} + {tb.frame_latencies[f - 2]}"
+    dut._log.info(f"{what} idle={idle} stall={stall}: pass cycles {c1}, {c2} (ideal {beats} each)")
+
+
 @cocotb.test()
 @cocotb.parametrize(idle=("none", "random", "bursty"), stall=("none", "random", "bursty"))
 async def test_random_points(dut, idle, stall):
@@ -186,3 +226,24 @@ async def test_back_to_back(dut):
     state, _ = await tb.run_pass(x, 1, it, st)
     result, _ = await tb.run_pass(state, 2, it, st)
     assert np.array_equal(result, ntt.ntt(x))
+
+
+@cocotb.test()
+async def test_inverse_and_batches(dut):
+    """Inverse at every size of the build, batches of 1..3 mixing input kinds, switching inverse/forward,
+    sizes and batch sizes from pass to pass without reset under random gaps and stalls; then with none,
+    inverse and batched runs for the exact cycle counts (those of a forward run of as many points)."""
+    tb = EngineTB(dut)
+    await tb.start()
+    assert tb.max_batch >= 3
+    rng = random.Random(14)
+    for i, n in enumerate(tb.sizes[::-1]):
+        batch = 1 + i % 3
+        kinds = [KINDS[(i + e) % len(KINDS)] for e in range(batch)]
+        await batch_run(tb, n, True, kinds, "random", "random", seed=100 + i)
+        if i % 2:                                  # forward in between: the flags switch back
+            await batch_run(tb, rng.choice(tb.sizes), False, ["random", "edges"], "random", "bursty", seed=200 + i)
+    for n in (tb.sizes[0], tb.sizes[-1]):
+        await batch_run(tb, n, True, ["random"], "none", "none", seed=300 + n)
+        await batch_run(tb, n, False, ["random", "max", "edges"], "none", "none", seed=310 + n)
+        await batch_run(tb, n, True, ["impulse", "random"], "none", "none", seed=320 + n)

@@ -10,6 +10,9 @@ same hardware is shown to compute all of them from the twiddles alone. Expected 
 Run-time frame sizes (``test_frame_sizes``): without a reset, a restart with a new ``log_frame`` f and
 ``log_n`` n before each run of 2^f-point frames (sizes from the ``sizes`` fact, default every f in the
 order k, 3, k-1, 2, ...; n = 2f - 1, 2f, 2k and others), the scale c = w_N^column with N = 2^n.
+A lane with the output scale then runs the two passes of an inverse transform at each f: a restart
+with ``inverse`` (the inverse stream, output m times w_N^(-column m)) and one with ``normalize`` (times
+1/N, the column ignored), against the same reference with c = w_N^(-column) and times 1/N.
 
 Checks: every output frame equals the reference; its first pair leaves exactly ``latency_at(f)``
 (the ``latencies`` fact) enabled cycles after its first input pair, its pairs leave on consecutive
@@ -55,6 +58,7 @@ class LaneTB:
         self.sizes = [int(f) for f in facts.get("sizes") or size_order(self.k)]
         self.output_scale = self.props.get("scale", "stages") == "output"
         self.f, self.log_n = self.k, 2 * self.k           # until the first restart
+        self.inverse, self.normalize = False, False
         self.log = dut._log
 
     @property
@@ -68,21 +72,25 @@ class LaneTB:
     async def start(self):
         d = self.dut
         start_clock(d.clk)
-        for s in (d.en, d.restart, d.log_frame, d.log_n, d.i_valid, d.i_x0, d.i_x1, d.i_w_first, d.i_w_rest):
+        for s in (d.en, d.restart, d.log_frame, d.log_n, d.inverse, d.normalize, d.i_valid, d.i_x0, d.i_x1,
+                  d.i_w_first, d.i_w_rest):
             s.value = 0
         await reset(d.clk, d.rst)
 
-    async def restart(self, log_frame: int, log_n: int):
-        """Pulse ``restart`` with a new frame size and N (the lane must be empty); the ports then change
-        to random values: the lane must have taken them at the restart."""
+    async def restart(self, log_frame: int, log_n: int, inverse: bool = False, normalize: bool = False):
+        """Pulse ``restart`` with a new frame size, N and output-scale flags (the lane must be empty); the
+        ports then change to random values: the lane must have taken them at the restart."""
         d = self.dut
         await FallingEdge(d.clk)
         d.restart.value, d.log_frame.value, d.log_n.value = 1, log_frame, log_n
+        d.inverse.value, d.normalize.value = int(inverse), int(normalize)
         d.en.value, d.i_valid.value = random.getrandbits(1), 0
         await FallingEdge(d.clk)
         d.restart.value, d.en.value = 0, 0
         d.log_frame.value, d.log_n.value = random.randrange(self.k + 1), random.randrange(2 * self.k + 1)
+        d.inverse.value, d.normalize.value = random.getrandbits(1), random.getrandbits(1)
         self.f, self.log_n = log_frame, log_n
+        self.inverse, self.normalize = inverse, normalize
 
     def make_frame(self, x: np.ndarray, scale: int | None, inverse: bool = False):
         """(pairs, stream, expected natural-order output) of one frame of the current size. ``scale``:
@@ -92,10 +100,13 @@ class LaneTB:
         pairs = LM.to_lane_pairs(x)
         if self.output_scale:
             stream = LM.shift_stream(self.k, scale or 0, inverse=inverse, frame=self.f)
-            c = None if not scale else F.pow_(F.root_of_unity(1 << self.log_n), scale)
+            w = F.root_of_unity(1 << self.log_n)
+            c = None if not scale or self.normalize else F.pow_(F.inv(w) if self.inverse else w, scale)
         else:
             stream, c = LM.twiddle_stream(self.f, scale, inverse=inverse), scale
         expect = LM.lane_reference(x, c=c, inverse=inverse)
+        if self.normalize:                               # the lane's pass 2 of an inverse run: times 1/N
+            expect = F.vmul(expect, np.uint64(F.inv(1 << self.log_n)))
         return pairs, stream, expect
 
     def random_scale(self) -> int:
@@ -234,6 +245,18 @@ async def test_frame_sizes(dut, stall):
         got = await tb.run(frames, pattern("random", seed=random.getrandbits(32)),
                            pattern(stall, seed=random.getrandbits(32)), idle_frame_rate=0.3)
         tb.check(got, frames)
+        if not tb.output_scale:
+            continue
+        # an inverse transform's two passes at this size: pass 1 (inverse), pass 2 (normalize)
+        for inverse, normalize in ((True, False), (False, True)):
+            await tb.restart(f, n, inverse, normalize)
+            frames = [tb.make_frame(rng.integers(0, P, 1 << f, dtype=np.uint64), tb.random_scale(), inverse=True),
+                      tb.make_frame(rng.choice(np.array(EDGE_VALUES, dtype=np.uint64), 1 << f),
+                                    tb.random_scale(), inverse=True)]
+            got = await tb.run(frames, pattern("random", seed=random.getrandbits(32)),
+                               pattern(stall, seed=random.getrandbits(32)), idle_frame_rate=0.3)
+            tb.check(got, frames)
+    await tb.restart(tb.k, 2 * tb.k)                     # forward again for the tests that follow
 
 
 @cocotb.test()

@@ -1,15 +1,18 @@
 """cocotb bench for hw.twiddles.TwiddleGenerator against hw.model.twiddles.lane_twiddles.
 
-A run is a list of starts, each (pass, log_n, rounds, extra): ``start`` with ``pass2`` and ``log_frame`` =
-the pass's frame size f (n1 in pass 1, n2 in pass 2, :meth:`BuildParams.pass_log_sizes`), then ``rounds``
-whole frames of 2^(f-1) input cycles and ``extra`` cycles of one more frame, abandoned by the next start
-(which must rewind). Starts follow each other without reset, switching pass and frame size, with random
+A run is a list of starts, each (pass, log_n, rounds, extra[, inverse, batch]): ``start`` with ``pass2``,
+``log_frame`` = the pass's frame size f (n1 in pass 1, n2 in pass 2, :meth:`BuildParams.pass_log_sizes`),
+``inverse`` and ``log_columns`` = floor(log_n / 2), then ``rounds`` whole frames of 2^(f-1) input cycles
+(up to ``batch`` x the rounds of one transform: the columns wrap at each element) and ``extra`` cycles
+of one more frame, abandoned by the next start (which must rewind). Starts follow each other without reset, switching pass and frame size, with random
 input gaps and enable stalls; every output word is checked, and every output must appear exactly
 ``latency`` enabled cycles after its input cycle.
 
 Facts: ``runs`` (optional list of [pass, log_n, rounds, extra]); by default every native log_n of the
-build, both passes, all rounds (at most ``max_rounds`` if given), plus some abandoned starts, shuffled.
-A generator built with scale "stages" runs frames of 2^k only, so it gets log_n = 2k only.
+build, both passes, all rounds (at most ``max_rounds`` if given), plus some abandoned starts, shuffled;
+with scale "output" about half of them inverse and batches of 1 to 3 transforms.
+A generator built with scale "stages" runs forward frames of 2^k only, one transform a pass, so it gets
+log_n = 2k only.
 """
 
 import random
@@ -27,21 +30,24 @@ def _split(value: int, lanes: int) -> list[int]:
     return [(value >> (64 * i)) & ((1 << 64) - 1) for i in range(lanes)]
 
 
-def _default_runs(params: BuildParams, frame_sizes: list[int], max_rounds: int | None, rng: random.Random) -> list:
+def _default_runs(params: BuildParams, frame_sizes: list[int], max_rounds: int | None, rng: random.Random,
+                  modes: bool) -> list:
     """Every log_n whose frames the generator honours, both passes, all rounds (at most ``max_rounds``);
-    and for about a third of them one more start abandoned in the middle of a frame; shuffled."""
+    and for about a third of them one more start abandoned in the middle of a frame; shuffled. With
+    ``modes``, each start inverse or not and a batch of 1..3 at random."""
     runs = []
     for log_n in range(params.min_log_n, params.max_log_n + 1):
         frames = params.pass_log_sizes(log_n)
         if not set(frames) <= set(frame_sizes):
             continue
         for pass_index in (1, 2):
-            rounds = (1 << frames[2 - pass_index]) // params.lanes
+            inverse, batch = (rng.getrandbits(1), rng.randrange(1, 4)) if modes else (0, 1)
+            rounds = batch * (1 << frames[2 - pass_index]) // params.lanes
             rounds = min(rounds, max_rounds or rounds)
-            runs.append([pass_index, log_n, rounds, 0])
+            runs.append([pass_index, log_n, rounds, 0, inverse, batch])
             if rng.random() < 0.35:
                 runs.append([pass_index, log_n, rng.randrange(rounds),
-                             rng.randrange(1, 1 << (frames[pass_index - 1] - 1))])
+                             rng.randrange(1, 1 << (frames[pass_index - 1] - 1)), int(modes) - inverse, batch])
     rng.shuffle(runs)
     return runs
 
@@ -97,23 +103,30 @@ async def _starts(dut, idle, stall):
     latency, scale = props["latency"], props["scale"]
     lanes = params.lanes
     rng = random.Random(f"{idle}/{stall}")
-    runs = facts.get("runs") or _default_runs(params, props["frame_sizes"], facts.get("max_rounds"), rng)
+    runs = facts.get("runs") or _default_runs(params, props["frame_sizes"], facts.get("max_rounds"), rng,
+                                              modes=scale == "output")
     start_clock(dut.clk)
     dut.en.value = 0
     dut.i_valid.value = 0
     dut.start.value = 0
     await reset(dut.clk, dut.rst)
     idle_it, stall_it = pattern(idle, seed=1), pattern(stall, seed=2)
-    for pass_index, log_n, rounds, extra in runs:
+    for run in runs:
+        pass_index, log_n, rounds, extra, inverse, batch = list(run) + [0, 1][len(run) - 4:]
         f = params.pass_log_sizes(log_n)[pass_index - 1]
         cycles = 1 << (f - 1)
         dut.start.value = 1
         dut.pass2.value = int(pass_index == 2)
         dut.log_frame.value = f
+        dut.inverse.value = inverse
+        dut.log_columns.value = log_n >> 1
         await FallingEdge(dut.clk)
         dut.start.value = 0
-        dut.pass2.value = rng.getrandbits(1)                 # latched on start: changes after it are ignored
+        # latched on start: changes after it are ignored
+        dut.pass2.value = rng.getrandbits(1)
         dut.log_frame.value = rng.randrange(f + 1)
+        dut.inverse.value = rng.getrandbits(1)
+        dut.log_columns.value = rng.randrange(params.log_core + 1)
         total = rounds * cycles + extra
         sent_at, got, edge = [], [], 0
         while len(got) < total:
@@ -131,10 +144,11 @@ async def _starts(dut, idle, stall):
             await FallingEdge(dut.clk)
             assert edge < 50 * total + 1000, "timeout"
         dut.en.value = 0
-        where = f"pass {pass_index} log_n {log_n} (f = {f})"
+        where = f"pass {pass_index} log_n {log_n} (f = {f}) inverse {inverse} batch {batch}"
         for g in range(-(-total // cycles)):
             for lane in range(lanes):
-                want = lane_twiddles(params, pass_index, g, lane, scale=scale, log_n=log_n)
+                want = lane_twiddles(params, pass_index, g, lane, scale=scale, log_n=log_n,
+                                     inverse=bool(inverse), batch=batch)
                 for t in range(min(cycles, total - g * cycles)):
                     first, rest = got[g * cycles + t]
                     assert (_split(first, lanes)[lane], _split(rest, lanes)[lane]) == tuple(map(int, want[t])), \

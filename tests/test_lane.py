@@ -52,10 +52,12 @@ class BehaviouralButterfly(wiring.Component):
 
 class Restart:
     """A slot of ``run_lane_sim``: wait until the lane is empty, then pulse ``restart`` with new
-    ``log_frame`` / ``log_n`` (changed to random values right after: the lane must have taken them)."""
+    ``log_frame`` / ``log_n`` / ``inverse`` / ``normalize`` (changed to random values right after: the lane
+    must have taken them)."""
 
-    def __init__(self, log_frame: int, log_n: int | None = None):
+    def __init__(self, log_frame: int, log_n: int | None = None, inverse: bool = False, normalize: bool = False):
         self.log_frame, self.log_n = log_frame, log_n if log_n is not None else 2 * log_frame
+        self.inverse, self.normalize = inverse, normalize
 
 
 def run_lane_sim(dut: Lane, slots, stall_rate: float, seed: int):
@@ -91,11 +93,15 @@ def run_lane_sim(dut: Lane, slots, stall_rate: float, seed: int):
                 ctx.set(dut.restart, 1)
                 ctx.set(dut.log_frame, fr.log_frame)
                 ctx.set(dut.log_n, fr.log_n)
+                ctx.set(dut.inverse, fr.inverse)
+                ctx.set(dut.normalize, fr.normalize)
                 ctx.set(dut.i_valid, 0)
                 await ctx.tick()
                 ctx.set(dut.restart, 0)
                 ctx.set(dut.log_frame, rng.randrange(k + 1))
                 ctx.set(dut.log_n, rng.randrange(2 * k + 1))
+                ctx.set(dut.inverse, rng.getrandbits(1))
+                ctx.set(dut.normalize, rng.getrandbits(1))
                 slot, t, f = slot + 1, 0, fr.log_frame
                 continue
             if fr is None:
@@ -504,6 +510,49 @@ def test_output_scale_lane_frame_sizes(k, sizes):
             assert np.array_equal(LM.from_lane_pairs(dut.model(pairs, stream, log_n=n)), ref)
             expect.append(ref)
     got = split_frames(dut, *run_lane_sim(dut, slots, stall_rate=0.2, seed=k))
+    assert len(got) == len(expect)
+    for j, (g, e) in enumerate(zip(got, expect)):
+        assert np.array_equal(g, e), f"frame {j} (2^{len(e).bit_length() - 1} points)"
+
+
+@pytest.mark.parametrize("k, sizes", [(4, None)], ids=["k4"])
+def test_output_scale_lane_inverse(k, sizes):
+    """The default lane running inverse passes at run-time frame sizes, switching between forward,
+    inverse (pass 1: output m times w_N^(-column m)) and normalize (pass 2: times 1/N) at restarts without
+    a reset, edge values, stalls and an idle frame. Expected from the stage reference (lane_reference
+    with the inverse twiddles and c = w_N^(-column), times F.inv(N) for normalize), and the lane model
+    (Lane.model with the same flags); latency_at(f) exactly, as forward."""
+    from hw.model import field as F
+    from sim.benchlib import EDGE_VALUES
+    dut = Lane(k)
+    rng = np.random.default_rng(300 + k)
+    prng = random.Random(k + 1)
+    slots, expect = [], []
+    modes = [(True, False), (False, True), (False, False), (True, False)]    # (inverse, normalize)
+    for i, f in enumerate(sizes or _size_order(k)):
+        for inverse, normalize in modes[i % 2:i % 2 + 3]:
+            n = [2 * f - 1, 2 * f, min(2 * k, f + 1 + i % 3), 2 * k][(i + inverse) % 4]
+            x = rng.integers(0, P, (2, 1 << f), dtype=np.uint64)
+            x[1] = rng.choice(np.array(EDGE_VALUES, dtype=np.uint64), 1 << f)
+            columns = [0 if normalize else prng.randrange(1, 1 << k), (1 << k) - 1]
+            slots.append(Restart(f, n, inverse, normalize))
+            for j in range(2):
+                # inverse frames carry the inverse stream; a forward restart may still run inverse
+                # twiddles (the unnormalized inverse with a forward scale), as before the flags
+                twiddles_inverse = inverse or normalize or j == 1
+                pairs = LM.to_lane_pairs(x[j])
+                stream = LM.shift_stream(k, columns[j], twiddles_inverse, frame=f)
+                slots += [(pairs, stream)] + ([None] if j == 0 else [])
+                if normalize:
+                    ref = F.vmul(LM.lane_reference(x[j], inverse=True), np.uint64(F.inv(1 << n)))
+                else:
+                    w = F.root_of_unity(1 << n)
+                    c = F.pow_(F.inv(w) if inverse else w, columns[j])
+                    ref = LM.lane_reference(x[j], c=c, inverse=twiddles_inverse)
+                model = dut.model(pairs, stream, log_n=n, inverse=inverse, normalize=normalize)
+                assert np.array_equal(LM.from_lane_pairs(model), ref)
+                expect.append(ref)
+    got = split_frames(dut, *run_lane_sim(dut, slots, stall_rate=0.2, seed=k + 7))
     assert len(got) == len(expect)
     for j, (g, e) in enumerate(zip(got, expect)):
         assert np.array_equal(g, e), f"frame {j} (2^{len(e).bit_length() - 1} points)"

@@ -5,7 +5,8 @@ in turn), k = 10 and k = 12 three; each crossed with idle/stall patterns, plus e
 default lane (scale "output": shift-only late stages, the four-step scale on the output) at every k; the
 folded design (scale "stages") at k = 3 and 6. One build directory per k and design.
 Run-time frame sizes (sim/bench_lane.py test_frame_sizes): every f = 2..k at k <= 8, f = 10, 5 at
-k = 10 and f = 9 at k = 12, switched by restarts without a reset, with several log_n.
+k = 10 and f = 9 at k = 12, switched by restarts without a reset, with several log_n; with the output
+scale each size also runs the two passes of an inverse transform (the lane's ``inverse`` and ``normalize``).
 """
 
 import pytest

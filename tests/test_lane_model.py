@@ -78,6 +78,30 @@ def test_scaled_lane_is_pass1(k):
         assert np.array_equal(y, LM.lane_reference(cols[n2], c=int(c[n2])))
 
 
+@pytest.mark.parametrize("log_n", [4, 5, 7, 9])
+def test_inverse_passes_with_output_scale(log_n):
+    """The engine's inverse run, pass by pass, from the lane model with the output scale: pass 1 columns
+    of 2^n1 (n1 = ceil(n/2)) with the inverse stream and ``inverse`` (w_N^(-n2 k1)), pass 2 rows with
+    ``normalize`` (1/N); the pass-1 state equals fourstep.pass1(x, N1, inverse=True), the result
+    fourstep.pass2(..., normalize=True) and the O(N^2) inverse definition (hw.model.ntt.transform_naive)."""
+    n1, n2 = (log_n + 1) // 2, log_n // 2
+    k = max(n1, 2)
+    x = rand(1 << log_n, 70 + log_n)
+    cols = x.reshape(1 << n1, 1 << n2).T                              # cols[n2, n1]
+    state = np.stack([LM.from_lane_pairs(LM.scaled_lane_transform(
+        LM.to_lane_pairs(cols[c]), LM.shift_stream(k, c, True, frame=n1), log_core=k, log_n=log_n, inverse=True))
+        for c in range(1 << n2)])                                     # state[n2, k1]
+    assert np.array_equal(state, fourstep.pass1(x, 1 << n1, inverse=True))
+    rows = state.T                                                    # rows[k1, n2]
+    z = np.stack([LM.from_lane_pairs(LM.scaled_lane_transform(
+        LM.to_lane_pairs(rows[r]), LM.shift_stream(k, 0, True, frame=n2), log_core=k, log_n=log_n, normalize=True))
+        for r in range(1 << n1)])                                     # z[k1, k2]
+    out = np.ascontiguousarray(z.T).reshape(-1)                       # X[k1 + N1 k2]
+    assert np.array_equal(out, fourstep.pass2(state, inverse=True, normalize=True))
+    assert [int(v) for v in out] == N.transform_naive(x, inverse=True)[0]
+    assert np.array_equal(fourstep.four_step(x, 1 << n1, inverse=True), out)
+
+
 def test_scaled_lane_k12():
     k = 12
     c = pow(F.root_of_unity(1 << 24), 4095, P)

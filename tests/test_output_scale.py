@@ -17,20 +17,27 @@ pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable
 @pytest.mark.parametrize("k", [2, 4, 12])
 def test_output_scale_with_stalls(k):
     """Frames (of 2^(f-1) cycles for several f <= k, the first 64 cycles at k = 12), each with its own
-    column and N = 2^n (n = 2k and smaller, down to 0), edge and random points, random enable stalls:
-    Y[m] = X[m] * w_N^(column * m), with pow() of the root. The cycle, column and n of each pair are
-    given one enabled cycle ahead."""
+    column and N = 2^n (n = 2k and smaller, down to 0), forward, inverse (w_N^(-column m)) and normalize
+    (1/N, the column ignored), edge and random points, random enable stalls, against pow() of the root
+    and of 2: Y[m] = X[m] * w_N^(+-column * m) or X[m] / N. The cycle, column, n and the two flags of
+    each pair are given one enabled cycle ahead."""
     dut = OutputScale(k)
     rng = random.Random(k)
-    frames = [(k, 2 * k, 0), (k, 2 * k, (1 << k) - 1), (k, 2 * k, rng.randrange(1 << k)),
-              (max(2, k - 1), 2 * k - 1, (1 << k) - 1), (2, 3, rng.randrange(1 << k)),
-              (k, k, rng.randrange(1 << k)), (3, 1, 1), (k, 0, rng.randrange(1 << k)),
-              (k, 2 * k - 3, rng.randrange(1 << k))]
-    items = []                                     # (t, column, n, x0, x1), frames back to back
-    for f, n, col in frames:
+    top = (1 << k) - 1
+    frames = [(k, 2 * k, 0, 0, 0), (k, 2 * k, top, 0, 0), (k, 2 * k, rng.randrange(1 << k), 0, 0),
+              (k, 2 * k, top, 1, 0), (k, 2 * k, rng.randrange(1 << k), 1, 0), (k, 2 * k, 0, 1, 0),
+              (k, 2 * k, rng.randrange(1 << k), 0, 1), (k, 2 * k, 0, 1, 1),
+              (max(2, k - 1), 2 * k - 1, top, 0, 0), (max(2, k - 1), 2 * k - 1, top, 1, 0),
+              (2, 3, rng.randrange(1 << k), 0, 0), (2, 3, rng.randrange(1 << k), 1, 0), (2, 3, 0, 0, 1),
+              (k, k, rng.randrange(1 << k), 0, 0), (k, k, rng.randrange(1 << k), 1, 0), (k, k, 5 % (1 << k), 1, 1),
+              (3, 1, 1, 0, 0), (3, 1, 1, 1, 0), (3, 1, 0, 0, 1), (k, 0, rng.randrange(1 << k), 0, 0),
+              (k, 0, 0, 0, 1), (k, 2 * k - 3, rng.randrange(1 << k), 0, 0),
+              (k, 2 * k - 3, rng.randrange(1 << k), 1, 0), (k, 2 * k - 3, 0, 0, 1)]
+    items = []                                     # (t, column, n, inverse, normalize, x0, x1), back to back
+    for f, n, col, inv, norm in frames:
         for t in range(min(1 << (f - 1), 64)):
             x0 = rng.choice(EDGE_VALUES) if rng.random() < 0.3 else rng.randrange(F.P)
-            items.append((t, col, n, x0, rng.randrange(F.P)))
+            items.append((t, col, n, inv, norm, x0, rng.randrange(F.P)))
     got = []
 
     async def tb(ctx):
@@ -41,14 +48,14 @@ def test_output_scale_with_stalls(k):
             if en and ctx.get(dut.o_valid):
                 got.append((ctx.get(dut.o_x0), ctx.get(dut.o_x1)))
             if i + 1 < len(items):
-                t, col, n, _, _ = items[i + 1]
+                t, col, n, inv, norm, _, _ = items[i + 1]
                 ctx.set(dut.i_next_cycle, t); ctx.set(dut.i_next_column, col); ctx.set(dut.i_log_n, n)
+                ctx.set(dut.i_inverse, inv); ctx.set(dut.i_normalize, norm)
             else:
                 ctx.set(dut.i_next_cycle, rng.randrange(1 << max(1, k - 1)))
                 ctx.set(dut.i_next_column, rng.randrange(1 << k))
             if 0 <= i < len(items):
-                _, _, _, x0, x1 = items[i]
-                ctx.set(dut.i_x0, x0); ctx.set(dut.i_x1, x1)
+                ctx.set(dut.i_x0, items[i][5]); ctx.set(dut.i_x1, items[i][6])
                 ctx.set(dut.i_valid, 1)
             else:
                 ctx.set(dut.i_valid, 0)
@@ -61,9 +68,16 @@ def test_output_scale_with_stalls(k):
     sim.add_testbench(tb)
     sim.run()
     expect = []
-    for t, col, n, x0, x1 in items:
-        w = F.root_of_unity(1 << n)
-        expect.append((x0 * pow(w, col * 2 * t, F.P) % F.P, x1 * pow(w, col * (2 * t + 1), F.P) % F.P))
+    for t, col, n, inv, norm, x0, x1 in items:
+        if norm:
+            f0 = f1 = pow(pow(2, n, F.P), F.P - 2, F.P)           # 1/N by Fermat
+        else:
+            w = F.root_of_unity(1 << n)
+            e0, e1 = col * 2 * t, col * (2 * t + 1)
+            if inv:                                               # w^-e = w^(N - e mod N)
+                e0, e1 = (-e0) % (1 << n), (-e1) % (1 << n)
+            f0, f1 = pow(w, e0, F.P), pow(w, e1, F.P)
+        expect.append((x0 * f0 % F.P, x1 * f1 % F.P))
     assert got == expect
     assert dut.dsp_tiles == 48
 

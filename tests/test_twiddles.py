@@ -51,6 +51,40 @@ def test_model_words_compute_both_passes_of_every_size(scale):
                 assert [int(v) for v in y] == _want_column(x, log_n, column), (log_n, pass_index, g, lane)
 
 
+def test_model_inverse_words_and_batches():
+    """Inverse runs and batches, from the definition (the inverse DFT sum with w^-1, output m times
+    w_N^(-column m) in pass 1 and times 1/N in pass 2): fed lane_twiddles(inverse=True, batch=B), the
+    lane model with the lane's inverse / normalize flags computes both passes of every size; in a batch,
+    round g's lanes work on column (L g + l) mod N2 of element (L g + l) div N2."""
+    params = BuildParams(lanes=4, log_core=4, channels=4)
+    k, lanes, rng = params.log_core, params.lanes, random.Random(9)
+    for log_n in range(params.min_log_n, params.max_log_n + 1):
+        frames = params.pass_log_sizes(log_n)
+        for pass_index in (1, 2):
+            f, count = frames[pass_index - 1], 1 << frames[2 - pass_index]
+            batch = 3
+            for g in range(batch * count // lanes):
+                lane = rng.randrange(lanes)
+                x = np.array([rng.randrange(F.P) for _ in range(1 << f)], dtype=np.uint64)
+                stream = lane_twiddles(params, pass_index, g, lane, log_n=log_n, inverse=True, batch=batch)
+                column = (lanes * g + lane) % count if pass_index == 1 else 0
+                y = from_lane_pairs(scaled_lane_transform(to_lane_pairs(x), stream, log_core=k, log_n=log_n,
+                                                          inverse=pass_index == 1, normalize=pass_index == 2))
+                w_f, w_n = F.inv(F.root_of_unity(1 << f)), F.inv(F.root_of_unity(1 << log_n))
+                dft = [sum(int(v) * pow(w_f, j * m, F.P) for j, v in enumerate(x)) % F.P for m in range(1 << f)]
+                if pass_index == 1:
+                    want = [v * pow(w_n, column * m, F.P) % F.P for m, v in enumerate(dft)]
+                else:
+                    want = [v * F.inv(1 << log_n) % F.P for v in dft]
+                assert [int(v) for v in y] == want, (log_n, pass_index, g, lane)
+    with pytest.raises(ValueError, match="round"):
+        lane_twiddles(params, 1, 12, 0, log_n=8, batch=3)         # 2^8: 16 columns a transform, 12 rounds
+    with pytest.raises(ValueError, match="batch"):
+        lane_twiddles(params, 1, 0, 0, log_n=8, batch=0)
+    with pytest.raises(ValueError, match="inverse"):
+        lane_twiddles(params, 1, 0, 0, scale="stages", inverse=True)
+
+
 def test_model_default_size_is_unchanged():
     params = BuildParams(lanes=4, log_core=4, channels=4)
     for g in range(4):
@@ -92,9 +126,14 @@ def test_twiddle_generator(lanes, k, crossed, scale):
 
 def test_twiddle_generator_default_build():
     """The default build (16 lanes, k = 12): frames of 2^12 (2^24 points), 2^9 and 2^8 (2^17) and 2^4
-    (2^8, the smallest), a few rounds each, with a start abandoned in the middle of a frame."""
+    (2^8, the smallest), a few rounds each, forward and inverse, batches of the smallest size, with a
+    start abandoned in the middle of a frame."""
     params = BuildParams()
-    runs = [[1, 24, 2, 0], [2, 17, 1, 100], [1, 17, 3, 0], [2, 24, 1, 0], [1, 8, 1, 0], [2, 8, 0, 5], [1, 24, 1, 7]]
+    # [pass, log_n, rounds, extra, inverse, batch]: inverse at 2^24, 2^17 and 2^8, and a batch of three
+    # 2^8 transforms (one round of 16 columns each: the column wraps every round)
+    runs = [[1, 24, 2, 0], [2, 17, 1, 100], [1, 17, 3, 0], [2, 24, 1, 0], [1, 8, 1, 0], [2, 8, 0, 5], [1, 24, 1, 7],
+            [1, 24, 2, 0, 1, 1], [2, 24, 1, 3, 1, 1], [1, 17, 2, 0, 1, 1], [2, 17, 1, 0, 1, 2],
+            [1, 8, 3, 0, 1, 3], [2, 8, 2, 0, 0, 3], [1, 8, 3, 0, 0, 3]]
     run_bench(TwiddleGenerator(params), name="twiddles", params={"params": params.as_dict(), "scale": "output"},
               test_module="sim.bench_twiddles", testcase="test_random_stalls", facts={"runs": runs})
 

@@ -9,6 +9,10 @@ N = N1 * N2, input index n = N2*n1 + n2, output index k = k1 + N1*k2.
 - Pass 2 (:func:`pass2`): for every row k1, a plain N2-point transform; the result for (k1, k2) is
   X[k1 + N1*k2].
 
+An inverse transform uses w^-1 throughout (pass 1's scale becomes w_N^(-n2*k1)) and takes its 1/N in
+pass 2 (``normalize``), as the engine does (hw/engine.py). A batch is every element through the same
+passes (the engine runs them back to back in one pass, hw.model.schedule.pass_schedule).
+
 The state between the passes is a 2-D array ``state[n2, k1]``: row n2 is what the lane that worked on
 column n2 emitted, in natural k1 order. Benches compare the RTL against it pass by pass.
 """
@@ -50,20 +54,21 @@ def pass1(x, n1: int | None = None, inverse: bool = False) -> np.ndarray:
     return y[:, bit_reverse_indices(log2_exact(n1))]
 
 
-def pass2(state: np.ndarray, inverse: bool = False) -> np.ndarray:
-    """Finish the transform from the pass-1 state ``state[n2, k1]``; returns X in natural order
-    (without the 1/N of an inverse transform)."""
+def pass2(state: np.ndarray, inverse: bool = False, *, normalize: bool = False) -> np.ndarray:
+    """Finish the transform from the pass-1 state ``state[n2, k1]``; returns X in natural order, times
+    1/N if ``normalize`` (the engine's pass 2 of an inverse run: 1/N folded into the lanes' output scale;
+    without it the 1/N of an inverse transform is left out)."""
     state = F.as_u64(state)
     n2, n1 = state.shape
     rows = np.ascontiguousarray(state.T)                          # rows[k1, n2]
     z = dif_stages(rows, inverse=inverse)[:, bit_reverse_indices(log2_exact(n2))]   # z[k1, k2]
-    return np.ascontiguousarray(z.T).reshape(n1 * n2)             # X[k1 + N1*k2]
+    out = np.ascontiguousarray(z.T).reshape(n1 * n2)              # X[k1 + N1*k2]
+    if normalize:
+        out = F.vmul(out, np.uint64(F.inv(n1 * n2)))
+    return out
 
 
 def four_step(x, n1: int | None = None, inverse: bool = False) -> np.ndarray:
-    """The whole transform through the two passes (inverse includes the 1/N scaling)."""
+    """The whole transform through the two passes (inverse includes the 1/N scaling, in pass 2)."""
     x = F.as_u64(x)
-    out = pass2(pass1(x, n1, inverse), inverse)
-    if inverse:
-        out = F.vmul(out, np.uint64(F.inv(x.shape[0])))
-    return out
+    return pass2(pass1(x, n1, inverse), inverse, normalize=inverse)

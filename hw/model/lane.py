@@ -346,9 +346,11 @@ def decode_stream(stream: np.ndarray, log_core: int) -> tuple[np.ndarray, np.nda
     return out, column
 
 
-def output_scale_factors(log_core: int, column, *, frame: int | None = None, log_n: int | None = None) -> np.ndarray:
+def output_scale_factors(log_core: int, column, *, frame: int | None = None, log_n: int | None = None,
+                         inverse: bool = False, normalize: bool = False) -> np.ndarray:
     """w_N^(column * m) for m < 2^f (``frame``, default k), N = 2^log_n (default 2^(2k)): shape
-    column.shape + (2^f,), natural order."""
+    column.shape + (2^f,), natural order. ``inverse``: w_N^(-column * m) (pass 1 of an inverse transform);
+    ``normalize``: 1/N for every m, the column ignored (pass 2 of an inverse transform)."""
     k = _check_k(log_core)
     f = _check_frame(k, frame)
     n = 2 * k if log_n is None else int(log_n)
@@ -356,22 +358,27 @@ def output_scale_factors(log_core: int, column, *, frame: int | None = None, log
         raise ValueError(f"log_n: must be in 1..{2 * k}, got {n}")
     column = np.asarray(column, dtype=np.int64)
     m = np.arange(1 << f, dtype=np.int64)
+    if normalize:
+        return np.full(column.shape + (1 << f,), F.inv(1 << n), dtype=np.uint64)
     exponents = (column[..., None] * m) % (1 << n)
-    return F.vpow(F.root_of_unity(1 << n), exponents.astype(np.uint64))
+    root = F.root_of_unity(1 << n)
+    return F.vpow(F.inv(root) if inverse else root, exponents.astype(np.uint64))
 
 
 def scaled_lane_transform(pairs: np.ndarray, stream: np.ndarray, *, log_core: int | None = None,
-                          log_n: int | None = None) -> np.ndarray:
+                          log_n: int | None = None, inverse: bool = False, normalize: bool = False) -> np.ndarray:
     """What a 2^k lane (``log_core``, default the frame size) with shift stages and the output scale
     emits for frames of 2^f points (f read off ``pairs``): :func:`lane_transform` on the decoded stream,
     then output m times w_N^(column * m), N = 2^log_n (default 2^(2k)). Pairs and stream as for
-    :func:`lane_transform`, the stream from :func:`shift_stream` (k, column, frame=f)."""
+    :func:`lane_transform`, the stream from :func:`shift_stream` (k, column, inverse, frame=f).
+    The lane's ``inverse`` and ``normalize`` flags select the output factors (:func:`output_scale_factors`)."""
     pairs = F.as_u64(pairs)
     f = log2_exact(pairs.shape[-2], "pairs cycles") + 1
     k = f if log_core is None else log_core
     plain, column = decode_stream(np.broadcast_to(stream, pairs.shape), k)
     y = from_lane_pairs(lane_transform(pairs, plain))
-    y = F.vmul(y, output_scale_factors(k, column.astype(np.int64), frame=f, log_n=log_n))
+    y = F.vmul(y, output_scale_factors(k, column.astype(np.int64), frame=f, log_n=log_n,
+                                       inverse=inverse, normalize=normalize))
     return to_natural_pairs(y)
 
 

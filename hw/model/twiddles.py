@@ -55,25 +55,34 @@ def step_constants(params: BuildParams, depth: int) -> np.ndarray:
 
 
 def lane_twiddles(params: BuildParams, pass_index: int, round_: int, lane: int,
-                  scale: str = "output", *, log_n: int | None = None) -> np.ndarray:
+                  scale: str = "output", *, log_n: int | None = None, inverse: bool = False,
+                  batch: int = 1) -> np.ndarray:
     """The (2^(f-1), 2) twiddle words lane ``lane`` receives in round ``round_`` of pass ``pass_index`` of
     a 2^log_n-point transform (default the build's largest, 2^(2k)), whose frames are f = n1 (pass 1) or
     n2 (pass 2) of :meth:`BuildParams.pass_log_sizes`: with ``scale`` "output" the shift stream of a 2^k
-    lane carrying the lane's column L*round_ + lane (pass 1) or 0 (pass 2), with "stages" the 2^f stream
-    scaled by c = w_N^column, N = 2^log_n (pass 1) or plain (pass 2)."""
+    lane carrying the lane's column (pass 1) or 0 (pass 2), with "stages" the 2^f stream scaled by
+    c = w_N^column, N = 2^log_n (pass 1) or plain (pass 2). ``inverse``: the inverse transform's stream
+    (scale "output" only; the lanes' output scale takes the sign, hw.model.lane.output_scale_factors).
+    A pass over a batch of ``batch`` transforms has ``batch`` times the rounds; number L*round_ + lane is
+    column (number mod N2) of element number div N2 (hw.model.schedule.pass_schedule)."""
     if pass_index not in (1, 2):
         raise ValueError(f"pass_index: must be 1 or 2, got {pass_index}")
     if scale not in SCALES:
         raise ValueError(f"scale: must be one of {', '.join(SCALES)}, got {scale!r}")
+    if inverse and scale != "output":
+        raise ValueError("inverse: only the generator with scale \"output\" has inverse streams")
+    if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
+        raise ValueError(f"batch: must be an int >= 1, got {batch!r}")
     n = params.log_n if log_n is None else params.check_log_n(log_n)
     frames = params.pass_log_sizes(n)
     f, count = frames[pass_index - 1], 1 << frames[2 - pass_index]     # transforms in the pass
-    column = params.lanes * round_ + lane
-    if not 0 <= column < count:
-        raise ValueError(f"round_, lane: pass {pass_index} of 2^{n} points has {count // params.lanes} rounds of "
-                         f"{params.lanes} lanes, got round {round_} lane {lane}")
+    number = params.lanes * round_ + lane
+    if not 0 <= number < batch * count or not 0 <= lane < params.lanes:
+        raise ValueError(f"round_, lane: pass {pass_index} of {batch} x 2^{n} points has "
+                         f"{batch * count // params.lanes} rounds of {params.lanes} lanes, got round {round_} lane {lane}")
+    column = number % count
     if scale == "output":
-        return shift_stream(params.log_core, column if pass_index == 1 else 0, frame=f)
+        return shift_stream(params.log_core, column if pass_index == 1 else 0, inverse, frame=f)
     c = None
     if pass_index == 1:
         c = pow(F.root_of_unity(1 << n), column, F.P)
