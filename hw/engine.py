@@ -26,12 +26,20 @@ frames of 2^n1 points (n1 = ceil(n/2)) and pass 2 of 2^n2 (n2 = floor(n/2)), as
 ``hw.model.schedule.pass_schedule(params, pass, n)`` says. The frame size reaches the lanes and the twiddle
 generator in the cycle of ``start`` (with the lanes' ``restart``) and is held through the pass. A pass
 of 2^n points takes 2^n / (2L) + ``latency_at(f)`` cycles with no stalls.
+
+Coset transforms (hw/coset.py, issue 14). With ``coset`` set, the lanes multiply their input pairs
+(forward) or output pairs (``inverse``) by the factors of the shift ``coset_shift`` that one shared
+``CosetFactors`` streams, the same pair for every lane on a cycle. The generator builds its tables at the
+start of a coset pass, in parallel with PREFILL; the first payload is taken once it is ``ready``, so a
+coset pass takes ``coset_extra_cycles(f)`` cycles more than a plain one (none for a plain pass), plus
+``coset.chain_cycles`` once after the shift changed, unless the engine was idle that long before.
 """
 
 from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .coset import CosetFactors
 from .lane import Lane
 from .points import payload_layout
 from .shared import share
@@ -52,7 +60,13 @@ class NttEngine(wiring.Component):
       done       one-cycle pulse when the last payload of the pass has left
       points_in  stream of payloads (2L x 64 bits) in pass_schedule read order
       points_out stream of payloads in pass_schedule write order
-    Properties: params, payload_width, beats_per_pass, latency, lane_latency, prefill_cycles, mul_units.
+      coset      1: a coset pass with shift ``coset_shift`` (64 bits, canonical, nonzero); both stable
+                 while busy (the shift may change while idle: the generator follows it)
+      inverse    the coset side: 0 multiplies the lanes' inputs (forward coset), 1 their outputs (inverse
+                 coset); stable while busy. (Only the coset's side: the inverse twiddles and 1/N are not
+                 selected by it on this branch.)
+    Properties: params, payload_width, beats_per_pass, latency, lane_latency, prefill_cycles, mul_units;
+    methods latency_at(f), coset_extra_cycles(f).
     """
 
     def __init__(self, params: BuildParams, *, scale: str = "output"):
@@ -62,10 +76,15 @@ class NttEngine(wiring.Component):
         # scale: where the pass-1 four-step scale goes, lane outputs or stage twiddles (hw/lane.py)
         self._twiddles = TwiddleGenerator(params, scale=scale)
         self._lanes = [Lane(params.log_core, scale=scale) for _ in range(params.lanes)]
+        self._coset = CosetFactors(params, {f: self._lanes[0].coset_output_offset(f)
+                                            for f in range(2, params.log_core + 1)})
         super().__init__({
             "start": In(1),
             "pass2": In(1),
             "log_n": In(range(params.max_log_n + 1)),
+            "coset": In(1),
+            "coset_shift": In(64),
+            "inverse": In(1),
             "busy": Out(1),
             "done": Out(1),
             "points_in": In(stream.Signature(payload_layout(params.lanes))),
@@ -118,15 +137,28 @@ class NttEngine(wiring.Component):
         return self.prefill_cycles + self.lane_latency
 
     @property
+    def coset_factors(self) -> CosetFactors:
+        """The shared coset factor generator (its figures: chain_cycles, setup_cycles(f), mul_units)."""
+        return self._coset
+
+    def coset_extra_cycles(self, log_frame: int) -> int:
+        """Cycles a coset pass with frames of 2^f takes beyond a plain one, with no stalls and the
+        generator's chains computed for the shift: its table build beyond PREFILL."""
+        return max(0, self._coset.setup_cycles(log_frame) - (self.prefill_cycles + 1))
+
+    @property
     def mul_units(self) -> int:
-        """Multiply/reduce units: the lanes' (general butterflies, output scale) plus the generator's."""
-        return sum(lane.mul_units for lane in self._lanes) + self._twiddles.mul_units
+        """Multiply/reduce units: the lanes' (general butterflies, output scale, coset point scale) plus
+        the twiddle generator's and the coset factor generator's."""
+        return (sum(lane.mul_units for lane in self._lanes) + self._twiddles.mul_units
+                + self._coset.mul_units)
 
     def elaborate(self, platform):
         m = Module()
         p = self._params
         most = self.beats_per_pass
         tg = m.submodules.twiddles = self._twiddles
+        cf = m.submodules.coset = self._coset
         for i, lane in enumerate(self._lanes):
             m.submodules[f"lane{i}"] = share(lane)
 
@@ -170,8 +202,8 @@ class NttEngine(wiring.Component):
                 with m.If(prefill == tg.latency - 1):
                     m.next = "RUN"
             with m.State("RUN"):
-                m.d.comb += [self.busy.eq(1), accept.eq(self.points_in.valid & out_ok),
-                             en.eq(accept), tg_en.eq(accept), self.points_in.ready.eq(out_ok)]
+                m.d.comb += [self.busy.eq(1), accept.eq(self.points_in.valid & out_ok & cf.ready),
+                             en.eq(accept), tg_en.eq(accept), self.points_in.ready.eq(out_ok & cf.ready)]
                 with m.If(accept & (taken == total - 1)):
                     m.next = "DRAIN"
             with m.State("DRAIN"):
@@ -191,8 +223,13 @@ class NttEngine(wiring.Component):
         log_frame = Mux(restart, frame_now, frame)
         m.d.comb += [tg.en.eq(tg_en), tg.start.eq(restart), tg.pass2.eq(self.pass2), tg.i_valid.eq(issue),
                      tg.log_frame.eq(log_frame)]
+        m.d.comb += [cf.start.eq(restart), cf.coset.eq(self.coset), cf.inverse.eq(self.inverse),
+                     cf.pass2.eq(self.pass2), cf.log_n.eq(self.log_n), cf.shift.eq(self.coset_shift),
+                     cf.en.eq(en)]
         for i, lane in enumerate(self._lanes):
             m.d.comb += [
+                lane.coset_in.eq(self.coset & ~self.inverse), lane.coset_out.eq(self.coset & self.inverse),
+                lane.i_f0.eq(cf.o_f0), lane.i_f1.eq(cf.o_f1),
                 lane.en.eq(en), lane.restart.eq(restart), lane.i_valid.eq(accept),
                 lane.log_frame.eq(log_frame), lane.log_n.eq(self.log_n),
                 lane.i_x0.eq(self.points_in.payload[i].x0),

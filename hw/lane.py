@@ -39,6 +39,11 @@ the reorders, the second-half table and the phase counters use f's orders, frame
 and restart values; the output scale multiplies by w_N^(column*m) with N = 2^log_n. So
 ``latency_at(f)`` is what a chain of only the active stages takes; ``latency`` = ``latency_at(k)``.
 
+Coset transforms (hw/coset.py): a PointScale multiplies the points entering the lane (``coset_in``) or
+leaving it (``coset_out``) by the factors the engine's generator streams on ``i_f0``/``i_f1``; it sits
+at both ends with the same latency in every mode (the twiddle words wait as long as the points at the
+head), so nothing else in the lane depends on the mode.
+
 Handshake: valid-only pipeline with the global enable ``en``. The chain's reorders run on a free-running
 frame clock (counted in enabled cycles), so a transform must start on an enabled cycle where
 ``o_slot_start`` is 1 and occupy P consecutive enabled cycles; whole idle frames (``i_valid`` low for a
@@ -53,6 +58,7 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from hw.coset import PointScale
 from hw.model import lane as lane_model
 from hw.output_scale import OutputScale
 from hw.reorder import FrameReorder
@@ -410,6 +416,11 @@ class Lane(wiring.Component):
       log_frame         f, 2..k: the frame size of the pass, taken at ``restart`` (the lane runs 2^k
                         frames until the first restart). Any other value: nothing valid comes out.
       log_n             n, 0..2k: the output scale's N = 2^n (scale "output"), taken at ``restart``
+      coset_in, coset_out   multiply the input pairs (forward coset) or the output pairs (inverse) by
+                        i_f0, i_f1, taken at ``restart`` (both 0: a plain transform)
+      i_f0, i_f1        the coset factors of the pair at the point scale's multipliers on this cycle:
+                        the pair entering now (coset_in), or the pair ``coset_output_offset(f)``
+                        enabled cycles behind the input (coset_out)
       o_slot_start      1 when the pair taken on this cycle (if en) is the first of a transform slot
       o_valid, o_x0, o_x1   outputs (X[2t], X[2t+1]) on output cycle t, ``latency_at(f)`` cycles after input
     With ``log_frame`` = f the lane is exactly a lane of 2^f points: one frame every 2^(f-1) enabled
@@ -450,10 +461,12 @@ class Lane(wiring.Component):
                                             ram_style=style))
         # With scale "output" every second-half word is a shift amount (8 bits) or the column (k bits).
         self._tw2 = _child(SecondHalfTwiddles(log_core, tw2_bits))
+        self._points = _child(PointScale())
         super().__init__({
             "en": In(1), "restart": In(1), "log_frame": In(range(log_core + 1)),
             "log_n": In(range(2 * log_core + 1)), "i_valid": In(1), "i_x0": In(64), "i_x1": In(64),
             "i_w_first": In(64), "i_w_rest": In(64),
+            "coset_in": In(1), "coset_out": In(1), "i_f0": In(64), "i_f1": In(64),
             "o_slot_start": Out(1), "o_valid": Out(1), "o_x0": Out(64), "o_x1": Out(64),
         })
 
@@ -491,12 +504,12 @@ class Lane(wiring.Component):
     def mul_units(self) -> int:
         """Multiply/reduce units: general butterflies plus the output scale's."""
         general = self._k - self.shift_stage_count
-        return general + (self._out_scale.mul_units if self._out_scale is not None else 0)
+        return general + (self._out_scale.mul_units if self._out_scale is not None else 0) + self._points.mul_units
 
     @property
     def dsp_tiles(self) -> int:
         return self._half1.dsp_tiles + self._half2.dsp_tiles + (
-            self._out_scale.dsp_tiles if self._out_scale is not None else 0)
+            self._out_scale.dsp_tiles if self._out_scale is not None else 0) + self._points.dsp_tiles
 
     @property
     def shared_key(self) -> str | None:
@@ -539,8 +552,13 @@ class Lane(wiring.Component):
 
     def latency_at(self, log_frame: int) -> int:
         """Enabled cycles from a 2^f-point transform's first input pair to its first output pair, with
-        ``log_frame`` = f: what a lane of only the active stages takes."""
-        return sum(self._block_latencies(log_frame))
+        ``log_frame`` = f: what a lane of only the active stages takes, plus the point scale's two ends."""
+        return sum(self._block_latencies(log_frame)) + 2 * self._points.latency
+
+    def coset_output_offset(self, log_frame: int) -> int:
+        """Enabled cycles from a frame's first input pair to its first output pair at the point scale's
+        output-side multipliers (frame size f): where the inverse coset factors are applied."""
+        return self.latency_at(log_frame) - self._points.latency
 
     @property
     def latency(self) -> int:
@@ -582,14 +600,19 @@ class Lane(wiring.Component):
         # The pass's frame size and N, taken at restart (until then, 2^k frames and N = 2^(2k)).
         frame = Signal(range(k + 1), name="frame", init=k)
         log_n = Signal(range(2 * k + 1), name="log_n_q", init=2 * k)
+        coset_in, coset_out = Signal(name="coset_in_q"), Signal(name="coset_out_q")
         with m.If(self.restart):
-            m.d.sync += [frame.eq(self.log_frame), log_n.eq(self.log_n)]
+            m.d.sync += [frame.eq(self.log_frame), log_n.eq(self.log_n),
+                         coset_in.eq(self.coset_in), coset_out.eq(self.coset_out & ~self.coset_in)]
+        # the coset point scale at both ends (head: before the first half; tail: the lane's output)
+        points = m.submodules.point_scale = self._points
+        head = points.latency
 
         def phase_counter(name: str, blocks: int, ahead: int = 0):
             """Free-running k-bit phase (parity at bit f - 1, the cycle within the frame below) of the data
             at the input of block ``blocks`` (0 = first half, 1 = turn, ...), ``ahead`` enabled cycles
             early. Restarts to the new frame size's value."""
-            init = {f: (ahead - sum(self._block_latencies(f)[:blocks])) % (1 << k) for f in sizes}
+            init = {f: (ahead - head - sum(self._block_latencies(f)[:blocks])) % (1 << k) for f in sizes}
             ctr = Signal(k, name=name, init=init[k])
             with m.If(self.restart):
                 with m.Switch(self.log_frame):
@@ -614,10 +637,11 @@ class Lane(wiring.Component):
             return cycle, parity
 
         in_phase = phase_counter("in_phase", 0)
+        slot_phase = phase_counter("slot_phase", 0, ahead=head)
         turn_phase = phase_counter("turn_phase", 1)
         h2_phase = phase_counter("half2_phase", 2)
         rev_phase = phase_counter("reverse_phase", 3)
-        in_cycle, _ = frame_bits(in_phase, "in")
+        in_cycle, _ = frame_bits(slot_phase, "slot")
         m.d.comb += self.o_slot_start.eq(in_cycle == 0)
 
         # active stages of each half: a_f and b_f
@@ -632,10 +656,18 @@ class Lane(wiring.Component):
         for blk in (turn, rev, tw2):
             m.d.comb += blk.log_frame.eq(frame)
         m.d.comb += [turn.restart.eq(self.restart), rev.restart.eq(self.restart)]
+        # the twiddle words wait at the head as long as the points
+        words = _delay(m, en, Cat(self.i_w_first, self.i_w_rest), head, "coset_w")
         m.d.comb += [
-            h1.i_phase.eq(in_phase), h1.i_valid.eq(self.i_valid),
-            h1.i_x0.eq(self.i_x0), h1.i_x1.eq(self.i_x1),
-            h1.i_w_first.eq(self.i_w_first), h1.i_w_rest.eq(self.i_w_rest),
+            points.en.eq(en), points.scale_in.eq(coset_in), points.scale_out.eq(coset_out),
+            points.i_f0.eq(self.i_f0), points.i_f1.eq(self.i_f1),
+            points.i_head_valid.eq(self.i_valid), points.i_head_x0.eq(self.i_x0), points.i_head_x1.eq(self.i_x1),
+            self.o_valid.eq(points.o_tail_valid), self.o_x0.eq(points.o_tail_x0), self.o_x1.eq(points.o_tail_x1),
+        ]
+        m.d.comb += [
+            h1.i_phase.eq(in_phase), h1.i_valid.eq(points.o_head_valid),
+            h1.i_x0.eq(points.o_head_x0), h1.i_x1.eq(points.o_head_x1),
+            h1.i_w_first.eq(words[:64]), h1.i_w_rest.eq(words[64:]),
 
             turn.i_phase.eq(turn_phase), turn.i_valid.eq(h1.o_valid),
             turn.i_x0.eq(h1.o_x0), turn.i_x1.eq(h1.o_x1),
@@ -649,7 +681,8 @@ class Lane(wiring.Component):
             rev.i_x0.eq(h2.o_x0), rev.i_x1.eq(h2.o_x1),
         ]
         if self._out_scale is None:
-            m.d.comb += [self.o_valid.eq(rev.o_valid), self.o_x0.eq(rev.o_x0), self.o_x1.eq(rev.o_x1)]
+            m.d.comb += [points.i_tail_valid.eq(rev.o_valid), points.i_tail_x0.eq(rev.o_x0),
+                         points.i_tail_x1.eq(rev.o_x1)]
             return m
         # The frame's column rides the stream's free slot; it leaves the second half with the frame's
         # first pair (word M' of the second-half table, block 0 cycle 0). Kept per frame parity until
@@ -665,6 +698,6 @@ class Lane(wiring.Component):
             out.en.eq(en), out.i_valid.eq(rev.o_valid), out.i_x0.eq(rev.o_x0), out.i_x1.eq(rev.o_x1),
             out.i_next_cycle.eq(out_cycle), out.i_log_n.eq(log_n),
             out.i_next_column.eq(Mux(out_parity, column[1], column[0])),
-            self.o_valid.eq(out.o_valid), self.o_x0.eq(out.o_x0), self.o_x1.eq(out.o_x1),
+            points.i_tail_valid.eq(out.o_valid), points.i_tail_x0.eq(out.o_x0), points.i_tail_x1.eq(out.o_x1),
         ]
         return m
