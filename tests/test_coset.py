@@ -1,0 +1,202 @@
+"""Coset transforms (issue 14 item 2): the factor model against the golden model, the point scale and
+the factor generator in amaranth.sim, and the engine on Verilator (sim/bench_coset.py)."""
+
+import random
+
+import numpy as np
+import pytest
+from amaranth.sim import Simulator
+
+from hw.coset import CosetFactors, PointScale
+from hw.engine import NttEngine
+from hw.model import coset as CM, field as F
+from hw.model.ntt import transform, transform_naive
+from hw.model.params import BuildParams
+from sim.benchlib import EDGE_VALUES, NONCANONICAL_VALUES
+from sim.runner import run_bench
+
+pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
+
+EDGE_SHIFTS = (1, F.P - 1, 2**32, 7)
+
+
+# -- the model -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lanes, k, channels, log_n, batch", [
+    (4, 4, 4, 8, 1), (4, 4, 4, 7, 3), (4, 4, 4, 4, 2), (8, 5, 8, 9, 2), (8, 5, 8, 10, 1), (2, 6, 4, 11, 1)])
+def test_four_step_with_factor_streams(lanes, k, channels, log_n, batch):
+    """The engine's passes, cycle by cycle through pass_schedule, with the factor pair of each cycle
+    applied to every lane's input (forward) or output (inverse) pair, equal the golden model's
+    transform(x, inverse=, coset=g) for every element of a batch; odd and even n, edge shifts."""
+    params = BuildParams(lanes=lanes, log_core=k, channels=channels)
+    rng = np.random.default_rng(log_n)
+    for inverse in (False, True):
+        for g in EDGE_SHIFTS + (int(rng.integers(2, 2**62)),):
+            x = rng.integers(0, F.P, batch << log_n, dtype=np.uint64)
+            x[:len(EDGE_VALUES)] = EDGE_VALUES
+            _, out = CM.coset_passes(params, x, g, log_n, inverse, batch)
+            want = transform(x.reshape(batch, -1), inverse=inverse, coset=g).reshape(-1)
+            assert np.array_equal(out, want), f"shift {g}, inverse {inverse}"
+
+
+def test_golden_model_coset_is_the_definition():
+    """transform(coset=) itself against the O(N^2) sums, so the check above rests on the definition."""
+    rng = random.Random(2)
+    for n in (1, 4, 8, 16):
+        x = [rng.randrange(F.P) for _ in range(n)]
+        for inverse in (False, True):
+            g = rng.choice(EDGE_SHIFTS + (rng.randrange(2, F.P),))
+            assert transform(x, inverse=inverse, coset=g).tolist() == \
+                transform_naive(x, inverse=inverse, coset=g)[0]
+
+
+def test_factor_tables_and_streams():
+    """HI[i >> s] * LO[i & mask] = b^i for every position of every frame size; the stream is b^(the
+    lanes' positions): input order forward, output order inverse; the pass bases are G, g, h, H."""
+    g = 0x1234_5678_9ABC_DEF
+    h = F.inv(g)
+    for f in range(2, 13):
+        b = F.pow_(g, 3 + f)
+        lo, hi = CM.factor_tables(b, f)
+        s = f // 2
+        assert all(F.mul(hi[i >> s], lo[i & ((1 << s) - 1)]) == F.pow_(b, i) for i in range(1 << f))
+    for n in (4, 7, 24):
+        n1, n2 = (n + 1) // 2, n // 2
+        assert CM.pass_base(g, n, 1, False) == F.pow_(g, 1 << n2)
+        assert CM.pass_base(g, n, 2, False) == g
+        assert CM.pass_base(g, n, 1, True) == h
+        assert CM.pass_base(g, n, 2, True) == F.pow_(h, 1 << n1)
+        for pass_index, inverse in ((1, False), (2, True)):
+            f = CM.pass_frame(n, pass_index)
+            base = CM.pass_base(g, n, pass_index, inverse)
+            got = CM.factor_stream(g, n, pass_index, inverse)
+            pos = CM.factor_positions(f, inverse)
+            assert got.tolist() == [[F.pow_(base, int(i)) for i in pair] for pair in pos]
+
+
+# -- the blocks in amaranth.sim ----------------------------------------------------------------------
+
+def test_point_scale():
+    """Both sides with random enable stalls, each mode: the multiplied side gives x * f (also for
+    non-canonical x), the other x unchanged, both exactly ``latency`` enabled cycles later."""
+    dut = PointScale()
+    rng = random.Random(1)
+    values = EDGE_VALUES + NONCANONICAL_VALUES
+    items = [tuple(rng.choice(values) if rng.random() < 0.4 else rng.randrange(1 << 64) for _ in range(6))
+             for _ in range(60)]                     # head x0, x1, tail x0, x1, f0, f1
+    results = {}
+
+    async def bench(ctx):
+        for mode in ((0, 0), (1, 0), (0, 1)):
+            ctx.set(dut.scale_in, mode[0]); ctx.set(dut.scale_out, mode[1])
+            got, i = [], 0
+            for _ in range(3 * len(items) + 60):
+                en = rng.random() < 0.7
+                ctx.set(dut.en, en)
+                if en and ctx.get(dut.o_head_valid):
+                    got.append((ctx.get(dut.o_head_x0), ctx.get(dut.o_head_x1),
+                                ctx.get(dut.o_tail_x0), ctx.get(dut.o_tail_x1)))
+                live = i < len(items)
+                item = items[i] if live else (0,) * 6
+                for port, v in zip((dut.i_head_x0, dut.i_head_x1, dut.i_tail_x0, dut.i_tail_x1,
+                                    dut.i_f0, dut.i_f1), item):
+                    ctx.set(port, v)
+                ctx.set(dut.i_head_valid, live); ctx.set(dut.i_tail_valid, live)
+                if en:
+                    i += 1
+                await ctx.tick()
+            results[mode] = got
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-9)
+    sim.add_testbench(bench)
+    sim.run()
+    for (scale_in, scale_out), got in results.items():
+        want = []
+        for hx0, hx1, tx0, tx1, f0, f1 in items:
+            head = [(hx0 * f0) % F.P, (hx1 * f1) % F.P] if scale_in else [hx0, hx1]
+            tail = [(tx0 * f0) % F.P, (tx1 * f1) % F.P] if scale_out else [tx0, tx1]
+            want.append(tuple(head + tail))
+        assert got == want, f"mode in={scale_in} out={scale_out}"
+    assert PointScale().latency == 13 and PointScale().mul_units == 2
+
+
+def _run_generator(params, offsets, cases, stall_rate=0.3, seed=0):
+    """Drive CosetFactors through ``cases`` (shift, inverse, pass_index, log_n, idle cycles before the
+    start); returns per case (cycles from start to ready, the factor pairs of 3 frames of enabled cycles)."""
+    dut = CosetFactors(params, offsets)
+    rng = random.Random(seed)
+    out = []
+
+    async def bench(ctx):
+        for g, inverse, pass_index, log_n, idle in cases:
+            ctx.set(dut.shift, g)
+            for _ in range(idle):
+                await ctx.tick()
+            for port, v in ((dut.start, 1), (dut.coset, 1), (dut.inverse, inverse),
+                            (dut.pass2, pass_index == 2), (dut.log_n, log_n)):
+                ctx.set(port, v)
+            await ctx.tick()
+            ctx.set(dut.start, 0)
+            waited = 1
+            while not ctx.get(dut.ready):
+                await ctx.tick()
+                waited += 1
+            period = 1 << (CM.pass_frame(log_n, pass_index) - 1)
+            pairs = []
+            while len(pairs) < 3 * period:
+                en = rng.random() >= stall_rate
+                ctx.set(dut.en, en)
+                if en:
+                    pairs.append((ctx.get(dut.o_f0), ctx.get(dut.o_f1)))
+                await ctx.tick()
+            ctx.set(dut.en, 0)
+            out.append((waited, pairs))
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-9)
+    sim.add_testbench(bench)
+    sim.run()
+    return dut, out
+
+
+@pytest.mark.parametrize("k", [4, 5])
+def test_factor_generator(k):
+    """Every frame size and mode (forward and inverse, both passes), edge and random shifts, with random
+    stalls of the stream: the factors of three frames equal hw.model.coset.factor_stream from the right
+    position (inverse: offset by the lanes' latency to their output multipliers); ready comes exactly
+    setup_cycles(f) after the start when the chains are there, and after the chains for a new shift."""
+    params = BuildParams(lanes=4, log_core=k, channels=4)
+    offsets = {f: 41 + 3 * f for f in range(2, k + 1)}
+    rng = random.Random(k)
+    probe = CosetFactors(params, offsets)
+    chain = probe.chain_cycles
+    cases = []
+    for i, g in enumerate(EDGE_SHIFTS + (rng.randrange(2, F.P),)):
+        for j, (inverse, pass_index, log_n) in enumerate(
+                [(0, 1, 2 * k), (0, 2, 2 * k - 1), (1, 1, 2 * k - 1), (1, 2, 2 * k), (0, 1, 5), (1, 2, 4)]):
+            cases.append((g, inverse, pass_index, log_n, chain + 2 if j == 0 and i % 2 else 0))
+    dut, out = _run_generator(params, offsets, cases, seed=k)
+    # the first pass of a new shift started at once (no idle cycles) waits for the chains
+    cold = [i % 6 == 0 and c[4] == 0 for i, c in enumerate(cases)]
+    for (g, inverse, pass_index, log_n, idle), (waited, pairs), fresh in zip(cases, out, cold):
+        f = CM.pass_frame(log_n, pass_index)
+        want = CM.factor_stream(g, log_n, pass_index, bool(inverse))
+        start = (-offsets[f]) % want.shape[0] if inverse else 0
+        expect = [tuple(int(v) for v in want[(start + t) % want.shape[0]]) for t in range(len(pairs))]
+        assert pairs == expect, f"shift {g}, inverse {inverse}, pass {pass_index}, 2^{log_n}"
+        if fresh:
+            assert dut.setup_cycles(f) < waited <= dut.setup_cycles(f) + chain + 2
+        else:
+            assert waited == dut.setup_cycles(f), f"shift {g}: ready after {waited}"
+
+
+# -- the engine on Verilator -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lanes, k, channels", [(4, 4, 2), (8, 5, 8)], ids=["L4_k4", "L8_k5_C8"])
+def test_engine_coset(lanes, k, channels):
+    params = BuildParams(lanes=lanes, log_core=k, channels=channels)
+    engine = NttEngine(params)
+    run_bench(engine, name="engine", params={"params": params.as_dict()}, test_module="sim.bench_coset",
+              facts={"coset_extra": [engine.coset_extra_cycles(f) for f in range(2, k + 1)],
+                     "chain_cycles": engine.coset_factors.chain_cycles})
