@@ -18,6 +18,8 @@ enabled cycle from the shift g:
   (the "chains", 4k words); (64 + 2k) rounds of 14 cycles (1,232 at k = 12), once per shift;
 - at the start of a coset pass: two tables, LO[j] = b^j (j < 2^s) and HI[i] = b^(i 2^s) (i < 2^(f-s)),
   s = floor(f/2), built level by level by doubling from the chain words b^(2^t) (one unit per table);
+  one set of tables per pass, kept while the shift stays: a pass with the same shift, direction and n
+  as the last one in its set reuses them;
 - then, one enabled cycle at a time, the factors b^i = HI[i >> s] * LO[i & (2^s - 1)] of the two positions
   the lanes' point scales meet (the lane input order forward, the output order inverse, offset by the
   lanes' latency to their output multipliers), the same two units, latency 13. It reports ``ready``
@@ -26,7 +28,7 @@ enabled cycle from the shift g:
 The stream repeats with every frame, so a batch of transforms needs nothing more.
 """
 
-from amaranth.hdl import Const, EnableInserter, Module, Mux, Signal, unsigned
+from amaranth.hdl import Cat, Const, EnableInserter, Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -159,11 +161,11 @@ class CosetFactors(wiring.Component):
         for the last (read, multiply, write)."""
         return sum((1 << t) + MulReduce.LATENCY + 2 for t in range(log_frame - log_frame // 2))
 
-    def setup_cycles(self, log_frame: int) -> int:
+    def setup_cycles(self, log_frame: int, cached: bool = False) -> int:
         """With the chains already computed for the shift, ``ready`` is 1 from this many cycles after the
-        cycle of a coset pass's ``start`` on: one to latch, one to check the chains, the tables, priming
-        the stream."""
-        return 2 + self.build_cycles(log_frame) + self.latency
+        cycle of a coset pass's ``start`` on: one to latch, one to check the chains, the tables (none when
+        ``cached``: this pass's set was built for the same shift, direction and n), priming the stream."""
+        return 2 + (0 if cached else self.build_cycles(log_frame)) + self.latency
 
     def elaborate(self, platform):
         m = Module()
@@ -175,7 +177,103 @@ class CosetFactors(wiring.Component):
         for name, u in zip(("unit_lo", "unit_hi", "unit_chain"), units):
             m.submodules[name] = share(u)
 
-        # -- chains: C[i] = g^(2^i) at i, h^(2^i) at 2k + i (i < 2k), recomputed whenever the shift changes
+        key, chain_ok, job, chain, new_shift = self._chain_job(m, unit_c)
+
+        # -- the pass: latch, wait for the chains, build the tables, prime the stream, stream
+        coset_q, inv_q = Signal(name="coset_q"), Signal(name="inverse_q")
+        table_set, log_n_q = Signal(name="table_set"), Signal(range(nmax + 1), name="log_n_q")
+        frame = Signal(range(k + 1), name="frame", init=k)
+        offset = Signal(range(nmax + 1), name="chain_offset")
+        n1, n2 = (self.log_n + 1) >> 1, self.log_n >> 1
+        with m.If(self.start):
+            m.d.sync += [coset_q.eq(self.coset), inv_q.eq(self.inverse), table_set.eq(self.pass2),
+                         log_n_q.eq(self.log_n),
+                         frame.eq(Mux(self.pass2, n2, n1)),
+                         offset.eq(Mux(self.inverse, Mux(self.pass2, n1, 0), Mux(self.pass2, 0, n2)))]
+        # two sets of tables, one per pass, each kept with the (inverse, n) it was built for until the
+        # shift changes: a run repeated with the same arguments builds nothing
+        lo_depth, hi_depth = 2 << (k // 2), 2 << (k - k // 2)
+        tag = Signal(2 + len(log_n_q), name="table_tag")
+        m.d.comb += tag.eq(Cat(log_n_q, inv_q, 1))
+        tags = [Signal(len(tag), name=f"tags{i}") for i in range(2)]
+        cached = Signal(name="cached")
+        m.d.comb += cached.eq(Mux(table_set, tags[1], tags[0]) == tag)
+
+        lo = Memory(shape=unsigned(64), depth=lo_depth, init=[])
+        hi = Memory(shape=unsigned(64), depth=hi_depth, init=[])
+        m.submodules.lo, m.submodules.hi = lo, hi
+        lo_w, hi_w = lo.write_port(), hi.write_port()
+        lo_r = [lo.read_port(domain="sync") for _ in range(2)]
+        hi_r = [hi.read_port(domain="sync") for _ in range(2)]
+
+        level = Signal(range(k + 1), name="level")
+        step = Signal(range((1 << k) + lat + 3), name="level_cycle")
+        prime = Signal(range(self.latency + 1), name="prime_cycle")
+        pos = Signal(max(k - 1, 1), name="position")
+        building, stream_en, init = Signal(name="building"), Signal(name="stream_en"), Signal(name="init")
+        levels_lo, levels_hi = frame >> 1, frame - (frame >> 1)
+        with m.FSM(name="pass_fsm") as fsm:
+            with m.State("IDLE"):
+                with m.If(self.start & self.coset):
+                    m.next = "WAIT"
+            with m.State("WAIT"):
+                with m.If(~job & chain_ok & (key == self.shift)):
+                    m.d.sync += [level.eq(0), step.eq(0), prime.eq(0)]
+                    with m.If(cached):
+                        m.next = "PRIME"
+                    with m.Else():
+                        m.next = "BUILD"
+            with m.State("BUILD"):
+                m.d.comb += [building.eq(1), init.eq((level == 0) & (step == 0))]
+                with m.If(step == (Const(1, k + 1) << level) + lat + 1):
+                    m.d.sync += [step.eq(0), level.eq(level + 1)]
+                    with m.If(level == levels_hi - 1):
+                        m.d.sync += prime.eq(0)
+                        with m.If(table_set):
+                            m.d.sync += tags[1].eq(tag)
+                        with m.Else():
+                            m.d.sync += tags[0].eq(tag)
+                        m.next = "PRIME"
+                with m.Else():
+                    m.d.sync += step.eq(step + 1)
+            with m.State("PRIME"):
+                m.d.comb += stream_en.eq(1)
+                m.d.sync += prime.eq(prime + 1)
+                with m.If(prime == self.latency - 1):
+                    m.next = "STREAM"
+            with m.State("STREAM"):
+                m.d.comb += stream_en.eq(self.en)
+                with m.If(self.start & self.coset):
+                    m.next = "WAIT"
+                with m.Elif(self.start):
+                    m.next = "IDLE"
+        with m.If(new_shift):                      # tables of another shift: none is valid
+            m.d.sync += [t.eq(0) for t in tags]
+        m.d.comb += self.ready.eq(~coset_q | fsm.ongoing("STREAM"))
+        self._build_datapath(m, units, (lo_w, hi_w, lo_r, hi_r, chain), (building, init, stream_en),
+                             (level, step, levels_lo, frame, offset, inv_q, pos, table_set))
+
+        # the stream position: the pair at the multipliers ``latency`` enabled cycles from now
+        with m.If(fsm.ongoing("WAIT")):
+            with m.Switch(frame):
+                for f in range(2, k + 1):
+                    with m.Case(f):
+                        period = 1 << (f - 1)
+                        m.d.sync += pos.eq(Mux(inv_q, (-self._offsets[f]) % period, 0))
+        with m.Elif(stream_en):
+            with m.Switch(frame):
+                for f in range(2, k + 1):
+                    with m.Case(f):
+                        m.d.sync += pos.eq((pos + 1)[:f - 1])
+        m.d.comb += [self.o_f0.eq(unit_a.o_p), self.o_f1.eq(unit_b.o_p)]
+        return m
+
+    def _chain_job(self, m, unit_c):
+        """The background job: C[i] = g^(2^i) at i, h^(2^i) at 2k + i (i < 2k), recomputed whenever the
+        shift differs from the one it was computed for. Returns (key, chain_ok, busy, memory, new_shift:
+        1 in the cycle a job starts)."""
+        nmax = self._params.max_log_n
+        lat = MulReduce.LATENCY
         chain = Memory(shape=unsigned(64), depth=2 * nmax, init=[])
         m.submodules.chain = chain
         cw = chain.write_port()
@@ -191,8 +289,10 @@ class CosetFactors(wiring.Component):
         m.d.comb += [unit_c.en.eq(1), cw.data.eq(sq),
                      cw.addr.eq(Mux(in_exp, rnd, rnd - 64 + nmax)),
                      cw.en.eq(job & (cyc == 0) & (~in_exp | (rnd < nmax)) & (rnd < 64 + nmax))]
+        new_shift = Signal(name="new_shift")
         with m.If(~job):
             with m.If(~(chain_ok & (key == self.shift))):
+                m.d.comb += new_shift.eq(1)
                 m.d.sync += [key.eq(self.shift), sq.eq(self.shift), acc.eq(1), rnd.eq(0), cyc.eq(0),
                              job.eq(1), chain_ok.eq(0)]
         with m.Elif(key != self.shift):             # the shift changed under the job: start again
@@ -215,81 +315,13 @@ class CosetFactors(wiring.Component):
                 with m.If(rnd == 63):               # acc is h now: its squares come next
                     m.d.sync += sq.eq(unit_c.o_p)
 
-        # -- the pass: latch, wait for the chains, build the tables, prime the stream, stream
-        coset_q, inv_q = Signal(name="coset_q"), Signal(name="inverse_q")
-        frame = Signal(range(k + 1), name="frame", init=k)
-        offset = Signal(range(nmax + 1), name="chain_offset")
-        n1, n2 = (self.log_n + 1) >> 1, self.log_n >> 1
-        with m.If(self.start):
-            m.d.sync += [coset_q.eq(self.coset), inv_q.eq(self.inverse),
-                         frame.eq(Mux(self.pass2, n2, n1)),
-                         offset.eq(Mux(self.inverse, Mux(self.pass2, n1, 0), Mux(self.pass2, 0, n2)))]
-        lo_depth, hi_depth = 1 << (k // 2), 1 << (k - k // 2)
-        lo = Memory(shape=unsigned(64), depth=lo_depth, init=[])
-        hi = Memory(shape=unsigned(64), depth=hi_depth, init=[])
-        m.submodules.lo, m.submodules.hi = lo, hi
-        lo_w, hi_w = lo.write_port(), hi.write_port()
-        lo_r = [lo.read_port(domain="sync") for _ in range(2)]
-        hi_r = [hi.read_port(domain="sync") for _ in range(2)]
-
-        level = Signal(range(k + 1), name="level")
-        step = Signal(range((1 << k) + lat + 3), name="level_cycle")
-        prime = Signal(range(self.latency + 1), name="prime_cycle")
-        pos = Signal(max(k - 1, 1), name="position")
-        building, stream_en, init = Signal(name="building"), Signal(name="stream_en"), Signal(name="init")
-        levels_lo, levels_hi = frame >> 1, frame - (frame >> 1)
-        with m.FSM(name="pass_fsm") as fsm:
-            with m.State("IDLE"):
-                with m.If(self.start & self.coset):
-                    m.next = "WAIT"
-            with m.State("WAIT"):
-                with m.If(~job & chain_ok & (key == self.shift)):
-                    m.d.sync += [level.eq(0), step.eq(0)]
-                    m.next = "BUILD"
-            with m.State("BUILD"):
-                m.d.comb += [building.eq(1), init.eq((level == 0) & (step == 0))]
-                with m.If(step == (Const(1, k + 1) << level) + lat + 1):
-                    m.d.sync += [step.eq(0), level.eq(level + 1)]
-                    with m.If(level == levels_hi - 1):
-                        m.d.sync += prime.eq(0)
-                        m.next = "PRIME"
-                with m.Else():
-                    m.d.sync += step.eq(step + 1)
-            with m.State("PRIME"):
-                m.d.comb += stream_en.eq(1)
-                m.d.sync += prime.eq(prime + 1)
-                with m.If(prime == self.latency - 1):
-                    m.next = "STREAM"
-            with m.State("STREAM"):
-                m.d.comb += stream_en.eq(self.en)
-                with m.If(self.start & self.coset):
-                    m.next = "WAIT"
-                with m.Elif(self.start):
-                    m.next = "IDLE"
-        m.d.comb += self.ready.eq(~coset_q | fsm.ongoing("STREAM"))
-        self._build_datapath(m, units, (lo_w, hi_w, lo_r, hi_r, chain), (building, init, stream_en),
-                             (level, step, levels_lo, frame, offset, inv_q, pos))
-
-        # the stream position: the pair at the multipliers ``latency`` enabled cycles from now
-        with m.If(fsm.ongoing("BUILD")):
-            with m.Switch(frame):
-                for f in range(2, k + 1):
-                    with m.Case(f):
-                        period = 1 << (f - 1)
-                        m.d.sync += pos.eq(Mux(inv_q, (-self._offsets[f]) % period, 0))
-        with m.Elif(stream_en):
-            with m.Switch(frame):
-                for f in range(2, k + 1):
-                    with m.Case(f):
-                        m.d.sync += pos.eq((pos + 1)[:f - 1])
-        m.d.comb += [self.o_f0.eq(unit_a.o_p), self.o_f1.eq(unit_b.o_p)]
-        return m
+        return key, chain_ok, job, chain, new_shift
 
     def _build_datapath(self, m, units, memories, modes, state):
         """Table build (doubling from the chain words) and the stream's addresses and products."""
         lo_w, hi_w, lo_r, hi_r, chain = memories
         building, init, stream_en = modes
-        level, step, levels_lo, frame, offset, inv_q, pos = state
+        level, step, levels_lo, frame, offset, inv_q, pos, table_set = state
         k = self._params.log_core
         nmax = self._params.max_log_n
         lat = MulReduce.LATENCY
@@ -325,9 +357,10 @@ class CosetFactors(wiring.Component):
                         m.d.comb += [lo_a[0].eq(r), lo_a[1].eq(r), hi_a[0].eq(mm), hi_a[1].eq(mm | (1 << (a - 1)))]
         for i in range(2):
             for rd, addr in ((lo_r[i], lo_a[i]), (hi_r[i], hi_a[i])):
-                m.d.comb += [rd.addr.eq(Mux(building & (i == 0), j, addr)), rd.en.eq(building | stream_en)]
-        for wp, unit in ((lo_w, unit_a), (hi_w, unit_b)):
-            m.d.comb += [wp.en.eq(init | unit.o_valid), wp.addr.eq(Mux(init, 0, dest)),
+                idx = Mux(building & (i == 0), j, addr)
+                m.d.comb += [rd.addr.eq(Cat(idx[:len(addr)], table_set)), rd.en.eq(building | stream_en)]
+        for wp, unit, width in ((lo_w, unit_a, len(lo_a[0])), (hi_w, unit_b, len(hi_a[0]))):
+            m.d.comb += [wp.en.eq(init | unit.o_valid), wp.addr.eq(Cat(Mux(init, 0, dest)[:width], table_set)),
                          wp.data.eq(Mux(init, 1, unit.o_p))]
         m.d.comb += [
             unit_a.en.eq(building | stream_en), unit_b.en.eq(building | stream_en),

@@ -31,7 +31,8 @@ Coset transforms (hw/coset.py, issue 14). With ``coset`` set, the lanes multiply
 (forward) or output pairs (``inverse``) by the factors of the shift ``coset_shift`` that one shared
 ``CosetFactors`` streams, the same pair for every lane on a cycle. The generator builds its tables at the
 start of a coset pass, in parallel with PREFILL; the first payload is taken once it is ``ready``, so a
-coset pass takes ``coset_extra_cycles(f)`` cycles more than a plain one (none for a plain pass), plus
+coset pass takes ``coset_extra_cycles(f)`` cycles more than a plain one (none for a plain pass;
+``coset_extra_cycles(f, cached=True)`` when the generator kept the pass's tables), plus
 ``coset.chain_cycles`` once after the shift changed, unless the engine was idle that long before.
 """
 
@@ -141,10 +142,11 @@ class NttEngine(wiring.Component):
         """The shared coset factor generator (its figures: chain_cycles, setup_cycles(f), mul_units)."""
         return self._coset
 
-    def coset_extra_cycles(self, log_frame: int) -> int:
+    def coset_extra_cycles(self, log_frame: int, cached: bool = False) -> int:
         """Cycles a coset pass with frames of 2^f takes beyond a plain one, with no stalls and the
-        generator's chains computed for the shift: its table build beyond PREFILL."""
-        return max(0, self._coset.setup_cycles(log_frame) - (self.prefill_cycles + 1))
+        generator's chains computed for the shift: its setup beyond PREFILL (``cached``: its tables
+        were kept from the last pass of the same kind, see hw/coset.py)."""
+        return max(0, self._coset.setup_cycles(log_frame, cached) - (self.prefill_cycles + 1))
 
     @property
     def mul_units(self) -> int:

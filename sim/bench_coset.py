@@ -10,8 +10,9 @@ X[j] = ntt(x)[j] h^j, both computed here from the plain golden model and pow().
 
 Shifts: 1, p - 1, 2^32, 7 and random ones; data random and edge values; random gaps and stalls. Cycle
 counts (no stalls): a coset pass takes exactly ``coset_extra_cycles(f)`` more than the plain one once the
-generator's chains are computed for the shift (every size of the build is measured and logged), and a
-pass started right after the shift changed waits for the chains at most ``chain_cycles`` more.
+generator's chains are computed for the shift, ``coset_extra_cycles(f, cached=True)`` when it repeats the
+previous run (tables kept); every size of the build is measured and logged. A pass started right after
+the shift changed waits for the chains at most ``chain_cycles`` more.
 """
 
 import random
@@ -44,6 +45,7 @@ class CosetTB(EngineTB):
         super().__init__(dut)
         facts = bench_facts()
         self.extra = facts["coset_extra"]            # element f - 2
+        self.extra_cached = facts["coset_extra_cached"]
         self.chain_cycles = facts["chain_cycles"]
 
     async def start(self):
@@ -114,12 +116,15 @@ async def test_cycles(dut):
         plain = await tb.transform(x, None, False, n, "none", "none")
         fwd = await tb.transform(x, g, False, n, "none", "none")
         inv = await tb.transform(x, g, True, n, "none", "none")
-        for c_plain, c_fwd, c_inv, f in zip(plain, fwd, inv, p.pass_log_sizes(n)):
+        again = await tb.transform(x, g, True, n, "none", "none")        # the tables are kept
+        for c_plain, c_fwd, c_inv, c_again, f in zip(plain, fwd, inv, again, p.pass_log_sizes(n)):
             want = c_plain + tb.extra[f - 2]
             assert c_fwd == want and c_inv == want, \
                 f"2^{n}: coset pass cycles {c_fwd}/{c_inv}, expected plain {c_plain} + {tb.extra[f - 2]}"
+            assert c_again == c_plain + tb.extra_cached[f - 2], f"2^{n}: repeated coset pass {c_again} cycles"
         dut._log.info(f"cycles 2^{n}: plain {sum(plain)}, forward coset {sum(fwd)}, inverse coset {sum(inv)} "
-                      f"(+{100 * (sum(fwd) / sum(plain) - 1):.2f} %)")
+                      f"(+{100 * (sum(fwd) / sum(plain) - 1):.2f} %), repeated {sum(again)} "
+                      f"(+{100 * (sum(again) / sum(plain) - 1):.2f} %)")
     n = tb.sizes[-1]
     x = vectors("random", 1 << n, seed=3)
     plain = await tb.transform(x, None, False, n, "none", "none")

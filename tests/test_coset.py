@@ -164,31 +164,37 @@ def _run_generator(params, offsets, cases, stall_rate=0.3, seed=0):
 def test_factor_generator(k):
     """Every frame size and mode (forward and inverse, both passes), edge and random shifts, with random
     stalls of the stream: the factors of three frames equal hw.model.coset.factor_stream from the right
-    position (inverse: offset by the lanes' latency to their output multipliers); ready comes exactly
-    setup_cycles(f) after the start when the chains are there, and after the chains for a new shift."""
+    position (inverse: offset by the lanes' latency to their output multipliers). ``ready`` comes exactly
+    setup_cycles(f) after the start when the chains are there, setup_cycles(f, cached=True) when the
+    pass's table set was built for the same (inverse, n) under the same shift (a new shift drops the
+    sets), and after the chains when the shift changed just before the start."""
     params = BuildParams(lanes=4, log_core=k, channels=4)
     offsets = {f: 41 + 3 * f for f in range(2, k + 1)}
     rng = random.Random(k)
-    probe = CosetFactors(params, offsets)
-    chain = probe.chain_cycles
-    cases = []
+    chain = CosetFactors(params, offsets).chain_cycles
+    combos = [(0, 1, 5), (0, 2, 2 * k - 1), (1, 1, 2 * k - 1), (1, 2, 2 * k), (1, 2, 2 * k), (0, 1, 2 * k),
+              (0, 1, 2 * k), (0, 1, 5)]
+    cases, expect_wait = [], []
     for i, g in enumerate(EDGE_SHIFTS + (rng.randrange(2, F.P),)):
-        for j, (inverse, pass_index, log_n) in enumerate(
-                [(0, 1, 2 * k), (0, 2, 2 * k - 1), (1, 1, 2 * k - 1), (1, 2, 2 * k), (0, 1, 5), (1, 2, 4)]):
-            cases.append((g, inverse, pass_index, log_n, chain + 2 if j == 0 and i % 2 else 0))
+        tags = {}                                   # the generator's table sets, as documented
+        for j, (inverse, pass_index, log_n) in enumerate(combos):
+            idle = chain + 2 if j == 0 and i % 2 else 0
+            cases.append((g, inverse, pass_index, log_n, idle))
+            cached = tags.get(pass_index) == (inverse, log_n)
+            tags[pass_index] = (inverse, log_n)
+            expect_wait.append("cold" if j == 0 and not idle else cached)
     dut, out = _run_generator(params, offsets, cases, seed=k)
-    # the first pass of a new shift started at once (no idle cycles) waits for the chains
-    cold = [i % 6 == 0 and c[4] == 0 for i, c in enumerate(cases)]
-    for (g, inverse, pass_index, log_n, idle), (waited, pairs), fresh in zip(cases, out, cold):
+    for (g, inverse, pass_index, log_n, idle), (waited, pairs), wait in zip(cases, out, expect_wait):
         f = CM.pass_frame(log_n, pass_index)
         want = CM.factor_stream(g, log_n, pass_index, bool(inverse))
         start = (-offsets[f]) % want.shape[0] if inverse else 0
         expect = [tuple(int(v) for v in want[(start + t) % want.shape[0]]) for t in range(len(pairs))]
-        assert pairs == expect, f"shift {g}, inverse {inverse}, pass {pass_index}, 2^{log_n}"
-        if fresh:
-            assert dut.setup_cycles(f) < waited <= dut.setup_cycles(f) + chain + 2
+        what = f"shift {g}, inverse {inverse}, pass {pass_index}, 2^{log_n}"
+        assert pairs == expect, what
+        if wait == "cold":
+            assert dut.setup_cycles(f) < waited <= dut.setup_cycles(f) + chain + 2, what
         else:
-            assert waited == dut.setup_cycles(f), f"shift {g}: ready after {waited}"
+            assert waited == dut.setup_cycles(f, cached=wait), f"{what}: ready after {waited}"
 
 
 # -- the engine on Verilator -------------------------------------------------------------------------
@@ -199,4 +205,5 @@ def test_engine_coset(lanes, k, channels):
     engine = NttEngine(params)
     run_bench(engine, name="engine", params={"params": params.as_dict()}, test_module="sim.bench_coset",
               facts={"coset_extra": [engine.coset_extra_cycles(f) for f in range(2, k + 1)],
+                     "coset_extra_cached": [engine.coset_extra_cycles(f, cached=True) for f in range(2, k + 1)],
                      "chain_cycles": engine.coset_factors.chain_cycles})
