@@ -17,7 +17,8 @@ enabled cycle from the shift g:
   right-to-left square-and-multiply on one unit, keeping the squares g^(2^i), then h^(2^i), i < 2k
   (the "chains", 4k words); (64 + 2k) rounds of 14 cycles (1,232 at k = 12), once per shift;
 - at the start of a coset pass: two tables, LO[j] = b^j (j < 2^s) and HI[i] = b^(i 2^s) (i < 2^(f-s)),
-  s = floor(f/2), built level by level by doubling from the chain words b^(2^t) (one unit per table);
+  s = floor(f/2), built level by level by doubling from the chain words b^(2^t) (one unit per table;
+  a level starts as soon as the entries it reads are written: 110 cycles at f = 12);
   one set of tables per pass, kept while the shift stays: a pass with the same shift, direction and n
   as the last one in its set reuses them;
 - then, one enabled cycle at a time, the factors b^i = HI[i >> s] * LO[i & (2^s - 1)] of the two positions
@@ -156,10 +157,20 @@ class CosetFactors(wiring.Component):
         """Cycles of the background job for a new shift: 64 exponent rounds, 2k rounds of h's squares."""
         return (64 + self._params.max_log_n) * self.ROUND + 1
 
+    @staticmethod
+    def level_cycles(level: int, last: bool) -> int:
+        """Cycles of table level t: it issues 2^t products (reading entry j on its step j + 1). The next
+        level starts once its reads of this level's entries find them written (lat + 3 cycles after
+        they were read), the last level waits for all of them."""
+        written = MulReduce.LATENCY + 3
+        if last:
+            return (1 << level) - 1 + written
+        return max((1 << level) + 1, written - (1 << level))
+
     def build_cycles(self, log_frame: int) -> int:
-        """Cycles to build the two tables of a frame of 2^f points: level t issues 2^t products and waits
-        for the last (read, multiply, write)."""
-        return sum((1 << t) + MulReduce.LATENCY + 2 for t in range(log_frame - log_frame // 2))
+        """Cycles to build the two tables of a frame of 2^f points (ceil(f/2) levels)."""
+        levels = log_frame - log_frame // 2
+        return sum(self.level_cycles(t, t == levels - 1) for t in range(levels))
 
     def setup_cycles(self, log_frame: int, cached: bool = False) -> int:
         """With the chains already computed for the shift, ``ready`` is 1 from this many cycles after the
@@ -225,7 +236,13 @@ class CosetFactors(wiring.Component):
                         m.next = "BUILD"
             with m.State("BUILD"):
                 m.d.comb += [building.eq(1), init.eq((level == 0) & (step == 0))]
-                with m.If(step == (Const(1, k + 1) << level) + lat + 1):
+                level_end = Signal(range((1 << k) + lat + 3), name="level_end")
+                with m.Switch(level):
+                    for t in range(k - k // 2):
+                        with m.Case(t):
+                            m.d.comb += level_end.eq(Mux(level == levels_hi - 1, self.level_cycles(t, True) - 1,
+                                                         self.level_cycles(t, False) - 1))
+                with m.If(step == level_end):
                     m.d.sync += [step.eq(0), level.eq(level + 1)]
                     with m.If(level == levels_hi - 1):
                         m.d.sync += prime.eq(0)
