@@ -7,8 +7,8 @@ b^i0 and b^i1, where (i0, i1) are the positions in the frame and b is the pass's
 
 ``PointScale`` (per lane, two multiply/reduce units, one a port) sits on both sides of the lane: on the
 input side (head) between the lane input and its first stage, on the output side (tail) after the
-output scale. Its multipliers work on the head (``scale_in``) or the tail (``scale_out``) and a delay
-line of the same length stands in on the other side, so the lane's latency is the same in every mode.
+output scale. Its multipliers work on the head (``scale_in``) or the tail (``scale_out``); the other
+side, and both in a plain pass, are wires, so only a coset pass pays the multiplier's 12 cycles.
 
 ``CosetFactors`` (one per engine, three multiply/reduce units) computes the factor pair of every
 enabled cycle from the shift g:
@@ -48,8 +48,8 @@ class PointScale(wiring.Component):
     flow); i_f0, i_f1 (the factors of the pair at the multipliers on this enabled cycle);
     head side i_head_valid, i_head_x0, i_head_x1 -> o_head_valid, o_head_x0, o_head_x1;
     tail side i_tail_valid, i_tail_x0, i_tail_x1 -> o_tail_valid, o_tail_x0, o_tail_x1.
-    Each side is ``latency`` enabled cycles long; the multiplied side gives x * f (canonical for any
-    64-bit x), the other x unchanged."""
+    The multiplied side (head with scale_in, tail with scale_out) gives x * f (canonical for any 64-bit
+    x) ``latency`` enabled cycles later; the other side passes its input straight through (no delay)."""
 
     def __init__(self):
         ports = {"en": In(1), "scale_in": In(1), "scale_out": In(1), "i_f0": In(64), "i_f1": In(64)}
@@ -60,8 +60,8 @@ class PointScale(wiring.Component):
 
     @property
     def latency(self) -> int:
-        """Enabled cycles through either side: the multiplier, then the side's output select."""
-        return MulReduce.LATENCY + 1
+        """Enabled cycles through the multiplied side (the other side is a wire)."""
+        return MulReduce.LATENCY
 
     @property
     def mul_units(self) -> int:
@@ -81,26 +81,20 @@ class PointScale(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         regs = Module()
-        lat = MulReduce.LATENCY
-        heads = (self.i_head_x0, self.i_head_x1), (self.o_head_x0, self.o_head_x1)
-        tails = (self.i_tail_x0, self.i_tail_x1), (self.o_tail_x0, self.o_tail_x1)
-        m.d.comb += [self.o_head_valid.eq(pipe(regs, self.i_head_valid, self.latency, "head_valid",
-                                               reset_less=False)),
-                     self.o_tail_valid.eq(pipe(regs, self.i_tail_valid, self.latency, "tail_valid",
-                                               reset_less=False))]
-        for port, factor in enumerate((self.i_f0, self.i_f1)):
+        scale_out = self.scale_out & ~self.scale_in
+        valid_in = Mux(scale_out, self.i_tail_valid, self.i_head_valid)
+        valid = pipe(regs, valid_in, self.latency, "valid", reset_less=False)
+        m.d.comb += [self.o_head_valid.eq(Mux(self.scale_in, valid, self.i_head_valid)),
+                     self.o_tail_valid.eq(Mux(scale_out, valid, self.i_tail_valid))]
+        sides = ((self.i_head_x0, self.i_tail_x0, self.o_head_x0, self.o_tail_x0, self.i_f0),
+                 (self.i_head_x1, self.i_tail_x1, self.o_head_x1, self.o_tail_x1, self.i_f1))
+        for port, (head_in, tail_in, head_out, tail_out, factor) in enumerate(sides):
             mul = MulReduce()
             m.submodules[f"mul{port}"] = share(mul)
-            head_in, tail_in = heads[0][port], tails[0][port]
             m.d.comb += [mul.en.eq(self.en), mul.i_valid.eq(0), mul.i_b.eq(factor),
-                         mul.i_a.eq(Mux(self.scale_out, tail_in, head_in))]
-            head_d = pipe(regs, head_in, lat, f"head{port}")
-            tail_d = pipe(regs, tail_in, lat, f"tail{port}")
-            head_out = Signal(64, name=f"head_out{port}", reset_less=True)
-            tail_out = Signal(64, name=f"tail_out{port}", reset_less=True)
-            regs.d.sync += [head_out.eq(Mux(self.scale_in, mul.o_p, head_d)),
-                            tail_out.eq(Mux(self.scale_out, mul.o_p, tail_d))]
-            m.d.comb += [heads[1][port].eq(head_out), tails[1][port].eq(tail_out)]
+                         mul.i_a.eq(Mux(scale_out, tail_in, head_in)),
+                         head_out.eq(Mux(self.scale_in, mul.o_p, head_in)),
+                         tail_out.eq(Mux(scale_out, mul.o_p, tail_in))]
         m.submodules.regs = EnableInserter(self.en)(regs)
         return m
 

@@ -30,8 +30,9 @@ of 2^n points takes 2^n / (2L) + ``latency_at(f)`` cycles with no stalls.
 Coset transforms (hw/coset.py, issue 14). With ``coset`` set, the lanes multiply their input pairs
 (forward) or output pairs (``inverse``) by the factors of the shift ``coset_shift`` that one shared
 ``CosetFactors`` streams, the same pair for every lane on a cycle. The generator builds its tables at the
-start of a coset pass, in parallel with PREFILL; the first payload is taken once it is ``ready``, so a
-coset pass takes ``coset_extra_cycles(f)`` cycles more than a plain one (none for a plain pass;
+start of a coset pass, in parallel with PREFILL; the first payload is taken once it is ``ready``, and the
+lanes' point scale adds its multiplier's latency, so a coset pass takes ``coset_extra_cycles(f)`` cycles
+more than a plain one (a plain pass is unchanged;
 ``coset_extra_cycles(f, cached=True)`` when the generator kept the pass's tables), plus
 ``coset.chain_cycles`` once after the shift changed, unless the engine was idle that long before.
 """
@@ -145,8 +146,10 @@ class NttEngine(wiring.Component):
     def coset_extra_cycles(self, log_frame: int, cached: bool = False) -> int:
         """Cycles a coset pass with frames of 2^f takes beyond a plain one, with no stalls and the
         generator's chains computed for the shift: its setup beyond PREFILL (``cached``: its tables
-        were kept from the last pass of the same kind, see hw/coset.py)."""
-        return max(0, self._coset.setup_cycles(log_frame, cached) - (self.prefill_cycles + 1))
+        were kept from the last pass of the same kind, see hw/coset.py) and the lanes' point scale."""
+        setup = max(0, self._coset.setup_cycles(log_frame, cached) - (self.prefill_cycles + 1))
+        lanes = self._lanes[0]
+        return setup + lanes.coset_latency_at(log_frame) - lanes.latency_at(log_frame)
 
     @property
     def mul_units(self) -> int:

@@ -40,9 +40,10 @@ and restart values; the output scale multiplies by w_N^(column*m) with N = 2^log
 ``latency_at(f)`` is what a chain of only the active stages takes; ``latency`` = ``latency_at(k)``.
 
 Coset transforms (hw/coset.py): a PointScale multiplies the points entering the lane (``coset_in``) or
-leaving it (``coset_out``) by the factors the engine's generator streams on ``i_f0``/``i_f1``; it sits
-at both ends with the same latency in every mode (the twiddle words wait as long as the points at the
-head), so nothing else in the lane depends on the mode.
+leaving it (``coset_out``) by the factors the engine's generator streams on ``i_f0``/``i_f1``. The mode is
+taken at ``restart`` like the frame size: a coset pass's latency is ``coset_latency_at(f)`` (its
+multiplier's more), a plain pass's is unchanged (the scale is bypassed); with ``coset_in`` the twiddle
+words wait at the head as long as the points, and the frame clocks start that much later.
 
 Handshake: valid-only pipeline with the global enable ``en``. The chain's reorders run on a free-running
 frame clock (counted in enabled cycles), so a transform must start on an enabled cycle where
@@ -420,7 +421,8 @@ class Lane(wiring.Component):
                         i_f0, i_f1, taken at ``restart`` (both 0: a plain transform)
       i_f0, i_f1        the coset factors of the pair at the point scale's multipliers on this cycle:
                         the pair entering now (coset_in), or the pair ``coset_output_offset(f)``
-                        enabled cycles behind the input (coset_out)
+                        enabled cycles behind the input (coset_out). A coset pass's outputs come
+                        ``coset_latency_at(f)`` enabled cycles after its inputs.
       o_slot_start      1 when the pair taken on this cycle (if en) is the first of a transform slot
       o_valid, o_x0, o_x1   outputs (X[2t], X[2t+1]) on output cycle t, ``latency_at(f)`` cycles after input
     With ``log_frame`` = f the lane is exactly a lane of 2^f points: one frame every 2^(f-1) enabled
@@ -553,12 +555,16 @@ class Lane(wiring.Component):
     def latency_at(self, log_frame: int) -> int:
         """Enabled cycles from a 2^f-point transform's first input pair to its first output pair, with
         ``log_frame`` = f: what a lane of only the active stages takes, plus the point scale's two ends."""
-        return sum(self._block_latencies(log_frame)) + 2 * self._points.latency
+        return sum(self._block_latencies(log_frame))
+
+    def coset_latency_at(self, log_frame: int) -> int:
+        """``latency_at(f)`` of a coset pass (``coset_in`` or ``coset_out``): plus the point scale's."""
+        return self.latency_at(log_frame) + self._points.latency
 
     def coset_output_offset(self, log_frame: int) -> int:
         """Enabled cycles from a frame's first input pair to its first output pair at the point scale's
-        output-side multipliers (frame size f): where the inverse coset factors are applied."""
-        return self.latency_at(log_frame) - self._points.latency
+        output-side multipliers (frame size f, ``coset_out``): where the inverse coset factors apply."""
+        return self.latency_at(log_frame)
 
     @property
     def latency(self) -> int:
@@ -606,19 +612,20 @@ class Lane(wiring.Component):
                          coset_in.eq(self.coset_in), coset_out.eq(self.coset_out & ~self.coset_in)]
         # the coset point scale at both ends (head: before the first half; tail: the lane's output)
         points = m.submodules.point_scale = self._points
-        head = points.latency
+        head = points.latency                   # with coset_in, everything after the head starts later
 
-        def phase_counter(name: str, blocks: int, ahead: int = 0):
+        def phase_counter(name: str, blocks: int, ahead: int = 0, lane_input: bool = False):
             """Free-running k-bit phase (parity at bit f - 1, the cycle within the frame below) of the data
             at the input of block ``blocks`` (0 = first half, 1 = turn, ...), ``ahead`` enabled cycles
             early. Restarts to the new frame size's value."""
-            init = {f: (ahead - head - sum(self._block_latencies(f)[:blocks])) % (1 << k) for f in sizes}
+            init = {f: (ahead - sum(self._block_latencies(f)[:blocks])) % (1 << k) for f in sizes}
+            late = {f: init[f] if lane_input else (init[f] - head) % (1 << k) for f in sizes}
             ctr = Signal(k, name=name, init=init[k])
             with m.If(self.restart):
                 with m.Switch(self.log_frame):
                     for f in sizes:
                         with m.Case(f):
-                            m.d.sync += ctr.eq(init[f])
+                            m.d.sync += ctr.eq(Mux(self.coset_in, late[f], init[f]))
                     with m.Default():           # not a frame size (the lane then emits nothing)
                         m.d.sync += ctr.eq(0)
             with m.Elif(en):
@@ -637,7 +644,7 @@ class Lane(wiring.Component):
             return cycle, parity
 
         in_phase = phase_counter("in_phase", 0)
-        slot_phase = phase_counter("slot_phase", 0, ahead=head)
+        slot_phase = phase_counter("slot_phase", 0, lane_input=True)
         turn_phase = phase_counter("turn_phase", 1)
         h2_phase = phase_counter("half2_phase", 2)
         rev_phase = phase_counter("reverse_phase", 3)
@@ -656,8 +663,9 @@ class Lane(wiring.Component):
         for blk in (turn, rev, tw2):
             m.d.comb += blk.log_frame.eq(frame)
         m.d.comb += [turn.restart.eq(self.restart), rev.restart.eq(self.restart)]
-        # the twiddle words wait at the head as long as the points
-        words = _delay(m, en, Cat(self.i_w_first, self.i_w_rest), head, "coset_w")
+        # with coset_in the twiddle words wait at the head as long as the points
+        words_in = Cat(self.i_w_first, self.i_w_rest)
+        words = Mux(coset_in, _delay(m, en, words_in, head, "coset_w"), words_in)
         m.d.comb += [
             points.en.eq(en), points.scale_in.eq(coset_in), points.scale_out.eq(coset_out),
             points.i_f0.eq(self.i_f0), points.i_f1.eq(self.i_f1),

@@ -78,7 +78,9 @@ def test_factor_tables_and_streams():
 
 def test_point_scale():
     """Both sides with random enable stalls, each mode: the multiplied side gives x * f (also for
-    non-canonical x), the other x unchanged, both exactly ``latency`` enabled cycles later."""
+    non-canonical x) exactly MulReduce.LATENCY enabled cycles after its input; the other side (both in a
+    plain pass) passes x through in the same cycle."""
+    from hw.arith import MulReduce
     dut = PointScale()
     rng = random.Random(1)
     values = EDGE_VALUES + NONCANONICAL_VALUES
@@ -89,36 +91,38 @@ def test_point_scale():
     async def bench(ctx):
         for mode in ((0, 0), (1, 0), (0, 1)):
             ctx.set(dut.scale_in, mode[0]); ctx.set(dut.scale_out, mode[1])
-            got, i = [], 0
+            heads, tails, i = [], [], 0              # (enabled cycle, x0, x1) of every valid output
             for _ in range(3 * len(items) + 60):
                 en = rng.random() < 0.7
                 ctx.set(dut.en, en)
-                if en and ctx.get(dut.o_head_valid):
-                    got.append((ctx.get(dut.o_head_x0), ctx.get(dut.o_head_x1),
-                                ctx.get(dut.o_tail_x0), ctx.get(dut.o_tail_x1)))
                 live = i < len(items)
                 item = items[i] if live else (0,) * 6
                 for port, v in zip((dut.i_head_x0, dut.i_head_x1, dut.i_tail_x0, dut.i_tail_x1,
                                     dut.i_f0, dut.i_f1), item):
                     ctx.set(port, v)
                 ctx.set(dut.i_head_valid, live); ctx.set(dut.i_tail_valid, live)
+                if en and ctx.get(dut.o_head_valid):
+                    heads.append((i, ctx.get(dut.o_head_x0), ctx.get(dut.o_head_x1)))
+                if en and ctx.get(dut.o_tail_valid):
+                    tails.append((i, ctx.get(dut.o_tail_x0), ctx.get(dut.o_tail_x1)))
                 if en:
                     i += 1
                 await ctx.tick()
-            results[mode] = got
+            results[mode] = heads, tails
 
     sim = Simulator(dut)
     sim.add_clock(1e-9)
     sim.add_testbench(bench)
     sim.run()
-    for (scale_in, scale_out), got in results.items():
-        want = []
-        for hx0, hx1, tx0, tx1, f0, f1 in items:
-            head = [(hx0 * f0) % F.P, (hx1 * f1) % F.P] if scale_in else [hx0, hx1]
-            tail = [(tx0 * f0) % F.P, (tx1 * f1) % F.P] if scale_out else [tx0, tx1]
-            want.append(tuple(head + tail))
-        assert got == want, f"mode in={scale_in} out={scale_out}"
-    assert PointScale().latency == 13 and PointScale().mul_units == 2
+    lat = MulReduce.LATENCY
+    for (scale_in, scale_out), (heads, tails) in results.items():
+        for side, got, multiplied in (("head", heads, scale_in), ("tail", tails, scale_out)):
+            want = []
+            for t, (hx0, hx1, tx0, tx1, f0, f1) in enumerate(items):
+                x0, x1 = (hx0, hx1) if side == "head" else (tx0, tx1)
+                want.append((t + lat, x0 * f0 % F.P, x1 * f1 % F.P) if multiplied else (t, x0, x1))
+            assert got == want, f"mode in={scale_in} out={scale_out}, {side}"
+    assert PointScale().latency == lat and PointScale().mul_units == 2
 
 
 def _run_generator(params, offsets, cases, stall_rate=0.3, seed=0):

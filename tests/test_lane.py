@@ -223,8 +223,7 @@ def test_lane_frame_sizes(k):
 
 def test_lane_latency_at():
     """latency_at(f) is a chain of the active stages only: 2^(f-1) + 1 per reorder, the last ceil(f/2)
-    and floor(f/2) butterflies of each half and their commutators (2^(d-1) - 1 cycles for d stages),
-    plus a multiplier and a register at each end for the coset point scale."""
+    and floor(f/2) butterflies of each half and their commutators (2^(d-1) - 1 cycles for d stages)."""
     from hw.arith import MulReduce
     for k in (4, 7, 12):
         lane = Lane(k)
@@ -237,8 +236,7 @@ def test_lane_latency_at():
             phys = LM.physical_stages(k, f)
             assert [lat[s] for s in phys] == active
             assert lane.latency_at(f) == (sum(active) + (1 << (af - 1)) - 1 + (1 << (bf - 1)) - 1
-                                          + 2 * ((1 << (f - 1)) + 1) + 1 + 2 * MulReduce.LATENCY
-                                          + 2 * (MulReduce.LATENCY + 1))   # the coset point scale's ends
+                                          + 2 * ((1 << (f - 1)) + 1) + 1 + 2 * MulReduce.LATENCY)
     with pytest.raises(ValueError, match="log_frame"):
         Lane(4).latency_at(5)
     with pytest.raises(ValueError, match="log_frame"):
@@ -429,15 +427,15 @@ def test_properties_k12():
         assert lane.stored_points == 4 * 4096 + 2 * 65
     general, shift = ModSub.LATENCY + MulReduce.LATENCY, ModSub.LATENCY + ShiftReduce.LATENCY
     folded, out = Lane(12, scale="stages"), Lane(12)
-    coset = 2 * (MulReduce.LATENCY + 1)       # the coset point scale at both ends, 2 units
+    # mul_units and dsp_tiles count the coset point scale's 2 units too (hw/coset.py)
     assert folded.butterfly_latencies == [general] * 12 and folded.mul_units == 12 + 2
-    assert folded.latency == 12 * general + 2 * 31 + 2 * (2048 + 1) + coset
+    assert folded.latency == 12 * general + 2 * 31 + 2 * (2048 + 1)
     # stages 6..11 use 64th roots of unity: shift-only; the four-step scale moves to the output
     # (the last stage's twiddle is 1: no shift unit, just the subtraction)
     assert out.scale == "output" and out.butterfly_latencies == [general] * 6 + [shift] * 5 + [ModSub.LATENCY]
     assert out.mul_units == 6 + 4 + 2 and out.dsp_tiles == 12 * MulReduce.DSP_TILES
     assert out.latency == (6 * general + 5 * shift + ModSub.LATENCY + 2 * 31 + 2 * (2048 + 1)
-                           + 1 + 2 * MulReduce.LATENCY + coset)
+                           + 1 + 2 * MulReduce.LATENCY)
 
 
 def test_catalog_entry():
