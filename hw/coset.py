@@ -236,6 +236,8 @@ class CosetFactors(wiring.Component):
                         with m.Case(t):
                             m.d.comb += level_end.eq(Mux(level == levels_hi - 1, self.level_cycles(t, True) - 1,
                                                          self.level_cycles(t, False) - 1))
+                    with m.Default():                   # no such level
+                        m.d.comb += level_end.eq(0)
                 with m.If(step == level_end):
                     m.d.sync += [step.eq(0), level.eq(level + 1)]
                     with m.If(level == levels_hi - 1):
@@ -271,11 +273,15 @@ class CosetFactors(wiring.Component):
                     with m.Case(f):
                         period = 1 << (f - 1)
                         m.d.sync += pos.eq(Mux(inv_q, (-self._offsets[f]) % period, 0))
+                with m.Default():                       # not a frame size: no stream
+                    m.d.sync += pos.eq(0)
         with m.Elif(stream_en):
             with m.Switch(frame):
                 for f in range(2, k + 1):
                     with m.Case(f):
                         m.d.sync += pos.eq((pos + 1)[:f - 1])
+                with m.Default():
+                    m.d.sync += pos.eq(0)
         m.d.comb += [self.o_f0.eq(unit_a.o_p), self.o_f1.eq(unit_b.o_p)]
         return m
 
@@ -366,6 +372,8 @@ class CosetFactors(wiring.Component):
                     with m.Else():                          # (r + 2^s m, r + 2^s m + 2^(f-1))
                         r, mm = pos[a - 1:f - 1], pos[:a - 1]
                         m.d.comb += [lo_a[0].eq(r), lo_a[1].eq(r), hi_a[0].eq(mm), hi_a[1].eq(mm | (1 << (a - 1)))]
+            with m.Default():                               # not a frame size: no stream
+                m.d.comb += [addr.eq(0) for addr in lo_a + hi_a]
         for i in range(2):
             for rd, addr in ((lo_r[i], lo_a[i]), (hi_r[i], hi_a[i])):
                 idx = Mux(building & (i == 0), j, addr)
