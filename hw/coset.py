@@ -217,10 +217,8 @@ class CosetFactors(wiring.Component):
         pos = Signal(max(k - 1, 1), name="position")
         building, stream_en, init = Signal(name="building"), Signal(name="stream_en"), Signal(name="init")
         levels_lo, levels_hi = frame >> 1, frame - (frame >> 1)
-        with m.FSM(name="pass_fsm") as fsm:
-            with m.State("IDLE"):
-                with m.If(self.start & self.coset):
-                    m.next = "WAIT"
+        # STREAM is also the idle state: outside a coset pass the factors are not used
+        with m.FSM(name="pass_fsm", init="STREAM") as fsm:
             with m.State("WAIT"):
                 with m.If(~job & chain_ok & (key == self.shift)):
                     m.d.sync += [level.eq(0), step.eq(0), prime.eq(0)]
@@ -258,8 +256,6 @@ class CosetFactors(wiring.Component):
                 m.d.comb += stream_en.eq(self.en)
                 with m.If(self.start & self.coset):
                     m.next = "WAIT"
-                with m.Elif(self.start):
-                    m.next = "IDLE"
         with m.If(new_shift):                      # tables of another shift: none is valid
             m.d.sync += [t.eq(0) for t in tags]
         m.d.comb += self.ready.eq(~coset_q | fsm.ongoing("STREAM"))
