@@ -113,7 +113,8 @@ class CosetFactors(wiring.Component):
       o_f0, o_f1 the factors of the pair at the lanes' multipliers on this enabled cycle
     ``output_offsets[f]``: enabled cycles from a lane's input to its output multipliers at frame size f
     (the lane's published figure), so that inverse factors meet the outputs they belong to.
-    Properties: latency, mul_units, dsp_tiles, chain_cycles; methods build_cycles(f), setup_cycles(f).
+    Properties: latency, mul_units, dsp_tiles, chain_cycles; methods level_cycles(t, last),
+    build_cycles(f), setup_cycles(f, cached).
     """
 
     ROUND = MulReduce.LATENCY + 2       # a chain round: issue the square and the product, take both

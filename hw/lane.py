@@ -504,9 +504,10 @@ class Lane(wiring.Component):
 
     @property
     def mul_units(self) -> int:
-        """Multiply/reduce units: general butterflies plus the output scale's."""
+        """Multiply/reduce units: general butterflies plus the output scale's and the coset point scale's."""
         general = self._k - self.shift_stage_count
-        return general + (self._out_scale.mul_units if self._out_scale is not None else 0) + self._points.mul_units
+        scale = self._out_scale.mul_units if self._out_scale is not None else 0
+        return general + scale + self._points.mul_units
 
     @property
     def dsp_tiles(self) -> int:
@@ -554,7 +555,8 @@ class Lane(wiring.Component):
 
     def latency_at(self, log_frame: int) -> int:
         """Enabled cycles from a 2^f-point transform's first input pair to its first output pair, with
-        ``log_frame`` = f: what a lane of only the active stages takes, plus the point scale's two ends."""
+        ``log_frame`` = f: what a lane of only the active stages takes (a plain pass; see
+        ``coset_latency_at``)."""
         return sum(self._block_latencies(log_frame))
 
     def coset_latency_at(self, log_frame: int) -> int:
