@@ -35,7 +35,7 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from hw.arith import MulReduce, pipe
-from hw.model import field
+from hw.model import coset as coset_model, field
 from hw.model.coset import INVERSE_EXPONENT
 from hw.model.params import BuildParams
 from hw.shared import share
@@ -114,7 +114,7 @@ class CosetFactors(wiring.Component):
     ``output_offsets[f]``: enabled cycles from a lane's input to its output multipliers at frame size f
     (the lane's published figure), so that inverse factors meet the outputs they belong to.
     Properties: latency, mul_units, dsp_tiles, chain_cycles; methods level_cycles(t, last),
-    build_cycles(f), setup_cycles(f, cached).
+    build_cycles(f), setup_cycles(f, cached), model(shift, log_n, pass_index, inverse, cycles).
     """
 
     ROUND = MulReduce.LATENCY + 2       # a chain round: issue the square and the product, take both
@@ -172,6 +172,14 @@ class CosetFactors(wiring.Component):
         cycle of a coset pass's ``start`` on: one to latch, one to check the chains, the tables (none when
         ``cached``: this pass's set was built for the same shift, direction and n), priming the stream."""
         return 2 + (0 if cached else self.build_cycles(log_frame)) + self.latency
+
+    def model(self, shift: int, log_n: int, pass_index: int, inverse: bool, cycles: int) -> list[tuple[int, int]]:
+        """Bit-exact reference: the factor pairs ``o_f0``, ``o_f1`` on the first ``cycles`` enabled cycles
+        from ``ready`` on (hw.model.coset.factor_stream, started where the lanes' multipliers are)."""
+        pairs = coset_model.factor_stream(shift, log_n, pass_index, inverse)
+        period = pairs.shape[0]
+        first = (-self._offsets[coset_model.pass_frame(log_n, pass_index)]) % period if inverse else 0
+        return [(int(pairs[(first + t) % period, 0]), int(pairs[(first + t) % period, 1])) for t in range(cycles)]
 
     def elaborate(self, platform):
         m = Module()
