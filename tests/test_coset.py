@@ -200,11 +200,15 @@ def test_factor_generator(k):
 
 # -- the engine on Verilator -------------------------------------------------------------------------
 
-@pytest.mark.parametrize("lanes, k, channels", [(4, 4, 2), (2, 5, 2)], ids=["L4_k4", "L2_k5"])
-def test_engine_coset(lanes, k, channels):
+# L4_k4 (channels 2: the same engine RTL, and the build tests/test_engine.py makes) and L2_k5 (odd k);
+# the folded design (scale "stages") on test_engine's build too.
+@pytest.mark.parametrize("lanes, k, channels, scale", [(4, 4, 2, "output"), (2, 5, 2, "output"), (4, 4, 2, "stages")],
+                         ids=["L4_k4", "L2_k5", "L4_k4_stages"])
+def test_engine_coset(lanes, k, channels, scale):
     params = BuildParams(lanes=lanes, log_core=k, channels=channels)
-    engine = NttEngine(params)
-    run_bench(engine, name="engine", params={"params": params.as_dict()}, test_module="sim.bench_coset",
+    engine = NttEngine(params, scale=scale)
+    build = {"params": params.as_dict()} | ({"scale": scale} if scale != "output" else {})
+    run_bench(engine, name="engine", params=build, test_module="sim.bench_coset",
               facts={"coset_extra": [engine.coset_extra_cycles(f) for f in range(2, k + 1)],
                      "coset_extra_cached": [engine.coset_extra_cycles(f, cached=True) for f in range(2, k + 1)],
                      "chain_cycles": engine.coset_factors.chain_cycles})
