@@ -35,12 +35,22 @@ B transforms stored back to back in one pass of B x as many columns (rows), ``pa
 pass, n, B)``: the lanes run the elements back to back with the pipeline full, the generator's column
 wraps at each element's N2. A pass then takes B * 2^n / (2L) + ``latency_at(f)`` cycles with no stalls.
 Both are taken at ``start`` like ``log_n``.
+
+Coset transforms (hw/coset.py, issue 14). With ``coset`` set, the lanes multiply their input pairs
+(forward) or output pairs (``inverse``) by the factors of the shift ``coset_shift`` that one shared
+``CosetFactors`` streams, the same pair for every lane on a cycle. The generator builds its tables at the
+start of a coset pass, in parallel with PREFILL; the first payload is taken once it is ``ready``, and the
+lanes' point scale adds its multiplier's latency, so a coset pass takes ``coset_extra_cycles(f)`` cycles
+more than a plain one (a plain pass is unchanged;
+``coset_extra_cycles(f, cached=True)`` when the generator kept the pass's tables), plus
+``coset.chain_cycles`` once after the shift changed, unless the engine was idle that long before.
 """
 
 from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .coset import CosetFactors
 from .lane import Lane
 from .points import payload_layout
 from .shared import share
@@ -63,8 +73,11 @@ class NttEngine(wiring.Component):
       done       one-cycle pulse when the last payload of the pass has left
       points_in  stream of payloads (2L x 64 bits) in pass_schedule read order
       points_out stream of payloads in pass_schedule write order
+      coset      1: a coset pass with shift ``coset_shift`` (64 bits, canonical, nonzero); both stable
+                 while busy (the shift may change while idle: the generator follows it)
+                 (with ``inverse`` the lanes scale their outputs instead of their inputs)
     Properties: params, payload_width, beats_per_pass, latency, lane_latency, prefill_cycles, mul_units,
-    max_batch, inverse_supported.
+    max_batch, inverse_supported; methods latency_at(f), coset_extra_cycles(f).
     """
 
     def __init__(self, params: BuildParams, *, scale: str = "output"):
@@ -74,12 +87,16 @@ class NttEngine(wiring.Component):
         # scale: where the pass-1 four-step scale goes, lane outputs or stage twiddles (hw/lane.py)
         self._twiddles = TwiddleGenerator(params, scale=scale)
         self._lanes = [Lane(params.log_core, scale=scale) for _ in range(params.lanes)]
+        self._coset = CosetFactors(params, {f: self._lanes[0].coset_output_offset(f)
+                                            for f in range(2, params.log_core + 1)})
         super().__init__({
             "start": In(1),
             "pass2": In(1),
             "log_n": In(range(params.max_log_n + 1)),
             "inverse": In(1),
             "batch": In(range(self.max_batch + 1)),
+            "coset": In(1),
+            "coset_shift": In(64),
             "busy": Out(1),
             "done": Out(1),
             "points_in": In(stream.Signature(payload_layout(params.lanes))),
@@ -145,15 +162,31 @@ class NttEngine(wiring.Component):
         return self.prefill_cycles + self.lane_latency
 
     @property
+    def coset_factors(self) -> CosetFactors:
+        """The shared coset factor generator (its figures: chain_cycles, setup_cycles(f), mul_units)."""
+        return self._coset
+
+    def coset_extra_cycles(self, log_frame: int, cached: bool = False) -> int:
+        """Cycles a coset pass with frames of 2^f takes beyond a plain one, with no stalls and the
+        generator's chains computed for the shift: its setup beyond PREFILL (``cached``: its tables
+        were kept from the last pass of the same kind, see hw/coset.py) and the lanes' point scale."""
+        setup = max(0, self._coset.setup_cycles(log_frame, cached) - (self.prefill_cycles + 1))
+        lanes = self._lanes[0]
+        return setup + lanes.coset_latency_at(log_frame) - lanes.latency_at(log_frame)
+
+    @property
     def mul_units(self) -> int:
-        """Multiply/reduce units: the lanes' (general butterflies, output scale) plus the generator's."""
-        return sum(lane.mul_units for lane in self._lanes) + self._twiddles.mul_units
+        """Multiply/reduce units: the lanes' (general butterflies, output scale, coset point scale) plus
+        the twiddle generator's and the coset factor generator's."""
+        return (sum(lane.mul_units for lane in self._lanes) + self._twiddles.mul_units
+                + self._coset.mul_units)
 
     def elaborate(self, platform):
         m = Module()
         p = self._params
         most = self.beats_per_pass * self.max_batch     # payloads in a pass of the largest batch
         tg = m.submodules.twiddles = self._twiddles
+        cf = m.submodules.coset = self._coset
         for i, lane in enumerate(self._lanes):
             m.submodules[f"lane{i}"] = share(lane)
 
@@ -198,8 +231,8 @@ class NttEngine(wiring.Component):
                 with m.If(prefill == tg.latency - 1):
                     m.next = "RUN"
             with m.State("RUN"):
-                m.d.comb += [self.busy.eq(1), accept.eq(self.points_in.valid & out_ok),
-                             en.eq(accept), tg_en.eq(accept), self.points_in.ready.eq(out_ok)]
+                m.d.comb += [self.busy.eq(1), accept.eq(self.points_in.valid & out_ok & cf.ready),
+                             en.eq(accept), tg_en.eq(accept), self.points_in.ready.eq(out_ok & cf.ready)]
                 with m.If(accept & (taken == total - 1)):
                     m.next = "DRAIN"
             with m.State("DRAIN"):
@@ -220,8 +253,13 @@ class NttEngine(wiring.Component):
         m.d.comb += [tg.en.eq(tg_en), tg.start.eq(restart), tg.pass2.eq(self.pass2), tg.i_valid.eq(issue),
                      tg.log_frame.eq(log_frame), tg.inverse.eq(self.inverse),
                      tg.log_columns.eq(self.log_n >> 1)]           # pass 1: N2 = 2^floor(n/2) columns
+        m.d.comb += [cf.start.eq(restart), cf.coset.eq(self.coset), cf.inverse.eq(self.inverse),
+                     cf.pass2.eq(self.pass2), cf.log_n.eq(self.log_n), cf.shift.eq(self.coset_shift),
+                     cf.en.eq(en)]
         for i, lane in enumerate(self._lanes):
             m.d.comb += [
+                lane.coset_in.eq(self.coset & ~self.inverse), lane.coset_out.eq(self.coset & self.inverse),
+                lane.i_f0.eq(cf.o_f0), lane.i_f1.eq(cf.o_f1),
                 lane.en.eq(en), lane.restart.eq(restart), lane.i_valid.eq(accept),
                 lane.log_frame.eq(log_frame), lane.log_n.eq(self.log_n),
                 lane.inverse.eq(self.inverse & ~self.pass2), lane.normalize.eq(self.inverse & self.pass2),

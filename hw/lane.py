@@ -39,6 +39,12 @@ the reorders, the second-half table and the phase counters use f's orders, frame
 and restart values; the output scale multiplies by w_N^(column*m) with N = 2^log_n. So
 ``latency_at(f)`` is what a chain of only the active stages takes; ``latency`` = ``latency_at(k)``.
 
+Coset transforms (hw/coset.py): a PointScale multiplies the points entering the lane (``coset_in``) or
+leaving it (``coset_out``) by the factors the engine's generator streams on ``i_f0``/``i_f1``. The mode is
+taken at ``restart`` like the frame size: a coset pass's latency is ``coset_latency_at(f)`` (its
+multiplier's more), a plain pass's is unchanged (the scale is bypassed); with ``coset_in`` the twiddle
+words wait at the head as long as the points, and the frame clocks start that much later.
+
 Handshake: valid-only pipeline with the global enable ``en``. The chain's reorders run on a free-running
 frame clock (counted in enabled cycles), so a transform must start on an enabled cycle where
 ``o_slot_start`` is 1 and occupy P consecutive enabled cycles; whole idle frames (``i_valid`` low for a
@@ -53,6 +59,7 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from hw.coset import PointScale
 from hw.model import lane as lane_model
 from hw.output_scale import OutputScale
 from hw.reorder import FrameReorder
@@ -415,6 +422,12 @@ class Lane(wiring.Component):
                         taken at ``restart``
       normalize         (scale "output") the output scale multiplies by 1/N instead (the column is
                         ignored): pass 2 of an inverse transform, taken at ``restart``
+      coset_in, coset_out   multiply the input pairs (forward coset) or the output pairs (inverse) by
+                        i_f0, i_f1, taken at ``restart`` (both 0: a plain transform)
+      i_f0, i_f1        the coset factors of the pair at the point scale's multipliers on this cycle:
+                        the pair entering now (coset_in), or the pair ``coset_output_offset(f)``
+                        enabled cycles behind the input (coset_out). A coset pass's outputs come
+                        ``coset_latency_at(f)`` enabled cycles after its inputs.
       o_slot_start      1 when the pair taken on this cycle (if en) is the first of a transform slot
       o_valid, o_x0, o_x1   outputs (X[2t], X[2t+1]) on output cycle t, ``latency_at(f)`` cycles after input
     With ``log_frame`` = f the lane is exactly a lane of 2^f points: one frame every 2^(f-1) enabled
@@ -455,11 +468,13 @@ class Lane(wiring.Component):
                                             ram_style=style))
         # With scale "output" every second-half word is a shift amount (8 bits) or the column (k bits).
         self._tw2 = _child(SecondHalfTwiddles(log_core, tw2_bits))
+        self._points = _child(PointScale())
         super().__init__({
             "en": In(1), "restart": In(1), "log_frame": In(range(log_core + 1)),
             "log_n": In(range(2 * log_core + 1)), "inverse": In(1), "normalize": In(1),
             "i_valid": In(1), "i_x0": In(64), "i_x1": In(64),
             "i_w_first": In(64), "i_w_rest": In(64),
+            "coset_in": In(1), "coset_out": In(1), "i_f0": In(64), "i_f1": In(64),
             "o_slot_start": Out(1), "o_valid": Out(1), "o_x0": Out(64), "o_x1": Out(64),
         })
 
@@ -495,14 +510,15 @@ class Lane(wiring.Component):
 
     @property
     def mul_units(self) -> int:
-        """Multiply/reduce units: general butterflies plus the output scale's."""
+        """Multiply/reduce units: general butterflies plus the output scale's and the coset point scale's."""
         general = self._k - self.shift_stage_count
-        return general + (self._out_scale.mul_units if self._out_scale is not None else 0)
+        scale = self._out_scale.mul_units if self._out_scale is not None else 0
+        return general + scale + self._points.mul_units
 
     @property
     def dsp_tiles(self) -> int:
         return self._half1.dsp_tiles + self._half2.dsp_tiles + (
-            self._out_scale.dsp_tiles if self._out_scale is not None else 0)
+            self._out_scale.dsp_tiles if self._out_scale is not None else 0) + self._points.dsp_tiles
 
     @property
     def shared_key(self) -> str | None:
@@ -545,8 +561,18 @@ class Lane(wiring.Component):
 
     def latency_at(self, log_frame: int) -> int:
         """Enabled cycles from a 2^f-point transform's first input pair to its first output pair, with
-        ``log_frame`` = f: what a lane of only the active stages takes."""
+        ``log_frame`` = f: what a lane of only the active stages takes (a plain pass; see
+        ``coset_latency_at``)."""
         return sum(self._block_latencies(log_frame))
+
+    def coset_latency_at(self, log_frame: int) -> int:
+        """``latency_at(f)`` of a coset pass (``coset_in`` or ``coset_out``): plus the point scale's."""
+        return self.latency_at(log_frame) + self._points.latency
+
+    def coset_output_offset(self, log_frame: int) -> int:
+        """Enabled cycles from a frame's first input pair to its first output pair at the point scale's
+        output-side multipliers (frame size f, ``coset_out``): where the inverse coset factors apply."""
+        return self.latency_at(log_frame)
 
     @property
     def latency(self) -> int:
@@ -593,21 +619,27 @@ class Lane(wiring.Component):
         frame = Signal(range(k + 1), name="frame", init=k)
         log_n = Signal(range(2 * k + 1), name="log_n_q", init=2 * k)
         inverse, normalize = Signal(name="inverse_q"), Signal(name="normalize_q")
+        coset_in, coset_out = Signal(name="coset_in_q"), Signal(name="coset_out_q")
         with m.If(self.restart):
             m.d.sync += [frame.eq(self.log_frame), log_n.eq(self.log_n),
-                         inverse.eq(self.inverse), normalize.eq(self.normalize)]
+                         inverse.eq(self.inverse), normalize.eq(self.normalize),
+                         coset_in.eq(self.coset_in), coset_out.eq(self.coset_out & ~self.coset_in)]
+        # the coset point scale at both ends (head: before the first half; tail: the lane's output)
+        points = m.submodules.point_scale = self._points
+        head = points.latency                   # with coset_in, everything after the head starts later
 
-        def phase_counter(name: str, blocks: int, ahead: int = 0):
+        def phase_counter(name: str, blocks: int, ahead: int = 0, lane_input: bool = False):
             """Free-running k-bit phase (parity at bit f - 1, the cycle within the frame below) of the data
             at the input of block ``blocks`` (0 = first half, 1 = turn, ...), ``ahead`` enabled cycles
             early. Restarts to the new frame size's value."""
             init = {f: (ahead - sum(self._block_latencies(f)[:blocks])) % (1 << k) for f in sizes}
+            late = {f: init[f] if lane_input else (init[f] - head) % (1 << k) for f in sizes}
             ctr = Signal(k, name=name, init=init[k])
             with m.If(self.restart):
                 with m.Switch(self.log_frame):
                     for f in sizes:
                         with m.Case(f):
-                            m.d.sync += ctr.eq(init[f])
+                            m.d.sync += ctr.eq(Mux(self.coset_in, late[f], init[f]))
                     with m.Default():           # not a frame size (the lane then emits nothing)
                         m.d.sync += ctr.eq(0)
             with m.Elif(en):
@@ -626,10 +658,11 @@ class Lane(wiring.Component):
             return cycle, parity
 
         in_phase = phase_counter("in_phase", 0)
+        slot_phase = phase_counter("slot_phase", 0, lane_input=True)
         turn_phase = phase_counter("turn_phase", 1)
         h2_phase = phase_counter("half2_phase", 2)
         rev_phase = phase_counter("reverse_phase", 3)
-        in_cycle, _ = frame_bits(in_phase, "in")
+        in_cycle, _ = frame_bits(slot_phase, "slot")
         m.d.comb += self.o_slot_start.eq(in_cycle == 0)
 
         # active stages of each half: a_f and b_f
@@ -644,10 +677,19 @@ class Lane(wiring.Component):
         for blk in (turn, rev, tw2):
             m.d.comb += blk.log_frame.eq(frame)
         m.d.comb += [turn.restart.eq(self.restart), rev.restart.eq(self.restart)]
+        # with coset_in the twiddle words wait at the head as long as the points
+        words_in = Cat(self.i_w_first, self.i_w_rest)
+        words = Mux(coset_in, _delay(m, en, words_in, head, "coset_w"), words_in)
         m.d.comb += [
-            h1.i_phase.eq(in_phase), h1.i_valid.eq(self.i_valid),
-            h1.i_x0.eq(self.i_x0), h1.i_x1.eq(self.i_x1),
-            h1.i_w_first.eq(self.i_w_first), h1.i_w_rest.eq(self.i_w_rest),
+            points.en.eq(en), points.scale_in.eq(coset_in), points.scale_out.eq(coset_out),
+            points.i_f0.eq(self.i_f0), points.i_f1.eq(self.i_f1),
+            points.i_head_valid.eq(self.i_valid), points.i_head_x0.eq(self.i_x0), points.i_head_x1.eq(self.i_x1),
+            self.o_valid.eq(points.o_tail_valid), self.o_x0.eq(points.o_tail_x0), self.o_x1.eq(points.o_tail_x1),
+        ]
+        m.d.comb += [
+            h1.i_phase.eq(in_phase), h1.i_valid.eq(points.o_head_valid),
+            h1.i_x0.eq(points.o_head_x0), h1.i_x1.eq(points.o_head_x1),
+            h1.i_w_first.eq(words[:64]), h1.i_w_rest.eq(words[64:]),
 
             turn.i_phase.eq(turn_phase), turn.i_valid.eq(h1.o_valid),
             turn.i_x0.eq(h1.o_x0), turn.i_x1.eq(h1.o_x1),
@@ -661,7 +703,8 @@ class Lane(wiring.Component):
             rev.i_x0.eq(h2.o_x0), rev.i_x1.eq(h2.o_x1),
         ]
         if self._out_scale is None:
-            m.d.comb += [self.o_valid.eq(rev.o_valid), self.o_x0.eq(rev.o_x0), self.o_x1.eq(rev.o_x1)]
+            m.d.comb += [points.i_tail_valid.eq(rev.o_valid), points.i_tail_x0.eq(rev.o_x0),
+                         points.i_tail_x1.eq(rev.o_x1)]
             return m
         # The frame's column rides the stream's free slot; it leaves the second half with the frame's
         # first pair (word M' of the second-half table, block 0 cycle 0). Kept per frame parity until
@@ -678,6 +721,6 @@ class Lane(wiring.Component):
             out.i_next_cycle.eq(out_cycle), out.i_log_n.eq(log_n),
             out.i_inverse.eq(inverse), out.i_normalize.eq(normalize),
             out.i_next_column.eq(Mux(out_parity, column[1], column[0])),
-            self.o_valid.eq(out.o_valid), self.o_x0.eq(out.o_x0), self.o_x1.eq(out.o_x1),
+            points.i_tail_valid.eq(out.o_valid), points.i_tail_x0.eq(out.o_x0), points.i_tail_x1.eq(out.o_x1),
         ]
         return m

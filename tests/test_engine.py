@@ -50,10 +50,12 @@ def test_rejects_bad_params():
 
 def test_default_engine_multiplier_budget():
     """Default (scale "output"): 16 lanes x (6 general butterflies + 4 output-scale units) = 160
-    multiply/reduce units = 1,920 DSP48E2; the folded design: 16 x (12 + 3) = 240 = 2,880."""
+    multiply/reduce units = 1,920 DSP48E2; the folded design: 16 x (12 + 3) = 240 = 2,880. The coset
+    transforms add 2 per lane (the point scale) and 3 for the engine (the factor generator)."""
     engine = NttEngine(BuildParams())
-    assert engine.mul_units == 16 * (6 + 4)
-    assert NttEngine(BuildParams(), scale="stages").mul_units == 16 * 15
+    coset = 16 * 2 + 3
+    assert engine.mul_units == 16 * (6 + 4) + coset
+    assert NttEngine(BuildParams(), scale="stages").mul_units == 16 * 15 + coset
     assert engine.beats_per_pass == 2**19
 
 

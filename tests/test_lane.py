@@ -433,12 +433,13 @@ def test_properties_k12():
         assert lane.stored_points == 4 * 4096 + 2 * 65
     general, shift = ModSub.LATENCY + MulReduce.LATENCY, ModSub.LATENCY + ShiftReduce.LATENCY
     folded, out = Lane(12, scale="stages"), Lane(12)
-    assert folded.butterfly_latencies == [general] * 12 and folded.mul_units == 12
+    # mul_units and dsp_tiles count the coset point scale's 2 units too (hw/coset.py)
+    assert folded.butterfly_latencies == [general] * 12 and folded.mul_units == 12 + 2
     assert folded.latency == 12 * general + 2 * 31 + 2 * (2048 + 1)
     # stages 6..11 use 64th roots of unity: shift-only; the four-step scale moves to the output
     # (the last stage's twiddle is 1: no shift unit, just the subtraction)
     assert out.scale == "output" and out.butterfly_latencies == [general] * 6 + [shift] * 5 + [ModSub.LATENCY]
-    assert out.mul_units == 6 + 4 and out.dsp_tiles == 10 * MulReduce.DSP_TILES
+    assert out.mul_units == 6 + 4 + 2 and out.dsp_tiles == 12 * MulReduce.DSP_TILES
     assert out.latency == (6 * general + 5 * shift + ModSub.LATENCY + 2 * 31 + 2 * (2048 + 1)
                            + 1 + 2 * MulReduce.LATENCY)
 

@@ -84,7 +84,8 @@ def test_output_scale_with_stalls(k):
 
 def test_default_engine_structure():
     """Independent count in the emitted Verilog: the lane module holds the general butterflies (one
-    multiplier each) and the output scale's four multipliers; the generator has none."""
+    multiplier each), the output scale's four multipliers and the coset point scale's two; the twiddle
+    generator has none, the coset factor generator three."""
     from hw import catalog
     from hw.engine import NttEngine
     from hw.model.params import BuildParams
@@ -94,6 +95,6 @@ def test_default_engine_structure():
     count = lambda mod: len(re.findall(rf"^\s*{mod}\s+\S+\s*\(", text, re.M))
     assert count(f"nt_lane_k{k}") == lanes
     assert count("nt_butterfly") == 2
-    assert count("nt_mulreduce") == 1 + 4            # in the butterfly module; four in the lane module
+    assert count("nt_mulreduce") == 1 + 4 + 2 + 3    # in the butterfly module; 4 + 2 in the lane; 3
     assert len(re.findall(r"^\s*nt_shift_butterfly\w*\s+\S+\s*\(", text, re.M)) == 6
-    assert engine.mul_units == lanes * (2 + 4)
+    assert engine.mul_units == lanes * (2 + 4 + 2) + 3

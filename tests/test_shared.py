@@ -36,12 +36,13 @@ def test_engine_emits_each_repeated_block_once(lanes, k):
     mods = _modules(text)
     for name in (f"nt_lane_k{k}_stages", "nt_butterfly", "nt_mulreduce"):
         assert mods.count(name) == 1, name
-    # independent count of the structure: L lanes of k butterflies (one multiplier each) and the twiddle
-    # generator's three multipliers per lane
+    # independent count of the structure: L lanes of k butterflies (one multiplier each) and the coset
+    # point scale's two, the twiddle generator's three multipliers per lane, the coset generator's three
     assert _instances(text, f"nt_lane_k{k}_stages") == lanes
     assert _instances(text, "nt_butterfly") == k             # inside the one lane module
-    assert _instances(text, "nt_mulreduce") == 1 + 3 * lanes  # one in the butterfly module, 3L in the top
-    assert engine.mul_units == lanes * k + 3 * lanes
+    # one in the butterfly module, 2 in the lane's point scale, 3L + 3 in the generators
+    assert _instances(text, "nt_mulreduce") == 1 + 2 + 3 * lanes + 3
+    assert engine.mul_units == lanes * (k + 2) + 3 * lanes + 3
 
 
 def test_shared_is_the_component_outside_verilog_emission():

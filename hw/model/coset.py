@@ -1,0 +1,135 @@
+"""Coset transforms on the four-step engine: the factor streams the lanes multiply by (issue 14, item 2).
+
+Forward coset: X_k = sum_j x_j g^j w^(jk). Inverse coset (h = g^-1): x_j = h^j (1/N) sum_k X_k w^(-jk).
+With N = N1 * N2 (N1 = 2^n1, n1 = ceil(n/2): pass 1 transforms columns of N1 points), j = N2*n1 + n2 on
+the input side and j = k1 + N1*k2 on the output side, the point factors split into a factor per pass
+that depends only on the position of the point inside the lane's frame, never on the column, the row,
+the lane or the element of a batch:
+
+- forward: g^(N2*n1 + n2) = G^n1 * g^n2 (G = g^N2). Pass 1 multiplies its input point n1 by G^n1; the
+  remaining g^n2 is the same for the whole column n2, so (the transform being linear) it can be applied
+  to the column's outputs, i.e. to pass 2's input point n2: pass 2 multiplies its input n2 by g^n2.
+- inverse: h^(k1 + N1*k2) = h^k1 * H^k2 (H = h^N1). Pass 1 multiplies its output k1 by h^k1 (constant
+  along row k1 of pass 2, so it passes through pass 2 unchanged), pass 2 its output k2 by H^k2.
+
+So every lane multiplies, on a given cycle, by the same pair of factors: the powers of the pass's
+``base`` at the two positions the lanes take on that cycle (``lane_input_order``, forward) or emit
+(``lane_output_order``, inverse). The stream repeats every frame, hence for every transform of a batch.
+
+The hardware (hw/coset.py) reads each factor as a product of two small tables, HI[i >> s] * LO[i & mask]
+with s = floor(f/2) for a frame of 2^f points; :func:`factor_tables` and :func:`factor_stream` are its
+bit-exact model, :func:`coset_passes` the whole transform through the lane schedule.
+"""
+
+import numpy as np
+
+from . import field as F
+from .ntt import bit_reverse_indices, dif_stages, log2_exact
+from .params import BuildParams
+from .schedule import lane_input_order, lane_output_order, pass_schedule
+
+__all__ = ["INVERSE_EXPONENT", "pass_frame", "pass_base", "chain_offset", "factor_tables", "factor_positions", "factor_stream",
+           "lane_frame_transform", "coset_passes"]
+
+#: g^-1 = g^(p-2) (Fermat): the exponent the generator raises the shift to.
+INVERSE_EXPONENT = F.P - 2
+
+
+def pass_frame(log_n: int, pass_index: int) -> int:
+    """f of the pass's lane frames: n1 = ceil(n/2) in pass 1, n2 = floor(n/2) in pass 2 (the split of
+    BuildParams.pass_log_sizes)."""
+    if pass_index not in (1, 2):
+        raise ValueError(f"pass_index: must be 1 or 2, got {pass_index}")
+    return (log_n + 1) // 2 if pass_index == 1 else log_n // 2
+
+
+def chain_offset(log_n: int, pass_index: int, inverse: bool) -> int:
+    """o with ``pass_base`` = (g or g^-1)^(2^o): n2 = floor(n/2) for forward pass 1 (G = g^N2), n1 =
+    ceil(n/2) for inverse pass 2 (H = h^N1), else 0."""
+    n1, n2 = pass_frame(log_n, 1), pass_frame(log_n, 2)
+    if inverse:
+        return n1 if pass_index == 2 else 0
+    return n2 if pass_index == 1 else 0
+
+
+def pass_base(shift: int, log_n: int, pass_index: int, inverse: bool) -> int:
+    """The base b whose powers b^i the lanes apply in this pass: forward G = g^N2 (pass 1), g (pass 2);
+    inverse h = g^-1 (pass 1), H = h^N1 (pass 2)."""
+    g = int(shift) % F.P
+    root = F.pow_(g, INVERSE_EXPONENT) if inverse else g
+    return F.pow_(root, 1 << chain_offset(log_n, pass_index, inverse))
+
+
+def factor_tables(base: int, log_frame: int) -> tuple[list[int], list[int]]:
+    """(LO, HI) of a frame of 2^f points: LO[j] = b^j (j < 2^s), HI[i] = b^(i 2^s) (i < 2^(f-s)),
+    s = floor(f/2), so b^i = HI[i >> s] * LO[i & (2^s - 1)] for every i < 2^f."""
+    s = log_frame // 2
+    lo = [F.pow_(base, j) for j in range(1 << s)]
+    hi = [F.pow_(base, i << s) for i in range(1 << (log_frame - s))]
+    return lo, hi
+
+
+def factor_positions(log_frame: int, inverse: bool) -> np.ndarray:
+    """Positions (i0, i1) within the frame that the point scale meets on each of its 2^(f-1) cycles:
+    the lane's input order (forward: the scale sits at the lane input) or output order (inverse)."""
+    return lane_output_order(log_frame) if inverse else lane_input_order(log_frame)
+
+
+def factor_stream(shift: int, log_n: int, pass_index: int, inverse: bool) -> np.ndarray:
+    """The factor pair of every cycle of a frame, shape (2^(f-1), 2), as the generator computes it
+    (f = the pass's frame size): HI * LO of the two positions."""
+    f = pass_frame(log_n, pass_index)
+    lo, hi = factor_tables(pass_base(shift, log_n, pass_index, inverse), f)
+    s = f // 2
+    pos = factor_positions(f, inverse)
+    out = [[F.mul(hi[int(i) >> s], lo[int(i) & ((1 << s) - 1)]) for i in pair] for pair in pos]
+    return np.array(out, dtype=np.uint64).reshape(-1, 2)
+
+
+def lane_frame_transform(frames: np.ndarray, inverse: bool) -> np.ndarray:
+    """Natural-order transform of every frame (last axis, 2^f points), forward or with inverse twiddles
+    (no 1/N): what a lane computes from its frame before the output scale."""
+    f = log2_exact(frames.shape[-1], "frame length")
+    return dif_stages(frames, inverse=inverse)[..., bit_reverse_indices(f)]
+
+
+def coset_passes(params: BuildParams, x: np.ndarray, shift: int | None, log_n: int | None = None,
+                 inverse: bool = False, batch: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """The engine's two passes, cycle by cycle through ``pass_schedule``, with the coset factor stream
+    applied where the lanes apply it (``shift`` None: no coset). Returns ``(state, output)`` indexed like
+    the buffers; ``output`` includes the inverse's 1/N, so it equals
+    ``hw.model.ntt.transform(x, inverse=inverse, coset=shift)`` row by row."""
+    n = params.max_log_n if log_n is None else params.check_log_n(log_n)
+    big = 1 << n
+    x = F.vcanon(F.as_u64(x))
+    w = F.root_of_unity(big)
+    if inverse:
+        w = F.inv(w)
+    state = np.zeros_like(x)
+    out = np.zeros_like(x)
+    for pass_index, src, dst in ((1, x, state), (2, state, out)):
+        reads, writes = pass_schedule(params, pass_index, n, batch)     # [g, t, l, 2]
+        f = params.pass_log_sizes(n)[pass_index - 1]
+        pairs = src[reads]
+        factors = None if shift is None else factor_stream(shift, n, pass_index, inverse)[None, :, None, :]
+        if factors is not None and not inverse:
+            pairs = F.vmul(pairs, factors)
+        # assemble every lane's frame from its input positions, transform it, emit in output order
+        frames = np.zeros(pairs.shape[:1] + pairs.shape[2:3] + (1 << f,), dtype=np.uint64)   # [g, l, i]
+        pos = lane_input_order(f)
+        frames[:, :, pos[:, 0]] = pairs[..., 0].transpose(0, 2, 1)
+        frames[:, :, pos[:, 1]] = pairs[..., 1].transpose(0, 2, 1)
+        y = lane_frame_transform(frames, inverse)
+        if pass_index == 1:
+            # the four-step scale w_N^(n2 k1) of column n2 = (the transform's number) mod N2
+            count = 1 << params.pass_log_sizes(n)[1]
+            column = (np.arange(y.shape[0])[:, None] * params.lanes + np.arange(params.lanes)[None, :]) % count
+            y = F.vmul(y, F.vpow(w, (column[..., None] * np.arange(1 << f)[None, None, :]).astype(np.uint64)))
+        opos = lane_output_order(f)
+        emitted = np.stack([y[:, :, opos[:, 0]], y[:, :, opos[:, 1]]], axis=-1).transpose(0, 2, 1, 3)
+        if factors is not None and inverse:
+            emitted = F.vmul(emitted, factors)
+        dst[writes] = emitted
+    if inverse:
+        out = F.vmul(out, np.uint64(F.inv(big)))
+    return state, out

@@ -1,0 +1,152 @@
+"""cocotb bench: coset transforms through hw.engine.NttEngine (lanes' point scale + the shared factor
+generator), with the behavioural memory of sim/bench_engine.py standing in for the DMA engine.
+
+Forward coset (``coset`` = 1, ``inverse`` = 0): the state after pass 1 must equal the golden model's
+pass-1 state of the coset passes (hw.model.coset.coset_passes) and the result
+hw.model.ntt.transform(x, coset=g). Inverse side (``inverse`` = 1): on this branch the engine's twiddles
+are the forward ones (the inverse twiddles and 1/N are another change), so what it computes is the
+forward NTT with the coset factor h^j = g^-j on the outputs: state[n2, k1] = pass1(x)[n2, k1] h^k1 and
+X[j] = ntt(x)[j] h^j, both computed here from the plain golden model and pow().
+
+Shifts: 1, p - 1, 2^32, 7 and random ones; data random and edge values; random gaps and stalls. Cycle
+counts (no stalls): a coset pass takes exactly ``coset_extra_cycles(f)`` more than the plain one once the
+generator's chains are computed for the shift, ``coset_extra_cycles(f, cached=True)`` when it repeats the
+previous run (tables kept); every size of the build is measured and logged. A pass started right after
+the shift changed waits for the chains at most ``chain_cycles`` more.
+"""
+
+import random
+
+import cocotb
+import numpy as np
+from cocotb.triggers import ClockCycles
+
+from hw.model import coset as coset_model, field as F, fourstep, ntt
+from sim.bench_engine import EngineTB, vectors
+from sim.benchlib import pattern
+from sim.runner import bench_facts
+
+EDGE_SHIFTS = (1, F.P - 1, 2**32, 7)
+
+
+def expected(p, x: np.ndarray, g: int, inverse: bool, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(state after pass 1 as a flat buffer, result) this engine must produce."""
+    f1, f2 = p.pass_log_sizes(n)
+    if not inverse:
+        state, _ = coset_model.coset_passes(p, x, g, n)
+        return state, ntt.transform(x, coset=g)
+    h = F.inv(g)
+    state = F.vmul(fourstep.pass1(x, 1 << f1), F.powers(h, 1 << f1)[None, :])
+    return state.reshape(-1), F.vmul(ntt.ntt(x), F.powers(h, 1 << n))
+
+
+class CosetTB(EngineTB):
+    def __init__(self, dut):
+        super().__init__(dut)
+        facts = bench_facts()
+        self.extra = facts["coset_extra"]            # element f - 2
+        self.extra_cached = facts["coset_extra_cached"]
+        self.chain_cycles = facts["chain_cycles"]
+
+    async def start(self):
+        self.dut.coset.value = 0
+        self.dut.coset_shift.value = 7
+        self.dut.inverse.value = 0
+        await super().start()
+
+    def mode(self, g: int | None, inverse: bool = False):
+        self.dut.coset.value = int(g is not None)
+        self.dut.coset_shift.value = 7 if g is None else g
+        self.dut.inverse.value = int(inverse)
+
+    async def transform(self, x, g, inverse, n, idle="random", stall="random", seed=1):
+        """Both passes with shift g (None: plain); checks them and returns the two passes' cycles."""
+        p = self.params
+        self.mode(g, inverse)
+        idle_it, stall_it = pattern(idle, seed=seed), pattern(stall, seed=seed + 1)
+        state, c1 = await self.run_pass(x, 1, idle_it, stall_it, n)
+        result, c2 = await self.run_pass(state, 2, idle_it, stall_it, n)
+        if g is None:
+            want_state, want = fourstep.pass1(x, 1 << p.pass_log_sizes(n)[0]).reshape(-1), ntt.ntt(x)
+        else:
+            want_state, want = expected(p, x, g, inverse, n)
+        what = f"2^{n} shift {g} {'inverse' if inverse else 'forward'}"
+        assert np.array_equal(state, want_state), f"{what}: state after pass 1 differs from the model"
+        assert np.array_equal(result, want), f"{what}: result differs from the golden model"
+        return c1, c2
+
+
+def shifts(rng: random.Random, count: int) -> list[int]:
+    return list(EDGE_SHIFTS) + [rng.randrange(2, F.P) for _ in range(count)]
+
+
+@cocotb.test()
+async def test_shifts_and_data(dut):
+    """Every edge shift and random ones, forward and inverse, random and edge-value data, at the
+    largest, the smallest and an odd size, under random gaps and stalls; plain runs in between."""
+    tb = CosetTB(dut)
+    await tb.start()
+    rng = random.Random(5)
+    sizes = tb.sizes
+    odd = [n for n in sizes if n % 2] or sizes
+    for i, g in enumerate(shifts(rng, 2)):
+        for inverse in (False, True):
+            n = (sizes[-1], sizes[0], odd[-1])[(2 * i + inverse) % 3]
+            kind = ("random", "edges", "max", "impulse")[(2 * i + inverse) % 4]
+            x = vectors(kind, 1 << n, seed=i)
+            await tb.transform(x, g, inverse, n, seed=10 * i + inverse)
+        if i % 2:
+            x = vectors("random", 1 << sizes[-1], seed=100 + i)
+            await tb.transform(x, None, False, sizes[-1], seed=i)
+
+
+@cocotb.test()
+async def test_cycles(dut):
+    """No stalls: at every size, a plain transform, then forward and inverse coset ones with the chains
+    computed: each coset pass takes exactly coset_extra_cycles(f) more. Then the shift changes right
+    before a start: the pass waits for the chains (at most chain_cycles more)."""
+    tb = CosetTB(dut)
+    await tb.start()
+    p = tb.params
+    g = 7
+    tb.mode(g)
+    await ClockCycles(dut.clk, tb.chain_cycles + 2)        # chains for g computed while idle
+    for n in tb.sizes:
+        x = vectors("random", 1 << n, seed=n)
+        plain = await tb.transform(x, None, False, n, "none", "none")
+        fwd = await tb.transform(x, g, False, n, "none", "none")
+        inv = await tb.transform(x, g, True, n, "none", "none")
+        again = await tb.transform(x, g, True, n, "none", "none")        # the tables are kept
+        for c_plain, c_fwd, c_inv, c_again, f in zip(plain, fwd, inv, again, p.pass_log_sizes(n)):
+            want = c_plain + tb.extra[f - 2]
+            assert c_fwd == want and c_inv == want, \
+                f"2^{n}: coset pass cycles {c_fwd}/{c_inv}, expected plain {c_plain} + {tb.extra[f - 2]}"
+            assert c_again == c_plain + tb.extra_cached[f - 2], f"2^{n}: repeated coset pass {c_again} cycles"
+        dut._log.info(f"cycles 2^{n}: plain {sum(plain)}, forward coset {sum(fwd)}, inverse coset {sum(inv)} "
+                      f"(+{100 * (sum(fwd) / sum(plain) - 1):.2f} %), repeated {sum(again)} "
+                      f"(+{100 * (sum(again) / sum(plain) - 1):.2f} %)")
+    n = tb.sizes[-1]
+    x = vectors("random", 1 << n, seed=3)
+    plain = await tb.transform(x, None, False, n, "none", "none")
+    cold = await tb.transform(x, 12345, True, n, "none", "none")      # the shift changes at the start
+    f1 = p.pass_log_sizes(n)[0]
+    wait = cold[0] - plain[0]
+    assert tb.extra[f1 - 2] < wait <= tb.extra[f1 - 2] + tb.chain_cycles + 2, f"cold pass waited {wait}"
+    assert cold[1] == plain[1] + tb.extra[p.pass_log_sizes(n)[1] - 2]
+    dut._log.info(f"cycles 2^{n} right after a new shift: pass 1 +{wait} (chains {tb.chain_cycles})")
+
+
+@cocotb.test()
+async def test_shift_changes_while_idle(dut):
+    """The shift changes while the generator is still working on the previous one (and once more after
+    a plain pass): the next coset pass must use the new shift."""
+    tb = CosetTB(dut)
+    await tb.start()
+    rng = random.Random(9)
+    n = tb.sizes[-1]
+    for i in range(2):
+        tb.mode(rng.randrange(2, F.P))
+        await ClockCycles(dut.clk, tb.chain_cycles // 3)
+        g = rng.randrange(2, F.P)
+        x = vectors("random", 1 << n, seed=20 + i)
+        await tb.transform(x, g, bool(i), n, seed=i)

@@ -1,0 +1,214 @@
+"""Coset transforms (issue 14 item 2): the factor model against the golden model, the point scale and
+the factor generator in amaranth.sim, and the engine on Verilator (sim/bench_coset.py)."""
+
+import random
+
+import numpy as np
+import pytest
+from amaranth.sim import Simulator
+
+from hw.coset import CosetFactors, PointScale
+from hw.engine import NttEngine
+from hw.model import coset as CM, field as F
+from hw.model.ntt import transform, transform_naive
+from hw.model.params import BuildParams
+from sim.benchlib import EDGE_VALUES, NONCANONICAL_VALUES
+from sim.runner import run_bench
+
+pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
+
+EDGE_SHIFTS = (1, F.P - 1, 2**32, 7)
+
+
+# -- the model -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lanes, k, channels, log_n, batch", [
+    (4, 4, 4, 8, 1), (4, 4, 4, 7, 3), (4, 4, 4, 4, 2), (8, 5, 8, 9, 2), (8, 5, 8, 10, 1), (2, 6, 4, 11, 1)])
+def test_four_step_with_factor_streams(lanes, k, channels, log_n, batch):
+    """The engine's passes, cycle by cycle through pass_schedule, with the factor pair of each cycle
+    applied to every lane's input (forward) or output (inverse) pair, equal the golden model's
+    transform(x, inverse=, coset=g) for every element of a batch; odd and even n, edge shifts."""
+    params = BuildParams(lanes=lanes, log_core=k, channels=channels)
+    rng = np.random.default_rng(log_n)
+    for inverse in (False, True):
+        for g in EDGE_SHIFTS + (int(rng.integers(2, 2**62)),):
+            x = rng.integers(0, F.P, batch << log_n, dtype=np.uint64)
+            x[:len(EDGE_VALUES)] = EDGE_VALUES
+            _, out = CM.coset_passes(params, x, g, log_n, inverse, batch)
+            want = transform(x.reshape(batch, -1), inverse=inverse, coset=g).reshape(-1)
+            assert np.array_equal(out, want), f"shift {g}, inverse {inverse}"
+
+
+def test_golden_model_coset_is_the_definition():
+    """transform(coset=) itself against the O(N^2) sums, so the check above rests on the definition."""
+    rng = random.Random(2)
+    for n in (1, 4, 8, 16):
+        x = [rng.randrange(F.P) for _ in range(n)]
+        for inverse in (False, True):
+            g = rng.choice(EDGE_SHIFTS + (rng.randrange(2, F.P),))
+            assert transform(x, inverse=inverse, coset=g).tolist() == \
+                transform_naive(x, inverse=inverse, coset=g)[0]
+
+
+def test_factor_tables_and_streams():
+    """HI[i >> s] * LO[i & mask] = b^i for every position of every frame size; the stream is b^(the
+    lanes' positions): input order forward, output order inverse; the pass bases are G, g, h, H."""
+    g = 0x1234_5678_9ABC_DEF
+    h = F.inv(g)
+    for f in range(2, 13):
+        b = F.pow_(g, 3 + f)
+        lo, hi = CM.factor_tables(b, f)
+        s = f // 2
+        assert all(F.mul(hi[i >> s], lo[i & ((1 << s) - 1)]) == F.pow_(b, i) for i in range(1 << f))
+    for n in (4, 7, 24):
+        n1, n2 = (n + 1) // 2, n // 2
+        assert CM.pass_base(g, n, 1, False) == F.pow_(g, 1 << n2)
+        assert CM.pass_base(g, n, 2, False) == g
+        assert CM.pass_base(g, n, 1, True) == h
+        assert CM.pass_base(g, n, 2, True) == F.pow_(h, 1 << n1)
+        for pass_index, inverse in ((1, False), (2, True)):
+            f = CM.pass_frame(n, pass_index)
+            base = CM.pass_base(g, n, pass_index, inverse)
+            got = CM.factor_stream(g, n, pass_index, inverse)
+            pos = CM.factor_positions(f, inverse)
+            assert got.tolist() == [[F.pow_(base, int(i)) for i in pair] for pair in pos]
+
+
+# -- the blocks in amaranth.sim ----------------------------------------------------------------------
+
+def test_point_scale():
+    """Both sides with random enable stalls, each mode: the multiplied side gives x * f (also for
+    non-canonical x) exactly MulReduce.LATENCY enabled cycles after its input; the other side (both in a
+    plain pass) passes x through in the same cycle."""
+    from hw.arith import MulReduce
+    dut = PointScale()
+    rng = random.Random(1)
+    values = EDGE_VALUES + NONCANONICAL_VALUES
+    items = [tuple(rng.choice(values) if rng.random() < 0.4 else rng.randrange(1 << 64) for _ in range(6))
+             for _ in range(60)]                     # head x0, x1, tail x0, x1, f0, f1
+    results = {}
+
+    async def bench(ctx):
+        for mode in ((0, 0), (1, 0), (0, 1)):
+            ctx.set(dut.scale_in, mode[0]); ctx.set(dut.scale_out, mode[1])
+            heads, tails, i = [], [], 0              # (enabled cycle, x0, x1) of every valid output
+            for _ in range(3 * len(items) + 60):
+                en = rng.random() < 0.7
+                ctx.set(dut.en, en)
+                live = i < len(items)
+                item = items[i] if live else (0,) * 6
+                for port, v in zip((dut.i_head_x0, dut.i_head_x1, dut.i_tail_x0, dut.i_tail_x1,
+                                    dut.i_f0, dut.i_f1), item):
+                    ctx.set(port, v)
+                ctx.set(dut.i_head_valid, live); ctx.set(dut.i_tail_valid, live)
+                if en and ctx.get(dut.o_head_valid):
+                    heads.append((i, ctx.get(dut.o_head_x0), ctx.get(dut.o_head_x1)))
+                if en and ctx.get(dut.o_tail_valid):
+                    tails.append((i, ctx.get(dut.o_tail_x0), ctx.get(dut.o_tail_x1)))
+                if en:
+                    i += 1
+                await ctx.tick()
+            results[mode] = heads, tails
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-9)
+    sim.add_testbench(bench)
+    sim.run()
+    lat = MulReduce.LATENCY
+    for (scale_in, scale_out), (heads, tails) in results.items():
+        for side, got, multiplied in (("head", heads, scale_in), ("tail", tails, scale_out)):
+            want = []
+            for t, (hx0, hx1, tx0, tx1, f0, f1) in enumerate(items):
+                x0, x1 = (hx0, hx1) if side == "head" else (tx0, tx1)
+                want.append((t + lat, x0 * f0 % F.P, x1 * f1 % F.P) if multiplied else (t, x0, x1))
+            assert got == want, f"mode in={scale_in} out={scale_out}, {side}"
+    assert PointScale().latency == lat and PointScale().mul_units == 2
+
+
+def _run_generator(params, offsets, cases, stall_rate=0.3, seed=0):
+    """Drive CosetFactors through ``cases`` (shift, inverse, pass_index, log_n, idle cycles before the
+    start); returns per case (cycles from start to ready, the factor pairs of 3 frames of enabled cycles)."""
+    dut = CosetFactors(params, offsets)
+    rng = random.Random(seed)
+    out = []
+
+    async def bench(ctx):
+        for g, inverse, pass_index, log_n, idle in cases:
+            ctx.set(dut.shift, g)
+            for _ in range(idle):
+                await ctx.tick()
+            for port, v in ((dut.start, 1), (dut.coset, 1), (dut.inverse, inverse),
+                            (dut.pass2, pass_index == 2), (dut.log_n, log_n)):
+                ctx.set(port, v)
+            await ctx.tick()
+            ctx.set(dut.start, 0)
+            waited = 1
+            while not ctx.get(dut.ready):
+                await ctx.tick()
+                waited += 1
+            period = 1 << (CM.pass_frame(log_n, pass_index) - 1)
+            pairs = []
+            while len(pairs) < 3 * period:
+                en = rng.random() >= stall_rate
+                ctx.set(dut.en, en)
+                if en:
+                    pairs.append((ctx.get(dut.o_f0), ctx.get(dut.o_f1)))
+                await ctx.tick()
+            ctx.set(dut.en, 0)
+            out.append((waited, pairs))
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-9)
+    sim.add_testbench(bench)
+    sim.run()
+    return dut, out
+
+
+@pytest.mark.parametrize("k", [4, 5])
+def test_factor_generator(k):
+    """Every frame size and mode (forward and inverse, both passes), edge and random shifts, with random
+    stalls of the stream: the factors of three frames equal hw.model.coset.factor_stream from the right
+    position (inverse: offset by the lanes' latency to their output multipliers). ``ready`` comes exactly
+    setup_cycles(f) after the start when the chains are there, setup_cycles(f, cached=True) when the
+    pass's table set was built for the same (inverse, n) under the same shift (a new shift drops the
+    sets), and after the chains when the shift changed just before the start."""
+    params = BuildParams(lanes=4, log_core=k, channels=4)
+    offsets = {f: 41 + 3 * f for f in range(2, k + 1)}
+    rng = random.Random(k)
+    chain = CosetFactors(params, offsets).chain_cycles
+    combos = [(0, 1, 5), (0, 2, 2 * k - 1), (1, 1, 2 * k - 1), (1, 2, 2 * k), (1, 2, 2 * k), (0, 1, 2 * k),
+              (0, 1, 2 * k), (0, 1, 5)]
+    cases, expect_wait = [], []
+    for i, g in enumerate(EDGE_SHIFTS + (rng.randrange(2, F.P),)):
+        tags = {}                                   # the generator's table sets, as documented
+        for j, (inverse, pass_index, log_n) in enumerate(combos):
+            idle = chain + 2 if j == 0 and i % 2 else 0
+            cases.append((g, inverse, pass_index, log_n, idle))
+            cached = tags.get(pass_index) == (inverse, log_n)
+            tags[pass_index] = (inverse, log_n)
+            expect_wait.append("cold" if j == 0 and not idle else cached)
+    dut, out = _run_generator(params, offsets, cases, seed=k)
+    for (g, inverse, pass_index, log_n, idle), (waited, pairs), wait in zip(cases, out, expect_wait):
+        f = CM.pass_frame(log_n, pass_index)
+        what = f"shift {g}, inverse {inverse}, pass {pass_index}, 2^{log_n}"
+        assert pairs == dut.model(g, log_n, pass_index, bool(inverse), len(pairs)), what
+        if wait == "cold":
+            assert dut.setup_cycles(f) < waited <= dut.setup_cycles(f) + chain + 2, what
+        else:
+            assert waited == dut.setup_cycles(f, cached=wait), f"{what}: ready after {waited}"
+
+
+# -- the engine on Verilator -------------------------------------------------------------------------
+
+# L4_k4 (channels 2: the same engine RTL, and the build tests/test_engine.py makes) and L2_k5 (odd k);
+# the folded design (scale "stages") on test_engine's build too.
+@pytest.mark.parametrize("lanes, k, channels, scale", [(4, 4, 2, "output"), (2, 5, 2, "output"), (4, 4, 2, "stages")],
+                         ids=["L4_k4", "L2_k5", "L4_k4_stages"])
+def test_engine_coset(lanes, k, channels, scale):
+    params = BuildParams(lanes=lanes, log_core=k, channels=channels)
+    engine = NttEngine(params, scale=scale)
+    build = {"params": params.as_dict()} | ({"scale": scale} if scale != "output" else {})
+    run_bench(engine, name="engine", params=build, test_module="sim.bench_coset",
+              facts={"coset_extra": [engine.coset_extra_cycles(f) for f in range(2, k + 1)],
+                     "coset_extra_cached": [engine.coset_extra_cycles(f, cached=True) for f in range(2, k + 1)],
+                     "chain_cycles": engine.coset_factors.chain_cycles})
