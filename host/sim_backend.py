@@ -33,7 +33,7 @@ __all__ = ["SimBackend", "smallest_params", "SIM_KERNEL_COMPUTES"]
 #: What the simulated Verilog kernel computes itself on this branch: only the forward transform of one
 #: batch element (its engine and DMA learn the inverse, the coset and batches on their own branches);
 #: the host driver does the rest around it (host/kernel_plan.py). Becomes KERNEL_TRANSFORMS when they land.
-SIM_KERNEL_COMPUTES = frozenset()
+SIM_KERNEL_COMPUTES = frozenset({"inverse", "coset"})
 
 
 def smallest_params(n_points: int) -> BuildParams:

@@ -46,13 +46,16 @@ def plan(params: BuildParams) -> SlrPlan:
     from hw.lane import Lane                    # the multiply/reduce units the blocks themselves publish
     from hw.twiddles import TwiddleGenerator
     half = params.lanes // 2
+    from hw.engine import NttEngine
     twiddle_units = TwiddleGenerator(params).mul_units
+    coset_units = NttEngine(params).coset_factors.mul_units
     lane_units = Lane(params.log_core).mul_units
     slr0 = ("core/control", "core/dma", "core/start_sync", "core/pass_sync",
             *(f"core/engine/lane{i}" for i in range(half)))
-    slr1 = ("core/engine/twiddles", *(f"core/engine/lane{i}" for i in range(half, params.lanes)))
+    slr1 = ("core/engine/twiddles", "core/engine/coset_factors",
+            *(f"core/engine/lane{i}" for i in range(half, params.lanes)))
     return SlrPlan({0: slr0, 1: slr1},
-                   {0: half * lane_units, 1: (params.lanes - half) * lane_units + twiddle_units})
+                   {0: half * lane_units, 1: (params.lanes - half) * lane_units + twiddle_units + coset_units})
 
 
 def slr_tcl(params: BuildParams) -> str:

@@ -186,7 +186,7 @@ class NttEngine(wiring.Component):
         p = self._params
         most = self.beats_per_pass * self.max_batch     # payloads in a pass of the largest batch
         tg = m.submodules.twiddles = self._twiddles
-        cf = m.submodules.coset = self._coset
+        cf = m.submodules.coset_factors = self._coset
         for i, lane in enumerate(self._lanes):
             m.submodules[f"lane{i}"] = share(lane)
 

@@ -32,12 +32,11 @@ EDGE_SHIFTS = (1, F.P - 1, 2**32, 7)
 def expected(p, x: np.ndarray, g: int, inverse: bool, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(state after pass 1 as a flat buffer, result) this engine must produce."""
     f1, f2 = p.pass_log_sizes(n)
-    if not inverse:
-        state, _ = coset_model.coset_passes(p, x, g, n)
-        return state, ntt.transform(x, coset=g)
-    h = F.inv(g)
-    state = F.vmul(fourstep.pass1(x, 1 << f1), F.powers(h, 1 << f1)[None, :])
-    return state.reshape(-1), F.vmul(ntt.ntt(x), F.powers(h, 1 << n))
+    state, _ = coset_model.coset_passes(p, x, g, n, inverse=inverse)
+    if inverse:         # the pass-1 state written out independently: the inverse pass 1, times h^k1
+        want = F.vmul(fourstep.pass1(x, 1 << f1, inverse=True), F.powers(F.inv(g), 1 << f1)[None, :])
+        assert np.array_equal(state, want.reshape(-1))
+    return state, ntt.transform(x, inverse=inverse, coset=g)
 
 
 class CosetTB(EngineTB):
