@@ -351,6 +351,7 @@ class XrtBackend(Backend):
         #: log2 of the size the kernel transformed in the last run (None before the first)
         self.kernel_log_n: int | None = None
         self._stuck_run = None          # a run that timed out and may still be running
+        self._last_shift = 0            # the coset shift last sent (left in the register between cosets)
         self._stuck_bos: dict = {}      # its buffers (kept referenced, so never freed under it)
 
         with _Call(DeviceOpenFailed, f"device {device}: cannot open"):
@@ -760,7 +761,11 @@ class XrtBackend(Backend):
                 run.set_arg(a.index, bufs.bos[a.channel])
             run.set_arg(self.rmap.arg("flags").index, flags)
             run.set_arg(self.rmap.arg("batch").index, batch)
-            for name, word in self.rmap.split_shift(shift).items():
+            # Without a coset the shift is ignored: keep the last one in the register, so the kernel's
+            # set-up for it (g^-1 and its squares, hw/coset.py) is not redone by the next coset run.
+            if flags & R.FLAG_COSET:
+                self._last_shift = shift
+            for name, word in self.rmap.split_shift(self._last_shift).items():
                 run.set_arg(self.rmap.arg(name).index, c_int(word))
             run.start()
         timeout_ms = 0 if self.timeout_s is None else max(1, int(self.timeout_s * 1000))

@@ -219,3 +219,63 @@ def test_the_cycle_budget_follows_the_size_of_each_run():
     assert SimulatedKernel.budget_for(kernel, p.max_log_n + 1) == 1 << 16
     kernel.cycle_budget = 200
     assert SimulatedKernel.budget_for(kernel, 18) == 200
+
+
+def _transform(card, x, **kw):
+    got = np.asarray(card.run(x, **kw), dtype=np.uint64)
+    want = ntt.transform(x, **kw)
+    bad = np.flatnonzero(got.reshape(-1) != want.reshape(-1))
+    assert bad.size == 0, f"{kw} on {np.shape(x)}: {bad.size} points differ, first at {bad[0]}"
+    return card.kernel.last_ntt_cycles
+
+
+def test_the_kernel_computes_inverse_and_coset(card):
+    """Inverse (1/N inside), forward and inverse coset computed by the kernel (the driver sets the flags
+    and the shift; the host does no arithmetic on the points), at the largest, an odd and the smallest
+    native size, shifts at the field's edges, every input kind. (Cycle counts: exact in the engine benches,
+    where no HBM refresh moves them; measured by make bench-transforms.)"""
+    p = card.params_for(0)
+    prime = (1 << 64) - (1 << 32) + 1
+    shifts = [7, prime - 1, 1 << 32, (1 << 63) + 5, 1]
+    sizes = [p.max_log_n, p.max_log_n - 1, p.min_log_n]
+    for i, n in enumerate(sizes):
+        x = make_points(n, KINDS[i % len(KINDS)], 50 + i)
+        for kw in ({}, {"inverse": True}):
+            cycles = _transform(card, x, **kw)
+            assert p.ideal_cycles(n) <= cycles < 4 * p.ideal_cycles(n) + 5000, (n, kw, cycles)
+        for j, g in enumerate(shifts[i:i + 2]):
+            y = make_points(n, KINDS[(i + j + 1) % len(KINDS)], 60 + 2 * i + j)
+            for inv in (False, True):
+                cycles = _transform(card, y, inverse=inv, coset=g)
+                assert p.ideal_cycles(n) <= cycles < 4 * p.ideal_cycles(n) + 5000, (n, g, inv, cycles)
+
+
+def test_refused_arguments_touch_no_memory(card):
+    """A start with batch 0, a batch beyond the buffers, a coset shift of 0 or >= p, or an unknown flag
+    finishes at once with exactly the STATUS bits RegisterMap.check_start names; no HBM byte changes."""
+    p = card.params_for(0)
+    k = card.kernel
+    rmap = R.RegisterMap(p)
+    status = rmap.id_offset("STATUS")
+    prime = (1 << 64) - (1 << 32) + 1
+    before = {a: b.copy() for a, b in k.hbm.buffers().items()}
+    cases = [(p.max_log_n, 0, 0, 0), (p.max_log_n, 0, 2, 0), (p.min_log_n, 0, rmap.max_batch(p.min_log_n) + 1, 0),
+             (p.max_log_n, R.FLAG_COSET, 1, 0), (p.max_log_n, R.FLAG_COSET | R.FLAG_INVERSE, 1, prime),
+             (p.max_log_n, 1 << 5, 1, 0), (p.max_log_n + 1, R.FLAG_COSET | 1 << 9, 0, (1 << 64) - 1)]
+    for log_n, flags, batch, shift in cases:
+        want = rmap.check_start(log_n, flags, batch, shift)
+        assert want, (log_n, flags, batch, shift)
+        k.write(rmap.arg("log_n").offset, log_n)
+        k.write(rmap.arg("flags").offset, flags)
+        k.write(rmap.arg("batch").offset, batch)
+        for name, value in rmap.split_shift(shift).items():
+            k.write(rmap.arg(name).offset, value)
+        k.write(R.CTRL, R.CTRL_AP_START)
+        ctrl = k.read(R.CTRL)
+        assert ctrl & R.CTRL_AP_DONE and ctrl & R.CTRL_AP_IDLE, (log_n, flags, batch, shift)
+        assert k.read(status) == want, (log_n, flags, batch, shift)
+        for a, b in k.hbm.buffers().items():
+            assert np.array_equal(b, before[a]), f"buffer at 0x{a:x} written by a refused start {flags, batch, shift}"
+    x = make_points(p.log_n, "random", 71)            # the driver writes every argument again
+    assert np.array_equal(card.run(x), ntt.ntt(x))
+    assert k.read(status) == 0
