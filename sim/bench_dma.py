@@ -4,11 +4,14 @@
     .venv/bin/python sim/bench_dma.py                 # default build: L=16, k=12 (2^24 points), C=32
     .venv/bin/python sim/bench_dma.py --log-core 10   # quicker
     .venv/bin/python sim/bench_dma.py --log-n 20 --no-doc   # a smaller run on the default build
+    .venv/bin/python sim/bench_dma.py --log-n 14 --batch 64  # a batch: 64 transforms of 2^14 per pass
 
 For each configuration (refresh off, refresh 20 %) it runs both passes of a loopback (the DMA's own output
 fed straight back, the NTT engine replaced by a FIFO that never stalls), DMA clock 300 MHz, NTT clock
 464 MHz, HBM model with read latency 32 DMA cycles, and reports the NTT cycles from the first point out to
-the last point in against the ideal N / 2L per pass, the burst-length histogram and the bytes moved.
+the last point in against the ideal N / 2L per pass (B x N / 2L for a batch of B transforms), the
+burst-length histogram and the bytes moved. A batch run (``--batch``) prints its table and leaves
+docs/performance.md alone.
 """
 
 import argparse
@@ -32,20 +35,21 @@ from sim.runner import build_dir_for, run_bench             # noqa: E402
 
 
 def measure(params: BuildParams, *, refresh: bool, refresh_cycles: int, refresh_period: int,
-            latency: int, fifo_beats: int, log_n: int | None = None, reuse: bool = False) -> dict:
+            latency: int, fifo_beats: int, log_n: int | None = None, batch: int = 1,
+            reuse: bool = False) -> dict:
     dut = DmaLoopback(params, store=False, stall_rate=0, loop_stall_rate=0, latency=latency,
                       refresh_cycles=refresh_cycles, refresh_period=refresh_period, guard_beats=0,
                       fifo_beats=fifo_beats)
     tag = dict(params.as_dict(), timing=1, rc=refresh_cycles, rp=refresh_period, lat=latency, fifo=fifo_beats)
     log_n = params.max_log_n if log_n is None else params.check_log_n(log_n)
-    size = "" if log_n == params.max_log_n else f"_n{log_n}"
+    size = ("" if log_n == params.max_log_n else f"_n{log_n}") + ("" if batch == 1 else f"_b{batch}")
     out = build_dir_for("dma_throughput", tag) / f"result_refresh{int(refresh)}{size}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     if reuse and out.exists():
         print(f"[bench_dma]   reusing {out.relative_to(ROOT)}", flush=True)
         return json.loads(out.read_text())
     run_bench(dut, name="dma_throughput", params=tag, test_module="sim.bench_dma_throughput",
-              facts={"out": str(out), "refresh": refresh, "log_n": log_n})
+              facts={"out": str(out), "refresh": refresh, "log_n": log_n, "batch": batch})
     return json.loads(out.read_text())
 
 
@@ -59,6 +63,8 @@ def main(argv=None):
     ap.add_argument("--refresh-period", type=int, default=480)
     ap.add_argument("--fifo-beats", type=int, default=128)
     ap.add_argument("--log-n", type=int, default=None, help="run size (default: the build's largest, 2k)")
+    ap.add_argument("--batch", type=int, default=1,
+                    help="transforms per pass, back to back (B x 2^log_n <= 2^2k; B > 1 implies --no-doc)")
     ap.add_argument("--no-doc", action="store_true", help="do not update docs/performance.md")
     ap.add_argument("--reuse", action="store_true", help="report the last run's results instead of simulating")
     args = ap.parse_args(argv)
@@ -68,8 +74,11 @@ def main(argv=None):
         params.check_log_n(log_n)
     except ValueError as e:
         ap.error(f"--log-n: {e}")
-    lay = HbmLayout(params, log_n)
-    ideal = params.ideal_cycles(log_n) // 2
+    if not 1 <= args.batch or args.batch << log_n > params.n_points:
+        ap.error(f"--batch: must be in 1 .. {params.n_points >> log_n} (B x 2^{log_n} within the build's "
+                 f"2^{params.max_log_n}-point buffers), got {args.batch}")
+    lay = HbmLayout(params, log_n, args.batch)
+    ideal = args.batch * params.ideal_cycles(log_n) // 2
     rows = []
     t0 = time.monotonic()
     hist = None
@@ -79,7 +88,7 @@ def main(argv=None):
               f"({time.monotonic() - t0:.0f} s elapsed)", flush=True)
         res = measure(params, refresh=refresh, refresh_cycles=args.refresh_cycles,
                       refresh_period=args.refresh_period, latency=args.latency, fifo_beats=args.fifo_beats,
-                      log_n=log_n, reuse=args.reuse)
+                      log_n=log_n, batch=args.batch, reuse=args.reuse)
         for ps in (1, 2):
             r = res[f"pass{ps}"]
             assert r["errors"] == 0, f"protocol errors {r['errors']:#x}"
@@ -93,14 +102,16 @@ def main(argv=None):
         sim_wall += res["pass2"]["wall_s"]
 
     cmd = ("`.venv/bin/python sim/bench_dma.py" + ("" if args.log_core == 12 else f" --log-core {args.log_core}")
-           + ("" if args.log_n is None else f" --log-n {args.log_n}") + "`")
+           + ("" if args.log_n is None else f" --log-n {args.log_n}")
+           + ("" if args.batch == 1 else f" --batch {args.batch}") + "`")
     lines = [
         "## DMA engine and HBM",
         "",
         f"Command: {cmd} (also run by `make bench`). Verilator 5.48, one thread, C++ {os.environ['NANTUCKET_SIM_OPT']}: "
         f"{sim_wall:.0f} s of simulation for the four passes ({sum(r[2] for r in rows) / sim_wall:,.0f} NTT "
         f"cycles/s), {(time.monotonic() - t0) / 60:.1f} min for the script including the builds.",
-        f"Build {params.tag()}: N = 2^{log_n}, DMA clock 300 MHz, NTT clock 464 MHz (periods "
+        f"Build {params.tag()}: N = 2^{log_n}" + ("" if args.batch == 1 else f", a batch of B = {args.batch}")
+        + ", DMA clock 300 MHz, NTT clock 464 MHz (periods "
         "3.334 / 2.156 ns), HBM model: read latency "
         f"{args.latency} DMA cycles, refresh {args.refresh_cycles} of every {args.refresh_period} DMA cycles "
         f"({100 * args.refresh_cycles / args.refresh_period:.0f} %) when on, per-channel FIFOs of "
@@ -122,16 +133,16 @@ def main(argv=None):
         "reads " + ", ".join(f"{n}: {c}" for n, c in zip(names, hist[0]) if c)
         + "; writes " + ", ".join(f"{n}: {c}" for n, c in zip(names, hist[1]) if c) + ".",
         "",
-        f"HBM bytes moved per transform: {sum(c * (i + 1) for i, c in enumerate(hist[0][:8])) * BEAT_BYTES:,} read + "
+        f"HBM bytes moved per {'transform' if args.batch == 1 else 'batch'}: {sum(c * (i + 1) for i, c in enumerate(hist[0][:8])) * BEAT_BYTES:,} read + "
         f"{sum(c * (i + 1) for i, c in enumerate(hist[1][:8])) * BEAT_BYTES:,} written = "
-        f"{lay.hbm_bytes_per_transform():,} bytes against the minimum 4 x N x 8 = {4 * lay.n_points * 8:,} "
+        f"{lay.hbm_bytes_per_transform():,} bytes against the minimum 4 x {'' if args.batch == 1 else 'B x '}N x 8 = {4 * lay.n_points * 8:,} "
         "(every beat carries four useful points; nothing is read twice).",
         "",
         "Target: at most 1 % of NTT cycles lost with 20 % refresh at 300 / 464 MHz, C = 32.",
     ]
     body = "\n".join(lines)
     print(body)
-    if not args.no_doc:
+    if not args.no_doc and args.batch == 1:
         sys.path.insert(0, str(ROOT / "scripts"))
         from perfdoc import update_section
         update_section("dma", body)

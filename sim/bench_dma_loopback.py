@@ -2,8 +2,9 @@
 place of the NTT engine, both passes, DMA clock 300 MHz and NTT clock 464 MHz.
 
 Every test runs transforms of several sizes back to back without a reset in between: the build's largest,
-then half of the smaller ones in a shuffled order and one of them again; the two refresh settings take
-the two halves, so with stalls and without, every size 2^min_log_n .. 2^max_log_n is run. The
+then half of the smaller ones in a shuffled order and one of them again, as batches of 2, 3 and 1
+transforms in turn (as many as fit the largest size's buffers); the two refresh settings take the two
+halves, so with stalls and without, every size 2^min_log_n .. 2^max_log_n is run. The
 first test of a simulation writes sentinels everywhere (guard regions around every buffer and the whole
 state buffer); before each run the input buffer of the run's size is preloaded (random points and the
 field's edge values) and sentinels are put in guard words just before and after the run's buffer in
@@ -111,18 +112,20 @@ class LoopbackTB:
         end = self.guard + lay.beats_per_channel
         return [self.guard - 1] + list(range(end, min(end + 2, self.depth)))
 
-    async def run_pass(self, pass_index: int, log_n: int, timeout_cycles: int) -> dict:
+    async def run_pass(self, pass_index: int, log_n: int, timeout_cycles: int, batch: int = 1) -> dict:
         d = self.dut
         await FallingEdge(d.dma_clk)
         d.pass_index.value = pass_index
         d.log_n.value = log_n
+        d.batch.value = batch
         d.start.value = 1
         await FallingEdge(d.dma_clk)
         d.start.value = 0
         # wait for done without Python on every cycle
         timeout = Timer(timeout_cycles * DMA_PS, unit="ps")
         if await First(RisingEdge(d.done), timeout) is timeout:
-            raise AssertionError(f"2^{log_n}: pass {pass_index} did not finish in {timeout_cycles} DMA cycles")
+            raise AssertionError(f"{batch} x 2^{log_n}: pass {pass_index} did not finish in {timeout_cycles} "
+                                 "DMA cycles")
         await ClockCycles(d.ntt_clk, 4)
         return {"dma_cycles": int(d.dma_cycles.value), "ntt_cycles": int(d.ntt_cycles.value),
                 "out_xfers": int(d.out_xfers.value), "in_xfers": int(d.in_xfers.value),
@@ -151,19 +154,26 @@ def expected_hist(layout: HbmLayout, directions) -> list[int]:
     return h
 
 
-def run_sizes(params: BuildParams, share: int) -> list[int]:
-    """The largest size, then half of the others (``share`` 0 or 1 of a fixed shuffle, so the two halves
-    cover every size), then the first of them again."""
+def run_sizes(params: BuildParams, share: int) -> list[tuple[int, int]]:
+    """(log_n, B): the largest size (one transform), then half of the others (``share`` 0 or 1 of a fixed
+    shuffle, so the two halves cover every size), then the first of them again, as batches of 2, 3 and 1
+    transforms in turn (fewer where B x N would not fit the largest size's buffers)."""
     rest = list(range(params.min_log_n, params.max_log_n))
     random.Random(params.max_log_n).shuffle(rest)
     mine = rest[share::2]
-    return [params.max_log_n] + mine + mine[:1]
+    runs = [(params.max_log_n, 1)]
+    for i, n in enumerate(mine + mine[:1]):
+        b = (2, 3, 1)[i % 3]
+        while b << n > 1 << params.max_log_n:
+            b -= 1
+        runs.append((n, b))
+    return runs
 
 
-async def one_run(tb: LoopbackTB, log_n: int, rng) -> str:
-    """Preload, both passes, read-back and checks of one transform of 2^log_n points."""
+async def one_run(tb: LoopbackTB, log_n: int, batch: int, rng) -> str:
+    """Preload, both passes, read-back and checks of a batch of ``batch`` transforms of 2^log_n points."""
     dut, p = tb.dut, tb.params
-    lay = HbmLayout(p, log_n)
+    lay = HbmLayout(p, log_n, batch)
     n = lay.n_points
     x = rng.integers(0, 2**64, n, dtype=np.uint64)
     # non-canonical values first, so that even the smallest run carries some
@@ -171,19 +181,19 @@ async def one_run(tb: LoopbackTB, log_n: int, rng) -> str:
     count = min(n // 4, 4 * edges.size)
     x[rng.choice(n, size=count, replace=False)] = np.resize(edges, count)
     await tb.preload(lay, x)
-    state, out = loopback_passes(p, x, log_n)
+    state, out = loopback_passes(p, x, log_n, batch)
 
     cycles = n // p.points_per_cycle
     budget = 40 * cycles + 20000
     before = (tb.hist(dut.rd_hist), tb.hist(dut.wr_hist))
     stats = []
     for ps in (1, 2):
-        s = await tb.run_pass(ps, log_n, budget)
-        assert s["out_xfers"] == s["in_xfers"] == cycles, (log_n, ps, s)
+        s = await tb.run_pass(ps, log_n, budget, batch)
+        assert s["out_xfers"] == s["in_xfers"] == cycles, (log_n, batch, ps, s)
         rd = [a - b for a, b in zip(s["rd_hist"], before[0])]
         wr = [a - b for a, b in zip(s["wr_hist"], before[1])]
-        assert rd == expected_hist(lay, [(ps, "read")]), (log_n, ps, rd)
-        assert wr == expected_hist(lay, [(ps, "write")]), (log_n, ps, wr)
+        assert rd == expected_hist(lay, [(ps, "read")]), (log_n, batch, ps, rd)
+        assert wr == expected_hist(lay, [(ps, "write")]), (log_n, batch, ps, wr)
         before = (s["rd_hist"], s["wr_hist"])
         stats.append(s)
     errs = int(dut.err.value)
@@ -191,16 +201,16 @@ async def one_run(tb: LoopbackTB, log_n: int, rng) -> str:
 
     mem = await tb.dump(list(range(tb.guard, tb.guard + lay.beats_per_channel)))
     bad = np.flatnonzero(lay.gather(list(mem), "state") != state)
-    assert bad.size == 0, f"log_n = {log_n}: {bad.size} state points wrong, first at {bad[:8]}"
+    assert bad.size == 0, f"log_n = {log_n}, B = {batch}: {bad.size} state points wrong, first at {bad[:8]}"
     bad = np.flatnonzero(lay.gather(list(mem), "output") != out)
-    assert bad.size == 0, f"log_n = {log_n}: {bad.size} output points wrong, first at {bad[:8]}"
+    assert bad.size == 0, f"log_n = {log_n}, B = {batch}: {bad.size} output points wrong, first at {bad[:8]}"
     for c in range(p.channels):
         words = await tb.read_channel(c, tb.guard_words(lay))
         for i, word in zip(tb.guard_words(lay), words):
-            assert word == sentinel(c, i), f"log_n = {log_n}: guard beat {i} of channel {c} overwritten"
+            assert word == sentinel(c, i), f"log_n = {log_n}, B = {batch}: guard beat {i} of channel {c} overwritten"
     # points are opaque to the DMA: canonical or not, they travel bit-exactly
     assert np.any(x >= np.uint64(P))
-    return (f"2^{log_n}: pass 1 {stats[0]['ntt_cycles']} / pass 2 {stats[1]['ntt_cycles']} NTT cycles "
+    return (f"{batch} x 2^{log_n}: pass 1 {stats[0]['ntt_cycles']} / pass 2 {stats[1]['ntt_cycles']} NTT cycles "
             f"for {cycles} ideal")
 
 
@@ -215,8 +225,8 @@ async def test_two_passes(dut, refresh, stalls):
     dut.stall_en.value = int(stalls)
     dut.loop_stall_en.value = int(stalls)
     # with and without stalls each, the two refresh settings share the smaller sizes between them
-    for log_n in run_sizes(p, int(refresh)):
-        dut._log.info(f"{await one_run(tb, log_n, rng)} (refresh={refresh}, stalls={stalls})")
+    for log_n, batch in run_sizes(p, int(refresh)):
+        dut._log.info(f"{await one_run(tb, log_n, batch, rng)} (refresh={refresh}, stalls={stalls})")
     # the guards around the largest buffer: never written by any run
     for c in range(p.channels):
         beats = list(range(tb.guard)) + list(range(tb.guard + tb.layout.beats_per_channel, tb.depth))

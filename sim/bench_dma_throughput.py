@@ -38,6 +38,7 @@ async def test_throughput(dut):
               dut.bd_wdata):
         s.value = 0
     dut.log_n.value = facts["log_n"]
+    dut.batch.value = facts.get("batch", 1)
     dut.refresh_en.value = int(facts["refresh"])
     await reset_domains(dut.dma_clk, (dut.dma_rst, dut.ntt_rst))
     results = {}

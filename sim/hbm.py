@@ -449,8 +449,9 @@ def channel_models(channels: int, *, seed: int = 1, refresh_period: int = 480, f
 
 class DmaLoopback(wiring.Component):
     """DmaEngine + one HbmChannelModel per channel + a loopback FIFO standing in for the NTT engine.
-    ``log_n`` goes to the engine (the run's size, default the build's largest); the channel models hold
-    buffers of the largest size between guards.
+    ``log_n`` and ``batch`` go to the engine (the run's size, default the build's largest, and the
+    transforms per pass, default 1); the channel models hold buffers of the largest size between guards
+    (so B x N <= 2^max_log_n).
 
     Counters (``ntt`` domain) for throughput: ``ntt_cycles`` from the first ``points_out`` transfer to the
     last ``points_in`` transfer of the pass, ``out_xfers`` / ``in_xfers`` payloads moved.
@@ -480,6 +481,7 @@ class DmaLoopback(wiring.Component):
         chans = params.channels
         super().__init__({
             "start": In(1), "pass_index": In(2), "log_n": In(range(params.max_log_n + 1), init=params.max_log_n),
+            "batch": In(range((1 << (params.max_log_n - params.min_log_n)) + 1), init=1),
             "busy": Out(1), "done": Out(1),
             "refresh_en": In(1), "stall_en": In(1), "loop_stall_en": In(1),
             "bd_chan": In(range(chans)), "bd_addr": In(range(self._depth)), "bd_we": In(1),
@@ -528,7 +530,7 @@ class DmaLoopback(wiring.Component):
             m.d.comb += [self.rd_hist[i].eq(sum(mod.rd_hist[i] for mod in self._models)),
                          self.wr_hist[i].eq(sum(mod.wr_hist[i] for mod in self._models))]
         m.d.comb += [dma.start.eq(self.start), dma.pass_index.eq(self.pass_index), dma.log_n.eq(self.log_n),
-                     self.busy.eq(dma.busy), self.done.eq(dma.done)]
+                     dma.batch.eq(self.batch), self.busy.eq(dma.busy), self.done.eq(dma.done)]
 
         # the "engine": a FIFO from points_out to points_in, with random stalls on both sides
         loop = DomainRenamer("ntt")(SyncFIFO(width=dma.payload_width, depth=self._loop_depth))
@@ -566,7 +568,8 @@ class DmaLoopback(wiring.Component):
                 m.d.ntt += [self.out_xfers.eq(self.out_xfers + 1), streaming.eq(1)]
             with m.If(in_fire):
                 m.d.ntt += self.in_xfers.eq(self.in_xfers + 1)
-                with m.If(self.in_xfers == ((1 << self.log_n) >> (p.points_per_cycle.bit_length() - 1)) - 1):
+                with m.If(self.in_xfers
+                          == ((self.batch << self.log_n) >> (p.points_per_cycle.bit_length() - 1)) - 1):
                     m.d.ntt += streaming.eq(0)
             with m.If(streaming | out_fire):
                 m.d.ntt += self.ntt_cycles.eq(self.ntt_cycles + 1)

@@ -1,6 +1,7 @@
 """DMA engine: parameter checks, a fast amaranth.sim loopback, the cocotb/Verilator loopback bench
 (sim/bench_dma_loopback.py) and the AXI-RAM bench, each over every run size of its builds (N = 2^4 ..
-2^16, C = 2 .. 32 channels), sizes switching without reset."""
+2^16, C = 2 .. 32 channels) and batches of B = 1, 2, 3 transforms, sizes and batches switching without
+reset."""
 
 import random
 
@@ -33,15 +34,15 @@ def _sentinel(channel: int, beat: int) -> int:
     return (0x5EED << 240) | (channel << 32) | beat
 
 
-def _run_pysim(params, sizes, *, refresh, stalls, seed=1):
-    """Runs of 2^n points for n in ``sizes``, back to back without reset: the state and output against
-    the golden passes; every AXI burst against the host layout of that size (so nothing outside the run's
-    N/R points per channel is read or written); and, belt and braces, guard words just before and after
-    the run's buffer in every channel untouched."""
+def _run_pysim(params, runs_wanted, *, refresh, stalls, seed=1):
+    """Runs of B transforms of 2^n points for (n, B) in ``runs_wanted``, back to back without reset: the
+    state and output against the golden passes; every AXI burst against the host layout of that size and
+    batch (so nothing outside the run's B x N/R points per channel is read or written); and, belt and
+    braces, guard words just before and after the run's buffers in every channel untouched."""
     dut = DmaLoopback(params, refresh_period=60, refresh_cycles=12, latency=8, seed=seed)
     rng = np.random.default_rng(seed)
     g = dut.guard_beats
-    runs = []                   # (log_n, x, memory after the run, AXI bursts issued)
+    runs = []                   # (log_n, batch, x, memory after the run, AXI bursts issued)
     issued = {}                 # (channel, "ar" / "aw") -> [(first beat, beats)] in issue order
 
     async def write(ctx, c, first, words):
@@ -69,8 +70,8 @@ def _run_pysim(params, sizes, *, refresh, stalls, seed=1):
         ctx.set(dut.refresh_en, refresh)
         ctx.set(dut.stall_en, stalls)
         ctx.set(dut.loop_stall_en, stalls)
-        for log_n in sizes:
-            lay = HbmLayout(params, log_n)
+        for log_n, batch in runs_wanted:
+            lay = HbmLayout(params, log_n, batch)
             x = rng.integers(0, 2**64, lay.n_points, dtype=np.uint64)
             inputs = lay.scatter(x, "input")
             for c in range(params.channels):
@@ -81,6 +82,7 @@ def _run_pysim(params, sizes, *, refresh, stalls, seed=1):
                                         for beat in inputs[c].reshape(-1, 4)])
             issued.clear()
             ctx.set(dut.log_n, log_n)
+            ctx.set(dut.batch, batch)
             for ps in (1, 2):
                 ctx.set(dut.pass_index, ps)
                 ctx.set(dut.start, 1)
@@ -91,15 +93,15 @@ def _run_pysim(params, sizes, *, refresh, stalls, seed=1):
                     if ctx.get(dut.done):
                         break
                 else:
-                    raise AssertionError(f"log_n = {log_n}: pass {ps} timed out")
-            assert all(ctx.get(dut.err[c]) == 0 for c in range(params.channels)), f"log_n = {log_n}"
+                    raise AssertionError(f"log_n = {log_n}, B = {batch}: pass {ps} timed out")
+            assert all(ctx.get(dut.err[c]) == 0 for c in range(params.channels)), f"log_n = {log_n}, B = {batch}"
             mem = np.zeros((params.channels, lay.points_per_channel), dtype=np.uint64)
             for c in range(params.channels):
                 for b, v in enumerate(await read(ctx, c, range(g, g + lay.beats_per_channel))):
                     mem[c, 4 * b:4 * b + 4] = [(v >> (64 * j)) & (2**64 - 1) for j in range(4)]
                 for b, v in zip(guards(lay), await read(ctx, c, guards(lay))):
-                    assert v == _sentinel(c, b), f"log_n = {log_n}: channel {c} guard beat {b} written"
-            runs.append((log_n, x, list(mem), dict(issued)))
+                    assert v == _sentinel(c, b), f"log_n = {log_n}, B = {batch}: channel {c} guard beat {b} written"
+            runs.append((log_n, batch, x, list(mem), dict(issued)))
 
     async def monitor(ctx):
         ports = [dut.dma.m_axi[c] for c in range(params.channels)]
@@ -120,26 +122,33 @@ def _run_pysim(params, sizes, *, refresh, stalls, seed=1):
     sim.add_testbench(tb)
     sim.add_process(monitor)
     sim.run()
-    assert [r[0] for r in runs] == list(sizes)
-    for log_n, x, mem, got_bursts in runs:
-        lay = HbmLayout(params, log_n)
-        state, out = loopback_passes(params, x, log_n)
-        assert np.array_equal(lay.gather(mem, "state"), state), f"log_n = {log_n}: state"
-        assert np.array_equal(lay.gather(mem, "output"), out), f"log_n = {log_n}: output"
+    assert [r[:2] for r in runs] == list(runs_wanted)
+    for log_n, batch, x, mem, got_bursts in runs:
+        lay = HbmLayout(params, log_n, batch)
+        state, out = loopback_passes(params, x, log_n, batch)
+        assert np.array_equal(lay.gather(mem, "state"), state), f"log_n = {log_n}, B = {batch}: state"
+        assert np.array_equal(lay.gather(mem, "output"), out), f"log_n = {log_n}, B = {batch}: output"
         want = {}
         for ps in (1, 2):
             for kind, direction in (("ar", "read"), ("aw", "write")):
                 for c, bursts in lay.bursts(ps, direction).items():
                     want.setdefault((c, kind), []).extend(bursts)
-        assert got_bursts == want, f"log_n = {log_n}"
+        assert got_bursts == want, f"log_n = {log_n}, B = {batch}"
 
 
 def _sizes(params, seed=0):
-    """Every size of the build, largest first, then the rest shuffled with a repeat (so runs switch
-    between sizes up and down and repeat one)."""
+    """(log_n, B): every size of the build, largest first (B = 1), then the rest shuffled with a repeat
+    (so runs switch between sizes up and down and repeat one), with batches of 3, 2 and 1 transforms in
+    turn, as many as fit the largest size's buffers."""
     rest = list(range(params.min_log_n, params.max_log_n))
     random.Random(seed).shuffle(rest)
-    return [params.max_log_n] + rest + rest[:1]
+    runs = [(params.max_log_n, 1)]
+    for i, n in enumerate(rest + rest[:1]):
+        b = (3, 2, 1)[i % 3]
+        while b << n > 1 << params.max_log_n:
+            b -= 1
+        runs.append((n, b))
+    return runs
 
 
 @pytest.mark.parametrize("params", [BuildParams(lanes=16, log_core=4, channels=2),
@@ -149,9 +158,9 @@ def _sizes(params, seed=0):
                                     BuildParams(lanes=4, log_core=4, channels=8),
                                     BuildParams(lanes=8, log_core=5, channels=8)], ids=lambda p: p.tag())
 def test_loopback_pysim(params):
-    """Both passes of runs of every size through the DMA with refresh and stalls: the data against the
-    golden passes, every AXI address and burst length against the host layout (``HbmLayout.bursts``) of
-    that size, nothing outside the run's buffer touched."""
+    """Both passes of runs of every size and batches through the DMA with refresh and stalls: the data
+    against the golden passes, every AXI address and burst length against the host layout
+    (``HbmLayout.bursts``) of that size and batch, nothing outside the run's buffers touched."""
     _run_pysim(params, _sizes(params), refresh=True, stalls=True)
 
 

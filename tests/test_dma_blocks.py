@@ -35,23 +35,31 @@ def _run(dut, bench, *, processes=()):
 
 
 def _runs(params):
-    """(log_n, pass) of runs of every size, back to back: largest first, then sizes going down and up."""
+    """(log_n, pass, batch) of runs of every size, back to back: largest first, then sizes going down and
+    up, with batches of 1, 3 and 2 transforms in turn (as many as fit the largest size's buffers)."""
     sizes = list(range(params.min_log_n, params.max_log_n + 1))
     order = sizes[::-1] + sizes[1:] if len(sizes) > 1 else sizes
-    return [(n, ps) for n in order for ps in (1, 2)]
+    runs = []
+    for i, n in enumerate(order):
+        b = (1, 3, 2)[i % 3]
+        while b << n > 1 << params.max_log_n:
+            b -= 1
+        runs += [(n, ps, b) for ps in (1, 2)]
+    return runs
 
 
 @pytest.mark.parametrize("params", BUILDS, ids=lambda p: p.tag())
 def test_write_addresses_are_the_host_layout(params):
     """Every (channel, first beat) the write address generator emits, in order, is the host layout's, for
-    both passes of every size (sizes switching without reset)."""
+    both passes of every size and batches of several transforms (sizes and batches switching without
+    reset)."""
     gen = WriteAddressGenerator(HbmLayout(params))
     runs = _runs(params)
     got = []
 
     async def bench(ctx):
-        for log_n, pass_index in runs:
-            lay = HbmLayout(params, log_n)
+        for log_n, pass_index, batch in runs:
+            lay = HbmLayout(params, log_n, batch)
             chans = lay.write_channels(pass_index)
             ctx.set(gen.pass2, pass_index == 2)
             ctx.set(gen.log_n, log_n)
@@ -70,24 +78,25 @@ def test_write_addresses_are_the_host_layout(params):
             got.append(units)
 
     _run(gen, bench)
-    for (log_n, pass_index), units in zip(runs, got, strict=True):
-        want = HbmLayout(params, log_n).cycle_units(pass_index, "write")
-        assert units == [tuple(int(v) for v in row) for row in want], (log_n, pass_index)
+    for (log_n, pass_index, batch), units in zip(runs, got, strict=True):
+        want = HbmLayout(params, log_n, batch).cycle_units(pass_index, "write")
+        assert units == [tuple(int(v) for v in row) for row in want], (log_n, pass_index, batch)
 
 
 @pytest.mark.parametrize("params", BUILDS, ids=lambda p: p.tag())
 def test_read_channels_are_the_host_layout(params):
-    """The read address generator's channel pairs are the layout's for both passes of every size;
-    ``active`` falls after exactly the pass's N / 2L cycles."""
+    """The read address generator's channel pairs are the layout's for both passes of every size and
+    batches; ``active`` falls after exactly the pass's B x N / 2L cycles."""
     gen = ReadAddressGenerator(HbmLayout(params))
     runs = _runs(params)
     got = []
 
     async def bench(ctx):
-        for log_n, pass_index in runs:
+        for log_n, pass_index, batch in runs:
             chans = HbmLayout(params, log_n).read_channels(pass_index)
             ctx.set(gen.pass2, pass_index == 2)
             ctx.set(gen.log_n, log_n)
+            ctx.set(gen.batch, batch)
             ctx.set(gen.start, 1)
             await ctx.tick()
             ctx.set(gen.start, 0)
@@ -100,9 +109,9 @@ def test_read_channels_are_the_host_layout(params):
             got.append(units)
 
     _run(gen, bench)
-    for (log_n, pass_index), units in zip(runs, got, strict=True):
-        want = [int(c) for c in HbmLayout(params, log_n).cycle_units(pass_index, "read")[:, 0]]
-        assert units == want, (log_n, pass_index)
+    for (log_n, pass_index, batch), units in zip(runs, got, strict=True):
+        want = [int(c) for c in HbmLayout(params, log_n, batch).cycle_units(pass_index, "read")[:, 0]]
+        assert units == want, (log_n, pass_index, batch)
 
 
 class _ReadBench(Elaboratable):
@@ -288,28 +297,29 @@ STREAM_BUILDS = [BuildParams(lanes=4, log_core=3, channels=4), BuildParams(lanes
 def test_read_assembler_gives_the_schedule(params):
     """Each channel's beats in address order (random gaps per channel, random back-pressure on the
     output) come out as the engine's payloads in ``pass_schedule`` read order, for both passes of every
-    size back to back."""
+    size and batches of several transforms back to back."""
     from hw.dma.assembler import ReadAssembler
     from hw.model.schedule import pass_schedule
     from hw.points import pack_beat, unpack_payload
     rng = np.random.default_rng(1)
     runs = []
-    for log_n, pass_index in _runs(params):
-        lay = HbmLayout(params, log_n)
+    for log_n, pass_index, batch in _runs(params):
+        lay = HbmLayout(params, log_n, batch)
         x = rng.integers(0, 2**64, lay.n_points, dtype=np.uint64)
         mem = lay.scatter(x, "input" if pass_index == 1 else "state")
         streams = [[pack_beat(b) for b in mem[c].reshape(-1, 4)] for c in lay.read_channels(pass_index)]
-        reads, _ = pass_schedule(params, pass_index, log_n)
+        reads, _ = pass_schedule(params, pass_index, log_n, batch)
         want = [[(int(x[a]), int(x[b])) for a, b in cycle] for cycle in reads.reshape(-1, params.lanes, 2)]
-        runs.append((log_n, pass_index, streams, want))
+        runs.append((log_n, pass_index, batch, streams, want))
     dut = ReadAssembler(HbmLayout(params))
     got = []
 
     async def bench(ctx):
         pick = random.Random(params.channels)
-        for log_n, pass_index, streams, want in runs:
+        for log_n, pass_index, batch, streams, want in runs:
             ctx.set(dut.pass2, pass_index == 2)
             ctx.set(dut.log_n, log_n)
+            ctx.set(dut.batch, batch)
             ctx.set(dut.start, 1)
             await ctx.tick()
             ctx.set(dut.start, 0)
@@ -338,38 +348,40 @@ def test_read_assembler_gives_the_schedule(params):
             got.append(out)
 
     _run(dut, bench)
-    for (log_n, pass_index, _, want), out in zip(runs, got, strict=True):
-        assert out == want, (log_n, pass_index)
+    for (log_n, pass_index, batch, _, want), out in zip(runs, got, strict=True):
+        assert out == want, (log_n, pass_index, batch)
 
 
 @pytest.mark.parametrize("params", STREAM_BUILDS, ids=lambda p: p.tag())
 def test_write_path_places_the_schedule(params):
     """Payloads in ``pass_schedule`` write order (random gaps), beats and burst addresses drained with
-    random back-pressure, for both passes of every size back to back: replaying the bursts gives the host
-    layout's memory for that buffer and size, and each channel gets exactly its N/R points."""
+    random back-pressure, for both passes of every size and batches back to back: replaying the bursts
+    gives the host layout's memory for that buffer, size and batch, and each channel gets exactly its
+    B x N/R points."""
     from hw.dma.write_path import WritePath
     from hw.model.schedule import pass_schedule
     from hw.points import pack_payload, unpack_beat
     rng = np.random.default_rng(10)
     runs = []
-    for log_n, pass_index in _runs(params):
-        y = rng.integers(0, 2**64, 1 << log_n, dtype=np.uint64)
-        _, writes = pass_schedule(params, pass_index, log_n)
+    for log_n, pass_index, batch in _runs(params):
+        y = rng.integers(0, 2**64, batch << log_n, dtype=np.uint64)
+        _, writes = pass_schedule(params, pass_index, log_n, batch)
         payloads = [pack_payload([(y[a], y[b]) for a, b in cycle])
                     for cycle in writes.reshape(-1, params.lanes, 2)]
-        runs.append((log_n, pass_index, y, payloads))
+        runs.append((log_n, pass_index, batch, y, payloads))
     dut = WritePath(HbmLayout(params))
     R = params.channels // 2
     got = []
 
     async def bench(ctx):
         pick = random.Random(params.channels)
-        for log_n, pass_index, _, payloads in runs:
-            total = HbmLayout(params, log_n).beats_per_channel * R
+        for log_n, pass_index, batch, _, payloads in runs:
+            total = HbmLayout(params, log_n, batch).beats_per_channel * R
             beats = [[] for _ in range(R)]
             bursts = [[] for _ in range(R)]
             ctx.set(dut.pass2, pass_index == 2)
             ctx.set(dut.log_n, log_n)
+            ctx.set(dut.batch, batch)
             ctx.set(dut.start, 1)
             await ctx.tick()
             ctx.set(dut.start, 0)
@@ -398,15 +410,15 @@ def test_write_path_places_the_schedule(params):
             got.append((beats, bursts))
 
     _run(dut, bench)
-    for (log_n, pass_index, y, _), (beats, bursts) in zip(runs, got, strict=True):
-        lay = HbmLayout(params, log_n)
+    for (log_n, pass_index, batch, y, _), (beats, bursts) in zip(runs, got, strict=True):
+        lay = HbmLayout(params, log_n, batch)
         buffer = "state" if pass_index == 1 else "output"
         burst = lay.unit_beats if pass_index == 1 else lay.burst_beats
         mem = [np.zeros(lay.points_per_channel, dtype=np.uint64) for _ in range(params.channels)]
         for q, phys in enumerate(lay.write_channels(pass_index)):
-            assert len(bursts[q]) * burst == len(beats[q]) == lay.beats_per_channel, (log_n, pass_index, q)
+            assert len(bursts[q]) * burst == len(beats[q]) == lay.beats_per_channel, (log_n, pass_index, batch, q)
             for n, first in enumerate(bursts[q]):
-                assert first % burst == 0, (log_n, pass_index, q, first)
+                assert first % burst == 0, (log_n, pass_index, batch, q, first)
                 for j in range(burst):
                     mem[phys][4 * (first + j):4 * (first + j + 1)] = unpack_beat(beats[q][n * burst + j])
-        assert np.array_equal(lay.gather(mem, buffer), y), (log_n, pass_index)
+        assert np.array_equal(lay.gather(mem, buffer), y), (log_n, pass_index, batch)

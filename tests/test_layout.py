@@ -21,6 +21,12 @@ IDS = [p.tag() for p in CASES]
 #: every run-time size of every build (the build's largest size is the layout's default)
 SIZED = [(p, n) for p in CASES for n in range(p.min_log_n, p.max_log_n + 1)]
 SIZED_IDS = [f"{p.tag()}-n{n}" for p, n in SIZED]
+#: batches of B back-to-back transforms: small and large sizes, one and several channels, odd B
+BATCHED = [(CASES[0], 8, 2), (CASES[1], 8, 3), (CASES[2], 8, 3), (CASES[3], 7, 2), (CASES[3], 10, 3),
+           (CASES[4], 9, 3), (CASES[5], 11, 2), (CASES[6], 8, 5)]
+#: every size with B = 1, then the batches
+SIZED_B = [(p, n, 1) for p, n in SIZED] + BATCHED
+SIZED_B_IDS = SIZED_IDS + [f"{p.tag()}-n{n}-B{b}" for p, n, b in BATCHED]
 
 
 @pytest.mark.parametrize("params, log_n", SIZED, ids=SIZED_IDS)
@@ -103,30 +109,30 @@ def _assert_sequential_per_channel(chans, beats, lay, channel_set):
         assert seq.size * lay.unit_beats == lay.beats_per_channel
 
 
-@pytest.mark.parametrize("params, log_n", SIZED, ids=SIZED_IDS)
-def test_schedule_reads_and_pass2_writes_are_sequential_units(params, log_n):
-    lay = HbmLayout(params, log_n)
+@pytest.mark.parametrize("params, log_n, batch", SIZED_B, ids=SIZED_B_IDS)
+def test_schedule_reads_and_pass2_writes_are_sequential_units(params, log_n, batch):
+    lay = HbmLayout(params, log_n, batch)
     for p, buffer in ((1, "input"), (2, "state")):
-        reads, _ = pass_schedule(params, p, log_n)                    # [g, t, l, j]
+        reads, _ = pass_schedule(params, p, log_n, batch)                    # [g, t, l, j]
         both = np.stack([_units(lay, buffer, reads[..., j]) for j in (0, 1)], axis=-1)  # [2, g, t, j]
         ch, beat = both[0], both[1]
         # cycle order: round, cycle, then unit A (x0) before unit B (x1)
         _assert_sequential_per_channel(ch, beat, lay, lay.read_channels(p))
         cu = lay.cycle_units(p, "read")
         assert np.array_equal(cu[:, 0], ch.reshape(-1)) and np.array_equal(cu[:, 1], beat.reshape(-1))
-    _, writes = pass_schedule(params, 2, log_n)
+    _, writes = pass_schedule(params, 2, log_n, batch)
     both = np.stack([_units(lay, "output", writes[..., j]) for j in (0, 1)], axis=-1)
     _assert_sequential_per_channel(both[0], both[1], lay, lay.write_channels(2))
     cu = lay.cycle_units(2, "write")
     assert np.array_equal(cu[:, 0], both[0].reshape(-1)) and np.array_equal(cu[:, 1], both[1].reshape(-1))
 
 
-@pytest.mark.parametrize("params, log_n", SIZED, ids=SIZED_IDS)
-def test_pass1_writes_are_whole_units_after_corner_turn(params, log_n):
+@pytest.mark.parametrize("params, log_n, batch", SIZED_B, ids=SIZED_B_IDS)
+def test_pass1_writes_are_whole_units_after_corner_turn(params, log_n, batch):
     """Every L/2 engine cycles of pass 1 emit an L x L block: L complete state units, one per lane."""
-    lay = HbmLayout(params, log_n)
+    lay = HbmLayout(params, log_n, batch)
     lanes = params.lanes
-    _, writes = pass_schedule(params, 1, log_n)                       # [g, t, l, 2]
+    _, writes = pass_schedule(params, 1, log_n, batch)                       # [g, t, l, 2]
     g, t = writes.shape[:2]
     blocks = writes.reshape(g, t // (lanes // 2), lanes // 2, lanes, 2)   # [g, b, t', l, j]
     per_lane = blocks.transpose(0, 1, 3, 2, 4).reshape(g, t // (lanes // 2), lanes, lanes)  # [g, b, l, L]
@@ -138,9 +144,9 @@ def test_pass1_writes_are_whole_units_after_corner_turn(params, log_n):
     assert np.unique(key).size == key.size == lay.n_points // lanes
 
 
-@pytest.mark.parametrize("params, log_n", SIZED, ids=SIZED_IDS)
-def test_bursts_cover_each_channel_and_never_cross_4k(params, log_n):
-    lay = HbmLayout(params, log_n)
+@pytest.mark.parametrize("params, log_n, batch", SIZED_B, ids=SIZED_B_IDS)
+def test_bursts_cover_each_channel_and_never_cross_4k(params, log_n, batch):
+    lay = HbmLayout(params, log_n, batch)
     for p in (1, 2):
         for d in ("read", "write"):
             bursts = lay.bursts(p, d)
@@ -189,6 +195,11 @@ def test_parameter_errors():
         HbmLayout(BuildParams(lanes=4, log_core=4, channels=4), 3)
     with pytest.raises(ValueError, match="log_n"):
         HbmLayout(BuildParams(lanes=4, log_core=4, channels=4), 9)
+    for bad in (0, -1, 1.0, True):
+        with pytest.raises(ValueError, match="batch"):
+            HbmLayout(BuildParams(lanes=4, log_core=4, channels=4), 8, bad)
+    with pytest.raises(ValueError, match="points"):       # B*N points, not N
+        HbmLayout(BuildParams(lanes=4, log_core=4, channels=4), 8, 2).scatter(np.zeros(256, dtype=np.uint64))
 
 
 def test_largest_size_is_the_default_layout():
@@ -256,3 +267,50 @@ def test_large_moves_on_threads_put_every_point_where_place_says():
     ch, off = lay.place("input")
     assert np.array_equal(np.stack([views[c] for c in range(params.channels)])[ch, off // 8], x)
     assert np.array_equal(lay.gather_from(views, "input"), x)
+
+
+@pytest.mark.parametrize("params, log_n, batch", BATCHED, ids=SIZED_B_IDS[len(SIZED):])
+@pytest.mark.parametrize("buffer", ["input", "state", "output"])
+def test_batch_element_is_the_single_placement_moved_by_its_region(params, log_n, batch, buffer):
+    """Every index of B*N placed once; element e's points sit exactly where a single transform's do,
+    e regions of N/R points further into the same channel (computed from the single layout, not the
+    batch's own formula)."""
+    one, lay = HbmLayout(params, log_n), HbmLayout(params, log_n, batch)
+    n, per_channel = 1 << log_n, (1 << log_n) // (params.channels // 2)
+    assert lay.n_points == batch * n and lay.points_per_channel == batch * per_channel
+    assert lay.channel_bytes == batch * one.channel_bytes and lay.element_beats == one.beats_per_channel
+    ch, off = lay.place(buffer)
+    ch1, off1 = one.place(buffer)
+    element = np.arange(batch * n) // n
+    assert np.array_equal(ch, np.tile(ch1, batch))
+    assert np.array_equal(off, np.tile(off1, batch) + element * per_channel * 8)
+    assert np.unique(ch * lay.channel_bytes + off).size == batch * n
+    assert off.max() < lay.channel_bytes
+
+
+@pytest.mark.parametrize("params, log_n, batch", BATCHED, ids=SIZED_B_IDS[len(SIZED):])
+def test_batch_scatter_gather_round_trip(params, log_n, batch):
+    """The host's fast paths (one element's unit table, offset per element) against place, both ways."""
+    lay = HbmLayout(params, log_n, batch)
+    x = np.random.default_rng(5).integers(0, 2**64, lay.n_points, dtype=np.uint64)
+    for buffer in ("input", "state", "output"):
+        mem = lay.scatter(x, buffer)
+        ch, off = lay.place(buffer)
+        assert np.array_equal(np.stack(mem)[ch, off // 8], x)
+        assert np.array_equal(lay.gather(mem, buffer), x)
+        # the unit table lists every unit of the batch where place puts its first point
+        table = lay.unit_table(buffer)
+        for c, units in table.items():
+            assert np.array_equal(np.stack(mem)[c].reshape(-1, params.lanes), x.reshape(-1, params.lanes)[units])
+
+
+def test_batch_moves_on_threads():
+    """A batch large enough for the threaded path (2^18 points) round-trips through place's positions."""
+    params = BuildParams(lanes=4, log_core=6, channels=8)
+    lay = HbmLayout(params, 12, 64)
+    x = np.random.default_rng(6).integers(0, 2**64, lay.n_points, dtype=np.uint64)
+    views = {c: np.zeros(lay.points_per_channel, dtype=np.uint64) for c in range(params.channels)}
+    lay.scatter_into(x, views, "state")
+    ch, off = lay.place("state")
+    assert np.array_equal(np.stack([views[c] for c in range(params.channels)])[ch, off // 8], x)
+    assert np.array_equal(lay.gather_from(views, "state"), x)

@@ -10,6 +10,13 @@ frame n2 in pass 2). Writes also need each unit's first beat: pass 2 writes outp
 block blk (slot = row); pass 1 writes, per block, the rows of the round two by two as the corner turn
 emits them (rows L*g + 2j, L*g + 2j + 1 of column block b, slot = lane-input position of the row).
 
+Batches (``batch`` = B, held through the run like ``log_n``): a pass moves B transforms back to back,
+B x N / 2L pairs. Each element's pairs are those of a single transform (the channels depend only on the
+pair within the element, which the formulas take modulo the element's pairs); the write beats gain the
+element's region, e * N/R/4 beats (:func:`hw.model.layout.element_beat_of`), which falls out of the
+block number once it counts on across elements. The DMA moves at most 2^max_log_n points per pass
+(B x N <= 2^(2k), the buffers the card allocates); a larger batch is the control's to reject.
+
 Run-time sizes: for each size the formulas are evaluated with constant shifts (pure wiring and a few
 XORs) and the results are selected by ``log_n``; the selected values for the *next* pair are registered,
 so the outputs come straight from flip-flops. (One set of variable shifters instead measured 2.4 times
@@ -25,7 +32,7 @@ from hw.model.layout import (MAX_BURST_BEATS, POINTS_PER_BEAT, HbmLayout, lane_s
 from hw.model.params import BuildParams
 
 __all__ = ["ReadAddressGenerator", "WriteAddressGenerator", "beat_bits", "select", "log_n_shape",
-           "payloads_per_pass", "beats_per_channel", "burst_beats_of", "read_pair_channels", "write_pair_units"]
+           "batch_shape", "payloads_per_pass", "beats_per_channel", "burst_beats_of", "read_pair_channels", "write_pair_units"]
 
 
 def _log2(v: int) -> int:
@@ -52,16 +59,23 @@ def log_n_shape(params: BuildParams):
     return range(params.max_log_n + 1)
 
 
+def batch_shape(params: BuildParams):
+    """Shape of a batch-size port: unsigned, ``range(2^(max_log_n - min_log_n) + 1)`` (the most transforms
+    of the smallest size that fill the largest size's buffers)."""
+    return range((1 << (params.max_log_n - params.min_log_n)) + 1)
+
+
 # -- run-time counts, on ints and Amaranth Values alike ------------------------------------------------
 
-def payloads_per_pass(params: BuildParams, log_n):
-    """Engine cycles (payloads of 2L points) per pass of a 2^log_n-point transform: N / 2L."""
-    return (1 << log_n) >> (_log2(params.lanes) + 1)
+def payloads_per_pass(params: BuildParams, log_n, batch=1):
+    """Engine cycles (payloads of 2L points) per pass of a batch of B = ``batch`` 2^log_n-point
+    transforms: B x N / 2L."""
+    return (batch << log_n) >> (_log2(params.lanes) + 1)
 
 
-def beats_per_channel(params: BuildParams, log_n):
-    """Beats each channel reads (and writes) per pass: N / R / 4."""
-    return (1 << log_n) >> (_log2(params.channels // 2) + _log2(POINTS_PER_BEAT))
+def beats_per_channel(params: BuildParams, log_n, batch=1):
+    """Beats each channel reads (and writes) per pass of a batch of B: B x N / R / 4."""
+    return (batch << log_n) >> (_log2(params.channels // 2) + _log2(POINTS_PER_BEAT))
 
 
 def burst_beats_of(total):
@@ -81,17 +95,20 @@ def read_pair_channels(pair, frame: int, rho: int):
 
 def write_pair_units(pair, pass2, log_n: int, lanes_log: int, rho: int, unit_beats_log: int):
     """((channel, first beat) of unit A, (channel, first beat) of unit B) of write pair ``pair`` of a
-    2^log_n-point pass: pass 2 (``pass2``) output rows 2t, 2t + 1 of block blk (pair = blk * 2^(n2-1) + t);
-    pass 1 state rows L*g + 2j, L*g + 2j + 1 of column block b (pair = (g * 2^n1/L + b) * L/2 + j).
-    Both buffers have 2^n2 rows."""
+    pass of 2^log_n-point transforms: pass 2 (``pass2``) output rows 2t, 2t + 1 of block blk
+    (pair = blk * 2^(n2-1) + t); pass 1 state rows L*g + 2j, L*g + 2j + 1 of column block b
+    (pair = (g * 2^n1/L + b) * L/2 + j). Both buffers have 2^n2 rows. In a batch the pair counts on
+    over the elements: element e = pair div (N/2L) is block e * 2^n1/L + b of one long buffer, which
+    is exactly e element regions further (the pass-2 block pos >> n2 does it by itself)."""
     n1, n2 = (log_n + 1) >> 1, log_n >> 1
     pos = pair << 1
     j = pair & ((1 << (lanes_log - 1)) - 1)
     b = (pair & ((1 << (n1 - 1)) - 1)) >> (lanes_log - 1)
-    row_a = ((pos >> n1) << lanes_log) | (j << 1)
+    element = pos >> (log_n - lanes_log)
+    row_a = ((pos >> n1) << lanes_log) | (j << 1)     # lane_slot uses the row within the element
     slot_a = Mux(pass2, pos & ((1 << n2) - 1), lane_slot(row_a, n2))
     slot_b = Mux(pass2, (pos | 1) & ((1 << n2) - 1), lane_slot(row_a | 1, n2))
-    block = Mux(pass2, pos >> n2, b)
+    block = Mux(pass2, pos >> n2, b | (element << (n1 - lanes_log)))
     sigma = sigma_of(n2, rho)
     return tuple((slot_channel_of(s, sigma, rho), unit_beat_of(s, block, n2, rho, unit_beats_log))
                  for s in (slot_a, slot_b))
@@ -111,9 +128,10 @@ def _per_size(m, params: BuildParams, log_n, targets, values_of):
 class ReadAddressGenerator(wiring.Component):
     """Logical channels of the two units of the engine's next read cycle.
 
-    ``pass2`` and ``log_n`` (the run's size) are held from ``start`` through the pass. ``start`` rewinds to
-    the pass's first cycle and raises ``active``; each ``advance`` (the cycle's payload left) moves on;
-    ``active`` falls after the pass's last cycle. ``chan_a`` (a register) / ``chan_b``: channel of slot
+    ``pass2``, ``log_n`` (the run's size) and ``batch`` (transforms per pass) are held from ``start``
+    through the pass (and set no later than ``start``). ``start`` rewinds to the pass's first cycle and
+    raises ``active``; each ``advance`` (the cycle's payload left) moves on; ``active`` falls after the
+    pass's last cycle (B x N / 2L of them). ``chan_a`` (a register) / ``chan_b``: channel of slot
     2t / 2t + 1. The two differ exactly in bit 0 when R > 1 (slot bit 0 is the channel's bit 0, and
     sigma >= 1 keeps it out of the XOR term) and are both 0 when R = 1, so ``chan_b`` is ``chan_a`` with
     bit 0 flipped, which lets synthesis see that the two units never share a channel.
@@ -125,6 +143,7 @@ class ReadAddressGenerator(wiring.Component):
         params = layout.params
         super().__init__({"start": In(1), "pass2": In(1),
                           "log_n": In(log_n_shape(params), init=params.max_log_n),
+                          "batch": In(batch_shape(params), init=1),
                           "advance": In(1), "active": Out(1),
                           "chan_a": Out(bits), "chan_b": Out(bits)})
 
@@ -144,9 +163,13 @@ class ReadAddressGenerator(wiring.Component):
             return Mux(self.pass2, read_pair_channels(pair, n2, rho)[0], read_pair_channels(pair, n1, rho)[0]),
         _per_size(m, params, self.log_n, (chan_a,), channels)
 
+        # the pass's pairs, registered (log_n and batch are stable from the start on; the first compare
+        # comes a cycle after it)
+        pairs = Signal.like(upcoming)
+        m.d.sync += pairs.eq(payloads_per_pass(params, self.log_n, self.batch))
         with m.If(self.advance):
             m.d.sync += [upcoming.eq(upcoming + 1), self.chan_a.eq(chan_a)]
-            with m.If(upcoming == payloads_per_pass(params, self.log_n)):
+            with m.If(upcoming == pairs):
                 m.d.sync += self.active.eq(0)
         with m.If(self.start):
             m.d.sync += [upcoming.eq(1), self.active.eq(1), self.chan_a.eq(chan_a)]

@@ -14,7 +14,7 @@ from amaranth.lib.wiring import In, Out
 from hw.model.layout import HbmLayout
 from hw.points import Beat, payload_layout, unit_layout
 
-from .addresses import ReadAddressGenerator, log_n_shape, select
+from .addresses import ReadAddressGenerator, batch_shape, log_n_shape, select
 
 __all__ = ["UnitCollector", "ReadAssembler"]
 
@@ -58,13 +58,15 @@ class UnitCollector(wiring.Component):
 class ReadAssembler(wiring.Component):
     """``beats``: one stream per logical read channel (from the read FIFOs); ``points``: the engine's
     payloads in ``pass_schedule`` read order; ``start`` begins a pass (one pass of payloads follows) of
-    the transform of 2^``log_n`` points; ``pass2`` and ``log_n`` are held through the pass."""
+    ``batch`` transforms of 2^``log_n`` points; ``pass2``, ``log_n`` and ``batch`` are held through the
+    pass."""
 
     def __init__(self, layout: HbmLayout):
         self._layout = layout
         lanes = layout.params.lanes
         super().__init__({"start": In(1), "pass2": In(1),
                           "log_n": In(log_n_shape(layout.params), init=layout.params.max_log_n),
+                          "batch": In(batch_shape(layout.params), init=1),
                           "beats": In(stream.Signature(Beat)).array(layout.group),
                           "points": Out(stream.Signature(payload_layout(lanes)))})
 
@@ -92,7 +94,7 @@ class ReadAssembler(wiring.Component):
                          self.points.valid.eq(gen.active & (select(counts, ch_a) != 0)
                                               & (select(counts, ch_b) != 0))]
         m.d.comb += [
-            gen.start.eq(self.start), gen.pass2.eq(self.pass2), gen.log_n.eq(self.log_n),
+            gen.start.eq(self.start), gen.pass2.eq(self.pass2), gen.log_n.eq(self.log_n), gen.batch.eq(self.batch),
             unit_a.eq(select([c.head for c in cols], ch_a)),
             fire.eq(self.points.valid & self.points.ready),
             gen.advance.eq(fire),

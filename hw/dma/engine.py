@@ -10,10 +10,11 @@ channel q is HBM channel 2q in pass 1 and 2q + 1 in pass 2, logical write channe
                         <--bursts--    |  burst FIFO x R  <--bursts-- (corner turn, splitters)
 
 Control (``dma`` domain): ``start`` pulse with ``pass_index`` (1/2), ``log_n`` (the run's size: the DMA
-moves N = 2^log_n points, min_log_n <= log_n <= max_log_n) and ``base`` (per HBM channel byte address of
-its buffer) stable while ``busy``; ``done`` pulses once when every write burst of the pass has its
-response. The start crosses to the ``ntt`` domain as a toggle; the pass bit and the size (a register that
-follows ``log_n`` while idle and holds it while busy) cross through shorter synchronizers, so they arrive
+moves N = 2^log_n points, min_log_n <= log_n <= max_log_n), ``batch`` (B >= 1 transforms of N points back
+to back, B x N <= 2^max_log_n) and ``base`` (per HBM channel byte address of its buffer) stable while
+``busy``; ``done`` pulses once when every write burst of the pass has its response. The start crosses to
+the ``ntt`` domain as a toggle; the pass bit, the size and the batch (registers that follow ``log_n`` and
+``batch`` while idle and hold them while busy) cross through shorter synchronizers, so they arrive
 first. ``fault`` reports, for one cycle, an AXI response other than OKAY (``hw.axi.fault_layout``: lowest
 HBM channel of that cycle, R or B, RRESP/BRESP).
 """
@@ -29,7 +30,7 @@ from hw.model.layout import POINTS_PER_BEAT, HbmLayout
 from hw.model.params import BuildParams
 from hw.points import Beat, payload_layout
 
-from .addresses import beat_bits, beats_per_channel, burst_beats_of, log_n_shape
+from .addresses import batch_shape, beat_bits, beats_per_channel, burst_beats_of, log_n_shape
 from .assembler import ReadAssembler
 from .axi_read import AxiReadMaster
 from .axi_write import AxiWriteMaster
@@ -69,6 +70,7 @@ class DmaEngine(wiring.Component):
             "start": In(1),
             "pass_index": In(2),
             "log_n": In(log_n_shape(params), init=params.max_log_n),
+            "batch": In(batch_shape(params), init=1),
             "base": In(data.ArrayLayout(addr_width, params.channels)),
             "busy": Out(1),
             "done": Out(1),
@@ -115,34 +117,37 @@ class DmaEngine(wiring.Component):
     # -- elaboration -----------------------------------------------------------------------------------
     def _control(self, m):
         """Pass state in the dma domain and its crossing: (pass2, active, start) on the dma side,
-        (pass2, start, log_n) on the ntt side."""
+        (pass2, start, log_n, batch) on the ntt side."""
         pass2_d, active_d, toggle_d = Signal(), Signal(), Signal()
         start_d = Signal()
         log_n_d = Signal(log_n_shape(self._params), init=self._params.max_log_n)
+        batch_d = Signal(batch_shape(self._params), init=1)
         m.d.comb += [self.busy.eq(active_d), start_d.eq(self.start & ~active_d)]
         with m.If(~active_d):
-            m.d.dma += log_n_d.eq(self.log_n)
+            m.d.dma += [log_n_d.eq(self.log_n), batch_d.eq(self.batch)]
         with m.If(start_d):
             m.d.dma += [pass2_d.eq(self.pass_index == 2), active_d.eq(1), toggle_d.eq(~toggle_d)]
         pass2_n, toggle_n, seen_n, start_n = Signal(), Signal(), Signal(), Signal()
-        log_n_n = Signal.like(log_n_d)
+        log_n_n, batch_n = Signal.like(log_n_d), Signal.like(batch_d)
         m.submodules.sync_pass = FFSynchronizer(pass2_d, pass2_n, o_domain="ntt", stages=2)
         m.submodules.sync_log_n = FFSynchronizer(log_n_d, log_n_n, o_domain="ntt", stages=2)
+        m.submodules.sync_batch = FFSynchronizer(batch_d, batch_n, o_domain="ntt", stages=2)
         m.submodules.sync_start = FFSynchronizer(toggle_d, toggle_n, o_domain="ntt", stages=3)
         m.d.comb += start_n.eq(toggle_n != seen_n)
         m.d.ntt += seen_n.eq(toggle_n)
-        return pass2_d, active_d, start_d, pass2_n, start_n, log_n_n
+        return pass2_d, active_d, start_d, pass2_n, start_n, log_n_n, batch_n
 
     def elaborate(self, platform):
         m = Module()
         lay, D = self._layout, self._fifo_beats
         R, T = lay.group, lay.beats_per_channel
-        pass2_d, active_d, start_d, pass2_n, start_n, log_n_n = self._control(m)
-        # the run's beats per channel and sequential burst length, registered like the size in _control
+        pass2_d, active_d, start_d, pass2_n, start_n, log_n_n, batch_n = self._control(m)
+        # the run's beats per channel (whole batch) and sequential burst length (one element's stream
+        # is whole bursts), registered like the size in _control
         total_d = Signal(range(T + 1), init=T)
         burst_d = Signal(range(lay.burst_beats + 1), init=lay.burst_beats)
         with m.If(~active_d):
-            m.d.dma += [total_d.eq(beats_per_channel(self._params, self.log_n)),
+            m.d.dma += [total_d.eq(beats_per_channel(self._params, self.log_n, self.batch)),
                         burst_d.eq(burst_beats_of(beats_per_channel(self._params, self.log_n)))]
 
         asm, wpath = ReadAssembler(lay), WritePath(lay)
@@ -150,8 +155,9 @@ class DmaEngine(wiring.Component):
         m.submodules.write_path = DomainRenamer("ntt")(wpath)
         wiring.connect(m, asm.points, wiring.flipped(self.points_out))
         wiring.connect(m, wiring.flipped(self.points_in), wpath.points)
-        m.d.comb += [asm.start.eq(start_n), asm.pass2.eq(pass2_n), asm.log_n.eq(log_n_n),
-                     wpath.start.eq(start_n), wpath.pass2.eq(pass2_n), wpath.log_n.eq(log_n_n)]
+        m.d.comb += [asm.start.eq(start_n), asm.pass2.eq(pass2_n), asm.log_n.eq(log_n_n), asm.batch.eq(batch_n),
+                     wpath.start.eq(start_n), wpath.pass2.eq(pass2_n), wpath.log_n.eq(log_n_n),
+                     wpath.batch.eq(batch_n)]
 
         done_all, masters = [], []
         for q in range(R):

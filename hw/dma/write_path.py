@@ -6,7 +6,7 @@ Pass 1 payloads are two columns of the state per lane, so they first go through 
 which turns each L x L block (L/2 payloads) into L row units, two per cycle. The
 :class:`~hw.dma.addresses.WriteAddressGenerator` places each unit pair; a :class:`UnitSplitter` per
 channel takes the units placed on it and drains them beat by beat into the write FIFO, queueing a burst
-address at the first beat of each burst (every unit in pass 1, every 8-aligned beat in pass 2).
+address at the first beat of each burst (every unit in pass 1, every burst-aligned beat in pass 2).
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
@@ -16,7 +16,8 @@ from amaranth.lib.wiring import In, Out
 from hw.model.layout import MAX_BURST_BEATS, HbmLayout
 from hw.points import Beat, payload_layout, unit_layout
 
-from .addresses import WriteAddressGenerator, beat_bits, log_n_shape, payloads_per_pass, select
+from .addresses import (WriteAddressGenerator, batch_shape, beat_bits, beats_per_channel, burst_beats_of,
+                        log_n_shape, payloads_per_pass, select)
 
 __all__ = ["row_pair_layout", "CornerTurn", "UnitSplitter", "WritePath"]
 
@@ -85,8 +86,8 @@ class UnitSplitter(wiring.Component):
     """One channel's two-unit buffer. ``take_a`` / ``take_b`` store ``unit_a`` at ``beat_a`` / ``unit_b`` at
     ``beat_b`` (both in one cycle: A first); ``count`` units held. Drains one beat per cycle into ``beats``
     and, at the first beat of a burst, the beat address into ``bursts`` (``unit_bursts``: every unit is a
-    burst; else bursts are the 8-aligned runs of 8 beats, or the whole stream from beat 0 when a channel
-    holds fewer: the sequential streams hold a power of two beats, so 8-alignment serves every size)."""
+    burst; else bursts are the aligned runs of ``burst_mask`` + 1 beats: 8, or one batch element's whole
+    stream when it holds fewer, a power of two, so that each element's region starts a burst)."""
 
     def __init__(self, lanes: int, address_bits: int):
         self._lanes = lanes
@@ -94,7 +95,8 @@ class UnitSplitter(wiring.Component):
         super().__init__({
             "take_a": In(1), "unit_a": In(unit), "beat_a": In(address_bits),
             "take_b": In(1), "unit_b": In(unit), "beat_b": In(address_bits),
-            "unit_bursts": In(1), "count": Out(range(3)),
+            "unit_bursts": In(1), "burst_mask": In(range(MAX_BURST_BEATS), init=MAX_BURST_BEATS - 1),
+            "count": Out(range(3)),
             "beats": Out(stream.Signature(Beat)), "bursts": Out(stream.Signature(address_bits)),
         })
 
@@ -127,7 +129,7 @@ class UnitSplitter(wiring.Component):
         cur_addr = Mux(rsel, addrs[1], addrs[0])
         burst_start, drain, unit_out = Signal(), Signal(), Signal()
         m.d.comb += [
-            burst_start.eq((rbeat == 0) & (self.unit_bursts | ((cur_addr & (MAX_BURST_BEATS - 1)) == 0))),
+            burst_start.eq((rbeat == 0) & (self.unit_bursts | ((cur_addr & self.burst_mask) == 0))),
             drain.eq((self.count != 0) & self.beats.ready & (~burst_start | self.bursts.ready)),
             self.beats.valid.eq(drain),
             self.beats.payload.eq(Array(cur[b * Beat.size:(b + 1) * Beat.size] for b in range(U))[rbeat]),
@@ -155,6 +157,7 @@ class WritePath(wiring.Component):
         super().__init__({
             "start": In(1), "pass2": In(1),
             "log_n": In(log_n_shape(layout.params), init=layout.params.max_log_n),
+            "batch": In(batch_shape(layout.params), init=1),
             "points": In(stream.Signature(payload_layout(lanes))),
             "beats": Out(stream.Signature(Beat)).array(R),
             "bursts": Out(stream.Signature(beat_bits(layout))).array(R),
@@ -166,18 +169,23 @@ class WritePath(wiring.Component):
         params, lanes, R = lay.params, lay.params.lanes, lay.group
         m.submodules.corner_turn = turn = CornerTurn(lanes)
         m.submodules.addresses = gen = WriteAddressGenerator(lay)
+        # pass-2 bursts: 8 beats, or one element's stream when shorter (registered: log_n is stable from
+        # the start on and the first burst leaves cycles later)
+        burst_mask = Signal(range(MAX_BURST_BEATS), init=MAX_BURST_BEATS - 1)
+        m.d.sync += burst_mask.eq(burst_beats_of(beats_per_channel(params, self.log_n)) - 1)
         splitters = []
         for q in range(R):
             m.submodules[f"splitter{q}"] = sp = UnitSplitter(lanes, beat_bits(lay))
             wiring.connect(m, sp.beats, wiring.flipped(self.beats[q]))
             wiring.connect(m, sp.bursts, wiring.flipped(self.bursts[q]))
-            m.d.comb += sp.unit_bursts.eq(~self.pass2)
+            m.d.comb += [sp.unit_bursts.eq(~self.pass2), sp.burst_mask.eq(burst_mask)]
             splitters.append(sp)
 
-        # a pass takes exactly `cycles` payloads
-        cycles = payloads_per_pass(params, self.log_n)
+        # a pass takes exactly `cycles` payloads (registered like burst_mask)
         active = Signal()
         taken = Signal(range(params.cycles_per_pass + 1))
+        cycles = Signal.like(taken)
+        m.d.sync += cycles.eq(payloads_per_pass(params, self.log_n, self.batch))
         in_fire = Signal()
         m.d.comb += in_fire.eq(self.points.valid & self.points.ready)
         with m.If(in_fire):

@@ -35,6 +35,10 @@ beat):
 - Physical channels: logical index q of the input/output buffers is HBM channel 2q, of the state 2q + 1.
   Pass 1 reads the even channels and writes the odd ones; pass 2 the other way round; the output
   overwrites the input in place (same offsets).
+- Batches: B transforms of N points stored back to back (element e at logical indices e*N .. e*N + N-1
+  of every buffer). Element e occupies its own region of every channel right after element e-1: it is
+  placed exactly like a single transform, then moved by e * N/R/4 beats (``element_beats``). So every
+  channel's read stream stays one sequential walk over the B elements.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from .params import BuildParams
 
 __all__ = ["BUFFERS", "BEAT_BYTES", "POINTS_PER_BEAT", "MAX_BURST_BEATS", "CHANNEL_WINDOW_BYTES", "PAGE_BYTES",
            "HbmLayout",
-           "lane_slot", "slot_channel_of", "unit_beat_of", "sigma_of"]
+           "lane_slot", "slot_channel_of", "unit_beat_of", "sigma_of", "element_beat_of"]
 
 BUFFERS = ("input", "state", "output")
 POINT_BYTES = 8
@@ -119,6 +123,12 @@ def unit_beat_of(slot, blk, rows_log, rho, unit_beats_log):
     return (((blk << rows_log) | slot) >> rho) << unit_beats_log
 
 
+def element_beat_of(element, log_n, rho):
+    """First beat (channel-relative) of batch element ``element`` of 2^log_n-point transforms: element
+    times the N/R/4 beats one element takes in each channel (N/R points, 4 per beat)."""
+    return (element << log_n) >> (rho + 2)
+
+
 def sigma_of(rows_log, rho):
     """The XOR shift of a buffer with 2^rows_log rows: max(ceil(rows_log / 2), rho)."""
     return max((rows_log + 1) >> 1, rho)
@@ -129,9 +139,13 @@ class HbmLayout:
 
     Requires at least 4 lanes (a unit must fill whole beats) and 2^k >= C/2 (every channel owns a unit of
     every group of slots).
+
+    ``batch`` = B places B transforms of 2^log_n points stored back to back (see the module doc): every
+    method that takes or lists logical indices covers the B*N points, and the per-channel sizes
+    (``points_per_channel``, ``beats_per_channel``, ``channel_bytes``) are the whole batch's.
     """
 
-    def __init__(self, params: BuildParams, log_n: int | None = None):
+    def __init__(self, params: BuildParams, log_n: int | None = None, batch: int = 1):
         if not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
         if params.lanes < POINTS_PER_BEAT:
@@ -143,6 +157,9 @@ class HbmLayout:
         self._p = params
         self._n = params.max_log_n if log_n is None else params.check_log_n(log_n)
         self._f1, self._f2 = params.pass_log_sizes(self._n)
+        if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
+            raise ValueError(f"batch: must be an int >= 1, got {batch!r}")
+        self._b = int(batch)
         # shared by every layout of a build and size
         self._unit_tables = _UNIT_TABLES.setdefault((params, self._n), {})
 
@@ -157,8 +174,19 @@ class HbmLayout:
         return self._n
 
     @property
-    def n_points(self) -> int:
+    def batch(self) -> int:
+        """B: transforms placed back to back."""
+        return self._b
+
+    @property
+    def element_points(self) -> int:
+        """N = 2^log_n: the points of one transform of the batch."""
         return 1 << self._n
+
+    @property
+    def n_points(self) -> int:
+        """B*N: the points of every buffer (all elements of the batch)."""
+        return self._b << self._n
 
     @property
     def pass_sizes(self) -> tuple[int, int]:
@@ -201,21 +229,31 @@ class HbmLayout:
 
     @property
     def points_per_channel(self) -> int:
+        """Points of a buffer in each channel, whole batch: B*N/R."""
         return self.n_points // self.group
 
     @property
+    def element_beats(self) -> int:
+        """Beats one element of the batch takes in each channel (N/R/4): element e starts at beat
+        e * element_beats of every channel."""
+        return self.element_points // self.group // POINTS_PER_BEAT
+
+    @property
     def beats_per_channel(self) -> int:
+        """Beats of a buffer in each channel, whole batch (B x ``element_beats``)."""
         return self.points_per_channel // POINTS_PER_BEAT
 
     @property
     def channel_bytes(self) -> int:
-        """Bytes the host allocates in each channel (each channel holds exactly one buffer at a time)."""
+        """Bytes the host allocates in each channel (each channel holds exactly one buffer at a time),
+        whole batch."""
         return self.points_per_channel * POINT_BYTES
 
     @property
     def burst_beats(self) -> int:
-        """Burst length of the sequential streams (all reads, pass-2 writes)."""
-        return min(MAX_BURST_BEATS, self.beats_per_channel)
+        """Burst length of the sequential streams (all reads, pass-2 writes): min(8, element beats), so
+        that every element's stream is whole bursts (both powers of two)."""
+        return min(MAX_BURST_BEATS, self.element_beats)
 
     # -- channel sets --------------------------------------------------------------------------------
     @staticmethod
@@ -269,22 +307,26 @@ class HbmLayout:
         return (q << 1) | (1 if buffer == "state" else 0)
 
     def point_place(self, buffer: str, index):
-        """(physical channel, beat, lane within the beat) of point ``index`` of ``buffer``: the one
-        definition of where a point lives (same arithmetic-only rules as above)."""
+        """(physical channel, beat, lane within the beat) of point ``index`` (0 .. B*N-1) of ``buffer``:
+        the one definition of where a point lives (same arithmetic-only rules as above)."""
         cl, log_lanes = self.cols_log(buffer), _log2(self._p.lanes)
+        # element e = index div N, placed like a single transform and moved by e element regions
+        element, index = index >> self._n, index & ((1 << self._n) - 1)
         # input x[N2*n1 + n2] -> (n1, n2); state[n2, k1] at n2*N1 + k1 -> (n2, k1); X[k1 + N1*k2] -> (k2, k1)
         row, col = index >> cl, index & ((1 << cl) - 1)
         slot = self.slot_of_row(buffer, row)
         lane = col & (self._p.lanes - 1)
-        beat = self.unit_beat(buffer, slot, col >> log_lanes) + (lane >> _log2(POINTS_PER_BEAT))
+        beat = (self.unit_beat(buffer, slot, col >> log_lanes) + (lane >> _log2(POINTS_PER_BEAT))
+                + element_beat_of(element, self._n, _log2(self.group)))
         return (self.physical_channel(buffer, self.slot_channel(buffer, slot)), beat,
                 lane & (POINTS_PER_BEAT - 1))
 
-    def unit_place(self, buffer: str, row: int, blk: int) -> tuple[int, int]:
-        """(physical channel, first beat) of unit ``M[row, L*blk ..]`` of ``buffer``."""
+    def unit_place(self, buffer: str, row: int, blk: int, element: int = 0) -> tuple[int, int]:
+        """(physical channel, first beat) of unit ``M[row, L*blk ..]`` of ``buffer`` in batch element
+        ``element``."""
         s = int(self.slot_of_row(buffer, row))
         return (int(self.physical_channel(buffer, self.slot_channel(buffer, s))),
-                int(self.unit_beat(buffer, s, blk)))
+                int(self.unit_beat(buffer, s, blk)) + element * self.element_beats)
 
     # -- point placement -----------------------------------------------------------------------------
     def place(self, buffer: str, index=None) -> tuple[np.ndarray, np.ndarray]:
@@ -300,15 +342,12 @@ class HbmLayout:
         return channel, (beat * POINTS_PER_BEAT + lane) * POINT_BYTES
 
     # -- host-facing ---------------------------------------------------------------------------------
-    def unit_table(self, buffer: str) -> dict[int, np.ndarray]:
-        """Where the units of ``buffer`` sit, as the host moves them: for each channel the buffer uses,
-        the logical unit numbers u (points [L*u, L*u + L), which are contiguous in HBM) in the order the
-        channel holds them from byte 0. Built once per buffer and kept: the host's scatter and gather are
-        then one row-gather or row-scatter of L-point rows per channel."""
+    def _element_unit_table(self, buffer: str) -> dict[int, np.ndarray]:
+        """``unit_table`` of one element (element 0), built once per build, size and buffer."""
         if buffer not in self._unit_tables:
             self._check_buffer(buffer)
             lanes = self._p.lanes
-            first = np.arange(0, self.n_points, lanes, dtype=np.int64)
+            first = np.arange(0, self.element_points, lanes, dtype=np.int64)
             channel, offset = self.place(buffer, first)
             row, rem = np.divmod(offset, lanes * POINT_BYTES)
             assert not rem.any(), "units are L-aligned in every channel"
@@ -322,32 +361,52 @@ class HbmLayout:
             self._unit_tables[buffer] = table
         return self._unit_tables[buffer]
 
+    def unit_table(self, buffer: str) -> dict[int, np.ndarray]:
+        """Where the units of ``buffer`` sit, as the host moves them: for each channel the buffer uses,
+        the logical unit numbers u (points [L*u, L*u + L), which are contiguous in HBM) in the order the
+        channel holds them from byte 0, over the whole batch (element e's units, numbered from
+        e*N/L, follow element e-1's). One element's table is built once per size and kept: the host's
+        scatter and gather are then one row-gather or row-scatter of L-point rows per channel and element
+        run."""
+        table = self._element_unit_table(buffer)
+        if self._b == 1:
+            return table
+        per = self.element_points // self._p.lanes
+        offsets = np.arange(self._b, dtype=np.int64)[:, None] * per
+        return {ch: (offsets + units[None, :]).reshape(-1) for ch, units in table.items()}
+
+    def _check_points(self, pts: np.ndarray) -> None:
+        if pts.shape != (self.n_points,):
+            what = f"{self._b} x {self.element_points}" if self._b > 1 else f"{self.n_points}"
+            raise ValueError(f"points: expected {what} points, got shape {pts.shape}")
+
     def scatter_into(self, points, buffers, buffer: str = "input") -> None:
-        """Place ``points`` as ``buffer`` into the per-channel arrays ``buffers`` (indexable by HBM
+        """Place ``points`` (B*N) as ``buffer`` into the per-channel arrays ``buffers`` (indexable by HBM
         channel; each a uint64 array of at least ``points_per_channel``), touching only the channels the
         buffer uses: one pass over the data, straight into (for example) a card's mapped buffers."""
         pts = np.asarray(points, dtype=np.uint64)
-        if pts.shape != (self.n_points,):
-            raise ValueError(f"points: expected {self.n_points} points, got shape {pts.shape}")
-        rows, lanes = pts.reshape(-1, self._p.lanes), self._p.lanes
+        self._check_points(pts)
+        lanes, b = self._p.lanes, self._b
+        rows = pts.reshape(b, -1, lanes)              # [element, unit, lane]
 
         def one(item):
             ch, units = item
-            dst = np.asarray(buffers[ch]).reshape(-1)[: units.size * lanes]
-            np.take(rows, units, axis=0, out=dst.reshape(-1, lanes))
-        _each_channel(one, self.unit_table(buffer).items(), pts.size)
+            dst = np.asarray(buffers[ch]).reshape(-1)[: b * units.size * lanes]
+            np.take(rows, units, axis=1, out=dst.reshape(b, -1, lanes))
+        _each_channel(one, self._element_unit_table(buffer).items(), pts.size)
 
     def gather_from(self, buffers, buffer: str = "output") -> np.ndarray:
-        """The N points of ``buffer`` (default: the transform's output X) read from per-channel arrays
+        """The B*N points of ``buffer`` (default: the transform's output X) read from per-channel arrays
         (indexable by HBM channel), as a new array."""
         out = np.empty(self.n_points, dtype=np.uint64)
-        rows, lanes = out.reshape(-1, self._p.lanes), self._p.lanes
+        lanes, b = self._p.lanes, self._b
+        rows = out.reshape(b, -1, lanes)
 
         def one(item):
             ch, units = item
-            src = np.asarray(buffers[ch], dtype=np.uint64).reshape(-1)[: units.size * lanes]
-            rows[units] = src.reshape(-1, lanes)
-        _each_channel(one, self.unit_table(buffer).items(), out.size)
+            src = np.asarray(buffers[ch], dtype=np.uint64).reshape(-1)[: b * units.size * lanes]
+            rows[:, units] = src.reshape(b, -1, lanes)
+        _each_channel(one, self._element_unit_table(buffer).items(), out.size)
         return out
 
     def scatter(self, points, buffer: str = "input") -> list[np.ndarray]:
@@ -358,7 +417,7 @@ class HbmLayout:
         return list(mem)
 
     def gather(self, buffers, buffer: str = "output") -> np.ndarray:
-        """The N points of ``buffer`` (default: the transform's output X) from per-channel arrays."""
+        """The B*N points of ``buffer`` (default: the transform's output X) from per-channel arrays."""
         if len(buffers) != self.channels:
             raise ValueError(f"buffers: expected {self.channels} channel arrays, got {len(buffers)}")
         return self.gather_from(buffers, buffer)
@@ -366,8 +425,9 @@ class HbmLayout:
     # -- access streams (what the DMA does, for benches, docs and the bandwidth model) ----------------
     def cycle_units(self, pass_index: int, direction: str) -> np.ndarray:
         """Units the engine moves, in order, as rows of (physical channel, first beat): shape
-        (cycles_per_pass * 2, 2). Reads are (unit A, unit B) per engine cycle; pass-1 writes follow the
-        DMA's corner turn (per block of L/2 cycles, the rows of the round two by two)."""
+        (cycles_per_pass * 2, 2), the B elements one after the other. Reads are (unit A, unit B) per
+        engine cycle; pass-1 writes follow the DMA's corner turn (per block of L/2 cycles, the rows of the
+        round two by two)."""
         self._check_pass(pass_index)
         if direction not in ("read", "write"):
             raise ValueError(f"direction: must be 'read' or 'write', got {direction!r}")
@@ -389,7 +449,9 @@ class HbmLayout:
         slot = np.asarray(slot).reshape(-1)
         blk = np.asarray(blk).reshape(-1)
         chans = np.asarray(self.buffer_channels(buffer))[self.slot_channel(buffer, slot)]
-        return np.stack([chans, self.unit_beat(buffer, slot, blk)], axis=1)
+        one = np.stack([chans, self.unit_beat(buffer, slot, blk)], axis=1)
+        offset = np.arange(self._b)[:, None, None] * np.array([0, self.element_beats])[None, None, :]
+        return (one[None, :, :] + offset).reshape(-1, 2)
 
     def bursts(self, pass_index: int, direction: str) -> dict[int, list[tuple[int, int]]]:
         """AXI bursts per physical channel, in issue order: (first beat, beats). Sequential streams
@@ -407,5 +469,6 @@ class HbmLayout:
         return out
 
     def hbm_bytes_per_transform(self) -> int:
-        """Bytes the DMA moves for one transform (every beat it reads or writes carries 4 useful points)."""
+        """Bytes the DMA moves for one kernel run, all B transforms (every beat it reads or writes carries
+        4 useful points)."""
         return 4 * self.n_points * POINT_BYTES
