@@ -5,10 +5,10 @@ ap_start as XRT would, waits, and gathers; underneath, sim.fake_pyxrt provides t
 sim.cosim.SimulatedKernel turns register accesses and buffer syncs into AXI4-Lite transactions and HBM
 backdoor transfers in a running simulation of the kernel Verilog with one HBM channel model per port.
 
-The Verilog kernel on this branch computes one forward transform per call (SIM_KERNEL_COMPUTES is
-empty), so the driver does the inverse, the coset scale and one call per batch row on the host around it
-(host/kernel_plan.py); the report's "Kernel calls" and "Host work" lines say so, and "Kernel cycles" adds
-up the cycles of every call of a run.
+The simulated Verilog kernel computes the inverse, the coset and batches itself (SIM_KERNEL_COMPUTES),
+exactly as a card's would; the host does only the zero-padding of sizes below the native range
+(host/kernel_plan.py). The report's "Kernel calls" and "Host work" lines say what ran where, and "Kernel
+cycles" adds up the cycles of every call of a run (a batch larger than the kernel takes is split).
 
 Without explicit build parameters it picks the smallest build that holds N points (k = ceil(log2(N)/2),
 4 lanes, 4 channels); each new build is compiled once and cached under build/sim/. With parameters, every
@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from host.backend_base import Backend, DeviceError
+from host.kernel_plan import KERNEL_TRANSFORMS
 from hw.model.layout import HbmLayout
 from hw.model.params import BuildParams
 from sim.scratch import exit_on_termination, scratch_dir
@@ -30,10 +31,8 @@ SCRATCH_PREFIX = "nantucket-sim-"
 
 __all__ = ["SimBackend", "smallest_params", "SIM_KERNEL_COMPUTES"]
 
-#: What the simulated Verilog kernel computes itself on this branch: only the forward transform of one
-#: batch element (its engine and DMA learn the inverse, the coset and batches on their own branches);
-#: the host driver does the rest around it (host/kernel_plan.py). Becomes KERNEL_TRANSFORMS when they land.
-SIM_KERNEL_COMPUTES = frozenset({"inverse", "coset"})
+#: What the simulated Verilog kernel computes itself: everything a kernel may (the same RTL as the card's).
+SIM_KERNEL_COMPUTES = KERNEL_TRANSFORMS
 
 
 def smallest_params(n_points: int) -> BuildParams:

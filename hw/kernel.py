@@ -11,8 +11,8 @@
 A run: the host writes ``log_n`` and the ``hbm_NN`` base addresses and sets ap_start. A ``log_n``
 outside the build's native sizes (``params.min_log_n`` .. 2k) finishes at once with STATUS.bad_size and
 touches no memory, as does any start :meth:`hw.model.regmap.RegisterMap.check_start` refuses (the
-control decodes it: ``refused``). Otherwise the run's size and ``flags`` (inverse, coset) are held for
-both passes (the DMA reads it in its own domain,
+control decodes it: ``refused``). Otherwise the run's size, ``flags`` (inverse, coset) and ``batch`` (B
+transforms back to back in each pass) are held for both passes (the DMA reads it in its own domain,
 the engine through synchronizers, set long before its start toggle like the pass bit) and the sequencer
 runs pass 1 (DMA pass 1 with the engine's pass 1), waits until the DMA has every write response, then
 pass 2, then raises done. An AXI error response on any master is reported by the DMA and latched by the
@@ -108,16 +108,18 @@ class NttKernel(wiring.Component):
         p = self._params
         run_log_n = Signal(range(p.max_log_n + 1))      # the run's size, held from start to done
         run_inverse, run_coset = Signal(), Signal()     # the run's transform (flags), held likewise
+        run_batch = Signal(range(self._engine.max_batch + 1), init=1)   # B (<= 2^(2k - log_n): the control's check)
         for ch in range(p.channels):
             m.d.comb += dma.base[ch].eq(ctrl.base[ch])
-        m.d.comb += dma.log_n.eq(run_log_n)
+        m.d.comb += [dma.log_n.eq(run_log_n), dma.batch.eq(run_batch)]
         with m.FSM(domain="dma") as fsm:
             with m.State("IDLE"):
                 with m.If(ctrl.start):
                     with m.If(ctrl.refused == 0):         # RegisterMap.check_start, decoded once by the control
                         m.d.dma += [pass2.eq(0), setup.eq(0), run_log_n.eq(ctrl.log_n),
                                     run_inverse.eq((ctrl.flags & regmap.FLAG_INVERSE).any()),
-                                    run_coset.eq((ctrl.flags & regmap.FLAG_COSET).any())]
+                                    run_coset.eq((ctrl.flags & regmap.FLAG_COSET).any()),
+                                    run_batch.eq(ctrl.batch)]
                         m.next = "SETUP1"
                     with m.Else():
                         m.d.comb += [ctrl.done.eq(1), ctrl.reject.eq(1)]
@@ -149,6 +151,7 @@ class NttKernel(wiring.Component):
         m.submodules.size_sync = FFSynchronizer(run_log_n, engine.log_n, o_domain="ntt")
         m.submodules.inverse_sync = FFSynchronizer(run_inverse, engine.inverse, o_domain="ntt")
         m.submodules.coset_sync = FFSynchronizer(run_coset, engine.coset, o_domain="ntt")
+        m.submodules.batch_sync = FFSynchronizer(run_batch, engine.batch, o_domain="ntt", init=1)
         # The shift follows the argument register (frozen from start to done), not a copy taken at start:
         # the engine's coset generator starts its set-up for a new shift as soon as the host writes it.
         m.submodules.shift_sync = FFSynchronizer(ctrl.coset_shift, engine.coset_shift, o_domain="ntt")

@@ -279,3 +279,21 @@ def test_refused_arguments_touch_no_memory(card):
     x = make_points(p.log_n, "random", 71)            # the driver writes every argument again
     assert np.array_equal(card.run(x), ntt.ntt(x))
     assert k.read(status) == 0
+
+
+def test_batches_in_one_kernel_call(card):
+    """B transforms of N points in one kernel call, the rows of every input kind mixed, forward, inverse and
+    coset; a batch larger than the kernel takes (B x N > 2^2k) is split by the driver into the fewest calls;
+    a batch of B takes less than B single runs (the pipeline stays full between its elements)."""
+    p = card.params_for(0)
+    n = p.min_log_n
+    top = R.RegisterMap(p).max_batch(n)
+    for b, kw in ((3, {}), (top, {"inverse": True}), (2, {"coset": 7}), (top + 2, {"inverse": True, "coset": 11})):
+        x = np.stack([make_points(n, KINDS[e % len(KINDS)], 80 + e) for e in range(b)])
+        card._device.kernel_runs.clear()
+        _transform(card, x, **kw)
+        calls = card._device.kernel_runs
+        assert [c[1] for c in calls] == ([top, b - top] if b > top else [b]), (b, calls)
+    single = _transform(card, make_points(n, "random", 90))
+    x = np.stack([make_points(n, "random", 91 + e) for e in range(4)])
+    assert _transform(card, x) < 4 * single
