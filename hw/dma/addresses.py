@@ -32,7 +32,8 @@ from hw.model.layout import (MAX_BURST_BEATS, POINTS_PER_BEAT, HbmLayout, lane_s
 from hw.model.params import BuildParams
 
 __all__ = ["ReadAddressGenerator", "WriteAddressGenerator", "beat_bits", "select", "log_n_shape",
-           "batch_shape", "payloads_per_pass", "beats_per_channel", "burst_beats_of", "read_pair_channels", "write_pair_units"]
+           "batch_shape", "payloads_per_pass", "beats_per_channel", "burst_beats_of", "read_pair_channels",
+           "write_pair_units"]
 
 
 def _log2(v: int) -> int:
