@@ -225,7 +225,7 @@ def test_device_error_is_exit_3_naming_the_log(pair, capfd, monkeypatch):
 
 class _CountingKernel:
     """sim.cosim.SimulatedKernel's interface over the register-level kernel model (no Verilator): a run
-    of 2^log_n points "takes" 3 x (2 x 2^log_n / 2L) NTT cycles."""
+    of B x 2^log_n points "takes" 3 x (2 x B x 2^log_n / 2L) NTT cycles."""
 
     def __init__(self, params, hbm, layout, **_options):
         from sim.kernel_model import KernelModel
@@ -237,7 +237,8 @@ class _CountingKernel:
     def read(self, offset):
         value = self.model.read(offset)
         if self.model.last_log_n is not None:
-            self.last_ntt_cycles = 3 * 2 * (1 << self.model.last_log_n) // (2 * self.params.lanes)
+            batch = self.model.arg_value("batch")
+            self.last_ntt_cycles = 3 * 2 * batch * (1 << self.model.last_log_n) // (2 * self.params.lanes)
         return value
 
     def write(self, offset, value):
@@ -292,22 +293,23 @@ def test_sim_run_without_build_options_keeps_the_smallest_build(tmp_path, monkey
 
 
 def test_sim_run_of_a_batch_reports_the_cycles_of_every_call(tmp_path, monkeypatch, capsys):
-    """3 transforms of 2^5 with a coset on the sim backend (its kernel stubbed; on this branch the
-    simulated kernel computes one forward transform per call, so the host splits the batch and scales
-    for the coset): the cycles of the three calls add up, against 3 x the ideal; --json has the number."""
+    """10 transforms of 2^5 with a coset on the sim backend (its kernel stubbed): the kernel takes at
+    most 8 of them per call on L4_k4_C4 (B x N <= 2^8), so the driver makes two calls (8 + 2) with the
+    coset flag set and does no arithmetic itself; the cycles of the calls add up, against 10 x the ideal;
+    --json has the number."""
     import sim.cosim
     monkeypatch.setattr(sim.cosim, "SimulatedKernel", _CountingKernel)
     monkeypatch.chdir(tmp_path)
     inp, exp = tmp_path / "in.txt", tmp_path / "exp.txt"
-    flags = ["--batch", "3", "--coset", "7", "--order", "out=rev"]
+    flags = ["--batch", "10", "--coset", "7", "--order", "out=rev"]
     assert main(["points", "5", str(inp), str(exp), *flags]) == 0
     capsys.readouterr()
     build = ["--backend", "sim", "--lanes", "4", "--log-core", "4", "--channels", "4"]
     assert main(["run", str(inp), str(exp), *build, *flags, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     ideal = 2 * (1 << 5) // 8
-    assert report["verdict"] == "PASSED" and report["kernel_cycles"] == 3 * 3 * ideal
+    assert report["verdict"] == "PASSED" and report["kernel_cycles"] == 3 * 10 * ideal
     assert report["device_report"]["Kernel cycles"] == \
-        f"{9 * ideal} NTT cycles over 3 calls (3.000 x the {3 * ideal}-cycle ideal of 3 x 2^5 points)"
-    assert report["device_report"]["Kernel calls"] == "3 calls, batch 3 (split: at most 1 per call), flags none (forward)"
-    assert "coset scaling" in report["device_report"]["Host work"]
+        f"{30 * ideal} NTT cycles over 2 calls (3.000 x the {10 * ideal}-cycle ideal of 10 x 2^5 points)"
+    assert report["device_report"]["Kernel calls"] == "2 calls, batch 10 (split: at most 8 per call), flags coset"
+    assert "coset" not in report["device_report"]["Host work"]

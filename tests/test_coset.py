@@ -211,4 +211,5 @@ def test_engine_coset(lanes, k, channels, scale):
     run_bench(engine, name="engine", params=build, test_module="sim.bench_coset",
               facts={"coset_extra": [engine.coset_extra_cycles(f) for f in range(2, k + 1)],
                      "coset_extra_cached": [engine.coset_extra_cycles(f, cached=True) for f in range(2, k + 1)],
-                     "chain_cycles": engine.coset_factors.chain_cycles})
+                     "chain_cycles": engine.coset_factors.chain_cycles,
+                     "inverse_supported": engine.inverse_supported})
