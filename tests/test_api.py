@@ -522,7 +522,7 @@ def test_lde_on_the_card_moves_only_the_coefficients_and_the_extension(tmp_path,
 
 
 def test_a_resident_array_on_a_kernel_without_the_transform_goes_round_the_host(tmp_path):
-    """A driver whose kernel computes only the forward transform (as the simulated one on this branch):
+    """A driver whose kernel computes only the forward transform (a kernel built without the others):
     the inverse coset of a resident array is done by the host around a kernel run, counted as a
     round trip; the forward stays on the card."""
     fake = FakePyxrt()

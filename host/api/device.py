@@ -292,7 +292,7 @@ class BackendDevice(Device):
             return self._run(store, inverse, coset, order)
         driver = store.driver
         if not self._in_kernel(driver, inverse, coset):
-            # this kernel lacks a transform (the simulated one on this branch): the host does it around a
+            # this kernel lacks a transform (a kernel built without it): the host does it around a
             # run, so the points make a round trip
             out = self._run(self._fetch(store), inverse, coset, order)
             self._refill(store, out)
