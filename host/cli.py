@@ -25,7 +25,7 @@ from .points import PointFileError, encode_points, point_format, read_points
 from .progress import Progress
 from .run_report import DEFAULT_LOG_DIR, ChatterLog, RunReport, version
 from .workloads import KINDS, make_points
-from .cli_args import Parser, UsageError, batch_arg, coset_arg, order_arg, order_text, path_arg
+from .cli_args import Parser, UsageError, batch_arg, coset_arg, int_arg, order_arg, order_text, path_arg
 from .cli_rtl import add_rtl, add_synth
 
 __all__ = ["main", "UsageError"]
@@ -35,15 +35,8 @@ def _log(msg: str) -> None:
     print(msg, flush=True)
 
 
-def _count_arg(text: str) -> int:
-    """argparse type of a seed or count: an int >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
-    return value
+#: argparse type of a seed or count: an int >= 0.
+_count_arg = int_arg(0, "an integer >= 0")
 
 
 # -- points ----------------------------------------------------------------------------------------

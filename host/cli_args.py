@@ -4,7 +4,7 @@ import argparse
 
 from hw.model.field import P
 
-__all__ = ["UsageError", "Parser", "path_arg", "convert_param", "coset_arg", "order_arg", "batch_arg",
+__all__ = ["UsageError", "Parser", "path_arg", "convert_param", "coset_arg", "order_arg", "batch_arg", "int_arg",
            "order_text"]
 
 
@@ -56,15 +56,21 @@ def order_text(order: str) -> str:
     return f"in={names[order[0]]},out={names[order[1]]}"
 
 
-def batch_arg(text: str) -> int:
-    """argparse type of --batch: B >= 1 transforms."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of transforms B >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of transforms B >= 1, got {value}")
-    return value
+def int_arg(minimum: int, what: str):
+    """An argparse type: an int >= ``minimum``, the error naming ``what`` it is."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
+        return value
+    return parse
+
+
+#: argparse type of --batch: B >= 1 transforms.
+batch_arg = int_arg(1, "a number of transforms B >= 1")
 
 
 def convert_param(text: str):

@@ -15,35 +15,15 @@ comes from) each HBM word. Both moves are one pass over the data:
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
-from hw.model.layout import HbmLayout
+from hw.model.layout import HbmLayout, each_channel
 from hw.model.ntt import bit_reverse_indices
 
 __all__ = ["point_table", "scatter_rows", "gather_rows"]
 
 #: point index tables by (params, log_n, buffer): {channel: user indices in channel order}
 _POINT_TABLES: dict[tuple, dict[int, np.ndarray]] = {}
-_POOL: ThreadPoolExecutor | None = None
-#: From this many points a move runs its channels on a few threads (numpy's gathers release the GIL).
-_THREADS_FROM = 1 << 18
-
-
-def _each(fn, items, n_points: int) -> None:
-    global _POOL
-    if n_points < _THREADS_FROM:
-        for item in items:
-            fn(item)
-        return
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1), thread_name_prefix="hbm-io")
-    for _ in _POOL.map(fn, items):      # re-raises the first exception
-        pass
-
-
 def point_table(layout: HbmLayout, buffer: str) -> dict[int, np.ndarray]:
     """For each channel ``buffer`` uses: the user indices of a bit-reversed-order array, in the order the
     channel holds its points from byte 0 (the unit table, expanded to points, through the bit reversal).
@@ -77,7 +57,7 @@ def scatter_rows(layout: HbmLayout, rows: np.ndarray, buffers, *, buffer: str = 
         def one(item):
             ch, idx = item
             np.take(rows, idx, axis=1, out=_regions(buffers[ch], batch, words))
-        _each(one, point_table(layout, buffer).items(), rows.size)
+        each_channel(one, point_table(layout, buffer).items(), rows.size)
         return
     units_of = rows.reshape(batch, n // lanes, lanes)
 
@@ -85,7 +65,7 @@ def scatter_rows(layout: HbmLayout, rows: np.ndarray, buffers, *, buffer: str = 
         ch, units = item
         dst = _regions(buffers[ch], batch, words).reshape(batch, units.size, lanes)
         np.take(units_of, units, axis=1, out=dst)
-    _each(one_natural, layout.unit_table(buffer).items(), rows.size)
+    each_channel(one_natural, layout.unit_table(buffer).items(), rows.size)
 
 
 def gather_rows(layout: HbmLayout, buffers, batch: int, *, buffer: str = "output",
@@ -98,12 +78,12 @@ def gather_rows(layout: HbmLayout, buffers, batch: int, *, buffer: str = "output
         def one(item):
             ch, idx = item
             out[:, idx] = _regions(buffers[ch], batch, words)
-        _each(one, point_table(layout, buffer).items(), out.size)
+        each_channel(one, point_table(layout, buffer).items(), out.size)
         return out
     units_of = out.reshape(batch, n // lanes, lanes)
 
     def one_natural(item):
         ch, units = item
         units_of[:, units] = _regions(buffers[ch], batch, words).reshape(batch, units.size, lanes)
-    _each(one_natural, layout.unit_table(buffer).items(), out.size)
+    each_channel(one_natural, layout.unit_table(buffer).items(), out.size)
     return out

@@ -50,7 +50,7 @@ import numpy as np
 
 from .params import BuildParams
 
-__all__ = ["BUFFERS", "BEAT_BYTES", "POINTS_PER_BEAT", "MAX_BURST_BEATS", "CHANNEL_WINDOW_BYTES", "PAGE_BYTES",
+__all__ = ["each_channel", "BUFFERS", "BEAT_BYTES", "POINTS_PER_BEAT", "MAX_BURST_BEATS", "CHANNEL_WINDOW_BYTES", "PAGE_BYTES",
            "HbmLayout",
            "lane_slot", "slot_channel_of", "unit_beat_of", "sigma_of", "element_beat_of"]
 
@@ -72,7 +72,7 @@ _UNIT_TABLES: dict[BuildParams, dict[str, dict[int, np.ndarray]]] = {}
 _POOL: ThreadPoolExecutor | None = None
 
 
-def _each_channel(fn, items, n_points: int) -> None:
+def each_channel(fn, items, n_points: int) -> None:
     """fn(item) for every channel's item; large moves on a few threads (numpy's row gathers release the
     GIL, and one core cannot keep up with memory on scattered 128-byte rows)."""
     global _POOL
@@ -393,7 +393,7 @@ class HbmLayout:
             ch, units = item
             dst = np.asarray(buffers[ch]).reshape(-1)[: b * units.size * lanes]
             np.take(rows, units, axis=1, out=dst.reshape(b, -1, lanes))
-        _each_channel(one, self._element_unit_table(buffer).items(), pts.size)
+        each_channel(one, self._element_unit_table(buffer).items(), pts.size)
 
     def gather_from(self, buffers, buffer: str = "output") -> np.ndarray:
         """The B*N points of ``buffer`` (default: the transform's output X) read from per-channel arrays
@@ -406,7 +406,7 @@ class HbmLayout:
             ch, units = item
             src = np.asarray(buffers[ch], dtype=np.uint64).reshape(-1)[: b * units.size * lanes]
             rows[:, units] = src.reshape(b, -1, lanes)
-        _each_channel(one, self._element_unit_table(buffer).items(), out.size)
+        each_channel(one, self._element_unit_table(buffer).items(), out.size)
         return out
 
     def scatter(self, points, buffer: str = "input") -> list[np.ndarray]:
