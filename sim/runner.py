@@ -461,9 +461,9 @@ def run_bench(component, *, name: str, test_module: str, params: Mapping[str, An
     if seed is None and os.environ.get("SEED"):
         seed = int(os.environ["SEED"])
 
-    # Make the bench importable whatever the caller's working directory is.
-    if str(REPO_ROOT) not in sys.path:
-        sys.path.insert(0, str(REPO_ROOT))
+    # The simulator's Python imports test_module by its installed name (nantucket.sim.bench_x): cocotb
+    # hands it this process's sys.path as PYTHONPATH, and the installed package (or the editable install's
+    # finder, in site-packages) provides that name. The repository root is not put on the path.
 
     t0 = time.monotonic()
     _log(f"running {test_module} on {name} [{param_tag(params)}] ...")

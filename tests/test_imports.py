@@ -1,25 +1,39 @@
-"""The house's import rules: folders import one way, and no module imports itself back in a cycle.
+"""The house's import rules: folders import one way, no module imports itself back in a cycle, and the
+installed distribution holds one top-level name, ``nantucket``.
 
-Order (each layer may import only itself and the layers before it):
-hw.model <- hw <- sim <- host <- nantucket <- scripts. Nothing imports tests. Imports inside functions
-count too: a lazy import is still a dependency.
+The folders hw/, host/ and sim/ install as nantucket.hw, nantucket.host and nantucket.sim (pyproject.toml's
+package-dir); every import uses those names. Order (each layer may import only itself and the layers
+before it): nantucket.hw.model <- nantucket.hw <- nantucket.sim <- nantucket.host <- nantucket <- scripts.
+Nothing imports tests. Imports inside functions count too: a lazy import is still a dependency.
 """
 
 import ast
+import importlib.util
+import os
+import subprocess
+import sys
+import tomllib
+import zipfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ["hw.model", "hw", "sim", "host", "nantucket", "scripts"]
-PROJECT = ("hw", "host", "sim", "nantucket", "scripts", "tests")
+PACKAGE_DIR = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+#: folder -> the package name it installs as (scripts and tests are not installed: their own names)
+INSTALLED_AS = {folder: package for package, folder in PACKAGE_DIR.items()}
+#: the names the folders had before they moved under nantucket; nothing may import them
+OLD_NAMES = tuple(folder for folder, package in INSTALLED_AS.items() if package != folder)
+LAYERS = ["nantucket.hw.model", "nantucket.hw", "nantucket.sim", "nantucket.host", "nantucket", "scripts"]
+FOLDERS = (*INSTALLED_AS, "scripts", "tests")
+TOP_NAMES = ("nantucket", "scripts", "tests")
 
 
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
-    return ".".join(parts)
+    return ".".join([INSTALLED_AS.get(parts[0], parts[0]), *parts[1:]])
 
 
 def _layer(module: str) -> str | None:
@@ -49,14 +63,14 @@ def _imports(path: Path, module: str) -> set[str]:
         else:
             continue
         for name in names:
-            if name.split(".")[0] in PROJECT:
+            if name.split(".")[0] in TOP_NAMES + OLD_NAMES:
                 found.add(name)
     return found
 
 
 def _project_modules() -> dict[str, Path]:
     modules = {}
-    for top in PROJECT[:-1]:
+    for top in FOLDERS[:-1]:
         for path in (ROOT / top).rglob("*.py") if (ROOT / top).is_dir() else ():
             modules[_module_name(path)] = path
     return modules
@@ -122,11 +136,12 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_module_import_cycles():
-    graph = _graph()
-    # a package's __init__ re-exporting its own submodules is not a cycle between modules
+    graph, modules = _graph(), _project_modules()
+    # a package's __init__ re-exporting its own submodules (files in its folder) is not a cycle between
+    # modules; nantucket/__init__.py re-exporting nantucket.host (another folder) stays in the graph
     for name in graph:
-        graph[name] = {d for d in graph[name] if not (d.startswith(name + ".") and
-                                                      _project_modules()[name].name == "__init__.py")}
+        if modules[name].name == "__init__.py":
+            graph[name] = {d for d in graph[name] if not modules[d].is_relative_to(modules[name].parent)}
     cycles = _cycles(graph)
     assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
 
@@ -140,11 +155,92 @@ def test_cycle_finder_finds_cycles(graph, expect):
 
 
 def test_layer_rule_sees_a_violation(tmp_path):
-    # the resolver must see `from host.cli import X` in a sim module as an upward import
+    # the resolver must see `from nantucket.host.cli import X` in a sim module as an upward import
     src = tmp_path / "m.py"
-    src.write_text("def f():\n    from host.cli import UsageError\n")
-    assert "host.cli.UsageError" in _imports(src, "sim.m")
-    assert LAYERS.index(_layer("host.cli")) > LAYERS.index(_layer("sim.m"))
+    src.write_text("def f():\n    from nantucket.host.cli import UsageError\n")
+    assert "nantucket.host.cli.UsageError" in _imports(src, "nantucket.sim.m")
+    assert LAYERS.index(_layer("nantucket.host.cli")) > LAYERS.index(_layer("nantucket.sim.m"))
+    assert _module_name(ROOT / "hw" / "model" / "field.py") == "nantucket.hw.model.field"
+    assert _module_name(ROOT / "sim" / "__init__.py") == "nantucket.sim"
+    assert _layer(_module_name(ROOT / "nantucket" / "__init__.py")) == "nantucket"
+
+
+def test_imports_use_installed_names():
+    """No import names a folder (`hw.model.field`) instead of its installed package (`nantucket.hw...`)."""
+    bad = [f"{module} imports {dep}" for module, path in _project_modules().items()
+           for dep in _imports(path, module) if dep.split(".")[0] in OLD_NAMES]
+    bad += [f"tests.{path.stem} imports {dep}" for path in (ROOT / "tests").glob("*.py")
+            for dep in _imports(path, "tests." + path.stem) if dep.split(".")[0] in OLD_NAMES]
+    assert not bad, "imports by folder name:\n" + "\n".join(sorted(set(bad)))
+
+
+def test_old_name_import_is_seen(tmp_path):
+    src = tmp_path / "m.py"
+    old = OLD_NAMES[0]
+    src.write_text(f"import {old}.x as y\n")
+    assert f"{old}.x" in _imports(src, "scripts.m")
+
+
+def test_nothing_left_for_the_rename_script():
+    """Module names in strings, command lines and docs too (scripts/rename_packages.py finds them)."""
+    spec = importlib.util.spec_from_file_location("rename_packages", ROOT / "scripts" / "rename_packages.py")
+    rename = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rename)
+    renamer = rename.Renamer(ROOT)
+    left = [str(p.relative_to(ROOT)) for p in renamer.files() if renamer.rewrite(p, p.read_text()) != p.read_text()]
+    assert not left, "old module names left (run scripts/rename_packages.py): " + ", ".join(left)
+
+
+def _python(code: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True)
+
+
+def test_installed_environment_has_only_nantucket(tmp_path):
+    """Outside the checkout, the old names import nothing and the installed names import everything."""
+    code = "\n".join([
+        "import importlib, importlib.metadata as md",
+        f"for old in {OLD_NAMES!r}:",
+        "    try:",
+        "        importlib.import_module(old)",
+        "    except ModuleNotFoundError as e:",
+        "        assert e.name == old, e",
+        "    else:",
+        "        raise SystemExit(f'{old} imports as a top-level module')",
+        "import nantucket, nantucket.hw.model.field, nantucket.sim.runner, nantucket.host.cli",
+        "print(md.distribution('nantucket').read_text('top_level.txt'))",
+    ])
+    proc = _python(code, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["nantucket"]
+
+
+def test_checkout_folders_refuse_their_old_names():
+    """Even with the checkout on sys.path (python run in it), `import hw` fails instead of loading hw/
+    a second time beside nantucket.hw."""
+    for old in OLD_NAMES:
+        proc = _python(f"import {old}", ROOT)
+        assert proc.returncode != 0 and f"import nantucket.{old}, not {old}" in proc.stderr, proc.stderr
+
+
+def test_wheel_holds_only_nantucket(tmp_path):
+    """A wheel of the project has one top-level package, with every module of the installed folders."""
+    src = tmp_path / "src"
+    sources = ["pyproject.toml", "setup.py", "README.md"] + [
+        p.relative_to(ROOT).as_posix() for folder in INSTALLED_AS for p in (ROOT / folder).rglob("*.py")
+        if "__pycache__" not in p.parts]
+    for rel in sources:     # a copy, so the build's own build/ and egg-info stay out of the checkout
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_bytes((ROOT / rel).read_bytes())
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "out"),
+                           str(src)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (wheel,) = (tmp_path / "out").glob("*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")} == {"nantucket"}
+    expected = {"/".join([*INSTALLED_AS[rel.split("/")[0]].split("."), *rel.split("/")[1:]])
+                for rel in sources if rel.endswith(".py") and rel.split("/")[0] in INSTALLED_AS}
+    assert {n for n in names if n.endswith(".py")} == expected
 
 
 # Spelled in pieces so that this file does not name them itself.
