@@ -13,8 +13,8 @@ import time
 
 import numpy as np
 
-from hw.model import ntt as ntt_model
-from hw.model.params import BuildParams
+from nantucket.hw.model import ntt as ntt_model
+from nantucket.hw.model.params import BuildParams
 
 __all__ = ["Backend", "DeviceError", "ModelBackend"]
 

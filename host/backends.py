@@ -5,8 +5,8 @@ the CLI's build options into the BuildParams they get (:func:`build_params`).
 
 from typing import Callable
 
-from hw.model.layout import HbmLayout
-from hw.model.params import BuildParams
+from nantucket.hw.model.layout import HbmLayout
+from nantucket.hw.model.params import BuildParams
 
 from .backend_base import Backend, DeviceError, ModelBackend
 

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from hw.model import ntt as ntt_model
+from nantucket.hw.model import ntt as ntt_model
 from . import api, backends
 from .outfile import OutputBatch, OutputPathError, OutputWriteError, check_directory, check_output
 from .points import PointFileError, encode_points, point_format, read_points

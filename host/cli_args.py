@@ -2,7 +2,7 @@
 
 import argparse
 
-from hw.model.field import P
+from nantucket.hw.model.field import P
 
 __all__ = ["UsageError", "Parser", "path_arg", "convert_param", "coset_arg", "order_arg", "batch_arg", "int_arg",
            "order_text"]

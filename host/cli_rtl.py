@@ -25,7 +25,7 @@ def _add(sub, name: str, **kwargs):
 
 
 def _build_checked(component: str, params: dict):
-    from hw import catalog
+    from nantucket.hw import catalog
     if component not in catalog.COMPONENTS:
         raise UsageError(f"--component: unknown block {component!r}; known: {', '.join(catalog.names())}")
     try:
@@ -43,7 +43,7 @@ def add_rtl(sub):
 
 
 def cmd_rtl(args) -> int:
-    from hw import catalog
+    from nantucket.hw import catalog
     target = check_output(args.output, "-o")          # before the (possibly long) elaboration
     src = catalog.verilog_of(_build_checked(args.component, args.params), args.component)
     write_output(target, src.encode())
@@ -65,7 +65,7 @@ def add_synth(sub):
 
 
 def cmd_synth(args) -> int:
-    from hw.synth import format_table, synthesize
+    from nantucket.hw.synth import format_table, synthesize
     check_directory(args.workdir, "--workdir")
     component = _build_checked(args.component, args.params)
     # progress goes to stderr, so it stays on with --json (stdout carries only the JSON)

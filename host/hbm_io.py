@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hw.model.layout import HbmLayout, each_channel
-from hw.model.ntt import bit_reverse_indices
+from nantucket.hw.model.layout import HbmLayout, each_channel
+from nantucket.hw.model.ntt import bit_reverse_indices
 
 __all__ = ["point_table", "scatter_rows", "gather_rows"]
 

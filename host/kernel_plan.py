@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hw.model import field as F
-from hw.model import regmap as R
-from hw.model.ntt import bit_reverse_indices
+from nantucket.hw.model import field as F
+from nantucket.hw.model import regmap as R
+from nantucket.hw.model.ntt import bit_reverse_indices
 
 __all__ = ["KERNEL_TRANSFORMS", "ORDERS", "TransformPlan", "plan_transform"]
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hw.model.field import P
+from nantucket.hw.model.field import P
 from .outfile import check_output, write_output
 
 __all__ = ["PointFileError", "FORMATS", "point_format", "read_points", "write_points", "encode_points",

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
-from host.backend_base import Backend, DeviceError
-from host.kernel_plan import KERNEL_TRANSFORMS
-from hw.model.layout import HbmLayout
-from hw.model.params import BuildParams
-from sim.scratch import exit_on_termination, scratch_dir
+from nantucket.host.backend_base import Backend, DeviceError
+from nantucket.host.kernel_plan import KERNEL_TRANSFORMS
+from nantucket.hw.model.layout import HbmLayout
+from nantucket.hw.model.params import BuildParams
+from nantucket.sim.scratch import exit_on_termination, scratch_dir
 
 #: Prefix of the scratch directory holding the card's xclbin, in the system temp dir.
 SCRATCH_PREFIX = "nantucket-sim-"
@@ -97,9 +97,9 @@ class SimBackend(Backend):
         if self._device is not None and self._device.params == params:
             return self._device
         self.close()
-        from host.xrt import XrtBackend
-        from sim.cosim import SimulatedKernel
-        from sim.fake_pyxrt import FakePyxrt, write_xclbin
+        from nantucket.host.xrt import XrtBackend
+        from nantucket.sim.cosim import SimulatedKernel
+        from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin
 
         def factory(p, hbm, layout):
             self.kernel = SimulatedKernel(p, hbm, layout, refresh=self._refresh, stalls=self._stalls,
@@ -126,8 +126,8 @@ class SimBackend(Backend):
         return None
 
     def run(self, points, inverse: bool = False, *, coset=None, order="nn") -> np.ndarray:
-        from host.xrt import KernelTimeout
-        from sim.cosim import SimulationError
+        from nantucket.host.xrt import KernelTimeout
+        from nantucket.sim.cosim import SimulationError
 
         shape = np.shape(points)
         n = int(shape[-1]) if shape else 1

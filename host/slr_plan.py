@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hw.model import regmap as R
-from hw.model.params import BuildParams
+from nantucket.hw.model import regmap as R
+from nantucket.hw.model.params import BuildParams
 
 __all__ = ["DEVICE", "PBLOCKS", "DSP_PER_MUL_UNIT", "SlrPlan", "plan", "slr_tcl"]
 
@@ -43,10 +43,10 @@ class SlrPlan:
 
 def plan(params: BuildParams) -> SlrPlan:
     """Lanes 0 .. L/2-1 with the DMA in SLR0; lanes L/2 .. L-1 and the twiddle generator in SLR1."""
-    from hw.lane import Lane                    # the multiply/reduce units the blocks themselves publish
-    from hw.twiddles import TwiddleGenerator
+    from nantucket.hw.lane import Lane          # the multiply/reduce units the blocks themselves publish
+    from nantucket.hw.twiddles import TwiddleGenerator
     half = params.lanes // 2
-    from hw.engine import NttEngine
+    from nantucket.hw.engine import NttEngine
     twiddle_units = TwiddleGenerator(params).mul_units
     coset_units = NttEngine(params).coset_factors.mul_units
     lane_units = Lane(params.log_core).mul_units

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from hw.model.field import P
+from nantucket.hw.model.field import P
 
 __all__ = ["KINDS", "make_points"]
 

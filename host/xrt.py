@@ -62,10 +62,10 @@ from pathlib import Path
 
 import numpy as np
 
-from hw.model import field as F
-from hw.model import regmap as R
-from hw.model.layout import BEAT_BYTES, CHANNEL_WINDOW_BYTES, PAGE_BYTES, HbmLayout
-from hw.model.params import BuildParams
+from nantucket.hw.model import field as F
+from nantucket.hw.model import regmap as R
+from nantucket.hw.model.layout import BEAT_BYTES, CHANNEL_WINDOW_BYTES, PAGE_BYTES, HbmLayout
+from nantucket.hw.model.params import BuildParams
 from .backend_base import Backend, DeviceError
 from .hbm_io import gather_rows, scatter_rows
 from .kernel_plan import KERNEL_TRANSFORMS, plan_transform

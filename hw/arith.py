@@ -33,7 +33,7 @@ from amaranth.hdl import EnableInserter, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.model import field
+from nantucket.hw.model import field
 
 __all__ = ["P", "EPS", "ModAdd", "ModSub", "MulReduce", "pipe", "A_SPLIT", "B_SPLIT"]
 

@@ -16,9 +16,9 @@ from amaranth.hdl import EnableInserter, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.arith import ModAdd, ModSub, MulReduce, pipe
-from hw.model import field
-from hw.shared import share
+from nantucket.hw.arith import ModAdd, ModSub, MulReduce, pipe
+from nantucket.hw.model import field
+from nantucket.hw.shared import share
 
 __all__ = ["Butterfly"]
 

@@ -38,40 +38,40 @@ def _make(cls, kw: dict):
 
 
 def _modadd(**kw):
-    from hw.arith import ModAdd
+    from nantucket.hw.arith import ModAdd
     return _make(ModAdd, kw)
 
 
 def _modsub(**kw):
-    from hw.arith import ModSub
+    from nantucket.hw.arith import ModSub
     return _make(ModSub, kw)
 
 
 def _mulreduce(**kw):
-    from hw.arith import MulReduce
+    from nantucket.hw.arith import MulReduce
     return _make(MulReduce, kw)
 
 
 def _butterfly(**kw):
-    from hw.butterfly import Butterfly
+    from nantucket.hw.butterfly import Butterfly
     return _make(Butterfly, kw)
 
 
 def _lane(**kw):
-    from hw.lane import Lane
+    from nantucket.hw.lane import Lane
     return _make(Lane, kw)
 
 
 def _control(**kw):
     """ControlSlave from BuildParams fields (lanes=, log_core=, channels=, ...) or params=BuildParams."""
-    from hw.control import ControlSlave
-    from hw.model.params import BuildParams
+    from nantucket.hw.control import ControlSlave
+    from nantucket.hw.model.params import BuildParams
     return ControlSlave(kw["params"] if set(kw) == {"params"} else BuildParams(**kw))
 
 
 def _dma(lanes: int = 16, log_core: int = 12, channels: int = 32, **kw):
-    from hw.dma import DmaEngine
-    from hw.model.params import BuildParams
+    from nantucket.hw.dma import DmaEngine
+    from nantucket.hw.model.params import BuildParams
     return DmaEngine(BuildParams(lanes=lanes, log_core=log_core, channels=channels), **kw)
 
 
@@ -79,7 +79,7 @@ def _params_component(module: str, cls_name: str):
     """A factory for components built from BuildParams fields (lanes=, log_core=, channels=, ...)."""
     def factory(**kw):
         import importlib
-        from hw.model.params import BuildParams
+        from nantucket.hw.model.params import BuildParams
         cls = getattr(importlib.import_module(module), cls_name)
         return cls(kw["params"] if set(kw) == {"params"} else BuildParams(**kw))
     return factory
@@ -87,8 +87,8 @@ def _params_component(module: str, cls_name: str):
 
 def _kernel(**kw):
     """The Vitis top (top module ``nantucket`` when emitted for a build)."""
-    from hw.kernel import VitisKernel
-    from hw.model.params import BuildParams
+    from nantucket.hw.kernel import VitisKernel
+    from nantucket.hw.model.params import BuildParams
     return VitisKernel(kw["params"] if set(kw) == {"params"} else BuildParams(**kw))
 
 
@@ -101,8 +101,8 @@ COMPONENTS: dict[str, Callable] = {
     "lane": _lane,
     "control": _control,
     "dma": _dma,
-    "twiddles": _params_component("hw.twiddles", "TwiddleGenerator"),
-    "engine": _params_component("hw.engine", "NttEngine"),
+    "twiddles": _params_component("nantucket.hw.twiddles", "TwiddleGenerator"),
+    "engine": _params_component("nantucket.hw.engine", "NttEngine"),
     "kernel": _kernel,
 }
 
@@ -123,7 +123,7 @@ def verilog_of(component, name: str) -> str:
     blocks it instantiates through :func:`hw.shared.share` (each emitted once). Synchronizers come out
     marked for the clock-crossing constraints (:class:`hw.constraints.CdcPlatform`)."""
     from amaranth.back import verilog
-    from hw.constraints import CdcPlatform
+    from nantucket.hw.constraints import CdcPlatform
     collector = CdcPlatform(name)
     return collector.verilog(verilog.convert(component, name=name, platform=collector, emit_src=False))
 

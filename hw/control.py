@@ -42,9 +42,9 @@ from amaranth.hdl import C, Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.axi import RESP_OKAY, AxiLiteSignature, fault_layout
-from hw.model import regmap as R
-from hw.model.params import BuildParams
+from nantucket.hw.axi import RESP_OKAY, AxiLiteSignature, fault_layout
+from nantucket.hw.model import regmap as R
+from nantucket.hw.model.params import BuildParams
 
 __all__ = ["ControlSlave"]
 

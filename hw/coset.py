@@ -34,11 +34,11 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from hw.arith import MulReduce, pipe
-from hw.model import coset as coset_model, field
-from hw.model.coset import INVERSE_EXPONENT
-from hw.model.params import BuildParams
-from hw.shared import share
+from nantucket.hw.arith import MulReduce, pipe
+from nantucket.hw.model import coset as coset_model, field
+from nantucket.hw.model.coset import INVERSE_EXPONENT
+from nantucket.hw.model.params import BuildParams
+from nantucket.hw.shared import share
 
 __all__ = ["PointScale", "CosetFactors"]
 

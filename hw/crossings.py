@@ -50,7 +50,7 @@ class Crossing:
 
 def read_netlist(verilog: str, top: str, workdir: str | Path | None = None) -> dict:
     """The flattened netlist of ``top`` as Yosys' JSON (module ``top`` only)."""
-    from hw.synth import yosys_command
+    from nantucket.hw.synth import yosys_command
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(workdir) if workdir is not None else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)

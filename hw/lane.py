@@ -59,11 +59,11 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from hw.coset import PointScale
-from hw.model import lane as lane_model
-from hw.output_scale import OutputScale
-from hw.reorder import FrameReorder
-from hw.shared import share
+from nantucket.hw.coset import PointScale
+from nantucket.hw.model import lane as lane_model
+from nantucket.hw.output_scale import OutputScale
+from nantucket.hw.reorder import FrameReorder
+from nantucket.hw.shared import share
 
 __all__ = ["HalfChain", "SecondHalfTwiddles", "Lane", "SCALES"]
 
@@ -75,7 +75,7 @@ SHIFT_WORD_BITS = 16
 
 
 def _default_butterfly():
-    from hw.butterfly import Butterfly
+    from nantucket.hw.butterfly import Butterfly
     return Butterfly()
 
 
@@ -484,12 +484,12 @@ class Lane(wiring.Component):
         general butterfly of the last first-half stage passes on only the second half's words
         (``tw2_bits``)."""
         if self._scale == "output" and stage >= lane_model.shift_stages(self._k):
-            from hw.shift_butterfly import ShiftButterfly
+            from nantucket.hw.shift_butterfly import ShiftButterfly
             shifts = set(lane_model.stage_shifts(self._k, stage)) | set(
                 lane_model.stage_shifts(self._k, stage, inverse=True))
             return ShiftButterfly(shifts, pass_width=SHIFT_WORD_BITS)
         if self._default_butterfly and stage == self._a - 1:
-            from hw.butterfly import Butterfly
+            from nantucket.hw.butterfly import Butterfly
             return Butterfly(pass_width=tw2_bits)
         return factory()
 

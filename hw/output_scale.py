@@ -30,11 +30,11 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from hw.arith import MulReduce, pipe
-from hw.model import field
-from hw.model.lane import SHIFT_ROOTS_LOG, twiddle_shift
-from hw.shared import share
-from hw.shift_butterfly import ShiftReduce
+from nantucket.hw.arith import MulReduce, pipe
+from nantucket.hw.model import field
+from nantucket.hw.model.lane import SHIFT_ROOTS_LOG, twiddle_shift
+from nantucket.hw.shared import share
+from nantucket.hw.shift_butterfly import ShiftReduce
 
 __all__ = ["OutputScale"]
 

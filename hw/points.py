@@ -11,7 +11,7 @@ definition instead of bit slicing in every block.
 
 from amaranth.lib import data
 
-from hw.model.layout import POINTS_PER_BEAT
+from nantucket.hw.model.layout import POINTS_PER_BEAT
 
 __all__ = ["POINT_BITS", "PointPair", "Beat", "payload_layout", "unit_layout", "pack_beat", "unpack_beat",
            "pack_payload", "unpack_payload"]

@@ -28,9 +28,9 @@ from amaranth.hdl import Cat, Const, EnableInserter, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.arith import EPS, P, ModAdd, ModSub, _pipeline_signature, _Pipeline, pipe
-from hw.model import field
-from hw.shared import share
+from nantucket.hw.arith import EPS, P, ModAdd, ModSub, _pipeline_signature, _Pipeline, pipe
+from nantucket.hw.model import field
+from nantucket.hw.shared import share
 
 __all__ = ["ShiftReduce", "ShiftButterfly", "ALL_SHIFTS"]
 

@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
-from hw import catalog
-from hw.catalog import param_tag   # directory naming shared with the simulation builds
+from nantucket.hw import catalog
+from nantucket.hw.catalog import param_tag  # directory naming shared with the simulation builds
 
 __all__ = ["synthesize", "yosys_command", "parse_stat", "RESOURCE_KEYS"]
 

@@ -11,11 +11,11 @@ Reference: docs/api.md. The code lives in host/api/; this package is the name us
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
-from hw.model.field import GENERATOR, P
-from host.backends import DeviceError
+from nantucket.hw.model.field import GENERATOR, P
+from nantucket.host.backends import DeviceError
 
-from host.api import (ORDERS, BackendDevice, Device, DeviceArray, ModelDevice, intt, ntt,  # noqa: F401
-                      open)
+from nantucket.host.api import (ORDERS, BackendDevice, Device, DeviceArray, ModelDevice, intt, ntt,  # noqa: F401
+                                open)
 
 try:
     __version__ = _version("nantucket")

@@ -13,16 +13,14 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from amaranth.hdl import Module, Signal                      # noqa: E402
 from amaranth.lib import wiring                              # noqa: E402
 from amaranth.lib.wiring import In, Out                      # noqa: E402
 
-from hw.butterfly import Butterfly                           # noqa: E402
-from hw.model.field import P                                 # noqa: E402
-from hw.synth import synthesize                              # noqa: E402
-from sim.runner import run_bench                             # noqa: E402
+from nantucket.hw.butterfly import Butterfly                 # noqa: E402
+from nantucket.hw.model.field import P                       # noqa: E402
+from nantucket.hw.synth import synthesize                    # noqa: E402
+from nantucket.sim.runner import run_bench                   # noqa: E402
 from perfdoc import update_section                           # noqa: E402
 
 COMMAND = ".venv/bin/python scripts/bench_arith.py"
@@ -51,13 +49,13 @@ def main() -> int:
     rows["plain 64x64 `*` (reference)"] = synthesize("plainmul", {}, work, component=PlainMul())
 
     # Simulation speed of the butterfly bench (one Verilator thread).
-    res = run_bench(Butterfly(), name="butterfly", test_module="sim.bench_butterfly", testcase="test_random_10k")
+    res = run_bench(Butterfly(), name="butterfly", test_module="nantucket.sim.bench_butterfly", testcase="test_random_10k")
     case = ET.parse(res).getroot().find(".//testcase")
     props = {p.get("name"): p.get("value") for p in case.iter("property")}
     cycles = float(props["sim_time_duration"]) / 2.0          # 2 ns clock in benchlib
     wall = float(case.get("time"))
 
-    from hw.arith import ModAdd, ModSub, MulReduce
+    from nantucket.hw.arith import ModAdd, ModSub, MulReduce
     lat = {"modadd": ModAdd.LATENCY, "modsub": ModSub.LATENCY, "mulreduce": MulReduce.LATENCY,
            "butterfly": ModSub.LATENCY + MulReduce.LATENCY}
     lines = [

@@ -12,12 +12,9 @@ import json
 import sys
 import time
 import warnings
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from hw.lane import Lane                      # noqa: E402
-from sim.runner import build_dir_for, run_bench  # noqa: E402
+from nantucket.hw.lane import Lane            # noqa: E402
+from nantucket.sim.runner import build_dir_for, run_bench  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -38,7 +35,7 @@ def main(argv=None) -> int:
     params = {"log_core": k}
     t0 = time.monotonic()
     print(f"[bench_lane] k={k}: simulation speed over {args.speed_cycles} cycles ...", file=sys.stderr, flush=True)
-    run_bench(Lane(k), name="lane", params=params, test_module="sim.bench_lane", testcase="test_sim_speed",
+    run_bench(Lane(k), name="lane", params=params, test_module="nantucket.sim.bench_lane", testcase="test_sim_speed",
               facts={"speed_cycles": args.speed_cycles})
     speed = json.loads((build_dir_for("lane", params) / "speed.json").read_text())
     print(f"\nk = {k}, Verilator, no Python work per cycle: {speed['cycles']} cycles in "

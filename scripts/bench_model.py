@@ -21,15 +21,15 @@ PY = sys.executable
 
 CHILD_NTT = """
 import time, numpy as np
-from hw.model import ntt
-from host.workloads import make_points
+from nantucket.hw.model import ntt
+from nantucket.host.workloads import make_points
 x = make_points({log_n}, "random", 1)
 t = time.perf_counter(); ntt.ntt(x); print(time.perf_counter() - t)
 """
 CHILD_IO = """
 import os, time
-from host.workloads import make_points
-from host.points import format_points, read_points, write_points
+from nantucket.host.workloads import make_points
+from nantucket.host.points import format_points, read_points, write_points
 x = make_points(24, "random", 2)
 t = time.perf_counter(); format_points(x); print("format", time.perf_counter() - t, x.size * 19)
 for ext in ("txt", "bin", "npy"):
@@ -87,7 +87,7 @@ def main():
         inp, exp = os.path.join(tmp, "in.txt"), os.path.join(tmp, "exp.txt")
         _, wall = child([str(Path(PY).parent / "nantucket"), "points", "24", inp, exp], "nantucket points 24")
         rows.append(("`nantucket points 24` (generate, transform, write both)", f"{wall:.1f} s", ""))
-        code = ("import sys; from host.cli import main; "
+        code = ("import sys; from nantucket.host.cli import main; "
                 f"sys.argv = ['nantucket', 'run', {inp!r}, {exp!r}]; rc = main(sys.argv[1:]); assert rc == 0")
         _, wall, rss = run_child(code, "nantucket run 2^24 --backend model")
         rows.append(("`nantucket run` 2^24 pair, model backend, end to end", f"{wall:.1f} s", f"{rss:.0f} MiB"))

@@ -16,17 +16,15 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from hw.butterfly import Butterfly                         # noqa: E402
-from hw.engine import NttEngine                            # noqa: E402
-from hw.lane import Lane                                   # noqa: E402
-from hw.model import lane as LM                            # noqa: E402
-from hw.model.params import BuildParams                    # noqa: E402
-from hw.output_scale import OutputScale                    # noqa: E402
-from hw.shift_butterfly import ShiftButterfly              # noqa: E402
-from hw.synth import synthesize                            # noqa: E402
-from hw.twiddles import TwiddleGenerator                   # noqa: E402
+from nantucket.hw.butterfly import Butterfly               # noqa: E402
+from nantucket.hw.engine import NttEngine                  # noqa: E402
+from nantucket.hw.lane import Lane                         # noqa: E402
+from nantucket.hw.model import lane as LM                  # noqa: E402
+from nantucket.hw.model.params import BuildParams          # noqa: E402
+from nantucket.hw.output_scale import OutputScale          # noqa: E402
+from nantucket.hw.shift_butterfly import ShiftButterfly    # noqa: E402
+from nantucket.hw.synth import synthesize                  # noqa: E402
+from nantucket.hw.twiddles import TwiddleGenerator         # noqa: E402
 from perfdoc import update_section                         # noqa: E402
 
 COMMAND = ".venv/bin/python scripts/bench_shift.py --lane"

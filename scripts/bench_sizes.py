@@ -21,10 +21,10 @@ from perfdoc import DOC, update_section  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from hw.model import ntt  # noqa: E402
-from hw.model.params import BuildParams  # noqa: E402
-from host.sim_backend import SimBackend  # noqa: E402
-from host.workloads import make_points  # noqa: E402
+from nantucket.hw.model import ntt  # noqa: E402
+from nantucket.hw.model.params import BuildParams  # noqa: E402
+from nantucket.host.sim_backend import SimBackend  # noqa: E402
+from nantucket.host.workloads import make_points  # noqa: E402
 
 #: The ZPrize 2022 winner's measured kernel time, the same for every size (it pads to 2^24).
 REFERENCE_MS = 2.47

@@ -28,11 +28,11 @@ from perfdoc import update_section  # noqa: E402
 import numpy as np  # noqa: E402
 from amaranth.hdl import UnusedElaboratable  # noqa: E402
 
-from hw.engine import NttEngine  # noqa: E402
-from hw.model import ntt  # noqa: E402
-from hw.model.params import BuildParams  # noqa: E402
-from host.sim_backend import SimBackend  # noqa: E402
-from host.workloads import KINDS, make_points  # noqa: E402
+from nantucket.hw.engine import NttEngine  # noqa: E402
+from nantucket.hw.model import ntt  # noqa: E402
+from nantucket.hw.model.params import BuildParams  # noqa: E402
+from nantucket.host.sim_backend import SimBackend  # noqa: E402
+from nantucket.host.workloads import KINDS, make_points  # noqa: E402
 
 SHIFT = 7
 MODES = (("forward", {}), ("inverse", {"inverse": True}), ("coset", {"coset": SHIFT}),

@@ -24,16 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from host.xrt import XrtBackend  # noqa: E402
-from hw.model import field as F  # noqa: E402
-from hw.model import ntt as ntt_model  # noqa: E402
-from hw.model.layout import HbmLayout  # noqa: E402
-from hw.model.params import BuildParams  # noqa: E402
+from nantucket.host.xrt import XrtBackend  # noqa: E402
+from nantucket.hw.model import field as F  # noqa: E402
+from nantucket.hw.model import ntt as ntt_model  # noqa: E402
+from nantucket.hw.model.layout import HbmLayout  # noqa: E402
+from nantucket.hw.model.params import BuildParams  # noqa: E402
 from perfdoc import update_section  # noqa: E402
-from sim.fake_pyxrt import FakePyxrt, write_xclbin  # noqa: E402
+from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin  # noqa: E402
 
 
 def best(fn, repeat: int) -> float:

@@ -18,14 +18,12 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from hw import catalog  # noqa: E402
-from hw.constraints import cdc_tcl  # noqa: E402
-from hw.crossings import check_constraint_names, find_crossings, format_crossings, read_netlist  # noqa: E402
-from hw.kernel import VitisKernel  # noqa: E402
-from hw.model import regmap  # noqa: E402
-from hw.model.params import BuildParams  # noqa: E402
+from nantucket.hw import catalog  # noqa: E402
+from nantucket.hw.constraints import cdc_tcl  # noqa: E402
+from nantucket.hw.crossings import check_constraint_names, find_crossings, format_crossings, read_netlist  # noqa: E402
+from nantucket.hw.kernel import VitisKernel  # noqa: E402
+from nantucket.hw.model import regmap  # noqa: E402
+from nantucket.hw.model.params import BuildParams  # noqa: E402
 
 
 def constraint_problems(crossings, names: dict) -> list[str]:

@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from hw.model.layout import HbmLayout
-from hw.model.params import DEFAULT, BuildParams
-from hw.model.schedule import first_half_stages
+from nantucket.hw.model.layout import HbmLayout
+from nantucket.hw.model.params import DEFAULT, BuildParams
+from nantucket.hw.model.schedule import first_half_stages
 
 ROOT = Path(__file__).resolve().parent.parent
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"

@@ -26,10 +26,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from hw import catalog  # noqa: E402
-from hw.synth import yosys_command  # noqa: E402
+from nantucket.hw import catalog  # noqa: E402
+from nantucket.hw.synth import yosys_command  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 #: ntt: 464 MHz, the clock the projections assume; dma: the 300 MHz ap_clk the link asks for

@@ -7,11 +7,8 @@ with one line when a tool or the platform is missing. All the logic lives in hos
 """
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from host.vitis import main  # noqa: E402
+from nantucket.host.vitis import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

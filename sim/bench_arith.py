@@ -15,9 +15,9 @@ import random
 
 import cocotb
 
-from hw.model import field as F
-from sim.benchlib import EDGE_VALUES, NONCANONICAL_VALUES, PATTERNS, PipelineTB, edge_pairs, pattern
-from sim.runner import bench_facts
+from nantucket.hw.model import field as F
+from nantucket.sim.benchlib import EDGE_VALUES, NONCANONICAL_VALUES, PATTERNS, PipelineTB, edge_pairs, pattern
+from nantucket.sim.runner import bench_facts
 
 #: name -> (result port, golden model, inputs may be non-canonical)
 UNITS = {

@@ -21,10 +21,10 @@ import cocotb
 import numpy as np
 from cocotb.triggers import ClockCycles
 
-from hw.model import coset as coset_model, field as F, fourstep, ntt
-from sim.bench_engine import EngineTB, vectors
-from sim.benchlib import pattern
-from sim.runner import bench_facts
+from nantucket.hw.model import coset as coset_model, field as F, fourstep, ntt
+from nantucket.sim.bench_engine import EngineTB, vectors
+from nantucket.sim.benchlib import pattern
+from nantucket.sim.runner import bench_facts
 
 EDGE_SHIFTS = (1, F.P - 1, 2**32, 7)
 

@@ -13,8 +13,8 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge, Timer
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
-from sim.cosim import recv_msg, send_msg
-from sim.runner import bench_facts
+from nantucket.sim.cosim import recv_msg, send_msg
+from nantucket.sim.runner import bench_facts
 
 DMA_PERIOD_PS = 3334       # ~300 MHz
 NTT_PERIOD_PS = 2156       # ~464 MHz

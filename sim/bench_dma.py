@@ -1,10 +1,10 @@
 """Measure the DMA engine's sustained throughput with the in-design HBM model (Verilator), and write the
 "DMA engine and HBM" section of docs/performance.md.
 
-    .venv/bin/python sim/bench_dma.py                 # default build: L=16, k=12 (2^24 points), C=32
-    .venv/bin/python sim/bench_dma.py --log-core 10   # quicker
-    .venv/bin/python sim/bench_dma.py --log-n 20 --no-doc   # a smaller run on the default build
-    .venv/bin/python sim/bench_dma.py --log-n 14 --batch 64  # a batch: 64 transforms of 2^14 per pass
+    .venv/bin/python -m nantucket.sim.bench_dma       # default build: L=16, k=12 (2^24 points), C=32
+    .venv/bin/python -m nantucket.sim.bench_dma --log-core 10  # quicker
+    .venv/bin/python -m nantucket.sim.bench_dma --log-n 20 --no-doc  # a smaller run on the default build
+    .venv/bin/python -m nantucket.sim.bench_dma --log-n 14 --batch 64  # a batch: 64 transforms of 2^14 per pass
 
 For each configuration (refresh off, refresh 20 %) it runs both passes of a loopback (the DMA's own output
 fed straight back, the NTT engine replaced by a FIFO that never stalls), DMA clock 300 MHz, NTT clock
@@ -25,13 +25,11 @@ from pathlib import Path
 os.environ.setdefault("NANTUCKET_SIM_OPT", "-O2")
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
-from hw.model.layout import BEAT_BYTES, HbmLayout          # noqa: E402
-from hw.model.params import BuildParams                     # noqa: E402
-from sim.hbm import DmaLoopback                             # noqa: E402
-from sim.runner import build_dir_for, run_bench             # noqa: E402
+from nantucket.hw.model.layout import BEAT_BYTES, HbmLayout  # noqa: E402
+from nantucket.hw.model.params import BuildParams           # noqa: E402
+from nantucket.sim.hbm import DmaLoopback                   # noqa: E402
+from nantucket.sim.runner import build_dir_for, run_bench   # noqa: E402
 
 
 def measure(params: BuildParams, *, refresh: bool, refresh_cycles: int, refresh_period: int,
@@ -48,7 +46,7 @@ def measure(params: BuildParams, *, refresh: bool, refresh_cycles: int, refresh_
     if reuse and out.exists():
         print(f"[bench_dma]   reusing {out.relative_to(ROOT)}", flush=True)
         return json.loads(out.read_text())
-    run_bench(dut, name="dma_throughput", params=tag, test_module="sim.bench_dma_throughput",
+    run_bench(dut, name="dma_throughput", params=tag, test_module="nantucket.sim.bench_dma_throughput",
               facts={"out": str(out), "refresh": refresh, "log_n": log_n, "batch": batch})
     return json.loads(out.read_text())
 
@@ -101,7 +99,7 @@ def main(argv=None):
         hist = (res["pass2"]["rd_hist"], res["pass2"]["wr_hist"])
         sim_wall += res["pass2"]["wall_s"]
 
-    cmd = ("`.venv/bin/python sim/bench_dma.py" + ("" if args.log_core == 12 else f" --log-core {args.log_core}")
+    cmd = ("`.venv/bin/python -m nantucket.sim.bench_dma" + ("" if args.log_core == 12 else f" --log-core {args.log_core}")
            + ("" if args.log_n is None else f" --log-n {args.log_n}")
            + ("" if args.batch == 1 else f" --batch {args.batch}") + "`")
     lines = [

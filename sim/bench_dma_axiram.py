@@ -13,10 +13,10 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge, ReadOnly
 from cocotbext.axi import AxiBus, AxiRam
 
-from hw.model.layout import HbmLayout
-from hw.model.params import BuildParams
-from hw.model.schedule import loopback_passes
-from sim.runner import bench_facts
+from nantucket.hw.model.layout import HbmLayout
+from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.schedule import loopback_passes
+from nantucket.sim.runner import bench_facts
 
 GUARD = 4096
 

@@ -29,13 +29,13 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge, Timer
 
-from hw.model.field import P
-from hw.model.layout import POINTS_PER_BEAT, HbmLayout
-from hw.model.params import BuildParams
-from hw.model.schedule import loopback_passes
-from hw.points import pack_beat, unpack_beat
-from sim.benchlib import EDGE_VALUES, NONCANONICAL_VALUES, reset_domains
-from sim.runner import bench_facts
+from nantucket.hw.model.field import P
+from nantucket.hw.model.layout import POINTS_PER_BEAT, HbmLayout
+from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.schedule import loopback_passes
+from nantucket.hw.points import pack_beat, unpack_beat
+from nantucket.sim.benchlib import EDGE_VALUES, NONCANONICAL_VALUES, reset_domains
+from nantucket.sim.runner import bench_facts
 
 DMA_PS, NTT_PS = 3334, 2156          # 300 MHz and 464 MHz (even picoseconds)
 

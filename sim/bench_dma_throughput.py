@@ -11,8 +11,8 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge
 
-from sim.benchlib import reset_domains
-from sim.runner import bench_facts
+from nantucket.sim.benchlib import reset_domains
+from nantucket.sim.runner import bench_facts
 
 DMA_PS, NTT_PS = 3334, 2156
 

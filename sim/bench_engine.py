@@ -18,12 +18,12 @@ import cocotb
 import numpy as np
 from cocotb.triggers import FallingEdge, Timer
 
-from hw.model import field as F, fourstep, ntt
-from hw.model.params import BuildParams
-from hw.model.schedule import pass_schedule
-from hw.points import pack_payload, unpack_payload
-from sim.benchlib import EDGE_VALUES, pattern, reset, start_clock
-from sim.runner import bench_facts
+from nantucket.hw.model import field as F, fourstep, ntt
+from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.schedule import pass_schedule
+from nantucket.hw.points import pack_payload, unpack_payload
+from nantucket.sim.benchlib import EDGE_VALUES, pattern, reset, start_clock
+from nantucket.sim.runner import bench_facts
 
 
 

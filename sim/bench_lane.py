@@ -29,10 +29,10 @@ import cocotb
 import numpy as np
 from cocotb.triggers import FallingEdge
 
-from hw.model import field as F
-from hw.model import lane as LM
-from sim.benchlib import EDGE_VALUES, PATTERNS, pattern, reset, start_clock
-from sim.runner import bench_facts
+from nantucket.hw.model import field as F
+from nantucket.hw.model import lane as LM
+from nantucket.sim.benchlib import EDGE_VALUES, PATTERNS, pattern, reset, start_clock
+from nantucket.sim.runner import bench_facts
 
 P = F.P
 

@@ -12,9 +12,9 @@ import random
 
 import cocotb
 
-from hw.model import field as F
-from sim.benchlib import EDGE_VALUES, PATTERNS, check_butterflies
-from sim.runner import bench_facts
+from nantucket.hw.model import field as F
+from nantucket.sim.benchlib import EDGE_VALUES, PATTERNS, check_butterflies
+from nantucket.sim.runner import bench_facts
 
 RANDOM_SETS = int(os.environ.get("SHIFT_BUTTERFLY_RANDOM_SETS", "5000"))
 

@@ -20,10 +20,10 @@ import random
 import cocotb
 from cocotb.triggers import FallingEdge
 
-from hw.model.params import BuildParams
-from hw.model.twiddles import lane_twiddles
-from sim.benchlib import PATTERNS, pattern, reset, start_clock
-from sim.runner import bench_facts
+from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.twiddles import lane_twiddles
+from nantucket.sim.benchlib import PATTERNS, pattern, reset, start_clock
+from nantucket.sim.runner import bench_facts
 
 
 def _split(value: int, lanes: int) -> list[int]:

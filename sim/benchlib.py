@@ -18,7 +18,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge
 
-from hw.model.field import P
+from nantucket.hw.model.field import P
 
 __all__ = ["EDGE_VALUES", "NONCANONICAL_VALUES", "PATTERNS", "pattern", "start_clock", "reset",
            "reset_domains", "PipelineTB", "edge_pairs"]

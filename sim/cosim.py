@@ -29,12 +29,12 @@ import time
 
 import numpy as np
 
-from hw.model import regmap as R
-from hw.model.params import BuildParams
-from hw.model.layout import BEAT_BYTES, HbmLayout
-from sim.hbm import HBM_DIR_PLUSARG, memory_file, read_dump_file, write_load_file
-from sim.kernel_harness import FILE_STEM
-from sim.scratch import scratch_dir
+from nantucket.hw.model import regmap as R
+from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.layout import BEAT_BYTES, HbmLayout
+from nantucket.sim.hbm import HBM_DIR_PLUSARG, memory_file, read_dump_file, write_load_file
+from nantucket.sim.kernel_harness import FILE_STEM
+from nantucket.sim.scratch import scratch_dir
 
 #: Prefix of this object's scratch directory (HBM exchange files, the socket), in the system temp dir.
 SCRATCH_PREFIX = "nantucket-cosim-"
@@ -120,11 +120,11 @@ class SimulatedKernel:
 
     def _simulate(self, path, refresh, stalls, seed):
         try:
-            from sim.kernel_harness import KernelHarness
-            from sim.runner import run_bench
+            from nantucket.sim.kernel_harness import KernelHarness
+            from nantucket.sim.runner import run_bench
             harness = KernelHarness(self.params)
             run_bench(harness, name="kernel_harness", params={"params": self.params.as_dict()},
-                      test_module="sim.bench_cosim", plusargs=(f"+{HBM_DIR_PLUSARG}={self._dir.name}",),
+                      test_module="nantucket.sim.bench_cosim", plusargs=(f"+{HBM_DIR_PLUSARG}={self._dir.name}",),
                       log_file=self._log_path(),
                       facts={"socket": path, "refresh": int(refresh), "stalls": int(stalls), "seed": seed})
         except BaseException as e:            # reported to the waiting host thread

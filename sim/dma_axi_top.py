@@ -5,9 +5,9 @@ from amaranth.hdl import Module
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.dma import DmaEngine
-from hw.model.params import BuildParams
-from hw.points import payload_layout
+from nantucket.hw.dma import DmaEngine
+from nantucket.hw.model.params import BuildParams
+from nantucket.hw.points import payload_layout
 
 
 class DmaAxiTop(wiring.Component):

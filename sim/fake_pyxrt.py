@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from hw.model import regmap as R
-from hw.model.params import BuildParams
+from nantucket.hw.model import regmap as R
+from nantucket.hw.model.params import BuildParams
 from .kernel_model import BANK_BYTES, HbmModel, KernelModel, MemoryFault
 
 __all__ = ["FakePyxrt", "write_xclbin", "xclBOSyncDirection", "ert_cmd_state"]
@@ -126,7 +126,7 @@ class FakePyxrt:
     def _layout(self, params):
         if self.layout_factory is not None:
             return self.layout_factory(params)
-        from hw.model.layout import HbmLayout
+        from nantucket.hw.model.layout import HbmLayout
         return HbmLayout(params)
 
 

@@ -43,11 +43,11 @@ from amaranth.lib.fifo import SyncFIFO
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from hw.axi import Axi4Signature
-from hw.dma import DmaEngine
-from hw.model.layout import BEAT_BYTES, CHANNEL_WINDOW_BYTES, PAGE_BYTES
-from hw.model.params import BuildParams
-from hw.shared import VerilogCollector
+from nantucket.hw.axi import Axi4Signature
+from nantucket.hw.dma import DmaEngine
+from nantucket.hw.model.layout import BEAT_BYTES, CHANNEL_WINDOW_BYTES, PAGE_BYTES
+from nantucket.hw.model.params import BuildParams
+from nantucket.hw.shared import VerilogCollector
 
 __all__ = ["HbmChannelModel", "channel_models", "DmaLoopback", "ERR_RANGE", "ERR_4K", "ERR_WLAST", "ERR_PROTO",
            "CHANNEL_SPAN", "HBM_DIR_PLUSARG", "memory_file", "write_load_file", "read_dump_file"]

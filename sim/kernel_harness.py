@@ -22,10 +22,10 @@ from amaranth.lib import data, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
-from hw.kernel import VitisKernel
-from hw.model import regmap
-from hw.model.layout import HbmLayout
-from hw.model.params import BuildParams
+from nantucket.hw.kernel import VitisKernel
+from nantucket.hw.model import regmap
+from nantucket.hw.model.layout import HbmLayout
+from nantucket.hw.model.params import BuildParams
 from .hbm import CHANNEL_SPAN, channel_models
 
 __all__ = ["KernelHarness", "FILE_STEM"]

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from hw.model import fourstep, ntt as ntt_model, regmap as R
-from hw.model.layout import CHANNEL_WINDOW_BYTES, HbmLayout
-from hw.model.params import BuildParams
+from nantucket.hw.model import fourstep, ntt as ntt_model, regmap as R
+from nantucket.hw.model.layout import CHANNEL_WINDOW_BYTES, HbmLayout
+from nantucket.hw.model.params import BuildParams
 
 __all__ = ["HbmModel", "KernelModel", "MemoryFault", "BANK_BYTES"]
 

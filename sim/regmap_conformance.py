@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hw.model import regmap as R
-from hw.model.params import BuildParams
+from nantucket.hw.model import regmap as R
+from nantucket.hw.model.params import BuildParams
 from .kernel_model import HbmModel, KernelModel
 
 __all__ = ["Access", "conformance_sequence", "check_conformance", "check_conformance_sync"]

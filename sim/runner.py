@@ -6,17 +6,17 @@ the simulator process and reads the component's parameters and published propert
 
     # tests/test_thing.py
     import pytest
-    from hw.thing import Thing
-    from sim.runner import run_bench
+    from nantucket.hw.thing import Thing
+    from nantucket.sim.runner import run_bench
 
     @pytest.mark.parametrize("depth", [2, 5])
     def test_thing(depth):
         run_bench(Thing(depth=depth), name="thing", params={"depth": depth},
-                  test_module="sim.bench_thing")
+                  test_module="nantucket.sim.bench_thing")
 
     # sim/bench_thing.py
     import cocotb
-    from sim.runner import bench_facts
+    from nantucket.sim.runner import bench_facts
 
     @cocotb.test()
     async def test_stream(dut):
@@ -43,7 +43,7 @@ What it does:
   failed or none ran.
 
 A bench also runs alone, on any hw.catalog block:
-``python -m sim.runner butterfly sim.bench_butterfly [--param value ...] [--testcase NAME]``.
+``python -m nantucket.sim.runner butterfly nantucket.sim.bench_butterfly [--param value ...] [--testcase NAME]``.
 
 Environment:
 
@@ -65,7 +65,7 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
-from hw.catalog import param_tag
+from nantucket.hw.catalog import param_tag
 
 __all__ = ["REPO_ROOT", "BUILD_ROOT", "SimBuildFailed", "emit_verilog", "lint_verilog", "component_props", "param_tag", "build_dir_for",
            "build", "run_bench", "bench_facts", "verilator_bin"]
@@ -110,7 +110,7 @@ def _shown(path: Path) -> str:
 
 def emit_verilog(component, name: str) -> str:
     """Verilog for an Amaranth ``wiring.Component`` with top module ``name`` (as hw.catalog emits it)."""
-    from hw.catalog import verilog_of
+    from nantucket.hw.catalog import verilog_of
     return verilog_of(component, name)
 
 
@@ -234,7 +234,7 @@ class _CommandFailed(RuntimeError):
 def _runner_classes():
     import subprocess
     from cocotb_tools import runner as ctr
-    from sim.scratch import run_guarded
+    from nantucket.sim.scratch import run_guarded
 
     class Guarded:
         """Runs each tool in its own process group that dies with this process (sim/scratch.py)."""
@@ -340,7 +340,7 @@ def _is_built(bdir: Path, digest: str, name: str, sim: str) -> bool:
 def _build_fresh(src, digest, name, params, sim, waves, extra_args, bdir: Path, t0: float) -> None:
     """Build in a new scratch directory beside ``bdir`` and rename it into place when complete."""
     import tempfile
-    from sim.scratch import sweep_stale
+    from nantucket.sim.scratch import sweep_stale
     for prefix in (BUILDING_PREFIX, RETIRED_PREFIX):
         sweep_stale(bdir.parent, prefix)
     work = Path(tempfile.mkdtemp(prefix=f"{BUILDING_PREFIX}{os.getpid()}-{bdir.name}-", dir=bdir.parent))
@@ -487,10 +487,10 @@ def run_bench(component, *, name: str, test_module: str, params: Mapping[str, An
 
 
 def main(argv=None) -> int:
-    """``python -m sim.runner COMPONENT TEST_MODULE [--testcase T] [--NAME VALUE ...]``."""
+    """``python -m nantucket.sim.runner COMPONENT TEST_MODULE [--testcase T] [--NAME VALUE ...]``."""
     import argparse
-    from hw import catalog
-    ap = argparse.ArgumentParser(prog="python -m sim.runner", description="run one cocotb bench on a catalog block")
+    from nantucket.hw import catalog
+    ap = argparse.ArgumentParser(prog="python -m nantucket.sim.runner", description="run one cocotb bench on a catalog block")
     ap.add_argument("component", choices=catalog.names())
     ap.add_argument("test_module")
     ap.add_argument("--testcase")

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import nantucket
-from host import backends as B
-from hw.model.params import BuildParams
-from host.sim_backend import smallest_params
-from sim.fake_pyxrt import FakePyxrt, write_xclbin
+from nantucket.host import backends as B
+from nantucket.hw.model.params import BuildParams
+from nantucket.host.sim_backend import smallest_params
+from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin
 
 P = 2**64 - 2**32 + 1
 EDGES = [0, 1, 2, P - 1, P - 2, 2**32 - 1, 2**32, 2**63, 2**64 - 2**33]
@@ -428,7 +428,7 @@ def test_xrt_device_transforms_match_the_definition_in_one_kernel_call(tmp_path,
 def test_a_resident_transform_moves_no_points_and_runs_in_place(tmp_path):
     """asarray places the points, ntt runs the kernel on those very buffers (no Backend.run, nothing
     moved, the output where HbmLayout places X), numpy brings them back."""
-    from hw.model.layout import HbmLayout
+    from nantucket.hw.model.layout import HbmLayout
     fake, dev = open_fake_xrt(tmp_path, SMALL)
     x = rand_points((2, 32), seed=21)
     with dev:
@@ -456,7 +456,7 @@ def test_input_and_output_placements_differ_so_a_chain_relays_out_through_the_ho
     """For even and odd sizes the kernel writes X elsewhere than it reads x (HbmLayout.place), so the
     next transform of the same array needs a host round trip, counted in relayouts and transfers; the
     result is still exact."""
-    from hw.model.layout import HbmLayout
+    from nantucket.hw.model.layout import HbmLayout
     lay = HbmLayout(SMALL, log_n)
     assert not all(np.array_equal(i, o) for i, o in zip(lay.place("input"), lay.place("output")))
     fake, dev = open_fake_xrt(tmp_path, SMALL)

@@ -6,12 +6,12 @@ from amaranth.hdl import DomainRenamer, Elaboratable, Module
 from amaranth.lib import wiring
 from amaranth.sim import Simulator
 
-from hw.axi import RESP_DECERR, RESP_SLVERR
-from hw.kernel import NttKernel
-from hw.model import regmap as R
-from hw.model.layout import BEAT_BYTES, HbmLayout
-from hw.model.params import BuildParams
-from sim.hbm import CHANNEL_SPAN, channel_models
+from nantucket.hw.axi import RESP_DECERR, RESP_SLVERR
+from nantucket.hw.kernel import NttKernel
+from nantucket.hw.model import regmap as R
+from nantucket.hw.model.layout import BEAT_BYTES, HbmLayout
+from nantucket.hw.model.params import BuildParams
+from nantucket.sim.hbm import CHANNEL_SPAN, channel_models
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 

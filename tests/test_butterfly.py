@@ -4,16 +4,16 @@ import random
 
 from amaranth.hdl import Fragment
 
-from hw import catalog
-from hw.arith import ModSub, MulReduce
-from hw.butterfly import Butterfly
-from hw.model import field as F
-from sim.benchlib import EDGE_VALUES, pysim_pipeline
-from sim.runner import lint_verilog, run_bench
+from nantucket.hw import catalog
+from nantucket.hw.arith import ModSub, MulReduce
+from nantucket.hw.butterfly import Butterfly
+from nantucket.hw.model import field as F
+from nantucket.sim.benchlib import EDGE_VALUES, pysim_pipeline
+from nantucket.sim.runner import lint_verilog, run_bench
 
 
 def test_bench():
-    run_bench(Butterfly(), name="butterfly", test_module="sim.bench_butterfly")
+    run_bench(Butterfly(), name="butterfly", test_module="nantucket.sim.bench_butterfly")
 
 
 def test_model_matches_golden():
@@ -44,7 +44,7 @@ def test_lint():
 
 
 def test_synthesis(tmp_path):
-    from hw.synth import synthesize
+    from nantucket.hw.synth import synthesize
     r = synthesize("butterfly", {}, tmp_path, quiet=True)
     assert r["DSP48E2"] == 12
     assert r["logic_depth"] <= 20
@@ -53,9 +53,9 @@ def test_synthesis(tmp_path):
 def test_hierarchical_synthesis_counts_the_shared_multiplier_per_instance(tmp_path):
     """The butterfly holds its multiply/reduce unit as a shared module (hw/shared.py): kept hierarchical,
     it is synthesized once and counted once per instance, giving the flattened DSP count."""
-    from hw.arith import MulReduce
-    from hw.butterfly import Butterfly
-    from hw.synth import synthesize
+    from nantucket.hw.arith import MulReduce
+    from nantucket.hw.butterfly import Butterfly
+    from nantucket.hw.synth import synthesize
     r = synthesize("butterfly", {}, tmp_path, quiet=True, flatten=False)
     assert r["DSP48E2"] == MulReduce().dsp_tiles == Butterfly().dsp_tiles
     assert r["flatten"] is False and r["logic_depth"] <= 20

@@ -6,10 +6,10 @@ import sys
 import numpy as np
 import pytest
 
-from hw.model import ntt as N
-from host.backends import Backend, ModelBackend
-from host.cli import main
-from host.points import read_points, write_points
+from nantucket.hw.model import ntt as N
+from nantucket.host.backends import Backend, ModelBackend
+from nantucket.host.cli import main
+from nantucket.host.points import read_points, write_points
 
 
 @pytest.fixture(autouse=True)
@@ -99,9 +99,9 @@ def test_points_bad_arguments(tmp_path, capsys):
 
 def test_console_script_exit_codes(pair):
     i, e = pair
-    ok = subprocess.run([sys.executable, "-m", "host.cli", "run", str(i), str(e)], capture_output=True)
+    ok = subprocess.run([sys.executable, "-m", "nantucket.host.cli", "run", str(i), str(e)], capture_output=True)
     assert ok.returncode == 0 and b"TEST PASSED" in ok.stdout
-    bad = subprocess.run([sys.executable, "-m", "host.cli", "run", str(i), "/nonexistent"],
+    bad = subprocess.run([sys.executable, "-m", "nantucket.host.cli", "run", str(i), "/nonexistent"],
                          capture_output=True)
     assert bad.returncode == 2 and bad.stderr.count(b"\n") == 1
 
@@ -131,7 +131,7 @@ class _RecordingBackend(Backend):
 
 @pytest.fixture
 def recording_sim(monkeypatch):
-    from host import backends
+    from nantucket.host import backends
     _RecordingBackend.made = []
     monkeypatch.setitem(backends.BACKENDS, "sim", _RecordingBackend)
     return _RecordingBackend.made
@@ -145,7 +145,7 @@ def recording_sim(monkeypatch):
     (["--log-core", "6"], dict(lanes=4, log_core=6, channels=4)),
 ])
 def test_sim_unspecified_build_options_are_the_smallest_that_hold_n(tmp_path, recording_sim, options, want):
-    from hw.model.params import BuildParams
+    from nantucket.hw.model.params import BuildParams
     i, e = tmp_path / "i.txt", tmp_path / "e.txt"
     assert main(["points", "8", str(i), str(e)]) == 0
     assert main(["run", str(i), str(e), "--backend", "sim", *options]) == 0
@@ -170,7 +170,7 @@ def test_kernel_build_options_are_checked_before_any_file_is_read(tmp_path, caps
 
 
 def test_sim_too_many_points_is_a_usage_error_before_expected_is_read(tmp_path, capsys, monkeypatch):
-    import host.cli as cli
+    import nantucket.host.cli as cli
     reads = []
 
     def fake_read(path, batch=1):                       # a 2^25-point INPUT without writing 600 MB
@@ -266,10 +266,10 @@ def test_a_point_file_that_is_not_b_times_a_power_of_two_is_exit_2(tmp_path, cap
 def test_run_with_flags_on_the_xrt_backend_reports_the_kernel_calls(tmp_path, monkeypatch, capsys):
     """Through the stand-in pyxrt: 5 transforms of 2^6 on a build of 2^8 points per call (B = 4 + 1),
     inverse coset with a shift >= 2^63, both orders reversed."""
-    from host import backends
-    from host import xrt as X
-    from hw.model.params import BuildParams
-    from sim.fake_pyxrt import FakePyxrt, write_xclbin
+    from nantucket.host import backends
+    from nantucket.host import xrt as X
+    from nantucket.hw.model.params import BuildParams
+    from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin
     params = BuildParams(lanes=4, log_core=4, channels=4)
     xclbin = write_xclbin(tmp_path / "nantucket.xclbin", params)
     fake = FakePyxrt()

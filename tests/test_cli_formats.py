@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from hw.model import ntt as N
-from hw.model.field import P
-from host.cli import main
-from host.points import PointFileError, format_points, read_points, write_points
+from nantucket.hw.model import ntt as N
+from nantucket.hw.model.field import P
+from nantucket.host.cli import main
+from nantucket.host.points import PointFileError, format_points, read_points, write_points
 
 EDGES = [0, 1, P - 1, 2**32, 2**63, 2**32 - 1, P - 2**32]
 

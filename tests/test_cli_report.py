@@ -10,11 +10,11 @@ from importlib.metadata import version
 import numpy as np
 import pytest
 
-from hw.model import ntt as N
-from host import backends
-from host.cli import main
-from host.points import read_points, write_points
-from host.progress import Progress
+from nantucket.hw.model import ntt as N
+from nantucket.host import backends
+from nantucket.host.cli import main
+from nantucket.host.points import read_points, write_points
+from nantucket.host.progress import Progress
 
 
 @pytest.fixture
@@ -116,7 +116,7 @@ def test_unwritable_log_dir_is_refused_before_any_work(pair, tmp_path, capsys, c
 def test_version(capsys):
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == f"nantucket {version('nantucket')}"
-    proc = subprocess.run([sys.executable, "-m", "host.cli", "--version"], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "nantucket.host.cli", "--version"], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.strip() == f"nantucket {version('nantucket')}"
 
 
@@ -126,7 +126,7 @@ def test_help_is_exit_0(capsys):
 
 
 def test_progress_line_has_percent_and_eta(monkeypatch):
-    import host.progress as P
+    import nantucket.host.progress as P
     clock = [0.0]
     monkeypatch.setattr(P.time, "monotonic", lambda: clock[0])
     p = Progress("run", [("read", 2.0), ("transform", 6.0), ("check", 2.0)], mode="off")
@@ -147,7 +147,7 @@ def test_progress_line_has_percent_and_eta(monkeypatch):
 
 def test_progress_draws_on_a_stream_only_when_asked(tmp_path):
     import io
-    import host.progress as P
+    import nantucket.host.progress as P
     stream = io.StringIO()
     with Progress("run", [("a", 1.0)], mode="auto", stream=stream) as p:
         p.stage("a")
@@ -172,7 +172,7 @@ def test_make_run_log_n_25_on_sim_is_exit_2(tmp_path, capsys, monkeypatch):
     """`make run LOG_N=25` = `nantucket points 25 in out` then `nantucket run in out --backend sim`; the
     sim builds hold at most 2^24 points. Kept small: the generator, the model and the file contents are
     stand-ins (no 2^25-point files are written), the commands and their checks are the CLI's own."""
-    import host.cli as cli
+    import nantucket.host.cli as cli
     big = np.zeros(1 << 25, dtype=np.uint64)             # calloc'd: no memory is touched
     written = {}
     monkeypatch.setattr(cli, "make_points", lambda log_n, kind, seed: big[: 1 << log_n])
@@ -193,7 +193,7 @@ def test_make_run_log_n_25_on_sim_is_exit_2(tmp_path, capsys, monkeypatch):
 
 
 def test_out_of_memory_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
-    import host.cli as cli
+    import nantucket.host.cli as cli
 
     def no_memory(*a, **k):
         raise MemoryError()
@@ -224,11 +224,11 @@ def test_device_error_is_exit_3_naming_the_log(pair, capfd, monkeypatch):
 # -- the sim backend's report of the size the kernel ran (its kernel stubbed by the kernel model) ---------
 
 class _CountingKernel:
-    """sim.cosim.SimulatedKernel's interface over the register-level kernel model (no Verilator): a run
+    """nantucket.sim.cosim.SimulatedKernel's interface over the register-level kernel model (no Verilator): a run
     of B x 2^log_n points "takes" 3 x (2 x B x 2^log_n / 2L) NTT cycles."""
 
     def __init__(self, params, hbm, layout, **_options):
-        from sim.kernel_model import KernelModel
+        from nantucket.sim.kernel_model import KernelModel
         self.model = KernelModel(params, hbm, layout)
         self.params = params
         self.last_ntt_cycles = None
@@ -259,8 +259,8 @@ def test_sim_run_with_build_options_runs_a_smaller_size_natively(tmp_path, monke
                                                                    size_text):
     """`--lanes 4 --log-core 4 --channels 4` (native 2^4 .. 2^8): 2^6 runs natively on that build and
     the report says so, with the cycle ratio against the ideal of the size that ran; --json carries it."""
-    import sim.cosim
-    monkeypatch.setattr(sim.cosim, "SimulatedKernel", _CountingKernel)
+    import nantucket.sim.cosim
+    monkeypatch.setattr(nantucket.sim.cosim, "SimulatedKernel", _CountingKernel)
     monkeypatch.chdir(tmp_path)
     inp, exp = tmp_path / "in.txt", tmp_path / "exp.txt"
     assert main(["points", str(log_n), str(inp), str(exp)]) == 0
@@ -280,8 +280,8 @@ def test_sim_run_with_build_options_runs_a_smaller_size_natively(tmp_path, monke
 def test_sim_run_without_build_options_keeps_the_smallest_build(tmp_path, monkeypatch, capsys):
     """No build options: the smallest build that holds the points (here 2^5: k = 3, native 2^4 .. 2^6),
     on which the size runs natively."""
-    import sim.cosim
-    monkeypatch.setattr(sim.cosim, "SimulatedKernel", _CountingKernel)
+    import nantucket.sim.cosim
+    monkeypatch.setattr(nantucket.sim.cosim, "SimulatedKernel", _CountingKernel)
     monkeypatch.chdir(tmp_path)
     inp, exp = tmp_path / "in.txt", tmp_path / "exp.txt"
     assert main(["points", "5", str(inp), str(exp), "--inverse"]) == 0
@@ -297,8 +297,8 @@ def test_sim_run_of_a_batch_reports_the_cycles_of_every_call(tmp_path, monkeypat
     most 8 of them per call on L4_k4_C4 (B x N <= 2^8), so the driver makes two calls (8 + 2) with the
     coset flag set and does no arithmetic itself; the cycles of the calls add up, against 10 x the ideal;
     --json has the number."""
-    import sim.cosim
-    monkeypatch.setattr(sim.cosim, "SimulatedKernel", _CountingKernel)
+    import nantucket.sim.cosim
+    monkeypatch.setattr(nantucket.sim.cosim, "SimulatedKernel", _CountingKernel)
     monkeypatch.chdir(tmp_path)
     inp, exp = tmp_path / "in.txt", tmp_path / "exp.txt"
     flags = ["--batch", "10", "--coset", "7", "--order", "out=rev"]

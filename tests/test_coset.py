@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 from amaranth.sim import Simulator
 
-from hw.coset import CosetFactors, PointScale
-from hw.engine import NttEngine
-from hw.model import coset as CM, field as F
-from hw.model.ntt import transform, transform_naive
-from hw.model.params import BuildParams
-from sim.benchlib import EDGE_VALUES, NONCANONICAL_VALUES
-from sim.runner import run_bench
+from nantucket.hw.coset import CosetFactors, PointScale
+from nantucket.hw.engine import NttEngine
+from nantucket.hw.model import coset as CM, field as F
+from nantucket.hw.model.ntt import transform, transform_naive
+from nantucket.hw.model.params import BuildParams
+from nantucket.sim.benchlib import EDGE_VALUES, NONCANONICAL_VALUES
+from nantucket.sim.runner import run_bench
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
@@ -80,7 +80,7 @@ def test_point_scale():
     """Both sides with random enable stalls, each mode: the multiplied side gives x * f (also for
     non-canonical x) exactly MulReduce.LATENCY enabled cycles after its input; the other side (both in a
     plain pass) passes x through in the same cycle."""
-    from hw.arith import MulReduce
+    from nantucket.hw.arith import MulReduce
     dut = PointScale()
     rng = random.Random(1)
     values = EDGE_VALUES + NONCANONICAL_VALUES
@@ -208,7 +208,7 @@ def test_engine_coset(lanes, k, channels, scale):
     params = BuildParams(lanes=lanes, log_core=k, channels=channels)
     engine = NttEngine(params, scale=scale)
     build = {"params": params.as_dict()} | ({"scale": scale} if scale != "output" else {})
-    run_bench(engine, name="engine", params=build, test_module="sim.bench_coset",
+    run_bench(engine, name="engine", params=build, test_module="nantucket.sim.bench_coset",
               facts={"coset_extra": [engine.coset_extra_cycles(f) for f in range(2, k + 1)],
                      "coset_extra_cached": [engine.coset_extra_cycles(f, cached=True) for f in range(2, k + 1)],
                      "chain_cycles": engine.coset_factors.chain_cycles,

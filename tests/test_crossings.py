@@ -17,12 +17,12 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.fifo import AsyncFIFO
 from amaranth.lib.memory import Memory
 
-from hw import catalog
-from hw.constraints import ATTR_MAX_DELAY, CdcPlatform, cdc_tcl, find_dual_clock_rams, find_synchronizers
-from hw.crossings import check_constraint_names, find_crossings, read_netlist
-from hw.kernel import VitisKernel
-from hw.model import regmap
-from hw.model.params import BuildParams
+from nantucket.hw import catalog
+from nantucket.hw.constraints import ATTR_MAX_DELAY, CdcPlatform, cdc_tcl, find_dual_clock_rams, find_synchronizers
+from nantucket.hw.crossings import check_constraint_names, find_crossings, read_netlist
+from nantucket.hw.kernel import VitisKernel
+from nantucket.hw.model import regmap
+from nantucket.hw.model.params import BuildParams
 
 REPO = Path(__file__).resolve().parent.parent
 CLOCKS = {"clk_a": "a", "clk_b": "b"}
@@ -197,8 +197,8 @@ def test_check_crossings_script_reports_ok(tmp_path):
 
 
 def test_slr_plan_names_exist_and_place_every_block_once(kernel):
-    from host.slr_plan import DEVICE, plan, slr_tcl
-    from hw.engine import NttEngine
+    from nantucket.host.slr_plan import DEVICE, plan, slr_tcl
+    from nantucket.hw.engine import NttEngine
     _, netlist, _ = kernel
     params = BuildParams(lanes=4, log_core=4, channels=2)
     names = check_constraint_names(slr_tcl(params), netlist)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hw.model.layout import HbmLayout
-from hw.model.params import DEFAULT, BuildParams
+from nantucket.hw.model.layout import HbmLayout
+from nantucket.hw.model.params import DEFAULT, BuildParams
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "scripts" / "draw_diagrams.py"

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from amaranth.sim import Simulator
 
-from hw.dma import DmaEngine
-from hw.model.layout import BEAT_BYTES, HbmLayout
-from hw.model.params import BuildParams
-from hw.model.schedule import loopback_passes
-from sim.hbm import DmaLoopback
-from sim.runner import run_bench
+from nantucket.hw.dma import DmaEngine
+from nantucket.hw.model.layout import BEAT_BYTES, HbmLayout
+from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.schedule import loopback_passes
+from nantucket.sim.hbm import DmaLoopback
+from nantucket.sim.runner import run_bench
 
 
 def test_parameter_errors():
@@ -177,22 +177,22 @@ VERILATOR_CASES = [BuildParams(lanes=4, log_core=4, channels=2),
 def test_loopback_verilator(params):
     dut = DmaLoopback(params)
     run_bench(dut, name="dma_loopback", params=params.as_dict(),
-              test_module="sim.bench_dma_loopback")
+              test_module="nantucket.sim.bench_dma_loopback")
 
 
 @pytest.mark.parametrize("params", [BuildParams(lanes=4, log_core=4, channels=4),
                                     BuildParams(lanes=8, log_core=5, channels=8)], ids=lambda p: p.tag())
 def test_dma_against_axiram(params):
     """The same engine against cocotbext-axi's AxiRam (an independent AXI slave model)."""
-    from sim.dma_axi_top import DmaAxiTop
+    from nantucket.sim.dma_axi_top import DmaAxiTop
     run_bench(DmaAxiTop(params), name="dma_axiram", params=params.as_dict(),
-              test_module="sim.bench_dma_axiram")
+              test_module="nantucket.sim.bench_dma_axiram")
 
 
 @pytest.mark.parametrize("build", [dict(lanes=4, log_core=2, channels=4), dict(lanes=16, log_core=4, channels=2)],
                          ids=["L4_k2_C4", "L16_k4_C2"])
 def test_lint(build):
     """The emitted Verilog is lint clean, also at the corners (one beat per unit, one channel per direction)."""
-    from hw import catalog
-    from sim.runner import lint_verilog
+    from nantucket.hw import catalog
+    from nantucket.sim.runner import lint_verilog
     lint_verilog(catalog.emit_verilog("dma", **build), "dma")

@@ -11,14 +11,14 @@ from amaranth.lib import wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.sim import Simulator
 
-from hw.axi import RESP_DECERR, RESP_SLVERR, connect_half
-from hw.dma.addresses import ReadAddressGenerator, WriteAddressGenerator
-from hw.dma.axi_read import AxiReadMaster
-from hw.dma.axi_write import AxiWriteMaster
-from hw.dma.write_path import CornerTurn
-from hw.model.layout import HbmLayout
-from hw.model.params import BuildParams
-from sim.hbm import HbmChannelModel
+from nantucket.hw.axi import RESP_DECERR, RESP_SLVERR, connect_half
+from nantucket.hw.dma.addresses import ReadAddressGenerator, WriteAddressGenerator
+from nantucket.hw.dma.axi_read import AxiReadMaster
+from nantucket.hw.dma.axi_write import AxiWriteMaster
+from nantucket.hw.dma.write_path import CornerTurn
+from nantucket.hw.model.layout import HbmLayout
+from nantucket.hw.model.params import BuildParams
+from nantucket.sim.hbm import HbmChannelModel
 
 BUILDS = [BuildParams(lanes=4, log_core=2, channels=4), BuildParams(lanes=4, log_core=3, channels=4),
           BuildParams(lanes=4, log_core=4, channels=8), BuildParams(lanes=8, log_core=5, channels=2),
@@ -279,7 +279,7 @@ def test_corner_turn_transposes_blocks():
 
 def test_host_packing_is_the_gateware_layout():
     """pack_payload / pack_beat give the same integers as Amaranth's constants of the shared layouts."""
-    from hw.points import Beat, pack_beat, pack_payload, payload_layout, unpack_beat, unpack_payload
+    from nantucket.hw.points import Beat, pack_beat, pack_payload, payload_layout, unpack_beat, unpack_payload
     rng = random.Random(9)
     for lanes in (1, 4, 16):
         pairs = [(rng.getrandbits(64), rng.getrandbits(64)) for _ in range(lanes)]
@@ -298,9 +298,9 @@ def test_read_assembler_gives_the_schedule(params):
     """Each channel's beats in address order (random gaps per channel, random back-pressure on the
     output) come out as the engine's payloads in ``pass_schedule`` read order, for both passes of every
     size and batches of several transforms back to back."""
-    from hw.dma.assembler import ReadAssembler
-    from hw.model.schedule import pass_schedule
-    from hw.points import pack_beat, unpack_payload
+    from nantucket.hw.dma.assembler import ReadAssembler
+    from nantucket.hw.model.schedule import pass_schedule
+    from nantucket.hw.points import pack_beat, unpack_payload
     rng = np.random.default_rng(1)
     runs = []
     for log_n, pass_index, batch in _runs(params):
@@ -358,9 +358,9 @@ def test_write_path_places_the_schedule(params):
     random back-pressure, for both passes of every size and batches back to back: replaying the bursts
     gives the host layout's memory for that buffer, size and batch, and each channel gets exactly its
     B x N/R points."""
-    from hw.dma.write_path import WritePath
-    from hw.model.schedule import pass_schedule
-    from hw.points import pack_payload, unpack_beat
+    from nantucket.hw.dma.write_path import WritePath
+    from nantucket.hw.model.schedule import pass_schedule
+    from nantucket.hw.points import pack_payload, unpack_beat
     rng = np.random.default_rng(10)
     runs = []
     for log_n, pass_index, batch in _runs(params):

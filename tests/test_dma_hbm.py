@@ -5,7 +5,7 @@ import pytest
 from amaranth.hdl import DomainRenamer
 from amaranth.sim import Simulator
 
-from sim.hbm import ERR_4K, ERR_PROTO, ERR_RANGE, ERR_WLAST, HbmChannelModel
+from nantucket.sim.hbm import ERR_4K, ERR_PROTO, ERR_RANGE, ERR_WLAST, HbmChannelModel
 
 BASE = 1 << 28
 

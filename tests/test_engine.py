@@ -2,9 +2,9 @@
 
 import pytest
 
-from hw.engine import NttEngine
-from hw.model.params import BuildParams
-from sim.runner import run_bench
+from nantucket.hw.engine import NttEngine
+from nantucket.hw.model.params import BuildParams
+from nantucket.sim.runner import run_bench
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
@@ -18,7 +18,7 @@ FORWARD_TESTS = ["test_random_points", "test_edge_vectors", "test_every_size", "
 def test_engine(lanes, k):
     params = BuildParams(lanes=lanes, log_core=k, channels=2)
     run_bench(NttEngine(params), name="engine", params={"params": params.as_dict()},
-              test_module="sim.bench_engine", testcase=FORWARD_TESTS)
+              test_module="nantucket.sim.bench_engine", testcase=FORWARD_TESTS)
 
 
 # L4_k4 with C = 2 shares test_engine's build (C only sets min_log_n, here 4 as with C = 4)
@@ -28,7 +28,7 @@ def test_engine_inverse_and_batches(lanes, k, channels):
     random stalls, exact cycle counts (sim/bench_engine.py test_inverse_and_batches)."""
     params = BuildParams(lanes=lanes, log_core=k, channels=channels)
     run_bench(NttEngine(params), name="engine", params={"params": params.as_dict()},
-              test_module="sim.bench_engine", testcase="test_inverse_and_batches")
+              test_module="nantucket.sim.bench_engine", testcase="test_inverse_and_batches")
 
 
 def test_engine_ports_for_the_kernel():
@@ -63,5 +63,5 @@ def test_engine_folded_scale():
     """The folded design (scale in the stage twiddles) stays exact."""
     params = BuildParams(lanes=4, log_core=4, channels=2)
     run_bench(NttEngine(params, scale="stages"), name="engine",
-              params={"params": params.as_dict(), "scale": "stages"}, test_module="sim.bench_engine",
+              params={"params": params.as_dict(), "scale": "stages"}, test_module="nantucket.sim.bench_engine",
               testcase=FORWARD_TESTS)

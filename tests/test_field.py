@@ -6,7 +6,7 @@ import random
 import numpy as np
 import pytest
 
-from hw.model import field as F
+from nantucket.hw.model import field as F
 
 P = F.P
 EDGES = [0, 1, 2, P - 2, P - 1, 2**32 - 1, 2**32, 2**32 + 1, 2**63, 2**64 - 2**32]

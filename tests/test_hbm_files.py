@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from amaranth.sim import Simulator
 
-from sim.hbm import HbmChannelModel, channel_models, read_dump_file, write_load_file
+from nantucket.sim.hbm import HbmChannelModel, channel_models, read_dump_file, write_load_file
 
 
 def _word_hex(beat: bytes) -> str:

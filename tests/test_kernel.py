@@ -14,12 +14,12 @@ import time
 import numpy as np
 import pytest
 
-from hw.model import ntt, regmap as R
-from hw.model.params import BuildParams
-from host.backends import DeviceError
-from host.workloads import KINDS, make_points
-from host.sim_backend import SimBackend
-from sim.runner import REPO_ROOT
+from nantucket.hw.model import ntt, regmap as R
+from nantucket.hw.model.params import BuildParams
+from nantucket.host.backends import DeviceError
+from nantucket.host.workloads import KINDS, make_points
+from nantucket.host.sim_backend import SimBackend
+from nantucket.sim.runner import REPO_ROOT
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
@@ -114,8 +114,8 @@ def test_start_while_busy_is_ignored_and_reset_mid_run(card):
 _SIM_RUN = """
 import sys, time
 import numpy as np
-from hw.model import ntt
-from host.sim_backend import SimBackend
+from nantucket.hw.model import ntt
+from nantucket.host.sim_backend import SimBackend
 b = SimBackend(progress=lambda line: None)
 x = np.arange(16, dtype=np.uint64)
 assert np.array_equal(b.run(x), ntt.ntt(x))
@@ -210,7 +210,7 @@ def test_the_cycle_budget_follows_the_size_of_each_run():
     """8 x the ideal cycles of the run's size + 2^16, so a small run that hangs is caught in a small
     budget; a set cycle_budget holds for every run; a rejected size gets 2^16."""
     from types import SimpleNamespace
-    from sim.cosim import SimulatedKernel
+    from nantucket.sim.cosim import SimulatedKernel
     p = BuildParams(lanes=16, log_core=12, channels=32)
     kernel = SimpleNamespace(params=p, cycle_budget=None)
     for log_n in (p.min_log_n, 18, p.max_log_n):

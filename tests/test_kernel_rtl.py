@@ -4,10 +4,10 @@ import re
 
 import pytest
 
-from hw import catalog
-from hw.model import regmap as R
-from hw.model.params import BuildParams
-from sim.runner import lint_verilog
+from nantucket.hw import catalog
+from nantucket.hw.model import regmap as R
+from nantucket.hw.model.params import BuildParams
+from nantucket.sim.runner import lint_verilog
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 

@@ -17,10 +17,10 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
-from hw.lane import HalfChain, Lane
-from hw.model import lane as LM
-from hw.model.field import P
-from hw.reorder import FrameReorder, bit_sources
+from nantucket.hw.lane import HalfChain, Lane
+from nantucket.hw.model import lane as LM
+from nantucket.hw.model.field import P
+from nantucket.hw.reorder import FrameReorder, bit_sources
 
 
 class BehaviouralButterfly(wiring.Component):
@@ -230,7 +230,7 @@ def test_lane_frame_sizes(k):
 def test_lane_latency_at():
     """latency_at(f) is a chain of the active stages only: 2^(f-1) + 1 per reorder, the last ceil(f/2)
     and floor(f/2) butterflies of each half and their commutators (2^(d-1) - 1 cycles for d stages)."""
-    from hw.arith import MulReduce
+    from nantucket.hw.arith import MulReduce
     for k in (4, 7, 12):
         lane = Lane(k)
         lat = lane.butterfly_latencies
@@ -278,7 +278,7 @@ def test_half_chain_alone(active):
     stream = LM.twiddle_stream(k, c=12345)
     tables = LM.stage_tables(stream, k)
     ref = x.copy()
-    from hw.model import field as F
+    from nantucket.hw.model import field as F
     n = 1 << k
     for s in range(a):
         h = n >> (s + 1)
@@ -423,8 +423,8 @@ def test_parameter_checks():
 
 
 def test_properties_k12():
-    from hw.arith import ModSub, MulReduce
-    from hw.shift_butterfly import ShiftReduce
+    from nantucket.hw.arith import ModSub, MulReduce
+    from nantucket.hw.shift_butterfly import ShiftReduce
     for scale in ("stages", "output"):
         lane = Lane(12, scale=scale)          # the real butterflies
         assert lane.period == 2048
@@ -446,7 +446,7 @@ def test_properties_k12():
 
 def test_catalog_entry():
     from amaranth.hdl import Fragment
-    from hw import catalog
+    from nantucket.hw import catalog
     lane = catalog.build("lane", log_core=3)
     assert isinstance(lane, Lane) and lane.log_core == 3
     Fragment.get(lane, None)            # elaborates
@@ -465,7 +465,7 @@ def test_output_scale_lane(k):
     """The default lane (shift-only late stages, the four-step scale on the output) with its real
     butterflies: plain, scaled and inverse frames with stalls and an idle frame, against the reference
     (hw.model.ntt through lane_reference, c = w_N^column), not the lane model."""
-    from hw.model import field as F
+    from nantucket.hw.model import field as F
     dut = Lane(k)
     assert dut.scale == "output"
     per = dut.period
@@ -490,8 +490,8 @@ def test_output_scale_lane_frame_sizes(k, sizes):
     and others, columns != 0 (a plain frame, a scaled one, an inverse one, edge values), stalls and an
     idle frame. Expected: the stage reference at 2^f with c = w_N^column (lane_reference), and the
     lane model (scaled_lane_transform with log_core = k, log_n = n); latency_at(f) exactly."""
-    from hw.model import field as F
-    from sim.benchlib import EDGE_VALUES
+    from nantucket.hw.model import field as F
+    from nantucket.sim.benchlib import EDGE_VALUES
     dut = Lane(k)
     rng = np.random.default_rng(200 + k)
     prng = random.Random(k)
@@ -523,8 +523,8 @@ def test_output_scale_lane_inverse(k, sizes):
     a reset, edge values, stalls and an idle frame. Expected from the stage reference (lane_reference
     with the inverse twiddles and c = w_N^(-column), times F.inv(N) for normalize), and the lane model
     (Lane.model with the same flags); latency_at(f) exactly, as forward."""
-    from hw.model import field as F
-    from sim.benchlib import EDGE_VALUES
+    from nantucket.hw.model import field as F
+    from nantucket.sim.benchlib import EDGE_VALUES
     dut = Lane(k)
     rng = np.random.default_rng(300 + k)
     prng = random.Random(k + 1)
@@ -562,8 +562,8 @@ def test_output_scale_lane_inverse(k, sizes):
 def test_narrow_pass_butterfly():
     """The k = 12 lane's last first-half stage passes on only the low bits of the stream (the second
     half's words): still the full butterfly on the points, the low bits passed in step with them."""
-    from hw.butterfly import Butterfly
-    from sim.benchlib import EDGE_VALUES, pysim_pipeline
+    from nantucket.hw.butterfly import Butterfly
+    from nantucket.sim.benchlib import EDGE_VALUES, pysim_pipeline
     with pytest.raises(ValueError):
         Butterfly(pass_width=0)
     dut = Butterfly(pass_width=16)

@@ -11,8 +11,8 @@ scale each size also runs the two passes of an inverse transform (the lane's ``i
 
 import pytest
 
-from hw.lane import Lane
-from sim.runner import run_bench
+from nantucket.hw.lane import Lane
+from nantucket.sim.runner import run_bench
 
 FRAMES = {k: 4 for k in range(2, 9)} | {10: 3, 12: 3}
 #: Frame sizes test_frame_sizes runs (None: every f, see sim/bench_lane.py size_order).
@@ -24,13 +24,13 @@ CASES = [(k, "output") for k in sorted(FRAMES)] + [(3, "stages"), (6, "stages")]
 def test_lane_bench(k, scale):
     params = {"log_core": k, "scale": scale}
     lane = Lane(**params)
-    run_bench(lane, name="lane", params=params, test_module="sim.bench_lane",
+    run_bench(lane, name="lane", params=params, test_module="nantucket.sim.bench_lane",
               facts={"frames": FRAMES[k], "sizes": SIZES.get(k),
                      "latencies": {f: lane.latency_at(f) for f in range(2, k + 1)}})
 
 
 @pytest.mark.parametrize("k", [3, 12])
 def test_lint(k):
-    from hw import catalog
-    from sim.runner import lint_verilog
+    from nantucket.hw import catalog
+    from nantucket.sim.runner import lint_verilog
     lint_verilog(catalog.emit_verilog("lane", log_core=k), "lane")

@@ -4,8 +4,8 @@ independent references in hw.model.ntt / hw.model.fourstep."""
 import numpy as np
 import pytest
 
-from hw.model import field as F, fourstep, lane as LM, ntt as N
-from hw.model.schedule import lane_input_order
+from nantucket.hw.model import field as F, fourstep, lane as LM, ntt as N
+from nantucket.hw.model.schedule import lane_input_order
 
 P = F.P
 KS = list(range(2, 13))

@@ -4,10 +4,10 @@ the simulated card against the golden model, forward and inverse, with the HBM r
 import numpy as np
 import pytest
 
-from hw.model import ntt
-from hw.model.params import BuildParams
-from host.sim_backend import SimBackend
-from host.workloads import make_points
+from nantucket.hw.model import ntt
+from nantucket.hw.model.params import BuildParams
+from nantucket.host.sim_backend import SimBackend
+from nantucket.host.workloads import make_points
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 

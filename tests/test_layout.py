@@ -4,9 +4,9 @@ per channel where the DMA streams, 4 KiB-safe bursts, and balanced channel use a
 import numpy as np
 import pytest
 
-from hw.model.layout import BEAT_BYTES, PAGE_BYTES, POINTS_PER_BEAT, HbmLayout
-from hw.model.params import BuildParams
-from hw.model.schedule import pass_schedule
+from nantucket.hw.model.layout import BEAT_BYTES, PAGE_BYTES, POINTS_PER_BEAT, HbmLayout
+from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.schedule import pass_schedule
 
 CASES = [
     BuildParams(lanes=16, log_core=4, channels=2),
@@ -222,7 +222,7 @@ def test_smaller_sizes_use_smaller_buffers(log_n):
 @pytest.mark.parametrize("k", range(2, 13))
 def test_slot_of_row_is_the_lane_input_position(k):
     """The shift/mask slot formula against the schedule's lane input order (an independent table)."""
-    from hw.model.schedule import lane_input_order
+    from nantucket.hw.model.schedule import lane_input_order
     lay = HbmLayout(BuildParams(lanes=4, log_core=k, channels=2))
     order = lane_input_order(k).reshape(-1)
     rows = np.arange(1 << k)

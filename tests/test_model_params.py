@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from hw.model import field as F, fourstep, ntt as N
-from hw.model.params import BuildParams
-from hw.model.schedule import lane_input_order, lane_output_order, pass_schedule
+from nantucket.hw.model import field as F, fourstep, ntt as N
+from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.schedule import lane_input_order, lane_output_order, pass_schedule
 
 
 def test_defaults():
@@ -81,7 +81,7 @@ def test_pass_schedule_covers_every_index_once():
 # -- BuildParams.smallest_for ----------------------------------------------------------------------------
 
 def _kernel_accepts(params) -> bool:
-    from hw.model.layout import HbmLayout
+    from nantucket.hw.model.layout import HbmLayout
     try:
         HbmLayout(params)
     except ValueError:
@@ -92,7 +92,7 @@ def _kernel_accepts(params) -> bool:
 @pytest.mark.parametrize("given", [{}, {"lanes": 4}, {"lanes": 16}, {"lanes": 8, "channels": 32},
                                    {"channels": 2}, {"channels": 32}])
 def test_smallest_for_is_the_smallest_kernel_that_holds_n(given):
-    from hw.model.layout import HbmLayout
+    from nantucket.hw.model.layout import HbmLayout
     for n in [1, 2, 3, 16, 17, 255, 256, 257, 2**20, 2**24 - 1, 2**24]:
         p = BuildParams.smallest_for(n, check=HbmLayout, **given)
         assert p.n_points >= n and _kernel_accepts(p)
@@ -111,7 +111,7 @@ def test_smallest_for_is_the_smallest_kernel_that_holds_n(given):
 def test_smallest_for_powers_of_two_are_the_sim_backends_builds():
     """With nothing given: 4 lanes, 4 channels and k = max(2, ceil(log2(N) / 2)), the builds that
     host.sim_backend has always chosen (and cached under build/sim/)."""
-    from hw.model.layout import HbmLayout
+    from nantucket.hw.model.layout import HbmLayout
     for log_n in range(0, 25):
         want = BuildParams(lanes=4, log_core=max(2, (log_n + 1) // 2), channels=4)
         assert BuildParams.smallest_for(1 << log_n, check=HbmLayout) == want
@@ -128,7 +128,7 @@ def test_smallest_for_powers_of_two_are_the_sim_backends_builds():
     (4, {"lanes": 4.0}, TypeError, "lanes"),
 ])
 def test_smallest_for_rejects(n, given, exc, needle):
-    from hw.model.layout import HbmLayout
+    from nantucket.hw.model.layout import HbmLayout
     with pytest.raises(exc, match=needle):
         BuildParams.smallest_for(n, check=HbmLayout, **given)
 
@@ -142,7 +142,7 @@ def test_smallest_for_without_a_check_takes_what_buildparams_takes():
 def test_a_batch_schedule_runs_the_elements_back_to_back(params):
     """pass_schedule with batch B: every index of the B x N buffer exactly once per pass, and the
     transforms one after another: element e's part is the one-transform schedule shifted by e*N."""
-    from hw.model.schedule import loopback_passes, pass_schedule
+    from nantucket.hw.model.schedule import loopback_passes, pass_schedule
     for log_n in (params.min_log_n, params.max_log_n - 1, params.max_log_n):
         n = 1 << log_n
         for batch in (1, 2, 3):

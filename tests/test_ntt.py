@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from hw.model import field as F, fourstep, ntt as N
+from nantucket.hw.model import field as F, fourstep, ntt as N
 
 P = F.P
 

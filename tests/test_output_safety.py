@@ -13,9 +13,9 @@ import stat
 import numpy as np
 import pytest
 
-from host.cli import main
-from host.points import read_points, write_points
-from hw.model import ntt as N
+from nantucket.host.cli import main
+from nantucket.host.points import read_points, write_points
+from nantucket.hw.model import ntt as N
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def test_full_device_through_a_link_is_exit_3_after_the_verdict(pair, tmp_path, 
 
 
 def test_full_disk_on_a_regular_file_keeps_the_old_file(pair, tmp_path, capsys, monkeypatch):
-    import host.outfile as outfile
+    import nantucket.host.outfile as outfile
     out_file = tmp_path / "o.txt"
     out_file.write_text("old\n")
 
@@ -120,7 +120,7 @@ def test_read_only_file_is_refused(pair, tmp_path, capsys):
 ])
 def test_bad_output_paths_are_refused_before_any_work(pair, tmp_path, capsys, monkeypatch, make_path, needle):
     (tmp_path / "ro").mkdir(mode=0o555)
-    import host.cli as cli
+    import nantucket.host.cli as cli
 
     def no_reading(path):
         raise AssertionError("a file was read before the output path was checked")
@@ -191,11 +191,11 @@ def test_rtl_output_is_checked_before_elaboration(tmp_path, capsys):
 
 
 def test_synth_workdir_is_checked_before_synthesis(tmp_path, capsys, monkeypatch):
-    import hw.synth
+    import nantucket.hw.synth
 
     def no_synthesis(*a, **k):
         raise AssertionError("synthesis started before --workdir was checked")
-    monkeypatch.setattr(hw.synth, "synthesize", no_synthesis)
+    monkeypatch.setattr(nantucket.hw.synth, "synthesize", no_synthesis)
     a_file = tmp_path / "file"
     a_file.write_text("")
     ro = tmp_path / "ro"
@@ -213,7 +213,7 @@ def test_a_link_to_stdout_writes_into_the_report_stream(pair, tmp_path, stdout_t
     import sys
     link = tmp_path / "out-link"
     link.symlink_to("/dev/stdout")
-    argv = [sys.executable, "-m", "host.cli", "run", *map(str, pair), "--output", str(link)]
+    argv = [sys.executable, "-m", "nantucket.host.cli", "run", *map(str, pair), "--output", str(link)]
     if stdout_to == "pipe":
         out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True).stdout
     else:

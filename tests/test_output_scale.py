@@ -7,9 +7,9 @@ import re
 import pytest
 from amaranth.sim import Simulator
 
-from hw.model import field as F
-from hw.output_scale import OutputScale
-from sim.benchlib import EDGE_VALUES
+from nantucket.hw.model import field as F
+from nantucket.hw.output_scale import OutputScale
+from nantucket.sim.benchlib import EDGE_VALUES
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
@@ -86,9 +86,9 @@ def test_default_engine_structure():
     """Independent count in the emitted Verilog: the lane module holds the general butterflies (one
     multiplier each), the output scale's four multipliers and the coset point scale's two; the twiddle
     generator has none, the coset factor generator three."""
-    from hw import catalog
-    from hw.engine import NttEngine
-    from hw.model.params import BuildParams
+    from nantucket.hw import catalog
+    from nantucket.hw.engine import NttEngine
+    from nantucket.hw.model.params import BuildParams
     lanes, k = 2, 8                          # k = 8: stages 0, 1 general, 2..7 shift-only
     engine = NttEngine(BuildParams(lanes=lanes, log_core=k, channels=2))
     text = catalog.verilog_of(engine, "engine")

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from hw.model.field import P
-from host.points import PointFileError, read_points, write_points
-from host.workloads import KINDS, make_points
+from nantucket.hw.model.field import P
+from nantucket.host.points import PointFileError, read_points, write_points
+from nantucket.host.workloads import KINDS, make_points
 
 
 def test_round_trip(tmp_path):
@@ -54,7 +54,7 @@ def test_missing_file(tmp_path):
 def test_write_is_atomic(tmp_path, monkeypatch):
     f = tmp_path / "out.txt"
     f.write_text("old\n")
-    import host.outfile as outfile_module
+    import nantucket.host.outfile as outfile_module
 
     def boom(*a, **k):
         raise OSError("disk full")
@@ -138,7 +138,7 @@ def _valid_file(rng, values) -> bytes:
 def _read_every_path(path, data):
     """What each reader path makes of data: the fixed-width fast path (None when it declines), the
     vectorized parser of every spelling, and the per-line reference parser."""
-    import host.points as points_module
+    import nantucket.host.points as points_module
     return (points_module._read_fixed(path, data), points_module._read_loose(path, data),
             points_module._read_lines(path, data))
 
@@ -191,7 +191,7 @@ def _corrupt(rng, line: str) -> str:
 
 
 def test_every_invalid_spelling_is_refused_with_file_and_line(tmp_path):
-    import host.points as points_module
+    import nantucket.host.points as points_module
     rng = np.random.default_rng(7)
     f = tmp_path / "bad.txt"
     for case in range(400):

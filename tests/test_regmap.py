@@ -2,8 +2,8 @@
 
 import pytest
 
-from hw.model import regmap as R
-from hw.model.params import BuildParams
+from nantucket.hw.model import regmap as R
+from nantucket.hw.model.params import BuildParams
 
 PARAMS = [BuildParams(), BuildParams(lanes=4, log_core=6, channels=8), BuildParams(lanes=2, log_core=3, channels=2)]
 

@@ -3,10 +3,10 @@ it passes on the reference decoder and catches the mistakes a hand-written decod
 
 import pytest
 
-from hw.model import regmap as R
-from hw.model.params import BuildParams
-from sim.kernel_model import HbmModel, KernelModel
-from sim.regmap_conformance import check_conformance_sync, conformance_sequence
+from nantucket.hw.model import regmap as R
+from nantucket.hw.model.params import BuildParams
+from nantucket.sim.kernel_model import HbmModel, KernelModel
+from nantucket.sim.regmap_conformance import check_conformance_sync, conformance_sequence
 
 PARAMS = BuildParams(lanes=4, log_core=4, channels=8)
 

@@ -12,12 +12,12 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from hw import catalog
-from hw.arith import MulReduce
-from hw.engine import NttEngine
-from hw.lane import Lane
-from hw.model.params import BuildParams
-from hw.shared import Shared, VerilogCollector, module_name, share
+from nantucket.hw import catalog
+from nantucket.hw.arith import MulReduce
+from nantucket.hw.engine import NttEngine
+from nantucket.hw.lane import Lane
+from nantucket.hw.model.params import BuildParams
+from nantucket.hw.shared import Shared, VerilogCollector, module_name, share
 
 
 def _modules(text):
@@ -54,7 +54,7 @@ def test_shared_is_the_component_outside_verilog_emission():
 
 
 def test_custom_butterfly_lane_is_not_shared():
-    from hw.butterfly import Butterfly
+    from nantucket.hw.butterfly import Butterfly
     lane = Lane(4, butterfly=Butterfly)
     assert lane.shared_key is None and share(lane) is lane
     assert Lane(4).shared_key == "lane_k4"

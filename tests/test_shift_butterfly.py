@@ -7,11 +7,11 @@ import random
 import pytest
 from amaranth.hdl import Fragment
 
-from hw.arith import ModSub
-from hw.model import field as F
-from hw.shift_butterfly import ALL_SHIFTS, ShiftButterfly, ShiftReduce
-from sim.benchlib import EDGE_VALUES, pysim_pipeline
-from sim.runner import emit_verilog, lint_verilog, run_bench
+from nantucket.hw.arith import ModSub
+from nantucket.hw.model import field as F
+from nantucket.hw.shift_butterfly import ALL_SHIFTS, ShiftButterfly, ShiftReduce
+from nantucket.sim.benchlib import EDGE_VALUES, pysim_pipeline
+from nantucket.sim.runner import emit_verilog, lint_verilog, run_bench
 
 
 def test_roots_of_unity_up_to_64_are_powers_of_two():
@@ -28,7 +28,7 @@ def test_roots_of_unity_up_to_64_are_powers_of_two():
 def test_bench(shifts):
     dut = ShiftButterfly(shifts)
     run_bench(dut, name="shift_butterfly", params={"shifts": dut.shared_key},
-              test_module="sim.bench_shift_butterfly")
+              test_module="nantucket.sim.bench_shift_butterfly")
 
 
 def test_model_matches_golden():
@@ -72,7 +72,7 @@ def test_lint():
 
 
 def test_synthesis_uses_no_dsp(tmp_path):
-    from hw.synth import synthesize
+    from nantucket.hw.synth import synthesize
     r = synthesize("shift_butterfly", {}, tmp_path, quiet=True, component=ShiftButterfly())
     assert r["DSP48E2"] == 0
     assert r["logic_depth"] <= 20

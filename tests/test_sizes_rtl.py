@@ -7,11 +7,11 @@ a size below its maximum natively."""
 import numpy as np
 import pytest
 
-from hw.model import ntt
-from hw.model import regmap as R
-from hw.model.params import BuildParams
-from host.sim_backend import SimBackend
-from host.workloads import KINDS, make_points
+from nantucket.hw.model import ntt
+from nantucket.hw.model import regmap as R
+from nantucket.hw.model.params import BuildParams
+from nantucket.host.sim_backend import SimBackend
+from nantucket.host.workloads import KINDS, make_points
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 

@@ -6,13 +6,13 @@ import random
 import numpy as np
 import pytest
 
-from hw.model import field as F
-from hw.model.lane import from_lane_pairs, lane_transform, scaled_lane_transform, shift_stream, to_lane_pairs
-from hw.model.ntt import dft_naive
-from hw.model.params import BuildParams
-from hw.model.twiddles import lane_twiddles
-from hw.twiddles import TwiddleGenerator
-from sim.runner import run_bench
+from nantucket.hw.model import field as F
+from nantucket.hw.model.lane import from_lane_pairs, lane_transform, scaled_lane_transform, shift_stream, to_lane_pairs
+from nantucket.hw.model.ntt import dft_naive
+from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.twiddles import lane_twiddles
+from nantucket.hw.twiddles import TwiddleGenerator
+from nantucket.sim.runner import run_bench
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
@@ -121,7 +121,7 @@ def test_twiddle_generator(lanes, k, crossed, scale):
         tests.append("test_reset_state")
     run_bench(TwiddleGenerator(params, scale=scale), name="twiddles",
               params={"params": params.as_dict(), "scale": scale},
-              test_module="sim.bench_twiddles", testcase=tests)
+              test_module="nantucket.sim.bench_twiddles", testcase=tests)
 
 
 def test_twiddle_generator_default_build():
@@ -135,7 +135,7 @@ def test_twiddle_generator_default_build():
             [1, 24, 2, 0, 1, 1], [2, 24, 1, 3, 1, 1], [1, 17, 2, 0, 1, 1], [2, 17, 1, 0, 1, 2],
             [1, 8, 3, 0, 1, 3], [2, 8, 2, 0, 0, 3], [1, 8, 3, 0, 0, 3]]
     run_bench(TwiddleGenerator(params), name="twiddles", params={"params": params.as_dict(), "scale": "output"},
-              test_module="sim.bench_twiddles", testcase="test_random_stalls", facts={"runs": runs})
+              test_module="nantucket.sim.bench_twiddles", testcase="test_random_stalls", facts={"runs": runs})
 
 
 def test_rejects_bad_params():

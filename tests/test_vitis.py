@@ -22,9 +22,9 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from host import vitis as V
-from hw.model import regmap as R
-from hw.model.params import BuildParams
+from nantucket.host import vitis as V
+from nantucket.hw.model import regmap as R
+from nantucket.hw.model.params import BuildParams
 
 REPO = Path(__file__).resolve().parent.parent
 PARAMS = [BuildParams(), BuildParams(lanes=4, log_core=6, channels=8)]
@@ -170,7 +170,7 @@ def test_consistency_catches_mismatches():
 
 def test_nested_amaranth_interfaces_are_flagged():
     # Amaranth names a nested interface member m00_axi__awaddr; Vitis would not infer m00_axi from it.
-    from hw.axi import Axi4Signature
+    from nantucket.hw.axi import Axi4Signature
 
     class Nested(wiring.Component):
         def __init__(self):

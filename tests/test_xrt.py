@@ -12,14 +12,14 @@ import time
 import numpy as np
 import pytest
 
-from host import xrt as X
-from hw.model import field as F
-from hw.model import ntt as ntt_model
-from hw.model import regmap as R
-from hw.model.params import BuildParams
-from sim.fake_pyxrt import FakePyxrt, write_xclbin
-from sim.kernel_model import HbmModel, KernelModel, MemoryFault
-from hw.model.layout import HbmLayout as Layout
+from nantucket.host import xrt as X
+from nantucket.hw.model import field as F
+from nantucket.hw.model import ntt as ntt_model
+from nantucket.hw.model import regmap as R
+from nantucket.hw.model.params import BuildParams
+from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin
+from nantucket.sim.kernel_model import HbmModel, KernelModel, MemoryFault
+from nantucket.hw.model.layout import HbmLayout as Layout
 
 P = F.P
 EDGES = [0, 1, 2, P - 1, P - 2, 2**32 - 1, 2**32, 2**63, 2**64 - 2**32]
@@ -270,7 +270,7 @@ def test_model_hangs_on_an_address_outside_its_channel():
 
 def test_nantucket_run_on_the_xrt_backend(tmp_path, monkeypatch, capsys):
     # The CLI's backend interface with this adapter: params come from the ID block, as on a card.
-    from host import backends, cli
+    from nantucket.host import backends, cli
     params = BuildParams(lanes=4, log_core=4, channels=8)
     xclbin = write_xclbin(tmp_path / "nantucket.xclbin", params)
     fake = FakePyxrt()
@@ -529,7 +529,7 @@ def test_every_size_runs_natively_or_padded_to_the_smallest_native_size(params, 
     """Every n = 2^m up to the build's largest size, forward and inverse, every input kind: right against
     the golden model, the kernel ran log_n = max(m, min_log_n) (read back from its argument register), and
     the buffers hold exactly that size's points, nothing of the build's maximum."""
-    from host.workloads import KINDS, make_points
+    from nantucket.host.workloads import KINDS, make_points
     fake, be = make(params, tmp_path)
     for m in range(params.max_log_n + 1):
         ran = max(m, params.min_log_n)
@@ -646,7 +646,7 @@ def test_the_self_test_leaves_no_run_behind(tmp_path):
 
 
 def test_nantucket_run_reports_the_native_size(tmp_path, monkeypatch, capsys):
-    from host import backends, cli
+    from nantucket.host import backends, cli
     params = BuildParams(lanes=4, log_core=4, channels=8)       # native 2^4 .. 2^8
     xclbin = write_xclbin(tmp_path / "nantucket.xclbin", params)
     fake = FakePyxrt()
@@ -679,7 +679,7 @@ def test_model_runs_a_smaller_size_in_the_front_of_larger_buffers(params):
     """Buffers of the largest size, a run of each smaller native size: the model reads the input from
     the first N/R points of each input channel, writes the pass-1 state and X there, exactly as
     HbmLayout(params, log_n) places them, and touches no byte beyond."""
-    from hw.model import fourstep
+    from nantucket.hw.model import fourstep
     km, hbm, big, bases = _model(params)
     sentinel = np.uint64(0x5A5A_5A5A_5A5A_5A5A)
     for log_n in range(params.min_log_n, params.max_log_n):
@@ -885,7 +885,7 @@ def test_a_start_the_kernel_refuses_touches_no_memory_and_is_named(tmp_path, arg
 def test_orders_are_layout_tables_built_once(tmp_path):
     """A bit-reversed order is a point table of the layout step, built once per size and buffer, and
     scattering reversed rows equals scattering the rows permuted to natural order first."""
-    from host import hbm_io
+    from nantucket.host import hbm_io
     lay = Layout(SMALL, 5)
     assert hbm_io.point_table(lay, "input") is hbm_io.point_table(Layout(SMALL, 5), "input")
     rows = points(2 * 32, 9).reshape(2, 32) % np.uint64(P)

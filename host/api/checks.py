@@ -7,7 +7,7 @@ from numbers import Integral
 
 import numpy as np
 
-from hw.model.field import P, TWO_ADICITY
+from nantucket.hw.model.field import P, TWO_ADICITY
 
 #: The transform orders: first letter the input's order, second the output's; n = natural, r = bit-reversed.
 ORDERS = ("nn", "nr", "rn", "rr")

@@ -21,8 +21,8 @@ or any registered one). There are two kinds, with one interface:
 
 import numpy as np
 
-from host.backends import Backend, ModelBackend, make_backend
-from hw.model import ntt as ntt_model
+from nantucket.host.backends import Backend, ModelBackend, make_backend
+from nantucket.hw.model import ntt as ntt_model
 
 from . import checks as C
 from . import resident as RS

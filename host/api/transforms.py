@@ -17,8 +17,8 @@ from typing import Callable
 
 import numpy as np
 
-from hw.model import field as F
-from hw.model.ntt import bit_reverse_indices, log2_exact
+from nantucket.hw.model import field as F
+from nantucket.hw.model.ntt import bit_reverse_indices, log2_exact
 
 RowsNtt = Callable[[np.ndarray, bool], np.ndarray]
 

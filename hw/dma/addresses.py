@@ -27,9 +27,9 @@ from amaranth.hdl import Array, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.model.layout import (MAX_BURST_BEATS, POINTS_PER_BEAT, HbmLayout, lane_slot, sigma_of,
-                             slot_channel_of, unit_beat_of)
-from hw.model.params import BuildParams
+from nantucket.hw.model.layout import (MAX_BURST_BEATS, POINTS_PER_BEAT, HbmLayout, lane_slot, sigma_of,
+                                       slot_channel_of, unit_beat_of)
+from nantucket.hw.model.params import BuildParams
 
 __all__ = ["ReadAddressGenerator", "WriteAddressGenerator", "beat_bits", "select", "log_n_shape",
            "batch_shape", "payloads_per_pass", "beats_per_channel", "burst_beats_of", "read_pair_channels",

@@ -11,8 +11,8 @@ from amaranth.hdl import Const, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.model.layout import HbmLayout
-from hw.points import Beat, payload_layout, unit_layout
+from nantucket.hw.model.layout import HbmLayout
+from nantucket.hw.points import Beat, payload_layout, unit_layout
 
 from .addresses import ReadAddressGenerator, batch_shape, log_n_shape, select
 

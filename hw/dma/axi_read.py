@@ -11,8 +11,8 @@ from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.axi import BURST_INCR, RESP_OKAY, Axi4ReadSignature
-from hw.points import Beat
+from nantucket.hw.axi import BURST_INCR, RESP_OKAY, Axi4ReadSignature
+from nantucket.hw.points import Beat
 
 __all__ = ["AxiReadMaster"]
 

@@ -25,10 +25,10 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.fifo import AsyncFIFO
 from amaranth.lib.wiring import In, Out
 
-from hw.axi import Axi4Signature, connect_half, fault_layout
-from hw.model.layout import POINTS_PER_BEAT, HbmLayout
-from hw.model.params import BuildParams
-from hw.points import Beat, payload_layout
+from nantucket.hw.axi import Axi4Signature, connect_half, fault_layout
+from nantucket.hw.model.layout import POINTS_PER_BEAT, HbmLayout
+from nantucket.hw.model.params import BuildParams
+from nantucket.hw.points import Beat, payload_layout
 
 from .addresses import batch_shape, beat_bits, beats_per_channel, burst_beats_of, log_n_shape
 from .assembler import ReadAssembler

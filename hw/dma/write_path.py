@@ -13,8 +13,8 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from hw.model.layout import MAX_BURST_BEATS, HbmLayout
-from hw.points import Beat, payload_layout, unit_layout
+from nantucket.hw.model.layout import MAX_BURST_BEATS, HbmLayout
+from nantucket.hw.points import Beat, payload_layout, unit_layout
 
 from .addresses import (WriteAddressGenerator, batch_shape, beat_bits, beats_per_channel, burst_beats_of,
                         log_n_shape, payloads_per_pass, select)
