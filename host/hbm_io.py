@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nantucket.hw.model.layout import HbmLayout, each_channel
+from nantucket.hw.model.layout import HbmLayout, each_channel, unit_dtype
 from nantucket.hw.model.ntt import bit_reverse_indices
 
 __all__ = ["point_table", "scatter_rows", "gather_rows"]
@@ -80,10 +80,11 @@ def gather_rows(layout: HbmLayout, buffers, batch: int, *, buffer: str = "output
             out[:, idx] = _regions(buffers[ch], batch, words)
         each_channel(one, point_table(layout, buffer).items(), out.size)
         return out
-    units_of = out.reshape(batch, n // lanes, lanes)
+    unit = unit_dtype(lanes)
+    units_of = out.view(unit)                       # (batch, N / L): one item per L-point unit
 
     def one_natural(item):
         ch, units = item
-        units_of[:, units] = _regions(buffers[ch], batch, words).reshape(batch, units.size, lanes)
+        units_of[:, units] = _regions(buffers[ch], batch, words).view(unit)
     each_channel(one_natural, layout.unit_table(buffer).items(), out.size)
     return out

@@ -50,7 +50,7 @@ import numpy as np
 
 from .params import BuildParams
 
-__all__ = ["each_channel", "BUFFERS", "BEAT_BYTES", "POINTS_PER_BEAT", "MAX_BURST_BEATS", "CHANNEL_WINDOW_BYTES", "PAGE_BYTES",
+__all__ = ["each_channel", "unit_dtype", "BUFFERS", "BEAT_BYTES", "POINTS_PER_BEAT", "MAX_BURST_BEATS", "CHANNEL_WINDOW_BYTES", "PAGE_BYTES",
            "HbmLayout",
            "lane_slot", "slot_channel_of", "unit_beat_of", "sigma_of", "element_beat_of"]
 
@@ -70,6 +70,12 @@ _UNIT_TABLES: dict[BuildParams, dict[str, dict[int, np.ndarray]]] = {}
 
 
 _POOL: ThreadPoolExecutor | None = None
+
+
+def unit_dtype(lanes: int) -> np.dtype:
+    """A unit of ``lanes`` points as one opaque item: numpy moves such items with a fixed-size copy, where
+    a (..., units, lanes) uint64 fancy assignment goes element by element (1.7 x slower at 2^24)."""
+    return np.dtype((np.void, POINT_BYTES * lanes))
 
 
 def each_channel(fn, items, n_points: int) -> None:
@@ -400,12 +406,13 @@ class HbmLayout:
         (indexable by HBM channel), as a new array."""
         out = np.empty(self.n_points, dtype=np.uint64)
         lanes, b = self._p.lanes, self._b
-        rows = out.reshape(b, -1, lanes)
+        unit = unit_dtype(lanes)
+        rows = out.reshape(b, -1).view(unit)
 
         def one(item):
             ch, units = item
-            src = np.asarray(buffers[ch], dtype=np.uint64).reshape(-1)[: b * units.size * lanes]
-            rows[:, units] = src.reshape(b, -1, lanes)
+            src = np.ascontiguousarray(np.asarray(buffers[ch], dtype=np.uint64).reshape(-1)[: b * units.size * lanes])
+            rows[:, units] = src.reshape(b, -1).view(unit)
         each_channel(one, self._element_unit_table(buffer).items(), out.size)
         return out
 
