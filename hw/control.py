@@ -44,6 +44,7 @@ from amaranth.lib.wiring import In, Out
 
 from nantucket.hw.axi import RESP_OKAY, AxiLiteSignature, fault_layout
 from nantucket.hw.model import regmap as R
+from nantucket.hw.model.field import P
 from nantucket.hw.model.params import BuildParams
 
 __all__ = ["ControlSlave"]
@@ -275,7 +276,7 @@ class ControlSlave(wiring.Component):
             with m.Default():
                 m.d.comb += batch_ok.eq(self.batch >= 1)        # the size is refused anyway
         coset = (self.flags & R.FLAG_COSET).any()
-        shift_ok = (self.coset_shift != 0) & (self.coset_shift < (1 << 64) - (1 << 32) + 1)
+        shift_ok = (self.coset_shift != 0) & (self.coset_shift < P)
         m.d.comb += self.refused.eq(Mux(self.supported, 0, R.STATUS_BAD_SIZE)
                                     | Mux(batch_ok, 0, R.STATUS_BAD_BATCH)
                                     | Mux(coset & ~shift_ok, R.STATUS_BAD_SHIFT, 0)

@@ -14,8 +14,7 @@ size says (``HbmLayout(params, log_n)``; it reads and writes only the run's N/R 
 - the output X to ``layout.write_channels(2)`` (buffer "output", over the input).
 
 A batch of B transforms (argument ``batch``) runs B of them back to back, element e of every buffer in
-its own region of each channel right after element e-1 (``HbmLayout`` of one element, offset by e times
-its ``channel_bytes``); ``flags`` selects the inverse (1/N inside) and the coset transform with shift
+its own region of each channel right after element e-1 (``HbmLayout(params, log_n, batch)``); ``flags`` selects the inverse (1/N inside) and the coset transform with shift
 ``coset_shift`` (:func:`hw.model.ntt.transform` computes every element). A start the register map's
 :meth:`~hw.model.regmap.RegisterMap.check_start` refuses (size, batch, shift, flags) finishes at once with
 those STATUS bits and touches no memory.
@@ -124,8 +123,8 @@ class KernelModel:
         self.rmap = R.RegisterMap(params)
         self.hbm = hbm
         self.layout = layout            # the largest size's placement (None: HbmLayout(params))
-        #: HbmLayout per log_n, built when a run of that size first starts
-        self._layouts = {} if layout is None else {layout.log_n: layout}
+        #: HbmLayout per (log_n, batch), built when a run of that size first starts
+        self._layouts = {} if layout is None else {(layout.log_n, 1): layout}
         #: log_n of the last completed run (None before the first)
         self.last_log_n: int | None = None
         self.hang = hang
@@ -234,46 +233,39 @@ class KernelModel:
         """Whether the kernel transforms 2^log_n points natively (else: STATUS.bad_size)."""
         return self.params.min_log_n <= log_n <= self.params.max_log_n
 
-    def layout_for(self, log_n: int) -> HbmLayout:
-        """The placement of a run of 2^log_n points (kept per size)."""
-        if log_n not in self._layouts:
-            self._layouts[log_n] = HbmLayout(self.params, log_n)
-        return self._layouts[log_n]
+    def layout_for(self, log_n: int, batch: int = 1) -> HbmLayout:
+        """The placement of a run of ``batch`` transforms of 2^log_n points (kept per size and batch)."""
+        key = (log_n, batch)
+        if key not in self._layouts:
+            self._layouts[key] = HbmLayout(self.params, log_n, batch)
+        return self._layouts[key]
 
-    def _channel_words(self, ch: int, lay: HbmLayout, batch: int = 1) -> np.ndarray:
-        """The run's part of channel ``ch``: the layout's bytes for ``batch`` elements from the hbm_NN
+    def _channel_words(self, ch: int, lay: HbmLayout) -> np.ndarray:
+        """The run's part of channel ``ch``: the layout's bytes (every element of a batch) from the hbm_NN
         base address (a MemoryFault when they leave the master's channel or the buffer there)."""
         base = self.arg_value(R.pointer_arg(ch))
-        return self.hbm.view(base, lay.channel_bytes * batch, bank=ch).view(np.uint64)
+        return self.hbm.view(base, lay.channel_bytes, bank=ch).view(np.uint64)
 
     def _transform(self, log_n: int) -> None:
-        lay = self.layout_for(log_n)
         batch, flags = self.arg_value("batch"), self.arg_value("flags")
-        words = lay.channel_bytes // 8
-        chans = {ch: self._channel_words(ch, lay, batch) for ch in range(self.params.channels)}
-        for e in range(batch):                  # the elements' regions, one after another in every channel
-            self._transform_one(lay, {ch: w[e * words:(e + 1) * words] for ch, w in chans.items()},
-                                inverse=bool(flags & R.FLAG_INVERSE),
-                                coset=self.coset_shift if flags & R.FLAG_COSET else None)
-
-    def _transform_one(self, lay: HbmLayout, chans: dict, *, inverse: bool, coset: int | None) -> None:
-        n = lay.n_points
+        inverse, coset = bool(flags & R.FLAG_INVERSE), self.coset_shift if flags & R.FLAG_COSET else None
+        lay = self.layout_for(log_n, batch)
+        n = lay.element_points
         zeros = np.zeros(lay.channel_bytes // 8, dtype=np.uint64)
         reads = set(lay.read_channels(1))       # the pass-1 masters only ever read these
-        x = lay.gather([chans[ch] if ch in reads else zeros
-                        for ch in range(self.params.channels)], buffer="input")
-        if inverse or coset is not None:        # the engine's pass-1 state of these runs is not modelled
-            out = ntt_model.transform(x, inverse=inverse, coset=coset)
-            state = np.full(n, 0xDEAD_BEEF_DEAD_BEEF, dtype=np.uint64)
-        elif n <= _EXACT_STATE_MAX_POINTS:
-            state = fourstep.pass1(x, 1 << lay.rows_log("input"))                          # state[n2, k1]
+        x = lay.gather([self._channel_words(ch, lay) if ch in reads else zeros
+                        for ch in range(self.params.channels)], buffer="input").reshape(batch, n)
+        # the exact pass-1 state for a small plain single transform; scratch otherwise (not modelled)
+        exact = not inverse and coset is None and batch == 1 and n <= _EXACT_STATE_MAX_POINTS
+        if exact:
+            state = fourstep.pass1(x[0], 1 << lay.rows_log("input"))                       # state[n2, k1]
             out = fourstep.pass2(state)
             state = state.reshape(n)
-        else:                                   # the golden fast NTT; the state is scratch anyway
-            out = ntt_model.ntt(x)
-            state = np.full(n, 0xDEAD_BEEF_DEAD_BEEF, dtype=np.uint64)
+        else:
+            out = ntt_model.transform(x, inverse=inverse, coset=coset).reshape(-1)
+            state = np.full(batch * n, 0xDEAD_BEEF_DEAD_BEEF, dtype=np.uint64)
         for buffer, values, written in (("state", state, lay.write_channels(1)),
                                         ("output", out, lay.write_channels(2))):
             placed = lay.scatter(values, buffer=buffer)
             for ch in written:
-                chans[ch][:] = placed[ch]
+                self._channel_words(ch, lay)[:] = placed[ch]

@@ -34,6 +34,7 @@ no memory.
 
 from dataclasses import dataclass
 
+from .field import P
 from .params import BuildParams
 
 __all__ = [
@@ -108,8 +109,7 @@ STATUS_BAD_BATCH = 1 << 15      # batch = 0, or batch * 2^log_n > 2^MAX_LOG_N
 STATUS_BAD_SHIFT = 1 << 16      # coset flag with coset_shift = 0 or >= p
 STATUS_BAD_FLAGS = 1 << 17      # a flags bit outside FLAGS_KNOWN
 STATUS_REJECTED = STATUS_BAD_SIZE | STATUS_BAD_BATCH | STATUS_BAD_SHIFT | STATUS_BAD_FLAGS
-#: Goldilocks modulus (the shift must be below it).
-_P = (1 << 64) - (1 << 32) + 1
+
 #: Names of the identification words, in address order from ID_BASE (4 bytes each). MIN_LOG_N and
 #: MAX_LOG_N (BuildParams.min_log_n / max_log_n: the log_n range the kernel accepts) follow STATUS,
 #: so the older words keep their offsets; a host that does not know them is unaffected.
@@ -357,7 +357,7 @@ class RegisterMap:
             bad |= STATUS_BAD_SIZE
         if batch < 1 or (size_ok and batch > self.max_batch(log_n)):
             bad |= STATUS_BAD_BATCH
-        if flags & FLAG_COSET and not 0 < coset_shift < _P:
+        if flags & FLAG_COSET and not 0 < coset_shift < P:
             bad |= STATUS_BAD_SHIFT
         if flags & ~FLAGS_KNOWN:
             bad |= STATUS_BAD_FLAGS
