@@ -314,3 +314,53 @@ def test_batch_moves_on_threads():
     ch, off = lay.place("state")
     assert np.array_equal(np.stack([views[c] for c in range(params.channels)])[ch, off // 8], x)
     assert np.array_equal(lay.gather_from(views, "state"), x)
+
+
+# -- zero-extended inputs and chained runs -------------------------------------------------------------
+
+@pytest.mark.parametrize("frame", range(1, 13))
+def test_lane_row_inverts_lane_slot_and_is_the_schedule_order(frame):
+    from nantucket.hw.model.layout import lane_row, lane_slot
+    from nantucket.hw.model.schedule import lane_input_order
+    slots = np.arange(1 << frame)
+    assert np.array_equal(lane_slot(lane_row(slots, frame), frame), slots)
+    if frame >= 2:
+        order = lane_input_order(frame)          # cycle t reads rows order[t] = (row of slot 2t, 2t+1)
+        assert [tuple(int(r) for r in lane_row(np.array([2 * t, 2 * t + 1]), frame)) for t in range(len(order))] \
+            == [tuple(int(r) for r in pair) for pair in order]
+
+
+@pytest.mark.parametrize("params", CASES[2:], ids=IDS[2:])
+def test_zero_slot_mask_marks_exactly_the_units_past_the_input(params):
+    """A unit of a zero-extended input is zero iff its slot has a bit of zero_slot_mask, checked against
+    the index the placement gives each unit (the first point of unit (row, block) is row * 2^n2 + L*block)."""
+    from nantucket.hw.model.layout import zero_slot_mask
+    for n in range(params.min_log_n, params.max_log_n + 1):
+        lay = HbmLayout(params, n)
+        rows = np.arange(1 << lay.rows_log("input"))
+        slots = lay.slot_of_row("input", rows)
+        for m in range(n // 2, n + 1):
+            zero = (slots & zero_slot_mask(n, m)) != 0
+            assert np.array_equal(zero, (rows << (n // 2)) >= (1 << m)), (n, m)
+            assert np.array_equal(lay.zero_units(m).reshape(len(rows), -1).any(axis=1), zero)
+
+
+@pytest.mark.parametrize("params", CASES[2:], ids=IDS[2:])
+def test_output_as_input_is_the_larger_runs_input_placement(params):
+    """Output point i of element e of a 2^m run, written for a 2^n run, lands where the 2^n layout places
+    input point e*2^n + i; every such place is distinct, and each channel gets as many as the others."""
+    from nantucket.hw.model.layout import extension_pairs
+    pairs = sorted(extension_pairs(params))
+    assert pairs, params
+    for m, n in pairs:
+        batch = 2 if n < params.max_log_n else 1
+        src, dst = HbmLayout(params, m, batch), HbmLayout(params, n, batch)
+        ch, off = src.output_as_input(n)
+        e, i = np.divmod(np.arange(batch << m), 1 << m)
+        want = dst.place("input", e * (1 << n) + i)
+        assert np.array_equal(ch, want[0]) and np.array_equal(off, want[1])
+        assert len(set(zip(ch.tolist(), off.tolist()))) == ch.size
+        counts = np.bincount(ch // 2, minlength=dst.group)
+        assert counts.min() == counts.max()
+    with pytest.raises(ValueError, match="log_n"):
+        HbmLayout(params, params.max_log_n).output_as_input(params.max_log_n + 1)

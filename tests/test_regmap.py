@@ -1,8 +1,10 @@
 """The kernel register map (hw/model/regmap.py) against the ap_ctrl_hs contract Vitis and XRT expect, written out here."""
 
+import numpy as np
 import pytest
 
 from nantucket.hw.model import regmap as R
+from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import BuildParams
 
 PARAMS = [BuildParams(), BuildParams(lanes=4, log_core=6, channels=8), BuildParams(lanes=2, log_core=3, channels=2)]
@@ -23,7 +25,7 @@ def test_control_block_offsets_and_bits():
 
 def test_arguments_follow_the_pinned_layout(rmap):
     c = rmap.params.channels
-    assert len(rmap.args) == 1 + c + 4
+    assert len(rmap.args) == 1 + c + 6
     log_n = rmap.args[0]
     assert (log_n.name, log_n.index, log_n.offset, log_n.size, log_n.address_qualifier) == ("log_n", 0, 0x10, 4, 0)
     assert log_n.port == "s_axi_control"
@@ -39,9 +41,12 @@ def test_arguments_follow_the_pinned_layout(rmap):
     got = [(a.name, a.index, a.offset, a.size, a.c_type, a.address_qualifier, a.reset) for a in rmap.args[1 + c:]]
     assert got == [("flags", c + 1, after, 4, "uint", 0, 0), ("batch", c + 2, after + 8, 4, "uint", 0, 1),
                    ("coset_shift_lo", c + 3, after + 16, 4, "uint", 0, 0),
-                   ("coset_shift_hi", c + 4, after + 24, 4, "uint", 0, 0)]
+                   ("coset_shift_hi", c + 4, after + 24, 4, "uint", 0, 0),
+                   ("input_log_m", c + 5, after + 32, 4, "uint", 0, 0),
+                   ("chain_log_n", c + 6, after + 40, 4, "uint", 0, 0)]
     assert rmap.register("batch").reset == 1
-    assert [a.name for a in rmap.scalar_args] == ["log_n", "flags", "batch", "coset_shift_lo", "coset_shift_hi"]
+    assert [a.name for a in rmap.scalar_args] == ["log_n", "flags", "batch", "coset_shift_lo", "coset_shift_hi",
+                                                    "input_log_m", "chain_log_n"]
     assert rmap.split_shift(0x1234_5678_9ABC_DEF0) == {"coset_shift_lo": 0x9ABC_DEF0, "coset_shift_hi": 0x1234_5678}
 
 
@@ -125,13 +130,15 @@ def test_status_fields(rmap):
     fields = {f.name: f for f in rmap.register("STATUS").fields}
     assert {n: (f.lsb, f.width) for n, f in fields.items()} == {
         "bad_size": (0, 1), "axi_error": (1, 1), "axi_resp": (2, 2), "axi_write": (4, 1), "axi_channel": (8, 7),
-        "bad_batch": (15, 1), "bad_shift": (16, 1), "bad_flags": (17, 1)}
+        "bad_batch": (15, 1), "bad_shift": (16, 1), "bad_flags": (17, 1), "bad_extend": (18, 1)}
     assert (R.STATUS_BAD_SIZE, R.STATUS_AXI_ERROR, R.STATUS_AXI_RESP_MASK, R.STATUS_AXI_WRITE,
             R.STATUS_AXI_CHANNEL_MASK) == (0x1, 0x2, 0xC, 0x10, 0x7F00)
-    assert (R.STATUS_BAD_BATCH, R.STATUS_BAD_SHIFT, R.STATUS_BAD_FLAGS) == (1 << 15, 1 << 16, 1 << 17)
+    assert (R.STATUS_BAD_BATCH, R.STATUS_BAD_SHIFT, R.STATUS_BAD_FLAGS, R.STATUS_BAD_EXTEND) == (
+        1 << 15, 1 << 16, 1 << 17, 1 << 18)
     masks = [f.mask for f in fields.values()]
     assert sum(masks) == R.STATUS_BAD_SIZE | R.STATUS_AXI_ERROR | R.STATUS_AXI_RESP_MASK | R.STATUS_AXI_WRITE \
-        | R.STATUS_AXI_CHANNEL_MASK | R.STATUS_BAD_BATCH | R.STATUS_BAD_SHIFT | R.STATUS_BAD_FLAGS
+        | R.STATUS_AXI_CHANNEL_MASK | R.STATUS_BAD_BATCH | R.STATUS_BAD_SHIFT | R.STATUS_BAD_FLAGS \
+        | R.STATUS_BAD_EXTEND
     assert rmap.params.channels <= 1 << fields["axi_channel"].width
     assert R.decode_status(0) == {"bad_size": False, "axi_error": False}
     assert R.decode_status(0x2 | (3 << 2) | 0x10 | (31 << 8)) == {
@@ -159,3 +166,38 @@ def test_check_start_names_every_reason(rmap):
         assert rmap.check_start(hi, 1 << bit) == R.STATUS_BAD_FLAGS, bit
     assert R.decode_status(R.STATUS_BAD_BATCH | R.STATUS_BAD_SHIFT | R.STATUS_BAD_FLAGS) == {
         "bad_size": False, "axi_error": False, "bad_batch": True, "bad_shift": True, "bad_flags": True}
+
+
+def _even_channels(params, log_m, log_n):
+    """An independent count: the first 2^log_m points of a 2^log_n-point input, as units, per logical
+    channel of HbmLayout's input placement; equal counts and whole rows is what the kernel needs."""
+    if params.lanes < 4:
+        return False                # no HBM layout (a unit must fill whole beats): no extension at all
+    lay = HbmLayout(params, log_n)
+    first = np.arange(0, 1 << log_m, params.lanes)
+    chans = lay.place("input", first)[0]
+    counts = np.bincount(chans // 2, minlength=lay.group)
+    return counts.min() == counts.max() and log_m >= log_n // 2
+
+
+def test_check_start_extension_arguments(rmap):
+    """input_log_m (zero-extended input) and chain_log_n (output written as a larger run's input): 0 is
+    off; otherwise the pair of sizes must be native, whole rows and spread evenly over the channels, and
+    a chained batch must fit the buffers of the larger size."""
+    p = rmap.params
+    lo, hi = p.min_log_n, p.max_log_n
+    for n in range(lo, hi + 1):
+        assert rmap.check_start(n, input_log_m=0, chain_log_n=0) == 0
+        for m in range(0, 32):
+            even = lo <= m <= n and _even_channels(p, m, n)
+            assert rmap.check_start(n, input_log_m=m) == (0 if m == 0 or even else R.STATUS_BAD_EXTEND), (n, m)
+            assert rmap.check_start(m, chain_log_n=n) == (0 if even else (
+                R.STATUS_BAD_SIZE if not lo <= m <= hi else R.STATUS_BAD_EXTEND)), (m, n)
+    # blowup 2 is always placeable; a chained batch must fit 2^hi points
+    if p.lanes < 4:
+        return
+    assert rmap.check_start(hi - 1, chain_log_n=hi) == 0
+    assert rmap.check_start(hi - 1, batch=2, chain_log_n=hi) == R.STATUS_BAD_EXTEND
+    assert rmap.check_start(lo, batch=1 << (hi - lo - 1), chain_log_n=lo + 1) == 0
+    assert rmap.check_start(hi, chain_log_n=hi + 1) == R.STATUS_BAD_EXTEND
+    assert R.decode_status(R.STATUS_BAD_EXTEND)["bad_extend"] is True

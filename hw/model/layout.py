@@ -39,6 +39,13 @@ beat):
   of every buffer). Element e occupies its own region of every channel right after element e-1: it is
   placed exactly like a single transform, then moved by e * N/R/4 beats (``element_beats``). So every
   channel's read stream stays one sequential walk over the B elements.
+- Zero-extended input and chained transforms: a 2^n-point input may hold only its first M = 2^m points
+  per element (m <= n, the rest zeros). They are the input matrix's first 2^(m - n2) rows, so a unit is
+  zero exactly when its row has a bit in :func:`zero_row_mask`, i.e. when its slot has a bit in
+  :func:`zero_slot_mask` (``lane_slot`` only moves bits). The kernel reads only the other units. A run of
+  2^m points may write its output straight into that place, as the input of a 2^n-point run
+  (:meth:`HbmLayout.output_as_input`), so a low-degree extension or a second transform never leaves the
+  card. Both need the M points to fill every channel equally (:func:`extension_supported`).
 """
 
 from __future__ import annotations
@@ -50,7 +57,8 @@ import numpy as np
 
 from .params import BuildParams
 
-__all__ = ["each_channel", "unit_dtype", "BUFFERS", "BEAT_BYTES", "POINTS_PER_BEAT", "MAX_BURST_BEATS", "CHANNEL_WINDOW_BYTES", "PAGE_BYTES",
+__all__ = ["each_channel", "unit_dtype", "BUFFERS", "lane_row", "zero_row_mask", "zero_slot_mask",
+           "extension_supported", "extension_pairs", "BEAT_BYTES", "POINTS_PER_BEAT", "MAX_BURST_BEATS", "CHANNEL_WINDOW_BYTES", "PAGE_BYTES",
            "HbmLayout",
            "lane_slot", "slot_channel_of", "unit_beat_of", "sigma_of", "element_beat_of"]
 
@@ -114,6 +122,67 @@ def lane_slot(row, frame):
     m = (row >> b) & (((1 << a) >> 1) - 1)
     h = ((row << 1) >> frame) & 1
     return (r << a) | (m << 1) | h
+
+
+def lane_row(slot, frame):
+    """The row read in lane-input position ``slot`` of frames of 2^f points (``frame`` = f): the inverse of
+    :func:`lane_slot`, row = r + G*m + 2^(f-1)*h for slot = (r << a) | (m << 1) | h."""
+    a = (frame + 1) >> 1
+    b = frame >> 1
+    r = slot >> a
+    m = (slot >> 1) & (((1 << a) >> 1) - 1)
+    h = slot & 1
+    return r | (m << b) | ((h << frame) >> 1)
+
+
+def zero_row_mask(log_n: int, log_m: int) -> int:
+    """Input rows of a 2^log_n-point transform that hold no point of a 2^log_m-point zero-extended input
+    are those with a bit in this mask (rows >= 2^(log_m - n2), of 2^n1)."""
+    n1, n2 = (log_n + 1) >> 1, log_n >> 1
+    if not n2 <= log_m <= log_n:
+        raise ValueError(f"log_m: a 2^{log_n}-point input holds 2^{n2} .. 2^{log_n} points per element "
+                         f"(whole rows), got 2^{log_m}")
+    return ((1 << n1) - 1) & ~((1 << (log_m - n2)) - 1)
+
+
+def zero_slot_mask(log_n: int, log_m: int) -> int:
+    """The same as slot bits: the input unit in slot s is zero iff s & mask != 0 (lane_slot permutes
+    bits, so it maps the row mask to the slot mask)."""
+    return lane_slot(zero_row_mask(log_n, log_m), (log_n + 1) >> 1)
+
+
+def extension_supported(params: BuildParams, log_m: int, log_n: int) -> bool:
+    """Whether a 2^log_n-point input may hold only 2^log_m points per element (zero-extended), read by
+    the kernel without the zeros or written by a 2^log_m-point run as its output: both sizes native,
+    whole rows (log_m >= n2) and every channel holding the same number of the 2^log_m points' units (so
+    each channel's stream is the same length and the bandwidth is the whole card's). Decided by counting,
+    once per build."""
+    return (log_m, log_n) in extension_pairs(params)
+
+
+_EXTENSION_PAIRS: dict[BuildParams, frozenset] = {}
+
+
+def extension_pairs(params: BuildParams) -> frozenset:
+    """Every (log_m, log_n) that :func:`extension_supported` accepts for ``params``."""
+    if params not in _EXTENSION_PAIRS:
+        pairs = set()
+        if params.lanes < POINTS_PER_BEAT or params.core_points < params.channels // 2:
+            _EXTENSION_PAIRS[params] = frozenset()      # no HBM layout: the kernel runs no extension
+            return _EXTENSION_PAIRS[params]
+        rho = _log2(params.channels // 2)
+        for n in range(params.min_log_n, params.max_log_n + 1):
+            n1, n2 = (n + 1) >> 1, n >> 1
+            slots = np.arange(1 << n1)
+            chans = slot_channel_of(slots, sigma_of(n1, rho), rho)
+            rows = lane_row(slots, n1)
+            for m in range(max(n2, params.min_log_n), n + 1):
+                mine = chans[rows < (1 << (m - n2))]
+                counts = np.bincount(mine, minlength=1 << rho)
+                if counts.min() == counts.max():
+                    pairs.add((m, n))
+        _EXTENSION_PAIRS[params] = frozenset(pairs)
+    return _EXTENSION_PAIRS[params]
 
 
 def slot_channel_of(slot, sigma, rho):
@@ -333,6 +402,27 @@ class HbmLayout:
         s = int(self.slot_of_row(buffer, row))
         return (int(self.physical_channel(buffer, self.slot_channel(buffer, s))),
                 int(self.unit_beat(buffer, s, blk)) + element * self.element_beats)
+
+    def output_as_input(self, log_n: int, index=None):
+        """(physical channel, byte offset) of every output point X[e, i] of this layout's run when it is
+        written as the zero-extended input of a 2^log_n-point run of the same batch (i < 2^self.log_n of
+        the 2^log_n, :func:`extension_supported`): where ``HbmLayout(params, log_n, batch)`` places input
+        point e*2^log_n + i. ``index`` defaults to all B*M output indices in order."""
+        if not extension_supported(self._p, self._n, log_n):
+            raise ValueError(f"log_n: the output of a 2^{self._n}-point run of the {self._p.tag()} build "
+                             f"cannot be written as the input of a 2^{log_n}-point run")
+        if index is None:
+            index = np.arange(self.n_points, dtype=np.int64)
+        index = np.asarray(index, dtype=np.int64)
+        target = HbmLayout(self._p, log_n, self._b)
+        element, i = index >> self._n, index & ((1 << self._n) - 1)
+        return target.place("input", (element << log_n) | i)
+
+    def zero_units(self, log_m: int) -> np.ndarray:
+        """For each input unit of one element (logical unit u = points [L*u, L*u + L)), whether it lies
+        past the first 2^log_m points: the units a zero-extended run does not read."""
+        first = np.arange(0, self.element_points, self._p.lanes, dtype=np.int64)
+        return first >= (1 << log_m)
 
     # -- point placement -----------------------------------------------------------------------------
     def place(self, buffer: str, index=None) -> tuple[np.ndarray, np.ndarray]:

@@ -17,6 +17,12 @@ A = 0x18+8C argument C+1 ``flags``: 32-bit scalar, bit0 inverse, bit1 coset (FLA
 A + 0x08    argument C+2 ``batch``: 32-bit scalar B, transforms of 2^log_n points back to back (reset 1)
 A + 0x10    argument C+3 ``coset_shift_lo``, A + 0x18 argument C+4 ``coset_shift_hi``: the shift g of a
             coset run, bits 31..0 and 63..32 (two 32-bit scalars: pyxrt's set_arg passes a C int)
+A + 0x20    argument C+5 ``input_log_m``: 32-bit scalar m, the input holds only the first 2^m points of
+            each transform (zero-extended; the kernel reads no zeros); 0 (reset): all 2^log_n
+A + 0x28    argument C+6 ``chain_log_n``: 32-bit scalar t; when nonzero the output is written as the
+            zero-extended input of a 2^t-point run (hw.model.layout: HbmLayout.output_as_input), which
+            that run reads with input_log_m = log_n, so transforms chain on the card; 0 (reset): the
+            output placement
 0x800       identification block, read only: MAGIC, VERSION, LANES, LOG_CORE, CHANNELS, STATUS,
             MIN_LOG_N, MAX_LOG_N (the native sizes 2^MIN_LOG_N .. 2^MAX_LOG_N the kernel runs)
 ==========  =============================================================================
@@ -28,13 +34,15 @@ A start is checked before anything moves (:meth:`RegisterMap.check_start`, the o
 gateware's decoder and the host's model implement): an unsupported ``log_n`` (STATUS.bad_size), a batch
 of 0 or one whose B x 2^log_n points exceed the buffers of the build's largest transform
 (B * 2^log_n > 2^MAX_LOG_N, STATUS.bad_batch), a coset run whose shift is 0 or not below p
-(STATUS.bad_shift) or a flag bit the kernel does not know (STATUS.bad_flags) finishes at once and touches
-no memory.
+(STATUS.bad_shift), a flag bit the kernel does not know (STATUS.bad_flags) or an ``input_log_m`` /
+``chain_log_n`` pair of sizes the layout cannot place evenly (STATUS.bad_extend,
+:func:`hw.model.layout.extension_supported`) finishes at once and touches no memory.
 """
 
 from dataclasses import dataclass
 
 from .field import P
+from .layout import extension_supported
 from .params import BuildParams
 
 __all__ = [
@@ -44,7 +52,7 @@ __all__ = [
     "ISR_DONE", "MAGIC", "VERSION", "STATUS_BAD_SIZE", "STATUS_AXI_ERROR", "STATUS_AXI_RESP_SHIFT",
     "STATUS_AXI_RESP_MASK", "STATUS_AXI_WRITE", "STATUS_AXI_CHANNEL_SHIFT", "STATUS_AXI_CHANNEL_MASK",
     "AXI_RESP_NAMES", "decode_status", "ID_REGISTERS", "FLAG_INVERSE", "FLAG_COSET", "FLAGS_KNOWN",
-    "STATUS_BAD_BATCH", "STATUS_BAD_SHIFT", "STATUS_BAD_FLAGS", "STATUS_REJECTED",
+    "STATUS_BAD_BATCH", "STATUS_BAD_SHIFT", "STATUS_BAD_FLAGS", "STATUS_BAD_EXTEND", "STATUS_REJECTED",
     "master_port", "pointer_arg", "BitField", "Register", "KernelArg", "RegisterMap",
 ]
 
@@ -82,8 +90,9 @@ ISR_DONE = 1 << 0
 ID_BASE = 0x800
 #: "NTKT" in ASCII.
 MAGIC = 0x4E54_4B54
-#: Bumped whenever this register map changes incompatibly (2: the flags, batch and coset_shift arguments).
-VERSION = 2
+#: Bumped whenever this register map changes incompatibly (2: the flags, batch and coset_shift arguments;
+#: 3: input_log_m and chain_log_n).
+VERSION = 3
 
 # -- the ``flags`` argument -----------------------------------------------------------------------
 #: Inverse transform: X_k = (1/N) sum_j x_j w^(-jk), the 1/N inside the kernel.
@@ -108,7 +117,8 @@ AXI_RESP_NAMES = {0: "OKAY", 1: "EXOKAY", 2: "SLVERR", 3: "DECERR"}
 STATUS_BAD_BATCH = 1 << 15      # batch = 0, or batch * 2^log_n > 2^MAX_LOG_N
 STATUS_BAD_SHIFT = 1 << 16      # coset flag with coset_shift = 0 or >= p
 STATUS_BAD_FLAGS = 1 << 17      # a flags bit outside FLAGS_KNOWN
-STATUS_REJECTED = STATUS_BAD_SIZE | STATUS_BAD_BATCH | STATUS_BAD_SHIFT | STATUS_BAD_FLAGS
+STATUS_BAD_EXTEND = 1 << 18     # input_log_m or chain_log_n a size pair the layout cannot place evenly
+STATUS_REJECTED = STATUS_BAD_SIZE | STATUS_BAD_BATCH | STATUS_BAD_SHIFT | STATUS_BAD_FLAGS | STATUS_BAD_EXTEND
 
 #: Names of the identification words, in address order from ID_BASE (4 bytes each). MIN_LOG_N and
 #: MAX_LOG_N (BuildParams.min_log_n / max_log_n: the log_n range the kernel accepts) follow STATUS,
@@ -125,7 +135,8 @@ def decode_status(word: int) -> dict:
     """The fields of a STATUS word: bad_size, axi_error and (with axi_error) axi_resp, axi_resp_name,
     axi_write and axi_channel."""
     out = {"bad_size": bool(word & STATUS_BAD_SIZE), "axi_error": bool(word & STATUS_AXI_ERROR)}
-    for name, bit in (("bad_batch", STATUS_BAD_BATCH), ("bad_shift", STATUS_BAD_SHIFT), ("bad_flags", STATUS_BAD_FLAGS)):
+    for name, bit in (("bad_batch", STATUS_BAD_BATCH), ("bad_shift", STATUS_BAD_SHIFT), ("bad_flags", STATUS_BAD_FLAGS),
+                      ("bad_extend", STATUS_BAD_EXTEND)):
         if word & bit:
             out[name] = True
     if out["axi_error"]:
@@ -227,7 +238,9 @@ class RegisterMap:
         args += [KernelArg("flags", 1 + params.channels, after, 4, CONTROL_PORT, "uint"),
                  KernelArg("batch", 2 + params.channels, after + 8, 4, CONTROL_PORT, "uint", reset=1),
                  KernelArg("coset_shift_lo", 3 + params.channels, after + 16, 4, CONTROL_PORT, "uint"),
-                 KernelArg("coset_shift_hi", 4 + params.channels, after + 24, 4, CONTROL_PORT, "uint")]
+                 KernelArg("coset_shift_hi", 4 + params.channels, after + 24, 4, CONTROL_PORT, "uint"),
+                 KernelArg("input_log_m", 5 + params.channels, after + 32, 4, CONTROL_PORT, "uint"),
+                 KernelArg("chain_log_n", 6 + params.channels, after + 40, 4, CONTROL_PORT, "uint")]
         self._args = tuple(args)
         self._registers = self._build_registers()
         self._by_offset = {r.offset: r for r in self._registers}
@@ -286,6 +299,9 @@ class RegisterMap:
                              "0 or >= p (finished at once, memory untouched)"),
                     BitField("bad_flags", 17, 1, "ro", "the last start set a flags bit the kernel does not "
                              "know (finished at once, memory untouched)"),
+                    BitField("bad_extend", 18, 1, "ro", "the last start had an input_log_m or chain_log_n "
+                             "that the layout cannot place evenly with log_n (or chain_log_n with a batch "
+                             "past the buffers; finished at once, memory untouched)"),
                 )))
             else:
                 regs.append(Register(name, ID_BASE + 4 * i, "ro", _ID_DOCS.get(name, f"identification: {name}"),
@@ -348,9 +364,16 @@ class RegisterMap:
         must fit the buffers of the build's largest transform, 2^MAX_LOG_N points."""
         return 1 << (self._params.max_log_n - log_n)
 
-    def check_start(self, log_n: int, flags: int = 0, batch: int = 1, coset_shift: int = 0) -> int:
+    def extension_ok(self, log_m: int, log_n: int) -> bool:
+        """Whether a 2^log_n-point run may take a zero-extended input of 2^log_m points per transform
+        (``input_log_m``), and a 2^log_m-point run write its output as such an input (``chain_log_n``)."""
+        return extension_supported(self._params, log_m, log_n)
+
+    def check_start(self, log_n: int, flags: int = 0, batch: int = 1, coset_shift: int = 0,
+                    input_log_m: int = 0, chain_log_n: int = 0) -> int:
         """The STATUS bits a start with these argument values (register contents) gets refused with;
-        0 when it runs. Every reason found is reported, not only the first."""
+        0 when it runs. Every reason found is reported, not only the first. ``input_log_m`` and
+        ``chain_log_n`` are 0 when unused; checked only with a supported ``log_n``."""
         bad = 0
         size_ok = self.log_n_supported(log_n)
         if not size_ok:
@@ -361,6 +384,11 @@ class RegisterMap:
             bad |= STATUS_BAD_SHIFT
         if flags & ~FLAGS_KNOWN:
             bad |= STATUS_BAD_FLAGS
+        if size_ok and input_log_m and not self.extension_ok(input_log_m, log_n):
+            bad |= STATUS_BAD_EXTEND
+        if size_ok and chain_log_n and not (self.extension_ok(log_n, chain_log_n)
+                                            and 1 <= batch <= self.max_batch(chain_log_n)):
+            bad |= STATUS_BAD_EXTEND
         return bad
 
     # -- lookups -----------------------------------------------------------------------------------
