@@ -15,9 +15,12 @@ size says (``HbmLayout(params, log_n)``; it reads and writes only the run's N/R 
 
 A batch of B transforms (argument ``batch``) runs B of them back to back, element e of every buffer in
 its own region of each channel right after element e-1 (``HbmLayout(params, log_n, batch)``); ``flags`` selects the inverse (1/N inside) and the coset transform with shift
-``coset_shift`` (:func:`hw.model.ntt.transform` computes every element). A start the register map's
-:meth:`~hw.model.regmap.RegisterMap.check_start` refuses (size, batch, shift, flags) finishes at once with
-those STATUS bits and touches no memory.
+``coset_shift`` (:func:`hw.model.ntt.transform` computes every element). ``input_log_m`` = m takes only
+each element's first 2^m input points from memory (the rest are zeros, never read); ``chain_log_n`` = t
+writes the output as the zero-extended input of a 2^t-point run (:meth:`HbmLayout.output_as_input`)
+instead of in the output placement. A start the register map's
+:meth:`~hw.model.regmap.RegisterMap.check_start` refuses (size, batch, shift, flags, extension) finishes at
+once with those STATUS bits and touches no memory.
 
 Each master may only touch its own HBM pseudo-channel (the link's ``sp=mNN_axi:HBM[NN]``); an address
 outside it, or outside any allocated buffer, is a fault: the model then never raises ap_done, the way a
@@ -215,7 +218,8 @@ class KernelModel:
         if self.hang:
             return
         log_n = self.arg_value("log_n")
-        refused = self.rmap.check_start(log_n, self.arg_value("flags"), self.arg_value("batch"), self.coset_shift)
+        refused = self.rmap.check_start(log_n, self.arg_value("flags"), self.arg_value("batch"), self.coset_shift,
+                                        self.arg_value("input_log_m"), self.arg_value("chain_log_n"))
         self._status = (self._status & ~R.STATUS_REJECTED) | refused     # refused: done at once, memory untouched
         if not refused:
             try:
@@ -255,6 +259,10 @@ class KernelModel:
         reads = set(lay.read_channels(1))       # the pass-1 masters only ever read these
         x = lay.gather([self._channel_words(ch, lay) if ch in reads else zeros
                         for ch in range(self.params.channels)], buffer="input").reshape(batch, n)
+        log_m, chain = self.arg_value("input_log_m"), self.arg_value("chain_log_n")
+        if log_m:
+            x[:, 1 << log_m:] = 0               # zero-extended: the kernel reads none of these
+        plain_output = chain == 0
         # the exact pass-1 state for a small plain single transform; scratch otherwise (not modelled)
         exact = not inverse and coset is None and batch == 1 and n <= _EXACT_STATE_MAX_POINTS
         if exact:
@@ -264,8 +272,15 @@ class KernelModel:
         else:
             out = ntt_model.transform(x, inverse=inverse, coset=coset).reshape(-1)
             state = np.full(batch * n, 0xDEAD_BEEF_DEAD_BEEF, dtype=np.uint64)
-        for buffer, values, written in (("state", state, lay.write_channels(1)),
-                                        ("output", out, lay.write_channels(2))):
+        outputs = (("state", state, lay.write_channels(1)),) + ((("output", out, lay.write_channels(2)),)
+                                                                if plain_output else ())
+        for buffer, values, written in outputs:
             placed = lay.scatter(values, buffer=buffer)
             for ch in written:
                 self._channel_words(ch, lay)[:] = placed[ch]
+        if not plain_output:                      # the output as the input of a 2^chain run
+            target = self.layout_for(chain, batch)
+            channel, offset = lay.output_as_input(chain)
+            for ch in lay.write_channels(2):
+                mine = channel == ch
+                self._channel_words(ch, target)[offset[mine] // 8] = out[mine]
