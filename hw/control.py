@@ -12,7 +12,7 @@ Register behaviour (the reference is :class:`sim.kernel_model.KernelModel`; docs
 - CTRL.ap_idle: 1 when no run is in progress (reset value 1).
 - CTRL.ap_ready: set when a start is accepted, cleared when CTRL is read (Vitis HLS's ap_ctrl_hs
   slaves do the same; XRT only polls ap_done/ap_idle).
-- ``log_n`` / ``base`` / ``flags`` / ``batch`` / ``coset_shift`` show the argument registers, which
+- ``log_n`` / ``base`` / ``flags`` / ``batch`` / ``coset_shift`` / ``input_log_m`` / ``chain_log_n`` show the argument registers, which
   cannot change from the start to done: they hold the values of the start for the whole run (between
   runs they follow the host's writes; sample them with ``start``). ``refused`` decodes them as
   :meth:`hw.model.regmap.RegisterMap.check_start` does (the STATUS bits a start would be refused with),
@@ -22,7 +22,8 @@ Register behaviour (the reference is :class:`sim.kernel_model.KernelModel`; docs
   cycle as the toggle wins: the bit ends up set).
 - Arguments (log_n, hbm_NN low/high words): read/write while idle; writes during a run are ignored
   (as in the reference decoder), which is what keeps ``log_n`` / ``base`` constant through the run.
-- Identification block: read only; STATUS.bad_size / bad_batch / bad_shift / bad_flags are ``refused``
+- Identification block: read only; STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_extend are
+  ``refused``
   sampled with ``done`` when ``reject`` is high (a refused start), 0 after a run. STATUS.axi_*
   hold the first ``fault`` (an AXI error response of an HBM master) seen while a run is in progress:
   channel, response code, read or write; later faults of the run are ignored, a fault while idle too,
@@ -60,11 +61,11 @@ class ControlSlave(wiring.Component):
     - ``axil``: ``In(AxiLiteSignature(addr_width=regmap.ADDRESS_BITS, data_width=32))``.
     - ``start`` (Out 1): one-cycle pulse when a run is accepted.
     - ``log_n`` (Out 32), ``base`` (Out ``ArrayLayout(64, channels)``), ``flags`` (Out 32), ``batch``
-      (Out 32), ``coset_shift`` (Out 64): the arguments of the run, constant from the ``start`` pulse to
+      (Out 32), ``coset_shift`` (Out 64), ``input_log_m`` (Out 32), ``chain_log_n`` (Out 32): the arguments of the run, constant from the ``start`` pulse to
       ``done`` (argument writes are ignored while busy).
     - ``supported`` (Out 1): ``log_n`` is in ``params.min_log_n .. params.max_log_n`` (two compares of the
       32-bit register, ``regmap.supported_log_n``).
-    - ``refused`` (Out 32): the STATUS bits (bad_size, bad_batch, bad_shift, bad_flags) the arguments
+    - ``refused`` (Out 32): the STATUS bits (bad_size, bad_batch, bad_shift, bad_flags, bad_extend) the arguments
       earn, as ``RegisterMap.check_start``; 0 when the run may go. The kernel answers a start with
       ``refused != 0`` by ``done`` + ``reject`` without running.
     - ``done`` (In 1): pulse from the kernel when the run finished; ignored while idle.
@@ -94,6 +95,8 @@ class ControlSlave(wiring.Component):
             "flags": Out(32),
             "batch": Out(32),
             "coset_shift": Out(64),
+            "input_log_m": Out(32),
+            "chain_log_n": Out(32),
             "supported": Out(1),
             "refused": Out(32),
             "done": In(1),
@@ -213,7 +216,8 @@ class ControlSlave(wiring.Component):
             return Cat(*[arg_words[off] for off in rmap.arg(name).word_offsets])
         log_n_arg = arg("log_n")
         m.d.comb += [self.log_n.eq(log_n_arg), self.flags.eq(arg("flags")), self.batch.eq(arg("batch")),
-                     self.coset_shift.eq(Cat(arg("coset_shift_lo"), arg("coset_shift_hi")))]
+                     self.coset_shift.eq(Cat(arg("coset_shift_lo"), arg("coset_shift_hi"))),
+                     self.input_log_m.eq(arg("input_log_m")), self.chain_log_n.eq(arg("chain_log_n"))]
         for pa in rmap.pointer_args:
             m.d.comb += self.base[pa.channel].eq(arg(pa.name))
         m.d.comb += self.supported.eq((log_n_arg >= self._params.min_log_n) & (log_n_arg <= self._params.max_log_n))
@@ -268,17 +272,30 @@ class ControlSlave(wiring.Component):
     def _decode_refusal(self, m, rmap):
         """``refused``: RegisterMap.check_start on the argument registers (combinational)."""
         p = self._params
-        batch_ok = Signal()
+        batch_ok, extend_ok = Signal(), Signal()
+        sizes = rmap.supported_log_n
         with m.Switch(self.log_n):
-            for n in rmap.supported_log_n:
+            for n in sizes:
                 with m.Case(n):
-                    m.d.comb += batch_ok.eq((self.batch >= 1) & (self.batch <= rmap.max_batch(n)))
+                    # the (log_m, n) and (n, t) pairs the layout places evenly: constants of the build
+                    input_ok = (self.input_log_m == 0)
+                    for lm in sizes:
+                        if rmap.extension_ok(lm, n):
+                            input_ok = input_ok | (self.input_log_m == lm)
+                    chain_ok = (self.chain_log_n == 0)
+                    for t in sizes:
+                        if rmap.extension_ok(n, t):
+                            chain_ok = chain_ok | ((self.chain_log_n == t) & (self.batch >= 1)
+                                                   & (self.batch <= rmap.max_batch(t)))
+                    m.d.comb += [batch_ok.eq((self.batch >= 1) & (self.batch <= rmap.max_batch(n))),
+                                 extend_ok.eq(input_ok & chain_ok)]
             with m.Default():
-                m.d.comb += batch_ok.eq(self.batch >= 1)        # the size is refused anyway
+                m.d.comb += [batch_ok.eq(self.batch >= 1), extend_ok.eq(1)]     # the size is refused anyway
         coset = (self.flags & R.FLAG_COSET).any()
         shift_ok = (self.coset_shift != 0) & (self.coset_shift < P)
         m.d.comb += self.refused.eq(Mux(self.supported, 0, R.STATUS_BAD_SIZE)
                                     | Mux(batch_ok, 0, R.STATUS_BAD_BATCH)
                                     | Mux(coset & ~shift_ok, R.STATUS_BAD_SHIFT, 0)
-                                    | Mux((self.flags & ~R.FLAGS_KNOWN & 0xFFFF_FFFF).any(), R.STATUS_BAD_FLAGS, 0))
+                                    | Mux((self.flags & ~R.FLAGS_KNOWN & 0xFFFF_FFFF).any(), R.STATUS_BAD_FLAGS, 0)
+                                    | Mux(extend_ok, 0, R.STATUS_BAD_EXTEND))
 

@@ -50,7 +50,7 @@ class ShadowKernel(KernelModel):
     def refusal(self) -> int:
         """RegisterMap.check_start on the argument registers as they are now."""
         return self.rmap.check_start(self.arg_value("log_n"), self.arg_value("flags"), self.arg_value("batch"),
-                                     self.coset_shift)
+                                     self.coset_shift, self.arg_value("input_log_m"), self.arg_value("chain_log_n"))
 
     def finish(self, reject: bool) -> None:
         if self._idle:
@@ -232,6 +232,8 @@ class ControlTB:
                 self.starts.append({"log_n": int(d.log_n.value), "supported": int(d.supported.value),
                                     "refused": int(d.refused.value), "flags": int(d.flags.value),
                                     "batch": int(d.batch.value), "coset_shift": int(d.coset_shift.value),
+                                    "input_log_m": int(d.input_log_m.value),
+                                    "chain_log_n": int(d.chain_log_n.value),
                                     "base": int(d.base.value), "cycle": c})
             # handshakes of this cycle (they happen at the coming rising edge)
             if int(d.axil__awvalid.value) and int(d.axil__awready.value):
@@ -609,7 +611,8 @@ async def test_raw_handshake_orders(dut):
 @cocotb.parametrize(backpressure=BACKPRESSURE)
 async def test_refusals(dut, backpressure):
     """``refused`` at every start is RegisterMap.check_start of the argument registers (flags, batch and
-    the coset shift at their edges, several reasons at once); a refused start answered with done + reject
+    the coset shift at their edges, input_log_m / chain_log_n pairs placeable or not, several reasons at
+    once); a refused start answered with done + reject
     leaves exactly those bits in STATUS, and the next accepted start clears them."""
     tb = ControlTB(dut)
     await tb.start(backpressure)
@@ -624,15 +627,22 @@ async def test_refusals(dut, backpressure):
         flags = random.choice([0, R.FLAG_INVERSE, R.FLAG_COSET, R.FLAG_INVERSE | R.FLAG_COSET,
                                1 << random.randint(2, 31), R.FLAG_COSET | 1 << 31])
         shift = random.choice(shifts)
+        near = log_n if p.min_log_n <= log_n <= p.max_log_n else p.max_log_n
+        input_log_m = random.choice([0, near, near - 1, near - 2, random.randint(0, 40)])
+        chain_log_n = random.choice([0, near, near + 1, near + 2, near + 5, random.randint(0, 40)])
+        await tb.check_write(rmap.arg("input_log_m").offset, input_log_m)
+        await tb.check_write(rmap.arg("chain_log_n").offset, chain_log_n)
         await tb.check_write(rmap.arg("log_n").offset, log_n)
         await tb.check_write(rmap.arg("flags").offset, flags)
         await tb.check_write(rmap.arg("batch").offset, batch)
         for name, value in rmap.split_shift(shift).items():
             await tb.check_write(rmap.arg(name).offset, value)
-        want = rmap.check_start(log_n, flags, batch, shift)
+        want = rmap.check_start(log_n, flags, batch, shift, input_log_m, chain_log_n)
         seen = await tb.start_run()
-        assert (seen["refused"], seen["flags"], seen["batch"], seen["coset_shift"]) == (want, flags, batch, shift), \
-            f"trial {trial}: log_n {log_n} flags {flags:#x} batch {batch} shift {shift:#x}"
+        assert (seen["refused"], seen["flags"], seen["batch"], seen["coset_shift"], seen["input_log_m"],
+                seen["chain_log_n"]) == (want, flags, batch, shift, input_log_m, chain_log_n), \
+            f"trial {trial}: log_n {log_n} flags {flags:#x} batch {batch} shift {shift:#x} " \
+            f"input_log_m {input_log_m} chain_log_n {chain_log_n}"
         await tb.check_read(status, "cleared by the start")
         await tb.pulse_done(reject=bool(want), settle=0)
         got = await tb.check_read(status, f"after trial {trial}")
