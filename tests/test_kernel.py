@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from nantucket.hw.model import ntt, regmap as R
+from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import BuildParams
 from nantucket.host.backends import DeviceError
 from nantucket.host.workloads import KINDS, make_points
@@ -297,3 +298,96 @@ def test_batches_in_one_kernel_call(card):
     single = _transform(card, make_points(n, "random", 90))
     x = np.stack([make_points(n, "random", 91 + e) for e in range(4)])
     assert _transform(card, x) < 4 * single
+
+
+def _arg(k, rmap, name, value):
+    for i, offset in enumerate(rmap.arg(name).word_offsets):
+        k.write(offset, (value >> (32 * i)) & 0xFFFF_FFFF)
+
+
+def _start_and_wait(k):
+    k.write(R.CTRL, R.CTRL_AP_START)
+    ctrl = k.read(R.CTRL)                       # the simulated kernel runs to done on this read
+    assert ctrl & R.CTRL_AP_DONE, f"CTRL 0x{ctrl:x}: the run did not finish"
+
+
+def _channels(k, rmap, p):
+    """The hbm_NN buffers as uint64 arrays (the driver's, at the pointer arguments' addresses)."""
+    out = []
+    for ch in range(p.channels):
+        base = sum(k.read(o) << (32 * i) for i, o in enumerate(rmap.arg(R.pointer_arg(ch)).word_offsets))
+        out.append(k.hbm.view(base, HbmLayout(p).channel_bytes, bank=ch).view(np.uint64))
+    return out
+
+
+def test_chained_runs_and_zero_extended_input_stay_on_the_card(card):
+    """A low-degree extension without a host round trip, register by register on the RTL: an inverse of
+    2^m points written (chain_log_n = t) as the zero-extended input of a 2^t-point coset run, which reads it
+    with input_log_m = m; the words the second run must take as zeros hold garbage. A transform whose output
+    is chained into its own size's input placement is transformed again straight from there. A batch of
+    two chains the same way. Every result against the golden model on a zero-extended copy made here."""
+    p = card.params_for(0)
+    k, rmap = card.kernel, R.RegisterMap(p)
+    card.run(make_points(p.max_log_n, "random", 100))          # the driver's largest buffers and pointers
+    mem = _channels(k, rmap, p)
+    rng = np.random.default_rng(5)
+    prime = (1 << 64) - (1 << 32) + 1
+    plans = [(p.max_log_n - 1, p.max_log_n, 1, 7), (p.max_log_n - 2, p.max_log_n - 1, 2, prime - 1)]
+    for m, t, batch, g in plans:
+        assert rmap.extension_ok(m, t)
+        x = np.stack([make_points(m, KINDS[e % len(KINDS)], 110 + e) for e in range(batch)])
+        small, large = HbmLayout(p, m, batch), HbmLayout(p, t, batch)
+        for ch in range(p.channels):
+            mem[ch][:] = rng.integers(0, 1 << 64, mem[ch].size, dtype=np.uint64)    # garbage everywhere
+        small.scatter_into(x.reshape(-1), mem, "input")
+        _arg(k, rmap, "log_n", m), _arg(k, rmap, "batch", batch), _arg(k, rmap, "flags", R.FLAG_INVERSE)
+        _arg(k, rmap, "chain_log_n", t), _arg(k, rmap, "input_log_m", 0)
+        _start_and_wait(k)
+        assert k.read(rmap.id_offset("STATUS")) == 0
+        coeffs = ntt.transform(x, inverse=True)
+        got = large.gather_from(mem, "input").reshape(batch, -1)
+        assert np.array_equal(got[:, :1 << m], coeffs), (m, t, "chained output")
+        _arg(k, rmap, "log_n", t), _arg(k, rmap, "flags", R.FLAG_COSET), _arg(k, rmap, "chain_log_n", 0)
+        _arg(k, rmap, "input_log_m", m)
+        for name, value in rmap.split_shift(g).items():
+            _arg(k, rmap, name, value)
+        _start_and_wait(k)
+        assert k.read(rmap.id_offset("STATUS")) == 0
+        padded = np.concatenate([coeffs, np.zeros((batch, (1 << t) - (1 << m)), dtype=np.uint64)], axis=1)
+        want = ntt.transform(padded, coset=g)
+        assert np.array_equal(large.gather_from(mem, "output").reshape(batch, -1), want), (m, t, g)
+    # the same size: forward, output chained into the input placement, forward again from there
+    n = p.max_log_n - 1
+    x = make_points(n, "random", 120)
+    lay = HbmLayout(p, n)
+    lay.scatter_into(x, mem, "input")
+    _arg(k, rmap, "log_n", n), _arg(k, rmap, "batch", 1), _arg(k, rmap, "flags", 0), _arg(k, rmap, "input_log_m", 0)
+    _arg(k, rmap, "chain_log_n", n)
+    _start_and_wait(k)
+    assert np.array_equal(lay.gather_from(mem, "input"), ntt.ntt(x))
+    _arg(k, rmap, "chain_log_n", 0)
+    _start_and_wait(k)
+    assert np.array_equal(lay.gather_from(mem, "output"), ntt.ntt(ntt.ntt(x)))
+    assert np.array_equal(card.run(x), ntt.ntt(x))             # the driver's next run is unaffected
+
+
+def test_unplaceable_extensions_are_refused_without_touching_memory(card):
+    """input_log_m / chain_log_n pairs outside the build's extension pairs (or a chained batch past the
+    buffers) finish at once with STATUS.bad_extend; no HBM byte changes."""
+    p = card.params_for(0)
+    k, rmap = card.kernel, R.RegisterMap(p)
+    card.run(make_points(p.max_log_n, "random", 130))
+    before = {a: b.copy() for a, b in k.hbm.buffers().items()}
+    cases = [(p.max_log_n, 0, p.max_log_n + 1, 1), (p.max_log_n - 1, 0, p.max_log_n, 2),
+             (p.max_log_n, p.max_log_n + 1, 0, 1), (p.min_log_n, p.min_log_n - 1, 0, 1),
+             (p.max_log_n, 1, 0, 1)]
+    for log_n, log_m, chain, batch in cases:
+        want = rmap.check_start(log_n, 0, batch, 0, log_m, chain)
+        assert want & R.STATUS_BAD_EXTEND, (log_n, log_m, chain, batch)
+        _arg(k, rmap, "log_n", log_n), _arg(k, rmap, "batch", batch), _arg(k, rmap, "flags", 0)
+        _arg(k, rmap, "input_log_m", log_m), _arg(k, rmap, "chain_log_n", chain)
+        _start_and_wait(k)
+        assert k.read(rmap.id_offset("STATUS")) == want
+        for a, b in k.hbm.buffers().items():
+            assert np.array_equal(b, before[a]), f"buffer at 0x{a:x} written by a refused start"
+    _arg(k, rmap, "input_log_m", 0), _arg(k, rmap, "chain_log_n", 0), _arg(k, rmap, "batch", 1)
