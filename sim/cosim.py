@@ -286,6 +286,26 @@ class SimulatedKernel:
         self.progress(f"[cosim] kernel done: {cycles} NTT cycles, simulated in {time.monotonic() - t0:.1f} s")
         self._pull_memory()
 
+    # -- register-level runs (benches and tests that drive the kernel without the host's driver) ----
+
+    def set_args(self, **values: int) -> None:
+        """Write kernel arguments by name (every 32-bit word of each), as the register map lays them out."""
+        for name, value in values.items():
+            for i, offset in enumerate(self.rmap.arg(name).word_offsets):
+                self.write(offset, (value >> (32 * i)) & 0xFFFF_FFFF)
+
+    def arg_words(self, name: str) -> int:
+        """An argument's value as the kernel's registers hold it."""
+        return sum(self.read_raw(o) << (32 * i) for i, o in enumerate(self.rmap.arg(name).word_offsets))
+
+    def start_and_wait(self) -> int:
+        """Start a run with the arguments as they are, simulate it to done and return STATUS (0: it ran;
+        else the refusal or AXI error bits). A run still busy after its budget is a SimulationError."""
+        self.write(R.CTRL, R.CTRL_AP_START)
+        if not self.read(R.CTRL) & R.CTRL_AP_DONE:
+            raise SimulationError(f"the kernel is still busy after its budget of {self.run_budget} NTT cycles")
+        return self.read_raw(self.rmap.id_offset("STATUS"))
+
     def reset(self, cycles: int = 16) -> None:
         """Assert both resets (kernel and memory models together, as the platform does)."""
         self._call("reset", cycles)

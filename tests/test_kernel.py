@@ -300,24 +300,10 @@ def test_batches_in_one_kernel_call(card):
     assert _transform(card, x) < 4 * single
 
 
-def _arg(k, rmap, name, value):
-    for i, offset in enumerate(rmap.arg(name).word_offsets):
-        k.write(offset, (value >> (32 * i)) & 0xFFFF_FFFF)
-
-
-def _start_and_wait(k):
-    k.write(R.CTRL, R.CTRL_AP_START)
-    ctrl = k.read(R.CTRL)                       # the simulated kernel runs to done on this read
-    assert ctrl & R.CTRL_AP_DONE, f"CTRL 0x{ctrl:x}: the run did not finish"
-
-
-def _channels(k, rmap, p):
+def _channels(k, p):
     """The hbm_NN buffers as uint64 arrays (the driver's, at the pointer arguments' addresses)."""
-    out = []
-    for ch in range(p.channels):
-        base = sum(k.read(o) << (32 * i) for i, o in enumerate(rmap.arg(R.pointer_arg(ch)).word_offsets))
-        out.append(k.hbm.view(base, HbmLayout(p).channel_bytes, bank=ch).view(np.uint64))
-    return out
+    return [k.hbm.view(k.arg_words(R.pointer_arg(ch)), HbmLayout(p).channel_bytes, bank=ch).view(np.uint64)
+            for ch in range(p.channels)]
 
 
 def test_chained_runs_and_zero_extended_input_stay_on_the_card(card):
@@ -329,7 +315,7 @@ def test_chained_runs_and_zero_extended_input_stay_on_the_card(card):
     p = card.params_for(0)
     k, rmap = card.kernel, R.RegisterMap(p)
     card.run(make_points(p.max_log_n, "random", 100))          # the driver's largest buffers and pointers
-    mem = _channels(k, rmap, p)
+    mem = _channels(k, p)
     rng = np.random.default_rng(5)
     prime = (1 << 64) - (1 << 32) + 1
     plans = [(p.max_log_n - 1, p.max_log_n, 1, 7), (p.max_log_n - 2, p.max_log_n - 1, 2, prime - 1)]
@@ -340,19 +326,13 @@ def test_chained_runs_and_zero_extended_input_stay_on_the_card(card):
         for ch in range(p.channels):
             mem[ch][:] = rng.integers(0, 1 << 64, mem[ch].size, dtype=np.uint64)    # garbage everywhere
         small.scatter_into(x.reshape(-1), mem, "input")
-        _arg(k, rmap, "log_n", m), _arg(k, rmap, "batch", batch), _arg(k, rmap, "flags", R.FLAG_INVERSE)
-        _arg(k, rmap, "chain_log_n", t), _arg(k, rmap, "input_log_m", 0)
-        _start_and_wait(k)
-        assert k.read(rmap.id_offset("STATUS")) == 0
+        k.set_args(log_n=m, batch=batch, flags=R.FLAG_INVERSE, chain_log_n=t, input_log_m=0)
+        assert k.start_and_wait() == 0
         coeffs = ntt.transform(x, inverse=True)
         got = large.gather_from(mem, "input").reshape(batch, -1)
         assert np.array_equal(got[:, :1 << m], coeffs), (m, t, "chained output")
-        _arg(k, rmap, "log_n", t), _arg(k, rmap, "flags", R.FLAG_COSET), _arg(k, rmap, "chain_log_n", 0)
-        _arg(k, rmap, "input_log_m", m)
-        for name, value in rmap.split_shift(g).items():
-            _arg(k, rmap, name, value)
-        _start_and_wait(k)
-        assert k.read(rmap.id_offset("STATUS")) == 0
+        k.set_args(log_n=t, flags=R.FLAG_COSET, chain_log_n=0, input_log_m=m, **rmap.split_shift(g))
+        assert k.start_and_wait() == 0
         padded = np.concatenate([coeffs, np.zeros((batch, (1 << t) - (1 << m)), dtype=np.uint64)], axis=1)
         want = ntt.transform(padded, coset=g)
         assert np.array_equal(large.gather_from(mem, "output").reshape(batch, -1), want), (m, t, g)
@@ -361,12 +341,11 @@ def test_chained_runs_and_zero_extended_input_stay_on_the_card(card):
     x = make_points(n, "random", 120)
     lay = HbmLayout(p, n)
     lay.scatter_into(x, mem, "input")
-    _arg(k, rmap, "log_n", n), _arg(k, rmap, "batch", 1), _arg(k, rmap, "flags", 0), _arg(k, rmap, "input_log_m", 0)
-    _arg(k, rmap, "chain_log_n", n)
-    _start_and_wait(k)
+    k.set_args(log_n=n, batch=1, flags=0, input_log_m=0, chain_log_n=n)
+    assert k.start_and_wait() == 0
     assert np.array_equal(lay.gather_from(mem, "input"), ntt.ntt(x))
-    _arg(k, rmap, "chain_log_n", 0)
-    _start_and_wait(k)
+    k.set_args(chain_log_n=0)
+    assert k.start_and_wait() == 0
     assert np.array_equal(lay.gather_from(mem, "output"), ntt.ntt(ntt.ntt(x)))
     assert np.array_equal(card.run(x), ntt.ntt(x))             # the driver's next run is unaffected
 
@@ -384,10 +363,8 @@ def test_unplaceable_extensions_are_refused_without_touching_memory(card):
     for log_n, log_m, chain, batch in cases:
         want = rmap.check_start(log_n, 0, batch, 0, log_m, chain)
         assert want & R.STATUS_BAD_EXTEND, (log_n, log_m, chain, batch)
-        _arg(k, rmap, "log_n", log_n), _arg(k, rmap, "batch", batch), _arg(k, rmap, "flags", 0)
-        _arg(k, rmap, "input_log_m", log_m), _arg(k, rmap, "chain_log_n", chain)
-        _start_and_wait(k)
-        assert k.read(rmap.id_offset("STATUS")) == want
+        k.set_args(log_n=log_n, batch=batch, flags=0, input_log_m=log_m, chain_log_n=chain)
+        assert k.start_and_wait() == want
         for a, b in k.hbm.buffers().items():
             assert np.array_equal(b, before[a]), f"buffer at 0x{a:x} written by a refused start"
-    _arg(k, rmap, "input_log_m", 0), _arg(k, rmap, "chain_log_n", 0), _arg(k, rmap, "batch", 1)
+    k.set_args(input_log_m=0, chain_log_n=0, batch=1)
