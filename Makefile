@@ -113,7 +113,7 @@ bench: $(STAMP)
 	$(PY) scripts/bench_arith.py
 	$(PY) scripts/bench_lane.py
 	$(PY) scripts/bench_xrt_host.py
-	$(PY) -m nantucket.sim.bench_dma
+	$(PY) scripts/bench_dma.py
 	$(PY) scripts/bench_sizes.py
 	$(PY) scripts/bench_transforms.py
 	$(PY) scripts/bench_chain.py

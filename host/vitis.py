@@ -1,6 +1,7 @@
 """The Vitis build flow: every input AMD's tools need, generated from the build parameters.
 
-For a target (``hw`` or ``hw_emu``) and a platform, :class:`VitisBuild` writes into ``build/<target>/``:
+For a target (``hw`` or ``hw_emu``) and a platform, :class:`VitisBuild` writes into ``build/<target>/`` (the
+build folder of sim/build_root.py: ~/.cache/nantucket when installed from a wheel):
 
 - ``rtl/nantucket.v``: the kernel Verilog (from ``hw.catalog``'s "kernel" component, top module
   ``nantucket``), when that component exists;
@@ -37,6 +38,7 @@ from pathlib import Path
 
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.params import BuildParams
+from nantucket.sim.build_root import build_base
 
 __all__ = [
     "DEFAULT_PLATFORM", "TARGETS", "NTT_CLOCK_REQUEST_MHZ", "HADA_ERROR", "SETTINGS_HINT", "REPO_ROOT",
@@ -355,7 +357,7 @@ class VitisBuild:
             if not c.is_file():
                 raise ValueError(f"config_files: no file {c}")
         object.__setattr__(self, "config_files", cfgs)
-        out = Path(self.out_dir) if self.out_dir is not None else REPO_ROOT / "build" / self.target
+        out = Path(self.out_dir) if self.out_dir is not None else build_base() / self.target
         object.__setattr__(self, "out_dir", out.resolve())
 
     # paths

@@ -66,6 +66,7 @@ from nantucket.hw.model import field as F
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.layout import BEAT_BYTES, CHANNEL_WINDOW_BYTES, PAGE_BYTES, HbmLayout
 from nantucket.hw.model.params import BuildParams
+from nantucket.sim.build_root import build_base
 from .backend_base import Backend, DeviceError
 from .hbm_io import gather_rows, scatter_rows
 from .kernel_plan import KERNEL_TRANSFORMS, plan_transform
@@ -78,7 +79,6 @@ __all__ = [
 ]
 
 SETUP_HINT = "source /opt/xilinx/xrt/setup.sh"
-REPO_ROOT = Path(__file__).resolve().parent.parent
 #: Sizes from which scatter/gather and the transfers show progress on stderr.
 PROGRESS_MIN_POINTS = 1 << 20
 #: Buffers of runs that timed out, kept alive (not freed) while their kernel may still write them.
@@ -185,9 +185,10 @@ def import_pyxrt():
 
 
 def default_xclbin() -> Path:
-    """build/hw_emu/nantucket.xclbin under XCL_EMULATION_MODE=hw_emu, else build/hw/nantucket.xclbin."""
+    """build/hw_emu/nantucket.xclbin under XCL_EMULATION_MODE=hw_emu, else build/hw/nantucket.xclbin (the
+    build folder of sim/build_root.py: ~/.cache/nantucket installed from a wheel, or NANTUCKET_BUILD_DIR)."""
     target = "hw_emu" if os.environ.get("XCL_EMULATION_MODE") == "hw_emu" else "hw"
-    return REPO_ROOT / "build" / target / f"{R.KERNEL_NAME}.xclbin"
+    return build_base() / target / f"{R.KERNEL_NAME}.xclbin"
 
 
 #: ID registers that report the kernel's native log_n range (read and checked when the register map has them).

