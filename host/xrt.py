@@ -23,13 +23,19 @@ forward or inverse with the 1/N inside, with or without a coset shift g, nativel
 - what a kernel does not compute (``kernel_computes``) the host does around it (host/kernel_plan.py).
 
 A start the kernel would refuse (RegisterMap.check_start) is :class:`KernelRefused` before anything is
-sent; one the kernel refuses (STATUS.bad_size / bad_batch / bad_shift / bad_flags) is the same error
-naming each STATUS reason. ``report["Kernel size"]``, ``report["Kernel calls"]`` and ``kernel_log_n``
+sent; one the kernel refuses (STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_extend) is the
+same error naming each STATUS reason and the argument. ``report["Kernel size"]``, ``report["Kernel calls"]`` and ``kernel_log_n``
 say what the kernel ran in the last run; ``kernel_runs`` lists every call.
 
 Device-resident data: :meth:`XrtBackend.allocate` gives a :class:`DeviceBuffers` set of its own,
 :meth:`~XrtBackend.upload` / :meth:`~XrtBackend.download` move points in and out through the layout
 step, :meth:`~XrtBackend.execute` runs the kernel on such a set in place (host/api/resident.py).
+Every run sets the arguments ``input_log_m`` and ``chain_log_n`` (0 when unused): ``execute`` takes a
+run's ``log_n`` (a run smaller than the buffers, the first of a chain), ``chain_log_n`` = t (the output
+written as the zero-extended input of a 2^t-point run: buffers sized for 2^t points) and ``input_log_m``
+= m (an input of only 2^m points per row, placed by :meth:`~XrtBackend.upload_extended`, which writes
+only those points' units, or by a chained run), so transforms chain on the card without a host round
+trip (hw.model.layout: ``extension_supported``, ``HbmLayout.output_as_input``).
 
 Identification: XRT's C++ ``xrt::kernel::read_register`` is not bound by XRT's published pyxrt (its
 pyxrt.pyi declares no register access); when a module offers it the ID block (MAGIC, VERSION, LANES,

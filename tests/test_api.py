@@ -566,6 +566,7 @@ def test_lde_runs_as_one_chained_sequence_on_the_card(tmp_path, keep):
         assert (km.arg_value("log_n"), km.arg_value("input_log_m"), km.arg_value("chain_log_n")) == (6, 4, 6)
         assert [r[0] for r in dev.backend.kernel_runs[-4:]] == [4, 6, 4, 6]
         assert "chained" in dev.backend.report["Host work"]
+        assert dev.backend.report["Kernel calls"] == "4 calls: 2 x (2^4 inverse chained into 2^6 coset), batch 2"
         got = ext.numpy()
         if keep:
             assert np.array_equal(a.numpy(), values), "lde changed its input"
@@ -660,3 +661,15 @@ def test_a_resident_array_on_a_kernel_without_the_transform_goes_round_the_host(
         dev.ntt(a)                      # the fallback put the points back where the kernel reads them
         assert dev.relayouts == 2 and fake.kernel_model.runs == runs + 2      # no batches: a call per row
         assert np.array_equal(a.numpy(), nantucket.ntt(x))
+
+
+def test_the_docs_table_of_chained_lde_blowups_is_the_generated_one():
+    """docs/api.md shows which blowups chain on the default build: the block must be what
+    chained_lde_table derives from extension_pairs, so it cannot go stale."""
+    from pathlib import Path
+    from nantucket.host.api.resident import chained_lde_blowups, chained_lde_table
+    text = (Path(__file__).resolve().parent.parent / "docs" / "api.md").read_text()
+    block = text.split("<!-- chained-lde-table: begin -->\n")[1].split("\n<!-- chained-lde-table: end -->")[0]
+    assert block == chained_lde_table(BuildParams())
+    small = chained_lde_blowups(BuildParams(lanes=4, log_core=3, channels=4))
+    assert small == {4: [2, 4], 5: [2], 6: []}          # extension_pairs: (4, 5), (4, 6), (5, 6)

@@ -6,8 +6,7 @@ or any registered one). There are two kinds, with one interface:
 - the model backend gets a :class:`ModelDevice`: its device memory is the numpy buffers of its
   :class:`DeviceArray` objects and the golden model computes on them directly, so chained transforms
   move nothing (only ``asarray`` and ``numpy`` do);
-- every other backend gets a :class:`BackendDevice`. On a card (xrt, and sim with fixed build
-  parameters) an array of a native size lives in the kernel's device buffers (host/api/resident.py):
+- every other backend gets a :class:`BackendDevice`. On a card (xrt) an array of a native size lives in the kernel's device buffers (host/api/resident.py):
   ``asarray`` places it for the kernel, ``ntt``/``intt`` run the kernel on those buffers in place and
   leave the result where the next run reads it (a (B, N) array is one batched kernel call, or the fewest
   calls of the kernel's largest batch; the inverse, the coset and the orders are kernel flags and layout
@@ -341,18 +340,23 @@ class BackendDevice(Device):
             self.transfers["to-device"] += rows.nbytes
             work = (f"none (the LDE ran on the card: the 2^{log_m}-point inverse chained into the "
                     f"2^{log_t}-point coset NTT)")
+            calls = (f"{2 * len(out.chunks)} calls: {len(out.chunks)} x (2^{log_m} inverse chained into "
+                     f"2^{log_t} coset), batch {out.rows}")
         else:
             coeffs = self._coefficients(store)
             if not on_card:
                 return self._place(self._run(T.zero_extend(coeffs, blowup), False, shift, "nn"))
             out, moved = RS.coset_extended(driver, coeffs, log_t, shift)
             self.transfers["to-device"] += moved
+            calls = None
             work = (f"the coefficients through the host, zero-extended on the card (input_log_m = {log_m})"
                     if driver.rmap.extension_ok(log_m, log_t) else
                     "the coefficients through the host, zero-extended there (the build cannot place "
                     f"2^{log_m} points in a 2^{log_t}-point input)")
         self.backend.note_resident(out.n, out.rows, len(out.chunks), False, shift, "nn")
         self.backend.report["Host work"] = work
+        if calls is not None:
+            self.backend.report["Kernel calls"] = calls
         return out
 
     def _coefficients(self, store) -> np.ndarray:

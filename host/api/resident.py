@@ -146,3 +146,20 @@ def coset_extended(driver, coeffs: np.ndarray, log_t: int, shift: int) -> tuple[
                        chain_log_n=log_t)
         chunks.append(Chunk(r0, part.shape[0], bufs))
     return ResidentRows(driver, 1 << log_t, chunks), moved
+
+
+def chained_lde_blowups(params) -> dict[int, list[int]]:
+    """For each native log2 M of the build ``params``: the blowups > 1 whose ``lde`` runs chained on the
+    card (``extension_pairs`` has (m, m + log2 blowup)); blowup 1 always does."""
+    from nantucket.hw.model.layout import extension_pairs
+    pairs = extension_pairs(params)
+    return {m: [1 << (t - m) for t in range(m + 1, params.max_log_n + 1) if (m, t) in pairs]
+            for m in range(params.min_log_n, params.max_log_n + 1)}
+
+
+def chained_lde_table(params) -> str:
+    """``chained_lde_blowups`` as the markdown table of docs/api.md (one row per M)."""
+    lines = ["| M | blowups chained on the card |", "|---|---|"]
+    for m, blowups in chained_lde_blowups(params).items():
+        lines.append(f"| 2^{m} | {', '.join(str(b) for b in blowups) or 'none (1 only)'} |")
+    return "\n".join(lines)
