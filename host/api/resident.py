@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nantucket.hw.model.layout import extension_pairs
+
 from .transforms import zero_extend
 
 __all__ = ["Chunk", "ResidentRows", "upload_rows", "download_rows", "relayout", "INPUT_NATURAL",
@@ -151,7 +153,6 @@ def coset_extended(driver, coeffs: np.ndarray, log_t: int, shift: int) -> tuple[
 def chained_lde_blowups(params) -> dict[int, list[int]]:
     """For each native log2 M of the build ``params``: the blowups > 1 whose ``lde`` runs chained on the
     card (``extension_pairs`` has (m, m + log2 blowup)); blowup 1 always does."""
-    from nantucket.hw.model.layout import extension_pairs
     pairs = extension_pairs(params)
     return {m: [1 << (t - m) for t in range(m + 1, params.max_log_n + 1) if (m, t) in pairs]
             for m in range(params.min_log_n, params.max_log_n + 1)}
