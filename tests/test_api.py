@@ -612,6 +612,29 @@ def test_lde_at_the_edges_of_the_extension_pairs(tmp_path, params, log_m, blowup
     assert np.array_equal(got, ref_lde(values, blowup, 7))
 
 
+@pytest.mark.parametrize("blowup", [8, 16], ids=["chained", "fallback"])
+def test_lde_of_a_resident_bit_reversed_array(tmp_path, blowup):
+    """values resident and bit-reversed in the input placement (left so by an "nr" transform): chained,
+    they come back once from where they sit; in the fallback ((4, 8) is not a pair of L4_k4_C4) the inverse
+    runs on the card in their own buffers after one counted relayout to natural order, the coefficients come
+    back, a forward run restores the values in place. Either way a is unchanged and the result exact."""
+    params = BuildParams(lanes=4, log_core=4, channels=4)
+    chained = blowup == 8
+    fake, dev = open_fake_xrt(tmp_path, params)
+    x = rand_points((2, 16), seed=blowup)
+    with dev:
+        a = dev.ntt(dev.asarray(x), order="nr")
+        before = dict(dev.transfers)
+        ext = dev.lde(a, blowup, BIG_SHIFT)
+        row = x.nbytes
+        assert dev.relayouts == (0 if chained else 1)
+        assert dev.transfers["from-device"] - before["from-device"] == (row if chained else 2 * row)
+        assert dev.transfers["to-device"] - before["to-device"] == (row if chained else row + blowup * row)
+        got, values = ext.numpy(), a.numpy()
+    assert np.array_equal(values, nantucket.ntt(x, order="nr")), "lde changed its input"
+    assert np.array_equal(got, ref_lde(values, blowup, BIG_SHIFT))
+
+
 def test_lde_fallback_with_a_supported_pair_writes_only_the_coefficients_units(tmp_path):
     """A kernel without the inverse: the coefficients come from the host, and go back zero-extended by the
     kernel (input_log_m), the host writing none of the zeros: a word outside the M points' units keeps
