@@ -6,8 +6,8 @@ or any registered one). There are two kinds, with one interface:
 - the model backend gets a :class:`ModelDevice`: its device memory is the numpy buffers of its
   :class:`DeviceArray` objects and the golden model computes on them directly, so chained transforms
   move nothing (only ``asarray`` and ``numpy`` do);
-- every other backend gets a :class:`BackendDevice`. On a card (xrt) an array of a native size lives in the kernel's device buffers (host/api/resident.py):
-  ``asarray`` places it for the kernel, ``ntt``/``intt`` run the kernel on those buffers in place and
+- every other backend gets a :class:`BackendDevice`. On a card (xrt) an array of a native size lives in
+  the kernel's device buffers (host/api/resident.py): ``asarray`` places it for the kernel, ``ntt``/``intt`` run the kernel on those buffers in place and
   leave the result where the next run reads it (a (B, N) array is one batched kernel call, or the fewest
   calls of the kernel's largest batch; the inverse, the coset and the orders are kernel flags and layout
   tables), ``lde`` chains its two runs on the card, ``numpy`` brings the points back. An
