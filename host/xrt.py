@@ -24,8 +24,9 @@ forward or inverse with the 1/N inside, with or without a coset shift g, nativel
 
 A start the kernel would refuse (RegisterMap.check_start) is :class:`KernelRefused` before anything is
 sent; one the kernel refuses (STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_extend) is the
-same error naming each STATUS reason and the argument. ``report["Kernel size"]``, ``report["Kernel calls"]`` and ``kernel_log_n``
-say what the kernel ran in the last run; ``kernel_runs`` lists every call.
+same error naming each STATUS reason and the argument. ``report["Kernel size"]``,
+``report["Kernel calls"]`` and ``kernel_log_n`` say what the kernel ran in the last run; ``kernel_runs``
+lists every call.
 
 Device-resident data: :meth:`XrtBackend.allocate` gives a :class:`DeviceBuffers` set of its own,
 :meth:`~XrtBackend.upload` / :meth:`~XrtBackend.download` move points in and out through the layout

@@ -7,13 +7,13 @@ or any registered one). There are two kinds, with one interface:
   :class:`DeviceArray` objects and the golden model computes on them directly, so chained transforms
   move nothing (only ``asarray`` and ``numpy`` do);
 - every other backend gets a :class:`BackendDevice`. On a card (xrt) an array of a native size lives in
-  the kernel's device buffers (host/api/resident.py): ``asarray`` places it for the kernel, ``ntt``/``intt`` run the kernel on those buffers in place and
-  leave the result where the next run reads it (a (B, N) array is one batched kernel call, or the fewest
-  calls of the kernel's largest batch; the inverse, the coset and the orders are kernel flags and layout
-  tables), ``lde`` chains its two runs on the card, ``numpy`` brings the points back. An
-  array the card cannot hold natively (a size below the kernel's smallest, a backend without device
-  buffers) is staged in host memory and each transform is one ``Backend.run`` (points to the card, the
-  batched kernel call, points back).
+  the kernel's device buffers (host/api/resident.py): ``asarray`` places it for the kernel,
+  ``ntt``/``intt`` run the kernel on those buffers in place and leave the result where the next run
+  reads it (a (B, N) array is one batched kernel call, or the fewest calls of the kernel's largest
+  batch; the inverse, the coset and the orders are kernel flags and layout tables), ``lde`` chains its
+  two runs on the card, ``numpy`` brings the points back. An array the card cannot hold natively (a size
+  below the kernel's smallest, a backend without device buffers) is staged in host memory and each
+  transform is one ``Backend.run`` (points to the card, the batched kernel call, points back).
 
 ``transfers`` counts the bytes each device moved between host memory and the backend's memory;
 ``relayouts`` the host round trips a resident array needed between transforms (see resident.py).
