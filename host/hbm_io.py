@@ -11,6 +11,10 @@ comes from) each HBM word. Both moves are one pass over the data:
 - natural order: one row gather (scatter) of L-point units per channel, from the layout's unit table;
 - bit-reversed order: one point gather per channel from an index table (the unit table with the bit
   reversal composed in), built once per build, size, buffer and order and kept.
+
+A zero-extended input (the kernel's ``input_log_m`` = m: each row's first 2^m of N points, the rest zeros
+the kernel never reads) is scattered by :func:`scatter_extended`: only the units holding one of the 2^m
+points are written (``HbmLayout.zero_units``), so the host neither builds nor writes the zeros.
 """
 
 from __future__ import annotations
@@ -20,10 +24,14 @@ import numpy as np
 from nantucket.hw.model.layout import HbmLayout, each_channel, unit_dtype
 from nantucket.hw.model.ntt import bit_reverse_indices
 
-__all__ = ["point_table", "scatter_rows", "gather_rows"]
+__all__ = ["point_table", "scatter_rows", "gather_rows", "live_unit_table", "scatter_extended"]
 
 #: point index tables by (params, log_n, buffer): {channel: user indices in channel order}
 _POINT_TABLES: dict[tuple, dict[int, np.ndarray]] = {}
+#: live unit tables by (params, log_n, log_m): {channel: (channel unit rows, logical units)}
+_LIVE_TABLES: dict[tuple, dict[int, tuple[np.ndarray, np.ndarray]]] = {}
+
+
 def point_table(layout: HbmLayout, buffer: str) -> dict[int, np.ndarray]:
     """For each channel ``buffer`` uses: the user indices of a bit-reversed-order array, in the order the
     channel holds its points from byte 0 (the unit table, expanded to points, through the bit reversal).
@@ -88,3 +96,39 @@ def gather_rows(layout: HbmLayout, buffers, batch: int, *, buffer: str = "output
         units_of[:, units] = _regions(buffers[ch], batch, words).view(unit)
     each_channel(one_natural, layout.unit_table(buffer).items(), out.size)
     return out
+
+
+def live_unit_table(layout: HbmLayout, log_m: int) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """For each input channel of ``layout``: (rows, units), the channel's unit rows (from byte 0 of an
+    element's region) that hold one of the first 2^log_m points of the element, and the logical unit
+    numbers placed there (``HbmLayout.zero_units`` is False for them). Built once per build, size and m."""
+    key = (layout.params, layout.log_n, log_m)
+    if key not in _LIVE_TABLES:
+        live = ~layout.zero_units(log_m)
+        table = {}
+        for ch, units in layout.unit_table("input").items():
+            units = units[: layout.element_points // layout.unit_points]      # one element's units
+            rows = np.flatnonzero(live[units])
+            table[ch] = (rows, units[rows])
+        _LIVE_TABLES[key] = table
+    return _LIVE_TABLES[key]
+
+
+def scatter_extended(layout: HbmLayout, rows: np.ndarray, buffers) -> None:
+    """Place the (B, M) ``rows`` (natural order, M = 2^m <= N) as the zero-extended input of ``layout``'s
+    2^log_n-point run, row e in region e of the per-channel arrays ``buffers``: only the units of the M
+    points are written; every other word is left as it was (the kernel, told ``input_log_m`` = m, reads
+    none of them)."""
+    rows = np.asarray(rows, dtype=np.uint64)
+    batch, m = rows.shape
+    lanes, n = layout.unit_points, layout.element_points
+    if m & (m - 1) or not lanes <= m <= n:
+        raise ValueError(f"rows: expected rows of a power of two from {lanes} to {n} points, got shape {rows.shape}")
+    words = layout.points_per_channel
+    units_of = rows.reshape(batch, m // lanes, lanes)
+
+    def one(item):
+        ch, (unit_rows, units) = item
+        dst = _regions(buffers[ch], batch, words).reshape(batch, -1, lanes)
+        dst[:, unit_rows] = units_of[:, units]
+    each_channel(one, live_unit_table(layout, m.bit_length() - 1).items(), rows.size)

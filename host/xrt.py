@@ -23,13 +23,20 @@ forward or inverse with the 1/N inside, with or without a coset shift g, nativel
 - what a kernel does not compute (``kernel_computes``) the host does around it (host/kernel_plan.py).
 
 A start the kernel would refuse (RegisterMap.check_start) is :class:`KernelRefused` before anything is
-sent; one the kernel refuses (STATUS.bad_size / bad_batch / bad_shift / bad_flags) is the same error
-naming each STATUS reason. ``report["Kernel size"]``, ``report["Kernel calls"]`` and ``kernel_log_n``
-say what the kernel ran in the last run; ``kernel_runs`` lists every call.
+sent; one the kernel refuses (STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_extend) is the
+same error naming each STATUS reason and the argument. ``report["Kernel size"]``,
+``report["Kernel calls"]`` and ``kernel_log_n`` say what the kernel ran in the last run; ``kernel_runs``
+lists every call.
 
 Device-resident data: :meth:`XrtBackend.allocate` gives a :class:`DeviceBuffers` set of its own,
 :meth:`~XrtBackend.upload` / :meth:`~XrtBackend.download` move points in and out through the layout
 step, :meth:`~XrtBackend.execute` runs the kernel on such a set in place (host/api/resident.py).
+Every run sets the arguments ``input_log_m`` and ``chain_log_n`` (0 when unused): ``execute`` takes a
+run's ``log_n`` (a run smaller than the buffers, the first of a chain), ``chain_log_n`` = t (the output
+written as the zero-extended input of a 2^t-point run: buffers sized for 2^t points) and ``input_log_m``
+= m (an input of only 2^m points per row, placed by :meth:`~XrtBackend.upload_extended`, which writes
+only those points' units, or by a chained run), so transforms chain on the card without a host round
+trip (hw.model.layout: ``extension_supported``, ``HbmLayout.output_as_input``).
 
 Identification: XRT's C++ ``xrt::kernel::read_register`` is not bound by XRT's published pyxrt (its
 pyxrt.pyi declares no register access); when a module offers it the ID block (MAGIC, VERSION, LANES,
@@ -64,18 +71,18 @@ import numpy as np
 
 from nantucket.hw.model import field as F
 from nantucket.hw.model import regmap as R
-from nantucket.hw.model.layout import BEAT_BYTES, CHANNEL_WINDOW_BYTES, PAGE_BYTES, HbmLayout
+from nantucket.hw.model.layout import BEAT_BYTES, CHANNEL_WINDOW_BYTES, PAGE_BYTES, HbmLayout, extension_pairs
 from nantucket.hw.model.params import BuildParams
 from nantucket.sim.build_root import build_base
 from .backend_base import Backend, DeviceError
-from .hbm_io import gather_rows, scatter_rows
+from .hbm_io import gather_rows, scatter_extended, scatter_rows
 from .kernel_plan import KERNEL_TRANSFORMS, plan_transform
 
 __all__ = [
     "XrtBackend", "XrtError", "XrtUnavailable", "XclbinNotFound", "DeviceOpenFailed", "XclbinLoadFailed",
     "KernelNotFound", "IdentityMismatch", "BufferAllocFailed", "TransferFailed", "KernelTimeout",
     "KernelFailed", "KernelRefused", "UnsupportedSize", "BadPointer", "DeviceBuffers", "import_pyxrt",
-    "default_xclbin", "kernel_size_text", "kernel_calls_text", "c_int",
+    "default_xclbin", "kernel_size_text", "kernel_calls_text", "c_int", "extend_refusal_text",
 ]
 
 SETUP_HINT = "source /opt/xilinx/xrt/setup.sh"
@@ -137,9 +144,9 @@ class KernelFailed(XrtError):
 
 
 class KernelRefused(KernelFailed):
-    """The kernel refused a start (STATUS.bad_size / bad_batch / bad_shift / bad_flags): it finished at
-    once and touched no memory; or the host saw that it would and sent nothing. ``reasons``: the STATUS
-    field names."""
+    """The kernel refused a start (STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_extend): it
+    finished at once and touched no memory; or the host saw that it would and sent nothing. ``reasons``:
+    the STATUS field names."""
 
     def __init__(self, message: str, reasons: tuple[str, ...]):
         super().__init__(message)
@@ -147,7 +154,7 @@ class KernelRefused(KernelFailed):
 
     @classmethod
     def from_status(cls, status: int, log_n: int, flags: int, batch: int, shift: int, params: BuildParams,
-                    by: str) -> "KernelRefused":
+                    by: str, input_log_m: int = 0, chain_log_n: int = 0) -> "KernelRefused":
         texts, reasons = [], []
         for name, bit, text in (
                 ("bad_size", R.STATUS_BAD_SIZE, f"rejected log_n = {log_n} (STATUS.bad_size): the build "
@@ -157,12 +164,39 @@ class KernelRefused(KernelFailed):
                 ("bad_shift", R.STATUS_BAD_SHIFT, f"rejected coset_shift = {shift} (STATUS.bad_shift): "
                  "0 < g < p"),
                 ("bad_flags", R.STATUS_BAD_FLAGS, f"rejected flags = 0x{flags:x} (STATUS.bad_flags): known "
-                 f"bits 0x{R.FLAGS_KNOWN:x}")):
+                 f"bits 0x{R.FLAGS_KNOWN:x}"),
+                ("bad_extend", R.STATUS_BAD_EXTEND, extend_refusal_text(params, log_n, batch, input_log_m,
+                                                                       chain_log_n))):
             if status & bit:
                 reasons.append(name)
                 texts.append(text)
         return cls(f"{by} refused the start: {'; '.join(texts)}; nothing ran, no memory was touched",
                    tuple(reasons))
+
+
+def _sizes_text(logs) -> str:
+    return ", ".join(f"2^{v}" for v in sorted(logs)) or "none"
+
+
+def extend_refusal_text(params: BuildParams, log_n: int, batch: int, input_log_m: int, chain_log_n: int) -> str:
+    """Why a start's ``input_log_m`` / ``chain_log_n`` get STATUS.bad_extend, naming the argument and the
+    sizes this build accepts with ``log_n`` (hw.model.layout.extension_pairs)."""
+    rmap = R.RegisterMap(params)
+    pairs = extension_pairs(params)
+    parts = []
+    if input_log_m and not rmap.extension_ok(input_log_m, log_n):
+        parts.append(f"rejected input_log_m = {input_log_m} with log_n = {log_n} (STATUS.bad_extend): a "
+                     f"2^{log_n}-point run of the {params.tag()} build takes zero-extended inputs of "
+                     f"{_sizes_text(m for m, n in pairs if n == log_n)} points")
+    if chain_log_n and not rmap.extension_ok(log_n, chain_log_n):
+        parts.append(f"rejected chain_log_n = {chain_log_n} after log_n = {log_n} (STATUS.bad_extend): the "
+                     f"output of a 2^{log_n}-point run of the {params.tag()} build can be written as the "
+                     f"input of {_sizes_text(n for m, n in pairs if m == log_n)}-point runs")
+    elif chain_log_n and not 1 <= batch <= rmap.max_batch(chain_log_n):
+        parts.append(f"rejected chain_log_n = {chain_log_n} with batch = {batch} (STATUS.bad_extend): B x "
+                     f"2^chain_log_n <= 2^{params.max_log_n}")
+    return "; ".join(parts) or (f"rejected input_log_m = {input_log_m} / chain_log_n = {chain_log_n} with "
+                                f"log_n = {log_n} (STATUS.bad_extend)")
 
 
 class UnsupportedSize(XrtError):
@@ -634,37 +668,69 @@ class XrtBackend(Backend):
             return opt
         return "stderr" if (opt is True or n >= PROGRESS_MIN_POINTS) else None
 
+    def _rows_layout(self, bufs: DeviceBuffers, log_n: int | None, batch: int) -> HbmLayout:
+        """The layout of 2^log_n-point rows (default: the size ``bufs`` are sized for) in ``bufs``, whose
+        regions must hold ``batch`` of them."""
+        layout = bufs.layout if log_n is None or log_n == bufs.layout.log_n else self.layout_for(log_n)
+        if layout.channel_bytes * batch > bufs.channel_bytes:
+            raise ValueError(f"rows: {batch} rows of 2^{layout.log_n} points need {layout.channel_bytes * batch} "
+                             f"bytes per channel, the buffers hold {bufs.channel_bytes}")
+        return layout
+
+    def _sync(self, bufs: DeviceBuffers, chans, nbytes: int, to_device: bool, prog: "_Progress") -> int:
+        """Sync the first ``nbytes`` of each channel in ``chans``; returns the bytes synced."""
+        sync = self._xrt.xclBOSyncDirection
+        direction = sync.XCL_BO_SYNC_BO_TO_DEVICE if to_device else sync.XCL_BO_SYNC_BO_FROM_DEVICE
+        for i, ch in enumerate(chans):
+            with _Call(TransferFailed, f"{R.pointer_arg(ch)}: sync {'to' if to_device else 'from'} device"):
+                bufs.bos[ch].sync(direction, nbytes, 0)
+            prog.step(i + 1, nbytes)
+        return nbytes * len(chans)
+
     def upload(self, bufs: DeviceBuffers, rows: np.ndarray, *, reverse: bool = False,
                buffer: str = "input", sink=None) -> int:
-        """Place the (B, N) canonical ``rows`` (bit-reversed order with ``reverse``) as ``buffer`` into
-        the first B regions of ``bufs`` and sync them to the device; returns the bytes synced."""
-        layout, batch = bufs.layout, rows.shape[0]
+        """Place the (B, N) canonical ``rows`` (bit-reversed order with ``reverse``) as ``buffer`` of a
+        2^log2(N)-point run into the first B regions of that size in ``bufs`` (sized for N points or more:
+        the input of the first run of a chain) and sync them to the device; returns the bytes synced."""
+        batch, n = rows.shape
+        layout = self._rows_layout(bufs, n.bit_length() - 1, batch)
         t0 = time.perf_counter()
         scatter_rows(layout, rows, bufs.views, buffer=buffer, reverse=reverse)  # straight into the maps
         chans = list(layout.buffer_channels(buffer))
         prog = _Progress("to-device", len(chans), sink)
         prog.note(f"scattered {rows.size} points over {len(chans)} channels in {time.perf_counter() - t0:.2f} s")
-        nbytes = layout.channel_bytes * batch
-        sync = self._xrt.xclBOSyncDirection
-        for i, ch in enumerate(chans):
-            with _Call(TransferFailed, f"{R.pointer_arg(ch)}: sync to device"):
-                bufs.bos[ch].sync(sync.XCL_BO_SYNC_BO_TO_DEVICE, nbytes, 0)
-            prog.step(i + 1, nbytes)
-        return nbytes * len(chans)
+        return self._sync(bufs, chans, layout.channel_bytes * batch, True, prog)
+
+    def upload_extended(self, bufs: DeviceBuffers, rows: np.ndarray, *, sink=None) -> int:
+        """Place the (B, M) canonical ``rows`` as the zero-extended input of a run of ``bufs``' size T
+        (``input_log_m`` = log2(M), which needs ``rmap.extension_ok(log2 M, log2 T)``): only the units of
+        the M points are written (hw.model.layout.HbmLayout.zero_units), the kernel never reads the others,
+        so no zeros are written. Syncs the B regions of the T-point layout (the M points' units are spread
+        over them); returns the bytes synced."""
+        layout = bufs.layout
+        batch, m = rows.shape
+        log_m = m.bit_length() - 1
+        if not self.rmap.extension_ok(log_m, layout.log_n):
+            raise ValueError(f"rows: the {self.params.tag()} build cannot read a zero-extended input of 2^{log_m} "
+                             f"points in a 2^{layout.log_n}-point run (input_log_m, extension_supported)")
+        self._rows_layout(bufs, None, batch)
+        t0 = time.perf_counter()
+        scatter_extended(layout, rows, bufs.views)
+        chans = list(layout.buffer_channels("input"))
+        prog = _Progress("to-device", len(chans), sink)
+        prog.note(f"scattered {rows.size} points (zero-extended to {batch * layout.n_points}) over {len(chans)} "
+                  f"channels in {time.perf_counter() - t0:.2f} s")
+        return self._sync(bufs, chans, layout.channel_bytes * batch, True, prog)
 
     def download(self, bufs: DeviceBuffers, batch: int, *, reverse: bool = False, buffer: str = "output",
-                 sink=None) -> np.ndarray:
-        """Sync the first ``batch`` regions of ``buffer``'s channels from the device and gather their
-        points: a new (batch, N) array (bit-reversed order with ``reverse``)."""
-        layout = bufs.layout
+                 sink=None, log_n: int | None = None) -> np.ndarray:
+        """Sync the first ``batch`` regions of ``buffer``'s channels (of 2^log_n-point runs; default the
+        size ``bufs`` are sized for) from the device and gather their points: a new (batch, N) array
+        (bit-reversed order with ``reverse``)."""
+        layout = self._rows_layout(bufs, log_n, batch)
         chans = list(layout.buffer_channels(buffer))
         prog = _Progress("from-device", len(chans), sink)
-        nbytes = layout.channel_bytes * batch
-        sync = self._xrt.xclBOSyncDirection
-        for i, ch in enumerate(chans):
-            with _Call(TransferFailed, f"{R.pointer_arg(ch)}: sync from device"):
-                bufs.bos[ch].sync(sync.XCL_BO_SYNC_BO_FROM_DEVICE, nbytes, 0)
-            prog.step(i + 1, nbytes)
+        self._sync(bufs, chans, layout.channel_bytes * batch, False, prog)
         t0 = time.perf_counter()
         rows = gather_rows(layout, bufs.views, batch, buffer=buffer, reverse=reverse)
         prog.note(f"gathered {rows.size} points in {time.perf_counter() - t0:.2f} s")
@@ -731,30 +797,39 @@ class XrtBackend(Backend):
         return f"HBM channel {int(channel[0])}, byte 0x{offset:x}"
 
     def execute(self, bufs: DeviceBuffers, batch: int = 1, *, inverse: bool = False,
-                coset: int | None = None) -> None:
+                coset: int | None = None, log_n: int | None = None, input_log_m: int = 0,
+                chain_log_n: int = 0) -> None:
         """Run the kernel once on the first ``batch`` regions of ``bufs`` (in place: the output overwrites
         the input): checks the start as the kernel would (KernelRefused before anything is sent), the
-        pointers (BadPointer), starts, waits within the timeout and checks STATUS."""
+        pointers (BadPointer), starts, waits within the timeout and checks STATUS.
+
+        ``log_n``: the run's size (default the size ``bufs`` are sized for; smaller for the first run of a
+        chain). ``input_log_m`` = m: the input holds only each element's first 2^m points (placed by
+        :meth:`upload_extended` or written by a chained run). ``chain_log_n`` = t: the output is written as
+        the zero-extended input of a 2^t-point run (t = log_n: the same size's input placement), so the
+        buffers must hold B x 2^t points per element region set."""
         self._check_open()
         self._check_not_stuck()
         flags = (R.FLAG_INVERSE if inverse else 0) | (R.FLAG_COSET if coset is not None else 0)
         shift = 0 if coset is None else int(coset)
-        log_n = bufs.layout.log_n
-        if batch > bufs.batch:
+        log_n = bufs.layout.log_n if log_n is None else log_n
+        if batch > bufs.batch and log_n == bufs.layout.log_n and not chain_log_n:
             raise KernelRefused(f"a batch of {batch} does not fit buffers of {bufs.batch}", ("bad_batch",))
-        refused = self.rmap.check_start(log_n, flags, batch, shift)
+        refused = self.rmap.check_start(log_n, flags, batch, shift, input_log_m, chain_log_n)
         if refused:
-            raise KernelRefused.from_status(refused, log_n, flags, batch, shift, self.params, by="the host")
-        self._start_and_wait(bufs, log_n, flags, batch, shift)
+            raise KernelRefused.from_status(refused, log_n, flags, batch, shift, self.params, by="the host",
+                                            input_log_m=input_log_m, chain_log_n=chain_log_n)
+        self._start_and_wait(bufs, log_n, flags, batch, shift, input_log_m, chain_log_n)
         self.kernel_runs.append((log_n, batch, flags))
         if self.after_run is not None:
             self.after_run(log_n, batch, flags)
 
     def _start_and_wait(self, bufs: DeviceBuffers, log_n: int, flags: int = 0, batch: int = 1,
-                        shift: int = 0) -> None:
+                        shift: int = 0, input_log_m: int = 0, chain_log_n: int = 0) -> None:
         """Check the pointers, start one run with these arguments on ``bufs``, wait for it within the
         timeout, check STATUS."""
-        self._check_pointers(bufs, batch)
+        sizes = [log_n] + ([chain_log_n] if chain_log_n else [])
+        self._check_pointers(bufs, batch, sizes)
         with _Call(KernelFailed, "starting the kernel"):
             run = self._xrt.run(self._kernel)
             run.set_arg(self.rmap.arg("log_n").index, log_n)
@@ -768,6 +843,9 @@ class XrtBackend(Backend):
                 self._last_shift = shift
             for name, word in self.rmap.split_shift(self._last_shift).items():
                 run.set_arg(self.rmap.arg(name).index, c_int(word))
+            # set on every run (0 = off): a register keeps its value between runs
+            run.set_arg(self.rmap.arg("input_log_m").index, input_log_m)
+            run.set_arg(self.rmap.arg("chain_log_n").index, chain_log_n)
             run.start()
         timeout_ms = 0 if self.timeout_s is None else max(1, int(self.timeout_s * 1000))
         t0 = time.perf_counter()
@@ -795,7 +873,8 @@ class XrtBackend(Backend):
                                f"{self._status_note()}")
         status = self._read_status()
         if status and status & R.STATUS_REJECTED:
-            raise KernelRefused.from_status(status, log_n, flags, batch, shift, self.params, by="the kernel")
+            raise KernelRefused.from_status(status, log_n, flags, batch, shift, self.params, by="the kernel",
+                                            input_log_m=input_log_m, chain_log_n=chain_log_n)
         if status and status & R.STATUS_AXI_ERROR:
             fault = R.decode_status(status)
             raise KernelFailed(f"HBM channel {fault['axi_channel']} answered {fault['axi_resp_name']} to a "
@@ -845,12 +924,16 @@ class XrtBackend(Backend):
                                 "reset`) and open it again")
         self._stuck_run = None
 
-    def _check_pointers(self, bufs: DeviceBuffers, batch: int = 1) -> None:
-        """Every buffer of ``bufs``: aligned to the beat and to the longest burst of its layout's run (no
-        burst crosses 4 KiB), inside the HBM pseudo-channel its master is wired to, large enough for a run
-        of ``batch`` transforms, overlapping no other (BadPointer)."""
-        layout = bufs.layout
-        align = max(layout.burst_beats, layout.unit_beats) * BEAT_BYTES
+    def _check_pointers(self, bufs: DeviceBuffers, batch: int = 1, sizes=None) -> None:
+        """Every buffer of ``bufs``: aligned to the beat and to the longest burst of the run's layouts
+        (``sizes``: log_n of each layout the run reads or writes, default the buffers' own; no burst
+        crosses 4 KiB), inside the HBM pseudo-channel its master is wired to, large enough for ``batch``
+        transforms of each size, overlapping no other (BadPointer)."""
+        # a size the kernel refuses (sent past the host's check) is placed nowhere: the buffers' own then
+        layouts = [bufs.layout] + [self.layout_for(s) for s in (sizes or ()) if s != bufs.layout.log_n
+                                   and self.rmap.log_n_supported(s)]
+        layout = max(layouts, key=lambda lay: lay.log_n)
+        align = max(max(lay.burst_beats, lay.unit_beats) for lay in layouts) * BEAT_BYTES
         need = int(layout.channel_bytes) * batch
         spans = []
         for a in self.rmap.pointer_args:

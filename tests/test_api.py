@@ -9,6 +9,7 @@ import pytest
 
 import nantucket
 from nantucket.host import backends as B
+from nantucket.hw.model import ntt as ntt_model
 from nantucket.hw.model.params import BuildParams
 from nantucket.host.sim_backend import smallest_params
 from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin
@@ -228,14 +229,13 @@ def test_xrt_backend_is_bit_identical_with_the_model(tmp_path):
         got = chain(dev, x, values)
         # One batched kernel call per transform of the (2, 16) array, one for x[0], two for the LDE.
         assert fake.kernel_model.runs == 5
-        # What moves: each asarray and numpy; the intt "rn" needs the input placement of a bit-reversed
-        # array where the ntt left the output placement, and "rr" on x[0] the bit-reversed input
-        # placement where asarray put the natural one (two host round trips); the LDE's coefficients
-        # out and the zero-extended 64 points in (the kernel cannot zero-extend yet).
+        # What moves: each asarray and numpy; the ntt "nr" leaves a bit-reversed array in the input
+        # placement, just what the intt "rn" reads, so only "rr" on x[0] (asarray put it in natural order)
+        # needs a host round trip; the LDE moves its 16 values in and the 64 results out, nothing between.
         row = 16 * 8
-        assert dev.relayouts == 2
-        assert dev.transfers == {"to-device": 2 * row + 2 * row + row + row + row + 4 * row,
-                                 "from-device": 2 * row + 2 * row + 2 * row + row + row + row + 4 * row}
+        assert dev.relayouts == 1
+        assert dev.transfers == {"to-device": 2 * row + row + row + row,
+                                 "from-device": 2 * row + 2 * row + row + row + 4 * row}
     for e, g, what in zip(expected, got, ["coset nr", "round trip", "rr", "lde"]):
         assert np.array_equal(e, g), what
 
@@ -425,9 +425,10 @@ def test_xrt_device_transforms_match_the_definition_in_one_kernel_call(tmp_path,
         assert as_ints(y[r]) == ref_transform(x[r], inverse, coset, order), f"row {r}"
 
 
-def test_a_resident_transform_moves_no_points_and_runs_in_place(tmp_path):
+def test_a_resident_transform_moves_no_points_and_leaves_x_where_the_next_run_reads(tmp_path):
     """asarray places the points, ntt runs the kernel on those very buffers (no Backend.run, nothing
-    moved, the output where HbmLayout places X), numpy brings them back."""
+    moved) and the output lands where HbmLayout places the INPUT of the same size (chain_log_n = log_n),
+    numpy brings them back."""
     from nantucket.hw.model.layout import HbmLayout
     fake, dev = open_fake_xrt(tmp_path, SMALL)
     x = rand_points((2, 32), seed=21)
@@ -437,37 +438,71 @@ def test_a_resident_transform_moves_no_points_and_runs_in_place(tmp_path):
         assert dev.transfers == {"to-device": x.nbytes, "from-device": 0}
         bos = [dict(c.bufs.bos) for c in a._store.chunks]
         dev.ntt(a, coset=5)
+        assert fake.kernel_model.arg_value("chain_log_n") == 5
         assert dev.transfers == {"to-device": x.nbytes, "from-device": 0} and dev.relayouts == 0
         assert [c.bufs.bos for c in a._store.chunks] == bos, "the kernel ran on other buffers"
         want = nantucket.ntt(x, coset=5)
         lay = HbmLayout(SMALL, 5)
-        channel, offset = lay.place("output")
+        channel, offset = lay.place("input")
         for e in range(2):
             words = offset // 8 + e * lay.points_per_channel
             on_card = np.array([fake.hbm.view(bos[0][int(c)].address() + 8 * int(w), 8).view(np.uint64)[0]
                                 for c, w in zip(channel, words)])
-            assert np.array_equal(on_card, want[e]), f"element {e} is not X at its output places"
+            assert np.array_equal(on_card, want[e]), f"element {e} is not X at its input places"
         assert np.array_equal(a.numpy(), want)
         assert dev.transfers == {"to-device": x.nbytes, "from-device": x.nbytes}
 
 
+def _syncs_between_starts(calls):
+    """For each pair of consecutive kernel starts in a fake pyxrt call list, the syncs between them."""
+    starts = [i for i, c in enumerate(calls) if c == "start"]
+    return [[c for c in calls[i:j] if c.startswith("sync(")] for i, j in zip(starts, starts[1:])]
+
+
 @pytest.mark.parametrize("log_n", [4, 5, 6])
-def test_input_and_output_placements_differ_so_a_chain_relays_out_through_the_host(tmp_path, log_n):
-    """For even and odd sizes the kernel writes X elsewhere than it reads x (HbmLayout.place), so the
-    next transform of the same array needs a host round trip, counted in relayouts and transfers; the
-    result is still exact."""
-    from nantucket.hw.model.layout import HbmLayout
-    lay = HbmLayout(SMALL, log_n)
-    assert not all(np.array_equal(i, o) for i, o in zip(lay.place("input"), lay.place("output")))
+def test_transforms_of_a_resident_array_chain_on_the_card(tmp_path, log_n):
+    """For even and odd sizes, every transform leaves its output in the input placement, so a sequence of
+    transforms of one array (also a bit-reversed output read back as a bit-reversed input) needs no host
+    round trip: no sync between the kernel runs, relayouts 0, transfers only asarray's; exact result."""
     fake, dev = open_fake_xrt(tmp_path, SMALL)
-    x = rand_points((1, 1 << log_n), seed=log_n)
+    x = rand_points((2, 1 << log_n), seed=log_n)
     with dev:
         a = dev.asarray(x)
+        fake.calls.clear()
+        runs = fake.kernel_model.runs
         dev.ntt(a, order="nr")
         dev.intt(a, order="rn")
-        assert dev.relayouts == 1
-        assert dev.transfers == {"to-device": 2 * x.nbytes, "from-device": x.nbytes}
-        assert np.array_equal(a.numpy(), x)
+        dev.ntt(a, coset=BIG_SHIFT)
+        dev.intt(a, coset=BIG_SHIFT)
+        dev.ntt(a, inverse=True, order="nr")
+        assert fake.kernel_model.runs - runs == 5 * (2 if log_n == 6 else 1)      # 2^6: one row per call
+        assert not any(_syncs_between_starts(fake.calls)) and not any(c.startswith("sync(") for c in fake.calls)
+        assert dev.relayouts == 0
+        assert dev.transfers == {"to-device": x.nbytes, "from-device": 0}
+        got = a.numpy()
+    for r in range(2):
+        assert as_ints(got[r]) == ref_transform(x[r], inverse=True, order="nr"), f"row {r}"
+
+
+@pytest.mark.parametrize("first, second", [("nr", "nn"), ("nn", "rn"), ("rr", "nr"), ("nr", "rn")])
+def test_an_order_the_placement_does_not_have_is_one_counted_round_trip(tmp_path, first, second):
+    """A transform whose input order is not the order the array sits in (the orders are layout tables)
+    re-lays it out through the host: counted in relayouts and transfers, and still exact."""
+    fake, dev = open_fake_xrt(tmp_path, SMALL)
+    x = rand_points((3, 16), seed=7)
+    with dev:
+        a = dev.asarray(x)
+        dev.ntt(a, order=first)
+        relayouts = int(first[0] == "r")            # asarray put a natural-order array in place
+        assert dev.relayouts == relayouts
+        dev.ntt(a, inverse=True, coset=7, order=second)
+        relayouts += first[1] != second[0]
+        assert dev.relayouts == relayouts
+        assert dev.transfers == {"to-device": x.nbytes * (1 + relayouts), "from-device": x.nbytes * relayouts}
+        got = a.numpy()
+    for r in range(3):
+        want = ref_transform(ref_transform(x[r], order=first), inverse=True, coset=7, order=second)
+        assert as_ints(got[r]) == want, f"row {r}"
 
 
 def test_a_batch_beyond_one_call_is_split_on_the_card(tmp_path):
@@ -498,27 +533,137 @@ def test_small_sizes_are_staged_and_still_one_run(tmp_path):
         assert dev.transfers == {"to-device": x.nbytes, "from-device": x.nbytes}
 
 
+def ref_lde(values, blowup, shift):
+    """The LDE computed independently: the golden model's inverse, the zero-extension in numpy, the golden
+    model's coset transform."""
+    coeffs = ntt_model.transform(values, inverse=True)
+    ext = np.zeros(values.shape[:-1] + (values.shape[-1] * blowup,), dtype=np.uint64)
+    ext[..., :values.shape[-1]] = coeffs
+    return ntt_model.transform(ext, coset=shift)
+
+
 @pytest.mark.parametrize("keep", [True, False], ids=["device-array", "numpy"])
-def test_lde_on_the_card_moves_only_the_coefficients_and_the_extension(tmp_path, keep):
+def test_lde_runs_as_one_chained_sequence_on_the_card(tmp_path, keep):
+    """values to the card once (a resident array's through the host: no copy between buffer sets on the
+    card), then per chunk the 2^4 inverse chained into the 2^6 coset NTT in the same buffers, with no sync
+    between the two runs; the result stays in the input placement, the values on the card unchanged."""
     fake, dev = open_fake_xrt(tmp_path, SMALL)
     values = rand_points((2, 16), seed=51)
     with dev:
         a = dev.asarray(values) if keep else values
         moved = dict(dev.transfers)
         runs = fake.kernel_model.runs
+        fake.calls.clear()
         ext = dev.lde(a, 4, BIG_SHIFT)
         assert ext.resident and ext.shape == (2, 64)
-        restore = values.nbytes if keep else 0            # the coefficients back in, to restore a
-        assert dev.transfers["from-device"] - moved["from-device"] == values.nbytes
-        assert dev.transfers["to-device"] - moved["to-device"] == \
-            (0 if keep else values.nbytes) + restore + 4 * values.nbytes
-        # one inverse call for both rows (and one restoring a), then the coset NTTs: 2^6 points per call
-        assert fake.kernel_model.runs - runs == 1 + keep + 2
+        assert dev.transfers["from-device"] - moved["from-device"] == (values.nbytes if keep else 0)
+        assert dev.transfers["to-device"] - moved["to-device"] == values.nbytes
+        assert dev.relayouts == 0
+        # 2^6 points fill the kernel's buffers: a chunk per row, two chained runs each
+        assert fake.kernel_model.runs - runs == 4
+        assert _syncs_between_starts(fake.calls)[0::2] == [[], []], "a sync between the chained runs"
+        km = fake.kernel_model
+        assert (km.arg_value("log_n"), km.arg_value("input_log_m"), km.arg_value("chain_log_n")) == (6, 4, 6)
+        assert [r[0] for r in dev.backend.kernel_runs[-4:]] == [4, 6, 4, 6]
+        assert "chained" in dev.backend.report["Host work"]
+        assert dev.backend.report["Kernel calls"] == "4 calls: 2 x (2^4 inverse chained into 2^6 coset), batch 2"
         got = ext.numpy()
         if keep:
             assert np.array_equal(a.numpy(), values), "lde changed its input"
+        assert np.array_equal(dev.ntt(ext, inverse=True, coset=BIG_SHIFT).numpy()[:, 16:], np.zeros((2, 48), np.uint64))
+    assert np.array_equal(got, ref_lde(values, 4, BIG_SHIFT))
     with nantucket.open("model") as model:
         assert np.array_equal(got, model.lde(values, 4, BIG_SHIFT).numpy())
+
+
+# (build, log2 M, blowup): the edges of extension_pairs for small builds, chained or not
+LDE_CASES = [
+    (BuildParams(lanes=8, log_core=5, channels=8), 6, 2),       # smallest native M
+    (BuildParams(lanes=8, log_core=5, channels=8), 6, 8),       # the largest blowup from 2^6: (6, 9)
+    (BuildParams(lanes=8, log_core=5, channels=8), 6, 16),      # (6, 10) unsupported: fallback
+    (BuildParams(lanes=8, log_core=5, channels=8), 7, 8),       # up to the largest size
+    (BuildParams(lanes=8, log_core=5, channels=8), 9, 2),
+    (BuildParams(lanes=4, log_core=4, channels=4), 4, 8),       # (4, 7)
+    (BuildParams(lanes=4, log_core=4, channels=4), 4, 16),      # (4, 8) unsupported: fallback
+    (BuildParams(lanes=4, log_core=4, channels=4), 5, 8),       # (5, 8)
+    (BuildParams(lanes=4, log_core=4, channels=4), 2, 4),       # M below the native range: staged values
+    (BuildParams(lanes=4, log_core=4, channels=4), 7, 1),       # blowup 1: the pair (7, 7)
+]
+
+
+@pytest.mark.parametrize("params, log_m, blowup", LDE_CASES,
+                         ids=[f"{p.tag()}-M2^{m}-x{b}" for p, m, b in LDE_CASES])
+def test_lde_at_the_edges_of_the_extension_pairs(tmp_path, params, log_m, blowup):
+    """A (3, M) batch: chained on the card (no coefficients to the host) exactly when extension_pairs has
+    (m, t), else the counted fallback; the same result either way, the golden model's."""
+    from nantucket.hw.model.layout import extension_pairs
+    log_t = log_m + (blowup.bit_length() - 1)
+    chained = (log_m, log_t) in extension_pairs(params)
+    fake, dev = open_fake_xrt(tmp_path, params)
+    values = rand_points((3, 1 << log_m), seed=log_m * 7 + blowup)
+    with dev:
+        ext = dev.lde(values, blowup, 7)
+        assert ext.resident
+        assert dev.transfers["from-device"] == (0 if chained else values.nbytes)
+        assert dev.transfers["to-device"] == (values.nbytes if chained else
+                                              values.nbytes + values.nbytes * blowup)
+        assert ("chained" in dev.backend.report["Host work"]) == chained
+        got = ext.numpy()
+    assert np.array_equal(got, ref_lde(values, blowup, 7))
+
+
+@pytest.mark.parametrize("blowup", [8, 16], ids=["chained", "fallback"])
+def test_lde_of_a_resident_bit_reversed_array(tmp_path, blowup):
+    """values resident and bit-reversed in the input placement (left so by an "nr" transform): chained,
+    they come back once from where they sit; in the fallback ((4, 8) is not a pair of L4_k4_C4) the inverse
+    runs on the card in their own buffers after one counted relayout to natural order, the coefficients come
+    back, a forward run restores the values in place. Either way a is unchanged and the result exact."""
+    params = BuildParams(lanes=4, log_core=4, channels=4)
+    chained = blowup == 8
+    fake, dev = open_fake_xrt(tmp_path, params)
+    x = rand_points((2, 16), seed=blowup)
+    with dev:
+        a = dev.ntt(dev.asarray(x), order="nr")
+        before = dict(dev.transfers)
+        ext = dev.lde(a, blowup, BIG_SHIFT)
+        row = x.nbytes
+        assert dev.relayouts == (0 if chained else 1)
+        assert dev.transfers["from-device"] - before["from-device"] == (row if chained else 2 * row)
+        assert dev.transfers["to-device"] - before["to-device"] == (row if chained else row + blowup * row)
+        got, values = ext.numpy(), a.numpy()
+    assert np.array_equal(values, nantucket.ntt(x, order="nr")), "lde changed its input"
+    assert np.array_equal(got, ref_lde(values, blowup, BIG_SHIFT))
+
+
+def test_lde_fallback_with_a_supported_pair_writes_only_the_coefficients_units(tmp_path):
+    """A kernel without the inverse: the coefficients come from the host, and go back zero-extended by the
+    kernel (input_log_m), the host writing none of the zeros: a word outside the M points' units keeps
+    what was there."""
+    from nantucket.hw.model.layout import HbmLayout
+    fake = FakePyxrt()
+    xclbin = write_xclbin(tmp_path / "nantucket.xclbin", SMALL)
+    values = rand_points((1, 16), seed=77)
+    with nantucket.open("xrt", params=SMALL, xclbin=xclbin, pyxrt_module=fake, timeout_s=5.0, progress=False,
+                        kernel_computes=frozenset({"coset", "batch"})) as dev:
+        driver = dev.backend
+        allocate = driver.allocate
+
+        def stale_allocate(layout, batch=1):          # buffers holding old data, as on a card
+            bufs = allocate(layout, batch)
+            for view in bufs.views.values():
+                view[:] = np.uint64(0xBAD0_BAD0_BAD0_BAD0)
+            return bufs
+        driver.allocate = stale_allocate
+        ext = dev.lde(values, 4, 11)
+        km = fake.kernel_model
+        assert (km.arg_value("log_n"), km.arg_value("input_log_m"), km.arg_value("chain_log_n")) == (6, 4, 6)
+        assert "input_log_m = 4" in driver.report["Host work"]
+        views = ext._store.chunks[0].bufs.views
+        lay = HbmLayout(SMALL, 6)
+        channel, offset = lay.place("input", np.arange(16, 64))
+        stale = [views[int(c)][int(o) // 8] for c, o in zip(channel, offset)]
+        assert stale == [0xBAD0_BAD0_BAD0_BAD0] * 48, "the host wrote the zero-extension"
+        assert np.array_equal(ext.numpy(), ref_lde(values, 4, 11))
 
 
 def test_a_resident_array_on_a_kernel_without_the_transform_goes_round_the_host(tmp_path):
@@ -539,3 +684,15 @@ def test_a_resident_array_on_a_kernel_without_the_transform_goes_round_the_host(
         dev.ntt(a)                      # the fallback put the points back where the kernel reads them
         assert dev.relayouts == 2 and fake.kernel_model.runs == runs + 2      # no batches: a call per row
         assert np.array_equal(a.numpy(), nantucket.ntt(x))
+
+
+def test_the_docs_table_of_chained_lde_blowups_is_the_generated_one():
+    """docs/api.md shows which blowups chain on the default build: the block must be what
+    chained_lde_table derives from extension_pairs, so it cannot go stale."""
+    from pathlib import Path
+    from nantucket.host.api.resident import chained_lde_blowups, chained_lde_table
+    text = (Path(__file__).resolve().parent.parent / "docs" / "api.md").read_text()
+    block = text.split("<!-- chained-lde-table: begin -->\n")[1].split("\n<!-- chained-lde-table: end -->")[0]
+    assert block == chained_lde_table(BuildParams())
+    small = chained_lde_blowups(BuildParams(lanes=4, log_core=3, channels=4))
+    assert small == {4: [2, 4], 5: [2], 6: []}          # extension_pairs: (4, 5), (4, 6), (5, 6)

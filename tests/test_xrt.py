@@ -859,6 +859,9 @@ def test_the_host_refuses_what_the_kernel_would_and_sends_nothing(tmp_path):
     (dict(log_n=5, flags=R.FLAG_COSET | R.FLAG_INVERSE, shift=P), ("bad_shift",)),
     (dict(log_n=4, flags=0x4), ("bad_flags",)),
     (dict(log_n=3, batch=0, flags=R.FLAG_COSET | 0x8, shift=0), ("bad_size", "bad_batch", "bad_shift", "bad_flags")),
+    (dict(log_n=6, input_log_m=3), ("bad_extend",)),
+    (dict(log_n=5, chain_log_n=4), ("bad_extend",)),
+    (dict(log_n=4, chain_log_n=6, batch=2), ("bad_extend",)),
 ])
 def test_a_start_the_kernel_refuses_touches_no_memory_and_is_named(tmp_path, args, reasons):
     """Sent past the host's own check: the kernel finishes at once with the STATUS bits, memory is
@@ -909,3 +912,127 @@ def test_the_run_report_names_the_kernel_calls_and_host_work(tmp_path):
     assert be.report["Host work"].startswith("layout only")
     be.run(points(8, 1), inverse=True, coset=7)
     assert "zero-padding" in be.report["Host work"] and "coset scaling" in be.report["Host work"]
+
+
+# -- zero-extended inputs and chained runs (input_log_m, chain_log_n) ----------------------------------
+
+CHAIN_BUILDS = [BuildParams(lanes=8, log_core=5, channels=8), BuildParams(lanes=4, log_core=4, channels=4)]
+
+
+def test_the_extension_arguments_are_sent_on_every_run_and_reset(tmp_path):
+    """A chained run sets input_log_m / chain_log_n; the next plain run sends 0 for both (a register keeps
+    its value between runs otherwise)."""
+    fake, be = make(SMALL, tmp_path)
+    bufs = be.allocate(Layout(SMALL, 6), 1)
+    be.upload(bufs, points(16, 3).reshape(1, 16) % np.uint64(P))
+    be.execute(bufs, 1, log_n=4, chain_log_n=6)
+    be.execute(bufs, 1, input_log_m=4)
+    km = fake.kernel_model
+    assert (km.arg_value("log_n"), km.arg_value("input_log_m"), km.arg_value("chain_log_n")) == (6, 4, 0)
+    be.run(points(32, 1))
+    assert (km.arg_value("log_n"), km.arg_value("input_log_m"), km.arg_value("chain_log_n")) == (5, 0, 0)
+
+
+@pytest.mark.parametrize("kwargs, argument", [
+    (dict(log_n=6, input_log_m=3), "input_log_m = 3"),          # below the native sizes
+    (dict(log_n=5, input_log_m=6), "input_log_m = 6"),          # more than the run's points
+    (dict(log_n=4, chain_log_n=7), "chain_log_n = 7"),          # past the build's largest size
+    (dict(log_n=6, chain_log_n=5), "chain_log_n = 5"),          # smaller than the run
+    (dict(log_n=4, chain_log_n=6, batch=2), "chain_log_n = 6 with batch = 2"),   # 2 x 2^6 > 2^6
+])
+def test_the_host_refuses_an_extension_the_kernel_would_and_sends_nothing(tmp_path, kwargs, argument):
+    fake, be = make(SMALL, tmp_path)
+    bufs = be.allocate(Layout(SMALL, 6), 2)
+    fake.calls.clear()
+    with pytest.raises(X.KernelRefused, match="the host refused the start") as e:
+        be.execute(bufs, **kwargs)
+    assert e.value.reasons == ("bad_extend",)
+    assert argument in str(e.value) and "STATUS.bad_extend" in str(e.value) and "\n" not in str(e.value)
+    assert "start" not in fake.calls and fake.kernel_model.runs == 0
+
+
+@pytest.mark.parametrize("params", CHAIN_BUILDS, ids=lambda p: p.tag())
+def test_the_host_refuses_every_pair_outside_extension_pairs(tmp_path, params):
+    from nantucket.hw.model.layout import extension_pairs
+    fake, be = make(params, tmp_path)
+    bufs = be.allocate(Layout(params), 1)
+    pairs = extension_pairs(params)
+    sizes = range(params.min_log_n, params.max_log_n + 1)
+    for m in sizes:
+        for n in sizes:
+            for kwargs in (dict(log_n=n, input_log_m=m), dict(log_n=m, chain_log_n=n)):
+                if (m, n) in pairs:
+                    assert not be.rmap.check_start(batch=1, **kwargs)
+                    continue
+                with pytest.raises(X.KernelRefused) as e:
+                    be.execute(bufs, **kwargs)
+                assert e.value.reasons == ("bad_extend",)
+    assert fake.kernel_model.runs == 0
+
+
+def test_a_chained_run_needs_buffers_for_the_larger_size(tmp_path):
+    fake, be = make(SMALL, tmp_path)
+    bufs = be.allocate(Layout(SMALL, 4), 2)
+    with pytest.raises(X.BadPointer, match="2\\^6-point run needs"):
+        be.execute(bufs, 1, chain_log_n=6)
+    assert fake.kernel_model.runs == 0
+
+
+def _golden_extended(values, n, inverse=False, coset=None):
+    """The golden transform of each row of ``values`` zero-extended to n points (extension in numpy)."""
+    ext = np.zeros((values.shape[0], n), dtype=np.uint64)
+    ext[:, :values.shape[1]] = values
+    return ntt_model.transform(ext, inverse=inverse, coset=coset)
+
+
+@pytest.mark.parametrize("params", CHAIN_BUILDS, ids=lambda p: p.tag())
+def test_a_chained_pair_runs_on_the_card_with_no_sync_between(params, tmp_path):
+    """Per supported pair (m, t) with t > m, a batch: the 2^m inverse writes each output point where
+    HbmLayout.output_as_input(t) says, and the 2^t coset run reads it there (input_log_m = m), with no
+    sync in between; both steps equal the golden model's."""
+    from nantucket.hw.model.layout import extension_pairs
+    fake, be = make(params, tmp_path)
+    for m, t in sorted(p for p in extension_pairs(params) if p[0] < p[1]):
+        batch = min(3, be.batch_limit(t))
+        values = np.stack([points(1 << m, seed=m + 10 * t + r) % np.uint64(P) for r in range(batch)])
+        bufs = be.allocate(be.layout_for(t), batch)
+        be.upload(bufs, values)
+        fake.calls.clear()
+        be.execute(bufs, batch, inverse=True, log_n=m, chain_log_n=t)
+        coeffs = ntt_model.transform(values, inverse=True)
+        bo_words = {ch: fake.hbm.view(bo.address(), bo.size()).view(np.uint64) for ch, bo in bufs.bos.items()}
+        channel, offset = Layout(params, m, batch).output_as_input(t)
+        on_card = np.array([bo_words[int(c)][int(o) // 8] for c, o in zip(channel, offset)])
+        assert np.array_equal(on_card, coeffs.reshape(-1)), f"(m, t) = ({m}, {t}): chained output misplaced"
+        be.execute(bufs, batch, coset=7, input_log_m=m)
+        assert not [c for c in fake.calls if c.startswith("sync(")], "a host round trip in the chain"
+        got = be.download(bufs, batch)
+        assert np.array_equal(got, _golden_extended(coeffs, 1 << t, coset=7)), f"(m, t) = ({m}, {t})"
+        del bufs
+
+
+@pytest.mark.parametrize("params", CHAIN_BUILDS, ids=lambda p: p.tag())
+def test_upload_extended_writes_only_the_live_units_and_the_kernel_reads_no_zeros(params, tmp_path):
+    """Buffers full of stale words: upload_extended scatters only the M points' units (every other word
+    keeps its stale value) and a run with input_log_m = m transforms the zero-extended rows exactly."""
+    from nantucket.hw.model.layout import extension_pairs
+    fake, be = make(params, tmp_path)
+    stale = np.uint64(0xDEAD_0000_BEEF_0001)
+    for m, t in sorted(p for p in extension_pairs(params) if p[0] < p[1])[:4]:
+        batch = 2
+        rows = np.stack([points(1 << m, seed=m * t + r) % np.uint64(P) for r in range(batch)])
+        bufs = be.allocate(be.layout_for(t), batch)
+        for view in bufs.views.values():
+            view[:] = stale
+        be.upload_extended(bufs, rows)
+        lay = Layout(params, t, batch)
+        index = np.arange(batch << t)
+        channel, offset = lay.place("input", index)
+        placed = np.array([bufs.views[int(c)][int(o) // 8] for c, o in zip(channel, offset)]).reshape(batch, -1)
+        assert np.array_equal(placed[:, :1 << m], rows)
+        assert (placed[:, 1 << m:] == stale).all(), f"(m, t) = ({m}, {t}): the host wrote a zero unit"
+        be.execute(bufs, batch, inverse=True, input_log_m=m)
+        assert np.array_equal(be.download(bufs, batch), _golden_extended(rows, 1 << t, inverse=True))
+        del bufs
+    with pytest.raises(ValueError, match="zero-extended input"):
+        be.upload_extended(be.allocate(be.layout_for(params.max_log_n)), np.zeros((1, params.lanes), np.uint64))

@@ -6,14 +6,14 @@ or any registered one). There are two kinds, with one interface:
 - the model backend gets a :class:`ModelDevice`: its device memory is the numpy buffers of its
   :class:`DeviceArray` objects and the golden model computes on them directly, so chained transforms
   move nothing (only ``asarray`` and ``numpy`` do);
-- every other backend gets a :class:`BackendDevice`. On a card (xrt, and sim with fixed build
-  parameters) an array of a native size lives in the kernel's device buffers (host/api/resident.py):
-  ``asarray`` places it for the kernel, ``ntt``/``intt`` run the kernel on those buffers in place (a
-  (B, N) array is one batched kernel call, or the fewest calls of the kernel's largest batch; the
-  inverse, the coset and the orders are kernel flags and layout tables), ``numpy`` brings it back. An
-  array the card cannot hold natively (a size below the kernel's smallest, a backend without device
-  buffers) is staged in host memory and each transform is one ``Backend.run`` (points to the card, the
-  batched kernel call, points back).
+- every other backend gets a :class:`BackendDevice`. On a card (xrt) an array of a native size lives in
+  the kernel's device buffers (host/api/resident.py): ``asarray`` places it for the kernel,
+  ``ntt``/``intt`` run the kernel on those buffers in place and leave the result where the next run
+  reads it (a (B, N) array is one batched kernel call, or the fewest calls of the kernel's largest
+  batch; the inverse, the coset and the orders are kernel flags and layout tables), ``lde`` chains its
+  two runs on the card, ``numpy`` brings the points back. An array the card cannot hold natively (a size
+  below the kernel's smallest, a backend without device buffers) is staged in host memory and each
+  transform is one ``Backend.run`` (points to the card, the batched kernel call, points back).
 
 ``transfers`` counts the bytes each device moved between host memory and the backend's memory;
 ``relayouts`` the host round trips a resident array needed between transforms (see resident.py).
@@ -113,9 +113,13 @@ class Device:
         """Transform every row of the storage; returns the storage holding the result."""
         raise NotImplementedError
 
-    def _lde(self, store, blowup: int, shift: int, keep: bool):
-        """The LDE of every row of the storage as a new storage (``keep``: leave the values unchanged)."""
+    def _lde(self, store, blowup: int, shift: int):
+        """The LDE of every row of the storage as a new storage (the values' storage unchanged)."""
         raise NotImplementedError
+
+    def _values_store(self, rows: np.ndarray):
+        """Host rows given to ``lde``, as the storage ``_lde`` takes (default: moved to the device)."""
+        return self._place(rows)
 
     # -- public ------------------------------------------------------------------------------------------
 
@@ -151,16 +155,17 @@ class Device:
         self._check_open()
         blowup = C.check_blowup(blowup)
         shift = C.check_shift(shift, "shift")
-        keep = isinstance(values, DeviceArray)
-        if not keep:
-            points = C.as_points(values, "values")
-            self._check_sizes("values", points.shape[-1], points.shape[-1] * blowup)
-            values = self._load(points)
-        else:
+        if isinstance(values, DeviceArray):
             self._check_own(values, "values")
             self._check_sizes("values", values.shape[-1], values.shape[-1] * blowup)
-        store = self._lde(values._store, blowup, shift, keep)
-        return DeviceArray(self, store, values.shape[:-1] + (values.shape[-1] * blowup,))
+            shape, store = values.shape, values._store
+        else:
+            points = C.as_points(values, "values")
+            self._check_sizes("values", points.shape[-1], points.shape[-1] * blowup)
+            shape = points.shape
+            store = self._values_store(np.ascontiguousarray(points.reshape(-1, points.shape[-1])))
+        store = self._lde(store, blowup, shift)
+        return DeviceArray(self, store, shape[:-1] + (shape[-1] * blowup,))
 
     def close(self) -> None:
         """Release the backend; the device's arrays become unusable."""
@@ -221,7 +226,7 @@ class ModelDevice(Device):
     def _transform(self, rows, inverse, coset, order):
         return T.transform(rows, self._rows_ntt, inverse, coset, order)
 
-    def _lde(self, rows, blowup, shift, keep):
+    def _lde(self, rows, blowup, shift):
         return T.lde(rows, self._rows_ntt, blowup, shift)
 
     @staticmethod
@@ -301,8 +306,9 @@ class BackendDevice(Device):
         moved = False
         for chunk in store.chunks:
             moved |= self._relayout(store, chunk, ("input", order[0] == "r"))
-            driver.execute(chunk.bufs, chunk.rows, inverse=inverse, coset=coset)
-            chunk.placement = ("output", order[1] == "r")
+            # chain_log_n = log_n: X lands where the next run of this size reads its input
+            driver.execute(chunk.bufs, chunk.rows, inverse=inverse, coset=coset, chain_log_n=store.log_n)
+            chunk.placement = ("input", order[1] == "r")
         self.relayouts += moved
         self.backend.note_resident(store.n, store.rows, len(store.chunks), inverse, coset, order)
         return store
@@ -314,45 +320,62 @@ class BackendDevice(Device):
             chunk.placement = RS.INPUT_NATURAL
         self.transfers["to-device"] += rows.nbytes
 
-    def _lde(self, store, blowup, shift, keep):
-        if isinstance(store, RS.ResidentRows):
-            driver = store.driver
-            if self._in_kernel(driver, True, shift) and self._driver(store.n * blowup) is driver:
-                return self._lde_on_card(store, blowup, shift, keep)
-            rows = self._fetch(store)
-        else:
-            rows = store
-        coeffs = self._run(rows, True, None, "nn")
-        out = self._run(T.zero_extend(coeffs, blowup), False, shift, "nn")
-        return self._place(out)
+    def _values_store(self, rows):
+        return rows                         # the LDE moves host values itself (each path counts its own)
 
-    def _lde_on_card(self, store, blowup, shift, keep):
-        """Inverse NTT on the card, the coefficients to the host, zero-extended there (the kernel cannot
-        zero-extend yet) and back into new buffers, coset NTT on the card. ``keep``: the values are
-        restored on the card by a forward run of the coefficients (placed as input again)."""
+    def _lde(self, store, blowup, shift):
+        """On a card, when the kernel takes the pair of sizes (RegisterMap.extension_ok) and computes the
+        inverse and the coset: the values to the card once (a resident array's through the host: there is
+        no copy between buffer sets on the card) and the two runs chained there. Otherwise the coefficients
+        come from :meth:`_coefficients`, and the coset NTT runs on the card when the size is native there
+        (only the M points' units written when the pair is supported), else as one staged run."""
+        resident = isinstance(store, RS.ResidentRows)
+        m = store.n if resident else store.shape[1]
+        log_m, log_t = m.bit_length() - 1, (m * blowup).bit_length() - 1
+        driver = self._driver(m * blowup)
+        on_card = driver is not None and self._in_kernel(driver, False, shift)
+        if on_card and self._in_kernel(driver, True, None) and driver.rmap.extension_ok(log_m, log_t):
+            rows = self._fetch(store) if resident else store
+            out = RS.lde_chained(driver, rows, log_t, shift)
+            self.transfers["to-device"] += rows.nbytes
+            work = (f"none (the LDE ran on the card: the 2^{log_m}-point inverse chained into the "
+                    f"2^{log_t}-point coset NTT)")
+            calls = (f"{2 * len(out.chunks)} calls: {len(out.chunks)} x (2^{log_m} inverse chained into "
+                     f"2^{log_t} coset), batch {out.rows}")
+        else:
+            coeffs = self._coefficients(store)
+            if not on_card:
+                return self._place(self._run(T.zero_extend(coeffs, blowup), False, shift, "nn"))
+            out, moved = RS.coset_extended(driver, coeffs, log_t, shift)
+            self.transfers["to-device"] += moved
+            calls = None
+            work = (f"the coefficients through the host, zero-extended on the card (input_log_m = {log_m})"
+                    if driver.rmap.extension_ok(log_m, log_t) else
+                    "the coefficients through the host, zero-extended there (the build cannot place "
+                    f"2^{log_m} points in a 2^{log_t}-point input)")
+        self.backend.note_resident(out.n, out.rows, len(out.chunks), False, shift, "nn")
+        self.backend.report["Host work"] = work
+        if calls is not None:
+            self.backend.report["Kernel calls"] = calls
+        return out
+
+    def _coefficients(self, store) -> np.ndarray:
+        """The inverse NTT of the values' rows, as host rows: a resident array's on the card in its own
+        buffers (then restored there by a forward run: ntt(intt(v)) = v, nothing uploaded), else one
+        staged Backend.run."""
+        if not isinstance(store, RS.ResidentRows) or not self._in_kernel(store.driver, True, None):
+            rows = self._fetch(store) if isinstance(store, RS.ResidentRows) else store
+            return self._run(rows, True, None, "nn")
         driver, parts, moved = store.driver, [], False
         for chunk in store.chunks:
             moved |= self._relayout(store, chunk, RS.INPUT_NATURAL)
-            driver.execute(chunk.bufs, chunk.rows, inverse=True)
-            chunk.placement = ("output", False)
-            coeffs = RS.download_rows(store, [chunk])
-            self.transfers["from-device"] += coeffs.nbytes
-            parts.append(coeffs)
-            if keep:                          # ntt(intt(v)) = v: the values back without moving them
-                self._refill(RS.ResidentRows(driver, store.n, [chunk]), coeffs)
-                driver.execute(chunk.bufs, chunk.rows)
-                chunk.placement = ("output", False)
+            driver.execute(chunk.bufs, chunk.rows, inverse=True, chain_log_n=store.log_n)
+            parts.append(RS.download_rows(store, [chunk]))
+            driver.execute(chunk.bufs, chunk.rows, chain_log_n=store.log_n)
         self.relayouts += moved
-        if not keep:
-            store.release()                   # the values' buffers were this call's own
-        ext = T.zero_extend(np.concatenate(parts) if len(parts) > 1 else parts[0], blowup)
-        out = RS.upload_rows(driver, ext)
-        self.transfers["to-device"] += ext.nbytes
-        for chunk in out.chunks:
-            driver.execute(chunk.bufs, chunk.rows, coset=shift)
-            chunk.placement = ("output", False)
-        self.backend.note_resident(out.n, out.rows, len(out.chunks), False, shift, "nn")
-        return out
+        coeffs = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        self.transfers["from-device"] += coeffs.nbytes
+        return coeffs
 
 
 def open(backend: str = "model", **options) -> Device:

@@ -3,18 +3,23 @@
 A :class:`ResidentRows` is the B rows in chunks of at most the kernel's largest batch for N
 (``driver.batch_limit``), each chunk one :class:`host.xrt.DeviceBuffers` set whose regions hold its rows
 placed for the kernel. Each chunk remembers its *placement*: which buffer layout its points follow
-("input": where the kernel reads x, "output": where it writes X) and whether the array's logical order
-is bit-reversed there (point j at the place of natural index rev(j)). A transform runs the kernel on the
-chunk's buffers in place (the output overwrites the input, same offsets) and leaves the chunk in the
-"output" placement; nothing moves to or from the host.
+("input": where the kernel reads x, "output": where a plain run writes X) and whether the array's logical
+order is bit-reversed there (point j at the place of natural index rev(j)).
 
-The two placements are different permutations of the same words for every size (HbmLayout.place of the
-input and of the output differ for even and odd log_n alike: the input's rows are in the lanes' input
-order, the output's in natural order), and the order a transform asks for decides which one it needs.
-A chunk whose placement is not the one the next transform needs is re-laid out through the host: its
-points come back (gather with the current placement) and go out again (scatter with the needed one);
-:attr:`Relayouts.count` counts these round trips and the device's ``transfers`` their bytes. The kernel
-has no on-card re-layout yet.
+A transform runs the kernel on the chunk's buffers with ``chain_log_n`` = log_n: the kernel writes X not
+in the "output" placement but as the input of the next run of the same size (hw.model.layout:
+``HbmLayout.output_as_input``), so the chunk stays in the "input" placement and the next transform of the
+array starts straight away; nothing moves to or from the host. Only an order the placement does not have
+(a transform whose input order is not the order the array sits in: the orders are the host's layout
+tables, host/hbm_io.py) is re-laid out through the host: the points come back (gather with the current
+placement) and go out again (scatter with the needed one); :attr:`Device.relayouts` counts these round
+trips and the device's ``transfers`` their bytes.
+
+An LDE runs as one sequence on the card (:func:`lde_chained`): the 2^m-point inverse writes the
+coefficients as the zero-extended input of the 2^t-point coset NTT (``chain_log_n`` = t), which reads
+only them (``input_log_m`` = m), in the same buffers sized for 2^t points. Where the build cannot place
+that pair (``RegisterMap.extension_ok``) the coefficients go through the host and come back zero-extended
+(:func:`coset_extended`).
 """
 
 from __future__ import annotations
@@ -23,9 +28,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Chunk", "ResidentRows", "upload_rows", "download_rows", "relayout", "INPUT_NATURAL"]
+from nantucket.hw.model.layout import extension_pairs
 
-#: The placement asarray() puts points in: the kernel's input, natural order.
+from .transforms import zero_extend
+
+__all__ = ["Chunk", "ResidentRows", "upload_rows", "download_rows", "relayout", "INPUT_NATURAL",
+           "lde_chained", "coset_extended"]
+
+#: The placement asarray() puts points in, and every transform leaves them in: the kernel's input,
+#: natural order.
 INPUT_NATURAL = ("input", False)
 
 
@@ -62,14 +73,19 @@ class ResidentRows:
         self.chunks = []
 
 
+def _parts(driver, rows: np.ndarray, log_n: int):
+    """(row0, rows) of the chunks of at most the kernel's largest batch of 2^log_n points."""
+    limit = driver.batch_limit(log_n)
+    for r0 in range(0, rows.shape[0], limit):
+        yield r0, rows[r0:r0 + limit]
+
+
 def upload_rows(driver, rows: np.ndarray) -> ResidentRows:
     """New buffers holding the (B, N) ``rows`` placed as the kernel's natural-order input."""
     n = rows.shape[1]
     layout = driver.layout_for(n.bit_length() - 1)
-    limit = driver.batch_limit(layout.log_n)
     chunks = []
-    for r0 in range(0, rows.shape[0], limit):
-        part = rows[r0:r0 + limit]
+    for r0, part in _parts(driver, rows, layout.log_n):
         bufs = driver.allocate(layout, part.shape[0])
         driver.upload(bufs, part)
         chunks.append(Chunk(r0, part.shape[0], bufs))
@@ -77,7 +93,8 @@ def upload_rows(driver, rows: np.ndarray) -> ResidentRows:
 
 
 def download_rows(store: ResidentRows, chunks=None) -> np.ndarray:
-    """The (B, N) rows of ``store`` (or of the given chunks) brought back to the host, logical order."""
+    """The (B, N) rows of ``store`` (or of the given chunks) brought back to the host, logical order,
+    from whichever placement each chunk is in."""
     chunks = store.chunks if chunks is None else chunks
     parts = [store.driver.download(c.bufs, c.rows, buffer=c.placement[0], reverse=c.placement[1])
              for c in chunks]
@@ -91,3 +108,59 @@ def relayout(store: ResidentRows, chunk: Chunk, placement: tuple[str, bool]) -> 
     store.driver.upload(chunk.bufs, rows, reverse=placement[1], buffer=placement[0])
     chunk.placement = placement
     return rows.nbytes
+
+
+def lde_chained(driver, rows: np.ndarray, log_t: int, shift: int) -> ResidentRows:
+    """The LDE of the (B, M) host ``rows`` (evaluations, natural order) to 2^log_t points on the coset
+    ``shift``, as a new resident array in the natural input placement. Per chunk: buffers sized for
+    2^log_t points, the M points uploaded where a 2^m-point run reads them, then two runs with nothing
+    between them: the inverse (``chain_log_n`` = t: the coefficients land as the zero-extended input of
+    the 2^t-point run) and the coset NTT (``input_log_m`` = m; ``chain_log_n`` = t keeps the result in
+    the input placement). Needs ``driver.rmap.extension_ok(m, t)``."""
+    log_m = rows.shape[1].bit_length() - 1
+    layout = driver.layout_for(log_t)
+    chunks = []
+    for r0, part in _parts(driver, rows, log_t):
+        bufs = driver.allocate(layout, part.shape[0])
+        driver.upload(bufs, part)
+        driver.execute(bufs, part.shape[0], inverse=True, log_n=log_m, chain_log_n=log_t)
+        driver.execute(bufs, part.shape[0], coset=shift, input_log_m=log_m, chain_log_n=log_t)
+        chunks.append(Chunk(r0, part.shape[0], bufs))
+    return ResidentRows(driver, 1 << log_t, chunks)
+
+
+def coset_extended(driver, coeffs: np.ndarray, log_t: int, shift: int) -> tuple[ResidentRows, int]:
+    """The coset NTT with ``shift`` of the (B, M) host ``coeffs`` zero-extended to 2^log_t points, as a
+    new resident array in the natural input placement; returns it and the bytes synced to the card.
+    Where the build takes the pair (``extension_ok``) only the M points' units are written and the kernel
+    reads only them (``input_log_m``); otherwise the host writes the zeros too."""
+    log_m = coeffs.shape[1].bit_length() - 1
+    extended = driver.rmap.extension_ok(log_m, log_t)
+    layout = driver.layout_for(log_t)
+    chunks, moved = [], 0
+    for r0, part in _parts(driver, coeffs, log_t):
+        bufs = driver.allocate(layout, part.shape[0])
+        if extended:
+            moved += driver.upload_extended(bufs, part)
+        else:
+            moved += driver.upload(bufs, zero_extend(part, 1 << (log_t - log_m)))
+        driver.execute(bufs, part.shape[0], coset=shift, input_log_m=log_m if extended else 0,
+                       chain_log_n=log_t)
+        chunks.append(Chunk(r0, part.shape[0], bufs))
+    return ResidentRows(driver, 1 << log_t, chunks), moved
+
+
+def chained_lde_blowups(params) -> dict[int, list[int]]:
+    """For each native log2 M of the build ``params``: the blowups > 1 whose ``lde`` runs chained on the
+    card (``extension_pairs`` has (m, m + log2 blowup)); blowup 1 always does."""
+    pairs = extension_pairs(params)
+    return {m: [1 << (t - m) for t in range(m + 1, params.max_log_n + 1) if (m, t) in pairs]
+            for m in range(params.min_log_n, params.max_log_n + 1)}
+
+
+def chained_lde_table(params) -> str:
+    """``chained_lde_blowups`` as the markdown table of docs/api.md (one row per M)."""
+    lines = ["| M | blowups chained on the card |", "|---|---|"]
+    for m, blowups in chained_lde_blowups(params).items():
+        lines.append(f"| 2^{m} | {', '.join(str(b) for b in blowups) or 'none (1 only)'} |")
+    return "\n".join(lines)

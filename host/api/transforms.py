@@ -9,8 +9,9 @@ inverse, with the 1/N scale) of every row of a 2-D array. Everything else is exp
 - lde: inverse NTT of the M-point rows, zero-extension to blowup*M, coset NTT with the shift.
 
 The model device runs these on its own memory. The other devices leave them to the kernel (flags) and
-the host driver's layout step (orders); only the LDE's zero extension is done here for them
-(:func:`zero_extend`), as the kernel cannot zero-extend yet (docs/api.md, "What runs where").
+the host driver's layout step (orders); on a card the LDE's zero extension is the kernel's too
+(``chain_log_n`` / ``input_log_m``), and :func:`zero_extend` serves the fallbacks for the pairs of sizes a
+build cannot place and the staged devices (docs/api.md, "The LDE on the card").
 """
 
 from typing import Callable
