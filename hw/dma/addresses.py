@@ -34,7 +34,7 @@ from nantucket.hw.model.params import BuildParams
 __all__ = ["ReadAddressGenerator", "WriteAddressGenerator", "beat_bits", "select", "log_n_shape",
            "batch_shape", "slot_bits", "payloads_per_pass", "beats_per_channel", "burst_beats_of",
            "read_pair_channels", "write_pair_units", "zero_slot_mask_of", "read_unit_slot", "chained_index",
-           "chained_unit", "per_size"]
+           "chained_unit", "per_size", "zero_unit_at"]
 
 
 def _log2(v: int) -> int:
@@ -177,6 +177,18 @@ def per_size(m, params: BuildParams, log_n, targets, values_of):
                 m.d.comb += [t.eq(v) for t, v in zip(targets, values_of(n))]
         with m.Default():
             m.d.comb += [t.eq(v) for t, v in zip(targets, values_of(params.max_log_n))]
+
+
+def zero_unit_at(m, layout: HbmLayout, log_n, beat, channel, zero_mask):
+    """A signal (comb) that says whether the unit at channel-relative ``beat`` (unit-aligned) of the input
+    buffer's logical ``channel`` (int or Value) is a zero of the zero-extended input, for the run's size
+    ``log_n``: its slot (:func:`read_unit_slot`) has a bit of ``zero_mask``. A read master's skip walk."""
+    rho, ub_log = _log2(layout.group), _log2(layout.unit_beats)
+    unit = beat >> ub_log
+    zero = Signal()
+    per_size(m, layout.params, log_n, (zero,),
+             lambda n: ((read_unit_slot(unit, channel, (n + 1) >> 1, rho) & zero_mask) != 0,))
+    return zero
 
 
 class ReadAddressGenerator(wiring.Component):

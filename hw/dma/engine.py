@@ -45,7 +45,7 @@ from nantucket.hw.model.params import BuildParams
 from nantucket.hw.points import Beat, payload_layout
 
 from .addresses import (batch_shape, beat_bits, beats_per_channel, burst_beats_of, log_n_shape, per_size,
-                        read_unit_slot, slot_bits, zero_slot_mask_of)
+                        slot_bits, zero_slot_mask_of, zero_unit_at)
 from .assembler import ReadAssembler
 from .axi_read import AxiReadMaster
 from .axi_write import AxiWriteMaster
@@ -167,16 +167,6 @@ class DmaEngine(wiring.Component):
                         chain=chain_n)
         return dma_side, ntt_side
 
-    def _skip_zero_units(self, m, rd, q, log_n_d, zero_mask_d):
-        """Read master ``rd`` of logical channel ``q``: skip the unit at its next beat when it is a zero
-        of the zero-extended input (its slot has a bit of the mask)."""
-        lay, params = self._layout, self._params
-        rho, ub_log = (lay.group - 1).bit_length(), (lay.unit_beats - 1).bit_length()
-        unit = rd.next_beat >> ub_log
-        skip = Signal(name=f"skip{q}")
-        per_size(m, params, log_n_d, (skip,),
-                 lambda n: ((read_unit_slot(unit, q, (n + 1) >> 1, rho) & zero_mask_d) != 0,))
-        m.d.comb += rd.skip.eq(skip)
 
     def elaborate(self, platform):
         m = Module()
@@ -235,7 +225,7 @@ class DmaEngine(wiring.Component):
                          rd.total.eq(total_d), rd.burst.eq(rd_burst_d),
                          wr.start.eq(start_d), wr.run.eq(active_d), wr.base.eq(Mux(pass2_d, even, odd)),
                          wr.total.eq(total_d), wr.burst_len.eq(wr_burst_d)]
-            self._skip_zero_units(m, rd, q, dma_side["log_n"], dma_side["zero_mask"])
+            m.d.comb += rd.skip.eq(zero_unit_at(m, lay, dma_side["log_n"], rd.next_beat, q, dma_side["zero_mask"]))
             connect_half(m, rd.axi, self.m_axi[2 * q], ~pass2_d)
             connect_half(m, rd.axi, self.m_axi[2 * q + 1], pass2_d)
             connect_half(m, wr.axi, self.m_axi[2 * q], pass2_d)
