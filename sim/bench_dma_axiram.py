@@ -13,7 +13,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge, ReadOnly
 from cocotbext.axi import AxiBus, AxiRam
 
-from nantucket.hw.model.layout import HbmLayout
+from nantucket.hw.model.layout import HbmLayout, extension_pairs
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.schedule import loopback_passes
 from nantucket.sim.runner import bench_facts
@@ -53,9 +53,9 @@ async def loopback(dut, rate, seed):
             in_valid = False
 
 
-@cocotb.test()
-@cocotb.parametrize(stalls=[0.0, 0.3])
-async def test_axiram(dut, stalls):
+async def setup(dut, stalls):
+    """Clocks, reset, an AxiRam per channel (with pauses at rate ``stalls``) and the loopback: (build
+    parameters, the RAMs, their size in bytes)."""
     facts = bench_facts()
     p = BuildParams(**facts["params"])
     largest = HbmLayout(p)
@@ -64,6 +64,8 @@ async def test_axiram(dut, stalls):
     dut.start.value = 0
     dut.pass_index.value = 0
     dut.log_n.value = p.max_log_n
+    dut.input_log_m.value = 0
+    dut.chain_log_n.value = 0
     dut.base.value = sum(GUARD << (64 * c) for c in range(p.channels))
     dut.dma_rst.value = 1
     dut.ntt_rst.value = 1
@@ -80,7 +82,78 @@ async def test_axiram(dut, stalls):
     dut.dma_rst.value = 0
     dut.ntt_rst.value = 0
     cocotb.start_soon(loopback(dut, stalls, 99))
+    return p, rams, size
 
+
+async def run_pass(dut, p, ps, log_n, batch, *, input_log_m=0, chain_log_n=0):
+    await FallingEdge(dut.dma_clk)
+    dut.log_n.value = log_n
+    dut.batch.value = batch
+    dut.input_log_m.value = input_log_m
+    dut.chain_log_n.value = chain_log_n
+    dut.pass_index.value = ps
+    dut.start.value = 1
+    await FallingEdge(dut.dma_clk)
+    dut.start.value = 0
+    for _ in range(200 * (batch << log_n) // p.points_per_cycle + 5000):
+        await RisingEdge(dut.dma_clk)
+        if int(dut.done.value):
+            return
+    raise AssertionError(f"{batch} x 2^{log_n} (m = {input_log_m}, chain = {chain_log_n}): pass {ps} did not finish")
+
+
+@cocotb.test()
+async def test_axiram_chain(dut):
+    """Both passes of B 2^n-point runs chained into the input of 2^t-point runs, then both passes of those
+    reading it zero-extended (m = n), with pauses on every AXI channel: the output exactly where
+    ``output_as_input`` says and every other byte of every channel as it was (random bytes, so the zero
+    units are not zeros in memory), then the 2^t run's state and output against the golden passes of the
+    output padded with zeros."""
+    p, rams, size = await setup(dut, 0.3)
+    rng = np.random.default_rng(random.getrandbits(32))
+    pairs = sorted(extension_pairs(p))
+    grow = [q for q in pairs if q[0] < q[1]]
+    for n, t, batch in [(*grow[-1], 1), (*grow[len(grow) // 2], 2), (*pairs[0], 3)]:
+        while batch > 1 and batch << t > 1 << (p.max_log_n - 1):
+            batch -= 1
+        lay_n, lay_t = HbmLayout(p, n, batch), HbmLayout(p, t, batch)
+        x = rng.integers(0, 2**64, lay_n.n_points, dtype=np.uint64)
+        fill = bytes(rng.integers(0, 256, size, dtype=np.uint8))
+        bufs = lay_n.scatter(x, "input")
+        for c, ram in enumerate(rams):
+            ram.write(0, fill)
+            if c in lay_n.buffer_channels("input"):
+                ram.write(GUARD, bufs[c].tobytes())
+        before = [bytearray(ram.read(0, size)) for ram in rams]
+        for ps in (1, 2):
+            await run_pass(dut, p, ps, n, batch, chain_log_n=t)
+        _, out = loopback_passes(p, x, n, batch)
+        ch, off = lay_n.output_as_input(t)
+        for c, ram in enumerate(rams):
+            raw = np.frombuffer(ram.read(0, size), dtype=np.uint64)
+            want = np.frombuffer(before[c], dtype=np.uint64).copy()
+            if c in lay_n.buffer_channels("output"):
+                mine = ch == c
+                want[(GUARD + off[mine]) // 8] = out[mine]
+                assert np.array_equal(raw, want), f"{batch} x 2^{n} -> 2^{t}: channel {c} not as output_as_input says"
+            else:        # the state: pass 1 wrote it, nothing else around it
+                end = GUARD + lay_n.channel_bytes
+                assert raw[:GUARD // 8].tobytes() == before[c][:GUARD] and raw[end // 8:].tobytes() == before[c][end:]
+        for ps in (1, 2):
+            await run_pass(dut, p, ps, t, batch, input_log_m=n)
+        x_t = np.zeros((batch, 1 << t), dtype=np.uint64)
+        x_t[:, :1 << n] = out.reshape(batch, -1)
+        state, out_t = loopback_passes(p, x_t.reshape(-1), t, batch)
+        inner = [np.frombuffer(ram.read(GUARD, lay_t.channel_bytes), dtype=np.uint64) for ram in rams]
+        assert np.array_equal(lay_t.gather(inner, "state"), state), f"{batch} x 2^{n} -> 2^{t}: state"
+        assert np.array_equal(lay_t.gather(inner, "output"), out_t), f"{batch} x 2^{n} -> 2^{t}: output"
+        dut._log.info(f"{batch} x 2^{n} chained into 2^{t} and read back zero-extended: right")
+
+
+@cocotb.test()
+@cocotb.parametrize(stalls=[0.0, 0.3])
+async def test_axiram(dut, stalls):
+    p, rams, size = await setup(dut, stalls)
     rng = np.random.default_rng(random.getrandbits(32))
     rest = list(range(p.min_log_n, p.max_log_n))
     random.shuffle(rest)

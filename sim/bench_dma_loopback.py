@@ -30,7 +30,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge, Timer
 
 from nantucket.hw.model.field import P
-from nantucket.hw.model.layout import POINTS_PER_BEAT, HbmLayout
+from nantucket.hw.model.layout import POINTS_PER_BEAT, HbmLayout, extension_pairs
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.schedule import loopback_passes
 from nantucket.hw.points import pack_beat, unpack_beat
@@ -61,7 +61,7 @@ class LoopbackTB:
         cocotb.start_soon(Clock(d.dma_clk, DMA_PS, unit="ps").start())
         cocotb.start_soon(Clock(d.ntt_clk, NTT_PS, unit="ps").start())
         for s in (d.start, d.pass_index, d.refresh_en, d.stall_en, d.loop_stall_en, d.bd_we, d.bd_chan,
-                  d.bd_addr, d.bd_wdata):
+                  d.bd_addr, d.bd_wdata, d.input_log_m, d.chain_log_n):
             s.value = 0
         d.log_n.value = self.params.max_log_n
         await reset_domains(d.dma_clk, (d.dma_rst, d.ntt_rst))
@@ -112,12 +112,15 @@ class LoopbackTB:
         end = self.guard + lay.beats_per_channel
         return [self.guard - 1] + list(range(end, min(end + 2, self.depth)))
 
-    async def run_pass(self, pass_index: int, log_n: int, timeout_cycles: int, batch: int = 1) -> dict:
+    async def run_pass(self, pass_index: int, log_n: int, timeout_cycles: int, batch: int = 1, *,
+                       input_log_m: int = 0, chain_log_n: int = 0) -> dict:
         d = self.dut
         await FallingEdge(d.dma_clk)
         d.pass_index.value = pass_index
         d.log_n.value = log_n
         d.batch.value = batch
+        d.input_log_m.value = input_log_m
+        d.chain_log_n.value = chain_log_n
         d.start.value = 1
         await FallingEdge(d.dma_clk)
         d.start.value = 0
@@ -233,6 +236,80 @@ async def test_two_passes(dut, refresh, stalls):
         beats = list(range(tb.guard)) + list(range(tb.guard + tb.layout.beats_per_channel, tb.depth))
         for i, word in zip(beats, await tb.read_channel(c, beats)):
             assert word == sentinel(c, i), f"guard beat {i} of channel {c} overwritten"
+
+
+def chain_runs(params: BuildParams) -> list[tuple[int, int, int]]:
+    """(n, t, B) for the chained test: the supported pairs with n < t and n = t whose 2^t-point run fits a
+    quarter of the largest size's points (the preload and read-back are Python, beat by beat), the
+    largest such of each kind and the smallest, the same size as a batch of 2."""
+    pairs = sorted(p for p in extension_pairs(params) if p[1] <= params.max_log_n - 2)
+    grow = [p for p in pairs if p[0] < p[1]]
+    same = [p for p in pairs if p[0] == p[1]]
+    runs = [(*grow[-1], 1), (*same[-2], 2), (*grow[0], 1)] if grow else [(*same[-1], 1)]
+    return [r for r in runs if r[2] << r[1] <= 1 << (params.max_log_n - 2)]
+
+
+@cocotb.test()
+async def test_chain_zero_extension(dut):
+    """Both passes of B 2^n-point runs with the output chained into the input of 2^t-point runs, then both
+    passes of those reading it zero-extended (m = n), refresh and random stalls on: the output points
+    where ``output_as_input`` says and every other word of the output channels as it was (random data, so
+    the zero units are not zeros in HBM), the guards untouched; the 2^t run's state and output are the
+    golden passes of the output padded with zeros, and its reads are the non-zero units only (one unit
+    burst each, by the burst histogram)."""
+    tb = LoopbackTB(dut)
+    await tb.start()
+    p = tb.params
+    rng = np.random.default_rng(random.getrandbits(32))
+    dut.refresh_en.value = 1
+    dut.stall_en.value = 1
+    dut.loop_stall_en.value = 1
+    unit = [0] * 9
+    for n, t, batch in chain_runs(p):
+        lay_n, lay_t = HbmLayout(p, n, batch), HbmLayout(p, t, batch)
+        x = rng.integers(0, 2**64, lay_n.n_points, dtype=np.uint64)
+        bt = lay_t.beats_per_channel
+        before = {}
+        for c, buf in zip(lay_t.buffer_channels("input"), np.asarray(lay_n.scatter(x, "input"))[0::2]):
+            words = rng.integers(1, 2**64, 4 * bt, dtype=np.uint64)
+            words[:buf.size] = buf
+            before[c] = words
+            await tb.write_channel(c, tb.beats_of(words), start=tb.guard)
+        for c in range(p.channels):
+            for i in tb.guard_words(lay_t):
+                await tb.write_channel(c, [sentinel(c, i)], start=i)
+        cycles = lay_n.n_points // p.points_per_cycle
+        stats = [await tb.run_pass(ps, n, 40 * cycles + 20000, batch, chain_log_n=t) for ps in (1, 2)]
+        _, out = loopback_passes(p, x, n, batch)
+        mem = await tb.dump(list(range(tb.guard, tb.guard + bt)))
+        ch, off = lay_n.output_as_input(t)
+        assert np.array_equal(mem[ch, off // 8], out), f"{batch} x 2^{n} -> 2^{t}: output points misplaced"
+        for c, words in before.items():
+            words = words.copy()
+            mine = ch == c
+            words[off[mine] // 8] = out[mine]
+            assert np.array_equal(mem[c], words), f"{batch} x 2^{n} -> 2^{t}: channel {c}: a word not in the output written"
+        cycles = lay_t.n_points // p.points_per_cycle
+        stats += [await tb.run_pass(ps, t, 40 * cycles + 20000, batch, input_log_m=n) for ps in (1, 2)]
+        x_t = np.zeros((batch, 1 << t), dtype=np.uint64)
+        x_t[:, :1 << n] = out.reshape(batch, -1)
+        state, out_t = loopback_passes(p, x_t.reshape(-1), t, batch)
+        mem = list(await tb.dump(list(range(tb.guard, tb.guard + bt))))
+        assert np.array_equal(lay_t.gather(mem, "state"), state), f"{batch} x 2^{n} -> 2^{t}: state of the 2^{t} run"
+        assert np.array_equal(lay_t.gather(mem, "output"), out_t), f"{batch} x 2^{n} -> 2^{t}: output of the 2^{t} run"
+        for c in range(p.channels):
+            for i, word in zip(tb.guard_words(lay_t), await tb.read_channel(c, tb.guard_words(lay_t))):
+                assert word == sentinel(c, i), f"{batch} x 2^{n} -> 2^{t}: guard beat {i} of channel {c} written"
+        # the bursts: pass 2 writes one per output unit; the zero-extended pass 1 reads one per non-zero unit
+        unit[lay_t.unit_beats - 1] = lay_n.n_points // p.lanes
+        hist = [s["rd_hist"] for s in stats], [s["wr_hist"] for s in stats]
+        delta = [[[a - b for a, b in zip(h[i], h[i - 1])] for i in range(1, 4)] for h in hist]
+        assert delta[1][0] == unit, f"{batch} x 2^{n} -> 2^{t}: chained write bursts {delta[1][0]}"
+        assert delta[0][1] == (unit if n < t else expected_hist(lay_t, [(1, "read")])), \
+            f"{batch} x 2^{n} -> 2^{t}: zero-extended read bursts {delta[0][1]}"
+        assert int(dut.err.value) == 0
+        dut._log.info(f"{batch} x 2^{n} chained into 2^{t} and read back zero-extended: pass NTT cycles "
+                      f"{[s['ntt_cycles'] for s in stats]}")
 
 
 @cocotb.test()

@@ -449,8 +449,8 @@ def channel_models(channels: int, *, seed: int = 1, refresh_period: int = 480, f
 
 class DmaLoopback(wiring.Component):
     """DmaEngine + one HbmChannelModel per channel + a loopback FIFO standing in for the NTT engine.
-    ``log_n`` and ``batch`` go to the engine (the run's size, default the build's largest, and the
-    transforms per pass, default 1); the channel models hold buffers of the largest size between guards
+    ``log_n``, ``batch``, ``input_log_m`` and ``chain_log_n`` go to the engine (the run's size, default the
+    build's largest, the transforms per pass, default 1, and the zero-extension / chain modes, default off); the channel models hold buffers of the largest size between guards
     (so B x N <= 2^max_log_n).
 
     Counters (``ntt`` domain) for throughput: ``ntt_cycles`` from the first ``points_out`` transfer to the
@@ -482,6 +482,7 @@ class DmaLoopback(wiring.Component):
         super().__init__({
             "start": In(1), "pass_index": In(2), "log_n": In(range(params.max_log_n + 1), init=params.max_log_n),
             "batch": In(range((1 << (params.max_log_n - params.min_log_n)) + 1), init=1),
+            "input_log_m": In(range(params.max_log_n + 1)), "chain_log_n": In(range(params.max_log_n + 1)),
             "busy": Out(1), "done": Out(1),
             "refresh_en": In(1), "stall_en": In(1), "loop_stall_en": In(1),
             "bd_chan": In(range(chans)), "bd_addr": In(range(self._depth)), "bd_we": In(1),
@@ -530,7 +531,8 @@ class DmaLoopback(wiring.Component):
             m.d.comb += [self.rd_hist[i].eq(sum(mod.rd_hist[i] for mod in self._models)),
                          self.wr_hist[i].eq(sum(mod.wr_hist[i] for mod in self._models))]
         m.d.comb += [dma.start.eq(self.start), dma.pass_index.eq(self.pass_index), dma.log_n.eq(self.log_n),
-                     dma.batch.eq(self.batch), self.busy.eq(dma.busy), self.done.eq(dma.done)]
+                     dma.batch.eq(self.batch), dma.input_log_m.eq(self.input_log_m),
+                     dma.chain_log_n.eq(self.chain_log_n), self.busy.eq(dma.busy), self.done.eq(dma.done)]
 
         # the "engine": a FIFO from points_out to points_in, with random stalls on both sides
         loop = DomainRenamer("ntt")(SyncFIFO(width=dma.payload_width, depth=self._loop_depth))

@@ -12,7 +12,7 @@ from amaranth.sim import Simulator
 from nantucket.hw.dma import DmaEngine
 from nantucket.hw.model.layout import BEAT_BYTES, HbmLayout
 from nantucket.hw.model.params import BuildParams
-from nantucket.hw.model.schedule import loopback_passes
+from nantucket.hw.model.schedule import loopback_passes, pass_schedule
 from nantucket.sim.hbm import DmaLoopback
 from nantucket.sim.runner import run_bench
 
@@ -164,6 +164,168 @@ def test_loopback_pysim(params):
     _run_pysim(params, _sizes(params), refresh=True, stalls=True)
 
 
+def chained_bursts(params, log_n, log_t, batch):
+    """AW bursts per physical channel of a pass 2 of ``batch`` 2^log_n-point runs chained into the input of
+    a 2^log_t-point run: the pass schedule's output units (unit A, unit B of each cycle) in order, each
+    one burst where ``output_as_input`` puts its first point."""
+    lay = HbmLayout(params, log_n, batch)
+    _, writes = pass_schedule(params, 2, log_n, batch)
+    first = writes.reshape(-1, params.lanes, 2)[:, 0, :].reshape(-1)
+    chans, offsets = lay.output_as_input(log_t, first)
+    out = {}
+    for c, o in zip(chans, offsets):
+        out.setdefault(int(c), []).append((int(o) // BEAT_BYTES, lay.unit_beats))
+    return out
+
+
+def zero_extended_bursts(params, log_m, log_n, batch):
+    """AR bursts per physical channel of a zero-extended pass 1 (log_m < log_n): one per unit of the
+    channel that ``zero_units`` does not mark, in address order."""
+    lay = HbmLayout(params, log_n, batch)
+    zero = lay.zero_units(log_m)
+    return {c: [(r * lay.unit_beats, lay.unit_beats) for r, u in enumerate(units) if not zero[u % zero.size]]
+            for c, units in lay.unit_table("input").items()}
+
+
+def _run_pysim_chain(params, chains, *, seed=2):
+    """For (n, t, B) in ``chains``, back to back without reset: both passes of B 2^n-point runs with the
+    output chained into the input of 2^t-point runs, then both passes of the 2^t-point runs reading that
+    input zero-extended (m = n). Every output point where ``output_as_input`` says and every other word
+    of the output channels (up to the 2^t run's buffers and guards) as it was; the zero-extended run's
+    state and output are the golden passes of the output padded with zeros, although the zero units hold
+    other data (so none of them was read); and every AXI burst of the four passes against the layout."""
+    dut = DmaLoopback(params, refresh_period=60, refresh_cycles=12, latency=8, seed=seed)
+    rng = np.random.default_rng(seed)
+    g = dut.guard_beats
+    results = []                # (n, t, B, x, even channels before, after the chain, the t run's memory, bursts)
+    issued = {}
+
+    async def write(ctx, c, first, words):
+        ctx.set(dut.bd_chan, c)
+        ctx.set(dut.bd_we, 1)
+        for b, word in enumerate(words, first):
+            ctx.set(dut.bd_addr, b)
+            ctx.set(dut.bd_wdata, word)
+            await ctx.tick("dma")
+        ctx.set(dut.bd_we, 0)
+
+    async def read(ctx, c, beats):
+        ctx.set(dut.bd_chan, c)
+        out = []
+        for b in beats:
+            ctx.set(dut.bd_addr, b)
+            await ctx.tick("dma")
+            out.append(ctx.get(dut.bd_rdata))
+        return out
+
+    async def dump(ctx, lay):
+        """The run's buffers (every channel) plus one guard beat either side, as points."""
+        mem = np.zeros((params.channels, lay.points_per_channel + 8), dtype=np.uint64)
+        for c in range(params.channels):
+            for b, v in enumerate(await read(ctx, c, range(g - 1, g + lay.beats_per_channel + 1))):
+                mem[c, 4 * b:4 * b + 4] = [(v >> (64 * j)) & (2**64 - 1) for j in range(4)]
+        return mem
+
+    async def run_pass(ctx, ps, log_n, batch, log_m, chain):
+        issued.clear()
+        for port, v in ((dut.pass_index, ps), (dut.log_n, log_n), (dut.batch, batch), (dut.input_log_m, log_m),
+                        (dut.chain_log_n, chain)):
+            ctx.set(port, v)
+        ctx.set(dut.start, 1)
+        await ctx.tick("dma")
+        ctx.set(dut.start, 0)
+        for _ in range(100_000):
+            await ctx.tick("dma")
+            if ctx.get(dut.done):
+                return dict(issued)
+        raise AssertionError(f"{batch} x 2^{log_n} (m = {log_m}, chain = {chain}): pass {ps} timed out")
+
+    async def tb(ctx):
+        for s in (dut.refresh_en, dut.stall_en, dut.loop_stall_en):
+            ctx.set(s, 1)
+        for n, t, batch in chains:
+            lay_t = HbmLayout(params, t, batch)
+            x = rng.integers(0, 2**64, batch << n, dtype=np.uint64)
+            inputs = HbmLayout(params, n, batch).scatter(x, "input")
+            for c in lay_t.buffer_channels("input"):
+                # the n-run's input, then other data up to the t run's buffer end and its guards
+                rest = [sum(int(v) << (64 * j) for j, v in enumerate(rng.integers(1, 2**63, 4)))
+                        for _ in range(lay_t.beats_per_channel + 2 - inputs[c].size // 4)]
+                await write(ctx, c, g - 1, rest[:1] + [sum(int(v) << (64 * j) for j, v in enumerate(beat))
+                                                      for beat in inputs[c].reshape(-1, 4)] + rest[1:])
+            before = await dump(ctx, lay_t)
+            # the chain is set through pass 1 and the zero extension through pass 2: each pass ignores the other
+            bursts = [await run_pass(ctx, 1, n, batch, 0, t), await run_pass(ctx, 2, n, batch, 0, t)]
+            chained = await dump(ctx, lay_t)
+            bursts += [await run_pass(ctx, 1, t, batch, n, 0), await run_pass(ctx, 2, t, batch, n, 0)]
+            assert all(ctx.get(dut.err[c]) == 0 for c in range(params.channels)), (n, t, batch)
+            results.append((n, t, batch, x, before, chained, await dump(ctx, lay_t), bursts))
+
+    async def monitor(ctx):
+        ports = [dut.dma.m_axi[c] for c in range(params.channels)]
+        sigs = [s for a in ports for s in (a.arvalid, a.arready, a.araddr, a.arlen,
+                                            a.awvalid, a.awready, a.awaddr, a.awlen)]
+        async for _, _, *vals in ctx.tick("dma").sample(*sigs):
+            for c in range(params.channels):
+                arv, arr, ara, arl, awv, awr, awa, awl = vals[8 * c:8 * c + 8]
+                for kind, fire, addr, length in (("ar", arv and arr, ara, arl), ("aw", awv and awr, awa, awl)):
+                    if fire:
+                        beat, rest = divmod(addr - dut.buffer_base(c), BEAT_BYTES)
+                        assert rest == 0, f"channel {c}: unaligned {kind} address {addr:#x}"
+                        issued.setdefault((c, kind), []).append((beat, length + 1))
+
+    sim = Simulator(dut)
+    sim.add_clock(1 / 300e6, domain="dma")
+    sim.add_clock(1 / 464e6, domain="ntt")
+    sim.add_testbench(tb)
+    sim.add_process(monitor)
+    sim.run()
+    assert [r[:3] for r in results] == list(chains)
+    for n, t, batch, x, before, chained, after, bursts in results:
+        run = f"{batch} x 2^{n} chained into 2^{t}"
+        lay_n, lay_t = HbmLayout(params, n, batch), HbmLayout(params, t, batch)
+        _, out = loopback_passes(params, x, n, batch)
+        # the chained output: every point where output_as_input says, every other word as it was
+        ch, off = lay_n.output_as_input(t)
+        pos = off // 8 + 4                                   # points from the guard beat before the buffer
+        assert np.array_equal(chained[ch, pos], out), f"{run}: output points"
+        untouched = np.zeros(chained.shape, dtype=bool)
+        untouched[lay_t.buffer_channels("output")] = True      # pass 1 wrote the others (the state)
+        untouched[ch, pos] = False
+        assert np.array_equal(chained[untouched], before[untouched]), f"{run}: a word not in the output written"
+        assert np.all(before[untouched] != 0), "the zero units hold data"
+        # the zero-extended run: the golden passes of the output padded with zeros
+        x_t = np.zeros((batch, 1 << t), dtype=np.uint64)
+        x_t[:, :1 << n] = out.reshape(batch, -1)
+        state, out_t = loopback_passes(params, x_t.reshape(-1), t, batch)
+        inner = list(after[:, 4:-4])
+        assert np.array_equal(lay_t.gather(inner, "state"), state), f"{run}: the 2^{t} run's state"
+        assert np.array_equal(lay_t.gather(inner, "output"), out_t), f"{run}: the 2^{t} run's output"
+        want = [{(c, "ar"): b for c, b in lay_n.bursts(1, "read").items()}
+                | {(c, "aw"): b for c, b in lay_n.bursts(1, "write").items()},
+                {(c, "ar"): b for c, b in lay_n.bursts(2, "read").items()}
+                | {(c, "aw"): b for c, b in chained_bursts(params, n, t, batch).items()},
+                {(c, "ar"): b for c, b in (zero_extended_bursts(params, n, t, batch) if n < t
+                                           else lay_t.bursts(1, "read")).items()}
+                | {(c, "aw"): b for c, b in lay_t.bursts(1, "write").items()},
+                {(c, "ar"): b for c, b in lay_t.bursts(2, "read").items()}
+                | {(c, "aw"): b for c, b in lay_t.bursts(2, "write").items()}]
+        for ps, (got, exp) in enumerate(zip(bursts, want), 1):
+            assert got == exp, f"{run}: AXI bursts of pass {ps} of 4"
+
+
+@pytest.mark.parametrize("params, chains", [
+    pytest.param(BuildParams(lanes=4, log_core=4, channels=4), [(5, 5, 2), (4, 7, 1), (6, 8, 1), (7, 7, 1), (5, 8, 1)],
+                 id="L4_k4_C4"),
+    pytest.param(BuildParams(lanes=8, log_core=5, channels=8), [(7, 10, 1), (8, 8, 2), (6, 9, 1)], id="L8_k5_C8"),
+    pytest.param(BuildParams(lanes=8, log_core=5, channels=2), [(6, 10, 1), (7, 7, 3)], id="L8_k5_C2")])
+def test_chain_and_zero_extension_pysim(params, chains):
+    """A chained pass 2 and the zero-extended pass 1 that reads its output, with refresh and stalls (see
+    :func:`_run_pysim_chain`), pairs where a chained row pair shares a channel and where it does not,
+    same size and larger, batches."""
+    _run_pysim_chain(params, chains)
+
+
 # Every size of three builds (one Verilator build each): N = 2^4 .. 2^8 with C = 2 (one channel per
 # direction, bursts of 4 beats and fewer), 2^8 .. 2^12 with C = 32, 2^8 .. 2^16 with 16 lanes and C = 4.
 # C = 32 uses 4 lanes here: the 16-lane, C = 32 engine takes about 10 minutes to build on 2 cores (it passed
@@ -176,8 +338,16 @@ VERILATOR_CASES = [BuildParams(lanes=4, log_core=4, channels=2),
 @pytest.mark.parametrize("params", VERILATOR_CASES, ids=lambda p: p.tag())
 def test_loopback_verilator(params):
     dut = DmaLoopback(params)
-    run_bench(dut, name="dma_loopback", params=params.as_dict(),
+    run_bench(dut, name="dma_loopback", params=params.as_dict(), testcase=["test_two_passes", "test_backdoor"],
               test_module="nantucket.sim.bench_dma_loopback")
+
+
+def test_chain_zero_extension_verilator():
+    """The chained output and the zero-extended read of it on Verilator (the 16-lane build of the loopback
+    above, so no extra build): see the bench's test_chain_zero_extension."""
+    params = VERILATOR_CASES[2]
+    run_bench(DmaLoopback(params), name="dma_loopback", params=params.as_dict(),
+              testcase="test_chain_zero_extension", test_module="nantucket.sim.bench_dma_loopback")
 
 
 @pytest.mark.parametrize("params", [BuildParams(lanes=4, log_core=4, channels=4),

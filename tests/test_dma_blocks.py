@@ -6,17 +6,18 @@ import random
 
 import numpy as np
 import pytest
-from amaranth.hdl import Elaboratable, Module
+from amaranth.hdl import Elaboratable, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.fifo import SyncFIFO
 from amaranth.sim import Simulator
 
 from nantucket.hw.axi import RESP_DECERR, RESP_SLVERR, connect_half
-from nantucket.hw.dma.addresses import ReadAddressGenerator, WriteAddressGenerator
+from nantucket.hw.dma.addresses import (ReadAddressGenerator, WriteAddressGenerator, slot_bits, zero_slot_mask_of,
+                                        zero_unit_at)
 from nantucket.hw.dma.axi_read import AxiReadMaster
 from nantucket.hw.dma.axi_write import AxiWriteMaster
 from nantucket.hw.dma.write_path import CornerTurn
-from nantucket.hw.model.layout import HbmLayout
+from nantucket.hw.model.layout import BEAT_BYTES, HbmLayout, extension_pairs, zero_slot_mask
 from nantucket.hw.model.params import BuildParams
 from nantucket.sim.hbm import HbmChannelModel
 
@@ -298,28 +299,58 @@ def test_read_assembler_gives_the_schedule(params):
     """Each channel's beats in address order (random gaps per channel, random back-pressure on the
     output) come out as the engine's payloads in ``pass_schedule`` read order, for both passes of every
     size and batches of several transforms back to back."""
+    _check_read_assembler(params, [(0, log_n, ps, b) for log_n, ps, b in _runs(params)])
+
+
+@pytest.mark.parametrize("params", STREAM_BUILDS, ids=lambda p: p.tag())
+def test_read_assembler_zero_extended(params):
+    """A zero-extended pass 1 (``zero_mask`` of every supported pair with m < n, batches; plain passes in
+    between): the channels deliver only the beats of the units ``zero_units`` does not mark, and the
+    payloads are the schedule's of the input with zeros past each element's first 2^m points."""
+    runs = []
+    for lm, ln, b in _ext_runs(params):
+        if lm < ln:
+            runs += [(lm, ln, 1, b), (0, ln, 2, b)]
+    _check_read_assembler(params, runs)
+
+
+def _check_read_assembler(params, wanted):
+    """ReadAssembler over runs (log_m, log_n, pass, batch) back to back (log_m = 0: no zero extension),
+    each channel offering its stream of beats with random gaps, the payloads taken with random
+    back-pressure, against ``pass_schedule`` of the input (zero-extended: zeros past the first 2^m points
+    of each element, whose units the channels do not hold)."""
     from nantucket.hw.dma.assembler import ReadAssembler
     from nantucket.hw.model.schedule import pass_schedule
     from nantucket.hw.points import pack_beat, unpack_payload
     rng = np.random.default_rng(1)
     runs = []
-    for log_n, pass_index, batch in _runs(params):
+    for log_m, log_n, pass_index, batch in wanted:
         lay = HbmLayout(params, log_n, batch)
         x = rng.integers(0, 2**64, lay.n_points, dtype=np.uint64)
-        mem = lay.scatter(x, "input" if pass_index == 1 else "state")
-        streams = [[pack_beat(b) for b in mem[c].reshape(-1, 4)] for c in lay.read_channels(pass_index)]
+        buffer = "input" if pass_index == 1 else "state"
+        mem = lay.scatter(x, buffer)
+        if log_m:
+            x.reshape(batch, -1)[:, 1 << log_m:] = 0
+        zero = lay.zero_units(log_m) if log_m else np.zeros(lay.element_points // params.lanes, dtype=bool)
+        per = zero.size
+        streams = []
+        for c in lay.read_channels(pass_index):
+            units = mem[c].reshape(-1, params.lanes)
+            keep = ~zero[lay.unit_table(buffer)[c] % per]
+            streams.append([pack_beat(b) for b in units[keep].reshape(-1, 4)])
         reads, _ = pass_schedule(params, pass_index, log_n, batch)
         want = [[(int(x[a]), int(x[b])) for a, b in cycle] for cycle in reads.reshape(-1, params.lanes, 2)]
-        runs.append((log_n, pass_index, batch, streams, want))
+        runs.append((log_m, log_n, pass_index, batch, streams, want))
     dut = ReadAssembler(HbmLayout(params))
     got = []
 
     async def bench(ctx):
         pick = random.Random(params.channels)
-        for log_n, pass_index, batch, streams, want in runs:
+        for log_m, log_n, pass_index, batch, streams, want in runs:
             ctx.set(dut.pass2, pass_index == 2)
             ctx.set(dut.log_n, log_n)
             ctx.set(dut.batch, batch)
+            ctx.set(dut.zero_mask, zero_slot_mask(log_n, log_m) if log_m else 0)
             ctx.set(dut.start, 1)
             await ctx.tick()
             ctx.set(dut.start, 0)
@@ -348,8 +379,8 @@ def test_read_assembler_gives_the_schedule(params):
             got.append(out)
 
     _run(dut, bench)
-    for (log_n, pass_index, batch, _, want), out in zip(runs, got, strict=True):
-        assert out == want, (log_n, pass_index, batch)
+    for (log_m, log_n, pass_index, batch, _, want), out in zip(runs, got, strict=True):
+        assert out == want, (log_m, log_n, pass_index, batch)
 
 
 @pytest.mark.parametrize("params", STREAM_BUILDS, ids=lambda p: p.tag())
@@ -358,30 +389,50 @@ def test_write_path_places_the_schedule(params):
     random back-pressure, for both passes of every size and batches back to back: replaying the bursts
     gives the host layout's memory for that buffer, size and batch, and each channel gets exactly its
     B x N/R points."""
+    _check_write_path(params, [(log_n, 0, ps, b) for log_n, ps, b in _runs(params)])
+
+
+@pytest.mark.parametrize("params", STREAM_BUILDS, ids=lambda p: p.tag())
+def test_write_path_chained(params):
+    """A chained pass 2 (``chain_log_n`` = t, every supported (n, t), batches; a plain pass 2 and a pass
+    1 with the chain set in between): unit bursts whose replay puts every output point where
+    ``output_as_input(t)`` says, B x N/R/4 beats per channel."""
+    runs = []
+    for n, t, b in _ext_runs(params):
+        runs.append((n, t, 2, b))
+        if n == t:
+            runs += [(n, 0, 2, b), (n, t, 1, b)]
+    _check_write_path(params, runs)
+
+
+def _check_write_path(params, wanted):
+    """WritePath over runs (log_n, chain_log_n, pass, batch) back to back, payloads offered with random
+    gaps and beats / bursts drained with random back-pressure; the replayed bursts against the layout."""
     from nantucket.hw.dma.write_path import WritePath
     from nantucket.hw.model.schedule import pass_schedule
     from nantucket.hw.points import pack_payload, unpack_beat
     rng = np.random.default_rng(10)
     runs = []
-    for log_n, pass_index, batch in _runs(params):
+    for log_n, chain, pass_index, batch in wanted:
         y = rng.integers(0, 2**64, batch << log_n, dtype=np.uint64)
         _, writes = pass_schedule(params, pass_index, log_n, batch)
         payloads = [pack_payload([(y[a], y[b]) for a, b in cycle])
                     for cycle in writes.reshape(-1, params.lanes, 2)]
-        runs.append((log_n, pass_index, batch, y, payloads))
+        runs.append((log_n, chain, pass_index, batch, y, payloads))
     dut = WritePath(HbmLayout(params))
     R = params.channels // 2
     got = []
 
     async def bench(ctx):
         pick = random.Random(params.channels)
-        for log_n, pass_index, batch, _, payloads in runs:
+        for log_n, chain, pass_index, batch, _, payloads in runs:
             total = HbmLayout(params, log_n, batch).beats_per_channel * R
             beats = [[] for _ in range(R)]
             bursts = [[] for _ in range(R)]
             ctx.set(dut.pass2, pass_index == 2)
             ctx.set(dut.log_n, log_n)
             ctx.set(dut.batch, batch)
+            ctx.set(dut.chain_log_n, chain)
             ctx.set(dut.start, 1)
             await ctx.tick()
             ctx.set(dut.start, 0)
@@ -410,15 +461,237 @@ def test_write_path_places_the_schedule(params):
             got.append((beats, bursts))
 
     _run(dut, bench)
-    for (log_n, pass_index, batch, y, _), (beats, bursts) in zip(runs, got, strict=True):
+    for (log_n, chain, pass_index, batch, y, _), (beats, bursts) in zip(runs, got, strict=True):
         lay = HbmLayout(params, log_n, batch)
+        chained = chain and pass_index == 2
         buffer = "state" if pass_index == 1 else "output"
-        burst = lay.unit_beats if pass_index == 1 else lay.burst_beats
-        mem = [np.zeros(lay.points_per_channel, dtype=np.uint64) for _ in range(params.channels)]
+        burst = lay.unit_beats if pass_index == 1 or chained else lay.burst_beats
+        size = HbmLayout(params, chain, batch).points_per_channel if chained else lay.points_per_channel
+        mem = [np.zeros(size, dtype=np.uint64) for _ in range(params.channels)]
+        written = [np.zeros(size, dtype=int) for _ in range(params.channels)]
+        run = (log_n, chain, pass_index, batch)
         for q, phys in enumerate(lay.write_channels(pass_index)):
-            assert len(bursts[q]) * burst == len(beats[q]) == lay.beats_per_channel, (log_n, pass_index, batch, q)
+            assert len(bursts[q]) * burst == len(beats[q]) == lay.beats_per_channel, (*run, q)
             for n, first in enumerate(bursts[q]):
-                assert first % burst == 0, (log_n, pass_index, batch, q, first)
+                assert first % burst == 0, (*run, q, first)
                 for j in range(burst):
                     mem[phys][4 * (first + j):4 * (first + j + 1)] = unpack_beat(beats[q][n * burst + j])
-        assert np.array_equal(lay.gather(mem, buffer), y), (log_n, pass_index, batch)
+                    written[phys][4 * (first + j):4 * (first + j + 1)] += 1
+        if chained:
+            ch, off = lay.output_as_input(chain)
+            assert np.array_equal(np.array([mem[c][o // 8] for c, o in zip(ch, off)], dtype=np.uint64), y), run
+            assert sum(int(w.sum()) for w in written) == y.size and max(int(w.max()) for w in written) == 1, run
+        else:
+            assert np.array_equal(lay.gather(mem, buffer), y), run
+
+
+# -- zero-extended input and chained output ----------------------------------------------------------------
+
+EXT_BUILDS = [BuildParams(lanes=4, log_core=3, channels=4), BuildParams(lanes=4, log_core=4, channels=8),
+              BuildParams(lanes=8, log_core=5, channels=2), BuildParams(lanes=16, log_core=8, channels=4)]
+
+
+def _ext_runs(params, limit=None):
+    """(log_m, log_n, batch) for every supported pair of ``params`` (``extension_pairs``), with batches of
+    1, 3 and 2 in turn (as many as fit); ``limit`` keeps every pair's size but shrinks the batches."""
+    runs = []
+    for i, (lm, ln) in enumerate(sorted(extension_pairs(params))):
+        b = (1, 3, 2)[i % 3]
+        while b << ln > 1 << params.max_log_n or (limit and b > 1 and b << ln > limit):
+            b -= 1
+        runs.append((lm, ln, b))
+    return runs
+
+
+def _zero_of_read_units(params, log_m, log_n, batch):
+    """For every read unit of pass 1 in engine order (unit A, unit B of each cycle), whether it is a zero
+    of the zero-extended input: its (channel, beat) -> the logical unit the channel holds there
+    (``unit_table``) -> ``zero_units``."""
+    lay = HbmLayout(params, log_n, batch)
+    table = lay.unit_table("input")
+    zero = lay.zero_units(log_m)
+    per = lay.element_points // params.lanes
+    return [bool(zero[table[int(ch)][int(beat) // lay.unit_beats] % per])
+            for ch, beat in lay.cycle_units(1, "read")]
+
+
+def test_zero_slot_mask_is_the_models():
+    """The gateware's mask formula (constant size, run-time log_m) on ints is the model's, and 0 (off)
+    gives no zeros."""
+    for n in range(2, 25):
+        assert zero_slot_mask_of(n, 0) == 0
+        for m in range(n >> 1, n + 1):
+            assert int(zero_slot_mask_of(n, m)) == zero_slot_mask(n, m), (n, m)
+
+
+@pytest.mark.parametrize("params", EXT_BUILDS, ids=lambda p: p.tag())
+def test_read_zero_units_are_the_layouts(params):
+    """With ``zero_mask`` = the run's zero_slot_mask, ``zero_a`` / ``zero_b`` mark exactly the read units
+    that ``HbmLayout.zero_units`` says are zeros, for every supported pair and batches; a pass 2 and a
+    mask of 0 (runs in between) mark none, and the channels stay the layout's."""
+    gen = ReadAddressGenerator(HbmLayout(params))
+    runs = []
+    for lm, ln, b in _ext_runs(params):
+        runs += [(lm, ln, 1, b), (0, ln, 1, b)] if lm == ln - 1 else [(lm, ln, 1, b)]
+    runs.append((0, params.max_log_n, 2, 1))
+    got = []
+
+    async def bench(ctx):
+        for log_m, log_n, pass_index, batch in runs:
+            chans = HbmLayout(params, log_n).read_channels(pass_index)
+            ctx.set(gen.pass2, pass_index == 2)
+            ctx.set(gen.log_n, log_n)
+            ctx.set(gen.batch, batch)
+            ctx.set(gen.zero_mask, zero_slot_mask(log_n, log_m) if log_m else 0)
+            ctx.set(gen.start, 1)
+            await ctx.tick()
+            ctx.set(gen.start, 0)
+            units = []
+            while ctx.get(gen.active):
+                units += [(chans[ctx.get(gen.chan_a)], bool(ctx.get(gen.zero_a))),
+                          (chans[ctx.get(gen.chan_b)], bool(ctx.get(gen.zero_b)))]
+                ctx.set(gen.advance, 1)
+                await ctx.tick()
+                ctx.set(gen.advance, 0)
+            got.append(units)
+
+    _run(gen, bench)
+    for (log_m, log_n, pass_index, batch), units in zip(runs, got, strict=True):
+        lay = HbmLayout(params, log_n, batch)
+        chans = [int(c) for c in lay.cycle_units(pass_index, "read")[:, 0]]
+        zeros = (_zero_of_read_units(params, log_m, log_n, batch) if log_m else [False] * len(chans))
+        assert units == list(zip(chans, zeros)), (log_m, log_n, pass_index, batch)
+        assert any(zeros) == (0 < log_m < log_n)
+
+
+@pytest.mark.parametrize("params", EXT_BUILDS, ids=lambda p: p.tag())
+def test_chained_write_addresses_are_output_as_input(params):
+    """With ``chain_log_n`` = t a pass 2 of 2^n-point runs places every output unit where
+    ``HbmLayout(params, n, B).output_as_input(t)`` puts its points, in the pass schedule's write order,
+    for every supported pair and batches; plain passes in between (chain 0, and a pass 1 with a chain
+    set) stay the layout's."""
+    from nantucket.hw.model.schedule import pass_schedule
+    gen = WriteAddressGenerator(HbmLayout(params))
+    runs = []
+    for n, t, b in _ext_runs(params):
+        runs.append((n, t, 2, b))
+        if n == t:
+            runs += [(n, 0, 2, b), (n, t, 1, b)]
+    got = []
+
+    async def bench(ctx):
+        for log_n, chain, pass_index, batch in runs:
+            lay = HbmLayout(params, log_n, batch)
+            chans = lay.write_channels(pass_index)
+            ctx.set(gen.pass2, pass_index == 2)
+            ctx.set(gen.log_n, log_n)
+            ctx.set(gen.chain_log_n, chain)
+            ctx.set(gen.start, 1)
+            await ctx.tick()
+            ctx.set(gen.start, 0)
+            units = []
+            for _ in range(lay.n_points // params.lanes // 2):
+                for _ in range(random.randrange(2)):
+                    await ctx.tick()
+                units.append((chans[ctx.get(gen.chan_a)], ctx.get(gen.beat_a)))
+                units.append((chans[ctx.get(gen.chan_b)], ctx.get(gen.beat_b)))
+                ctx.set(gen.advance, 1)
+                await ctx.tick()
+                ctx.set(gen.advance, 0)
+            got.append(units)
+
+    _run(gen, bench)
+    for (log_n, chain, pass_index, batch), units in zip(runs, got, strict=True):
+        lay = HbmLayout(params, log_n, batch)
+        if chain and pass_index == 2:
+            _, writes = pass_schedule(params, 2, log_n, batch)
+            units_idx = writes.reshape(-1, params.lanes, 2).transpose(0, 2, 1).reshape(-1, params.lanes)
+            assert np.array_equal(units_idx - units_idx[:, :1], np.broadcast_to(np.arange(params.lanes), units_idx.shape))
+            ch, off = lay.output_as_input(chain, units_idx[:, 0])
+            want = [(int(c), int(o) // BEAT_BYTES) for c, o in zip(ch, off)]
+        else:
+            want = [tuple(int(v) for v in row) for row in lay.cycle_units(pass_index, "write")]
+        assert units == want, (log_n, chain, pass_index, batch)
+
+
+class _SkipReadBench(Elaboratable):
+    """AxiReadMaster of one logical input channel (``channel``, run-time) with the engine's skip walk,
+    against an HBM channel model whose beat i holds i."""
+
+    def __init__(self, layout):
+        self.layout = layout
+        total = layout.beats_per_channel
+        self.hbm = HbmChannelModel(depth_beats=total, latency=5, refresh_period=50, refresh_cycles=10,
+                                   stall_rate=96, init=list(range(total)))
+        self.master = AxiReadMaster(total_beats=total, burst_beats=layout.burst_beats, fifo_beats=16,
+                                    addr_width=64)
+        self.fifo = SyncFIFO(width=256, depth=16)
+        self.log_n = Signal(range(layout.params.max_log_n + 1))
+        self.channel = Signal(range(layout.group))
+        self.zero_mask = Signal(slot_bits(layout.params))
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.hbm, m.submodules.master, m.submodules.fifo = self.hbm, self.master, self.fifo
+        connect_half(m, self.master.axi, self.hbm.axi)
+        wiring.connect(m, self.master.beats, self.fifo.w_stream)
+        m.d.comb += [self.master.fifo_level.eq(self.fifo.level), self.hbm.stall_en.eq(1),
+                     self.hbm.refresh_en.eq(1),
+                     self.master.skip.eq(zero_unit_at(m, self.layout, self.log_n, self.master.next_beat,
+                                                      self.channel, self.zero_mask))]
+        return m
+
+
+@pytest.mark.parametrize("params", EXT_BUILDS[:3], ids=lambda p: p.tag())
+def test_read_master_skips_zero_units(params):
+    """A read master walking one input channel of a zero-extended run (unit bursts, the skip walk on)
+    reads exactly the channel's units that ``zero_units`` does not mark, in address order, one unit burst
+    each, for every supported pair with m < n, batches and every channel; the consumer drains at
+    random."""
+    dut = _SkipReadBench(HbmLayout(params))
+    lay_max = HbmLayout(params)
+    runs = [(lm, ln, b, q) for lm, ln, b in _ext_runs(params, limit=1 << (params.max_log_n - 1)) if lm < ln
+            for q in range(lay_max.group)]
+    got = []
+
+    async def bench(ctx):
+        rng = random.Random(3)
+        for log_m, log_n, batch, q in runs:
+            lay = HbmLayout(params, log_n, batch)
+            ctx.set(dut.log_n, log_n)
+            ctx.set(dut.channel, q)
+            ctx.set(dut.zero_mask, zero_slot_mask(log_n, log_m))
+            ctx.set(dut.master.total, lay.beats_per_channel)
+            ctx.set(dut.master.burst, lay.unit_beats)
+            ctx.set(dut.master.start, 1)
+            await ctx.tick()
+            ctx.set(dut.master.start, 0)
+            ctx.set(dut.master.run, 1)
+            beats, bursts = [], []
+            for _ in range(40 * lay.beats_per_channel + 200):
+                if ctx.get(dut.master.axi.arvalid) and ctx.get(dut.master.axi.arready):
+                    bursts.append(ctx.get(dut.master.axi.arlen) + 1)
+                take = ctx.get(dut.fifo.r_rdy) and rng.random() < 0.5
+                ctx.set(dut.fifo.r_en, take)
+                if take:
+                    beats.append(ctx.get(dut.fifo.r_data))
+                await ctx.tick()
+                if ctx.get(dut.master.done) and not ctx.get(dut.fifo.r_rdy):
+                    break
+            else:
+                raise AssertionError(f"(m, n, B, q) = {(log_m, log_n, batch, q)}: no done")
+            ctx.set(dut.fifo.r_en, 0)
+            ctx.set(dut.master.run, 0)
+            got.append((beats, bursts))
+
+    _run(dut, bench)
+    for (log_m, log_n, batch, q), (beats, bursts) in zip(runs, got, strict=True):
+        lay = HbmLayout(params, log_n, batch)
+        ch = lay.buffer_channels("input")[q]
+        zero = lay.zero_units(log_m)
+        per = lay.element_points // params.lanes
+        want = [r * lay.unit_beats + j for r, u in enumerate(lay.unit_table("input")[ch]) if not zero[u % per]
+                for j in range(lay.unit_beats)]
+        assert len(want) == (batch << log_m) // lay.group // 4, (log_m, log_n, batch, q)
+        assert beats == want, (log_m, log_n, batch, q)
+        assert bursts == [lay.unit_beats] * (len(want) // lay.unit_beats), (log_m, log_n, batch, q)

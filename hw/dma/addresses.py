@@ -27,13 +27,14 @@ from amaranth.hdl import Array, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from nantucket.hw.model.layout import (MAX_BURST_BEATS, POINTS_PER_BEAT, HbmLayout, lane_slot, sigma_of,
-                                       slot_channel_of, unit_beat_of)
+from nantucket.hw.model.layout import (MAX_BURST_BEATS, POINTS_PER_BEAT, HbmLayout, element_beat_of, lane_slot,
+                                       sigma_of, slot_channel_of, unit_beat_of)
 from nantucket.hw.model.params import BuildParams
 
 __all__ = ["ReadAddressGenerator", "WriteAddressGenerator", "beat_bits", "select", "log_n_shape",
-           "batch_shape", "payloads_per_pass", "beats_per_channel", "burst_beats_of", "read_pair_channels",
-           "write_pair_units"]
+           "batch_shape", "slot_bits", "payloads_per_pass", "beats_per_channel", "burst_beats_of",
+           "read_pair_channels", "write_pair_units", "zero_slot_mask_of", "read_unit_slot", "chained_index",
+           "chained_unit", "per_size", "zero_unit_at"]
 
 
 def _log2(v: int) -> int:
@@ -58,6 +59,11 @@ def beat_bits(layout: HbmLayout) -> int:
 def log_n_shape(params: BuildParams):
     """Shape of a run-size port: unsigned, ``range(2k + 1)``."""
     return range(params.max_log_n + 1)
+
+
+def slot_bits(params: BuildParams) -> int:
+    """Width of an input slot (and of a zero-slot mask): the largest pass-1 frame, ceil(max_log_n / 2)."""
+    return (params.max_log_n + 1) >> 1
 
 
 def batch_shape(params: BuildParams):
@@ -115,7 +121,54 @@ def write_pair_units(pair, pass2, log_n: int, lanes_log: int, rho: int, unit_bea
                  for s in (slot_a, slot_b))
 
 
-def _per_size(m, params: BuildParams, log_n, targets, values_of):
+def zero_slot_mask_of(log_n: int, log_m):
+    """:func:`hw.model.layout.zero_slot_mask` for a constant ``log_n`` and a run-time ``log_m`` (int or
+    Value; 0 = no zero extension gives 0, as does log_m = log_n): input row bit i (i < n1) is in the row
+    mask iff log_m <= n2 + i (rows >= 2^(log_m - n2)), and ``lane_slot`` moves the bits to the slot's."""
+    n1, n2 = (log_n + 1) >> 1, log_n >> 1
+    row_mask = 0
+    for i in range(n1):
+        row_mask = row_mask | (((log_m != 0) & (log_m <= n2 + i)) << i)
+    return lane_slot(row_mask, n1)
+
+
+def read_unit_slot(unit, channel, frame: int, rho: int):
+    """Slot of the ``unit``-th unit (counted from the channel's first beat, over every block and batch
+    element) of logical channel ``channel`` of a buffer read in lane frames of 2^frame: units sit at
+    consecutive beats in (block, slot) order, one per aligned group of R slots, so the unit's
+    block * 2^frame + slot is unit * R + r, and its slot's low rho bits r are the channel XOR the
+    slot's bits [sigma, sigma + rho) (which come from the unit number alone, sigma >= rho)."""
+    hi = (unit << rho) & ((1 << frame) - 1)
+    return hi | (channel ^ ((hi >> sigma_of(frame, rho)) & ((1 << rho) - 1)))
+
+
+def chained_index(pair, log_n: int, lanes_log: int):
+    """(index j within its element of the first point of unit A, element e) of pass-2 write pair ``pair``
+    of 2^log_n-point transforms: unit A is output row k2 = 2t of column block kb (pair = block * 2^(n2-1)
+    + t, the block counting on over the elements), i.e. points X[e, j .. j + L-1] with
+    j = k2 * 2^n1 + kb * L. Unit B is row k2 + 1: index j + 2^n1."""
+    n1, n2 = (log_n + 1) >> 1, log_n >> 1
+    pos = pair << 1
+    block = pos >> n2
+    kb = block & ((1 << (n1 - lanes_log)) - 1)
+    k2 = pos & ((1 << n2) - 1)
+    return (k2 << n1) | (kb << lanes_log), pos >> (log_n - lanes_log)
+
+
+def chained_unit(index, element, log_t: int, lanes_log: int, rho: int, unit_beats_log: int):
+    """(logical channel, first beat) of the unit of L points from ``index`` (L-aligned, < 2^log_t) of
+    batch element ``element`` placed as input of a 2^log_t-point run (``HbmLayout.output_as_input``):
+    input row index >> t2, column block (index mod 2^t2) / L, slot lane_slot(row, t1)."""
+    t1, t2 = (log_t + 1) >> 1, log_t >> 1
+    row = index >> t2
+    blk = (index & ((1 << t2) - 1)) >> lanes_log
+    slot = lane_slot(row, t1)
+    # the unit's beat within its element is below the element's region (a power of two): OR, not add
+    beat = unit_beat_of(slot, blk, t1, rho, unit_beats_log) | element_beat_of(element, log_t, rho)
+    return slot_channel_of(slot, sigma_of(t1, rho), rho), beat
+
+
+def per_size(m, params: BuildParams, log_n, targets, values_of):
     """``targets`` (comb) take ``values_of(n)`` for the run's size n = ``log_n`` (the largest size's for a
     ``log_n`` out of range, which the control never starts: a complete case, as lint wants)."""
     with m.Switch(log_n):
@@ -124,6 +177,18 @@ def _per_size(m, params: BuildParams, log_n, targets, values_of):
                 m.d.comb += [t.eq(v) for t, v in zip(targets, values_of(n))]
         with m.Default():
             m.d.comb += [t.eq(v) for t, v in zip(targets, values_of(params.max_log_n))]
+
+
+def zero_unit_at(m, layout: HbmLayout, log_n, beat, channel, zero_mask):
+    """A signal (comb) that says whether the unit at channel-relative ``beat`` (unit-aligned) of the input
+    buffer's logical ``channel`` (int or Value) is a zero of the zero-extended input, for the run's size
+    ``log_n``: its slot (:func:`read_unit_slot`) has a bit of ``zero_mask``. A read master's skip walk."""
+    rho, ub_log = _log2(layout.group), _log2(layout.unit_beats)
+    unit = beat >> ub_log
+    zero = Signal()
+    per_size(m, layout.params, log_n, (zero,),
+             lambda n: ((read_unit_slot(unit, channel, (n + 1) >> 1, rho) & zero_mask) != 0,))
+    return zero
 
 
 class ReadAddressGenerator(wiring.Component):
@@ -136,6 +201,10 @@ class ReadAddressGenerator(wiring.Component):
     2t / 2t + 1. The two differ exactly in bit 0 when R > 1 (slot bit 0 is the channel's bit 0, and
     sigma >= 1 keeps it out of the XOR term) and are both 0 when R = 1, so ``chan_b`` is ``chan_a`` with
     bit 0 flipped, which lets synthesis see that the two units never share a channel.
+
+    Zero-extended input: ``zero_mask`` (held like ``log_n``; 0 = off) is the run's
+    :func:`hw.model.layout.zero_slot_mask`; ``zero_a`` / ``zero_b`` (registers) say that the unit in slot
+    2t / 2t + 1 is one of the zeros, which the DMA does not read.
     """
 
     def __init__(self, layout: HbmLayout):
@@ -145,8 +214,9 @@ class ReadAddressGenerator(wiring.Component):
         super().__init__({"start": In(1), "pass2": In(1),
                           "log_n": In(log_n_shape(params), init=params.max_log_n),
                           "batch": In(batch_shape(params), init=1),
+                          "zero_mask": In(slot_bits(params)),
                           "advance": In(1), "active": Out(1),
-                          "chan_a": Out(bits), "chan_b": Out(bits)})
+                          "chan_a": Out(bits), "chan_b": Out(bits), "zero_a": Out(1), "zero_b": Out(1)})
 
     def elaborate(self, platform):
         m = Module()
@@ -155,25 +225,30 @@ class ReadAddressGenerator(wiring.Component):
         upcoming = Signal(range(params.cycles_per_pass + 1))     # the pair after the one on the outputs
         pair = Signal.like(upcoming)
         chan_a = Signal.like(self.chan_a)
+        slot_a = Signal(slot_bits(params))          # the input slot 2t (only pass 1 has zeros)
+        zero_a, zero_b = Signal(), Signal()
         m.d.comb += [pair.eq(Mux(self.start, 0, upcoming)),
                      self.chan_b.eq(self.chan_a ^ (1 if rho > 0 else 0))]
 
         def channels(n):
             # the buffer read: input (rows 2^n1, pass 1) or state (rows 2^n2, pass 2)
             n1, n2 = (n + 1) >> 1, n >> 1
-            return Mux(self.pass2, read_pair_channels(pair, n2, rho)[0], read_pair_channels(pair, n1, rho)[0]),
-        _per_size(m, params, self.log_n, (chan_a,), channels)
+            return (Mux(self.pass2, read_pair_channels(pair, n2, rho)[0], read_pair_channels(pair, n1, rho)[0]),
+                    (pair << 1) & ((1 << n1) - 1))
+        per_size(m, params, self.log_n, (chan_a, slot_a), channels)
+        m.d.comb += [zero_a.eq((slot_a & self.zero_mask) != 0), zero_b.eq(((slot_a | 1) & self.zero_mask) != 0)]
+        nxt = [self.chan_a.eq(chan_a), self.zero_a.eq(zero_a), self.zero_b.eq(zero_b)]
 
         # the pass's pairs, registered (log_n and batch are stable from the start on; the first compare
         # comes a cycle after it)
         pairs = Signal.like(upcoming)
         m.d.sync += pairs.eq(payloads_per_pass(params, self.log_n, self.batch))
         with m.If(self.advance):
-            m.d.sync += [upcoming.eq(upcoming + 1), self.chan_a.eq(chan_a)]
+            m.d.sync += [upcoming.eq(upcoming + 1), *nxt]
             with m.If(upcoming == pairs):
                 m.d.sync += self.active.eq(0)
         with m.If(self.start):
-            m.d.sync += [upcoming.eq(1), self.active.eq(1), self.chan_a.eq(chan_a)]
+            m.d.sync += [upcoming.eq(1), self.active.eq(1), *nxt]
         return m
 
 
@@ -183,6 +258,11 @@ class WriteAddressGenerator(wiring.Component):
     ``pass2`` selects the order and ``log_n`` the size (both held through the pass); ``start`` rewinds;
     ``advance``: the pair was taken. ``chan_a`` / ``beat_a`` for the first unit, ``chan_b`` / ``beat_b``
     for the second (registers).
+
+    Chained output: with ``chain_log_n`` = t != 0 (held like ``log_n``) pass 2 places each output unit as
+    input of a 2^t-point run instead (:meth:`hw.model.layout.HbmLayout.output_as_input`): the unit's
+    output index and element come from a switch on ``log_n``, its target place from one on t. The two
+    units of a pair may then share a channel.
     """
 
     def __init__(self, layout: HbmLayout):
@@ -190,7 +270,8 @@ class WriteAddressGenerator(wiring.Component):
         bits = _channel_bits(layout)
         params = layout.params
         super().__init__({"start": In(1), "pass2": In(1),
-                          "log_n": In(log_n_shape(params), init=params.max_log_n), "advance": In(1),
+                          "log_n": In(log_n_shape(params), init=params.max_log_n),
+                          "chain_log_n": In(log_n_shape(params)), "advance": In(1),
                           "chan_a": Out(bits), "chan_b": Out(bits),
                           "beat_a": Out(beat_bits(layout)), "beat_b": Out(beat_bits(layout))})
 
@@ -205,10 +286,32 @@ class WriteAddressGenerator(wiring.Component):
         nxt = [Signal.like(o, name=f"next_{o.name}") for o in outs]
         m.d.comb += pair.eq(Mux(self.start, 0, upcoming))
 
+        plain = [Signal.like(o, name=f"plain_{o.name}") for o in outs]
+
         def units(n):
             (ca, ba), (cb, bb) = write_pair_units(pair, self.pass2, n, lanes_log, rho, ub_log)
             return ca, ba, cb, bb
-        _per_size(m, params, self.log_n, nxt, units)
+        per_size(m, params, self.log_n, plain, units)
+
+        # chained pass 2: unit A's output index and element for the run's size, then both units' places in
+        # the target's input for the target size (unit B is output row k2 + 1: index + 2^n1)
+        index_a = Signal(params.max_log_n, name="chain_index_a")
+        index_b = Signal.like(index_a, name="chain_index_b")
+        element = Signal(range(batch_shape(params).stop), name="chain_element")
+
+        def source(n):
+            index, elem = chained_index(pair, n, lanes_log)
+            return index, index | (1 << ((n + 1) >> 1)), elem
+        per_size(m, params, self.log_n, (index_a, index_b, element), source)
+        chained = [Signal.like(o, name=f"chained_{o.name}") for o in outs]
+
+        def target(t):
+            return (*chained_unit(index_a, element, t, lanes_log, rho, ub_log),
+                    *chained_unit(index_b, element, t, lanes_log, rho, ub_log))
+        per_size(m, params, self.chain_log_n, chained, target)
+        chain = Signal()
+        m.d.comb += chain.eq(self.pass2 & (self.chain_log_n != 0))
+        m.d.comb += [v.eq(Mux(chain, c, p)) for v, c, p in zip(nxt, chained, plain)]
 
         with m.If(self.advance | self.start):
             m.d.sync += [o.eq(v) for o, v in zip(outs, nxt)]

@@ -4,7 +4,9 @@ Per logical channel a :class:`UnitCollector` assembles whole units (L points = L
 two-unit buffer. Every engine cycle :class:`ReadAssembler` takes unit A (the x0 of all lanes) from the
 channel of slot 2t and unit B (the x1) from the channel of slot 2t + 1, as the
 :class:`~hw.dma.addresses.ReadAddressGenerator` names them; when both slots live on the same channel
-(R = 1) it takes the two units at the head of that channel's buffer.
+(R = 1) it takes the two units at the head of that channel's buffer. A unit the generator marks as zero
+(zero-extended input, ``zero_mask``) is not read at all: the assembler gives zeros for it without waiting
+on or popping a collector.
 """
 
 from amaranth.hdl import Const, Module, Mux, Signal
@@ -14,7 +16,7 @@ from amaranth.lib.wiring import In, Out
 from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.points import Beat, payload_layout, unit_layout
 
-from .addresses import ReadAddressGenerator, batch_shape, log_n_shape, select
+from .addresses import ReadAddressGenerator, batch_shape, log_n_shape, select, slot_bits
 
 __all__ = ["UnitCollector", "ReadAssembler"]
 
@@ -58,8 +60,8 @@ class UnitCollector(wiring.Component):
 class ReadAssembler(wiring.Component):
     """``beats``: one stream per logical read channel (from the read FIFOs); ``points``: the engine's
     payloads in ``pass_schedule`` read order; ``start`` begins a pass (one pass of payloads follows) of
-    ``batch`` transforms of 2^``log_n`` points; ``pass2``, ``log_n`` and ``batch`` are held through the
-    pass."""
+    ``batch`` transforms of 2^``log_n`` points; ``pass2``, ``log_n``, ``batch`` and ``zero_mask`` (the
+    zero-extended input's :func:`hw.model.layout.zero_slot_mask`, 0 = off) are held through the pass."""
 
     def __init__(self, layout: HbmLayout):
         self._layout = layout
@@ -67,6 +69,7 @@ class ReadAssembler(wiring.Component):
         super().__init__({"start": In(1), "pass2": In(1),
                           "log_n": In(log_n_shape(layout.params), init=layout.params.max_log_n),
                           "batch": In(batch_shape(layout.params), init=1),
+                          "zero_mask": In(slot_bits(layout.params)),
                           "beats": In(stream.Signature(Beat)).array(layout.group),
                           "points": Out(stream.Signature(payload_layout(lanes)))})
 
@@ -81,6 +84,7 @@ class ReadAssembler(wiring.Component):
             wiring.connect(m, wiring.flipped(self.beats[q]), col.beats)
             cols.append(col)
         ch_a, ch_b = gen.chan_a, gen.chan_b
+        zero_a, zero_b = gen.zero_a, gen.zero_b
         counts = [c.count for c in cols]
         unit_a, unit_b = Signal(unit_layout(lanes)), Signal(unit_layout(lanes))
         fire = Signal()
@@ -88,14 +92,19 @@ class ReadAssembler(wiring.Component):
         # buffer. With R > 1 they never do, at any size (the slot's bit 0 is the channel's), which the
         # logic below says outright rather than leaving it to synthesis to prove.
         if R == 1:
-            m.d.comb += [unit_b.eq(cols[0].second), self.points.valid.eq(gen.active & (counts[0] == 2))]
+            need = Signal(range(3))
+            m.d.comb += [need.eq(~zero_a + ~zero_b),
+                         unit_a.eq(Mux(zero_a, 0, cols[0].head)),
+                         unit_b.eq(Mux(zero_b, 0, Mux(zero_a, cols[0].head, cols[0].second))),
+                         self.points.valid.eq(gen.active & (counts[0] >= need))]
         else:
-            m.d.comb += [unit_b.eq(select([c.head for c in cols], ch_b)),
-                         self.points.valid.eq(gen.active & (select(counts, ch_a) != 0)
-                                              & (select(counts, ch_b) != 0))]
+            m.d.comb += [unit_a.eq(Mux(zero_a, 0, select([c.head for c in cols], ch_a))),
+                         unit_b.eq(Mux(zero_b, 0, select([c.head for c in cols], ch_b))),
+                         self.points.valid.eq(gen.active & (zero_a | (select(counts, ch_a) != 0))
+                                              & (zero_b | (select(counts, ch_b) != 0)))]
         m.d.comb += [
             gen.start.eq(self.start), gen.pass2.eq(self.pass2), gen.log_n.eq(self.log_n), gen.batch.eq(self.batch),
-            unit_a.eq(select([c.head for c in cols], ch_a)),
+            gen.zero_mask.eq(self.zero_mask),
             fire.eq(self.points.valid & self.points.ready),
             gen.advance.eq(fire),
         ]
@@ -103,5 +112,5 @@ class ReadAssembler(wiring.Component):
             m.d.comb += [self.points.payload[lane].x0.eq(unit_a[lane]),
                          self.points.payload[lane].x1.eq(unit_b[lane])]
         for q, col in enumerate(cols):
-            m.d.comb += col.pop.eq(Mux(fire, (ch_a == q) + (ch_b == q), 0))
+            m.d.comb += col.pop.eq(Mux(fire, ((ch_a == q) & ~zero_a) + ((ch_b == q) & ~zero_b), 0))
         return m

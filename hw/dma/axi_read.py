@@ -3,7 +3,8 @@
 One AR per ``burst`` beats over ``total`` beats from ``base`` (both ports, held through the pass: the run's
 size), issued only while everything already asked for fits in the FIFO
 (``fifo_level + in flight + burst <= fifo_beats``), so R is never
-back-pressured and AR/R need no other flow control. A beat whose RRESP is not OKAY still goes to the FIFO
+back-pressured and AR/R need no other flow control. ``skip`` (zero-extended input: the burst at
+``next_beat`` holds only zeros, which the DMA does not read) steps over the burst without an AR. A beat whose RRESP is not OKAY still goes to the FIFO
 (the transform goes on) but raises ``fault`` for that cycle with the response in ``fault_resp``.
 """
 
@@ -22,7 +23,8 @@ class AxiReadMaster(wiring.Component):
     to read, a multiple of ``burst``; at most ``total_beats``), ``burst`` (beats per AR, 1..8; at most
     ``burst_beats``), ``axi``, ``beats`` (to the FIFO; its ready is not looked at, see the module doc),
     ``fifo_level`` (the FIFO's fill), ``done`` (every beat arrived), ``fault`` / ``fault_resp``. ``total``
-    and ``burst`` start at ``total_beats`` and ``burst_beats``."""
+    and ``burst`` start at ``total_beats`` and ``burst_beats``. ``next_beat``: the next burst's first beat
+    (channel-relative); ``skip`` (combinational from it): leave that burst out, one per cycle."""
 
     def __init__(self, *, total_beats: int, burst_beats: int, fifo_beats: int, addr_width: int):
         self._total, self._burst, self._depth = total_beats, burst_beats, fifo_beats
@@ -34,6 +36,7 @@ class AxiReadMaster(wiring.Component):
             "axi": Out(self._axi),
             "beats": Out(stream.Signature(Beat)),
             "fifo_level": In(range(fifo_beats + 1)),
+            "next_beat": Out(range(total_beats + 1)), "skip": In(1),
             "done": Out(1), "fault": Out(1), "fault_resp": Out(2),
         })
 
@@ -42,9 +45,11 @@ class AxiReadMaster(wiring.Component):
         axi, T, BL, D = self.axi, self.total, self.burst, self._depth
         req = Signal(range(self._total + 1))        # beats asked for
         inflight = Signal(range(D + 1))             # asked for, not arrived
-        ar_fire, r_fire = Signal(), Signal()
+        ar_fire, r_fire, skip = Signal(), Signal(), Signal()
         m.d.comb += [
-            axi.arvalid.eq(self.run & (req < T) & (self.fifo_level + inflight + BL <= D)),
+            self.next_beat.eq(req),
+            skip.eq(self.run & (req < T) & self.skip),
+            axi.arvalid.eq(self.run & (req < T) & ~self.skip & (self.fifo_level + inflight + BL <= D)),
             axi.araddr.eq(self.base + req * self._axi.beat_bytes),
             axi.arlen.eq(BL - 1),
             axi.arsize.eq(self._axi.size_code),
@@ -58,7 +63,7 @@ class AxiReadMaster(wiring.Component):
             self.fault.eq(r_fire & (axi.rresp != RESP_OKAY)),
             self.fault_resp.eq(axi.rresp),
         ]
-        with m.If(ar_fire):
+        with m.If(ar_fire | skip):
             m.d.sync += req.eq(req + BL)
         m.d.sync += inflight.eq(inflight + Mux(ar_fire, BL, 0) - r_fire)
         with m.If(self.start):

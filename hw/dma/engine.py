@@ -15,7 +15,21 @@ to back, B x N <= 2^max_log_n) and ``base`` (per HBM channel byte address of its
 ``busy``; ``done`` pulses once when every write burst of the pass has its response. The start crosses to
 the ``ntt`` domain as a toggle; the pass bit, the size and the batch (registers that follow ``log_n`` and
 ``batch`` while idle and hold them while busy) cross through shorter synchronizers, so they arrive
-first. ``fault`` reports, for one cycle, an AXI response other than OKAY (``hw.axi.fault_layout``: lowest
+first.
+
+Two run modes (ports held like ``log_n``; 0 = off, and the control only starts pairs that
+:func:`hw.model.layout.extension_supported` accepts):
+
+- ``input_log_m`` = m (pass 1, m < log_n): zero-extended input. Only each element's first 2^m points are
+  in HBM; the input units past them (:meth:`HbmLayout.zero_units`) are not read: each read master walks
+  its channel's units and issues a unit burst (L/4 beats) per non-zero one only, and the assembler gives
+  the engine zeros for the others. The slot mask of the zeros (``zero_slot_mask``) is computed here for
+  the run and crossed like the size.
+- ``chain_log_n`` = t (pass 2, t >= log_n): chained output. Every output unit is written, as a burst of
+  its own, where the input of a 2^t-point run of the same batch puts it
+  (:meth:`HbmLayout.output_as_input`); each write channel still gets B x N/R/4 beats.
+
+``fault`` reports, for one cycle, an AXI response other than OKAY (``hw.axi.fault_layout``: lowest
 HBM channel of that cycle, R or B, RRESP/BRESP).
 """
 
@@ -30,7 +44,8 @@ from nantucket.hw.model.layout import POINTS_PER_BEAT, HbmLayout
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.points import Beat, payload_layout
 
-from .addresses import batch_shape, beat_bits, beats_per_channel, burst_beats_of, log_n_shape
+from .addresses import (batch_shape, beat_bits, beats_per_channel, burst_beats_of, log_n_shape, per_size,
+                        slot_bits, zero_slot_mask_of, zero_unit_at)
 from .assembler import ReadAssembler
 from .axi_read import AxiReadMaster
 from .axi_write import AxiWriteMaster
@@ -71,6 +86,8 @@ class DmaEngine(wiring.Component):
             "pass_index": In(2),
             "log_n": In(log_n_shape(params), init=params.max_log_n),
             "batch": In(batch_shape(params), init=1),
+            "input_log_m": In(log_n_shape(params)),
+            "chain_log_n": In(log_n_shape(params)),
             "base": In(data.ArrayLayout(addr_width, params.channels)),
             "busy": Out(1),
             "done": Out(1),
@@ -116,48 +133,69 @@ class DmaEngine(wiring.Component):
 
     # -- elaboration -----------------------------------------------------------------------------------
     def _control(self, m):
-        """Pass state in the dma domain and its crossing: (pass2, active, start) on the dma side,
-        (pass2, start, log_n, batch) on the ntt side."""
+        """Pass state in the dma domain and its crossing: (pass2, active, start, log_n, zero mask, chain)
+        on the dma side, (pass2, start, log_n, batch, zero mask, chain) on the ntt side."""
+        params = self._params
         pass2_d, active_d, toggle_d = Signal(), Signal(), Signal()
         start_d = Signal()
-        log_n_d = Signal(log_n_shape(self._params), init=self._params.max_log_n)
-        batch_d = Signal(batch_shape(self._params), init=1)
+        log_n_d = Signal(log_n_shape(params), init=params.max_log_n)
+        batch_d = Signal(batch_shape(params), init=1)
+        chain_d = Signal(log_n_shape(params))
+        # the zero-extended input's slot mask for the run (pass 1 only), from the ports as they are
+        zero_mask, zero_mask_d = Signal(slot_bits(params)), Signal(slot_bits(params))
+        per_size(m, params, self.log_n, (zero_mask,), lambda n: (zero_slot_mask_of(n, self.input_log_m),))
         m.d.comb += [self.busy.eq(active_d), start_d.eq(self.start & ~active_d)]
         with m.If(~active_d):
-            m.d.dma += [log_n_d.eq(self.log_n), batch_d.eq(self.batch)]
+            m.d.dma += [log_n_d.eq(self.log_n), batch_d.eq(self.batch), chain_d.eq(self.chain_log_n),
+                        zero_mask_d.eq(Mux(self.pass_index == 2, 0, zero_mask))]
         with m.If(start_d):
             m.d.dma += [pass2_d.eq(self.pass_index == 2), active_d.eq(1), toggle_d.eq(~toggle_d)]
         pass2_n, toggle_n, seen_n, start_n = Signal(), Signal(), Signal(), Signal()
         log_n_n, batch_n = Signal.like(log_n_d), Signal.like(batch_d)
+        chain_n, zero_mask_n = Signal.like(chain_d), Signal.like(zero_mask_d)
         m.submodules.sync_pass = FFSynchronizer(pass2_d, pass2_n, o_domain="ntt", stages=2)
         m.submodules.sync_log_n = FFSynchronizer(log_n_d, log_n_n, o_domain="ntt", stages=2)
         m.submodules.sync_batch = FFSynchronizer(batch_d, batch_n, o_domain="ntt", stages=2)
+        m.submodules.sync_chain = FFSynchronizer(chain_d, chain_n, o_domain="ntt", stages=2)
+        m.submodules.sync_zero_mask = FFSynchronizer(zero_mask_d, zero_mask_n, o_domain="ntt", stages=2)
         m.submodules.sync_start = FFSynchronizer(toggle_d, toggle_n, o_domain="ntt", stages=3)
         m.d.comb += start_n.eq(toggle_n != seen_n)
         m.d.ntt += seen_n.eq(toggle_n)
-        return pass2_d, active_d, start_d, pass2_n, start_n, log_n_n, batch_n
+        dma_side = dict(pass2=pass2_d, active=active_d, start=start_d, log_n=log_n_d, zero_mask=zero_mask_d,
+                        chain=chain_d)
+        ntt_side = dict(pass2=pass2_n, start=start_n, log_n=log_n_n, batch=batch_n, zero_mask=zero_mask_n,
+                        chain=chain_n)
+        return dma_side, ntt_side
+
 
     def elaborate(self, platform):
         m = Module()
         lay, D = self._layout, self._fifo_beats
         R, T = lay.group, lay.beats_per_channel
-        pass2_d, active_d, start_d, pass2_n, start_n, log_n_n, batch_n = self._control(m)
+        dma_side, ntt_side = self._control(m)
+        pass2_d, active_d, start_d = dma_side["pass2"], dma_side["active"], dma_side["start"]
         # the run's beats per channel (whole batch) and sequential burst length (one element's stream
-        # is whole bursts), registered like the size in _control
+        # is whole bursts), registered like the size in _control; a zero-extended read and a chained
+        # write move a unit per burst
         total_d = Signal(range(T + 1), init=T)
         burst_d = Signal(range(lay.burst_beats + 1), init=lay.burst_beats)
         with m.If(~active_d):
             m.d.dma += [total_d.eq(beats_per_channel(self._params, self.log_n, self.batch)),
                         burst_d.eq(burst_beats_of(beats_per_channel(self._params, self.log_n)))]
+        rd_burst_d, wr_burst_d = Signal.like(burst_d), Signal.like(burst_d)
+        m.d.comb += [rd_burst_d.eq(Mux(dma_side["zero_mask"] != 0, lay.unit_beats, burst_d)),
+                     wr_burst_d.eq(Mux(pass2_d & (dma_side["chain"] == 0), burst_d, lay.unit_beats))]
 
         asm, wpath = ReadAssembler(lay), WritePath(lay)
         m.submodules.assembler = DomainRenamer("ntt")(asm)
         m.submodules.write_path = DomainRenamer("ntt")(wpath)
         wiring.connect(m, asm.points, wiring.flipped(self.points_out))
         wiring.connect(m, wiring.flipped(self.points_in), wpath.points)
-        m.d.comb += [asm.start.eq(start_n), asm.pass2.eq(pass2_n), asm.log_n.eq(log_n_n), asm.batch.eq(batch_n),
-                     wpath.start.eq(start_n), wpath.pass2.eq(pass2_n), wpath.log_n.eq(log_n_n),
-                     wpath.batch.eq(batch_n)]
+        n = ntt_side
+        m.d.comb += [asm.start.eq(n["start"]), asm.pass2.eq(n["pass2"]), asm.log_n.eq(n["log_n"]),
+                     asm.batch.eq(n["batch"]), asm.zero_mask.eq(n["zero_mask"]),
+                     wpath.start.eq(n["start"]), wpath.pass2.eq(n["pass2"]), wpath.log_n.eq(n["log_n"]),
+                     wpath.batch.eq(n["batch"]), wpath.chain_log_n.eq(n["chain"])]
 
         done_all, masters = [], []
         for q in range(R):
@@ -184,9 +222,10 @@ class DmaEngine(wiring.Component):
             wiring.connect(m, wa_fifo.r_stream, wr.bursts)
             even, odd = self.base[2 * q], self.base[2 * q + 1]
             m.d.comb += [rd.start.eq(start_d), rd.run.eq(active_d), rd.base.eq(Mux(pass2_d, odd, even)),
-                         rd.total.eq(total_d), rd.burst.eq(burst_d),
+                         rd.total.eq(total_d), rd.burst.eq(rd_burst_d),
                          wr.start.eq(start_d), wr.run.eq(active_d), wr.base.eq(Mux(pass2_d, even, odd)),
-                         wr.total.eq(total_d), wr.burst_len.eq(Mux(pass2_d, burst_d, lay.unit_beats))]
+                         wr.total.eq(total_d), wr.burst_len.eq(wr_burst_d)]
+            m.d.comb += rd.skip.eq(zero_unit_at(m, lay, dma_side["log_n"], rd.next_beat, q, dma_side["zero_mask"]))
             connect_half(m, rd.axi, self.m_axi[2 * q], ~pass2_d)
             connect_half(m, rd.axi, self.m_axi[2 * q + 1], pass2_d)
             connect_half(m, wr.axi, self.m_axi[2 * q], pass2_d)

@@ -7,6 +7,8 @@ which turns each L x L block (L/2 payloads) into L row units, two per cycle. The
 :class:`~hw.dma.addresses.WriteAddressGenerator` places each unit pair; a :class:`UnitSplitter` per
 channel takes the units placed on it and drains them beat by beat into the write FIFO, queueing a burst
 address at the first beat of each burst (every unit in pass 1, every burst-aligned beat in pass 2).
+A chained pass 2 (``chain_log_n`` != 0) writes every unit as a burst of its own, like pass 1, at the
+places the generator gives (the input of the next run).
 """
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
@@ -149,7 +151,9 @@ class UnitSplitter(wiring.Component):
 class WritePath(wiring.Component):
     """``points`` (the engine's output, ``pass_schedule`` write order) -> per logical write channel
     ``beats`` and ``bursts``. ``pass2`` picks the order and ``log_n`` the transform size (both held through
-    the pass); ``start`` begins a pass, which takes exactly one pass of payloads (N / 2L)."""
+    the pass); ``start`` begins a pass, which takes exactly one pass of payloads (N / 2L). ``chain_log_n``
+    (held too; 0 = off): pass 2 writes its output as the input of a 2^chain_log_n-point run, a unit per
+    burst."""
 
     def __init__(self, layout: HbmLayout):
         self._layout = layout
@@ -158,6 +162,7 @@ class WritePath(wiring.Component):
             "start": In(1), "pass2": In(1),
             "log_n": In(log_n_shape(layout.params), init=layout.params.max_log_n),
             "batch": In(batch_shape(layout.params), init=1),
+            "chain_log_n": In(log_n_shape(layout.params)),
             "points": In(stream.Signature(payload_layout(lanes))),
             "beats": Out(stream.Signature(Beat)).array(R),
             "bursts": Out(stream.Signature(beat_bits(layout))).array(R),
@@ -174,11 +179,13 @@ class WritePath(wiring.Component):
         burst_mask = Signal(range(MAX_BURST_BEATS), init=MAX_BURST_BEATS - 1)
         m.d.sync += burst_mask.eq(burst_beats_of(beats_per_channel(params, self.log_n)) - 1)
         splitters = []
+        chain = Signal()
+        m.d.comb += chain.eq(self.pass2 & (self.chain_log_n != 0))
         for q in range(R):
             m.submodules[f"splitter{q}"] = sp = UnitSplitter(lanes, beat_bits(lay))
             wiring.connect(m, sp.beats, wiring.flipped(self.beats[q]))
             wiring.connect(m, sp.bursts, wiring.flipped(self.bursts[q]))
-            m.d.comb += [sp.unit_bursts.eq(~self.pass2), sp.burst_mask.eq(burst_mask)]
+            m.d.comb += [sp.unit_bursts.eq(~self.pass2 | chain), sp.burst_mask.eq(burst_mask)]
             splitters.append(sp)
 
         # a pass takes exactly `cycles` payloads (registered like burst_mask)
@@ -199,7 +206,7 @@ class WritePath(wiring.Component):
         offer = Signal(row_pair_layout(lanes))
         offer_valid, accept = Signal(), Signal()
         m.d.comb += [turn.start.eq(self.start), gen.start.eq(self.start), gen.pass2.eq(self.pass2),
-                     gen.log_n.eq(self.log_n),
+                     gen.log_n.eq(self.log_n), gen.chain_log_n.eq(self.chain_log_n),
                      turn.points.payload.eq(self.points.payload)]
         with m.If(self.pass2):
             m.d.comb += [offer_valid.eq(active & self.points.valid),
@@ -213,14 +220,16 @@ class WritePath(wiring.Component):
                          offer_valid.eq(turn.rows.valid), offer.eq(turn.rows.payload),
                          turn.rows.ready.eq(accept)]
 
-        # both units need room: two in one splitter if they share it (only when R = 1: with R > 1 the two
-        # rows of a pair are on different channels at every size), else one in each
+        # both units need room: two in one splitter if they share it (R = 1, or a chained pass 2: with
+        # R > 1 the two rows of a plain pair are on different channels at every size), else one in each
         counts = [sp.count for sp in splitters]
         fire = Signal()
         if R == 1:
             m.d.comb += accept.eq(offer_valid & (counts[0] == 0))
         else:
-            m.d.comb += accept.eq(offer_valid & (select(counts, gen.chan_a) != 2) & (select(counts, gen.chan_b) != 2))
+            count_a, count_b = select(counts, gen.chan_a), select(counts, gen.chan_b)
+            m.d.comb += accept.eq(offer_valid & Mux(gen.chan_a == gen.chan_b, count_a == 0,
+                                                    (count_a != 2) & (count_b != 2)))
         m.d.comb += [fire.eq(offer_valid & accept), gen.advance.eq(fire)]
         for q, sp in enumerate(splitters):
             m.d.comb += [sp.take_a.eq(fire & (gen.chan_a == q)), sp.take_b.eq(fire & (gen.chan_b == q)),
