@@ -11,8 +11,9 @@
 A run: the host writes ``log_n`` and the ``hbm_NN`` base addresses and sets ap_start. A ``log_n``
 outside the build's native sizes (``params.min_log_n`` .. 2k) finishes at once with STATUS.bad_size and
 touches no memory, as does any start :meth:`hw.model.regmap.RegisterMap.check_start` refuses (the
-control decodes it: ``refused``). Otherwise the run's size, ``flags`` (inverse, coset) and ``batch`` (B
-transforms back to back in each pass) are held for both passes (the DMA reads it in its own domain,
+control decodes it: ``refused``). Otherwise the run's size, ``flags`` (inverse, coset), ``batch`` (B
+transforms back to back in each pass), ``input_log_m`` (a zero-extended input the DMA reads without its
+zeros) and ``chain_log_n`` (the output written as the input of a larger run) are held for both passes (the DMA reads it in its own domain,
 the engine through synchronizers, set long before its start toggle like the pass bit) and the sequencer
 runs pass 1 (DMA pass 1 with the engine's pass 1), waits until the DMA has every write response, then
 pass 2, then raises done. An AXI error response on any master is reported by the DMA and latched by the
@@ -20,7 +21,7 @@ control slave into STATUS.axi_* (the run still completes). The engine's start cr
 selects is set several DMA cycles before and held, so it is stable when the toggle arrives.
 """
 
-from amaranth.hdl import ClockDomain, ClockSignal, DomainRenamer, Module, ResetSignal, Signal
+from amaranth.hdl import ClockDomain, ClockSignal, DomainRenamer, Module, Mux, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out, connect, flipped
@@ -109,9 +110,13 @@ class NttKernel(wiring.Component):
         run_log_n = Signal(range(p.max_log_n + 1))      # the run's size, held from start to done
         run_inverse, run_coset = Signal(), Signal()     # the run's transform (flags), held likewise
         run_batch = Signal(range(self._engine.max_batch + 1), init=1)   # B (<= 2^(2k - log_n): the control's check)
+        # zero-extended input and chained output (0: off; the control only starts placeable pairs). An
+        # input of all 2^log_n points is the plain run, so the DMA keeps its sequential reads for it.
+        run_input_log_m, run_chain_log_n = Signal.like(run_log_n), Signal.like(run_log_n)
         for ch in range(p.channels):
             m.d.comb += dma.base[ch].eq(ctrl.base[ch])
-        m.d.comb += [dma.log_n.eq(run_log_n), dma.batch.eq(run_batch)]
+        m.d.comb += [dma.log_n.eq(run_log_n), dma.batch.eq(run_batch),
+                     dma.input_log_m.eq(run_input_log_m), dma.chain_log_n.eq(run_chain_log_n)]
         with m.FSM(domain="dma") as fsm:
             with m.State("IDLE"):
                 with m.If(ctrl.start):
@@ -119,7 +124,9 @@ class NttKernel(wiring.Component):
                         m.d.dma += [pass2.eq(0), setup.eq(0), run_log_n.eq(ctrl.log_n),
                                     run_inverse.eq((ctrl.flags & regmap.FLAG_INVERSE).any()),
                                     run_coset.eq((ctrl.flags & regmap.FLAG_COSET).any()),
-                                    run_batch.eq(ctrl.batch)]
+                                    run_batch.eq(ctrl.batch),
+                                    run_input_log_m.eq(Mux(ctrl.input_log_m == ctrl.log_n, 0, ctrl.input_log_m)),
+                                    run_chain_log_n.eq(ctrl.chain_log_n)]
                         m.next = "SETUP1"
                     with m.Else():
                         m.d.comb += [ctrl.done.eq(1), ctrl.reject.eq(1)]
