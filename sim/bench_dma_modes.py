@@ -43,7 +43,7 @@ def measure(params: BuildParams, runs: list[dict], *, refresh: bool, latency: in
                       refresh_cycles=refresh_cycles, refresh_period=refresh_period, guard_beats=0,
                       fifo_beats=fifo_beats)
     tag = dict(params.as_dict(), timing=1, rc=refresh_cycles, rp=refresh_period, lat=latency, fifo=fifo_beats)
-    out = build_dir_for("dma_throughput", tag) / f"modes_refresh{int(refresh)}.json"
+    out = build_dir_for("dma_throughput", tag) / f"modes_refresh{int(refresh)}_{len(runs)}runs.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     run_bench(dut, name="dma_throughput", params=tag, test_module="nantucket.sim.bench_dma_throughput",
               facts={"out": str(out), "refresh": refresh, "log_n": params.max_log_n, "runs": runs})
@@ -58,6 +58,7 @@ def main(argv=None):
     ap.add_argument("--chain", action="append", type=lambda t: _pair(t, "--chain"), metavar="N:T")
     ap.add_argument("--zero", action="append", type=lambda t: _pair(t, "--zero"), metavar="M:N")
     ap.add_argument("--refresh", choices=("on", "off"), default="on")
+    ap.add_argument("--fifo-beats", type=int, default=128, help="per-channel FIFO depth of the DMA (beats)")
     args = ap.parse_args(argv)
     params = BuildParams(lanes=args.lanes, log_core=args.log_core, channels=args.channels)
     chains = args.chain or [_pair(t, "--chain") for t in DEFAULT_CHAIN]
@@ -73,10 +74,11 @@ def main(argv=None):
     for n in sorted({n for _, n in zeros}):
         runs.append({"pass": 1, "log_n": n})
     runs += [{"pass": 1, "log_n": n, "input_log_m": m} for m, n in zeros]
-    res = measure(params, runs, refresh=args.refresh == "on")
+    res = measure(params, runs, refresh=args.refresh == "on", fifo_beats=args.fifo_beats)
     plain = {(r["pass"], r["log_n"]): r["ntt_cycles"] for r in res
              if not r.get("chain_log_n") and not r.get("input_log_m")}
-    print(f"Build {params.tag()}, refresh {args.refresh}, timing-only loopback (NTT cycles of one pass):\n")
+    print(f"Build {params.tag()}, refresh {args.refresh}, FIFOs of {args.fifo_beats} beats, timing-only loopback "
+          "(NTT cycles of one pass):\n")
     print("| pass | mode | NTT cycles | ideal | plain pass | vs plain |")
     print("|---|---|---|---|---|---|")
     for r in res:
