@@ -2,6 +2,10 @@
 HBM model, no stalls on the loopback) and writes the counters as JSON to ``facts["out"]``.
 
 No Python runs per clock cycle: the test waits on ``done``; a progress line every 2^16 NTT cycles.
+
+With ``facts["runs"]`` (sim/bench_dma_modes.py) it runs those single passes instead, one after the
+other: each a dict of ``pass``, ``log_n``, ``batch``, ``input_log_m`` and ``chain_log_n``; the results
+are a list in the same order.
 """
 
 import json
@@ -29,35 +33,48 @@ async def _progress(dut, t0, label):
                       f"{time.monotonic() - t0:.0f} s elapsed")
 
 
+async def _one_pass(dut, t0, ps, label):
+    task = cocotb.start_soon(_progress(dut, t0, label))
+    await FallingEdge(dut.dma_clk)
+    dut.pass_index.value = ps
+    dut.start.value = 1
+    await FallingEdge(dut.dma_clk)
+    dut.start.value = 0
+    await RisingEdge(dut.done)
+    task.cancel()
+    await ClockCycles(dut.ntt_clk, 4)
+    return {"ntt_cycles": int(dut.ntt_cycles.value), "dma_cycles": int(dut.dma_cycles.value),
+            "out_xfers": int(dut.out_xfers.value), "in_xfers": int(dut.in_xfers.value),
+            "rd_hist": _hist(dut.rd_hist), "wr_hist": _hist(dut.wr_hist),
+            "errors": int(dut.err.value), "wall_s": time.monotonic() - t0}
+
+
 @cocotb.test()
 async def test_throughput(dut):
     facts = bench_facts()
     cocotb.start_soon(Clock(dut.dma_clk, DMA_PS, unit="ps").start())
     cocotb.start_soon(Clock(dut.ntt_clk, NTT_PS, unit="ps").start())
     for s in (dut.start, dut.pass_index, dut.stall_en, dut.loop_stall_en, dut.bd_we, dut.bd_chan, dut.bd_addr,
-              dut.bd_wdata):
+              dut.bd_wdata, dut.input_log_m, dut.chain_log_n):
         s.value = 0
     dut.log_n.value = facts["log_n"]
     dut.batch.value = facts.get("batch", 1)
     dut.refresh_en.value = int(facts["refresh"])
     await reset_domains(dut.dma_clk, (dut.dma_rst, dut.ntt_rst))
-    results = {}
     t0 = time.monotonic()
-    for ps in (1, 2):
-        task = cocotb.start_soon(_progress(dut, t0, f"pass {ps}"))
-        await FallingEdge(dut.dma_clk)
-        dut.pass_index.value = ps
-        dut.start.value = 1
-        await FallingEdge(dut.dma_clk)
-        dut.start.value = 0
-        await RisingEdge(dut.done)
-        task.cancel()
-        await ClockCycles(dut.ntt_clk, 4)
-        results[f"pass{ps}"] = {
-            "ntt_cycles": int(dut.ntt_cycles.value), "dma_cycles": int(dut.dma_cycles.value),
-            "out_xfers": int(dut.out_xfers.value), "in_xfers": int(dut.in_xfers.value),
-            "rd_hist": _hist(dut.rd_hist), "wr_hist": _hist(dut.wr_hist),
-            "errors": int(dut.err.value), "wall_s": time.monotonic() - t0}
-        dut._log.info(f"pass {ps}: {results[f'pass{ps}']}")
+    if "runs" in facts:
+        results = []
+        for run in facts["runs"]:
+            dut.log_n.value = run["log_n"]
+            dut.batch.value = run.get("batch", 1)
+            dut.input_log_m.value = run.get("input_log_m", 0)
+            dut.chain_log_n.value = run.get("chain_log_n", 0)
+            results.append(dict(run, **await _one_pass(dut, t0, run["pass"], str(run))))
+            dut._log.info(f"{results[-1]}")
+    else:
+        results = {}
+        for ps in (1, 2):
+            results[f"pass{ps}"] = await _one_pass(dut, t0, ps, f"pass {ps}")
+            dut._log.info(f"pass {ps}: {results[f'pass{ps}']}")
     with open(facts["out"], "w") as f:
         json.dump(results, f, indent=1)

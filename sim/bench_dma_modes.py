@@ -1,0 +1,101 @@
+"""Measure the DMA's zero-extended pass 1 and chained pass 2 against the plain passes with the timing-only
+HBM model (Verilator), the same harness and settings as sim/bench_dma.py (DMA 300 MHz, NTT 464 MHz, read
+latency 32, refresh 96 of every 480 DMA cycles when on, the NTT engine replaced by a FIFO that never
+stalls), all passes in one simulation of one build.
+
+    .venv/bin/python -m nantucket.sim.bench_dma_modes                       # L16_k12_C32, the default set
+    .venv/bin/python -m nantucket.sim.bench_dma_modes --log-core 8 --chain 15:16 --zero 15:16
+
+``--chain n:t`` measures pass 2 of a 2^n-point run chained into the input of a 2^t-point run against the
+plain pass 2 of 2^n; ``--zero m:n`` pass 1 of a 2^n-point run reading a 2^m-point zero-extended input
+against the plain pass 1 of 2^n. Prints a Markdown table of NTT cycles on stdout.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+os.environ.setdefault("NANTUCKET_SIM_OPT", "-O2")
+
+from nantucket.hw.model.layout import extension_supported  # noqa: E402
+from nantucket.hw.model.params import BuildParams           # noqa: E402
+from nantucket.sim.hbm import DmaLoopback                   # noqa: E402
+from nantucket.sim.runner import build_dir_for, run_bench   # noqa: E402
+
+DEFAULT_CHAIN = ["22:23", "23:24", "24:24", "20:20", "21:21", "22:22", "23:23"]
+DEFAULT_ZERO = ["23:24", "22:23"]
+
+
+def _pair(text: str, what: str) -> tuple[int, int]:
+    try:
+        a, b = (int(v) for v in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{what}: expected two sizes as a:b, got {text!r}") from None
+    return a, b
+
+
+def measure(params: BuildParams, runs: list[dict], *, refresh: bool, latency: int = 32,
+            refresh_cycles: int = 96, refresh_period: int = 480, fifo_beats: int = 128) -> list[dict]:
+    """Each run (a dict of pass, log_n, input_log_m, chain_log_n) as one pass of the timing-only
+    loopback, in order, in one simulation: the bench's counters per run."""
+    dut = DmaLoopback(params, store=False, stall_rate=0, loop_stall_rate=0, latency=latency,
+                      refresh_cycles=refresh_cycles, refresh_period=refresh_period, guard_beats=0,
+                      fifo_beats=fifo_beats)
+    tag = dict(params.as_dict(), timing=1, rc=refresh_cycles, rp=refresh_period, lat=latency, fifo=fifo_beats)
+    out = build_dir_for("dma_throughput", tag) / f"modes_refresh{int(refresh)}_{len(runs)}runs.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    run_bench(dut, name="dma_throughput", params=tag, test_module="nantucket.sim.bench_dma_throughput",
+              facts={"out": str(out), "refresh": refresh, "log_n": params.max_log_n, "runs": runs})
+    return json.loads(out.read_text())
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--log-core", type=int, default=12)
+    ap.add_argument("--lanes", type=int, default=16)
+    ap.add_argument("--channels", type=int, default=32)
+    ap.add_argument("--chain", action="append", type=lambda t: _pair(t, "--chain"), metavar="N:T")
+    ap.add_argument("--zero", action="append", type=lambda t: _pair(t, "--zero"), metavar="M:N")
+    ap.add_argument("--refresh", choices=("on", "off"), default="on")
+    ap.add_argument("--fifo-beats", type=int, default=128, help="per-channel FIFO depth of the DMA (beats)")
+    args = ap.parse_args(argv)
+    params = BuildParams(lanes=args.lanes, log_core=args.log_core, channels=args.channels)
+    chains = args.chain or [_pair(t, "--chain") for t in DEFAULT_CHAIN]
+    zeros = args.zero or [_pair(t, "--zero") for t in DEFAULT_ZERO]
+    for opt, pairs in (("--chain", chains), ("--zero", [(m, n) for m, n in zeros])):
+        for a, b in pairs:
+            if not extension_supported(params, a, b):
+                ap.error(f"{opt}: {a}:{b} is not a supported pair of the {params.tag()} build")
+    runs = []
+    for n in sorted({n for n, _ in chains}):
+        runs.append({"pass": 2, "log_n": n})
+    runs += [{"pass": 2, "log_n": n, "chain_log_n": t} for n, t in chains]
+    for n in sorted({n for _, n in zeros}):
+        runs.append({"pass": 1, "log_n": n})
+    runs += [{"pass": 1, "log_n": n, "input_log_m": m} for m, n in zeros]
+    res = measure(params, runs, refresh=args.refresh == "on", fifo_beats=args.fifo_beats)
+    plain = {(r["pass"], r["log_n"]): r["ntt_cycles"] for r in res
+             if not r.get("chain_log_n") and not r.get("input_log_m")}
+    print(f"Build {params.tag()}, refresh {args.refresh}, FIFOs of {args.fifo_beats} beats, timing-only loopback "
+          "(NTT cycles of one pass):\n")
+    print("| pass | mode | NTT cycles | ideal | plain pass | vs plain |")
+    print("|---|---|---|---|---|---|")
+    for r in res:
+        assert r["errors"] == 0, f"protocol errors {r['errors']:#x} in {r}"
+        ideal = (1 << r["log_n"]) // params.points_per_cycle
+        assert r["out_xfers"] == r["in_xfers"] == ideal, r
+        if r.get("chain_log_n"):
+            mode = f"2^{r['log_n']} chained into 2^{r['chain_log_n']}"
+        elif r.get("input_log_m"):
+            mode = f"2^{r['log_n']} reading 2^{r['input_log_m']} zero-extended"
+        else:
+            mode = f"2^{r['log_n']} plain"
+        base = plain[(r["pass"], r["log_n"])]
+        print(f"| {r['pass']} | {mode} | {r['ntt_cycles']} | {ideal} | {base} | "
+              f"{100 * (r['ntt_cycles'] - base) / base:+.2f} % |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
