@@ -47,15 +47,17 @@ def parse_list(text: str) -> list[int]:
 
 
 class Card:
-    """The simulated card's kernel driven by its registers, on the driver's largest buffers."""
+    """The simulated card's kernel driven by its registers, on buffers of the largest size allocated here
+    (one per channel, as the card's memory holds them)."""
 
     def __init__(self, backend: SimBackend, params: BuildParams):
         self.params = params
-        backend.run(make_points(params.max_log_n, "random", 0))     # allocates the largest buffers
         self.kernel = k = backend.kernel
         self.rmap = R.RegisterMap(params)
-        self.mem = [k.hbm.view(k.arg_words(R.pointer_arg(ch)), HbmLayout(params).channel_bytes, bank=ch)
-                    .view(np.uint64) for ch in range(params.channels)]
+        nbytes = HbmLayout(params).channel_bytes
+        bases = [k.hbm.allocate(ch, nbytes) for ch in range(params.channels)]
+        k.set_args(**{R.pointer_arg(ch): base for ch, base in enumerate(bases)})
+        self.mem = [k.hbm.view(base, nbytes, bank=ch).view(np.uint64) for ch, base in enumerate(bases)]
 
     def run(self, **args) -> int:
         """One run with these arguments (the others as last set); its NTT cycles."""
