@@ -22,6 +22,8 @@ def test_parameter_errors():
         DmaEngine({"lanes": 16})
     with pytest.raises(ValueError, match="fifo_beats"):
         DmaEngine(BuildParams(lanes=4, log_core=4, channels=4), fifo_beats=100)
+    with pytest.raises(ValueError, match="write_fifo_beats"):
+        DmaEngine(BuildParams(lanes=4, log_core=4, channels=4), write_fifo_beats=64)
     with pytest.raises(ValueError, match="lanes"):
         DmaEngine(BuildParams(lanes=2, log_core=4, channels=4))
     with pytest.raises(TypeError, match="write_bursts"):

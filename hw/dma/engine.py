@@ -57,20 +57,28 @@ __all__ = ["DmaEngine"]
 class DmaEngine(wiring.Component):
     """HBM DMA engine for ``params`` (lanes >= 4, see :class:`HbmLayout`).
 
-    fifo_beats:   depth of each per-channel, per-direction AsyncFIFO in 256-bit beats (>= 128, power of 2).
+    fifo_beats:   depth of each per-channel read AsyncFIFO in 256-bit beats (>= 128, power of 2).
+    write_fifo_beats: depth of each per-channel write AsyncFIFO (>= 128, power of 2; the burst-address
+                  FIFO beside it holds as many units). 512 by default: a chained same-size write at odd n
+                  sends the output to half the write channels for stretches of 1,024 units (n = 23), a
+                  backlog of about 370 beats per channel that 128 beats cannot absorb (the pass then took
+                  1.45 x); a 256-bit FIFO of 512 beats is still one row of four 512 x 72 BRAM36.
     write_bursts: write bursts a channel may have awaiting their response.
     addr_width:   AXI address width.
     """
 
-    def __init__(self, params: BuildParams, *, fifo_beats: int = 128, write_bursts: int = 16,
-                 addr_width: int = 64):
+    def __init__(self, params: BuildParams, *, fifo_beats: int = 128, write_fifo_beats: int = 512,
+                 write_bursts: int = 16, addr_width: int = 64):
         if not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
-        for name, v in (("fifo_beats", fifo_beats), ("write_bursts", write_bursts), ("addr_width", addr_width)):
+        for name, v in (("fifo_beats", fifo_beats), ("write_fifo_beats", write_fifo_beats),
+                        ("write_bursts", write_bursts), ("addr_width", addr_width)):
             if not isinstance(v, int) or isinstance(v, bool):
                 raise TypeError(f"{name}: expected an int, got {type(v).__name__}")
         if fifo_beats < 128 or fifo_beats & (fifo_beats - 1):
             raise ValueError(f"fifo_beats: must be a power of two >= 128 (512 points), got {fifo_beats}")
+        if write_fifo_beats < 128 or write_fifo_beats & (write_fifo_beats - 1):
+            raise ValueError(f"write_fifo_beats: must be a power of two >= 128 (512 points), got {write_fifo_beats}")
         if not 1 <= write_bursts <= 256:
             raise ValueError(f"write_bursts: must be in 1..256, got {write_bursts}")
         layout = HbmLayout(params)          # checks lanes / channels
@@ -79,6 +87,7 @@ class DmaEngine(wiring.Component):
         self._params = params
         self._layout = layout
         self._fifo_beats = fifo_beats
+        self._write_fifo_beats = write_fifo_beats
         self._write_bursts = write_bursts
         self._axi = Axi4Signature(addr_width=addr_width, data_width=Beat.size)
         super().__init__({
@@ -109,6 +118,10 @@ class DmaEngine(wiring.Component):
     @property
     def fifo_beats(self) -> int:
         return self._fifo_beats
+
+    @property
+    def write_fifo_beats(self) -> int:
+        return self._write_fifo_beats
 
     @property
     def fifo_points(self) -> int:
@@ -170,7 +183,7 @@ class DmaEngine(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        lay, D = self._layout, self._fifo_beats
+        lay, D, DW = self._layout, self._fifo_beats, self._write_fifo_beats
         R, T = lay.group, lay.beats_per_channel
         dma_side, ntt_side = self._control(m)
         pass2_d, active_d, start_d = dma_side["pass2"], dma_side["active"], dma_side["start"]
@@ -200,8 +213,8 @@ class DmaEngine(wiring.Component):
         done_all, masters = [], []
         for q in range(R):
             rd_fifo = AsyncFIFO(width=Beat.size, depth=D, w_domain="dma", r_domain="ntt")
-            wr_fifo = AsyncFIFO(width=Beat.size, depth=D, w_domain="ntt", r_domain="dma")
-            wa_fifo = AsyncFIFO(width=beat_bits(lay), depth=max(4, D // lay.unit_beats),
+            wr_fifo = AsyncFIFO(width=Beat.size, depth=DW, w_domain="ntt", r_domain="dma")
+            wa_fifo = AsyncFIFO(width=beat_bits(lay), depth=max(4, DW // lay.unit_beats),
                                 w_domain="ntt", r_domain="dma")
             rd = AxiReadMaster(total_beats=T, burst_beats=lay.burst_beats, fifo_beats=D,
                                addr_width=self._axi.addr_width)
