@@ -364,3 +364,15 @@ def test_output_as_input_is_the_larger_runs_input_placement(params):
         assert counts.min() == counts.max()
     with pytest.raises(ValueError, match="log_n"):
         HbmLayout(params, params.max_log_n).output_as_input(params.max_log_n + 1)
+
+
+@pytest.mark.parametrize("params", CASES[2:] + [BuildParams()], ids=IDS[2:] + ["default"])
+def test_same_size_and_blowup_two_always_chain(params):
+    """The two chains the host relies on at every size (a resident array's next transform, blowup-2 LDE)
+    fill every channel equally, which the count in extension_pairs decides."""
+    from nantucket.hw.model.layout import extension_pairs
+    pairs = extension_pairs(params)
+    for n in range(params.min_log_n, params.max_log_n + 1):
+        assert (n, n) in pairs
+        if n < params.max_log_n:
+            assert (n, n + 1) in pairs
