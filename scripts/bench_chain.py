@@ -17,14 +17,13 @@ LDE sizes m = 15, 19, 23 and same-size chains at n = 16, 19, 20, 23; ``--lde``/`
 import argparse
 import os
 import sys
-import time
 import warnings
 from pathlib import Path
 
 os.environ.setdefault("NANTUCKET_SIM_OPT", "-O2")       # long runs: compile for speed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from perfdoc import update_section  # noqa: E402
+from perfdoc import StepProgress, parse_list, update_section  # noqa: E402
 
 import numpy as np  # noqa: E402
 from amaranth.hdl import UnusedElaboratable  # noqa: E402
@@ -36,14 +35,6 @@ from nantucket.host.sim_backend import SimBackend  # noqa: E402
 from nantucket.host.workloads import make_points  # noqa: E402
 
 SHIFT = 7
-
-
-def parse_list(text: str) -> list[int]:
-    out = []
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        out += list(range(int(lo), int(hi or lo) + 1))
-    return out
 
 
 class Card:
@@ -138,23 +129,14 @@ def main(argv=None):
         print(f"bench_chain: {e}", file=sys.stderr)
         return 2
     warnings.filterwarnings("ignore", category=UnusedElaboratable)
-    t_start = time.perf_counter()
-    work = len(ldes) + len(sames)
-    done = [0]
-
-    def progress(line):
-        done[0] += 1
-        el = time.perf_counter() - t_start
-        eta = el / done[0] * (work - done[0])
-        print(f"[{el:7.1f} s] {line}; {100 * done[0] // work}% done, ETA {eta / 60:.1f} min", file=sys.stderr,
-              flush=True)
+    progress = StepProgress(len(ldes) + len(sames))
 
     backend = SimBackend(params, refresh=True, progress=lambda line: None)
     lde_rows, same_rows = [], []
     try:
         backend.open(params)
         card = Card(backend, params)
-        print(f"[{time.perf_counter() - t_start:7.1f} s] simulated card {params.tag()} ready", file=sys.stderr)
+        print(f"[{progress.elapsed():7.1f} s] simulated card {params.tag()} ready", file=sys.stderr)
         for m in ldes:
             r = lde_row(card, m, args.seed + m)
             lde_rows.append(r)

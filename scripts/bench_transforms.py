@@ -23,7 +23,7 @@ from pathlib import Path
 os.environ.setdefault("NANTUCKET_SIM_OPT", "-O2")       # long runs: compile for speed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from perfdoc import update_section  # noqa: E402
+from perfdoc import StepProgress, parse_list, update_section  # noqa: E402
 
 import numpy as np  # noqa: E402
 from amaranth.hdl import UnusedElaboratable  # noqa: E402
@@ -37,14 +37,6 @@ from nantucket.host.workloads import KINDS, make_points  # noqa: E402
 SHIFT = 7
 MODES = (("forward", {}), ("inverse", {"inverse": True}), ("coset", {"coset": SHIFT}),
          ("inverse coset", {"inverse": True, "coset": SHIFT}))
-
-
-def parse_list(text: str) -> list[int]:
-    out = []
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        out += list(range(int(lo), int(hi or lo) + 1))
-    return out
 
 
 def main(argv=None):
@@ -69,16 +61,7 @@ def main(argv=None):
         return 2
     warnings.filterwarnings("ignore", category=UnusedElaboratable)    # built only for its published figures
     engine = NttEngine(params)
-    t_start = time.perf_counter()
-    work = len(sizes) * len(MODES) + len(batches)
-    done = [0]
-
-    def progress(line):
-        done[0] += 1
-        el = time.perf_counter() - t_start
-        eta = el / done[0] * (work - done[0])
-        print(f"[{el:7.1f} s] {line}; {100 * done[0] // work}% done, ETA {eta / 60:.1f} min", file=sys.stderr,
-              flush=True)
+    progress = StepProgress(len(sizes) * len(MODES) + len(batches))
 
     backend = SimBackend(params, refresh=True)
     size_rows, batch_rows, failed = [], [], 0
@@ -92,7 +75,7 @@ def main(argv=None):
 
     try:
         backend.open(params)
-        print(f"[{time.perf_counter() - t_start:7.1f} s] simulated card {params.tag()} ready", file=sys.stderr)
+        print(f"[{progress.elapsed():7.1f} s] simulated card {params.tag()} ready", file=sys.stderr)
         # the host leaves the shift in its register between runs: one coset run first, so that the table
         # shows the steady state and not the shift's one-off set-up (reported apart below)
         run(make_points(params.min_log_n, "random", args.seed), coset=SHIFT)
@@ -152,7 +135,7 @@ def main(argv=None):
                 "with HBM refresh (its windows fall at fixed times), so compare the modes at 2^16 and up.", "",
                 f"Batches, B transforms of N points in one kernel call (B x N = 2^{args.batch_points}):", "", *t2]
         update_section("transforms", "\n".join(body))
-        print(f"[{time.perf_counter() - t_start:7.1f} s] wrote docs/performance.md", file=sys.stderr)
+        print(f"[{progress.elapsed():7.1f} s] wrote docs/performance.md", file=sys.stderr)
     return 1 if failed else 0
 
 

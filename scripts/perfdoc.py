@@ -1,9 +1,12 @@
-"""Update one section of docs/performance.md, leaving every other section alone.
+"""Update one section of docs/performance.md, leaving every other section alone; and the small helpers
+the benchmark scripts share (size lists on the command line, a step progress line).
 
 Sections are delimited by ``<!-- begin NAME -->`` / ``<!-- end NAME -->``; a missing section is appended.
 """
 
 import re
+import sys
+import time
 from pathlib import Path
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "performance.md"
@@ -16,3 +19,29 @@ def update_section(name: str, body: str, doc: Path = DOC) -> None:
     pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
     text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
     doc.write_text(text)
+
+
+def parse_list(text: str) -> list[int]:
+    """``"16,18,20-22"`` -> [16, 18, 20, 21, 22]."""
+    out = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out += list(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+class StepProgress:
+    """Call once per finished step of ``work``: ``[elapsed] line; P% done, ETA m min`` on stderr."""
+
+    def __init__(self, work: int):
+        self.work, self.done, self.t0 = max(1, work), 0, time.perf_counter()
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def __call__(self, line: str) -> None:
+        self.done += 1
+        el = self.elapsed()
+        eta = el / self.done * (self.work - self.done)
+        print(f"[{el:7.1f} s] {line}; {100 * self.done // self.work}% done, ETA {eta / 60:.1f} min",
+              file=sys.stderr, flush=True)
