@@ -35,6 +35,30 @@ def test_parameter_errors():
 def _sentinel(channel: int, beat: int) -> int:
     return (0x5EED << 240) | (channel << 32) | beat
 
+def _simulate_with_burst_log(dut, params, tb, issued):
+    """Run testbench ``tb`` on the loopback ``dut`` (both clocks) while logging every AR and AW of every
+    channel into ``issued[(channel, "ar" | "aw")]`` as (first beat from the buffer base, beats)."""
+    async def monitor(ctx):
+        ports = [dut.dma.m_axi[c] for c in range(params.channels)]
+        sigs = [s for a in ports for s in (a.arvalid, a.arready, a.araddr, a.arlen,
+                                            a.awvalid, a.awready, a.awaddr, a.awlen)]
+        async for _, _, *vals in ctx.tick("dma").sample(*sigs):
+            for c in range(params.channels):
+                arv, arr, ara, arl, awv, awr, awa, awl = vals[8 * c:8 * c + 8]
+                for kind, fire, addr, length in (("ar", arv and arr, ara, arl), ("aw", awv and awr, awa, awl)):
+                    if fire:
+                        beat, rest = divmod(addr - dut.buffer_base(c), BEAT_BYTES)
+                        assert rest == 0, f"channel {c}: unaligned {kind} address {addr:#x}"
+                        issued.setdefault((c, kind), []).append((beat, length + 1))
+
+    sim = Simulator(dut)
+    sim.add_clock(1 / 300e6, domain="dma")
+    sim.add_clock(1 / 464e6, domain="ntt")
+    sim.add_testbench(tb)
+    sim.add_process(monitor)
+    sim.run()
+
+
 
 def _run_pysim(params, runs_wanted, *, refresh, stalls, seed=1):
     """Runs of B transforms of 2^n points for (n, B) in ``runs_wanted``, back to back without reset: the
@@ -105,25 +129,7 @@ def _run_pysim(params, runs_wanted, *, refresh, stalls, seed=1):
                     assert v == _sentinel(c, b), f"log_n = {log_n}, B = {batch}: channel {c} guard beat {b} written"
             runs.append((log_n, batch, x, list(mem), dict(issued)))
 
-    async def monitor(ctx):
-        ports = [dut.dma.m_axi[c] for c in range(params.channels)]
-        sigs = [s for a in ports for s in (a.arvalid, a.arready, a.araddr, a.arlen,
-                                            a.awvalid, a.awready, a.awaddr, a.awlen)]
-        async for _, _, *vals in ctx.tick("dma").sample(*sigs):
-            for c in range(params.channels):
-                arv, arr, ara, arl, awv, awr, awa, awl = vals[8 * c:8 * c + 8]
-                for kind, fire, addr, length in (("ar", arv and arr, ara, arl), ("aw", awv and awr, awa, awl)):
-                    if fire:
-                        beat, rest = divmod(addr - dut.buffer_base(c), BEAT_BYTES)
-                        assert rest == 0, f"channel {c}: unaligned {kind} address {addr:#x}"
-                        issued.setdefault((c, kind), []).append((beat, length + 1))
-
-    sim = Simulator(dut)
-    sim.add_clock(1 / 300e6, domain="dma")
-    sim.add_clock(1 / 464e6, domain="ntt")
-    sim.add_testbench(tb)
-    sim.add_process(monitor)
-    sim.run()
+    _simulate_with_burst_log(dut, params, tb, issued)
     assert [r[:2] for r in runs] == list(runs_wanted)
     for log_n, batch, x, mem, got_bursts in runs:
         lay = HbmLayout(params, log_n, batch)
@@ -263,25 +269,7 @@ def _run_pysim_chain(params, chains, *, seed=2):
             assert all(ctx.get(dut.err[c]) == 0 for c in range(params.channels)), (n, t, batch)
             results.append((n, t, batch, x, before, chained, await dump(ctx, lay_t), bursts))
 
-    async def monitor(ctx):
-        ports = [dut.dma.m_axi[c] for c in range(params.channels)]
-        sigs = [s for a in ports for s in (a.arvalid, a.arready, a.araddr, a.arlen,
-                                            a.awvalid, a.awready, a.awaddr, a.awlen)]
-        async for _, _, *vals in ctx.tick("dma").sample(*sigs):
-            for c in range(params.channels):
-                arv, arr, ara, arl, awv, awr, awa, awl = vals[8 * c:8 * c + 8]
-                for kind, fire, addr, length in (("ar", arv and arr, ara, arl), ("aw", awv and awr, awa, awl)):
-                    if fire:
-                        beat, rest = divmod(addr - dut.buffer_base(c), BEAT_BYTES)
-                        assert rest == 0, f"channel {c}: unaligned {kind} address {addr:#x}"
-                        issued.setdefault((c, kind), []).append((beat, length + 1))
-
-    sim = Simulator(dut)
-    sim.add_clock(1 / 300e6, domain="dma")
-    sim.add_clock(1 / 464e6, domain="ntt")
-    sim.add_testbench(tb)
-    sim.add_process(monitor)
-    sim.run()
+    _simulate_with_burst_log(dut, params, tb, issued)
     assert [r[:3] for r in results] == list(chains)
     for n, t, batch, x, before, chained, after, bursts in results:
         run = f"{batch} x 2^{n} chained into 2^{t}"
