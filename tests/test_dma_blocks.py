@@ -49,6 +49,21 @@ def _runs(params):
     return runs
 
 
+async def _write_units(ctx, gen, pairs, chans):
+    """(physical channel, beat) of both units of ``pairs`` pairs of a started WriteAddressGenerator, taken
+    with random gaps between pairs."""
+    units = []
+    for _ in range(pairs):
+        for _ in range(random.randrange(2)):
+            await ctx.tick()
+        units.append((chans[ctx.get(gen.chan_a)], ctx.get(gen.beat_a)))
+        units.append((chans[ctx.get(gen.chan_b)], ctx.get(gen.beat_b)))
+        ctx.set(gen.advance, 1)
+        await ctx.tick()
+        ctx.set(gen.advance, 0)
+    return units
+
+
 @pytest.mark.parametrize("params", BUILDS, ids=lambda p: p.tag())
 def test_write_addresses_are_the_host_layout(params):
     """Every (channel, first beat) the write address generator emits, in order, is the host layout's, for
@@ -67,16 +82,7 @@ def test_write_addresses_are_the_host_layout(params):
             ctx.set(gen.start, 1)
             await ctx.tick()
             ctx.set(gen.start, 0)
-            units = []
-            for _ in range(lay.n_points // params.lanes // 2):
-                for _ in range(random.randrange(2)):            # gaps between pairs
-                    await ctx.tick()
-                units.append((chans[ctx.get(gen.chan_a)], ctx.get(gen.beat_a)))
-                units.append((chans[ctx.get(gen.chan_b)], ctx.get(gen.beat_b)))
-                ctx.set(gen.advance, 1)
-                await ctx.tick()
-                ctx.set(gen.advance, 0)
-            got.append(units)
+            got.append(await _write_units(ctx, gen, lay.n_points // params.lanes // 2, chans))
 
     _run(gen, bench)
     for (log_n, pass_index, batch), units in zip(runs, got, strict=True):
@@ -591,16 +597,7 @@ def test_chained_write_addresses_are_output_as_input(params):
             ctx.set(gen.start, 1)
             await ctx.tick()
             ctx.set(gen.start, 0)
-            units = []
-            for _ in range(lay.n_points // params.lanes // 2):
-                for _ in range(random.randrange(2)):
-                    await ctx.tick()
-                units.append((chans[ctx.get(gen.chan_a)], ctx.get(gen.beat_a)))
-                units.append((chans[ctx.get(gen.chan_b)], ctx.get(gen.beat_b)))
-                ctx.set(gen.advance, 1)
-                await ctx.tick()
-                ctx.set(gen.advance, 0)
-            got.append(units)
+            got.append(await _write_units(ctx, gen, lay.n_points // params.lanes // 2, chans))
 
     _run(gen, bench)
     for (log_n, chain, pass_index, batch), units in zip(runs, got, strict=True):
