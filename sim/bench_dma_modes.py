@@ -36,13 +36,15 @@ def _pair(text: str, what: str) -> tuple[int, int]:
 
 
 def measure(params: BuildParams, runs: list[dict], *, refresh: bool, latency: int = 32,
-            refresh_cycles: int = 96, refresh_period: int = 480, fifo_beats: int = 128) -> list[dict]:
+            refresh_cycles: int = 96, refresh_period: int = 480, fifo_beats: int = 128,
+            write_fifo_beats: int = 512) -> list[dict]:
     """Each run (a dict of pass, log_n, input_log_m, chain_log_n) as one pass of the timing-only
     loopback, in order, in one simulation: the bench's counters per run."""
     dut = DmaLoopback(params, store=False, stall_rate=0, loop_stall_rate=0, latency=latency,
                       refresh_cycles=refresh_cycles, refresh_period=refresh_period, guard_beats=0,
-                      fifo_beats=fifo_beats)
-    tag = dict(params.as_dict(), timing=1, rc=refresh_cycles, rp=refresh_period, lat=latency, fifo=fifo_beats)
+                      fifo_beats=fifo_beats, write_fifo_beats=write_fifo_beats)
+    tag = dict(params.as_dict(), timing=1, rc=refresh_cycles, rp=refresh_period, lat=latency, fifo=fifo_beats,
+               wfifo=write_fifo_beats)
     out = build_dir_for("dma_throughput", tag) / f"modes_refresh{int(refresh)}_{len(runs)}runs.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     run_bench(dut, name="dma_throughput", params=tag, test_module="nantucket.sim.bench_dma_throughput",
@@ -58,7 +60,9 @@ def main(argv=None):
     ap.add_argument("--chain", action="append", type=lambda t: _pair(t, "--chain"), metavar="N:T")
     ap.add_argument("--zero", action="append", type=lambda t: _pair(t, "--zero"), metavar="M:N")
     ap.add_argument("--refresh", choices=("on", "off"), default="on")
-    ap.add_argument("--fifo-beats", type=int, default=128, help="per-channel FIFO depth of the DMA (beats)")
+    ap.add_argument("--fifo-beats", type=int, default=128, help="per-channel read FIFO depth of the DMA (beats)")
+    ap.add_argument("--write-fifo-beats", type=int, default=512,
+                    help="per-channel write FIFO depth of the DMA (beats; 128 shows the odd-size chain backlog)")
     args = ap.parse_args(argv)
     params = BuildParams(lanes=args.lanes, log_core=args.log_core, channels=args.channels)
     chains = args.chain or [_pair(t, "--chain") for t in DEFAULT_CHAIN]
@@ -74,10 +78,12 @@ def main(argv=None):
     for n in sorted({n for _, n in zeros}):
         runs.append({"pass": 1, "log_n": n})
     runs += [{"pass": 1, "log_n": n, "input_log_m": m} for m, n in zeros]
-    res = measure(params, runs, refresh=args.refresh == "on", fifo_beats=args.fifo_beats)
+    res = measure(params, runs, refresh=args.refresh == "on", fifo_beats=args.fifo_beats,
+                  write_fifo_beats=args.write_fifo_beats)
     plain = {(r["pass"], r["log_n"]): r["ntt_cycles"] for r in res
              if not r.get("chain_log_n") and not r.get("input_log_m")}
-    print(f"Build {params.tag()}, refresh {args.refresh}, FIFOs of {args.fifo_beats} beats, timing-only loopback "
+    print(f"Build {params.tag()}, refresh {args.refresh}, read / write FIFOs of {args.fifo_beats} / "
+          f"{args.write_fifo_beats} beats, timing-only loopback "
           "(NTT cycles of one pass):\n")
     print("| pass | mode | NTT cycles | ideal | plain pass | vs plain |")
     print("|---|---|---|---|---|---|")

@@ -457,8 +457,8 @@ class DmaLoopback(wiring.Component):
     last ``points_in`` transfer of the pass, ``out_xfers`` / ``in_xfers`` payloads moved.
     """
 
-    def __init__(self, params: BuildParams, *, fifo_beats: int = 128, latency: int = 32,
-                 refresh_period: int = 480, refresh_cycles: int = 96, stall_rate: int = 64,
+    def __init__(self, params: BuildParams, *, fifo_beats: int = 128, write_fifo_beats: int = 512,
+                 latency: int = 32, refresh_period: int = 480, refresh_cycles: int = 96, stall_rate: int = 64,
                  loop_stall_rate: int = 64, guard_beats: int = 8, loop_depth: int = 4, seed: int = 1,
                  store: bool = True, hbm_num: int = 3, hbm_den: int = 2):
         if not isinstance(params, BuildParams):
@@ -467,7 +467,7 @@ class DmaLoopback(wiring.Component):
         _int("loop_stall_rate", loop_stall_rate, 0, 255)
         _int("loop_depth", loop_depth, 1, 64)
         self._params = params
-        self._dma = DmaEngine(params, fifo_beats=fifo_beats)
+        self._dma = DmaEngine(params, fifo_beats=fifo_beats, write_fifo_beats=write_fifo_beats)
         lay = self._dma.layout
         self._guard = guard_beats
         self._depth = lay.beats_per_channel + 2 * guard_beats
