@@ -154,13 +154,15 @@ class CosetFactors(wiring.Component):
 
     @staticmethod
     def level_cycles(level: int, last: bool) -> int:
-        """Cycles of table level t: it issues 2^t products (reading entry j on its step j + 1). The next
-        level starts once its reads of this level's entries find them written (lat + 3 cycles after
-        they were read), the last level waits for all of them."""
+        """Cycles of table level t: it issues 2^t products (reading entry j on its step j + 1; the
+        multipliers take the entry and the level's chain word one cycle later, so the level lasts at
+        least to step 2^t + 1: ending it on its last issue gave that product the next level's word). The
+        next level starts once its reads of this level's entries find them written (lat + 3 cycles
+        after they were read), the last level waits for all of them."""
         written = MulReduce.LATENCY + 3
         if last:
             return (1 << level) - 1 + written
-        return max((1 << level) + 1, written - (1 << level))
+        return max((1 << level) + 2, written - (1 << level))
 
     def build_cycles(self, log_frame: int) -> int:
         """Cycles to build the two tables of a frame of 2^f points (ceil(f/2) levels)."""

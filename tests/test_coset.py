@@ -213,3 +213,17 @@ def test_engine_coset(lanes, k, channels, scale):
                      "coset_extra_cached": [engine.coset_extra_cycles(f, cached=True) for f in range(2, k + 1)],
                      "chain_cycles": engine.coset_factors.chain_cycles,
                      "inverse_supported": engine.inverse_supported})
+
+
+def test_factor_generator_default_build():
+    """The default build (k = 12), whose frames of 2^9 points and up have table levels that end on their
+    last issue: every factor of three frames against the model, forward and inverse, both passes, at
+    sizes whose frames are 8..12 (a level that ended on its last issue gave that product the next level's
+    chain word: every 16th pair wrong from f = 9 on)."""
+    params = BuildParams(lanes=16, log_core=12, channels=32)
+    offsets = {f: 41 + 3 * f for f in range(2, 13)}
+    cases = [(7, 0, 1, 18, 0), (7, 0, 2, 20, 0), (7, 1, 1, 24, 0), (0x1234_5678_9ABC_DEF, 1, 2, 23, 0),
+             (0x1234_5678_9ABC_DEF, 0, 1, 16, 0)]
+    dut, out = _run_generator(params, offsets, cases, seed=12)
+    for (g, inverse, pass_index, log_n, _), (_, pairs) in zip(cases, out):
+        assert pairs == dut.model(g, log_n, pass_index, bool(inverse), len(pairs)), (g, inverse, pass_index, log_n)
