@@ -53,7 +53,7 @@ def main(argv=None):
     try:
         params = BuildParams(lanes=args.lanes, log_core=args.log_core, channels=args.channels)
         sizes = [params.check_log_n(n) for n in parse_list(args.sizes)]
-        batches = [params.check_log_n(n) for n in parse_list(args.batches)]
+        batches = [params.check_log_n(n) for n in parse_list(args.batches)] if args.batches else []
         if not all(n <= args.batch_points <= params.max_log_n for n in batches):
             raise ValueError(f"--batch-points: must be >= every batch size and <= {params.max_log_n}")
     except (TypeError, ValueError) as e:
