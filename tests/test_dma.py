@@ -35,6 +35,29 @@ def test_parameter_errors():
 def _sentinel(channel: int, beat: int) -> int:
     return (0x5EED << 240) | (channel << 32) | beat
 
+def _backdoor(dut):
+    """(write, read) through the loopback's HBM backdoor: ``write(ctx, channel, first beat, words)`` and
+    ``read(ctx, channel, beats) -> words``, one beat per DMA cycle."""
+    async def write(ctx, c, first, words):
+        ctx.set(dut.bd_chan, c)
+        ctx.set(dut.bd_we, 1)
+        for b, word in enumerate(words, first):
+            ctx.set(dut.bd_addr, b)
+            ctx.set(dut.bd_wdata, word)
+            await ctx.tick("dma")
+        ctx.set(dut.bd_we, 0)
+
+    async def read(ctx, c, beats):
+        ctx.set(dut.bd_chan, c)
+        out = []
+        for b in beats:
+            ctx.set(dut.bd_addr, b)
+            await ctx.tick("dma")
+            out.append(ctx.get(dut.bd_rdata))
+        return out
+    return write, read
+
+
 def _simulate_with_burst_log(dut, params, tb, issued):
     """Run testbench ``tb`` on the loopback ``dut`` (both clocks) while logging every AR and AW of every
     channel into ``issued[(channel, "ar" | "aw")]`` as (first beat from the buffer base, beats)."""
@@ -71,23 +94,7 @@ def _run_pysim(params, runs_wanted, *, refresh, stalls, seed=1):
     runs = []                   # (log_n, batch, x, memory after the run, AXI bursts issued)
     issued = {}                 # (channel, "ar" / "aw") -> [(first beat, beats)] in issue order
 
-    async def write(ctx, c, first, words):
-        ctx.set(dut.bd_chan, c)
-        ctx.set(dut.bd_we, 1)
-        for b, word in enumerate(words, first):
-            ctx.set(dut.bd_addr, b)
-            ctx.set(dut.bd_wdata, word)
-            await ctx.tick("dma")
-        ctx.set(dut.bd_we, 0)
-
-    async def read(ctx, c, beats):
-        ctx.set(dut.bd_chan, c)
-        out = []
-        for b in beats:
-            ctx.set(dut.bd_addr, b)
-            await ctx.tick("dma")
-            out.append(ctx.get(dut.bd_rdata))
-        return out
+    write, read = _backdoor(dut)
 
     def guards(lay):
         return [g - 1, g + lay.beats_per_channel, g + lay.beats_per_channel + 1]
@@ -208,23 +215,7 @@ def _run_pysim_chain(params, chains, *, seed=2):
     results = []                # (n, t, B, x, even channels before, after the chain, the t run's memory, bursts)
     issued = {}
 
-    async def write(ctx, c, first, words):
-        ctx.set(dut.bd_chan, c)
-        ctx.set(dut.bd_we, 1)
-        for b, word in enumerate(words, first):
-            ctx.set(dut.bd_addr, b)
-            ctx.set(dut.bd_wdata, word)
-            await ctx.tick("dma")
-        ctx.set(dut.bd_we, 0)
-
-    async def read(ctx, c, beats):
-        ctx.set(dut.bd_chan, c)
-        out = []
-        for b in beats:
-            ctx.set(dut.bd_addr, b)
-            await ctx.tick("dma")
-            out.append(ctx.get(dut.bd_rdata))
-        return out
+    write, read = _backdoor(dut)
 
     async def dump(ctx, lay):
         """The run's buffers (every channel) plus one guard beat either side, as points."""
