@@ -4,11 +4,15 @@
     o_x1 = ((x0 - x1) * w) mod p
     o_w_pass = i_w_pass, delayed to stay aligned with the points
 
+The multiplication is one seam (hw/multiplier.py): ``Butterfly(multiplier=GeneralMultiplier())`` (the
+default) multiplies by any field element, ``Butterfly(multiplier=ShiftMultiplier(shifts))`` by a power
+of two 2^w given as its shift amount w (the low 8 bits of ``i_w``), with no DSP48E2.
+
 A chain stage receives two twiddles per cycle (the reference's Wa / Wb RAMs): it consumes ``i_w`` and
 hands ``i_w_pass`` on unchanged so later stages get theirs in step with the points.
 
 Handshake: valid-only pipeline with a global clock enable ``en`` (see hw/arith.py). The difference
-path is ModSub then MulReduce; the sum (ModAdd) and ``i_w_pass`` ride in reset-less delay lines
+path is ModSub then the multiplier; the sum (ModAdd) and ``i_w_pass`` ride in reset-less delay lines
 (SRLs in synthesis) so all three outputs leave together ``latency`` enabled cycles after the inputs.
 """
 
@@ -16,20 +20,27 @@ from amaranth.hdl import EnableInserter, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from nantucket.hw.arith import ModAdd, ModSub, MulReduce, pipe
+from nantucket.hw.arith import ModAdd, ModSub, pipe
 from nantucket.hw.model import field
+from nantucket.hw.multiplier import GENERAL, Multiplier
 from nantucket.hw.shared import share
 
 __all__ = ["Butterfly"]
 
 
 class Butterfly(wiring.Component):
-    """Ports: en, i_valid, i_x0, i_x1, i_w (64 bits, canonical), i_w_pass (``pass_width`` bits, default 64),
-    o_valid, o_x0, o_x1, o_w_pass."""
+    """Ports: en, i_valid, i_x0, i_x1, i_w (64 bits; the multiplier reads its low ``twiddle_bits``),
+    i_w_pass (``pass_width`` bits, default 64), o_valid, o_x0, o_x1, o_w_pass.
 
-    def __init__(self, *, pass_width: int = 64):
+    multiplier: a hw.multiplier.Multiplier (default: the general multiply/reduce)."""
+
+    def __init__(self, *, multiplier: Multiplier = GENERAL, pass_width: int = 64):
+        if not isinstance(multiplier, Multiplier):
+            raise TypeError(f"multiplier: expected a hw.multiplier.Multiplier (GeneralMultiplier() or "
+                            f"ShiftMultiplier(shifts)), got {type(multiplier).__name__}")
         if not isinstance(pass_width, int) or isinstance(pass_width, bool) or not 1 <= pass_width <= 64:
             raise ValueError(f"pass_width: must be an int in 1..64, got {pass_width!r}")
+        self._multiplier = multiplier
         self._pass_width = pass_width
         super().__init__({
             "en": In(1), "i_valid": In(1),
@@ -39,40 +50,45 @@ class Butterfly(wiring.Component):
         })
 
     @property
+    def multiplier(self) -> Multiplier:
+        return self._multiplier
+
+    @property
     def pass_width(self) -> int:
-        """Bits of the twiddle stream passed on (a lane's last first-half stage passes on only the
-        second half's narrow words)."""
+        """Bits of the twiddle stream passed on (a lane narrows the stream once only narrow words are
+        still to be used downstream)."""
         return self._pass_width
 
     @property
     def twiddle_bits(self) -> int:
-        """Bits of ``i_w`` read: all of them."""
-        return 64
+        """Bits of ``i_w`` read (a shift amount is 8): a chain need not hold the rest."""
+        return self._multiplier.operand_bits
 
     @property
     def latency(self) -> int:
-        """Enabled cycles from inputs to outputs: subtract, then multiply/reduce."""
-        return ModSub.LATENCY + MulReduce.LATENCY
+        """Enabled cycles from inputs to outputs: subtract, then multiply."""
+        return ModSub.LATENCY + self._multiplier.latency
 
     @property
     def shared_key(self) -> str:
-        """Every instance of a pass width is the same hardware (emitted once, see hw/shared.py)."""
-        return "butterfly" if self._pass_width == 64 else f"butterfly_w{self._pass_width}"
+        """Equal multipliers and pass widths are the same hardware (emitted once, see hw/shared.py)."""
+        key = self._multiplier.key
+        base = "butterfly" if key == "general" else f"{key.replace('shift', 'shift_butterfly', 1)}"
+        return base if self._pass_width == 64 else f"{base}_w{self._pass_width}"
 
     @property
     def dsp_tiles(self) -> int:
-        return MulReduce.DSP_TILES
+        return self._multiplier.dsp_tiles
 
-    @staticmethod
-    def model(x0: int, x1: int, w: int) -> tuple[int, int]:
-        """Bit-exact reference: (x0 + x1, (x0 - x1) * w) mod p."""
-        return field.add(x0, x1), field.mul(field.sub(x0, x1), w)
+    def model(self, x0: int, x1: int, w: int) -> tuple[int, int]:
+        """Bit-exact reference: (x0 + x1, (x0 - x1) * w) mod p, w as the multiplier reads it."""
+        return field.add(x0, x1), self._multiplier.model(field.sub(x0, x1), w)
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.add = add = ModAdd()
         m.submodules.sub = sub = ModSub()
-        mul = MulReduce()
+        mul = self._multiplier.unit()
         m.submodules.mul = share(mul)
         for unit in (add, sub, mul):
             m.d.comb += unit.en.eq(self.en)
@@ -85,7 +101,7 @@ class Butterfly(wiring.Component):
         ]
         # Everything below is local registers: gate them with the same enable.
         delays = Module()
-        delays.d.comb += mul.i_b.eq(pipe(delays, self.i_w, sub.latency, "w"))
+        delays.d.comb += mul.i_b.eq(pipe(delays, self.i_w[:self.twiddle_bits], sub.latency, "w"))
         delays.d.comb += self.o_x0.eq(pipe(delays, add.o_sum, self.latency - add.latency, "sum"))
         delays.d.comb += self.o_w_pass.eq(pipe(delays, self.i_w_pass, self.latency, "w_pass"))
         m.submodules.delays = EnableInserter(self.en)(delays)

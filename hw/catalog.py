@@ -52,9 +52,27 @@ def _mulreduce(**kw):
     return _make(MulReduce, kw)
 
 
-def _butterfly(**kw):
+def _butterfly(*, multiplier: str = "general", shifts=None, pass_width: int = 64):
+    """Butterfly with the named multiplier: "general", or "shift" with ``shifts`` (amounts 0..191 as a
+    list or a comma-separated string; default all)."""
     from nantucket.hw.butterfly import Butterfly
-    return _make(Butterfly, kw)
+    from nantucket.hw.multiplier import GeneralMultiplier, ShiftMultiplier
+    if multiplier == "general":
+        if shifts is not None:
+            raise ValueError("shifts: only the shift multiplier takes shift amounts")
+        kind = GeneralMultiplier()
+    elif multiplier == "shift":
+        if isinstance(shifts, str):
+            try:
+                shifts = [int(s) for s in shifts.split(",")]
+            except ValueError:
+                raise ValueError(f"shifts: expected amounts 0..191 separated by commas, got {shifts!r}") from None
+        elif isinstance(shifts, int) and not isinstance(shifts, bool):
+            shifts = [shifts]
+        kind = ShiftMultiplier(shifts)
+    else:
+        raise ValueError(f"multiplier: expected 'general' or 'shift', got {multiplier!r}")
+    return Butterfly(multiplier=kind, pass_width=pass_width)
 
 
 def _lane(**kw):

@@ -59,8 +59,10 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from nantucket.hw.butterfly import Butterfly
 from nantucket.hw.coset import PointScale
 from nantucket.hw.model import lane as lane_model
+from nantucket.hw.multiplier import ShiftMultiplier
 from nantucket.hw.output_scale import OutputScale
 from nantucket.hw.reorder import FrameReorder
 from nantucket.hw.shared import share
@@ -74,11 +76,6 @@ SCALES = ("output", "stages")
 SHIFT_WORD_BITS = 16
 
 
-def _default_butterfly():
-    from nantucket.hw.butterfly import Butterfly
-    return Butterfly()
-
-
 def _check_int(name: str, value, lo: int, hi: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(f"{name}: expected an int, got {type(value).__name__}")
@@ -89,7 +86,7 @@ def _check_int(name: str, value, lo: int, hi: int) -> int:
 
 def _check_factory(butterfly):
     if butterfly is None:
-        return _default_butterfly
+        return Butterfly
     if not callable(butterfly):
         raise TypeError(f"butterfly: expected a callable returning a butterfly component, "
                         f"got {type(butterfly).__name__}")
@@ -484,12 +481,10 @@ class Lane(wiring.Component):
         general butterfly of the last first-half stage passes on only the second half's words
         (``tw2_bits``)."""
         if self._scale == "output" and stage >= lane_model.shift_stages(self._k):
-            from nantucket.hw.shift_butterfly import ShiftButterfly
             shifts = set(lane_model.stage_shifts(self._k, stage)) | set(
                 lane_model.stage_shifts(self._k, stage, inverse=True))
-            return ShiftButterfly(shifts, pass_width=SHIFT_WORD_BITS)
+            return Butterfly(multiplier=ShiftMultiplier(shifts), pass_width=SHIFT_WORD_BITS)
         if self._default_butterfly and stage == self._a - 1:
-            from nantucket.hw.butterfly import Butterfly
             return Butterfly(pass_width=tw2_bits)
         return factory()
 

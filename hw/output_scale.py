@@ -1,6 +1,6 @@
 """The four-step scale on a lane's output: Y[m] = w_N^(n2 * m) * X[m], N = 2^n (n = ``i_log_n``, at most 2k).
 
-A lane whose late stages are shift-only (hw/shift_butterfly.py) cannot take the pass-1 scale folded into
+A lane whose late stages are shift-only (hw/multiplier.py, ShiftMultiplier) cannot take the pass-1 scale folded into
 its stage twiddles (that makes every twiddle general), so it applies the scale here instead, to the two
 outputs (X[2t], X[2t+1]) of each cycle. n2 is the frame's column (0 in pass 2: factor 1).
 
@@ -34,7 +34,7 @@ from nantucket.hw.arith import MulReduce, pipe
 from nantucket.hw.model import field
 from nantucket.hw.model.lane import SHIFT_ROOTS_LOG, twiddle_shift
 from nantucket.hw.shared import share
-from nantucket.hw.shift_butterfly import ShiftReduce
+from nantucket.hw.shift_reduce import ShiftReduce
 
 __all__ = ["OutputScale"]
 
@@ -159,7 +159,7 @@ class OutputScale(wiring.Component):
             x1 = pipe(regs, x, 1, f"x{port}")
             m.d.comb += [
                 factor.i_valid.eq(valid), factor.i_a.eq(hi_rd.data), factor.i_b.eq(lo_rd.data),
-                shift.i_valid.eq(valid), shift.i_a.eq(x1), shift.i_shift.eq(amount),
+                shift.i_valid.eq(valid), shift.i_a.eq(x1), shift.i_b.eq(amount),
             ]
             shifted = pipe(regs, shift.o_p, MulReduce.LATENCY - ShiftReduce.LATENCY, f"shifted{port}")
             m.d.comb += [scale.i_valid.eq(factor.o_valid), scale.i_a.eq(shifted), scale.i_b.eq(factor.o_p),

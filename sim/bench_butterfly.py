@@ -1,9 +1,12 @@
-"""cocotb bench for hw.butterfly.Butterfly against the golden model (hw.model.field).
+"""cocotb bench for hw.butterfly.Butterfly, with either multiplier, against the golden model (hw.model.field).
 
 Checks o_x0 = x0 + x1, o_x1 = (x0 - x1) * w (mod p) and that o_w_pass is i_w_pass unchanged, all three
 leaving together exactly ``latency`` enabled cycles after the inputs, under every input-gap x stall
-combination. Operands: all 729 triples of edge values (x0, x1, w), boundary neighbourhoods and uniform
-random values; ``test_random_10k`` sends 10,000 random operand sets.
+combination. With the general multiplier w is any field element: operands are all 729 triples of edge
+values, boundary neighbourhoods and uniform random values. With the shift multiplier (the bench facts
+carry its ``shifts``) w is 2^s for the shift amount s in i_w's low 8 bits (the bits above are random:
+the butterfly must ignore them), and every supported s meets every edge pair. ``test_random`` sends
+10,000 (general) or 5,000 (shift) random operand sets.
 """
 
 import os
@@ -15,11 +18,19 @@ from nantucket.hw.model import field as F
 from nantucket.sim.benchlib import EDGE_VALUES, PATTERNS, check_butterflies
 from nantucket.sim.runner import bench_facts
 
-RANDOM_SETS = int(os.environ.get("BUTTERFLY_RANDOM_SETS", "10000"))
+RANDOM_SETS = int(os.environ.get("BUTTERFLY_RANDOM_SETS", "0")) or None
 CROSSED_SETS = int(os.environ.get("BUTTERFLY_CROSSED_SETS", "500"))
 
 
+def _shifts() -> list[int] | None:
+    """The shift multiplier's amounts, or None for the general multiplier."""
+    return bench_facts().get("shifts")
+
+
 def golden(x0: int, x1: int, w: int) -> tuple[int, int]:
+    """Independent of the design: the twiddle as a field element (2^s for a shift), multiplied plainly."""
+    if _shifts() is not None:
+        w = F.pow_(2, w & 0xFF)
     return F.add(x0, x1), F.mul(F.sub(x0, x1), w)
 
 
@@ -28,6 +39,13 @@ def _value(rng: random.Random) -> int:
         return rng.randrange(F.P)
     v = rng.choice(EDGE_VALUES) + rng.randint(-32, 32)
     return min(max(v, 0), F.P - 1)
+
+
+def _twiddle(rng: random.Random) -> int:
+    shifts = _shifts()
+    if shifts is None:
+        return _value(rng)
+    return (rng.getrandbits(56) << 8) | rng.choice(shifts)
 
 
 async def _check(dut, items, idle, stall, seed):
@@ -39,16 +57,23 @@ async def _check(dut, items, idle, stall, seed):
 async def test_edges_and_random(dut, idle, stall):
     seed = random.getrandbits(32)
     rng = random.Random(seed)
-    items = [(x0, x1, w, rng.getrandbits(64)) for x0 in EDGE_VALUES for x1 in EDGE_VALUES for w in EDGE_VALUES]
-    items += [(_value(rng), _value(rng), _value(rng), rng.getrandbits(64)) for _ in range(CROSSED_SETS)]
+    shifts = _shifts()
+    if shifts is None:
+        items = [(x0, x1, w, rng.getrandbits(64)) for x0 in EDGE_VALUES for x1 in EDGE_VALUES for w in EDGE_VALUES]
+    else:
+        pairs = [(a, b) for a in EDGE_VALUES for b in EDGE_VALUES]
+        if idle != "none" or stall != "none":
+            pairs = rng.sample(pairs, 12)      # the crossed patterns need the handshake, not every pair again
+        items = [(a, b, (rng.getrandbits(56) << 8) | s, rng.getrandbits(64)) for s in shifts for a, b in pairs]
+    items += [(_value(rng), _value(rng), _twiddle(rng), rng.getrandbits(64)) for _ in range(CROSSED_SETS)]
     rng.shuffle(items)
     await _check(dut, items, idle, stall, seed)
 
 
 @cocotb.test()
-async def test_random_10k(dut):
+async def test_random(dut):
     seed = random.getrandbits(32)
     rng = random.Random(seed)
-    items = [(rng.randrange(F.P), rng.randrange(F.P), rng.randrange(F.P), rng.getrandbits(64))
-             for _ in range(RANDOM_SETS)]
+    count = RANDOM_SETS or (10_000 if _shifts() is None else 5_000)
+    items = [(_value(rng), _value(rng), _twiddle(rng), rng.getrandbits(64)) for _ in range(count)]
     await _check(dut, items, "random", "random", seed)

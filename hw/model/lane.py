@@ -238,7 +238,7 @@ def lane_reference(x: np.ndarray, c=None, inverse: bool = False) -> np.ndarray:
 # -- Lanes with shift stages and the four-step scale at the output ---------------------------------
 #
 # 2^96 = -1 modulo p, so every 2^q-th root of unity with q <= 6 is a power of two: a stage whose
-# twiddles are such roots needs no multiplier (hw/shift_butterfly.py). In a 2^k DIF transform stage s
+# twiddles are such roots needs no multiplier (hw/multiplier.py, ShiftMultiplier). In a 2^k DIF transform stage s
 # uses 2^(k-s)-th roots, so stages k-6 .. k-1 qualify, provided no per-point scale is folded into them.
 # Such a lane applies the pass-1 four-step scale w_N^(n2*m) (N = 2^(2k)) to its outputs instead, and its
 # twiddle stream carries the shift amount 0..191 (not the field value) in the words of shift stages, and

@@ -1,4 +1,4 @@
-"""Multiplication by a power of two without a multiplier, and the butterfly built on it.
+"""Multiplication by a power of two without a multiplier (hw/multiplier.py's shift-only multiplier).
 
 In the Goldilocks field 2^96 = -1 (mod p), so 2 has order 192 and every 64th root of unity is a power
 of two (w_64 = 2^39 with the model's root chain, hw.model.field.root_of_unity). A butterfly whose
@@ -18,27 +18,20 @@ lo + mid * (2^32 - 1) - hi (mod p):
 Each stage is at most one ~64-bit carry chain or a few 2:1 mux levels (stages 1 and 2 split the barrel
 shifter). Only the shift levels that the allowed set of amounts (``shifts``) can use are built: a stage
 of a lane whose twiddles are the 2^q-th roots of unity needs at most q of them, the last stage none.
-
-ShiftButterfly (latency ModSub + ShiftReduce = 9): the hw/butterfly.py interface with the twiddle given
-as its shift amount: ``o_x1 = (x0 - x1) * 2^i_w`` (i_w[0:8] < 192), ``o_x0 = x0 + x1``, ``o_w_pass`` =
-``i_w_pass``; all leave ``latency`` enabled cycles after the inputs.
 """
 
-from amaranth.hdl import Cat, Const, EnableInserter, Module, Mux, Signal
-from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 
-from nantucket.hw.arith import EPS, P, ModAdd, ModSub, _pipeline_signature, _Pipeline, pipe
+from nantucket.hw.arith import EPS, P, _pipeline_signature, _Pipeline
 from nantucket.hw.model import field
-from nantucket.hw.shared import share
 
-__all__ = ["ShiftReduce", "ShiftButterfly", "ALL_SHIFTS"]
+__all__ = ["ShiftReduce", "ALL_SHIFTS", "check_shifts"]
 
 #: Every shift amount: 2 has order 192 modulo p.
 ALL_SHIFTS = tuple(range(192))
 
 
-def _check_shifts(shifts) -> tuple[int, ...]:
+def check_shifts(shifts) -> tuple[int, ...]:
     if shifts is None:
         return ALL_SHIFTS
     try:
@@ -51,7 +44,8 @@ def _check_shifts(shifts) -> tuple[int, ...]:
 
 
 class ShiftReduce(_Pipeline):
-    """o_p = (i_a * 2^i_shift) mod p for canonical i_a and i_shift in ``shifts``; canonical output. Latency 7.
+    """o_p = (i_a * 2^i_b) mod p for canonical i_a and a shift amount i_b in ``shifts``; canonical output.
+    Latency 7. (``i_b`` is named as MulReduce's twiddle operand: the two are one seam, hw/multiplier.py.)
 
     ``shifts`` (default: all of 0..191) is the set of amounts the unit must support; other amounts give
     unspecified results. Shift levels and the negation that no allowed amount needs are not built.
@@ -60,13 +54,13 @@ class ShiftReduce(_Pipeline):
     LATENCY = 7
 
     def __init__(self, shifts=None):
-        self._shifts = _check_shifts(shifts)
-        super().__init__(_pipeline_signature({"i_a": 64, "i_shift": 8}, {"o_p": 64}))
+        self._shifts = check_shifts(shifts)
+        super().__init__(_pipeline_signature({"i_a": 64, "i_b": 8}, {"o_p": 64}))
 
     @classmethod
     def latency_for(cls, shifts) -> int:
         """7, or 0 when the only allowed shift is 0 (the unit is then a wire: the input is canonical)."""
-        return 0 if _check_shifts(shifts) == (0,) else cls.LATENCY
+        return 0 if check_shifts(shifts) == (0,) else cls.LATENCY
 
     @property
     def latency(self) -> int:
@@ -123,8 +117,8 @@ class ShiftReduce(_Pipeline):
         # 1: decode s = 96 q + r, shift by r[0:4]
         q_in = Signal(name="q_in")
         r_in = Signal(7, name="r_in")
-        m.d.comb += q_in.eq(self.i_shift >= 96)
-        m.d.comb += r_in.eq(Mux(q_in, self.i_shift - 96, self.i_shift))
+        m.d.comb += q_in.eq(self.i_b >= 96)
+        m.d.comb += r_in.eq(Mux(q_in, self.i_b - 96, self.i_b))
         low = self._shift_by(self.i_a, r_in, range(4), 64 + 15, "shift_low", m)
         q1 = reg(1, q_in if signs == {0, 1} else Const(signs == {1}, 1), "q1")
         r_hi = reg(3, r_in[4:], "r_hi")
@@ -156,82 +150,3 @@ class ShiftReduce(_Pipeline):
         else:
             out = reg(64, y, "result")
         m.d.comb += self.o_p.eq(out)
-
-
-class ShiftButterfly(wiring.Component):
-    """Gentleman-Sande butterfly with a power-of-two twiddle 2^i_w: no DSP48E2, no multiplier.
-
-    Ports: en, i_valid, i_x0, i_x1 (canonical), i_w (the shift amount in bits [0:8), < 192; other bits
-    ignored), i_w_pass, o_valid, o_x0, o_x1, o_w_pass (as hw.butterfly.Butterfly).
-    ``shifts``: the amounts this instance must support (a lane stage's set, see
-    hw.model.lane.stage_shifts); default all 0..191.
-    """
-
-    def __init__(self, shifts=None, *, pass_width: int = 64):
-        self._shifts = _check_shifts(shifts)
-        if not isinstance(pass_width, int) or not 8 <= pass_width <= 64:
-            raise ValueError(f"pass_width: must be an int in 8..64, got {pass_width!r}")
-        self._pass_width = pass_width
-        super().__init__({
-            "en": In(1), "i_valid": In(1),
-            "i_x0": In(64), "i_x1": In(64), "i_w": In(64), "i_w_pass": In(pass_width),
-            "o_valid": Out(1),
-            "o_x0": Out(64), "o_x1": Out(64), "o_w_pass": Out(pass_width),
-        })
-
-    @property
-    def shifts(self) -> tuple[int, ...]:
-        return self._shifts
-
-    @property
-    def pass_width(self) -> int:
-        """Bits of the twiddle stream passed on (the stream after a shift stage holds only shift amounts
-        and small words, so a lane narrows it)."""
-        return self._pass_width
-
-    @property
-    def twiddle_bits(self) -> int:
-        """Bits of ``i_w`` read (the shift amount): a chain need not hold the rest."""
-        return 8
-
-    @property
-    def latency(self) -> int:
-        """Enabled cycles from inputs to outputs: subtract, then shift/reduce (none for shift 0 only)."""
-        return ModSub.LATENCY + ShiftReduce.latency_for(self._shifts)
-
-    @property
-    def shared_key(self) -> str:
-        """One module per allowed set of shift amounts (hw/shared.py)."""
-        key = "shift_butterfly" if self._shifts == ALL_SHIFTS else \
-            "shift_butterfly_" + format(sum(1 << s for s in self._shifts), "x")
-        return key if self._pass_width == 64 else f"{key}_w{self._pass_width}"
-
-    @property
-    def dsp_tiles(self) -> int:
-        return 0
-
-    @staticmethod
-    def model(x0: int, x1: int, shift: int) -> tuple[int, int]:
-        """Bit-exact reference: (x0 + x1, (x0 - x1) * 2^shift) mod p."""
-        return field.add(x0, x1), field.mul(field.sub(x0, x1), pow(2, shift, field.P))
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.add = add = ModAdd()
-        m.submodules.sub = sub = ModSub()
-        shift = ShiftReduce(self._shifts)
-        m.submodules.shift = share(shift)
-        for unit in (add, sub, shift):
-            m.d.comb += unit.en.eq(self.en)
-        m.d.comb += [
-            sub.i_valid.eq(self.i_valid), sub.i_a.eq(self.i_x0), sub.i_b.eq(self.i_x1),
-            add.i_valid.eq(self.i_valid), add.i_a.eq(self.i_x0), add.i_b.eq(self.i_x1),
-            shift.i_valid.eq(sub.o_valid), shift.i_a.eq(sub.o_diff),
-            self.o_valid.eq(shift.o_valid), self.o_x1.eq(shift.o_p),
-        ]
-        delays = Module()
-        delays.d.comb += shift.i_shift.eq(pipe(delays, self.i_w[:self.twiddle_bits], sub.latency, "w"))
-        delays.d.comb += self.o_x0.eq(pipe(delays, add.o_sum, self.latency - add.latency, "sum"))
-        delays.d.comb += self.o_w_pass.eq(pipe(delays, self.i_w_pass, self.latency, "w_pass"))
-        m.submodules.delays = EnableInserter(self.en)(delays)
-        return m
