@@ -1,7 +1,7 @@
 """The `nantucket` Vitis RTL kernel: control slave + HBM DMA engine + NTT engine, and its thin top.
 
-    s_axi_control ─► ControlSlave ─► KernelSequencer ─► DmaEngine ◄─► mNN_axi (HBM[NN])
-                                                  └────► NttEngine ◄─► (points streams of the DMA)
+    s_axi_control ─► ControlSlave ─► the pass sequencer ─► DmaEngine ◄─► mNN_axi (HBM[NN])
+                                     (NttKernel.elaborate) └──► NttEngine ◄─► (points streams of the DMA)
 
 :class:`NttKernel` is the kernel in Amaranth terms (interfaces, ``dma`` and ``ntt`` clock domains).
 :class:`VitisKernel` is the only place that knows Vitis' names: it flattens the interfaces into

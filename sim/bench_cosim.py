@@ -13,23 +13,23 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge, Timer
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
+from nantucket.hw.model.params import BuildParams
 from nantucket.sim.cosim import recv_msg, send_msg
 from nantucket.sim.runner import bench_facts
 
-DMA_PERIOD_PS = 3334       # ~300 MHz
-NTT_PERIOD_PS = 2156       # ~464 MHz
 
 
 class CardTB:
     def __init__(self, dut, facts):
         self.dut = dut
         self.facts = facts
+        self.params = BuildParams(**facts["params"]["params"])
         self.axil = None
 
     async def start(self):
         dut = self.dut
-        cocotb.start_soon(Clock(dut.ap_clk, DMA_PERIOD_PS, unit="ps").start())
-        cocotb.start_soon(Clock(dut.ap_clk_2, NTT_PERIOD_PS, unit="ps").start())
+        cocotb.start_soon(Clock(dut.ap_clk, self.params.sim_period_ps("dma"), unit="ps").start())
+        cocotb.start_soon(Clock(dut.ap_clk_2, self.params.sim_period_ps("ntt"), unit="ps").start())
         dut.refresh_en.value = int(self.facts.get("refresh", 1))
         dut.stall_en.value = int(self.facts.get("stalls", 0))
         dut.bd_load.value = 0
@@ -70,7 +70,7 @@ class CardTB:
         while spent < budget_ntt_cycles:
             # one timer callback instead of a Python wake-up per clock edge (the cycle count itself comes
             # from the harness's counter)
-            await Timer(step * NTT_PERIOD_PS, unit="ps")
+            await Timer(step * self.params.sim_period_ps("ntt"), unit="ps")
             spent += step
             if not int(dut.kernel_busy.value):
                 break

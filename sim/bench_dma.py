@@ -8,8 +8,8 @@ into the file: sim/ is installed and never writes the repository's docs).
     .venv/bin/python -m nantucket.sim.bench_dma --log-n 14 --batch 64  # a batch: 64 transforms of 2^14 per pass
 
 For each configuration (refresh off, refresh 20 %) it runs both passes of a loopback (the DMA's own output
-fed straight back, the NTT engine replaced by a FIFO that never stalls), DMA clock 300 MHz, NTT clock
-464 MHz, HBM model with read latency 32 DMA cycles, and reports the NTT cycles from the first point out to
+fed straight back, the NTT engine replaced by a FIFO that never stalls), the build's DMA and NTT clocks
+(BuildParams.dma_mhz / ntt_mhz), HBM model with read latency 32 DMA cycles, and reports the NTT cycles from the first point out to
 the last point in against the ideal N / 2L per pass (B x N / 2L for a batch of B transforms), the
 burst-length histogram and the bytes moved. Progress goes to stderr, the section to stdout.
 """
@@ -114,8 +114,8 @@ def bench(args: argparse.Namespace, ap: argparse.ArgumentParser) -> str:
         f"{sim_wall:.0f} s of simulation for the four passes ({sum(r[2] for r in rows) / sim_wall:,.0f} NTT "
         f"cycles/s), {(time.monotonic() - t0) / 60:.1f} min for the script including the builds.",
         f"Build {params.tag()}: N = 2^{log_n}" + ("" if args.batch == 1 else f", a batch of B = {args.batch}")
-        + ", DMA clock 300 MHz, NTT clock 464 MHz (periods "
-        "3.334 / 2.156 ns), HBM model: read latency "
+        + f", DMA clock {params.dma_mhz:g} MHz, NTT clock {params.ntt_mhz:g} MHz (simulated periods "
+        f"{params.sim_period_ps('dma') / 1000:.3f} / {params.sim_period_ps('ntt') / 1000:.3f} ns), HBM model: read latency "
         f"{args.latency} DMA cycles, refresh {args.refresh_cycles} of every {args.refresh_period} DMA cycles "
         f"({100 * args.refresh_cycles / args.refresh_period:.0f} %) when on, per-channel FIFOs of "
         f"{args.fifo_beats} beats ({4 * args.fifo_beats} points). The NTT engine is replaced by a FIFO that "
@@ -141,7 +141,7 @@ def bench(args: argparse.Namespace, ap: argparse.ArgumentParser) -> str:
         f"{lay.hbm_bytes_per_transform():,} bytes against the minimum 4 x {'' if args.batch == 1 else 'B x '}N x 8 = {4 * lay.n_points * 8:,} "
         "(every beat carries four useful points; nothing is read twice).",
         "",
-        "Target: at most 1 % of NTT cycles lost with 20 % refresh at 300 / 464 MHz, C = 32.",
+        f"Target: at most 1 % of NTT cycles lost with 20 % refresh at {params.dma_mhz:g} / {params.ntt_mhz:g} MHz, C = 32.",
     ]
     return "\n".join(lines)
 

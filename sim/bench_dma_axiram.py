@@ -59,8 +59,8 @@ async def setup(dut, stalls):
     facts = bench_facts()
     p = BuildParams(**facts["params"])
     largest = HbmLayout(p)
-    cocotb.start_soon(Clock(dut.dma_clk, 3334, unit="ps").start())
-    cocotb.start_soon(Clock(dut.ntt_clk, 2156, unit="ps").start())
+    cocotb.start_soon(Clock(dut.dma_clk, p.sim_period_ps("dma"), unit="ps").start())
+    cocotb.start_soon(Clock(dut.ntt_clk, p.sim_period_ps("ntt"), unit="ps").start())
     dut.start.value = 0
     dut.pass_index.value = 0
     dut.log_n.value = p.max_log_n

@@ -37,7 +37,6 @@ from nantucket.hw.points import pack_beat, unpack_beat
 from nantucket.sim.benchlib import EDGE_VALUES, NONCANONICAL_VALUES, reset_domains
 from nantucket.sim.runner import bench_facts
 
-DMA_PS, NTT_PS = 3334, 2156          # 300 MHz and 464 MHz (even picoseconds)
 
 
 def sentinel(channel: int, beat: int) -> int:
@@ -58,8 +57,8 @@ class LoopbackTB:
 
     async def start(self):
         d = self.dut
-        cocotb.start_soon(Clock(d.dma_clk, DMA_PS, unit="ps").start())
-        cocotb.start_soon(Clock(d.ntt_clk, NTT_PS, unit="ps").start())
+        cocotb.start_soon(Clock(d.dma_clk, self.params.sim_period_ps("dma"), unit="ps").start())
+        cocotb.start_soon(Clock(d.ntt_clk, self.params.sim_period_ps("ntt"), unit="ps").start())
         for s in (d.start, d.pass_index, d.refresh_en, d.stall_en, d.loop_stall_en, d.bd_we, d.bd_chan,
                   d.bd_addr, d.bd_wdata, d.input_log_m, d.chain_log_n):
             s.value = 0
@@ -125,7 +124,7 @@ class LoopbackTB:
         await FallingEdge(d.dma_clk)
         d.start.value = 0
         # wait for done without Python on every cycle
-        timeout = Timer(timeout_cycles * DMA_PS, unit="ps")
+        timeout = Timer(timeout_cycles * self.params.sim_period_ps("dma"), unit="ps")
         if await First(RisingEdge(d.done), timeout) is timeout:
             raise AssertionError(f"{batch} x 2^{log_n}: pass {pass_index} did not finish in {timeout_cycles} "
                                  "DMA cycles")

@@ -1,5 +1,5 @@
 """Measure the DMA's zero-extended pass 1 and chained pass 2 against the plain passes with the timing-only
-HBM model (Verilator), the same harness and settings as sim/bench_dma.py (DMA 300 MHz, NTT 464 MHz, read
+HBM model (Verilator), the same harness and settings as sim/bench_dma.py (the build's DMA and NTT clocks, read
 latency 32, refresh 96 of every 480 DMA cycles when on, the NTT engine replaced by a FIFO that never
 stalls), all passes in one simulation of one build.
 

@@ -10,15 +10,15 @@ are a list in the same order.
 
 import json
 import time
+from dataclasses import fields
 
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge
 
+from nantucket.hw.model.params import BuildParams
 from nantucket.sim.benchlib import reset_domains
 from nantucket.sim.runner import bench_facts
-
-DMA_PS, NTT_PS = 3334, 2156
 
 
 def _hist(sig):
@@ -52,8 +52,9 @@ async def _one_pass(dut, t0, ps, label):
 @cocotb.test()
 async def test_throughput(dut):
     facts = bench_facts()
-    cocotb.start_soon(Clock(dut.dma_clk, DMA_PS, unit="ps").start())
-    cocotb.start_soon(Clock(dut.ntt_clk, NTT_PS, unit="ps").start())
+    params = BuildParams(**{f.name: facts["params"][f.name] for f in fields(BuildParams)})
+    cocotb.start_soon(Clock(dut.dma_clk, params.sim_period_ps("dma"), unit="ps").start())
+    cocotb.start_soon(Clock(dut.ntt_clk, params.sim_period_ps("ntt"), unit="ps").start())
     for s in (dut.start, dut.pass_index, dut.stall_en, dut.loop_stall_en, dut.bd_we, dut.bd_chan, dut.bd_addr,
               dut.bd_wdata, dut.input_log_m, dut.chain_log_n):
         s.value = 0

@@ -44,6 +44,21 @@ class BuildParams:
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name}: must be positive, got {getattr(self, name)}")
 
+    def clock_mhz(self, domain: str) -> float:
+        """The clock of a kernel domain: "dma" (control, DMA, HBM ports: ap_clk) or "ntt" (the engine)."""
+        if domain not in ("dma", "ntt"):
+            raise ValueError(f"domain: expected 'dma' or 'ntt', got {domain!r}")
+        return self.dma_mhz if domain == "dma" else self.ntt_mhz
+
+    def period_ps(self, domain: str) -> int:
+        """The clock period of a domain in whole picoseconds (timing estimates, constraints)."""
+        return round(1e6 / self.clock_mhz(domain))
+
+    def sim_period_ps(self, domain: str) -> int:
+        """The period a simulation clocks a domain with: the nearest even number of picoseconds (the
+        simulators' clocks need a whole half period)."""
+        return 2 * round(5e5 / self.clock_mhz(domain))
+
     @property
     def core_points(self) -> int:
         """Points per lane transform, 2^k."""
