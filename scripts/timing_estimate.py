@@ -10,8 +10,8 @@ The path's LUT, MUXF and CARRY cells are its logic levels. Yosys' cell delays ar
 cell library, 7-series figures (a LUT6 input 0.41-0.64 ns, where an UltraScale+ -2 LUT is about
 0.1-0.15 ns), so the logic delay is pessimistic; nets have no delay at all, so a routing allowance of
 ``--route-ps`` per logic level plus one for the launching register is added. The verdict compares that
-sum with the period of the domain: 2.155 ns (464 MHz) for ntt, 3.333 ns (300 MHz) for dma. It is an
-estimate, not a Vivado timing report.
+sum with the period of the domain, from the build's clocks (BuildParams.ntt_mhz and dma_mhz, or
+``--ntt-mhz`` / ``--dma-mhz``). It is an estimate, not a Vivado timing report.
 
 Prints a table; ``--write-doc`` also replaces the section between the timing-estimate markers in
 docs/performance.md (nothing else of that file is touched). Tool chatter goes to <workdir>/<block>/.
@@ -27,11 +27,17 @@ import time
 from pathlib import Path
 
 from nantucket.hw import catalog  # noqa: E402
+from nantucket.hw.model.params import DEFAULT, BuildParams  # noqa: E402
 from nantucket.hw.synth import yosys_command  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
-#: ntt: 464 MHz, the clock the projections assume; dma: the 300 MHz ap_clk the link asks for
-PERIOD_PS = {"ntt": 2155, "dma": 3333}
+
+def periods_ps(ntt_mhz: float = DEFAULT.ntt_mhz, dma_mhz: float = DEFAULT.dma_mhz) -> dict[str, int]:
+    """The period of each clock domain in ps: the clocks the projections assume and the link asks for
+    (BuildParams' ntt_mhz and dma_mhz unless given)."""
+    params = BuildParams(ntt_mhz=ntt_mhz, dma_mhz=dma_mhz)
+    return {domain: params.period_ps(domain) for domain in ("ntt", "dma")}
+
 ROUTE_PS = 300                         # per net on the path (estimate, see docs/build.md)
 US_LOGIC_PS = 125                      # an UltraScale+ -2 LUT or carry step (estimate)
 REGISTER_PS = 150                      # clock-to-out plus setup of a fabric register (estimate)
@@ -39,17 +45,18 @@ CARRY8_PS = 40                         # one CARRY8 step of a carry chain (estim
 BEGIN = "<!-- timing-estimate:begin (scripts/timing_estimate.py --write-doc) -->"
 END = "<!-- timing-estimate:end -->"
 SMALL = {"lanes": 4, "log_core": 4, "channels": 2}
-#: block -> (catalog parameters, {domain: clock port})
+#: block -> (catalog parameters, {domain: clock port}, extra synth_xilinx options)
 BLOCKS = {
-    "butterfly": ({}, {"ntt": "clk"}),
-    "lane": ({"log_core": 4}, {"ntt": "clk"}),
-    "twiddles": (SMALL, {"ntt": "clk"}),
-    "dma": (SMALL, {"dma": "dma_clk", "ntt": "ntt_clk"}),
+    "butterfly": ({}, {"ntt": "clk"}, ""),
+    "lane": ({"log_core": 4}, {"ntt": "clk"}, ""),
+    # ABC9 aborts on the sliced twiddle ROM's read registers unless it maps the flip-flops too (-dff)
+    "twiddles": (SMALL, {"ntt": "clk"}, "-dff"),
+    "dma": (SMALL, {"dma": "dma_clk", "ntt": "ntt_clk"}, ""),
 }
 _LOGIC = re.compile(r"^(LUT\d|MUXF\d|CARRY\d)$")
 
 
-def sta_of(name: str, params: dict, clock: str, others: list[str], workdir: Path) -> dict:
+def sta_of(name: str, params: dict, clock: str, others: list[str], workdir: Path, options: str = "") -> dict:
     """Latest arrival (ps) and logic levels of the path Yosys' sta reports for ``clock``'s registers."""
     out = workdir / name
     out.mkdir(parents=True, exist_ok=True)
@@ -57,7 +64,7 @@ def sta_of(name: str, params: dict, clock: str, others: list[str], workdir: Path
     cut = "; ".join(f"delete w:{o} %co1 w:{o} %d" for o in others)
     script = "; ".join(filter(None, [
         f"read_verilog {name}.v",
-        f"synth_xilinx -family xcup -top {name} -flatten -noiopad -noclkbuf",
+        f"synth_xilinx -family xcup -top {name} -flatten -noiopad -noclkbuf {options}".rstrip(),
         cut, "opt_clean",
         f"tee -q -o sta_{clock}.txt sta",
         # Logic depth: cut at every register (and DSP), the longest combinational chain in cells.
@@ -94,19 +101,21 @@ def sta_path(sta_text: str) -> dict:
     return {"arrival_ps": int(m.group(1)), "levels": sum(1 for c in path if _LOGIC.match(c)), "path": path}
 
 
-def estimate(blocks: list[str], workdir: Path, route_ps: int) -> list[dict]:
+def estimate(blocks: list[str], workdir: Path, route_ps: int, periods: dict[str, int] | None = None) -> list[dict]:
+    periods = periods or periods_ps()
     rows = []
     for name in blocks:
-        params, clocks = BLOCKS[name]
+        params, clocks, options = BLOCKS[name]
         for domain, clock in clocks.items():
             t0 = time.monotonic()
             print(f"[timing] {name} ({domain}): synthesizing", file=sys.stderr, flush=True)
-            r = sta_of(name, params, clock, [c for c in clocks.values() if c != clock], workdir)
+            r = sta_of(name, params, clock, [c for c in clocks.values() if c != clock], workdir, options)
             total = None if r["arrival_ps"] is None else r["arrival_ps"] + route_ps * (r["levels"] + 1)
             d = r["depth"]
             deep = (REGISTER_PS + d["luts"] * (US_LOGIC_PS + route_ps) + d["chains"] * route_ps
                     + d["carry8"] * CARRY8_PS + route_ps)
-            rows.append({"block": name, "params": params, "domain": domain, **r, "estimate_ps": total,
+            rows.append({"block": name, "params": params, "domain": domain, "period_ps": periods[domain],
+                         "options": options, **r, "estimate_ps": total,
                          "depth_ps": deep, "seconds": round(time.monotonic() - t0)})
     return rows
 
@@ -117,8 +126,10 @@ def table(rows: list[dict], route_ps: int) -> str:
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         params = " ".join(f"{k}={v}" for k, v in r["params"].items()) or "default"
+        if r.get("options"):
+            params += f" (synth {r['options']})"
         worst = max(x for x in (r["estimate_ps"], r["depth_ps"]) if x is not None)
-        period = PERIOD_PS[r["domain"]]
+        period = r["period_ps"]
         verdict = f"fits {period}" if worst <= period else f"**over {period} by {worst - period}**"
         if r["arrival_ps"] is None:
             sta = "| - | no timed path | | "
@@ -133,6 +144,8 @@ def table(rows: list[dict], route_ps: int) -> str:
 
 
 def doc_section(rows: list[dict], route_ps: int) -> str:
+    periods = {r["domain"]: r["period_ps"] for r in rows}
+    clocks = ", ".join(f"{ps} ps ({1e6 / ps:.0f} MHz) for {d}" for d, ps in sorted(periods.items()))
     return "\n".join([
         BEGIN,
         "## Timing estimate from the open flow (an estimate, not a Vivado report)",
@@ -148,8 +161,9 @@ def doc_section(rows: list[dict], route_ps: int) -> str:
         "CARRY4, counted here as CARRY8 = 2 CARRY4) is also priced with UltraScale+-like figures: "
         f"{REGISTER_PS} ps for the registers, {US_LOGIC_PS} ps per LUT, {CARRY8_PS} ps per CARRY8 and "
         f"{route_ps} ps per routed net (into each LUT and each carry chain, and to the capturing "
-        "register). The verdict takes the worse of the two estimates against the domain's period: 2155 ps "
-        "(464 MHz) for ntt, 3333 ps (300 MHz) for dma.",
+        f"register). The verdict takes the worse of the two estimates against the domain's period: {clocks} "
+        "(the build's ntt_mhz and dma_mhz). The twiddle generator is synthesized with `-dff` (ABC9 aborts "
+        "on its sliced ROM without it).",
         "",
         table(rows, route_ps),
         "",
@@ -182,15 +196,20 @@ def main(argv=None) -> int:
     ap.add_argument("--blocks", default=",".join(BLOCKS))
     ap.add_argument("--workdir", type=Path, default=REPO / "build" / "timing")
     ap.add_argument("--route-ps", type=int, default=ROUTE_PS)
+    ap.add_argument("--ntt-mhz", type=float, default=DEFAULT.ntt_mhz, help="the ntt clock the estimate "
+                    f"judges against (default BuildParams.ntt_mhz, {DEFAULT.ntt_mhz:g})")
+    ap.add_argument("--dma-mhz", type=float, default=DEFAULT.dma_mhz, help="the dma clock (default "
+                    f"BuildParams.dma_mhz, {DEFAULT.dma_mhz:g})")
     ap.add_argument("--write-doc", action="store_true")
     args = ap.parse_args(argv)
     blocks = [b for b in args.blocks.split(",") if b]
     unknown = [b for b in blocks if b not in BLOCKS]
-    if unknown or not blocks or args.route_ps < 0:
+    if unknown or not blocks or args.route_ps < 0 or not (args.ntt_mhz > 0 and args.dma_mhz > 0):
         print(f"timing_estimate: --blocks: unknown {unknown} (known: {', '.join(BLOCKS)})" if unknown or not blocks
-              else "timing_estimate: --route-ps: must be >= 0", file=sys.stderr)
+              else "timing_estimate: --route-ps: must be >= 0" if args.route_ps < 0
+              else "timing_estimate: --ntt-mhz / --dma-mhz: must be positive", file=sys.stderr)
         return 2
-    rows = estimate(blocks, args.workdir, args.route_ps)
+    rows = estimate(blocks, args.workdir, args.route_ps, periods_ps(args.ntt_mhz, args.dma_mhz))
     print(table(rows, args.route_ps))
     if args.write_doc:
         write_doc(doc_section(rows, args.route_ps), REPO / "docs" / "performance.md")

@@ -60,7 +60,8 @@ def test_doc_section_replaces_only_its_own_text(tmp_path):
     doc = tmp_path / "performance.md"
     before, after = "# Performance\n\nmeasured things\n", "\n## Later section\nmore\n"
     doc.write_text(before + "\n" + T.BEGIN + "\nold table\n" + T.END + "\n" + after)
-    rows = [{"block": "butterfly", "params": {}, "domain": "ntt", "arrival_ps": 1000, "levels": 2,
+    rows = [{"block": "butterfly", "params": {}, "domain": "ntt", "period_ps": T.periods_ps(464, 300)["ntt"],
+             "arrival_ps": 1000, "levels": 2,
              "path": ["FDRE", "LUT6", "LUT2", "FDRE"], "estimate_ps": 1900,
              "depth": {"luts": 2, "carry8": 0, "chains": 0}, "depth_ps": 2400}]
     T.write_doc(T.doc_section(rows, 300), doc)
@@ -72,3 +73,20 @@ def test_doc_section_replaces_only_its_own_text(tmp_path):
     fresh.write_text("# Performance\n")
     T.write_doc(T.doc_section(rows, 300), fresh)
     assert fresh.read_text().startswith("# Performance\n\n" + T.BEGIN)
+
+
+def test_periods_follow_the_build_clocks():
+    from nantucket.hw.model.params import BuildParams
+    assert T.periods_ps(464, 300) == {"ntt": 2155, "dma": 3333}
+    assert T.periods_ps(450, 450) == {"ntt": 2222, "dma": 2222}
+    p = BuildParams()
+    assert T.periods_ps() == T.periods_ps(p.ntt_mhz, p.dma_mhz)
+
+
+def test_estimate_runs_on_the_twiddle_generator(tmp_path):
+    """The block ABC9 aborted on (the sliced twiddle ROM): the estimate finishes with a timed path."""
+    rows = T.estimate(["twiddles"], tmp_path, 300, T.periods_ps(450, 450))
+    assert [r["domain"] for r in rows] == ["ntt"]
+    assert isinstance(rows[0]["arrival_ps"], int) and rows[0]["arrival_ps"] > 0
+    text = T.table(rows, 300)
+    assert rows[0]["period_ps"] == 2222 and ("over 2222" in text or "fits 2222" in text)
