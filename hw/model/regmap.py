@@ -30,8 +30,8 @@ A + 0x28    argument C+6 ``chain_log_n``: 32-bit scalar t; when nonzero the outp
 Everything is generated from :class:`~hw.model.params.BuildParams`, so a 4-channel build has four
 pointer arguments and its kernel.xml, register decoder and host agree without anybody editing a table.
 
-A start is checked before anything moves (:meth:`RegisterMap.check_start`, the one definition the
-gateware's decoder and the host's model implement): an unsupported ``log_n`` (STATUS.bad_size), a batch
+A start is checked before anything moves (:meth:`hw.model.run.Run.check`, through
+:meth:`RegisterMap.check_start`: the one definition the gateware's decoder and the host's model implement): an unsupported ``log_n`` (STATUS.bad_size), a batch
 of 0 or one whose B x 2^log_n points exceed the buffers of the build's largest transform
 (B * 2^log_n > 2^MAX_LOG_N, STATUS.bad_batch), a coset run whose shift is 0 or not below p
 (STATUS.bad_shift), a flag bit the kernel does not know (STATUS.bad_flags) or an ``input_log_m`` /
@@ -41,9 +41,10 @@ of 0 or one whose B x 2^log_n points exceed the buffers of the build's largest t
 
 from dataclasses import dataclass
 
-from .field import P
 from .layout import extension_supported
 from .params import BuildParams
+from .run import (FLAG_COSET, FLAG_INVERSE, FLAGS_KNOWN, SCALAR_ARGS, STATUS_BAD_BATCH, STATUS_BAD_EXTEND,
+                  STATUS_BAD_FLAGS, STATUS_BAD_SHIFT, STATUS_BAD_SIZE, STATUS_REJECTED, Run)
 
 __all__ = [
     "KERNEL_NAME", "CONTROL_PORT", "ADDRESS_BITS", "ADDRESS_RANGE", "DATA_BITS", "MASTER_DATA_BITS",
@@ -53,7 +54,7 @@ __all__ = [
     "STATUS_AXI_RESP_MASK", "STATUS_AXI_WRITE", "STATUS_AXI_CHANNEL_SHIFT", "STATUS_AXI_CHANNEL_MASK",
     "AXI_RESP_NAMES", "decode_status", "ID_REGISTERS", "FLAG_INVERSE", "FLAG_COSET", "FLAGS_KNOWN",
     "STATUS_BAD_BATCH", "STATUS_BAD_SHIFT", "STATUS_BAD_FLAGS", "STATUS_BAD_EXTEND", "STATUS_REJECTED",
-    "master_port", "pointer_arg", "BitField", "Register", "KernelArg", "RegisterMap",
+    "master_port", "pointer_arg", "BitField", "Register", "KernelArg", "RegisterMap", "Run",
 ]
 
 #: Vitis kernel name: the top Verilog module, the xclbin's kernel and the link's ``nk=`` all use it.
@@ -94,15 +95,7 @@ MAGIC = 0x4E54_4B54
 #: 3: input_log_m and chain_log_n).
 VERSION = 3
 
-# -- the ``flags`` argument -----------------------------------------------------------------------
-#: Inverse transform: X_k = (1/N) sum_j x_j w^(-jk), the 1/N inside the kernel.
-FLAG_INVERSE = 1 << 0
-#: Coset transform with shift g = ``coset_shift``: forward X_k = sum_j x_j g^j w^(jk); with FLAG_INVERSE
-#: x_j = g^(-j) (1/N) sum_k X_k w^(-jk).
-FLAG_COSET = 1 << 1
-FLAGS_KNOWN = FLAG_INVERSE | FLAG_COSET
-
-STATUS_BAD_SIZE = 1 << 0
+# -- the ``flags`` argument and the refused-start bits: hw/model/run.py (re-exported here) -------------
 #: STATUS bits 1..14: the first AXI error response (RRESP/BRESP other than OKAY) any HBM master got in
 #: the last run. axi_error (bit 1) says one came; the other fields describe the first one and are 0
 #: without it. All are cleared by the next accepted start; later errors of the same run leave them.
@@ -113,13 +106,6 @@ STATUS_AXI_WRITE = 1 << 4                                   # 1: a write respons
 STATUS_AXI_CHANNEL_SHIFT = 8
 STATUS_AXI_CHANNEL_MASK = 0x7F << STATUS_AXI_CHANNEL_SHIFT  # HBM channel NN of master mNN_axi
 AXI_RESP_NAMES = {0: "OKAY", 1: "EXOKAY", 2: "SLVERR", 3: "DECERR"}
-#: The other reasons a start is refused (each: done at once, no memory touched; cleared by the next start).
-STATUS_BAD_BATCH = 1 << 15      # batch = 0, or batch * 2^log_n > 2^MAX_LOG_N
-STATUS_BAD_SHIFT = 1 << 16      # coset flag with coset_shift = 0 or >= p
-STATUS_BAD_FLAGS = 1 << 17      # a flags bit outside FLAGS_KNOWN
-STATUS_BAD_EXTEND = 1 << 18     # input_log_m or chain_log_n a size pair the layout cannot place evenly
-STATUS_REJECTED = STATUS_BAD_SIZE | STATUS_BAD_BATCH | STATUS_BAD_SHIFT | STATUS_BAD_FLAGS | STATUS_BAD_EXTEND
-
 #: Names of the identification words, in address order from ID_BASE (4 bytes each). MIN_LOG_N and
 #: MAX_LOG_N (BuildParams.min_log_n / max_log_n: the log_n range the kernel accepts) follow STATUS,
 #: so the older words keep their offsets; a host that does not know them is unaffected.
@@ -234,13 +220,10 @@ class RegisterMap:
         for ch in range(params.channels):
             args.append(KernelArg(pointer_arg(ch), 1 + ch, POINTER_BASE + POINTER_BYTES * ch,
                                   POINTER_BYTES, master_port(ch), "ulong*", channel=ch))
+        # the run's other scalars (hw/model/run.py), each a 32-bit word in an 8-byte slot, as Vitis HLS
         after = POINTER_BASE + POINTER_BYTES * params.channels
-        args += [KernelArg("flags", 1 + params.channels, after, 4, CONTROL_PORT, "uint"),
-                 KernelArg("batch", 2 + params.channels, after + 8, 4, CONTROL_PORT, "uint", reset=1),
-                 KernelArg("coset_shift_lo", 3 + params.channels, after + 16, 4, CONTROL_PORT, "uint"),
-                 KernelArg("coset_shift_hi", 4 + params.channels, after + 24, 4, CONTROL_PORT, "uint"),
-                 KernelArg("input_log_m", 5 + params.channels, after + 32, 4, CONTROL_PORT, "uint"),
-                 KernelArg("chain_log_n", 6 + params.channels, after + 40, 4, CONTROL_PORT, "uint")]
+        args += [KernelArg(name, 1 + params.channels + i, after + 8 * i, 4, CONTROL_PORT, "uint", reset=reset)
+                 for i, (name, reset) in enumerate(SCALAR_ARGS)]
         self._args = tuple(args)
         self._registers = self._build_registers()
         self._by_offset = {r.offset: r for r in self._registers}
@@ -373,23 +356,9 @@ class RegisterMap:
                     input_log_m: int = 0, chain_log_n: int = 0) -> int:
         """The STATUS bits a start with these argument values (register contents) gets refused with;
         0 when it runs. Every reason found is reported, not only the first. ``input_log_m`` and
-        ``chain_log_n`` are 0 when unused; checked only with a supported ``log_n``."""
-        bad = 0
-        size_ok = self.log_n_supported(log_n)
-        if not size_ok:
-            bad |= STATUS_BAD_SIZE
-        if batch < 1 or (size_ok and batch > self.max_batch(log_n)):
-            bad |= STATUS_BAD_BATCH
-        if flags & FLAG_COSET and not 0 < coset_shift < P:
-            bad |= STATUS_BAD_SHIFT
-        if flags & ~FLAGS_KNOWN:
-            bad |= STATUS_BAD_FLAGS
-        if size_ok and input_log_m and not self.extension_ok(input_log_m, log_n):
-            bad |= STATUS_BAD_EXTEND
-        if size_ok and chain_log_n and not (self.extension_ok(log_n, chain_log_n)
-                                            and 1 <= batch <= self.max_batch(chain_log_n)):
-            bad |= STATUS_BAD_EXTEND
-        return bad
+        ``chain_log_n`` are 0 when unused; checked only with a supported ``log_n``. (:meth:`Run.check` of
+        the same values: the one definition.)"""
+        return Run(log_n, flags, batch, coset_shift, input_log_m, chain_log_n).check(self._params)
 
     # -- lookups -----------------------------------------------------------------------------------
 

@@ -1,0 +1,132 @@
+"""One kernel run, as one typed value: :class:`Run`.
+
+A run is what the scalar argument registers of one ``ap_start`` hold (the buffer addresses aside): the
+size ``log_n``, the ``flags`` (inverse, coset), the ``batch`` B, the ``coset_shift`` g, the zero-extended
+input ``input_log_m`` and the chained output ``chain_log_n``. This module is the one definition of those
+values: their argument words and register order (:data:`SCALAR_ARGS`, from which
+:class:`hw.model.regmap.RegisterMap` builds its arguments), the flag bits, and which runs a kernel of a
+build accepts (:meth:`Run.check`, the STATUS bits of a refusal, which the control slave decodes in
+gateware and the host's driver and kernel model check before a start).
+
+A ``Run`` holds register contents as they are, so it can describe a start the kernel refuses (an unknown
+flag bit, a batch of 0); :meth:`Run.of` builds one from what a caller means (inverse=True, coset=g).
+"""
+
+from dataclasses import dataclass
+
+from .field import P
+from .layout import extension_supported
+from .params import BuildParams
+
+__all__ = ["Run", "SCALAR_ARGS", "FLAG_INVERSE", "FLAG_COSET", "FLAGS_KNOWN", "STATUS_BAD_SIZE",
+           "STATUS_BAD_BATCH", "STATUS_BAD_SHIFT", "STATUS_BAD_FLAGS", "STATUS_BAD_EXTEND", "STATUS_REJECTED"]
+
+#: Inverse transform: X_k = (1/N) sum_j x_j w^(-jk), the 1/N inside the kernel.
+FLAG_INVERSE = 1 << 0
+#: Coset transform with shift g = ``coset_shift``: forward X_k = sum_j x_j g^j w^(jk); with FLAG_INVERSE
+#: x_j = g^(-j) (1/N) sum_k X_k w^(-jk).
+FLAG_COSET = 1 << 1
+FLAGS_KNOWN = FLAG_INVERSE | FLAG_COSET
+
+# The STATUS bits of a refused start (hw.model.regmap places them in the STATUS word; each: the kernel
+# finishes at once and touches no memory; cleared by the next start).
+STATUS_BAD_SIZE = 1 << 0        # log_n outside the build's native sizes
+STATUS_BAD_BATCH = 1 << 15      # batch = 0, or batch * 2^log_n > 2^MAX_LOG_N
+STATUS_BAD_SHIFT = 1 << 16      # coset flag with coset_shift = 0 or >= p
+STATUS_BAD_FLAGS = 1 << 17      # a flags bit outside FLAGS_KNOWN
+STATUS_BAD_EXTEND = 1 << 18     # input_log_m or chain_log_n a size pair the layout cannot place evenly
+STATUS_REJECTED = STATUS_BAD_SIZE | STATUS_BAD_BATCH | STATUS_BAD_SHIFT | STATUS_BAD_FLAGS | STATUS_BAD_EXTEND
+
+#: The scalar argument words after the buffer pointers, in register order: (name, reset value). ``log_n``
+#: is argument 0, before the pointers; the 64-bit shift is two 32-bit words (pyxrt's set_arg passes a C
+#: int). A new run field is one entry here and one field of :class:`Run`.
+SCALAR_ARGS = (("flags", 0), ("batch", 1), ("coset_shift_lo", 0), ("coset_shift_hi", 0), ("input_log_m", 0),
+               ("chain_log_n", 0))
+
+_WORD = (1 << 32) - 1
+
+
+def _max_batch(params: BuildParams, log_n: int) -> int:
+    """The largest batch of 2^log_n points: B x 2^log_n must fit the buffers of the largest size."""
+    return 1 << (params.max_log_n - log_n)
+
+
+@dataclass(frozen=True)
+class Run:
+    """The scalar arguments of one kernel start, as register contents (see the module docstring).
+
+    log_n: N = 2^log_n points per transform; flags: FLAG_INVERSE | FLAG_COSET (other bits are refused);
+    batch: B transforms back to back; coset_shift: g of a coset run (0 < g < p); input_log_m: m, the
+    input holds only each transform's first 2^m points (0: all); chain_log_n: t, the output is written as
+    the zero-extended input of a 2^t-point run (0: the plain output placement).
+    """
+
+    log_n: int
+    flags: int = 0
+    batch: int = 1
+    coset_shift: int = 0
+    input_log_m: int = 0
+    chain_log_n: int = 0
+
+    def __post_init__(self):
+        for name in ("log_n", "flags", "batch", "input_log_m", "chain_log_n"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= _WORD:
+                raise ValueError(f"{name}: expected a 32-bit register value (an int in 0..2^32-1), got {value!r}")
+        g = self.coset_shift
+        if not isinstance(g, int) or isinstance(g, bool) or not 0 <= g < 1 << 64:
+            raise ValueError(f"coset_shift: expected a 64-bit register value, got {g!r}")
+
+    @classmethod
+    def of(cls, log_n: int, *, inverse: bool = False, coset: int | None = None, batch: int = 1,
+           input_log_m: int = 0, chain_log_n: int = 0) -> "Run":
+        """The run a caller means: inverse, a coset shift g (None: no coset), batch, extension and chain."""
+        flags = (FLAG_INVERSE if inverse else 0) | (FLAG_COSET if coset is not None else 0)
+        return cls(log_n, flags, batch, coset or 0, input_log_m, chain_log_n)
+
+    @property
+    def inverse(self) -> bool:
+        return bool(self.flags & FLAG_INVERSE)
+
+    @property
+    def coset(self) -> int | None:
+        """The coset shift g of a coset run, else None."""
+        return self.coset_shift if self.flags & FLAG_COSET else None
+
+    def check(self, params: BuildParams) -> int:
+        """The STATUS bits a kernel built with ``params`` refuses this start with; 0 when it runs. Every
+        reason is reported, not only the first; the extension and chain only with a native ``log_n``."""
+        bad = 0
+        size_ok = params.min_log_n <= self.log_n <= params.max_log_n
+        if not size_ok:
+            bad |= STATUS_BAD_SIZE
+        if self.batch < 1 or (size_ok and self.batch > _max_batch(params, self.log_n)):
+            bad |= STATUS_BAD_BATCH
+        if self.flags & FLAG_COSET and not 0 < self.coset_shift < P:
+            bad |= STATUS_BAD_SHIFT
+        if self.flags & ~FLAGS_KNOWN:
+            bad |= STATUS_BAD_FLAGS
+        if size_ok and self.input_log_m and not extension_supported(params, self.input_log_m, self.log_n):
+            bad |= STATUS_BAD_EXTEND
+        if size_ok and self.chain_log_n and not (
+                extension_supported(params, self.log_n, self.chain_log_n)
+                and 1 <= self.batch <= _max_batch(params, self.chain_log_n)):
+            bad |= STATUS_BAD_EXTEND
+        return bad
+
+    def words(self) -> dict[str, int]:
+        """Every scalar argument's 32-bit word, by argument name: ``log_n`` and :data:`SCALAR_ARGS`."""
+        return {"log_n": self.log_n, "flags": self.flags, "batch": self.batch,
+                "coset_shift_lo": self.coset_shift & _WORD, "coset_shift_hi": self.coset_shift >> 32,
+                "input_log_m": self.input_log_m, "chain_log_n": self.chain_log_n}
+
+    @classmethod
+    def from_words(cls, words: dict[str, int]) -> "Run":
+        """The run whose argument words are ``words`` (every name of :meth:`words`; a missing one is a
+        KeyError naming it)."""
+        missing = [n for n in ("log_n",) + tuple(name for name, _ in SCALAR_ARGS) if n not in words]
+        if missing:
+            raise KeyError(f"words: no value for {', '.join(missing)}")
+        return cls(words["log_n"], words["flags"], words["batch"],
+                   words["coset_shift_lo"] | words["coset_shift_hi"] << 32, words["input_log_m"],
+                   words["chain_log_n"])

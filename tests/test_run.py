@@ -1,0 +1,64 @@
+"""The run descriptor (hw.model.run.Run): the argument words of a start and back, what a caller means
+(inverse, coset) as flag bits, the register order the register map builds from it, and its refusals."""
+
+import random
+
+import pytest
+
+from nantucket.hw.model import regmap as R
+from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.run import FLAG_COSET, FLAG_INVERSE, SCALAR_ARGS, Run
+
+P = 2**64 - 2**32 + 1
+
+
+def test_words_round_trip():
+    rng = random.Random(3)
+    for _ in range(500):
+        run = Run(rng.getrandbits(32), rng.getrandbits(32), rng.getrandbits(32), rng.getrandbits(64),
+                  rng.getrandbits(32), rng.getrandbits(32))
+        words = run.words()
+        assert all(0 <= w < 2**32 for w in words.values())
+        assert words["coset_shift_lo"] + (words["coset_shift_hi"] << 32) == run.coset_shift
+        assert Run.from_words(words) == run
+
+
+def test_of_sets_the_flags_a_caller_means():
+    assert Run.of(10) == Run(10, 0, 1, 0, 0, 0)
+    assert Run.of(10, inverse=True).flags == FLAG_INVERSE
+    run = Run.of(12, inverse=True, coset=7, batch=4, input_log_m=10, chain_log_n=14)
+    assert run.flags == FLAG_INVERSE | FLAG_COSET and run.coset == 7 and run.inverse
+    assert (run.batch, run.input_log_m, run.chain_log_n, run.coset_shift) == (4, 10, 14, 7)
+    assert Run(12, FLAG_INVERSE, coset_shift=9).coset is None       # a shift without the flag is no coset
+
+
+def test_the_register_map_places_the_run_words_as_vitis_hls_would():
+    """log_n at 0x10, the C pointers from 0x18, then the run's words in SCALAR_ARGS order in 8-byte slots
+    from 0x18 + 8C (the layout written out in the register map's table), with their reset values."""
+    for channels in (2, 4, 32):
+        rmap = R.RegisterMap(BuildParams(lanes=4, log_core=6, channels=channels))
+        scalars = [a for a in rmap.scalar_args if a.name != "log_n"]
+        assert [a.name for a in scalars] == [name for name, _ in SCALAR_ARGS]
+        assert [a.offset for a in scalars] == [0x18 + 8 * channels + 8 * i for i in range(len(SCALAR_ARGS))]
+        assert rmap.arg("log_n").offset == 0x10 and rmap.arg("batch").reset == 1
+        assert set(Run.of(8).words()) == {a.name for a in rmap.scalar_args}
+
+
+@pytest.mark.parametrize("field, value", [("log_n", -1), ("flags", 2**32), ("batch", True), ("input_log_m", 1.0),
+                                          ("coset_shift", 2**64), ("chain_log_n", "8")])
+def test_refuses_values_no_register_holds(field, value):
+    with pytest.raises(ValueError, match=field):
+        Run(**{"log_n": 8, field: value})
+    with pytest.raises(KeyError, match="batch"):
+        Run.from_words({k: v for k, v in Run.of(8).words().items() if k != "batch"})
+
+
+def test_check_matches_the_rules_for_a_small_build():
+    """Refusals against the rules written out (the register map's own test covers every size pair)."""
+    p = BuildParams(lanes=4, log_core=4, channels=4)
+    lo, hi = p.min_log_n, p.max_log_n
+    assert Run.of(hi).check(p) == 0 and Run.of(lo, batch=1 << (hi - lo), coset=P - 1).check(p) == 0
+    assert Run.of(hi + 1).check(p) == R.STATUS_BAD_SIZE
+    assert Run.of(hi, batch=0, coset=P).check(p) == R.STATUS_BAD_BATCH | R.STATUS_BAD_SHIFT
+    assert Run(hi, flags=4).check(p) == R.STATUS_BAD_FLAGS
+    assert Run.of(hi - 1, chain_log_n=hi, batch=2).check(p) == R.STATUS_BAD_EXTEND
