@@ -264,7 +264,7 @@ def check_consistency(params: BuildParams, verilog: str, xml_text: str | None = 
 def emit_kernel_verilog(params: BuildParams) -> str:
     """The kernel's Verilog with top module ``nantucket``, from hw.catalog's "kernel" component.
 
-    Raises ToolsMissing while the kernel (issue 7) is not in the catalog yet.
+    Raises ToolsMissing while the kernel is not in the catalog yet.
     """
     try:
         from nantucket.hw import catalog

@@ -27,7 +27,7 @@ frames of 2^n1 points (n1 = ceil(n/2)) and pass 2 of 2^n2 (n2 = floor(n/2)), as
 generator in the cycle of ``start`` (with the lanes' ``restart``) and is held through the pass. A pass
 of 2^n points takes 2^n / (2L) + ``latency_at(f)`` cycles with no stalls.
 
-Inverse and batches (issue 14, scale "output"). ``inverse`` (held by the control through a run) makes the
+Inverse and batches (scale "output"). ``inverse`` (held by the control through a run) makes the
 run the inverse transform, 1/N included, in the same two passes and cycles: the generator sends the
 inverse stream (inverse twiddle rows), pass 1's output scale multiplies by w_N^(-n2 k1) and pass 2's by
 1/N = 2^(192 - n) (a shift, ``normalize``); no multiplier is added. ``batch`` = B (>= 1; 0 acts as 1) runs
@@ -36,7 +36,7 @@ pass, n, B)``: the lanes run the elements back to back with the pipeline full, t
 wraps at each element's N2. A pass then takes B * 2^n / (2L) + ``latency_at(f)`` cycles with no stalls.
 Both are taken at ``start`` like ``log_n``.
 
-Coset transforms (hw/coset.py, issue 14). With ``coset`` set, the lanes multiply their input pairs
+Coset transforms (hw/coset.py). With ``coset`` set, the lanes multiply their input pairs
 (forward) or output pairs (``inverse``) by the factors of the shift ``coset_shift`` that one shared
 ``CosetFactors`` streams, the same pair for every lane on a cycle. The generator builds its tables at the
 start of a coset pass, in parallel with PREFILL; the first payload is taken once it is ``ready``, and the

@@ -29,7 +29,7 @@ rides the stream's free slot (hw.model.lane.shift_stream) and is picked up where
 it. "stages" folds the scale into every stage's twiddles (hw.model.lane.twiddle_stream(k, c)), so every
 stage is a general butterfly.
 
-Run-time frame sizes (issue 13): ``log_frame`` = f (2..k, taken at ``restart``) makes the lane a lane of
+Run-time frame sizes: ``log_frame`` = f (2..k, taken at ``restart``) makes the lane a lane of
 2^f points, one frame every 2^(f-1) enabled cycles. The frame's a_f = ceil(f/2) and b_f = f - a_f stages
 run on the LAST a_f stages of the first half and the last b_f of the second
 (hw.model.lane.physical_stages): the remaining stages, with their commutator depths 2^(d-2-s), are

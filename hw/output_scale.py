@@ -17,7 +17,7 @@ k = 12, one RAMB36 each, read by both ports). Per port:
 
 Latency 25; four multiply/reduce units (48 DSP48E2) per lane, the same in both passes.
 
-Inverse transforms (issue 14), no new multiplier: ``i_inverse`` negates the exponent, Y[m] =
+Inverse transforms, no new multiplier: ``i_inverse`` negates the exponent, Y[m] =
 w_N^(-n2 m) X[m] (the step u is kept one's-complemented, ~u = -u - 1, and the exponent adders take a
 carry in: e += -u, so the per-cycle path keeps its one adder). ``i_normalize`` (pass 2 of an inverse run,
 where the column is 0) makes Y = X / N instead: 1/N = 2^(192 - n) since 2^192 = 1 mod p, so it is a shift

@@ -12,7 +12,7 @@ rows in all, twice the rows of the single size), so the address counter simply r
 2^f - 1 and back (one past the end is 2^f, halved it is the first row again); a bit in every row marks
 the frame's free slot.
 
-Inverse transforms and batches (issue 14, scale "output"): ``inverse`` (latched on ``start``) selects the
+Inverse transforms and batches (scale "output"): ``inverse`` (latched on ``start``) selects the
 inverse rows, ``shift_stream(k, column, inverse=True, frame=f)``, held in the same ROM behind one more
 address bit (2^(k+1) rows). ``log_columns`` (latched on ``start``; the engine drives n2 = floor(n/2)) is the
 number of pass-1 columns of one transform, 2^log_columns: a batch of B transforms is one pass of B times

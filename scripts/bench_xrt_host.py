@@ -94,7 +94,7 @@ def main() -> int:
     print(f"{verdict}; unit tables built in {table_s:.2f} s once per build; peak RSS {rss:.0f} MiB; "
           f"elapsed {time.perf_counter() - t0:.1f} s")
     if not args.no_doc:
-        update_section("xrt-host", f"""## XRT backend, host path (issue 15)
+        update_section("xrt-host", f"""## XRT backend, host path
 
 Command: `.venv/bin/python scripts/bench_xrt_host.py --repeat {args.repeat}` (XrtBackend on the stand-in
 pyxrt `sim/fake_pyxrt.py`, {params.tag()}, N = 2^{params.log_n}, {mib:.0f} MiB of points; best of

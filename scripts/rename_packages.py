@@ -1,5 +1,5 @@
 """Rewrite the repository to the installed package names: hw -> nantucket.hw, host -> nantucket.host,
-sim -> nantucket.sim (issue 15: nothing but ``nantucket`` lands in site-packages).
+sim -> nantucket.sim (nothing but ``nantucket`` lands in site-packages).
 
 pyproject.toml maps the folders hw/, host/ and sim/ to those names, so the bare names no longer import.
 This rewrites every place that names them as modules, mechanically and idempotently (a second run

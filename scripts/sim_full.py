@@ -116,7 +116,7 @@ def main(argv=None):
     for k, v in rows:
         progress(f"{k}: {v}")
     if not args.no_doc and params == BuildParams() and log_n == params.max_log_n:
-        body = ["## Full-size kernel simulation (issue 7)", "",
+        body = ["## Full-size kernel simulation", "",
                 f"Command: `make sim-full` (scripts/sim_full.py, {params.tag()}, {args.kind} points, HBM refresh "
                 f"{'off' if args.no_refresh else 'on'}), {time.strftime('%Y-%m-%d')}.", "",
                 "| what | figure |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows] + ["", NOTE]

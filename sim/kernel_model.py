@@ -24,7 +24,7 @@ once with those STATUS bits and touches no memory.
 
 Each master may only touch its own HBM pseudo-channel (the link's ``sp=mNN_axi:HBM[NN]``); an address
 outside it, or outside any allocated buffer, is a fault: the model then never raises ap_done, the way a
-kernel stuck on an AXI error hangs. Issue 7 replaces the compute with the simulated Verilog kernel.
+kernel stuck on an AXI error hangs. The sim backend runs the simulated Verilog kernel instead (sim/cosim.py).
 """
 
 from __future__ import annotations

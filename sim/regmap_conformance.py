@@ -1,7 +1,7 @@
 """Register-map conformance: one sequence of AXI4-Lite accesses whose expected results come from the
 reference :class:`sim.kernel_model.KernelModel` (which decodes :mod:`hw.model.regmap` exactly).
 
-A cocotb bench of the gateware's control slave (issue 7) runs it with its own AXI4-Lite read/write
+A cocotb bench of the gateware's control slave runs it with its own AXI4-Lite read/write
 coroutines, so the offsets and bit behaviour of the RTL are checked against the one register map::
 
     from cocotbext.axi import AxiLiteMaster, AxiLiteBus

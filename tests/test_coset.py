@@ -1,4 +1,4 @@
-"""Coset transforms (issue 14 item 2): the factor model against the golden model, the point scale and
+"""Coset transforms: the factor model against the golden model, the point scale and
 the factor generator in amaranth.sim, and the engine on Verilator (sim/bench_coset.py)."""
 
 import random

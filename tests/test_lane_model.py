@@ -137,7 +137,7 @@ def test_parameter_checks():
         LM.stage_tables(np.zeros((4, 2), dtype=np.uint64), 4)
 
 
-# -- lanes with shift stages and the scale on the output (issue 17) --------------------------------
+# -- lanes with shift stages and the scale on the output --------------------------------
 
 @pytest.mark.parametrize("k", [2, 3, 5, 7, 12])
 def test_shift_stream_lane_equals_reference(k):

@@ -107,7 +107,7 @@ def test_rejects_non_power_of_two(bad):
         N.ntt(np.zeros(bad, dtype=np.uint64))
 
 
-# -- the prover's transforms (issue 14): the fast model against the O(N^2) definition ----------------
+# -- the prover's transforms: the fast model against the O(N^2) definition ----------------
 
 @pytest.mark.parametrize("order", N.ORDERS)
 @pytest.mark.parametrize("inverse", [False, True])

@@ -1,4 +1,4 @@
-"""The register conformance sequence (sim/regmap_conformance.py) that issue 7's control slave bench runs:
+"""The register conformance sequence (sim/regmap_conformance.py) that the control slave's cocotb bench runs:
 it passes on the reference decoder and catches the mistakes a hand-written decoder makes."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""Coset transforms on the four-step engine: the factor streams the lanes multiply by (issue 14, item 2).
+"""Coset transforms on the four-step engine: the factor streams the lanes multiply by.
 
 Forward coset: X_k = sum_j x_j g^j w^(jk). Inverse coset (h = g^-1): x_j = h^j (1/N) sum_k X_k w^(-jk).
 With N = N1 * N2 (N1 = 2^n1, n1 = ceil(n/2): pass 1 transforms columns of N1 points), j = N2*n1 + n2 on
