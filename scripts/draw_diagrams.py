@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from nantucket.hw.model.layout import HbmLayout
+from nantucket.hw.dma.engine import READ_FIFO_BEATS, WRITE_FIFO_BEATS
+from nantucket.hw.model.layout import POINTS_PER_BEAT, HbmLayout
 from nantucket.hw.model.params import DEFAULT, BuildParams
 from nantucket.hw.model.schedule import first_half_stages
 
@@ -94,13 +95,13 @@ def _dma_domain(svg: Svg, p: BuildParams, r: int) -> None:
                                 "W from the data FIFO, count B"])
 
 
-def _crossing(svg: Svg, r: int, fifo_points: int) -> None:
+def _crossing(svg: Svg, r: int, read_points: int, write_points: int) -> None:
     """Middle column: everything that crosses between the two clocks."""
     svg.text(535, 92, "clock crossings", 13, "middle", "bold", CDC_EDGE)
     svg.box(465, 196, 140, 62, ["start, pass", "toggle through", "FFSynchronizer"], CDC_FILL, CDC_EDGE, 11)
-    svg.box(465, 300, 140, 66, [f"AsyncFIFO x {r}", "read beats,", f"{fifo_points} points each"],
+    svg.box(465, 300, 140, 66, [f"AsyncFIFO x {r}", "read beats,", f"{read_points} points each"],
             CDC_FILL, CDC_EDGE, 11)
-    svg.box(465, 422, 140, 82, [f"AsyncFIFO x {r}", "write beats,", f"{fifo_points} points each,",
+    svg.box(465, 422, 140, 82, [f"AsyncFIFO x {r}", "write beats,", f"{write_points} points each,",
                                 "+ burst addresses"], CDC_FILL, CDC_EDGE, 11)
     svg.arrow([(430, 227), (465, 227)])
     svg.arrow([(430, 333), (465, 333)])
@@ -153,8 +154,8 @@ def _ntt_domain(svg: Svg, p: BuildParams) -> None:
     svg.arrow([(995, 198), (995, 222)])
 
 
-def block_diagram(p: BuildParams, fifo_points: int = 512) -> str:
-    """The kernel as blocks and clock domains, for build ``p``."""
+def block_diagram(p: BuildParams) -> str:
+    """The kernel as blocks and clock domains, for build ``p`` (the DMA's default FIFO depths)."""
     r = p.channels // 2
     svg = Svg(1170, 650, f"nantucket kernel, build {p.tag()}")
     svg.text(585, 28, f"nantucket kernel (build {p.tag()}: {p.lanes} lanes, k = {p.log_core}, "
@@ -166,7 +167,7 @@ def block_diagram(p: BuildParams, fifo_points: int = 512) -> str:
     svg.text(65, 205, "(AXI4-Lite)", 10, "middle")
     svg.text(65, 218, "interrupt", 10, "middle")
     _dma_domain(svg, p, r)
-    _crossing(svg, r, fifo_points)
+    _crossing(svg, r, READ_FIFO_BEATS * POINTS_PER_BEAT, WRITE_FIFO_BEATS * POINTS_PER_BEAT)
     _ntt_domain(svg, p)
     svg.arrow([(120, 141), (176, 141)], both=True)
     svg.arrow([(605, 227), (850, 227)], "start, pass", (727, 220), size=10)

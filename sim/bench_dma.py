@@ -22,7 +22,8 @@ import time
 
 from nantucket.hw.model.layout import BEAT_BYTES, HbmLayout
 from nantucket.hw.model.params import BuildParams
-from nantucket.sim.hbm import DmaLoopback
+from nantucket.hw.dma.engine import READ_FIFO_BEATS
+from nantucket.sim.hbm import HBM_LATENCY, REFRESH_CYCLES, REFRESH_PERIOD, DmaLoopback
 from nantucket.sim.runner import build_dir_for, run_bench
 
 
@@ -55,10 +56,10 @@ def argument_parser(description: str = __doc__.splitlines()[0]) -> argparse.Argu
     ap.add_argument("--log-core", type=int, default=12)
     ap.add_argument("--lanes", type=int, default=16)
     ap.add_argument("--channels", type=int, default=32)
-    ap.add_argument("--latency", type=int, default=32)
-    ap.add_argument("--refresh-cycles", type=int, default=96)
-    ap.add_argument("--refresh-period", type=int, default=480)
-    ap.add_argument("--fifo-beats", type=int, default=128)
+    ap.add_argument("--latency", type=int, default=HBM_LATENCY)
+    ap.add_argument("--refresh-cycles", type=int, default=REFRESH_CYCLES)
+    ap.add_argument("--refresh-period", type=int, default=REFRESH_PERIOD)
+    ap.add_argument("--fifo-beats", type=int, default=READ_FIFO_BEATS)
     ap.add_argument("--log-n", type=int, default=None, help="run size (default: the build's largest, 2k)")
     ap.add_argument("--batch", type=int, default=1,
                     help="transforms per pass, back to back (B x 2^log_n <= 2^2k)")

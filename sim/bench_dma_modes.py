@@ -20,7 +20,8 @@ os.environ.setdefault("NANTUCKET_SIM_OPT", "-O2")
 
 from nantucket.hw.model.layout import extension_supported  # noqa: E402
 from nantucket.hw.model.params import BuildParams           # noqa: E402
-from nantucket.sim.hbm import DmaLoopback                   # noqa: E402
+from nantucket.hw.dma.engine import READ_FIFO_BEATS, WRITE_FIFO_BEATS  # noqa: E402
+from nantucket.sim.hbm import HBM_LATENCY, REFRESH_CYCLES, REFRESH_PERIOD, DmaLoopback  # noqa: E402
 from nantucket.sim.runner import build_dir_for, run_bench   # noqa: E402
 
 DEFAULT_CHAIN = ["22:23", "23:24", "24:24", "20:20", "21:21", "22:22", "23:23"]
@@ -35,9 +36,9 @@ def _pair(text: str, what: str) -> tuple[int, int]:
     return a, b
 
 
-def measure(params: BuildParams, runs: list[dict], *, refresh: bool, latency: int = 32,
-            refresh_cycles: int = 96, refresh_period: int = 480, fifo_beats: int = 128,
-            write_fifo_beats: int = 512) -> list[dict]:
+def measure(params: BuildParams, runs: list[dict], *, refresh: bool, latency: int = HBM_LATENCY,
+            refresh_cycles: int = REFRESH_CYCLES, refresh_period: int = REFRESH_PERIOD,
+            fifo_beats: int = READ_FIFO_BEATS, write_fifo_beats: int = WRITE_FIFO_BEATS) -> list[dict]:
     """Each run (a dict of pass, log_n, input_log_m, chain_log_n) as one pass of the timing-only
     loopback, in order, in one simulation: the bench's counters per run."""
     dut = DmaLoopback(params, store=False, stall_rate=0, loop_stall_rate=0, latency=latency,
@@ -60,8 +61,8 @@ def main(argv=None):
     ap.add_argument("--chain", action="append", type=lambda t: _pair(t, "--chain"), metavar="N:T")
     ap.add_argument("--zero", action="append", type=lambda t: _pair(t, "--zero"), metavar="M:N")
     ap.add_argument("--refresh", choices=("on", "off"), default="on")
-    ap.add_argument("--fifo-beats", type=int, default=128, help="per-channel read FIFO depth of the DMA (beats)")
-    ap.add_argument("--write-fifo-beats", type=int, default=512,
+    ap.add_argument("--fifo-beats", type=int, default=READ_FIFO_BEATS, help="per-channel read FIFO depth of the DMA (beats)")
+    ap.add_argument("--write-fifo-beats", type=int, default=WRITE_FIFO_BEATS,
                     help="per-channel write FIFO depth of the DMA (beats; 128 shows the odd-size chain backlog)")
     args = ap.parse_args(argv)
     params = BuildParams(lanes=args.lanes, log_core=args.log_core, channels=args.channels)

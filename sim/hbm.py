@@ -45,12 +45,20 @@ from amaranth.lib.wiring import In, Out
 
 from nantucket.hw.axi import Axi4Signature
 from nantucket.hw.dma import DmaEngine
+from nantucket.hw.dma.engine import READ_FIFO_BEATS, WRITE_FIFO_BEATS
 from nantucket.hw.model.layout import BEAT_BYTES, CHANNEL_WINDOW_BYTES, PAGE_BYTES
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.shared import VerilogCollector
 
 __all__ = ["HbmChannelModel", "channel_models", "DmaLoopback", "ERR_RANGE", "ERR_4K", "ERR_WLAST", "ERR_PROTO",
            "CHANNEL_SPAN", "HBM_DIR_PLUSARG", "memory_file", "write_load_file", "read_dump_file"]
+
+# The HBM model's defaults, defined once (the channel models, the kernel harness and the DMA benches read
+# them): a read returns its first beat 32 DMA cycles after the address, and each controller refreshes
+# 96 of every 480 DMA cycles (20 %, taking no request meanwhile).
+HBM_LATENCY = 32
+REFRESH_PERIOD = 480
+REFRESH_CYCLES = 96
 
 ERR_RANGE, ERR_4K, ERR_WLAST, ERR_PROTO = 1, 2, 4, 8
 CHANNEL_SPAN = CHANNEL_WINDOW_BYTES      # bytes of one pseudo-channel's address window
@@ -202,8 +210,8 @@ def read_dump_file(path, depth: int, beat_bytes: int = BEAT_BYTES) -> np.ndarray
 
 
 class HbmChannelModel(wiring.Component):
-    def __init__(self, *, depth_beats: int, window_base: int = 0, latency: int = 32,
-                 refresh_period: int = 480, refresh_cycles: int = 96, refresh_phase: int = 0,
+    def __init__(self, *, depth_beats: int, window_base: int = 0, latency: int = HBM_LATENCY,
+                 refresh_period: int = REFRESH_PERIOD, refresh_cycles: int = REFRESH_CYCLES, refresh_phase: int = 0,
                  stall_rate: int = 64, seed: int = 1, hbm_num: int = 3, hbm_den: int = 2,
                  queue: int = 16, addr_width: int = 64, init=(), store: bool = True, files: str | None = None):
         _int("depth_beats", depth_beats, 1)
@@ -434,7 +442,7 @@ class HbmChannelModel(wiring.Component):
         return m
 
 
-def channel_models(channels: int, *, seed: int = 1, refresh_period: int = 480, files: str | None = None,
+def channel_models(channels: int, *, seed: int = 1, refresh_period: int = REFRESH_PERIOD, files: str | None = None,
                    **options) -> list:
     """One HbmChannelModel per pseudo-channel, channel c's window at ``c * CHANNEL_SPAN`` (the address
     XRT gives a buffer in HBM[c]), refresh phases and stall seeds spread over the channels as on a card
@@ -457,8 +465,9 @@ class DmaLoopback(wiring.Component):
     last ``points_in`` transfer of the pass, ``out_xfers`` / ``in_xfers`` payloads moved.
     """
 
-    def __init__(self, params: BuildParams, *, fifo_beats: int = 128, write_fifo_beats: int = 512,
-                 latency: int = 32, refresh_period: int = 480, refresh_cycles: int = 96, stall_rate: int = 64,
+    def __init__(self, params: BuildParams, *, fifo_beats: int = READ_FIFO_BEATS,
+                 write_fifo_beats: int = WRITE_FIFO_BEATS, latency: int = HBM_LATENCY,
+                 refresh_period: int = REFRESH_PERIOD, refresh_cycles: int = REFRESH_CYCLES, stall_rate: int = 64,
                  loop_stall_rate: int = 64, guard_beats: int = 8, loop_depth: int = 4, seed: int = 1,
                  store: bool = True, hbm_num: int = 3, hbm_den: int = 2):
         if not isinstance(params, BuildParams):

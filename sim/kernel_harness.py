@@ -26,7 +26,7 @@ from nantucket.hw.kernel import VitisKernel
 from nantucket.hw.model import regmap
 from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import BuildParams
-from .hbm import CHANNEL_SPAN, channel_models
+from .hbm import CHANNEL_SPAN, HBM_LATENCY, REFRESH_CYCLES, REFRESH_PERIOD, channel_models
 
 __all__ = ["KernelHarness", "FILE_STEM"]
 
@@ -37,8 +37,9 @@ FILE_STEM = "hbm"
 class KernelHarness(wiring.Component):
     """VitisKernel(params) + C HbmChannelModels. ``depth_beats`` defaults to the layout's buffer size."""
 
-    def __init__(self, params: BuildParams, *, depth_beats: int | None = None, latency: int = 32,
-                 refresh_period: int = 480, refresh_cycles: int = 96, stall_rate: int = 64, seed: int = 1):
+    def __init__(self, params: BuildParams, *, depth_beats: int | None = None, latency: int = HBM_LATENCY,
+                 refresh_period: int = REFRESH_PERIOD, refresh_cycles: int = REFRESH_CYCLES, stall_rate: int = 64,
+                 seed: int = 1):
         if not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
         layout = HbmLayout(params)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from nantucket.hw.dma import DmaEngine
 from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import DEFAULT, BuildParams
 
@@ -76,6 +77,10 @@ def test_diagrams_parse_and_agree_with_layout(tmp_path, params):
     assert f"{params.dma_mhz:g} MHz" in text and f"{params.ntt_mhz:g} MHz" in text
     assert f"AXI read masters x {params.channels // 2}" in text
     assert f"lane {params.lanes - 1}" in text
+    # the clock-crossing FIFOs as the DMA builds them by default (4 points a 256-bit beat)
+    dma = DmaEngine(params)
+    assert f"read beats, {4 * dma.fifo_beats} points each" in text
+    assert f"write beats, {4 * dma.write_fifo_beats} points each," in text
 
     _check_map(ET.parse(tmp_path / "hbm_channel_map.svg").getroot(), HbmLayout(params))
 

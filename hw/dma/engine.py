@@ -51,7 +51,14 @@ from .axi_read import AxiReadMaster
 from .axi_write import AxiWriteMaster
 from .write_path import WritePath
 
-__all__ = ["DmaEngine"]
+__all__ = ["DmaEngine", "READ_FIFO_BEATS", "WRITE_FIFO_BEATS"]
+
+
+#: Default depth of each per-channel read AsyncFIFO, in 256-bit beats (the one definition: the HBM
+#: models, benches and pictures read it).
+READ_FIFO_BEATS = 128
+#: Default depth of each per-channel write AsyncFIFO, in beats (why 512: DmaEngine's docstring).
+WRITE_FIFO_BEATS = 512
 
 
 class DmaEngine(wiring.Component):
@@ -67,8 +74,8 @@ class DmaEngine(wiring.Component):
     addr_width:   AXI address width.
     """
 
-    def __init__(self, params: BuildParams, *, fifo_beats: int = 128, write_fifo_beats: int = 512,
-                 write_bursts: int = 16, addr_width: int = 64):
+    def __init__(self, params: BuildParams, *, fifo_beats: int = READ_FIFO_BEATS,
+                 write_fifo_beats: int = WRITE_FIFO_BEATS, write_bursts: int = 16, addr_width: int = 64):
         if not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
         for name, v in (("fifo_beats", fifo_beats), ("write_fifo_beats", write_fifo_beats),
