@@ -11,19 +11,22 @@
 A run: the host writes ``log_n`` and the ``hbm_NN`` base addresses and sets ap_start. A ``log_n``
 outside the build's native sizes (``params.min_log_n`` .. 2k) finishes at once with STATUS.bad_size and
 touches no memory, as does any start :meth:`hw.model.regmap.RegisterMap.check_start` refuses (the
-control decodes it: ``refused``). Otherwise the run's size, ``flags`` (inverse, coset), ``batch`` (B
-transforms back to back in each pass), ``input_log_m`` (a zero-extended input the DMA reads without its
-zeros) and ``chain_log_n`` (the output written as the input of a larger run) are held for both passes (the DMA reads it in its own domain,
-the engine through synchronizers, set long before its start toggle like the pass bit) and the sequencer
-runs pass 1 (DMA pass 1 with the engine's pass 1), waits until the DMA has every write response, then
-pass 2, then raises done. An AXI error response on any master is reported by the DMA and latched by the
-control slave into STATUS.axi_* (the run still completes). The engine's start crosses into the ``ntt`` domain as a toggle; the pass it
-selects is set several DMA cycles before and held, so it is stable when the toggle arrives.
+control decodes it: ``refused``). Otherwise the run (hw/run.py: size, inverse, coset, ``batch`` B
+transforms back to back in each pass, ``input_log_m`` a zero-extended input the DMA reads without its
+zeros, ``chain_log_n`` the output written as the input of a larger run) is latched once as one struct
+and held for both passes, and the sequencer runs pass 1 (DMA pass 1 with the engine's pass 1), waits
+until the DMA has every write response, then pass 2, then raises done. An AXI error response on any
+master is reported by the DMA and latched by the control slave into STATUS.axi_* (the run still
+completes).
+
+Crossing to the engine's ``ntt`` domain: the run and the pass bit as one value through one
+``FFSynchronizer`` (held from several DMA cycles before each engine start to the end of its pass, so
+stable whenever a start arrives), the engine's start through a ``PulseSynchronizer``.
 """
 
-from amaranth.hdl import ClockDomain, ClockSignal, DomainRenamer, Module, Mux, ResetSignal, Signal
+from amaranth.hdl import Cat, ClockDomain, ClockSignal, DomainRenamer, Module, Mux, ResetSignal, Signal
 from amaranth.lib import wiring
-from amaranth.lib.cdc import FFSynchronizer
+from amaranth.lib.cdc import FFSynchronizer, PulseSynchronizer
 from amaranth.lib.wiring import In, Out, connect, flipped
 
 from .axi import AxiLiteSignature, Axi4Signature
@@ -32,6 +35,7 @@ from .dma import DmaEngine
 from .engine import NttEngine
 from .model import regmap
 from .model.params import BuildParams
+from .run import run_layout
 
 __all__ = ["NttKernel", "VitisKernel"]
 
@@ -103,30 +107,28 @@ class NttKernel(wiring.Component):
         m.d.comb += [self.interrupt.eq(ctrl.interrupt), ctrl.fault.eq(dma.fault)]
 
         # -- the sequencer (dma domain) ---------------------------------------------------------
-        pass2 = Signal()                    # the engine's pass selection, held through the pass
-        start_toggle = Signal()             # flips once per engine start
-        setup = Signal(range(_PASS_SETUP_CYCLES + 1))
         p = self._params
-        run_log_n = Signal(range(p.max_log_n + 1))      # the run's size, held from start to done
-        run_inverse, run_coset = Signal(), Signal()     # the run's transform (flags), held likewise
-        run_batch = Signal(range(self._engine.max_batch + 1), init=1)   # B (<= 2^(2k - log_n): the control's check)
-        # zero-extended input and chained output (0: off; the control only starts placeable pairs). An
+        layout = run_layout(p)
+        pass2 = Signal()                    # the engine's pass selection, held through the pass
+        engine_start = Signal()             # one cycle per engine start, crossed as a pulse
+        setup = Signal(range(_PASS_SETUP_CYCLES + 1))
+        # The run, latched at its start and held to done (the control only starts runs it accepted). An
         # input of all 2^log_n points is the plain run, so the DMA keeps its sequential reads for it.
-        run_input_log_m, run_chain_log_n = Signal.like(run_log_n), Signal.like(run_log_n)
+        run = Signal(layout, init={"batch": 1})
         for ch in range(p.channels):
             m.d.comb += dma.base[ch].eq(ctrl.base[ch])
-        m.d.comb += [dma.log_n.eq(run_log_n), dma.batch.eq(run_batch),
-                     dma.input_log_m.eq(run_input_log_m), dma.chain_log_n.eq(run_chain_log_n)]
+        m.d.comb += [dma.log_n.eq(run.log_n), dma.batch.eq(run.batch),
+                     dma.input_log_m.eq(run.input_log_m), dma.chain_log_n.eq(run.chain_log_n)]
         with m.FSM(domain="dma") as fsm:
             with m.State("IDLE"):
                 with m.If(ctrl.start):
-                    with m.If(ctrl.refused == 0):         # RegisterMap.check_start, decoded once by the control
-                        m.d.dma += [pass2.eq(0), setup.eq(0), run_log_n.eq(ctrl.log_n),
-                                    run_inverse.eq((ctrl.flags & regmap.FLAG_INVERSE).any()),
-                                    run_coset.eq((ctrl.flags & regmap.FLAG_COSET).any()),
-                                    run_batch.eq(ctrl.batch),
-                                    run_input_log_m.eq(Mux(ctrl.input_log_m == ctrl.log_n, 0, ctrl.input_log_m)),
-                                    run_chain_log_n.eq(ctrl.chain_log_n)]
+                    with m.If(ctrl.refused == 0):         # Run.check, decoded once by the control
+                        m.d.dma += [pass2.eq(0), setup.eq(0), run.log_n.eq(ctrl.log_n),
+                                    run.inverse.eq((ctrl.flags & regmap.FLAG_INVERSE).any()),
+                                    run.coset.eq((ctrl.flags & regmap.FLAG_COSET).any()),
+                                    run.batch.eq(ctrl.batch), run.coset_shift.eq(ctrl.coset_shift),
+                                    run.input_log_m.eq(Mux(ctrl.input_log_m == ctrl.log_n, 0, ctrl.input_log_m)),
+                                    run.chain_log_n.eq(ctrl.chain_log_n)]
                         m.next = "SETUP1"
                     with m.Else():
                         m.d.comb += [ctrl.done.eq(1), ctrl.reject.eq(1)]
@@ -135,8 +137,7 @@ class NttKernel(wiring.Component):
                 with m.State(setup_state):
                     m.d.dma += setup.eq(setup + 1)
                     with m.If(setup == _PASS_SETUP_CYCLES):
-                        m.d.dma += start_toggle.eq(~start_toggle)
-                        m.d.comb += [dma.start.eq(1), dma.pass_index.eq(index)]
+                        m.d.comb += [engine_start.eq(1), dma.start.eq(1), dma.pass_index.eq(index)]
                         m.next = run_state
                 with m.State(run_state):
                     m.d.comb += dma.pass_index.eq(index)
@@ -150,20 +151,23 @@ class NttKernel(wiring.Component):
 
         m.d.comb += self.busy.eq(~fsm.ongoing("IDLE"))
 
-        # -- engine start across to the ntt domain --------------------------------------------
-        toggle_ntt = Signal()
-        toggle_seen = Signal()
-        m.submodules.start_sync = FFSynchronizer(start_toggle, toggle_ntt, o_domain="ntt")
-        m.submodules.pass_sync = FFSynchronizer(pass2, engine.pass2, o_domain="ntt")
-        m.submodules.size_sync = FFSynchronizer(run_log_n, engine.log_n, o_domain="ntt")
-        m.submodules.inverse_sync = FFSynchronizer(run_inverse, engine.inverse, o_domain="ntt")
-        m.submodules.coset_sync = FFSynchronizer(run_coset, engine.coset, o_domain="ntt")
-        m.submodules.batch_sync = FFSynchronizer(run_batch, engine.batch, o_domain="ntt", init=1)
-        # The shift follows the argument register (frozen from start to done), not a copy taken at start:
-        # the engine's coset generator starts its set-up for a new shift as soon as the host writes it.
-        m.submodules.shift_sync = FFSynchronizer(ctrl.coset_shift, engine.coset_shift, o_domain="ntt")
-        m.d.ntt += toggle_seen.eq(toggle_ntt)
-        m.d.comb += engine.start.eq(toggle_ntt ^ toggle_seen)
+        # -- the run and the engine's start, across to the ntt domain once ----------------------
+        # The run and the pass are held from _PASS_SETUP_CYCLES DMA cycles before the start pulse to the
+        # end of the pass, so the struct is stable whenever a start arrives: one synchronizer carries it.
+        # The shift follows the argument register (which the control freezes from start to done) rather
+        # than the latched copy: the coset generator starts its set-up for a new shift as soon as the host
+        # writes it.
+        crossing = Signal(layout)
+        m.d.comb += [crossing.eq(run), crossing.coset_shift.eq(ctrl.coset_shift)]
+        run_ntt, pass2_ntt = Signal(layout), Signal()
+        m.submodules.run_sync = FFSynchronizer(Cat(pass2, crossing.as_value()),
+                                               Cat(pass2_ntt, run_ntt.as_value()), o_domain="ntt",
+                                               init=layout.const({"batch": 1}).as_value().value << 1)
+        m.submodules.start_sync = start_sync = PulseSynchronizer("dma", "ntt")
+        m.d.comb += [start_sync.i.eq(engine_start), engine.start.eq(start_sync.o), engine.pass2.eq(pass2_ntt),
+                     engine.log_n.eq(run_ntt.log_n), engine.inverse.eq(run_ntt.inverse),
+                     engine.coset.eq(run_ntt.coset), engine.batch.eq(run_ntt.batch),
+                     engine.coset_shift.eq(run_ntt.coset_shift)]
         return m
 
 

@@ -98,7 +98,7 @@ def _dma_domain(svg: Svg, p: BuildParams, r: int) -> None:
 def _crossing(svg: Svg, r: int, read_points: int, write_points: int) -> None:
     """Middle column: everything that crosses between the two clocks."""
     svg.text(535, 92, "clock crossings", 13, "middle", "bold", CDC_EDGE)
-    svg.box(465, 196, 140, 62, ["start, pass", "toggle through", "FFSynchronizer"], CDC_FILL, CDC_EDGE, 11)
+    svg.box(465, 196, 140, 62, ["run + pass: one", "FFSynchronizer;", "start: PulseSync."], CDC_FILL, CDC_EDGE, 11)
     svg.box(465, 300, 140, 66, [f"AsyncFIFO x {r}", "read beats,", f"{read_points} points each"],
             CDC_FILL, CDC_EDGE, 11)
     svg.box(465, 422, 140, 82, [f"AsyncFIFO x {r}", "write beats,", f"{write_points} points each,",

@@ -164,9 +164,11 @@ def test_kernel_crossings_are_all_synchronized(kernel):
     _, _, crossings = kernel
     assert crossings and all(c.via is not None for c in crossings), [c for c in crossings if c.via is None]
     assert {(c.start_domain, c.end_domain) for c in crossings} == {("dma", "ntt"), ("ntt", "dma")}
-    # The sequencer's start toggle and pass selection cross as synchronized registers.
-    ends = {c.endpoint for c in crossings}
-    assert {"core.start_sync.stage0", "core.pass_sync.stage0"} <= ends
+    # Outside the FIFOs, the run and its pass cross once as one value and each start as a pulse: in the
+    # sequencer and in the DMA (its pass state), two synchronizers each.
+    ends = {c.endpoint for c in crossings if c.via == "synchronizer" and "_fifo" not in c.endpoint}
+    assert ends == {"core.run_sync.stage0", "core.start_sync.ff_sync.stage0",
+                    "core.dma.sync_state.stage0", "core.dma.sync_start.ff_sync.stage0"}
     assert any(c.via.startswith("RAM ") for c in crossings)
 
 
@@ -180,9 +182,9 @@ def test_kernel_constraint_names_exist(kernel):
         target = c.endpoint if c.via == "synchronizer" else c.via[4:]
         assert target.replace(".", "/") in constrained, c
     # A name that is not in the netlist is reported.
-    broken = tcl.replace("{core/start_sync}", "{core/start_synchronizer}")
+    broken = tcl.replace("{core/run_sync}", "{core/run_synchronizer}")
     assert broken != tcl
-    assert any("start_synchronizer" in q for q in check_constraint_names(broken, netlist)["empty"])
+    assert any("run_synchronizer" in q for q in check_constraint_names(broken, netlist)["empty"])
 
 
 def test_check_crossings_script_reports_ok(tmp_path):

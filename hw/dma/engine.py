@@ -13,9 +13,9 @@ Control (``dma`` domain): ``start`` pulse with ``pass_index`` (1/2), ``log_n`` (
 moves N = 2^log_n points, min_log_n <= log_n <= max_log_n), ``batch`` (B >= 1 transforms of N points back
 to back, B x N <= 2^max_log_n) and ``base`` (per HBM channel byte address of its buffer) stable while
 ``busy``; ``done`` pulses once when every write burst of the pass has its response. The start crosses to
-the ``ntt`` domain as a toggle; the pass bit, the size and the batch (registers that follow ``log_n`` and
-``batch`` while idle and hold them while busy) cross through shorter synchronizers, so they arrive
-first.
+the ``ntt`` domain as a pulse (``PulseSynchronizer``, 3 stages); the pass's state (pass bit, size, batch,
+chain and zero mask: registers that follow the ports while idle and hold them while busy) crosses as one
+value through a 2-stage synchronizer, so it arrives first.
 
 Two run modes (ports held like ``log_n``; 0 = off, and the control only starts pairs that
 :func:`hw.model.layout.extension_supported` accepts):
@@ -35,7 +35,7 @@ HBM channel of that cycle, R or B, RRESP/BRESP).
 
 from amaranth.hdl import Cat, DomainRenamer, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
-from amaranth.lib.cdc import FFSynchronizer
+from amaranth.lib.cdc import FFSynchronizer, PulseSynchronizer
 from amaranth.lib.fifo import AsyncFIFO
 from amaranth.lib.wiring import In, Out
 
@@ -156,7 +156,7 @@ class DmaEngine(wiring.Component):
         """Pass state in the dma domain and its crossing: (pass2, active, start, log_n, zero mask, chain)
         on the dma side, (pass2, start, log_n, batch, zero mask, chain) on the ntt side."""
         params = self._params
-        pass2_d, active_d, toggle_d = Signal(), Signal(), Signal()
+        pass2_d, active_d = Signal(), Signal()
         start_d = Signal()
         log_n_d = Signal(log_n_shape(params), init=params.max_log_n)
         batch_d = Signal(batch_shape(params), init=1)
@@ -169,18 +169,19 @@ class DmaEngine(wiring.Component):
             m.d.dma += [log_n_d.eq(self.log_n), batch_d.eq(self.batch), chain_d.eq(self.chain_log_n),
                         zero_mask_d.eq(Mux(self.pass_index == 2, 0, zero_mask))]
         with m.If(start_d):
-            m.d.dma += [pass2_d.eq(self.pass_index == 2), active_d.eq(1), toggle_d.eq(~toggle_d)]
-        pass2_n, toggle_n, seen_n, start_n = Signal(), Signal(), Signal(), Signal()
-        log_n_n, batch_n = Signal.like(log_n_d), Signal.like(batch_d)
+            m.d.dma += [pass2_d.eq(self.pass_index == 2), active_d.eq(1)]
+        # One crossing for the pass's state, one for its start: the state registers change on the edge the
+        # start's toggle flips (pass2) or earlier, and the start takes one synchronizer stage more, so the
+        # state is settled on the ntt side before the start arrives there.
+        state_d = Cat(pass2_d, log_n_d, batch_d, chain_d, zero_mask_d)
+        pass2_n, log_n_n, batch_n = Signal(), Signal.like(log_n_d), Signal.like(batch_d)
         chain_n, zero_mask_n = Signal.like(chain_d), Signal.like(zero_mask_d)
-        m.submodules.sync_pass = FFSynchronizer(pass2_d, pass2_n, o_domain="ntt", stages=2)
-        m.submodules.sync_log_n = FFSynchronizer(log_n_d, log_n_n, o_domain="ntt", stages=2)
-        m.submodules.sync_batch = FFSynchronizer(batch_d, batch_n, o_domain="ntt", stages=2)
-        m.submodules.sync_chain = FFSynchronizer(chain_d, chain_n, o_domain="ntt", stages=2)
-        m.submodules.sync_zero_mask = FFSynchronizer(zero_mask_d, zero_mask_n, o_domain="ntt", stages=2)
-        m.submodules.sync_start = FFSynchronizer(toggle_d, toggle_n, o_domain="ntt", stages=3)
-        m.d.comb += start_n.eq(toggle_n != seen_n)
-        m.d.ntt += seen_n.eq(toggle_n)
+        state_n = Cat(pass2_n, log_n_n, batch_n, chain_n, zero_mask_n)
+        init = (params.max_log_n << 1) | (1 << (1 + len(log_n_d)))     # log_n and batch as their registers
+        m.submodules.sync_state = FFSynchronizer(state_d, state_n, o_domain="ntt", stages=2, init=init)
+        m.submodules.sync_start = start_sync = PulseSynchronizer("dma", "ntt", stages=3)
+        start_n = Signal()
+        m.d.comb += [start_sync.i.eq(start_d), start_n.eq(start_sync.o)]
         dma_side = dict(pass2=pass2_d, active=active_d, start=start_d, log_n=log_n_d, zero_mask=zero_mask_d,
                         chain=chain_d)
         ntt_side = dict(pass2=pass2_n, start=start_n, log_n=log_n_n, batch=batch_n, zero_mask=zero_mask_n,
