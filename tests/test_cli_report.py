@@ -197,10 +197,10 @@ def test_out_of_memory_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
 
     def no_memory(*a, **k):
         raise MemoryError()
-    monkeypatch.setattr(cli, "make_points", no_memory)
-    assert main(["points", "30", str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]) == 2
+    monkeypatch.setattr(cli, "make_points", no_memory)         # a MemoryError the size check did not foresee
+    assert main(["points", "10", str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "out of memory" in err
+    assert err.count("\n") == 1 and "out of memory while generating LOG_N 10" in err
     assert not any(tmp_path.iterdir())
 
 
