@@ -113,7 +113,8 @@ class Progress:
             return
         while True:
             self._changed.clear()
-            self._draw(self.line())
+            if self._index >= 0:            # nothing to say before the first stage
+                self._draw(self.line())
             if self._terminal:
                 if self._stop.wait(_TICK_S):
                     return
