@@ -35,7 +35,7 @@ from nantucket.hw.model.field import P, TWO_ADICITY
 from . import memory
 from .outfile import check_output, write_output
 
-__all__ = ["PointFileError", "FORMATS", "point_format", "read_points", "write_points", "encode_points",
+__all__ = ["PointFileError", "FORMATS", "MAX_TRANSFORM_POINTS", "point_format", "read_points", "write_points", "encode_points",
            "format_point", "format_points"]
 
 #: File formats by extension (lower case); any other extension is text.
