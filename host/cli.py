@@ -1,10 +1,15 @@
 """The `nantucket` command.
 
 Exit codes: 0 success (TEST PASSED), 1 the result differs from the expected points (TEST FAILED),
-2 bad input (files, arguments, parameters, output paths, a size the backend, its build or this machine's
-memory cannot take) with a one-line error on stderr, 3 the device
-failed or an output could not be written (a one-line error naming what failed; a run still prints its
-verdict first).
+2 bad input (files, arguments, parameters, output paths, a size the field, the backend, its build or this
+machine's memory cannot take; sizes are checked before any work) with a one-line error on stderr, 3 the
+device failed or an output could not be written (a one-line error naming what failed; a run still prints
+its verdict first).
+
+A closed stdout (``nantucket run IN EXP | head -1``, ``| true``) changes neither what a command does nor its
+exit status: the rest of the report is dropped without a word (no traceback, no "Exception ignored"), the
+command finishes and exits with its own status (0, 1, 2 or 3 above), so ``set -o pipefail`` still sees
+the verdict. (Not 141, as a process killed by SIGPIPE would give: that would hide the verdict.)
 
 Subcommands are plain functions registered in :data:`COMMANDS` by ``add_*`` functions, so a new one is
 a function and one line.
@@ -19,31 +24,75 @@ import time
 import numpy as np
 
 from nantucket.hw.model import ntt as ntt_model
-from . import api, backends
+from nantucket.hw.model.field import TWO_ADICITY
+from . import api, backends, memory
 from .outfile import OutputBatch, OutputPathError, OutputWriteError, check_directory, check_output
 from .points import PointFileError, encode_points, point_format, read_points
 from .progress import Progress
 from .run_report import DEFAULT_LOG_DIR, ChatterLog, RunReport, version
 from .workloads import KINDS, make_points
-from .cli_args import Parser, UsageError, batch_arg, coset_arg, int_arg, order_arg, order_text, path_arg
+from .cli_args import (Parser, UsageError, batch_arg, coset_arg, flush_stdout, int_arg, order_arg, order_text,
+                       path_arg, say)
 from .cli_rtl import add_rtl, add_synth
 
 __all__ = ["main", "UsageError"]
 
 
-def _log(msg: str) -> None:
-    print(msg, flush=True)
-
-
 #: argparse type of a seed or count: an int >= 0.
 _count_arg = int_arg(0, "an integer >= 0")
+#: argparse type of LOG_N: the field's range is checked by the command, which can say why.
+_log_n_arg = int_arg(1, "an integer LOG_N >= 1")
+
+#: What the running command is doing, for the one line a MemoryError gets should it still happen.
+_activity = "starting"
+
+
+def _doing(what: str) -> None:
+    global _activity
+    _activity = what
+
+
+def _fits(nbytes: int, what: str) -> None:
+    """A size this machine cannot hold is a bad argument (exit 2), refused before the work starts."""
+    try:
+        memory.check_fits(nbytes, what)
+    except memory.MemoryTooSmall as e:
+        raise UsageError(str(e)) from None
+
+
+# Peak bytes per point of the work below, measured with tracemalloc from 2^12 x 1024 to 2^22 x 1 points
+# and rounded up: per point of the whole batch, the generated rows and their stack (or the points read,
+# expected and computed), the model's coset multiply over the batch and the text being encoded; per
+# point of one transform, the model's four-step temporaries (it transforms the rows one by one).
+_BATCH_BYTES = 32
+_RUN_BATCH_BYTES = 44
+_COSET_BYTES = 80
+_TEXT_BYTES = 4
+_ROW_BYTES = 24
+_BASE_BYTES = 32 << 20           # tables (twiddles, hex digits) and the interpreter's own churn
+
+
+def _points_bytes(log_n: int, batch: int, coset: bool, text: bool) -> int:
+    """What `points` needs at its peak: generator, model and encoding."""
+    per = _BATCH_BYTES + (_COSET_BYTES if coset else 0) + (_TEXT_BYTES if text else 0)
+    return (batch << log_n) * per + (_ROW_BYTES << log_n) + _BASE_BYTES
+
+
+def _run_bytes(total: int, n: int, coset: bool) -> int:
+    """What `run` needs at its peak for ``total`` points (transforms of ``n``), the points read included.
+    Measured on the model backend; the device backends hold as many host arrays (the points, their
+    layout for the device, the result)."""
+    per = _RUN_BATCH_BYTES + (_COSET_BYTES if coset else 0)
+    return total * per + n * _ROW_BYTES + _BASE_BYTES
 
 
 # -- points ----------------------------------------------------------------------------------------
 
 def add_points(sub):
     p = sub.add_parser("points", help="write a random (or structured) input file and its expected NTT")
-    p.add_argument("log_n", type=int, metavar="LOG_N", help="log2 of the number of points (1..30)")
+    p.add_argument("log_n", type=_log_n_arg, metavar="LOG_N",
+                   help=f"log2 of the number of points: 1..{TWO_ADICITY} in this field; the machine's memory "
+                        "sets the practical limit (checked before any work)")
     p.add_argument("input", type=path_arg, metavar="INPUT", help="point file (.txt, .bin, .npy)")
     p.add_argument("expected", type=path_arg, metavar="EXPECTED", help="point file (.txt, .bin, .npy)")
     p.add_argument("--kind", choices=KINDS, default="random")
@@ -64,23 +113,33 @@ def _transform_options(p, what: str) -> None:
 
 
 def cmd_points(args) -> int:
-    if not 1 <= args.log_n <= 30:
-        raise UsageError(f"LOG_N: must be in 1..30, got {args.log_n}")
+    if args.log_n > TWO_ADICITY:
+        raise UsageError(f"LOG_N: must be in 1..{TWO_ADICITY} (a transform in this field has at most "
+                         f"2^{TWO_ADICITY} points), got {args.log_n}")
+    total = args.batch << args.log_n
+    named = f"LOG_N {args.log_n}" + (f" x --batch {args.batch}" if args.batch > 1 else "")
+    text = "text" in (point_format(args.input), point_format(args.expected))
+    _fits(_points_bytes(args.log_n, args.batch, args.coset is not None, text),
+          f"{named} ({total} points; the field allows LOG_N up to {TWO_ADICITY}, this machine's memory decides)")
     input_target = check_output(args.input, "INPUT")
     expected_target = check_output(args.expected, "EXPECTED", inputs=[("INPUT", args.input)])
     t0 = time.perf_counter()
     # row e of a batch: the kind's points with seed + e (row 0 is the file of --batch 1)
+    _doing(f"generating {named} ({total} points)")
     rows = np.stack([make_points(args.log_n, args.kind, args.seed + e) for e in range(args.batch)])
     x = rows.reshape(-1)
+    _doing(f"computing the expected transform of {named} ({total} points)")
     y = ntt_model.transform(rows, inverse=args.inverse, coset=args.coset, order=args.order).reshape(-1)
     # Both files staged, then both renamed: a failure never leaves a new INPUT beside an old EXPECTED.
     with OutputBatch() as batch:
+        _doing(f"encoding INPUT {args.input}")
         batch.add(input_target, encode_points(args.input, x))
+        _doing(f"encoding EXPECTED {args.expected}")
         batch.add(expected_target, encode_points(args.expected, y))
     what = " ".join(filter(None, ["inverse" if args.inverse else "", "coset" if args.coset else "", "NTT"]))
     batch = f" ({args.batch} transforms of 2^{args.log_n})" if args.batch > 1 else ""
     order = f", order {order_text(args.order)}" if args.order != "nn" else ""
-    _log(f"Wrote {x.size} {args.kind} points{batch} to {args.input} and their {what}{order} to "
+    say(f"Wrote {x.size} {args.kind} points{batch} to {args.input} and their {what}{order} to "
          f"{args.expected} ({time.perf_counter() - t0:.2f} s)")
     return 0
 
@@ -95,11 +154,11 @@ def add_run(sub):
     p.add_argument("--inverse", action="store_true", help="run the inverse transform")
     _transform_options(p, "run")
     p.add_argument("--output", type=path_arg, help="also write the computed points to this file")
-    p.add_argument("--lanes", type=int, help="build parameter L (sim backend)")
-    p.add_argument("--log-core", type=int, help="build parameter k (sim backend)")
-    p.add_argument("--channels", type=int, help="build parameter C (sim backend)")
+    p.add_argument("--lanes", type=_count_arg, help="build parameter L (sim backend)")
+    p.add_argument("--log-core", type=_count_arg, help="build parameter k (sim backend)")
+    p.add_argument("--channels", type=_count_arg, help="build parameter C (sim backend)")
     p.add_argument("--xclbin", type=path_arg, help="xclbin to load (xrt backend)")
-    p.add_argument("--device", type=_count_arg, default=0, help="device index (xrt backend)")
+    p.add_argument("--device", type=_count_arg, help="device index (xrt backend; default 0)")
     p.add_argument("--mismatches", type=_count_arg, default=8, help="how many mismatches to list on failure")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
@@ -119,12 +178,33 @@ def _build_params(args, n_points: int, context: str):
         raise UsageError(f"{context}: {e}") from e
 
 
+#: The options of api.open each backend takes from the command line; another (registered) backend gets
+#: the build parameters only. An option given for a backend that does not take it is refused.
+BACKEND_OPTIONS = {
+    "model": ("params",),
+    "sim": ("params", "progress"),
+    "xrt": ("params", "xclbin", "device", "progress"),
+}
+
+
+def _backend_options(name: str) -> tuple[str, ...]:
+    return BACKEND_OPTIONS.get(name, ("params",))
+
+
 def _check_run_arguments(args):
-    """Everything that can be checked before a file is read: backend, build parameters, output path and
-    log directory. Returns the checked output (or None)."""
+    """Everything that can be checked before a file is read: backend, its options and build parameters,
+    output path and log directory. Returns the checked output (or None)."""
     if args.backend not in backends.BACKENDS:
         raise UsageError(f"--backend: unknown backend {args.backend!r} "
                          f"(choose from {', '.join(sorted(backends.BACKENDS))})")
+    takes = _backend_options(args.backend)
+    for option in ("xclbin", "device"):
+        if getattr(args, option) is not None and option not in takes:
+            users = sorted(name for name, opts in BACKEND_OPTIONS.items() if option in opts)
+            raise UsageError(f"--{option}: the {args.backend} backend takes no {option} "
+                             f"(only {', '.join(users)} does)")
+    if args.xclbin is not None:
+        _check_xclbin(args.xclbin)
     _build_params(args, 1, f"build parameters for the {args.backend} backend")
     if args.backend != "model":
         check_directory(args.log_dir, "--log-dir")
@@ -133,13 +213,25 @@ def _check_run_arguments(args):
     return check_output(args.output, "--output", inputs=[("INPUT", args.input), ("EXPECTED", args.expected)])
 
 
+def _check_xclbin(path: str) -> None:
+    """--xclbin names a readable file: a typo is a bad argument (exit 2), not a device that cannot load."""
+    if not os.path.exists(path):
+        raise UsageError(f"--xclbin: {path} does not exist")
+    if os.path.isdir(path):
+        raise UsageError(f"--xclbin: {path} is a directory, not an xclbin file")
+    if not os.access(path, os.R_OK):
+        raise UsageError(f"--xclbin: {path} is not readable")
+
+
 def cmd_run(args) -> int:
     output = _check_run_arguments(args)
     report = RunReport(args.json)
     with Progress("nantucket run", _run_stages(args), args.progress) as progress:
         report.before_print = progress.clear
         try:
-            return _run(args, output, report, progress)
+            status = _run(args, output, report, progress)
+            progress.finish()
+            return status
         except (backends.DeviceError, OutputWriteError) as e:
             report.fail(str(e))
             raise
@@ -151,25 +243,34 @@ def cmd_run(args) -> int:
 def _run(args, output, report, progress) -> int:
     progress.stage("read")
     t0 = time.perf_counter()
+    _doing(f"reading INPUT {args.input}")
     x = read_points(args.input, args.batch)
     n = x.size // args.batch
     params = _build_params(args, n, str(args.input))
+    # x is in memory already; the rest of the run (EXPECTED, the transform, the output) must fit too
+    _fits(_run_bytes(x.size, n, args.coset is not None) - x.nbytes,
+          f"{args.input}: a run of its {x.size} points")
+    _doing(f"reading EXPECTED {args.expected}")
     expected = read_points(args.expected, args.batch)
     if expected.size != x.size:
         raise UsageError(f"{args.expected}: holds {expected.size} points but {args.input} holds {x.size}")
     report.header(args, n, time.perf_counter() - t0)
     progress.stage("transform", args.backend)
+    _doing(f"transforming {x.size} points on the {args.backend} backend")
     y, locate = _transform(args, params, x, report, progress)
     write_error = None
     if output is not None:
         progress.stage("write")
+        _doing(f"writing --output {args.output}")
         try:
             with OutputBatch() as batch:
                 batch.add(output, encode_points(args.output, y))
             report.line("Output points", args.output, "output")
         except OutputWriteError as e:       # reported after the verdict, which is still worth having
             write_error = e
+            report.output_failed(args.output, str(e))
     progress.stage("check")
+    _doing("checking the computed points against EXPECTED")
     status = report.check(y, expected, args.mismatches, locate)
     if write_error is not None:
         raise write_error
@@ -181,9 +282,10 @@ def _transform(args, params, x, report, progress):
     reports the device's timings. Returns the points and the device's locate (see Backend.locate)."""
     log = None if args.backend == "model" else ChatterLog(args.log_dir, args.backend)
     with log if log is not None else contextlib.nullcontext():
+        given = {"params": params, "xclbin": args.xclbin,
+                 "device": 0 if args.device is None else args.device, "progress": _device_progress(progress, log)}
         try:
-            dev = api.open(args.backend, params=params, xclbin=args.xclbin, device=args.device,
-                           progress=_device_progress(progress, log))
+            dev = api.open(args.backend, **{k: given[k] for k in _backend_options(args.backend)})
         except (TypeError, ValueError) as e:
             raise UsageError(str(e)) from e
         except backends.DeviceError as e:
@@ -261,6 +363,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    status = _main(argv)
+    flush_stdout()                      # --help and --version leave their text in stdout's buffer
+    return status
+
+
+def _main(argv) -> int:
+    _doing("starting")
     try:
         args = build_parser().parse_args(argv)
         return args.func(args)
@@ -276,7 +385,8 @@ def main(argv=None) -> int:
         print(f"nantucket: device error: {e}", file=sys.stderr)
         return 3
     except MemoryError:                 # a size this machine cannot hold is a parameter to change
-        print("nantucket: error: out of memory: the size is too large for this machine", file=sys.stderr)
+        print(f"nantucket: error: out of memory while {_activity}: the size is too large for this machine",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("nantucket: interrupted", file=sys.stderr)

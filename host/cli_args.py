@@ -1,11 +1,49 @@
-"""What every `nantucket` subcommand shares: the usage error (exit 2) and argparse argument types."""
+"""What every `nantucket` subcommand shares: the usage error (exit 2), argparse argument types and the
+report's way to stdout (:func:`say`), which a closed pipe does not interrupt."""
 
 import argparse
+import os
+import re
+import sys
 
 from nantucket.hw.model.field import P
 
 __all__ = ["UsageError", "Parser", "path_arg", "convert_param", "coset_arg", "order_arg", "batch_arg", "int_arg",
-           "order_text"]
+           "order_text", "say", "flush_stdout"]
+
+# What the help promises: ASCII decimal digits, or 0x and hex digits. int() also takes signs, blanks,
+# underscores ("1_000") and the digits of every script ("٧"), none of which the help mentions.
+_DECIMAL = re.compile(r"[0-9]+")
+_HEX = re.compile(r"0[xX][0-9a-fA-F]+")
+
+
+def say(line: str) -> None:
+    """Print one line of a command's report on stdout, now. When the reader has gone (``| head -1``,
+    ``| true``), the rest of the report is dropped without a word and the command carries on to its own
+    exit status: stdout is pointed at the null device, which also keeps the interpreter's flush at exit
+    from printing "Exception ignored ... BrokenPipeError" (the recipe of Python's signal docs)."""
+    try:
+        print(line, flush=True)
+    except BrokenPipeError:
+        _stdout_to_devnull()
+
+
+def flush_stdout() -> None:
+    """Flush stdout (argparse's --help and --version write without flushing), quietly if it is closed."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _stdout_to_devnull()
+
+
+def _stdout_to_devnull() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):   # a stdout that is no file descriptor: replace it
+        sys.stdout = open(os.devnull, "w")
+    finally:
+        os.close(devnull)
 
 
 class UsageError(Exception):
@@ -22,11 +60,13 @@ def path_arg(text: str) -> str:
 
 def coset_arg(text: str) -> int:
     """argparse type of --coset: a shift g, decimal or 0x hex, with 0 < g < p."""
-    try:
-        g = int(text[2:], 16) if text.lower().startswith("0x") else int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a decimal or 0x-hex shift g with 0 < g < p, got {text!r}") \
-            from None
+    if _HEX.fullmatch(text):
+        g = int(text[2:], 16)
+    elif _DECIMAL.fullmatch(text):
+        g = int(text, 10)
+    else:
+        raise argparse.ArgumentTypeError(f"expected a decimal or 0x-hex shift g with 0 < g < p (ASCII digits "
+                                         f"only), got {_shown(text)}")
     if not 0 < g < P:
         raise argparse.ArgumentTypeError(f"the shift must satisfy 0 < g < p = 2^64 - 2^32 + 1, got {text}")
     return g
@@ -56,13 +96,18 @@ def order_text(order: str) -> str:
     return f"in={names[order[0]]},out={names[order[1]]}"
 
 
+def _shown(text: str) -> str:
+    """An argument as quoted in an error: non-ASCII characters escaped, so what was typed is visible."""
+    return ascii(text)
+
+
 def int_arg(minimum: int, what: str):
-    """An argparse type: an int >= ``minimum``, the error naming ``what`` it is."""
+    """An argparse type: an int >= ``minimum`` written in ASCII decimal digits, the error naming ``what``
+    it is."""
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not _DECIMAL.fullmatch(text):
+            raise argparse.ArgumentTypeError(f"expected {what} in ASCII decimal digits, got {_shown(text)}")
+        value = int(text)
         if value < minimum:
             raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
         return value

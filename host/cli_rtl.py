@@ -8,10 +8,9 @@ give ``log_core=12``); values that look like ints, floats or true/false are conv
 """
 
 import json
-import sys
 from pathlib import Path
 
-from .cli_args import UsageError, path_arg
+from .cli_args import UsageError, path_arg, say
 from .outfile import OutputWriteError, check_directory, check_output, write_output
 
 __all__ = ["add_rtl", "add_synth"]
@@ -48,7 +47,7 @@ def cmd_rtl(args) -> int:
     src = catalog.verilog_of(_build_checked(args.component, args.params), args.component)
     write_output(target, src.encode())
     shown = "".join(f" {k}={v}" for k, v in sorted(args.params.items()))
-    print(f"Wrote {args.component}{shown} to {args.output} ({len(src.splitlines())} lines)", flush=True)
+    say(f"Wrote {args.component}{shown} to {args.output} ({len(src.splitlines())} lines)")
     return 0
 
 
@@ -75,10 +74,9 @@ def cmd_synth(args) -> int:
     except OSError as e:            # a file of the work directory (Verilog, log, results) failed
         raise OutputWriteError(f"synth: {e.filename or args.workdir}: {e.strerror or e}") from e
     if args.json:
-        print(json.dumps({k: v for k, v in result.items() if k != "counts"} | {"counts": result["counts"]},
-                         indent=2))
+        say(json.dumps({k: v for k, v in result.items() if k != "counts"} | {"counts": result["counts"]},
+                       indent=2))
     else:
         label = args.component + "".join(f" {k}={v}" for k, v in sorted(args.params.items()))
-        print(format_table({label: result}))
-    sys.stdout.flush()
+        say(format_table({label: result}))
     return 0

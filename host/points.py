@@ -4,11 +4,18 @@
 - ``.npy``: numpy's own format (``np.save``/``np.load``, never pickles), a 1-D uint64 array;
 - anything else: text, one point per line, written as ``0x`` + 16 lowercase hex digits + ``\\n``; N lines,
   no header. Readers accept the value with or without ``0x``, any case, blanks around it, CRLF line ends,
-  and trailing blank lines at the end of the file.
+  trailing blank lines at the end of the file, and a UTF-8 byte order mark at its start (which some
+  Windows editors add). Bytes shown in an error are escaped (``'\\xef0x12'``), never decoded.
 
 In every format N is a power of two (or, for ``--batch B``, B times a power of two: the B transforms
-points back to back) and every value is below p. Every error names the file and the
-line (text) or the element index (binary formats).
+points back to back), each transform at most 2^32 points (the field's largest), and every value is below
+p. Every error names the file and the line (text) or the element index (binary formats).
+
+Sizes are checked before a file is read: a ``.bin`` file's size and a ``.npy`` file's header give its
+points, which must fit the field and (host.memory) the machine's available memory together with what
+reading takes; a ``.npy`` header that does not match the file's size is refused. A text file's points are
+known only once it is read (a line may be 2 bytes or 2 kB), so its size is checked first for what the
+fast reader takes and its line count before the general parser runs.
 
 Files in the canonical fixed-width format (what :func:`write_points` produces and what the ZPrize
 harness used) are parsed with whole-array numpy operations; a file that is not exactly in that form (a
@@ -16,19 +23,36 @@ padded line, a digit that is not hex) goes to the per-line parser, so both paths
 every file, and no value >= p passes either.
 """
 
+import errno
 import io
+import os
+import stat
 from pathlib import Path
 
 import numpy as np
 
-from nantucket.hw.model.field import P
+from nantucket.hw.model.field import P, TWO_ADICITY
+from . import memory
 from .outfile import check_output, write_output
 
-__all__ = ["PointFileError", "FORMATS", "point_format", "read_points", "write_points", "encode_points",
+__all__ = ["PointFileError", "FORMATS", "MAX_TRANSFORM_POINTS", "point_format", "read_points", "write_points", "encode_points",
            "format_point", "format_points"]
 
 #: File formats by extension (lower case); any other extension is text.
 FORMATS = {".bin": "bin", ".npy": "npy"}
+
+#: The most points one transform can have: p - 1 = 2^32 (2^32 - 1) has roots of unity up to 2^32.
+MAX_TRANSFORM_POINTS = 1 << TWO_ADICITY
+
+_BOM = b"\xef\xbb\xbf"
+_NPY_MAGIC = b"\x93NUMPY"
+_ZIP_MAGIC = b"PK\x03\x04"
+# Peak bytes of the text readers beyond the file's bytes, measured with tracemalloc (2^20 lines): the
+# fast path keeps 8 bytes per line (the values) plus a chunk's temporaries; the general parser a padded
+# copy of the file and about 76 bytes per line (line bounds, digits, masks).
+_FIXED_BYTES_PER_LINE = 10
+_LOOSE_BYTES_PER_LINE = 80
+_READER_BASE = 4 << 20
 
 _LINE = 19                      # b"0x" + 16 digits + b"\n"
 _CHUNK = 1 << 14                # rows per vectorized step: the temporaries of a step stay in the cache
@@ -74,17 +98,23 @@ def format_point(value: int) -> str:
     return f"0x{value:016x}"
 
 
+def _quoted(raw: bytes) -> str:
+    """Bytes of a file as an error shows them: quoted, anything but printable ASCII escaped (\\xef),
+    so a stray byte is seen as what it is rather than as mojibake."""
+    return repr(bytes(raw))[1:]
+
+
 def _parse_line(path, lineno: int, raw: bytes) -> int:
     text = raw.strip()
     if not text:
         raise PointFileError(path, "empty line inside the point data", lineno)
     digits = text[2:] if text[:2] in (b"0x", b"0X") else text
-    shown = text[:40].decode("ascii", "replace")
     if not digits or len(digits) > 16 or any(_NIBBLE[c] == 255 for c in digits):
-        raise PointFileError(path, f"not a 64-bit hex value: {shown!r}", lineno)
+        more = "..." if len(text) > 40 else ""
+        raise PointFileError(path, f"not a 64-bit hex value: {_quoted(text[:40])}{more}", lineno)
     value = int(digits, 16)
     if value >= P:
-        raise _not_below_p(path, lineno, shown)
+        raise _not_below_p(path, lineno, text.decode("ascii"))      # hex digits only: ASCII
     return value
 
 
@@ -195,27 +225,94 @@ def _check_values(path, values: np.ndarray) -> np.ndarray:
     return values
 
 
+def _not_whole_points(path, size: int) -> PointFileError:
+    return PointFileError(path, f"{size} bytes is not a whole number of 8-byte points "
+                                "(a .bin file is raw little-endian uint64)")
+
+
 def _read_bin(path, data: bytes) -> np.ndarray:
     if len(data) % 8:
-        raise PointFileError(path, f"{len(data)} bytes is not a whole number of 8-byte points "
-                                   "(a .bin file is raw little-endian uint64)")
+        raise _not_whole_points(path, len(data))
     return _check_values(path, np.frombuffer(data, dtype="<u8").astype(np.uint64))
 
 
-def _read_npy(path) -> np.ndarray:
+def _npy_header(path, f, file_size: int | None) -> tuple[np.dtype, int]:
+    """The dtype and point count of the .npy file open as ``f``, left at the start of its data; checked
+    against the file's size (when it is a regular file) before anything else is read. np.load is not
+    used: on a file that is not .npy it suggests unpickling, and a header that does not parse escapes it
+    as tokenize or syntax errors."""
+    magic = f.read(len(_NPY_MAGIC))
+    if magic != _NPY_MAGIC:
+        what = "a zip archive (.npz?)" if magic.startswith(_ZIP_MAGIC) else \
+            "empty" if not magic else f"it starts with {_quoted(magic)}"
+        raise PointFileError(path, f"not a .npy file (no NUMPY magic: {what})")
+    f.seek(0)
     try:
-        arr = np.load(path, allow_pickle=False)
+        major, minor = np.lib.format.read_magic(f)
+        read_header = {1: np.lib.format.read_array_header_1_0, 2: np.lib.format.read_array_header_2_0}.get(major)
+        if read_header is None:
+            raise ValueError(f"format version {major}.{minor} is not one this reader knows (1.0, 2.0)")
+        shape, fortran_order, dtype = read_header(f)
+    except Exception as e:          # ValueError, SyntaxError, tokenize.TokenError, EOFError, ...: numpy's own
+        said = e.args[0] if e.args and isinstance(e.args[0], str) else str(e)    # TokenError: (msg, pos)
+        first = (said.splitlines() or [type(e).__name__])[0][:120]
+        raise PointFileError(path, f"the .npy header does not parse ({first})") from None
+    if dtype.hasobject or dtype.kind != "u" or dtype.itemsize != 8:
+        raise PointFileError(path, f"holds dtype {dtype}; point files hold uint64")
+    if len(shape) != 1:
+        raise PointFileError(path, f"holds an array of shape {shape}; point files are 1-D")
+    n = int(shape[0])
+    if file_size is not None:
+        data = file_size - f.tell()
+        if data != 8 * n:
+            raise PointFileError(path, f"the .npy header says {n} points ({8 * n} bytes) but the file holds "
+                                       f"{data} bytes of data")
+    return dtype, n
+
+
+def _check_field(path, n: int, batch: int) -> None:
+    """Refuse a file of more points than ``batch`` transforms of the field's largest size, naming it."""
+    if n > batch * MAX_TRANSFORM_POINTS:
+        most = f"{batch} x 2^{TWO_ADICITY}" if batch > 1 else f"2^{TWO_ADICITY}"
+        raise PointFileError(path, f"holds {n} points, more than {most} (a transform in this field has at "
+                                   f"most 2^{TWO_ADICITY} points)")
+
+
+def _check_memory(path, need: int, what: str) -> None:
+    """Refuse a file whose reading (``need`` bytes at the peak) would not fit in the machine's
+    available memory, naming the file."""
+    try:
+        memory.check_fits(need + _READER_BASE, what)
+    except memory.MemoryTooSmall as e:
+        raise PointFileError(path, str(e)) from None
+
+
+def _read_npy(path, batch: int, file_size: int | None) -> np.ndarray:
+    try:
+        with open(path, "rb") as f:
+            dtype, n = _npy_header(path, f, file_size)
+            _check_field(path, n, batch)
+            _check_memory(path, 9 * n, f"reading its {n} points")      # the array and a >= p mask
+            if file_size is not None:
+                arr = np.fromfile(f, dtype=dtype, count=n)
+            else:                                   # a pipe or device: np.fromfile wants a seekable file
+                arr = np.frombuffer(bytearray(f.read(8 * n)), dtype=dtype)
     except OSError as e:
         raise PointFileError(path, e.strerror or str(e)) from e
-    except (ValueError, EOFError) as e:             # not an .npy file, a truncated one, an object array
-        raise PointFileError(path, f"not a readable .npy file: {str(e).splitlines()[0]}") from e
-    if not isinstance(arr, np.ndarray):
-        raise PointFileError(path, "not an .npy file (an .npz archive?)")
-    if arr.dtype.kind != "u" or arr.dtype.itemsize != 8:
-        raise PointFileError(path, f"holds dtype {arr.dtype}; point files hold uint64")
-    if arr.ndim != 1:
-        raise PointFileError(path, f"holds an array of shape {arr.shape}; point files are 1-D")
+    if arr.size != n:
+        raise PointFileError(path, f"the .npy header says {n} points but the file ends after {arr.size}")
     return _check_values(path, arr.astype(np.uint64, copy=False))
+
+
+def _regular_size(path) -> int | None:
+    """The size of a regular file (None for a pipe or device, whose size says nothing)."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise PointFileError(path, e.strerror or str(e)) from e
+    if stat.S_ISDIR(st.st_mode):
+        raise PointFileError(path, os.strerror(errno.EISDIR))
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
 
 
 def read_points(path, batch: int = 1) -> np.ndarray:
@@ -224,9 +321,20 @@ def read_points(path, batch: int = 1) -> np.ndarray:
     (text) or element index (binary)."""
     path = Path(path)
     kind = point_format(path)
+    size = _regular_size(path)
     if kind == "npy":
-        values = _read_npy(path)
+        values = _read_npy(path, batch, size)
     else:
+        if size is not None:
+            if kind == "bin":
+                if size % 8:
+                    raise _not_whole_points(path, size)
+                _check_field(path, size // 8, batch)
+                # the file's bytes, their uint64 copy and a >= p mask
+                _check_memory(path, 2 * size + size // 8, f"reading its {size // 8} points")
+            else:
+                # at the least (canonical 19-byte lines): the bytes and the fast reader's values
+                _check_memory(path, size + _FIXED_BYTES_PER_LINE * (size // 19), f"reading its {size} bytes")
         try:
             data = path.read_bytes()
         except OSError as e:
@@ -234,9 +342,14 @@ def read_points(path, batch: int = 1) -> np.ndarray:
         if kind == "bin":
             values = _read_bin(path, data)
         else:
+            if data.startswith(_BOM):
+                data = data[len(_BOM):]
             values = _read_fixed(path, data)
             if values is None:
+                lines = data.count(b"\n") + 1
+                _check_memory(path, 2 * len(data) + _LOOSE_BYTES_PER_LINE * lines, f"parsing its {lines} lines")
                 values = _read_loose(path, data)
+            _check_field(path, values.shape[0], batch)
     _check_count(path, values.shape[0], batch)
     return values
 

@@ -7,7 +7,9 @@ When a stage's cost cannot be estimated (a simulated kernel, whose build alone m
 line shows ``stage i/n`` instead of a percent, the device's last progress message, and ``ETA --``.
 
 It draws nothing for work shorter than :data:`DELAY_S`, and by default only when stderr is a terminal:
-a log or a pipe gets no progress lines, so scripts that capture stderr see only errors.
+a log or a pipe gets no progress lines, so scripts that capture stderr see only errors. Asked for one
+(``--progress on``) into a log or pipe, it writes whole lines, not a redrawn one: at each stage change
+and every :data:`PIPE_EVERY_S` within a stage, and a last ``100%`` line when the work is done.
 """
 
 import os
@@ -15,11 +17,14 @@ import sys
 import threading
 import time
 
-__all__ = ["Progress", "DELAY_S"]
+__all__ = ["Progress", "DELAY_S", "PIPE_EVERY_S"]
 
 #: Work finished sooner than this shows no progress line at all.
 DELAY_S = 2.0
+#: How often a terminal's line is redrawn.
 _TICK_S = 0.5
+#: How often a log or pipe gets a line within one stage (and at every stage change).
+PIPE_EVERY_S = 10.0
 
 
 class Progress:
@@ -37,9 +42,12 @@ class Progress:
         self._drawn = False
         self._note = ""
         self._stop = threading.Event()
+        self._changed = threading.Event()        # a new stage (or the end): a log or pipe gets a line
         self._lock = threading.Lock()
         self._thread = None
         self._out = None
+        self._terminal = False
+        self._finished = False
 
     def __enter__(self):
         if self.enabled:
@@ -48,11 +56,14 @@ class Progress:
                 self._out = os.fdopen(os.dup(self._stream.fileno()), "w", buffering=1)
             except (AttributeError, OSError, ValueError):
                 self._out = self._stream
+            self._terminal = _isatty(self._out)
             self._thread = threading.Thread(target=self._tick, name="nantucket-progress", daemon=True)
             self._thread.start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, *exc):
+        if exc_type is None:
+            self.finish()
         self.close()
         return False
 
@@ -71,6 +82,7 @@ class Progress:
             self._index = names.index(name)
             self._stage_t0 = now
             self._note = note
+        self._changed.set()
 
     def note(self, text: str) -> None:
         """A detail of the running stage (e.g. what the device just reported)."""
@@ -100,9 +112,31 @@ class Progress:
         if self._stop.wait(DELAY_S):
             return
         while True:
-            self._draw(self.line())
-            if self._stop.wait(_TICK_S):
-                return
+            self._changed.clear()
+            if self._index >= 0:            # nothing to say before the first stage
+                self._draw(self.line())
+            if self._terminal:
+                if self._stop.wait(_TICK_S):
+                    return
+            else:                           # whole lines: at the next stage, or after a while
+                self._changed.wait(PIPE_EVERY_S)
+                if self._stop.is_set():
+                    return
+
+    def finish(self) -> None:
+        """The work is done: a log or pipe gets a last line at 100 %, however short the work was, so a
+        reader of the log sees it end (a terminal's line is simply cleared by :meth:`close`)."""
+        if self._out is None or self._terminal or self._finished:
+            return
+        self._finished = True
+        self._stop.set()
+        self._changed.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        with self._lock:
+            elapsed = _clock(time.monotonic() - self._t0)
+            self._write(f"{self.label}: 100% done, {elapsed} elapsed")
 
     def _draw(self, text: str) -> None:
         with self._lock:
@@ -132,6 +166,7 @@ class Progress:
     def close(self) -> None:
         """Stop drawing and clear the line (a terminal keeps no half-line of progress)."""
         self._stop.set()
+        self._changed.set()
         if self._thread is not None:
             self._thread.join()
             self._thread = None

@@ -4,7 +4,8 @@
 ``--json`` one JSON object at the end (also after a device or output error, with ``"verdict": "ERROR"``).
 :class:`ChatterLog` sends everything a device process writes to file descriptors 1 and 2 (the Verilator
 build, cocotb and its AXI models, driver progress) to a log file while the device is open, so stdout
-carries the report only; the log's path is shown when the run fails.
+carries the report only; the log's path is shown when the run fails and the log holds something (an empty
+log is removed when the device closes).
 """
 
 import json
@@ -15,7 +16,7 @@ from importlib.metadata import PackageNotFoundError, version as _dist_version
 
 import numpy as np
 
-from .cli_args import order_text
+from .cli_args import order_text, say
 
 __all__ = ["RunReport", "ChatterLog", "DEFAULT_LOG_DIR", "version"]
 
@@ -50,7 +51,7 @@ class RunReport:
     def _print(self, line: str) -> None:
         if self.before_print is not None:
             self.before_print()
-        print(line, flush=True)
+        say(line)
 
     def line(self, label: str, text: str, key: str | None = None, value=None) -> None:
         if key is not None:
@@ -98,8 +99,14 @@ class RunReport:
             self.fields["kernel_log_n"] = kernel_log_n
         for label, text in report.items():
             self.line(label, text)
-        if log is not None:
+        if log is not None and log.holds_something():
             self.log_path = self.fields["log"] = log.path
+
+    def output_failed(self, path: str, message: str) -> None:
+        """--output could not be written: the JSON says so next to the verdict (which still stands: the
+        computed points were checked), and the run exits 3."""
+        self.fields["output"] = path
+        self.fields["output_error"] = message
 
     def check(self, y: np.ndarray, expected: np.ndarray, listed: int, locate) -> int:
         """Compare, report the verdict and the first ``listed`` mismatches; returns the exit status."""
@@ -114,7 +121,7 @@ class RunReport:
                 self._print("TEST PASSED")
             return 0
         if not self.as_json:
-            self._print(f"{bad.size} of {y.size} points differ; first mismatches:")
+            self._print(f"{bad.size} of {y.size} points differ" + ("; first mismatches:" if listed else ""))
         for i in bad[:listed]:
             i = int(i)
             where = locate(i)
@@ -153,6 +160,7 @@ class ChatterLog:
         self._fd = None
         self._saved: list[int] = []
         self._env_set = False
+        self._log_stream = None
 
     def __enter__(self):
         os.makedirs(self.directory, exist_ok=True)
@@ -174,8 +182,20 @@ class ChatterLog:
         if self._fd is not None:
             os.write(self._fd, (str(line).rstrip("\n") + "\n").encode("utf-8", "replace"))
 
+    def holds_something(self) -> bool:
+        """Whether the device (or this process for it) wrote anything to the log yet."""
+        _flush_std()
+        if self._log_stream is not None and not self._log_stream.closed:
+            self._log_stream.flush()
+        try:
+            return os.path.getsize(self.path) > 0
+        except OSError:
+            return False
+
     def hint(self) -> str:
-        return f" (device log: {self.path})"
+        """" (device log: PATH)" for an error message, or "" while the log is empty: a log named in an
+        error should have something to read."""
+        return f" (device log: {self.path})" if self.holds_something() else ""
 
     def __exit__(self, *exc):
         _flush_std()
@@ -187,6 +207,11 @@ class ChatterLog:
         self._saved = []
         os.close(self._fd)
         self._fd = None
+        if not self.holds_something():      # an empty log is clutter, and nothing names it
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
         if self._env_set:
             os.environ.pop("COCOTB_LOG_LEVEL", None)
             self._env_set = False

@@ -64,7 +64,7 @@ def test_bad_bin_files(tmp_path, make, needle):
     (np.arange(8, dtype=np.uint64).reshape(2, 4), "shape (2, 4)"),
     (np.array([1, 2, 2**64 - 1, 3], dtype=np.uint64), "element 2"),
     (np.array([1, 2, 3], dtype=np.uint64), "3 points is not a power of two"),
-    (np.array([{"a": 1}], dtype=object), "not a readable .npy file"),
+    (np.array([{"a": 1}], dtype=object), "dtype object"),
 ])
 def test_bad_npy_files(tmp_path, array, needle):
     f = tmp_path / "bad.npy"
@@ -77,7 +77,7 @@ def test_bad_npy_files(tmp_path, array, needle):
 def test_not_an_npy_file(tmp_path):
     f = tmp_path / "text.npy"
     f.write_text("0x1\n0x2\n")
-    with pytest.raises(PointFileError, match="not a readable .npy file"):
+    with pytest.raises(PointFileError, match=r"not a .npy file \(no NUMPY magic"):
         read_points(f)
 
 

@@ -183,6 +183,7 @@ def test_make_run_log_n_25_on_sim_is_exit_2(tmp_path, capsys, monkeypatch):
         return b"stand-in\n"
     monkeypatch.setattr(cli, "encode_points", encode)
     monkeypatch.setattr(cli, "read_points", lambda path, batch=1: written[str(path)])
+    monkeypatch.setattr(cli.memory, "check_fits", lambda nbytes, what: None)   # nothing big is allocated
     i, e = tmp_path / "in_25_random.txt", tmp_path / "out_25_random.txt"
     assert main(["points", "25", str(i), str(e)]) == 0
     assert written[str(i)].size == 1 << 25
@@ -197,10 +198,10 @@ def test_out_of_memory_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
 
     def no_memory(*a, **k):
         raise MemoryError()
-    monkeypatch.setattr(cli, "make_points", no_memory)
-    assert main(["points", "30", str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]) == 2
+    monkeypatch.setattr(cli, "make_points", no_memory)         # a MemoryError the size check did not foresee
+    assert main(["points", "10", str(tmp_path / "a.txt"), str(tmp_path / "b.txt")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "out of memory" in err
+    assert err.count("\n") == 1 and "out of memory while generating LOG_N 10" in err
     assert not any(tmp_path.iterdir())
 
 
