@@ -43,7 +43,7 @@ help:
 	@echo "make build     Vitis build: TARGET=hw|hw_emu [PLATFORM= LANES= LOG_CORE= CHANNELS= VITIS_FLAGS="
 	@echo "               VITIS_CFG= SLR_PLAN=1 PROFILE=1] (docs/build.md); make run TARGET=.. runs its xclbin"
 	@echo "make check-crossings  list and check the kernel's clock-domain crossings and their constraints"
-	@echo "make diagrams  redraw docs/img/*.svg from BuildParams and HbmLayout"
+	@echo "make diagrams  redraw docs/img/*.svg from BuildParams and HbmLayout, and docs/build.md's register table"
 	@echo "make clean     remove build/ except the Vitis outputs (make clean-xclbin removes those)"
 
 setup: $(STAMP)
@@ -101,6 +101,7 @@ endif
 
 diagrams: $(STAMP)
 	$(PY) scripts/draw_diagrams.py
+	$(PY) scripts/regmap_doc.py
 
 check-crossings: $(STAMP)
 	$(PY) scripts/check_crossings.py

@@ -5,7 +5,7 @@ import pytest
 
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.layout import HbmLayout
-from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.params import DEFAULT, BuildParams
 
 PARAMS = [BuildParams(), BuildParams(lanes=4, log_core=6, channels=8), BuildParams(lanes=2, log_core=3, channels=2)]
 
@@ -201,3 +201,22 @@ def test_check_start_extension_arguments(rmap):
     assert rmap.check_start(lo, batch=1 << (hi - lo - 1), chain_log_n=lo + 1) == 0
     assert rmap.check_start(hi, chain_log_n=hi + 1) == R.STATUS_BAD_EXTEND
     assert R.decode_status(R.STATUS_BAD_EXTEND)["bad_extend"] is True
+
+
+def test_the_documented_register_table_is_the_register_map():
+    """docs/build.md's register table is what scripts/regmap_doc.py writes from this module (rerun
+    `make diagrams` after a change), and it names every register of the default build."""
+    import importlib.util
+    from pathlib import Path
+    repo = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("regmap_doc", repo / "scripts" / "regmap_doc.py")
+    doc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(doc)
+    text = (repo / "docs" / "build.md").read_text()
+    assert doc.section() in text
+    rmap = R.RegisterMap(DEFAULT)
+    table = doc.section()
+    for reg in rmap.registers:
+        if not reg.name.startswith("hbm_"):
+            assert f"| 0x{reg.offset:03X} | {reg.name} |" in table, reg.name
+    assert f"| 0x{rmap.id_offset('VERSION'):03X} | VERSION | ro | {R.VERSION:#x} |" in table

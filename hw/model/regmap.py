@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 from .layout import extension_supported
 from .params import BuildParams
-from .run import (FLAG_COSET, FLAG_INVERSE, FLAGS_KNOWN, SCALAR_ARGS, STATUS_BAD_BATCH, STATUS_BAD_EXTEND,
+from .run import (ARG_DOCS, FLAG_COSET, FLAG_INVERSE, FLAGS_KNOWN, SCALAR_ARGS, STATUS_BAD_BATCH, STATUS_BAD_EXTEND,
                   STATUS_BAD_FLAGS, STATUS_BAD_SHIFT, STATUS_BAD_SIZE, STATUS_REJECTED, Run)
 
 __all__ = [
@@ -254,7 +254,8 @@ class RegisterMap:
         ]
         for a in self._args:
             if a.size == 4:
-                regs.append(Register(a.name, a.offset, "rw", f"argument {a.index}: {a.name}", reset=a.reset))
+                regs.append(Register(a.name, a.offset, "rw", f"argument {a.index}: {ARG_DOCS[a.name]}",
+                                     reset=a.reset))
             else:
                 regs.append(Register(f"{a.name}_lo", a.offset, "rw",
                                      f"argument {a.index}: {a.name}, bits 31..0"))
@@ -389,6 +390,26 @@ class RegisterMap:
         if not 0 <= address < 1 << 64:
             raise ValueError(f"address: expected a 64-bit unsigned value, got {address}")
         return address & 0xFFFF_FFFF, address >> 32
+
+    def markdown_table(self) -> str:
+        """The register map as a Markdown table (docs/build.md holds it for the default build): every
+        word with its access, reset value and fields; the C pointer arguments as one row."""
+        rows = ["| offset | register | access | reset | contents |", "|---|---|---|---|---|"]
+        pointers = self.pointer_args
+        for r in self._registers:
+            if pointers and r.name == f"{pointers[0].name}_lo":
+                last = pointers[-1]
+                rows.append(f"| 0x{POINTER_BASE:02X} + 8 i, + 4 | hbm_ii_lo, hbm_ii_hi | rw | 0x0 | arguments 1 .. "
+                            f"{last.index}: the 64-bit base address master `mii_axi` works on, low word first "
+                            f"(i = 0 .. {len(pointers) - 1}; up to 0x{last.offset + 7:X}) |")
+                continue
+            if any(r.name in (f"{a.name}_lo", f"{a.name}_hi") for a in pointers):
+                continue
+            fields = "; ".join(f"bit{'s' if f.width > 1 else ''} {f.lsb}{f'..{f.lsb + f.width - 1}' if f.width > 1 else ''}"
+                               f" {f.name} ({f.access}){': ' + f.doc if f.doc else ''}" for f in r.fields)
+            text = r.doc + (f". {fields}" if fields else "")
+            rows.append(f"| 0x{r.offset:03X} | {r.name} | {r.access} | {r.reset:#x} | {text} |")
+        return "\n".join(rows)
 
     def __repr__(self) -> str:
         return f"RegisterMap({self._params.tag()}, {len(self._args)} args)"

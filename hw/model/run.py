@@ -19,7 +19,7 @@ from .layout import extension_supported
 from .params import BuildParams
 
 __all__ = ["Run", "SCALAR_ARGS", "FLAG_INVERSE", "FLAG_COSET", "FLAGS_KNOWN", "STATUS_BAD_SIZE",
-           "STATUS_BAD_BATCH", "STATUS_BAD_SHIFT", "STATUS_BAD_FLAGS", "STATUS_BAD_EXTEND", "STATUS_REJECTED"]
+           "STATUS_BAD_BATCH", "STATUS_BAD_SHIFT", "STATUS_BAD_FLAGS", "STATUS_BAD_EXTEND", "STATUS_REJECTED", "ARG_DOCS"]
 
 #: Inverse transform: X_k = (1/N) sum_j x_j w^(-jk), the 1/N inside the kernel.
 FLAG_INVERSE = 1 << 0
@@ -42,6 +42,17 @@ STATUS_REJECTED = STATUS_BAD_SIZE | STATUS_BAD_BATCH | STATUS_BAD_SHIFT | STATUS
 #: int). A new run field is one entry here and one field of :class:`Run`.
 SCALAR_ARGS = (("flags", 0), ("batch", 1), ("coset_shift_lo", 0), ("coset_shift_hi", 0), ("input_log_m", 0),
                ("chain_log_n", 0))
+
+#: What each argument word of a run holds (the register map's descriptions are built from these).
+ARG_DOCS = {
+    "log_n": "n: N = 2^n points per transform (the build's native sizes; others set STATUS.bad_size)",
+    "flags": "bit 0 inverse (1/N inside the kernel), bit 1 coset; any other bit sets STATUS.bad_flags",
+    "batch": "B: transforms of N points back to back, 1 .. 2^(MAX_LOG_N - n)",
+    "coset_shift_lo": "the coset shift g, bits 31..0 (0 < g < p with the coset flag)",
+    "coset_shift_hi": "the coset shift g, bits 63..32",
+    "input_log_m": "m: the input holds only each transform's first 2^m points (zero-extended); 0: all",
+    "chain_log_n": "t: the output is written as the zero-extended input of a 2^t-point run; 0: plain output",
+}
 
 _WORD = (1 << 32) - 1
 
