@@ -299,22 +299,25 @@ class ModelDevice(Device):
 
     # The model's peak allocations, measured with tracemalloc (numpy reports its buffers) and rounded up:
     # a transform holds about three arrays of the whole size at once (the bit-reversed or scaled copy, the
-    # result of the row transforms, the scaled result) plus the temporaries of one row's transform: about
-    # 5 rows' worth forward and 15 inverse (its 1/N scale is a field multiplication of the whole row),
-    # over at least the 2^16 points the small rows are transformed in at a time. An LDE holds the
-    # coefficients twice (before and after the coset scale), the zero-extended array and its transform.
+    # result of the row transforms, the scaled result) plus the temporaries of one row's transform or
+    # coset scale: about 10 rows' worth forward and 15 inverse (its 1/N scale is a field multiplication
+    # of the whole row), over at least the 2^16 points small rows are transformed in at a time. An LDE
+    # holds the coefficients twice (before and after the coset scale), the zero-extended array, its
+    # transform and that transform's temporaries.
 
     @staticmethod
-    def _row_temps(n: int, inverse: bool) -> int:
-        return (15 if inverse else 5) * 8 * max(n, _CHUNK_POINTS)
+    def _row_temps(n: int, total: int, inverse: bool) -> int:
+        return (15 if inverse else 10) * 8 * max(n, min(total, _CHUNK_POINTS))
 
     def _transform_bytes(self, shape, inverse):
-        return 3 * 8 * int(np.prod(shape)) + self._row_temps(shape[-1], inverse)
+        total = int(np.prod(shape))
+        return 3 * 8 * total + self._row_temps(shape[-1], total, inverse)
 
     def _lde_bytes(self, shape, blowup):
-        size_in = 8 * int(np.prod(shape))
+        total = int(np.prod(shape))
         m, t = shape[-1], shape[-1] * blowup
-        return 2 * size_in + 2 * size_in * blowup + max(self._row_temps(m, True), self._row_temps(t, False))
+        return (2 * 8 * total + 3 * 8 * total * blowup
+                + max(self._row_temps(m, total, True), self._row_temps(t, total * blowup, False)))
 
     def _lde(self, rows, blowup, shift):
         return T.lde(rows, self._rows_ntt, blowup, shift)
