@@ -382,11 +382,18 @@ class XrtBackend(Backend):
     - pyxrt_module: the pyxrt module to use (tests pass :class:`sim.fake_pyxrt.FakePyxrt`);
     - layout: an HbmLayout instance used for runs of its size (``layout.log_n``); every size uses
       ``hw.model.layout.HbmLayout(params, log_n)`` by default;
-    - timeout_s: kernel wait timeout; default 10 s on a card, unlimited under XCL_EMULATION_MODE;
-    - progress: None (stderr from 2^20 points on), False, or a callable taking one line;
+    - timeout_s: kernel wait timeout, a positive real number of seconds (math.inf: no limit); default
+      10 s on a card, unlimited under XCL_EMULATION_MODE;
+    - progress: None (transfer progress on stderr from 2^20 points on), False, True (always), or a
+      callable taking one line, which also gets a line per stage (opening, loading, each kernel call)
+      and every XrtError before it is raised: the device log of the command line;
     - kernel_computes: which of "inverse", "coset", "batch" the kernel computes (default all; the sim
       backend passes none while its Verilog kernel computes only the forward transform of one batch
       element), the host doing the rest (host/kernel_plan.py).
+
+    Every argument is checked before pyxrt is imported or the card opened; an unknown keyword is a
+    TypeError naming it and the valid ones; a missing xclbin or a directory is XclbinNotFound (also a
+    ValueError: a bad argument).
     """
 
     name = "xrt"

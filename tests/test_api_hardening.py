@@ -589,11 +589,18 @@ def test_a_call_waiting_for_a_device_closed_meanwhile_is_told_it_is_closed():
             time.sleep(0.2)
             return inner(rows, inverse)
         dev._rows_ntt = slow
-        t = threading.Thread(target=lambda: dev.ntt(a))
+        events = []
+
+        def call():
+            dev.ntt(a)
+            events.append("transformed")
+        t = threading.Thread(target=call)
         t.start()
         entered.wait()
         dev.close()                         # waits for the running call
+        events.append("closed")
         t.join()
+        assert events == ["transformed", "closed"]
         with pytest.raises(RuntimeError, match="device 'model' is closed"):
             dev.ntt(a)
 

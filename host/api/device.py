@@ -299,15 +299,20 @@ class ModelDevice(Device):
 
     # The model's peak allocations, measured with tracemalloc (numpy reports its buffers) and rounded up:
     # a transform holds about three arrays of the whole size at once (the bit-reversed or scaled copy, the
-    # result of the row transforms, the scaled result) plus the temporaries of one row's transform or
-    # coset scale: about 10 rows' worth forward and 15 inverse (its 1/N scale is a field multiplication
-    # of the whole row), over at least the 2^16 points small rows are transformed in at a time. An LDE
-    # holds the coefficients twice (before and after the coset scale), the zero-extended array, its
-    # transform and that transform's temporaries.
+    # result of the row transforms, the scaled result) plus the temporaries of the row transforms. Rows
+    # up to 2^10 points go through the radix-2 model in chunks of 2^16 points, about 14 chunks' worth (as
+    # much as the coset scale's chunks); a longer row through the four-step model, about 5 rows' worth
+    # forward and 14 inverse (its 1/N scale is a field multiplication of the whole row), plus its batches
+    # of up to 2^15 points in two threads (about 24 batches' worth). An LDE holds the coefficients twice
+    # (before and after the coset scale), the zero-extended array, its transform and that transform's
+    # temporaries.
 
     @staticmethod
     def _row_temps(n: int, total: int, inverse: bool) -> int:
-        return (15 if inverse else 10) * 8 * max(n, min(total, _CHUNK_POINTS))
+        chunked = 14 * 8 * min(total, _CHUNK_POINTS)      # also the coset scale's (transforms.py)
+        if n <= _RADIX2_MAX:
+            return chunked
+        return max(chunked, (14 if inverse else 5) * 8 * n + 24 * 8 * min(n, 1 << 15))
 
     def _transform_bytes(self, shape, inverse):
         total = int(np.prod(shape))
