@@ -44,6 +44,9 @@ __all__ = ["Device", "ModelDevice", "BackendDevice", "DeviceArray", "open"]
 #: through the model's fast four-step transform (the model's own threshold between the two).
 _RADIX2_MAX = 1 << ntt_model.RADIX2_MAX_LOG_N
 _CHUNK_POINTS = 1 << 16
+#: Calls that allocate less are not checked against the available memory (reading it costs ~0.1 ms,
+#: a small transform ~1 ms)
+_MEMORY_CHECK_MIN_BYTES = 16 << 20
 
 
 def _serialized(method):
@@ -207,7 +210,8 @@ class Device:
             shape = points.shape
         C.check_extension(shape[-1], blowup)
         self._check_sizes("values", shape[-1], shape[-1] * blowup)
-        self._check_memory(self._lde_bytes(shape, blowup) + (0 if isinstance(values, DeviceArray) else points.nbytes),
+        copy = 0 if isinstance(values, DeviceArray) else points.nbytes
+        self._check_memory(self._lde_bytes(shape, blowup) + copy,
                            f"lde to {_shape_text(shape[:-1] + (shape[-1] * blowup,))}")
         if isinstance(values, DeviceArray):
             store = values._store
@@ -266,7 +270,7 @@ class Device:
     # -- memory: what a call allocates on the host, checked before it does (0: nothing worth checking) --
 
     def _check_memory(self, nbytes: int, what: str) -> None:
-        if nbytes:
+        if nbytes >= _MEMORY_CHECK_MIN_BYTES:
             check_fits(nbytes, what)
 
     def _transform_bytes(self, shape: tuple[int, ...], inverse: bool) -> int:
@@ -290,7 +294,7 @@ class ModelDevice(Device):
         return rows.copy()
 
     def _fetch(self, rows):
-        check_fits(rows.nbytes, f"the copy of {_shape_text(rows.shape if rows.shape[0] > 1 else rows.shape[1:])}")
+        self._check_memory(rows.nbytes, f"the copy of {_shape_text(rows.shape if len(rows) > 1 else rows.shape[1:])}")
         self.transfers["from-device"] += rows.nbytes
         return rows.copy()
 
