@@ -9,6 +9,9 @@ kernel transformed in the last run (None for a device without a kernel, such as 
 registry of backends by name is host/backends.py.
 """
 
+import difflib
+import functools
+import inspect
 import time
 
 import numpy as np
@@ -16,11 +19,62 @@ import numpy as np
 from nantucket.hw.model import ntt as ntt_model
 from nantucket.hw.model.params import BuildParams
 
-__all__ = ["Backend", "DeviceError", "ModelBackend"]
+__all__ = ["Backend", "DeviceError", "ModelBackend", "keyword_names", "unknown_keyword_error", "keywords_checked",
+           "check_params"]
 
 
 class DeviceError(RuntimeError):
     """A device failed to run a transform (the message says which device and why)."""
+
+
+def keyword_names(func) -> tuple[str, ...] | None:
+    """The keywords ``func`` (a function or a class) accepts, in signature order; None when it takes any
+    (``**kwargs``)."""
+    names = []
+    for p in inspect.signature(func).parameters.values():
+        if p.kind is p.VAR_KEYWORD:
+            return None
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self":
+            names.append(p.name)
+    return tuple(names)
+
+
+def unknown_keyword_error(what: str, unknown, valid) -> TypeError:
+    """The TypeError for keywords ``what`` does not take: names them, the valid ones, and the closest
+    valid name of a typo (a misspelt option must never be dropped silently)."""
+    unknown = list(unknown)
+    names = ", ".join(repr(k) for k in unknown)
+    hint = ""
+    close = difflib.get_close_matches(str(unknown[0]), list(valid), n=1)
+    if close:
+        hint = f"; did you mean {close[0]!r}?"
+    return TypeError(f"{what}: unknown keyword{'s' if len(unknown) > 1 else ''} {names} "
+                     f"(valid: {', '.join(valid) or 'none'}){hint}")
+
+
+def keywords_checked(label: str | None = None):
+    """Decorator: a call with a keyword the function does not take raises :func:`unknown_keyword_error`
+    (Python's own message names no valid keyword). ``label`` names the callable in the message (default
+    its qualified name)."""
+    def wrap(func):
+        valid = keyword_names(func)
+        accepted = frozenset(valid)
+        what = label or func.__qualname__.replace(".__init__", "")
+
+        @functools.wraps(func)
+        def checked(*args, **kwargs):
+            if not accepted.issuperset(kwargs):
+                raise unknown_keyword_error(what, [k for k in kwargs if k not in accepted], valid)
+            return func(*args, **kwargs)
+        return checked
+    return wrap
+
+
+def check_params(params) -> BuildParams | None:
+    """``params`` of a backend: a BuildParams or None (TypeError naming it otherwise)."""
+    if params is not None and not isinstance(params, BuildParams):
+        raise TypeError(f"params: expected BuildParams or None, got {type(params).__name__} {params!r:.60}")
+    return params
 
 
 class Backend:
@@ -61,9 +115,10 @@ class ModelBackend(Backend):
 
     name = "model"
 
-    def __init__(self, params: BuildParams | None = None, **_options):
+    @keywords_checked()
+    def __init__(self, params: BuildParams | None = None):
         super().__init__()
-        self.params = params
+        self.params = check_params(params)
         self.memory = np.zeros(0, dtype=np.uint64)
 
     def run(self, points, inverse=False, *, coset=None, order="nn"):

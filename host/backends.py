@@ -1,17 +1,23 @@
 """Device backends by name: one small interface (host/backend_base.py), so the CLI and the library run
 the same code on every device. Backends register here in :data:`BACKENDS`, with the rule that turns
 the CLI's build options into the BuildParams they get (:func:`build_params`).
+
+Each backend takes the keywords of its constructor and no other (:func:`backend_options`): an option
+one backend does not take is a TypeError naming it and the valid ones, never dropped. A caller holding
+options meant for some backends only (the CLI's ``--xclbin``, ``--device``) keeps those of the chosen one
+with :func:`device_options`.
 """
 
+import importlib
 from typing import Callable
 
 from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import BuildParams
 
-from .backend_base import Backend, DeviceError, ModelBackend
+from .backend_base import Backend, DeviceError, ModelBackend, check_params, keyword_names, unknown_keyword_error
 
 __all__ = ["Backend", "DeviceError", "ModelBackend", "BACKENDS", "register_backend", "make_backend",
-           "build_params"]
+           "build_params", "backend_options", "check_options", "device_options"]
 
 
 BACKENDS: dict[str, Callable[..., Backend]] = {}
@@ -49,29 +55,66 @@ def build_params(name: str, n_points: int, given: dict) -> BuildParams | None:
     """The BuildParams to give backend ``name`` for n_points and the build options ``given`` (lanes,
     log_core, channels; absent ones omitted), or None for the backend's own choice. Raises ValueError
     (or TypeError) with a one-line reason when no build the backend accepts fits."""
-    if name not in BACKENDS:
-        raise ValueError(f"backend: unknown backend {name!r} (choose from {', '.join(sorted(BACKENDS))})")
+    _check_name(name)
     return _PARAMS_RULES.get(name, _given_only)(n_points, given)
 
 
-def make_backend(name: str, **options) -> Backend:
-    """Instantiate a backend by name; options are the CLI's device options (params, xclbin, ...)."""
+def _check_name(name) -> None:
+    if not isinstance(name, str):
+        raise TypeError(f"backend: expected a backend name (str), got {type(name).__name__}")
     if name not in BACKENDS:
         raise ValueError(f"backend: unknown backend {name!r} (choose from {', '.join(sorted(BACKENDS))})")
+
+
+def backend_options(name: str) -> tuple[str, ...] | None:
+    """The keywords backend ``name`` takes (its constructor's), or None when its factory takes any."""
+    _check_name(name)
+    factory = BACKENDS[name]
+    return keyword_names(factory.target() if isinstance(factory, _Lazy) else factory)
+
+
+def check_options(name: str, options: dict, what: str | None = None) -> None:
+    """TypeError naming every keyword of ``options`` backend ``name`` does not take, and the valid ones;
+    TypeError when ``params`` is not a BuildParams. ``what`` names the caller (default make_backend)."""
+    valid = backend_options(name)
+    if valid is not None:
+        unknown = [k for k in options if k not in valid]
+        if unknown:
+            raise unknown_keyword_error(what or f"make_backend({name!r})", unknown, valid)
+    check_params(options.get("params"))
+
+
+def device_options(name: str, **given) -> dict:
+    """Of ``given`` (the CLI's device options: params, xclbin, device, progress), the ones backend
+    ``name`` takes: ``api.open(name, **device_options(name, params=..., xclbin=..., ...))``. The others are
+    left out (the CLI documents --xclbin and --device as the xrt backend's); a backend whose factory
+    takes any keyword gets them all."""
+    valid = backend_options(name)
+    return dict(given) if valid is None else {k: v for k, v in given.items() if k in valid}
+
+
+def make_backend(name: str, **options) -> Backend:
+    """Instantiate a backend by name with its constructor's options (:func:`backend_options`); an
+    option it does not take is a TypeError naming it and the valid ones."""
+    check_options(name, options)
     return BACKENDS[name](**options)
 
 
-def _xrt_backend(**options) -> Backend:
-    from .xrt import XrtBackend      # imports no pyxrt until a device is opened
-    return XrtBackend(**options)
+class _Lazy:
+    """The factory of a backend class imported on first use: the registry can list a backend and its
+    options without importing its module (xrt imports no pyxrt until a device is opened; sim builds
+    and starts nothing until a transform runs)."""
 
+    def __init__(self, module: str, cls: str):
+        self.module, self.cls = module, cls
 
-def _sim_backend(**options) -> Backend:
-    from .sim_backend import SimBackend      # builds and starts nothing until a transform runs
+    def target(self) -> type:
+        return getattr(importlib.import_module(self.module, __package__), self.cls)
 
-    return SimBackend(**options)
+    def __call__(self, **options) -> Backend:
+        return self.target()(**options)
 
 
 register_backend("model", ModelBackend, _given_only)
-register_backend("sim", _sim_backend, _kernel_smallest)
-register_backend("xrt", _xrt_backend, _kernel_given)
+register_backend("sim", _Lazy(".sim_backend", "SimBackend"), _kernel_smallest)
+register_backend("xrt", _Lazy(".xrt", "XrtBackend"), _kernel_given)

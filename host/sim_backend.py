@@ -15,15 +15,19 @@ Without explicit build parameters it picks the smallest build that holds N point
 size up to the build's 2^(2k) runs on that build: natively from 2^min_log_n, zero-padded below.
 """
 
+import sys
+import threading
 import time
+from numbers import Integral
 from pathlib import Path
 
 import numpy as np
 
-from nantucket.host.backend_base import Backend, DeviceError
+from nantucket.host.backend_base import Backend, DeviceError, check_params, keywords_checked
 from nantucket.host.kernel_plan import KERNEL_TRANSFORMS
 from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import BuildParams
+from nantucket.sim.build_root import writable_build_base
 from nantucket.sim.scratch import exit_on_termination, scratch_dir
 
 #: Prefix of the scratch directory holding the card's xclbin, in the system temp dir.
@@ -35,6 +39,28 @@ __all__ = ["SimBackend", "smallest_params", "SIM_KERNEL_COMPUTES"]
 SIM_KERNEL_COMPUTES = KERNEL_TRANSFORMS
 
 
+def _check_flag(value, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected True or False, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
+def _stderr_line(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _progress_sink(progress):
+    """The ``progress`` option as a callable taking one line, or None for quiet."""
+    if progress is None or progress is False:
+        return None
+    if progress is True:
+        return _stderr_line
+    if callable(progress):
+        return progress
+    raise TypeError(f"progress: expected None, True, False or a callable taking one line, got "
+                    f"{type(progress).__name__} {progress!r:.60}")
+
+
 def smallest_params(n_points: int) -> BuildParams:
     """The smallest configuration whose native size 2^(2k) holds n_points (4 lanes, 4 channels)."""
     return BuildParams.smallest_for(n_points, check=HbmLayout)
@@ -42,27 +68,38 @@ def smallest_params(n_points: int) -> BuildParams:
 
 class SimBackend(Backend):
     """Runs transforms on the simulated kernel. Options: params (BuildParams or None), refresh (HBM
-    refresh windows, default on), stalls (random AXI stalls), progress (callable or None),
-    cycle_budget (NTT cycles a run may take before it counts as timed out; default per run size,
-    8 x the ideal cycles of the size that runs + 2^16).
+    refresh windows, default on), stalls (random AXI stalls), progress, cycle_budget (NTT cycles a run
+    may take before it counts as timed out; default per run size, 8 x the ideal cycles of the size that
+    runs + 2^16).
+
+    progress: None or False (default): quiet, the simulator's output stays in its own log (the tail of
+    which a SimulationError quotes); True: a line per stage on stderr (build, simulator start, each
+    kernel call, transfers); a callable: each such line given to it (the CLI writes them to its device
+    log), errors included.
+
+    The build folder (sim/build_root.py) must be writable: checked here, before anything starts
+    (BuildDirUnwritable, a ValueError). Calls are serialized (one lock): two threads sharing the object
+    take turns.
 
     A run that times out or loses the simulator closes the simulated card (the simulation is the
     card: closing it is the reset pyxrt cannot do), so the next run on this object starts a fresh one."""
 
     name = "sim"
 
+    @keywords_checked()
     def __init__(self, params: BuildParams | None = None, *, refresh: bool = True, stalls: bool = False,
-                 progress=None, cycle_budget: int | None = None, **_options):
+                 progress=None, cycle_budget: int | None = None):
         super().__init__()
-        if params is not None and not isinstance(params, BuildParams):
-            raise TypeError(f"params: expected BuildParams or None, got {type(params).__name__}")
-        self._params = params
-        self._refresh = refresh
-        self._stalls = stalls
-        self._progress = progress
-        if cycle_budget is not None and (not isinstance(cycle_budget, int) or cycle_budget < 1):
+        self._params = check_params(params)
+        self._refresh = _check_flag(refresh, "refresh")
+        self._stalls = _check_flag(stalls, "stalls")
+        self._say = _progress_sink(progress)
+        if cycle_budget is not None and (not isinstance(cycle_budget, Integral) or isinstance(cycle_budget, bool)
+                                         or cycle_budget < 1):
             raise ValueError(f"cycle_budget: expected a positive number of cycles, got {cycle_budget!r}")
-        self._cycle_budget = cycle_budget
+        self._cycle_budget = None if cycle_budget is None else int(cycle_budget)
+        self.build_dir = writable_build_base()
+        self._lock = threading.RLock()
         self._device = None
         self._tmp = None
         self.kernel = None          # sim.cosim.SimulatedKernel of the open card
@@ -72,6 +109,10 @@ class SimBackend(Backend):
         #: the kernel's NTT cycles over the calls of the last run (None before the first)
         self.kernel_cycles: int | None = None
         self.kernel_log_n: int | None = None    # log2 of the size the kernel ran last
+
+    def _note(self, line: str) -> None:
+        if self._say is not None:
+            self._say(line)
 
     def params_for(self, n_points: int) -> BuildParams:
         return self._params if self._params is not None else smallest_params(n_points)
@@ -94,26 +135,31 @@ class SimBackend(Backend):
     def open(self, params: BuildParams):
         """Start (or reuse) the simulated card for ``params``: the XRT driver over the fake pyxrt whose
         kernel is the simulation. Returns the driver (host.xrt.XrtBackend)."""
-        if self._device is not None and self._device.params == params:
+        with self._lock:
+            if self._device is not None and self._device.params == params:
+                return self._device
+            self.close()
+            from nantucket.host.xrt import XrtBackend
+            from nantucket.sim.cosim import SimulatedKernel
+            from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin
+
+            quiet = self._say or (lambda line: None)
+
+            def factory(p, hbm, layout):
+                self.kernel = SimulatedKernel(p, hbm, layout, refresh=self._refresh, stalls=self._stalls,
+                                              progress=quiet, cycle_budget=self._cycle_budget)
+                return self.kernel
+
+            self._note(f"sim: starting the simulated card for the {params.tag()} build (builds under "
+                       f"{self.build_dir})")
+            exit_on_termination()           # SIGTERM/SIGHUP: close the simulator and remove scratch files
+            self._tmp = scratch_dir(SCRATCH_PREFIX)
+            xclbin = write_xclbin(Path(self._tmp.name) / "nantucket.xclbin", params)
+            self.machine = FakePyxrt(kernel_factory=factory)
+            self._device = XrtBackend(params, xclbin=xclbin, pyxrt_module=self.machine, timeout_s=24 * 3600.0,
+                                      progress=self._say or False, kernel_computes=SIM_KERNEL_COMPUTES)
+            self._device.after_run = self._count_cycles
             return self._device
-        self.close()
-        from nantucket.host.xrt import XrtBackend
-        from nantucket.sim.cosim import SimulatedKernel
-        from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin
-
-        def factory(p, hbm, layout):
-            self.kernel = SimulatedKernel(p, hbm, layout, refresh=self._refresh, stalls=self._stalls,
-                                          progress=self._progress, cycle_budget=self._cycle_budget)
-            return self.kernel
-
-        exit_on_termination()           # SIGTERM/SIGHUP: close the simulator and remove scratch files
-        self._tmp = scratch_dir(SCRATCH_PREFIX)
-        xclbin = write_xclbin(Path(self._tmp.name) / "nantucket.xclbin", params)
-        self.machine = FakePyxrt(kernel_factory=factory)
-        self._device = XrtBackend(params, xclbin=xclbin, pyxrt_module=self.machine, timeout_s=24 * 3600.0,
-                                  progress=False, kernel_computes=SIM_KERNEL_COMPUTES)
-        self._device.after_run = self._count_cycles
-        return self._device
 
     def _count_cycles(self, log_n: int, batch: int, flags: int) -> None:
         self._cycles.append((log_n, batch, self.kernel.last_ntt_cycles))
@@ -126,7 +172,15 @@ class SimBackend(Backend):
         return None
 
     def run(self, points, inverse: bool = False, *, coset=None, order="nn") -> np.ndarray:
-        from nantucket.host.xrt import KernelTimeout
+        with self._lock:
+            try:
+                return self._run(points, inverse, coset, order)
+            except DeviceError as e:
+                self._note(f"sim: error: {e}")
+                raise
+
+    def _run(self, points, inverse, coset, order) -> np.ndarray:
+        from nantucket.host.xrt import KernelTimeout, XclbinLoadFailed
         from nantucket.sim.cosim import SimulationError
 
         shape = np.shape(points)
@@ -141,6 +195,12 @@ class SimBackend(Backend):
         except SimulationError as e:
             self.close()
             raise DeviceError(f"simulated kernel: {e}") from e
+        except XclbinLoadFailed as e:
+            # the fake pyxrt starts the simulator when the xclbin is loaded: say what failed, the simulator
+            self.close()
+            if isinstance(e.__cause__, SimulationError):
+                raise DeviceError(f"simulated kernel: {e.__cause__}") from e.__cause__
+            raise
         except KernelTimeout as e:
             budget = self.kernel.run_budget if self.kernel is not None else None
             self.close()
@@ -182,6 +242,10 @@ class SimBackend(Backend):
         return self._last_driver.locate(index) if self._last_driver is not None else None
 
     def close(self) -> None:
+        with self._lock:
+            self._close()
+
+    def _close(self) -> None:
         if self._device is not None:
             self._device.close(card_reset=True)     # the simulator (the card) is closed next
             self._device = None

@@ -61,10 +61,13 @@ refuses new runs with a clear :class:`KernelTimeout` until the timed-out run has
 
 from __future__ import annotations
 
+import functools
+import math
 import os
 import sys
 import time
 from dataclasses import replace
+from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
@@ -74,7 +77,7 @@ from nantucket.hw.model import regmap as R
 from nantucket.hw.model.layout import BEAT_BYTES, CHANNEL_WINDOW_BYTES, PAGE_BYTES, HbmLayout, extension_pairs
 from nantucket.hw.model.params import BuildParams
 from nantucket.sim.build_root import build_base
-from .backend_base import Backend, DeviceError
+from .backend_base import Backend, DeviceError, check_params, keywords_checked
 from .hbm_io import gather_rows, scatter_extended, scatter_rows
 from .kernel_plan import KERNEL_TRANSFORMS, plan_transform
 
@@ -88,6 +91,8 @@ __all__ = [
 SETUP_HINT = "source /opt/xilinx/xrt/setup.sh"
 #: Sizes from which scatter/gather and the transfers show progress on stderr.
 PROGRESS_MIN_POINTS = 1 << 20
+#: The longest wait XRT's run.wait takes (a C int of milliseconds); longer ones wait without a limit.
+_MAX_WAIT_MS = 2**31 - 1
 #: Buffers of runs that timed out, kept alive (not freed) while their kernel may still write them.
 _STRANDED: list = []
 
@@ -100,8 +105,9 @@ class XrtUnavailable(XrtError):
     """pyxrt cannot be imported (XRT not installed or its setup script not sourced)."""
 
 
-class XclbinNotFound(XrtError):
-    """No xclbin at the given (or default) path."""
+class XclbinNotFound(XrtError, ValueError):
+    """No xclbin file at the given (or default) path: nothing there, or a directory. A bad argument (a
+    ValueError, exit 2 on the command line) as much as a device error."""
 
 
 class DeviceOpenFailed(XrtError):
@@ -225,6 +231,32 @@ def default_xclbin() -> Path:
     return build_base() / target / f"{R.KERNEL_NAME}.xclbin"
 
 
+def _check_timeout(timeout_s) -> float | None:
+    """``timeout_s``: None (the default), a positive number of seconds, or math.inf (no limit)."""
+    if timeout_s is None:
+        return None
+    if not isinstance(timeout_s, Real) or isinstance(timeout_s, (bool, np.bool_)):
+        raise TypeError(f"timeout_s: expected a positive number of seconds (or None), got "
+                        f"{type(timeout_s).__name__} {timeout_s!r:.60}")
+    timeout_s = float(timeout_s)
+    if not timeout_s > 0:           # also nan
+        raise ValueError(f"timeout_s: expected a positive number of seconds, got {timeout_s!r}")
+    return timeout_s
+
+
+def _check_computes(kernel_computes) -> frozenset:
+    """``kernel_computes``: a collection of names from KERNEL_TRANSFORMS (a str is not one)."""
+    if isinstance(kernel_computes, (str, bytes)) or not isinstance(kernel_computes, (set, frozenset, list, tuple)):
+        raise TypeError(f"kernel_computes: expected a set of transform names (from "
+                        f"{', '.join(sorted(KERNEL_TRANSFORMS))}), got {type(kernel_computes).__name__} "
+                        f"{kernel_computes!r:.60}")
+    unknown = [c for c in kernel_computes if c not in KERNEL_TRANSFORMS]
+    if unknown:
+        raise ValueError(f"kernel_computes: unknown transforms {unknown} (known: "
+                         f"{', '.join(sorted(KERNEL_TRANSFORMS))})")
+    return frozenset(kernel_computes)
+
+
 #: ID registers that report the kernel's native log_n range (read and checked when the register map has them).
 _RANGE_IDS = ("MIN_LOG_N", "MAX_LOG_N")
 
@@ -291,6 +323,21 @@ class _Call:
         return False
 
 
+def _noting_errors(method):
+    """An XrtError leaving ``method`` is first written to the device log (:meth:`XrtBackend._note`), once
+    however many noting methods it crosses."""
+    @functools.wraps(method)
+    def noting(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except XrtError as e:
+            if not getattr(e, "noted", False):
+                e.noted = True
+                self._note(f"xrt: error: {e}")
+            raise
+    return noting
+
+
 class _Progress:
     """Progress with elapsed time for long transfers: ``to-device: 12/16 channels, 96.0 MiB, 0.31 s``.
 
@@ -335,47 +382,62 @@ class XrtBackend(Backend):
     - pyxrt_module: the pyxrt module to use (tests pass :class:`sim.fake_pyxrt.FakePyxrt`);
     - layout: an HbmLayout instance used for runs of its size (``layout.log_n``); every size uses
       ``hw.model.layout.HbmLayout(params, log_n)`` by default;
-    - timeout_s: kernel wait timeout; default 10 s on a card, unlimited under XCL_EMULATION_MODE;
-    - progress: None (stderr from 2^20 points on), False, or a callable taking one line;
+    - timeout_s: kernel wait timeout, a positive real number of seconds (math.inf: no limit); default
+      10 s on a card, unlimited under XCL_EMULATION_MODE;
+    - progress: None (transfer progress on stderr from 2^20 points on), False, True (always), or a
+      callable taking one line, which also gets a line per stage (opening, loading, each kernel call)
+      and every XrtError before it is raised: the device log of the command line;
     - kernel_computes: which of "inverse", "coset", "batch" the kernel computes (default all; the sim
       backend passes none while its Verilog kernel computes only the forward transform of one batch
       element), the host doing the rest (host/kernel_plan.py).
+
+    Every argument is checked before pyxrt is imported or the card opened; an unknown keyword is a
+    TypeError naming it and the valid ones; a missing xclbin or a directory is XclbinNotFound (also a
+    ValueError: a bad argument).
     """
 
     name = "xrt"
 
+    @keywords_checked()
     def __init__(self, params: BuildParams | None = None, xclbin=None, device: int = 0,
                  pyxrt_module=None, *, layout=None, timeout_s: float | None = None, progress=None,
-                 kernel_computes=KERNEL_TRANSFORMS, **_options):
+                 kernel_computes=KERNEL_TRANSFORMS):
         super().__init__()
-        if params is not None and not isinstance(params, BuildParams):
-            raise TypeError(f"params: expected BuildParams or None, got {type(params).__name__}")
-        if not isinstance(device, int) or isinstance(device, bool) or device < 0:
+        check_params(params)
+        if not isinstance(device, Integral) or isinstance(device, bool):
+            raise TypeError(f"device: expected a device index (int >= 0), got {type(device).__name__} {device!r}")
+        if device < 0:
             raise ValueError(f"device: expected a device index >= 0, got {device!r}")
-        if timeout_s is not None and not timeout_s > 0:
-            raise ValueError(f"timeout_s: expected a positive number of seconds, got {timeout_s!r}")
-        self._xrt = pyxrt_module if pyxrt_module is not None else import_pyxrt()
+        device = int(device)
+        timeout_s = _check_timeout(timeout_s)
+        if not (progress is None or isinstance(progress, bool) or callable(progress)):
+            raise TypeError(f"progress: expected None, True, False or a callable taking one line, got "
+                            f"{type(progress).__name__} {progress!r:.60}")
+        computes = _check_computes(kernel_computes)
+        if xclbin is not None and not isinstance(xclbin, (str, os.PathLike)):
+            raise TypeError(f"xclbin: expected a path (str or os.PathLike), got {type(xclbin).__name__} {xclbin!r:.60}")
         self.xclbin_path = Path(xclbin) if xclbin is not None else default_xclbin()
+        if self.xclbin_path.is_dir():
+            raise XclbinNotFound(f"xclbin: {self.xclbin_path} is a directory, not an xclbin file")
         if not self.xclbin_path.is_file():
             raise XclbinNotFound(f"xclbin: {self.xclbin_path} does not exist (build it with "
                                  "`make build TARGET=hw`, or pass --xclbin PATH)")
+        self._progress_opt = progress
+        self._xrt = pyxrt_module if pyxrt_module is not None else import_pyxrt()
         emulated = os.environ.get("XCL_EMULATION_MODE") in ("hw_emu", "sw_emu")
         if timeout_s is None:
             timeout_s = None if emulated else 10.0
+        elif math.isinf(timeout_s):
+            timeout_s = None            # no limit
         emconfig = self.xclbin_path.parent / "emconfig.json"
         if emulated and "EMCONFIG_PATH" not in os.environ and emconfig.is_file():
             # XRT looks for emconfig.json next to the executable (python) unless told where.
             os.environ["EMCONFIG_PATH"] = str(emconfig.parent.resolve())
             self.report["Emulation"] = f"{os.environ['XCL_EMULATION_MODE']}, EMCONFIG_PATH={emconfig.parent}"
         self.timeout_s = timeout_s
-        self._progress_opt = progress
         self.device_index = device
-        unknown = set(kernel_computes) - KERNEL_TRANSFORMS
-        if unknown:
-            raise ValueError(f"kernel_computes: unknown transforms {sorted(unknown)} (known: "
-                             f"{', '.join(sorted(KERNEL_TRANSFORMS))})")
         #: what the kernel computes itself; the host does the rest (host/kernel_plan.py)
-        self.kernel_computes = frozenset(kernel_computes)
+        self.kernel_computes = computes
         self._scratch: DeviceBuffers | None = None      # the buffers of run(), kept while they fit
         self._last_run = None           # (plan, layout, batch limit) of the last run, for locate()
         #: (log_n, batch, flags) of every kernel call that completed, in order
@@ -388,9 +450,18 @@ class XrtBackend(Backend):
         self._stuck_run = None          # a run that timed out and may still be running
         self._last_shift = 0            # the coset shift last sent (left in the register between cosets)
         self._stuck_bos: dict = {}      # its buffers (kept referenced, so never freed under it)
+        self._device = None
+        self._open_noting(device, params, layout)
 
+    @_noting_errors
+    def _open_noting(self, device: int, params: BuildParams | None, layout) -> None:
+        self._open(device, params, layout)
+
+    def _open(self, device: int, params: BuildParams | None, layout) -> None:
+        self._note(f"xrt: opening device {device}")
         with _Call(DeviceOpenFailed, f"device {device}: cannot open"):
             self._device = self._xrt.device(device)
+        self._note(f"xrt: loading {self.xclbin_path}")
         with _Call(XclbinLoadFailed, f"xclbin {self.xclbin_path}: cannot load"):
             xb = self._xrt.xclbin(str(self.xclbin_path))
             self._uuid = self._device.load_xclbin(xb)
@@ -411,9 +482,16 @@ class XrtBackend(Backend):
             self._layouts[layout.log_n] = layout
         self._windows = self._channel_windows(xb)
         if not self._id_read:
+            self._note("xrt: no ID registers in this pyxrt: a self-test transform of a known input")
             self._self_test()
+        self._note(f"xrt: kernel '{R.KERNEL_NAME}' ready, {self.params.tag()} build; {self.report['Identity']}")
         self.report.update({"Device": f"{device}", "xclbin": str(self.xclbin_path),
                             "Build params": self.params.tag()})
+
+    def _note(self, line: str) -> None:
+        """A line for the device log: given to the ``progress`` callable (nowhere otherwise)."""
+        if callable(self._progress_opt):
+            self._progress_opt(line)
 
     # -- setup -------------------------------------------------------------------------------------
 
@@ -587,6 +665,7 @@ class XrtBackend(Backend):
         self._scratch = self.allocate(layout, batch)
         return self._scratch
 
+    @_noting_errors
     def allocate(self, layout: HbmLayout, batch: int = 1) -> DeviceBuffers:
         """New buffers, one per HBM channel on its master's bank, each of ``batch`` regions of
         ``layout.channel_bytes`` (for device-resident arrays; ``run`` keeps its own)."""
@@ -687,6 +766,7 @@ class XrtBackend(Backend):
             prog.step(i + 1, nbytes)
         return nbytes * len(chans)
 
+    @_noting_errors
     def upload(self, bufs: DeviceBuffers, rows: np.ndarray, *, reverse: bool = False,
                buffer: str = "input", sink=None) -> int:
         """Place the (B, N) canonical ``rows`` (bit-reversed order with ``reverse``) as ``buffer`` of a
@@ -701,6 +781,7 @@ class XrtBackend(Backend):
         prog.note(f"scattered {rows.size} points over {len(chans)} channels in {time.perf_counter() - t0:.2f} s")
         return self._sync(bufs, chans, layout.channel_bytes * batch, True, prog)
 
+    @_noting_errors
     def upload_extended(self, bufs: DeviceBuffers, rows: np.ndarray, *, sink=None) -> int:
         """Place the (B, M) canonical ``rows`` as the zero-extended input of a run of ``bufs``' size T
         (``input_log_m`` = log2(M), which needs ``rmap.extension_ok(log2 M, log2 T)``): only the units of
@@ -722,6 +803,7 @@ class XrtBackend(Backend):
                   f"channels in {time.perf_counter() - t0:.2f} s")
         return self._sync(bufs, chans, layout.channel_bytes * batch, True, prog)
 
+    @_noting_errors
     def download(self, bufs: DeviceBuffers, batch: int, *, reverse: bool = False, buffer: str = "output",
                  sink=None, log_n: int | None = None) -> np.ndarray:
         """Sync the first ``batch`` regions of ``buffer``'s channels (of 2^log_n-point runs; default the
@@ -736,6 +818,7 @@ class XrtBackend(Backend):
         prog.note(f"gathered {rows.size} points in {time.perf_counter() - t0:.2f} s")
         return rows
 
+    @_noting_errors
     def run(self, points: np.ndarray, inverse: bool = False, *, coset: int | None = None,
             order: str = "nn") -> np.ndarray:
         """The transform of ``points``: 1-D (n points) or 2-D (B rows of n points, each transformed);
@@ -796,6 +879,7 @@ class XrtBackend(Backend):
         offset = int(offset[0]) + (row % limit) * layout.channel_bytes
         return f"HBM channel {int(channel[0])}, byte 0x{offset:x}"
 
+    @_noting_errors
     def execute(self, bufs: DeviceBuffers, batch: int = 1, *, inverse: bool = False,
                 coset: int | None = None, log_n: int | None = None, input_log_m: int = 0,
                 chain_log_n: int = 0) -> None:
@@ -847,7 +931,12 @@ class XrtBackend(Backend):
             run.set_arg(self.rmap.arg("input_log_m").index, input_log_m)
             run.set_arg(self.rmap.arg("chain_log_n").index, chain_log_n)
             run.start()
+        # 0 waits without a limit; a longer limit than XRT's C int of milliseconds holds is none either
         timeout_ms = 0 if self.timeout_s is None else max(1, int(self.timeout_s * 1000))
+        timeout_ms = 0 if timeout_ms > _MAX_WAIT_MS else timeout_ms
+        self._note(f"xrt: kernel call: 2^{log_n} points, batch {batch}, flags 0x{flags:x}"
+                   + (f", input_log_m {input_log_m}" if input_log_m else "")
+                   + (f", chain_log_n {chain_log_n}" if chain_log_n else ""))
         t0 = time.perf_counter()
         try:
             with _Call(KernelFailed, "waiting for the kernel"):
@@ -882,6 +971,7 @@ class XrtBackend(Backend):
                                f"not valid{self._status_note(status)}")
         if status:
             raise KernelFailed(f"the kernel reported a device error:{self._status_note(status)}")
+        self._note(f"xrt: kernel done in {waited:.3f} s")
 
     def _read_status(self) -> int | None:
         """The STATUS word, or None when this pyxrt cannot read registers."""

@@ -8,17 +8,22 @@
   outputs and may be read-only): the per-user cache, ``$XDG_CACHE_HOME/nantucket``, or
   ``~/.cache/nantucket`` when XDG_CACHE_HOME is unset or not absolute (the XDG base directory rule).
 
+:func:`writable_build_base` is the build folder after checking that this process can write there
+(:class:`BuildDirUnwritable` otherwise, a ValueError naming the folder and why).
+
 Standard library only: the host backends import this without loading the HDL.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 import tomllib
 from pathlib import Path
 from typing import Mapping
 
-__all__ = ["BUILD_DIR_ENV", "PACKAGE_PARENT", "checkout_root", "build_base"]
+__all__ = ["BUILD_DIR_ENV", "PACKAGE_PARENT", "checkout_root", "build_base", "writable_build_base",
+           "BuildDirUnwritable"]
 
 #: Environment variable naming the build folder (the one that holds sim/, lint/, hw/, hw_emu/ ...).
 BUILD_DIR_ENV = "NANTUCKET_BUILD_DIR"
@@ -48,3 +53,27 @@ def build_base(environ: Mapping[str, str] | None = None, package_parent: Path = 
     cache = env.get("XDG_CACHE_HOME", "")
     home = Path(env["HOME"]) if env.get("HOME") else Path.home()
     return (Path(cache) if os.path.isabs(cache) else home / ".cache") / "nantucket"
+
+
+class BuildDirUnwritable(ValueError):
+    """The build folder cannot be created or written (a setting to change, not a device fault)."""
+
+
+def writable_build_base(environ: Mapping[str, str] | None = None,
+                        package_parent: Path = PACKAGE_PARENT) -> Path:
+    """:func:`build_base`, created if missing, after writing and removing a probe file in it; raises
+    BuildDirUnwritable naming the folder (and NANTUCKET_BUILD_DIR when that chose it) and the reason."""
+    env = os.environ if environ is None else environ
+    base = build_base(env, package_parent)
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=base, prefix=".nantucket-probe-"):
+            pass
+    except OSError as e:
+        why = e.strerror or str(e)
+        if env.get(BUILD_DIR_ENV):
+            raise BuildDirUnwritable(f"{BUILD_DIR_ENV}={env[BUILD_DIR_ENV]}: cannot write the build folder "
+                                     f"{base} ({why}); point {BUILD_DIR_ENV} at a writable folder") from e
+        raise BuildDirUnwritable(f"build folder {base}: cannot write there ({why}); set {BUILD_DIR_ENV} to "
+                                 "a writable folder") from e
+    return base

@@ -76,7 +76,7 @@ class SimulatedKernel:
     cycle_budget: NTT cycles every run may take before the driver sees a timeout; None (default): per run,
     8 x ``params.ideal_cycles(log_n)`` of the run's size + 2^16 (see :meth:`budget_for`), so a small run
     that hangs is caught quickly. ``run_budget`` is the budget of the last run started.
-    progress: callable(str) for build/run progress lines (default: stderr).
+    progress: callable(str) for build/run progress lines, the runner's included (default: stderr).
     """
 
     def __init__(self, params: BuildParams, hbm, layout, *, refresh: bool = True, stalls: bool = False,
@@ -121,12 +121,14 @@ class SimulatedKernel:
     def _simulate(self, path, refresh, stalls, seed):
         try:
             from nantucket.sim.kernel_harness import KernelHarness
-            from nantucket.sim.runner import run_bench
+            from nantucket.sim.runner import lines_to, run_bench
             harness = KernelHarness(self.params)
-            run_bench(harness, name="kernel_harness", params={"params": self.params.as_dict()},
-                      test_module="nantucket.sim.bench_cosim", plusargs=(f"+{HBM_DIR_PLUSARG}={self._dir.name}",),
-                      log_file=self._log_path(),
-                      facts={"socket": path, "refresh": int(refresh), "stalls": int(stalls), "seed": seed})
+            # the runner's own lines (build, start, result) are this card's progress, like its [cosim] ones
+            with lines_to(self.progress):
+                run_bench(harness, name="kernel_harness", params={"params": self.params.as_dict()},
+                          test_module="nantucket.sim.bench_cosim",
+                          plusargs=(f"+{HBM_DIR_PLUSARG}={self._dir.name}",), log_file=self._log_path(),
+                          facts={"socket": path, "refresh": int(refresh), "stalls": int(stalls), "seed": seed})
         except BaseException as e:            # reported to the waiting host thread
             self._error = e
 

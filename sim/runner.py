@@ -57,12 +57,14 @@ Environment:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import shutil
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Mapping
@@ -99,8 +101,28 @@ class SimBuildFailed(RuntimeError):
     """A simulation build failed; the message names its log file."""
 
 
-def _log(msg: str) -> None:
-    print(f"[sim.runner] {msg}", file=sys.stderr, flush=True)
+#: This thread's receiver of the runner's lines (:func:`lines_to`); stderr when unset.
+_sink = threading.local()
+
+
+def _log(msg: str, write=None) -> None:
+    write = write or getattr(_sink, "write", None)
+    if write is not None:
+        write(f"[sim.runner] {msg}")
+    else:
+        print(f"[sim.runner] {msg}", file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def lines_to(write):
+    """Within the block, the runner's lines from this thread (and its build ticker) go to ``write(line)``
+    instead of stderr: the simulated card (sim/cosim.py) passes its own progress callback."""
+    saved = getattr(_sink, "write", None)
+    _sink.write = write
+    try:
+        yield
+    finally:
+        _sink.write = saved
 
 
 def _shown(path: Path) -> str:
@@ -397,12 +419,13 @@ class _ticker:
     def __init__(self, what: str, t0: float, every: float = 60.0):
         import threading
         self._what, self._t0, self._every = what, t0, every
+        self._write = getattr(_sink, "write", None)         # the ticker thread logs where its starter does
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self):
         while not self._stop.wait(self._every):
-            _log(f"{self._what}: {time.monotonic() - self._t0:.0f} s elapsed")
+            _log(f"{self._what}: {time.monotonic() - self._t0:.0f} s elapsed", self._write)
 
     def __enter__(self):
         self._thread.start()

@@ -192,7 +192,12 @@ def test_progress_lines(tmp_path):
     lines = []
     be = X.XrtBackend(params, xclbin=write_xclbin(tmp_path / "p.xclbin", params), pyxrt_module=fake,
                       progress=lines.append)
+    del lines[:]                                    # the stage lines of the opening (tests/test_api_hardening.py)
     be.run(points(params.n_points))
+    stages = [line for line in lines if line.startswith("xrt: ")]
+    assert stages == [f"xrt: kernel call: 2^{params.log_n} points, batch 1, flags 0x0", stages[1]]
+    assert stages[1].startswith("xrt: kernel done in ")
+    lines = [line for line in lines if not line.startswith("xrt: ")]
     layout = Layout(params)
     n_in, n_out = len(layout.read_channels(1)), len(layout.write_channels(2))
     assert [l.split(",")[0] for l in lines if "/" in l] == \

@@ -2,6 +2,9 @@
 
 import numpy as np
 
+from nantucket.host.backend_base import unknown_keyword_error
+from nantucket.host.backends import backend_options
+
 from . import checks as C
 from .device import DeviceArray, open as open_device
 
@@ -17,9 +20,11 @@ def ntt(x, *, inverse: bool = False, coset: int | None = None, order: str = "nn"
     coset: shift g, 0 < g < p, or None. order: "nn", "nr", "rn", "rr" (input then output order,
     n = natural, r = bit-reversed). backend and options: as for :func:`nantucket.open`.
 
-    Every argument is checked before the backend is opened; for several transforms on one device
-    (sim and xrt start a simulator or open a card) use :func:`nantucket.open`.
+    Every argument is checked before the backend is opened, a keyword that neither this function nor
+    the backend takes included (TypeError naming it and the valid ones); for several transforms on one
+    device (sim and xrt start a simulator or open a card) use :func:`nantucket.open`.
     """
+    _check_keywords("ntt", ("inverse", "coset", "order", "backend"), backend, options)
     if isinstance(x, DeviceArray):
         raise TypeError("x: a DeviceArray is transformed by its device: use dev.ntt(a) (or a.numpy())")
     points = C.as_points(x)
@@ -34,4 +39,16 @@ def ntt(x, *, inverse: bool = False, coset: int | None = None, order: str = "nn"
 
 def intt(x, *, coset: int | None = None, order: str = "nn", backend: str = "model", **options) -> np.ndarray:
     """The inverse NTT of x: ``ntt(x, inverse=True, ...)``."""
+    _check_keywords("intt", ("coset", "order", "backend"), backend, options)
     return ntt(x, inverse=True, coset=coset, order=order, backend=backend, **options)
+
+
+def _check_keywords(what: str, own: tuple[str, ...], backend, options: dict) -> None:
+    """The backend's name, then every keyword in ``options`` against those it takes: an unknown one is a
+    TypeError naming it and the valid ones (this function's and the backend's)."""
+    valid = backend_options(backend)
+    if valid is None:
+        return
+    unknown = [k for k in options if k not in valid]
+    if unknown:
+        raise unknown_keyword_error(what, unknown, own + valid)

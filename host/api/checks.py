@@ -43,6 +43,9 @@ def as_points(x, name: str = "x") -> np.ndarray:
     lists or tuples of ints. Raises TypeError for any other type or dtype and ValueError for values
     >= p, shapes other than 1-D/2-D, empty arrays and lengths that are not powers of two.
     """
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(f"{name}: a masked array (numpy.ma) is not accepted: its mask would be ignored; pass "
+                        f"{name}.filled(v) (masked points set to v) or {name}.data (the values underneath)")
     if isinstance(x, np.ndarray):
         if x.dtype.kind != "u" or x.dtype.itemsize != 8:
             raise TypeError(f"{name}: expected a numpy uint64 array, got dtype {x.dtype} (signed and float "
@@ -90,16 +93,27 @@ def check_shift(g, name: str = "coset") -> int:
 
 
 def check_order(order) -> str:
+    if not isinstance(order, str):
+        raise TypeError(f"order: expected a str, one of {', '.join(ORDERS)} (input then output order; "
+                        f"n = natural, r = bit-reversed), got {type(order).__name__} {order!r:.60}")
     if order not in ORDERS:
         raise ValueError(f"order: expected one of {', '.join(ORDERS)} (input then output order; "
                          f"n = natural, r = bit-reversed), got {order!r}")
-    return order
+    return str(order)
 
 
 def check_blowup(blowup) -> int:
     if not _is_int(blowup) or blowup < 1 or blowup & (blowup - 1):
         raise ValueError(f"blowup: expected a power of two >= 1, got {blowup!r}")
     return int(blowup)
+
+
+def check_extension(m: int, blowup: int, name: str = "values") -> None:
+    """The LDE of M = m points to blowup x M points must stay within the field's largest transform size."""
+    if m * blowup > 1 << TWO_ADICITY:
+        raise ValueError(f"blowup: {blowup} (2^{blowup.bit_length() - 1}) x {m} points = "
+                         f"2^{(m * blowup).bit_length() - 1} points is beyond the field's largest transform "
+                         f"size 2^{TWO_ADICITY} ({name} has {m} points per row)")
 
 
 def check_size(backend_name: str, reason: str | None, name: str = "x") -> None:

@@ -17,11 +17,21 @@ or any registered one). There are two kinds, with one interface:
 
 ``transfers`` counts the bytes each device moved between host memory and the backend's memory;
 ``relayouts`` the host round trips a resident array needed between transforms (see resident.py).
+
+Every public method refuses a keyword it does not take (TypeError naming it and the valid ones) and
+holds the device's lock while it runs: threads sharing a device take turns (docs/api.md, "Threads").
+The model device refuses, before allocating, a transform whose arrays and temporaries would not fit in
+the memory the machine has available (host/memory.py).
 """
+
+import functools
+import threading
 
 import numpy as np
 
-from nantucket.host.backends import Backend, ModelBackend, make_backend
+from nantucket.host.backend_base import keywords_checked
+from nantucket.host.backends import Backend, ModelBackend, check_options, make_backend
+from nantucket.host.memory import check_fits
 from nantucket.hw.model import ntt as ntt_model
 
 from . import checks as C
@@ -34,6 +44,19 @@ __all__ = ["Device", "ModelDevice", "BackendDevice", "DeviceArray", "open"]
 #: through the model's fast four-step transform (the model's own threshold between the two).
 _RADIX2_MAX = 1 << ntt_model.RADIX2_MAX_LOG_N
 _CHUNK_POINTS = 1 << 16
+#: Calls that allocate less are not checked against the available memory (reading it costs ~0.1 ms,
+#: a small transform ~1 ms)
+_MEMORY_CHECK_MIN_BYTES = 16 << 20
+
+
+def _serialized(method):
+    """Run ``method`` holding its device's lock (a DeviceArray's: its device's)."""
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        device = self if isinstance(self, Device) else self._device
+        with device._lock:
+            return method(self, *args, **kwargs)
+    return locked
 
 
 class DeviceArray:
@@ -68,6 +91,8 @@ class DeviceArray:
     def __len__(self) -> int:
         return self.shape[0]
 
+    @keywords_checked("DeviceArray.numpy")
+    @_serialized
     def numpy(self) -> np.ndarray:
         """A new numpy uint64 array with the contents (moved from the device)."""
         self._device._check_open()
@@ -87,13 +112,15 @@ class Device:
 
     Transform methods take a :class:`DeviceArray` of this device (transformed in place and returned)
     or anything :func:`nantucket.ntt` takes (moved to the device first; a new DeviceArray is returned).
-    A device is not thread-safe.
+    Calls are serialized: a thread calling while another's call runs waits for it (one lock per device,
+    its arrays' ``numpy`` included).
     """
 
     def __init__(self, name: str, backend: Backend):
         self.name = name
         self.backend = backend
         self.closed = False
+        self._lock = threading.RLock()
         #: bytes moved between host memory and the backend's memory so far
         self.transfers = {"to-device": 0, "from-device": 0}
         #: host round trips of resident arrays between transforms (a placement change; see resident.py)
@@ -123,28 +150,48 @@ class Device:
 
     # -- public ------------------------------------------------------------------------------------------
 
+    @keywords_checked("Device.asarray")
+    @_serialized
     def asarray(self, x) -> DeviceArray:
         """x (numpy uint64 array or list of ints, 1-D or 2-D) as a DeviceArray on this device.
         A DeviceArray of this device is returned as is."""
         return self._device_array(x, "x")
 
+    @keywords_checked("Device.ntt")
+    @_serialized
     def ntt(self, a, *, inverse: bool = False, coset: int | None = None, order: str = "nn") -> DeviceArray:
         """The NTT (or with inverse=True the inverse NTT) of every row of a, in place; returns a.
         If a run fails, a keeps its previous contents (on a card: unless the kernel got to write them).
 
         coset: shift g (0 < g < p) or None; order: "nn", "nr", "rn" or "rr" (input then output order,
         n = natural, r = bit-reversed). See docs/api.md for the definitions."""
+        self._check_open()
         inverse = C.check_inverse(inverse)
         coset = None if coset is None else C.check_shift(coset)
         order = C.check_order(order)
-        a = self._device_array(a, "a")
+        points = None
+        if isinstance(a, DeviceArray):
+            self._check_own(a, "a")
+            shape = a.shape
+        else:
+            points = C.as_points(a, "a")
+            shape = points.shape
+            self._check_sizes("a", shape[-1])
+        self._check_memory(self._transform_bytes(shape, inverse) + (0 if points is None else points.nbytes),
+                           f"{'inverse ' if inverse else ''}ntt of {_shape_text(shape)}")
+        if points is not None:
+            a = self._load(points)
         a._store = self._transform(a._store, inverse, coset, order)
         return a
 
+    @keywords_checked("Device.intt")
+    @_serialized
     def intt(self, a, *, coset: int | None = None, order: str = "nn") -> DeviceArray:
         """The inverse NTT of every row of a, in place; returns a. Same arguments as :meth:`ntt`."""
         return self.ntt(a, inverse=True, coset=coset, order=order)
 
+    @keywords_checked("Device.lde")
+    @_serialized
     def lde(self, values, blowup: int, shift: int) -> DeviceArray:
         """Low-degree extension, as one sequence on the device; returns a new DeviceArray.
 
@@ -157,16 +204,24 @@ class Device:
         shift = C.check_shift(shift, "shift")
         if isinstance(values, DeviceArray):
             self._check_own(values, "values")
-            self._check_sizes("values", values.shape[-1], values.shape[-1] * blowup)
-            shape, store = values.shape, values._store
+            shape = values.shape
         else:
             points = C.as_points(values, "values")
-            self._check_sizes("values", points.shape[-1], points.shape[-1] * blowup)
             shape = points.shape
+        C.check_extension(shape[-1], blowup)
+        self._check_sizes("values", shape[-1], shape[-1] * blowup)
+        copy = 0 if isinstance(values, DeviceArray) else points.nbytes
+        self._check_memory(self._lde_bytes(shape, blowup) + copy,
+                           f"lde to {_shape_text(shape[:-1] + (shape[-1] * blowup,))}")
+        if isinstance(values, DeviceArray):
+            store = values._store
+        else:
             store = self._values_store(np.ascontiguousarray(points.reshape(-1, points.shape[-1])))
         store = self._lde(store, blowup, shift)
         return DeviceArray(self, store, shape[:-1] + (shape[-1] * blowup,))
 
+    @keywords_checked("Device.close")
+    @_serialized
     def close(self) -> None:
         """Release the backend; the device's arrays become unusable."""
         if not self.closed:
@@ -189,6 +244,7 @@ class Device:
             return x
         points = C.as_points(x, name)
         self._check_sizes(name, points.shape[-1])
+        self._check_memory(points.nbytes, f"{name}: {_shape_text(points.shape)} on the device")
         return self._load(points)
 
     def _load(self, points: np.ndarray) -> DeviceArray:
@@ -211,6 +267,24 @@ class Device:
         for n in sizes:
             C.check_size(self.name, self.backend.supports(n), name)
 
+    # -- memory: what a call allocates on the host, checked before it does (0: nothing worth checking) --
+
+    def _check_memory(self, nbytes: int, what: str) -> None:
+        if nbytes >= _MEMORY_CHECK_MIN_BYTES:
+            check_fits(nbytes, what)
+
+    def _transform_bytes(self, shape: tuple[int, ...], inverse: bool) -> int:
+        return 0
+
+    def _lde_bytes(self, shape: tuple[int, ...], blowup: int) -> int:
+        return 0
+
+
+def _shape_text(shape: tuple[int, ...]) -> str:
+    """(8, 2^20) -> '8 x 2^20 points'; (2^31,) -> '2^31 points'."""
+    n = f"2^{shape[-1].bit_length() - 1}"
+    return f"{shape[0]} x {n} points" if len(shape) > 1 else f"{n} points"
+
 
 class ModelDevice(Device):
     """The golden model: the arrays' buffers are the device memory and are transformed where they are."""
@@ -220,11 +294,39 @@ class ModelDevice(Device):
         return rows.copy()
 
     def _fetch(self, rows):
+        self._check_memory(rows.nbytes, f"the copy of {_shape_text(rows.shape if len(rows) > 1 else rows.shape[1:])}")
         self.transfers["from-device"] += rows.nbytes
         return rows.copy()
 
     def _transform(self, rows, inverse, coset, order):
         return T.transform(rows, self._rows_ntt, inverse, coset, order)
+
+    # The model's peak allocations, measured with tracemalloc (numpy reports its buffers) and rounded up:
+    # a transform holds about three arrays of the whole size at once (the bit-reversed or scaled copy, the
+    # result of the row transforms, the scaled result) plus the temporaries of the row transforms. Rows
+    # up to 2^10 points go through the radix-2 model in chunks of 2^16 points, about 14 chunks' worth (as
+    # much as the coset scale's chunks); a longer row through the four-step model, about 5 rows' worth
+    # forward and 14 inverse (its 1/N scale is a field multiplication of the whole row), plus its batches
+    # of up to 2^15 points in two threads (about 24 batches' worth). An LDE holds the coefficients twice
+    # (before and after the coset scale), the zero-extended array, its transform and that transform's
+    # temporaries.
+
+    @staticmethod
+    def _row_temps(n: int, total: int, inverse: bool) -> int:
+        chunked = 14 * 8 * min(total, _CHUNK_POINTS)      # also the coset scale's (transforms.py)
+        if n <= _RADIX2_MAX:
+            return chunked
+        return max(chunked, (14 if inverse else 5) * 8 * n + 24 * 8 * min(n, 1 << 15))
+
+    def _transform_bytes(self, shape, inverse):
+        total = int(np.prod(shape))
+        return 3 * 8 * total + self._row_temps(shape[-1], total, inverse)
+
+    def _lde_bytes(self, shape, blowup):
+        total = int(np.prod(shape))
+        m, t = shape[-1], shape[-1] * blowup
+        return (2 * 8 * total + 3 * 8 * total * blowup
+                + max(self._row_temps(m, total, True), self._row_temps(t, total * blowup, False)))
 
     def _lde(self, rows, blowup, shift):
         return T.lde(rows, self._rows_ntt, blowup, shift)
@@ -380,9 +482,12 @@ class BackendDevice(Device):
 
 def open(backend: str = "model", **options) -> Device:
     """Open a device: ``backend`` is a name of host.backends (model, sim, xrt, ...), ``options`` its
-    constructor options (e.g. params=BuildParams(...) for sim, xclbin=... and device=... for xrt)."""
+    constructor's (params=BuildParams(...) for every backend; refresh, stalls, progress, cycle_budget
+    for sim; xclbin, device, timeout_s, progress, ... for xrt). An option the backend does not take is a
+    TypeError naming it and the valid ones (host.backends.backend_options)."""
     if not isinstance(backend, str):
         raise TypeError(f"backend: expected a backend name (str), got {type(backend).__name__}")
+    check_options(backend, options, f"open({backend!r})")
     dev = make_backend(backend, **options)
     kind = ModelDevice if isinstance(dev, ModelBackend) else BackendDevice
     return kind(backend, dev)

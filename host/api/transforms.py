@@ -24,9 +24,26 @@ from nantucket.hw.model.ntt import bit_reverse_indices, log2_exact
 RowsNtt = Callable[[np.ndarray, bool], np.ndarray]
 
 
+#: Points per field multiplication of :func:`coset_scale`: a multiplication makes about ten temporaries
+#: the size of its operands, so a whole large array at once would need ten times its size.
+SCALE_CHUNK_POINTS = 1 << 16
+
+
 def coset_scale(rows: np.ndarray, g: int) -> np.ndarray:
-    """rows[:, j] * g^j for every row (a new array)."""
-    return F.vmul(rows, F.powers(g, rows.shape[-1]))
+    """rows[:, j] * g^j for every row of a 2-D array (a new array), in chunks of SCALE_CHUNK_POINTS."""
+    n = rows.shape[-1]
+    scale = F.powers(g, n)
+    out = np.empty_like(rows)
+    if n >= SCALE_CHUNK_POINTS:
+        for r in range(rows.shape[0]):
+            for c0 in range(0, n, SCALE_CHUNK_POINTS):
+                c1 = c0 + SCALE_CHUNK_POINTS
+                out[r, c0:c1] = F.vmul(rows[r, c0:c1], scale[c0:c1])
+    else:
+        per = SCALE_CHUNK_POINTS // n
+        for r0 in range(0, rows.shape[0], per):
+            out[r0:r0 + per] = F.vmul(rows[r0:r0 + per], scale)
+    return out
 
 
 def bit_reverse(rows: np.ndarray) -> np.ndarray:
