@@ -178,17 +178,15 @@ def _build_params(args, n_points: int, context: str):
         raise UsageError(f"{context}: {e}") from e
 
 
-#: The options of api.open each backend takes from the command line; another (registered) backend gets
-#: the build parameters only. An option given for a backend that does not take it is refused.
-BACKEND_OPTIONS = {
-    "model": ("params",),
-    "sim": ("params", "progress"),
-    "xrt": ("params", "xclbin", "device", "progress"),
-}
+#: The device options the command line has; each backend takes those its constructor declares
+#: (backends.backend_options), and one given for a backend that does not take it is refused.
+_DEVICE_OPTIONS = ("params", "xclbin", "device", "progress")
 
 
 def _backend_options(name: str) -> tuple[str, ...]:
-    return BACKEND_OPTIONS.get(name, ("params",))
+    """Of the command line's device options, those backend ``name`` takes."""
+    valid = backends.backend_options(name)
+    return _DEVICE_OPTIONS if valid is None else tuple(o for o in _DEVICE_OPTIONS if o in valid)
 
 
 def _check_run_arguments(args):
@@ -200,7 +198,7 @@ def _check_run_arguments(args):
     takes = _backend_options(args.backend)
     for option in ("xclbin", "device"):
         if getattr(args, option) is not None and option not in takes:
-            users = sorted(name for name, opts in BACKEND_OPTIONS.items() if option in opts)
+            users = sorted(name for name in backends.BACKENDS if option in _backend_options(name))
             raise UsageError(f"--{option}: the {args.backend} backend takes no {option} "
                              f"(only {', '.join(users)} does)")
     if args.xclbin is not None:
