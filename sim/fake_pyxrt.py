@@ -101,7 +101,7 @@ class FakePyxrt:
         self.bank_bytes = bank_bytes
         self.layout_factory = layout_factory
         # (params, hbm, layout) -> an object with read(offset), write(offset, value): the seam where
-        # issue 7 puts the simulated Verilog kernel instead of KernelModel.
+        # the sim backend puts the simulated Verilog kernel instead of KernelModel (sim/cosim.py).
         self.kernel_factory = kernel_factory or (lambda params, hbm, layout: KernelModel(
             params, hbm, layout, hang=self.hang, id_overrides=self.id_overrides))
         self.kernel_model: KernelModel | None = None

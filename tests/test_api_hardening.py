@@ -1,4 +1,4 @@
-"""Issue 24, the library API and the device backends: unknown keywords and ill-typed options named, sizes
+"""Hardening of the library API and the device backends: unknown keywords and ill-typed options named, sizes
 beyond the field or the machine's memory refused before allocating, the device's own lines in its log,
 a bad build folder or xclbin path said as such, devices shared by threads, the simulated card quiet.
 

@@ -1,4 +1,4 @@
-"""Issue 24, the command line: a closed stdout is quiet, bad .npy headers and impossible sizes are one
+"""Hardening of the command line: a closed stdout is quiet, bad .npy headers and impossible sizes are one
 line and exit 2 before any work, and the messages say what is true (host/cli.py, host/cli_args.py,
 host/points.py, host/run_report.py, host/progress.py)."""
 

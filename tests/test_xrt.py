@@ -750,7 +750,7 @@ def test_hbm_model_frees_and_reuses_memory_first_fit():
     assert hbm.allocated_bytes(0) == 0
 
 
-# -- the kernel's transforms (issue 14): inverse, coset, batches as kernel arguments; orders in the layout --
+# -- the kernel's transforms: inverse, coset, batches as kernel arguments; orders in the layout --
 
 ALL = frozenset({"inverse", "coset", "batch"})
 SHIFTS = [None, 7, 2**31, 2**63 + 5, P - 1]         # the words of the last three need negative C ints
