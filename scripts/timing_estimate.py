@@ -167,17 +167,28 @@ def doc_section(rows: list[dict], route_ps: int) -> str:
         "",
         table(rows, route_ps),
         "",
-        "Reading it: the sta paths over the period all start at an SRL16E (a delay line read by logic), "
-        "whose clock-to-out Yosys prices at 1.47 ns; an UltraScale+ SRL output is slow too (about 1 ns), "
-        "so SRL outputs that feed logic, unless Vivado moves their last stage into a flip-flop, are the "
-        "first paths to look for in Vivado's report. The deepest chains are the 64-bit modular "
-        "additions' carries (about 9 CARRY8 and 2 LUTs, 1.96 ns at these figures, 0.2 ns under 464 MHz). "
-        "The dma domain fits its 300 MHz. A path over its period is one to pipeline before expecting the "
-        "clock from Vivado; the lane and arithmetic RTL is left as it is here (the cycle cost of an extra "
-        "stage would be recorded with that change). Which clock the projections assume, and why: "
-        "docs/build.md.",
+        reading(rows),
         END,
     ]) + "\n"
+
+
+def reading(rows: list[dict]) -> str:
+    """What the table says, from the rows: which paths are over their period and where they start."""
+    over = [r for r in rows if max(x for x in (r["estimate_ps"], r["depth_ps"]) if x is not None) > r["period_ps"]]
+    if not over:
+        return "Reading it: every block fits its domain's period by this estimate."
+    starts = sorted({r["path"][-1] for r in over if r["path"]})
+    worst = max(over, key=lambda r: max(x for x in (r["estimate_ps"], r["depth_ps"]) if x is not None))
+    deepest = max(rows, key=lambda r: r["depth_ps"])
+    d = deepest["depth"]
+    return (f"Reading it: {len(over)} of the {len(rows)} block/domain paths are over their period; their sta "
+            f"paths start at {', '.join(starts)} (an SRL16E is a delay line read by logic; Yosys prices its "
+            "clock-to-out at 1.47 ns and an UltraScale+ SRL output is slow too, about 1 ns, so SRL outputs that "
+            "feed logic are the first paths to register before expecting the clock from Vivado). The worst is "
+            f"{worst['block']} ({worst['domain']}); the deepest chain is {deepest['block']}'s ({d['luts']} LUT + "
+            f"{d['carry8']} CARRY8, {deepest['depth_ps']} ps at these figures). Nothing has been pipelined for "
+            "these paths yet (the cycle cost of each extra stage is to be recorded with that change). Which clock "
+            "the projections assume, and why: docs/build.md.")
 
 
 def write_doc(section: str, path: Path) -> None:
