@@ -222,20 +222,25 @@ def _check_xclbin(path: str) -> None:
 
 
 def cmd_run(args) -> int:
-    output = _check_run_arguments(args)
     report = RunReport(args.json)
-    with Progress("nantucket run", _run_stages(args), args.progress) as progress:
-        report.before_print = progress.clear
-        try:
-            status = _run(args, output, report, progress)
-            progress.finish()
-            return status
-        except (backends.DeviceError, OutputWriteError) as e:
-            report.fail(str(e))
-            raise
-        finally:
-            progress.close()
-            report.emit()
+    try:
+        output = _check_run_arguments(args)
+        with Progress("nantucket run", _run_stages(args), args.progress) as progress:
+            report.before_print = progress.clear
+            try:
+                status = _run(args, output, report, progress)
+                progress.finish()
+                return status
+            finally:
+                progress.close()
+    except (UsageError, PointFileError, OutputPathError) as e:
+        report.fail(str(e), 2)
+        raise
+    except (backends.DeviceError, OutputWriteError) as e:
+        report.fail(str(e), 3)
+        raise
+    finally:
+        report.emit()
 
 
 def _run(args, output, report, progress) -> int:

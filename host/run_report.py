@@ -1,7 +1,8 @@
 """What `nantucket run` prints, and where the device's own output goes.
 
 :class:`RunReport` is the report on stdout: ``Label..... value`` lines as the run goes, or with
-``--json`` one JSON object at the end (also after a device or output error, with ``"verdict": "ERROR"``).
+``--json`` one JSON object at the end (also after bad input, a device or an output error, with
+``"verdict": "ERROR"``, ``"error"`` and ``"exit_status"``).
 :class:`ChatterLog` sends everything a device process writes to file descriptors 1 and 2 (the Verilator
 build, cocotb and its AXI models, driver progress) to a log file while the device is open, so stdout
 carries the report only; the log's path is shown when the run fails and the log holds something (an empty
@@ -137,14 +138,17 @@ class RunReport:
             self._print("TEST FAILED")
         return 1
 
-    def fail(self, message: str) -> None:
-        """A device or output error: the JSON report says so (the text report has printed its lines)."""
+    def fail(self, message: str, exit_status: int) -> None:
+        """Bad input (exit 2), a device or an output error (exit 3): the JSON report says so, with the
+        exit status (the text report has printed its lines; the one-line error goes to stderr)."""
         if self.fields["verdict"] is None:
             self.fields["verdict"] = "ERROR"
         self.fields["error"] = message
+        self.fields["exit_status"] = exit_status
 
     def emit(self) -> None:
-        """Print the JSON object, when there is a verdict (usage errors print nothing on stdout)."""
+        """Print the JSON object, when there is a verdict (with --json every run that got past the
+        argument parser prints one: PASSED, FAILED or ERROR)."""
         if self.as_json and self.fields["verdict"] is not None:
             self._print(json.dumps(self.fields))
 

@@ -115,11 +115,19 @@ def test_an_npy_header_that_does_not_parse_is_one_line_exit_2(pair, tmp_path, ca
     assert main(["run", str(bad), str(e), *json_flag]) == 2
     out, err = capsys.readouterr()
     assert _one_line(err, f"{bad}: ", "header does not parse")
-    # the --json contract for bad input: the one-line error on stderr, nothing on stdout
+    # the --json contract for bad input: the one-line error on stderr, and with --json one JSON object on
+    # stdout that says the same (nothing on stdout without it)
     text = tmp_path / "bad.txt"
     text.write_text("zz\n")
     assert main(["run", str(text), str(e), *json_flag]) == 2
-    assert capsys.readouterr().out == out == ""
+    out2, err2 = capsys.readouterr()
+    if not json_flag:
+        assert out == out2 == ""
+    else:
+        for o, er in ((out, err), (out2, err2)):
+            report = json.loads(o)
+            assert report["verdict"] == "ERROR" and report["exit_status"] == 2
+            assert er == f"nantucket: error: {report['error']}\n"
 
 
 def test_a_raw_file_named_npy_is_not_a_npy_file_and_no_unpickling_is_suggested(pair, tmp_path, capsys):
