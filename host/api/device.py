@@ -169,13 +169,8 @@ class Device:
         inverse = C.check_inverse(inverse)
         coset = None if coset is None else C.check_shift(coset)
         order = C.check_order(order)
-        points = None
-        if isinstance(a, DeviceArray):
-            self._check_own(a, "a")
-            shape = a.shape
-        else:
-            points = C.as_points(a, "a")
-            shape = points.shape
+        points, shape = self._own_or_points(a, "a")
+        if points is not None:
             self._check_sizes("a", shape[-1])
         self._check_memory(self._transform_bytes(shape, inverse) + (0 if points is None else points.nbytes),
                            f"{'inverse ' if inverse else ''}ntt of {_shape_text(shape)}")
@@ -202,18 +197,13 @@ class Device:
         self._check_open()
         blowup = C.check_blowup(blowup)
         shift = C.check_shift(shift, "shift")
-        if isinstance(values, DeviceArray):
-            self._check_own(values, "values")
-            shape = values.shape
-        else:
-            points = C.as_points(values, "values")
-            shape = points.shape
+        points, shape = self._own_or_points(values, "values")
         C.check_extension(shape[-1], blowup)
         self._check_sizes("values", shape[-1], shape[-1] * blowup)
-        copy = 0 if isinstance(values, DeviceArray) else points.nbytes
+        copy = 0 if points is None else points.nbytes
         self._check_memory(self._lde_bytes(shape, blowup) + copy,
                            f"lde to {_shape_text(shape[:-1] + (shape[-1] * blowup,))}")
-        if isinstance(values, DeviceArray):
+        if points is None:
             store = values._store
         else:
             store = self._values_store(np.ascontiguousarray(points.reshape(-1, points.shape[-1])))
@@ -246,6 +236,14 @@ class Device:
         self._check_sizes(name, points.shape[-1])
         self._check_memory(points.nbytes, f"{name}: {_shape_text(points.shape)} on the device")
         return self._load(points)
+
+    def _own_or_points(self, x, name: str) -> tuple[np.ndarray | None, tuple[int, ...]]:
+        """(None, shape) for a DeviceArray of this device, else (x checked as points, their shape)."""
+        if isinstance(x, DeviceArray):
+            self._check_own(x, name)
+            return None, x.shape
+        points = C.as_points(x, name)
+        return points, points.shape
 
     def _load(self, points: np.ndarray) -> DeviceArray:
         rows = np.ascontiguousarray(points.reshape(-1, points.shape[-1]))
