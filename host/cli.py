@@ -204,6 +204,12 @@ def _check_run_arguments(args):
     if args.xclbin is not None:
         _check_xclbin(args.xclbin)
     _build_params(args, 1, f"build parameters for the {args.backend} backend")
+    if args.backend == "sim":           # the simulated card builds there: say so before reading any file
+        from nantucket.sim.build_root import BuildDirUnwritable, writable_build_base
+        try:
+            writable_build_base()
+        except BuildDirUnwritable as e:
+            raise UsageError(str(e)) from None
     if args.backend != "model":
         check_directory(args.log_dir, "--log-dir")
     if args.output is None:

@@ -449,3 +449,15 @@ def test_a_device_error_names_the_log_only_when_it_holds_something(pair, tmp_pat
     err = capfd.readouterr().err
     log = err.split("device log: ")[1].rstrip(")\n")
     assert "reads 0xdead" in open(log).read()
+
+
+def test_an_unwritable_build_folder_is_refused_before_the_files_are_read(tmp_path, capsys, monkeypatch):
+    """--backend sim with NANTUCKET_BUILD_DIR on a file: one line naming the variable, exit 2, and nothing
+    read (the input does not even exist)."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("NANTUCKET_BUILD_DIR", str(blocker / "build"))
+    assert main(["run", str(tmp_path / "absent.txt"), str(tmp_path / "absent2.txt"), "--backend", "sim",
+                 "--log-dir", str(tmp_path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "NANTUCKET_BUILD_DIR" in err and "absent" not in err
