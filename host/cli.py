@@ -178,27 +178,17 @@ def _build_params(args, n_points: int, context: str):
         raise UsageError(f"{context}: {e}") from e
 
 
-#: The device options the command line has; each backend takes those its constructor declares
-#: (backends.backend_options), and one given for a backend that does not take it is refused.
-_DEVICE_OPTIONS = ("params", "xclbin", "device", "progress")
-
-
-def _backend_options(name: str) -> tuple[str, ...]:
-    """Of the command line's device options, those backend ``name`` takes."""
-    valid = backends.backend_options(name)
-    return _DEVICE_OPTIONS if valid is None else tuple(o for o in _DEVICE_OPTIONS if o in valid)
-
-
 def _check_run_arguments(args):
     """Everything that can be checked before a file is read: backend, its options and build parameters,
     output path and log directory. Returns the checked output (or None)."""
     if args.backend not in backends.BACKENDS:
         raise UsageError(f"--backend: unknown backend {args.backend!r} "
                          f"(choose from {', '.join(sorted(backends.BACKENDS))})")
-    takes = _backend_options(args.backend)
+    # each backend takes the options its constructor declares (backends.device_options); one given for a
+    # backend that does not take it is refused rather than dropped
     for option in ("xclbin", "device"):
-        if getattr(args, option) is not None and option not in takes:
-            users = sorted(name for name in backends.BACKENDS if option in _backend_options(name))
+        if getattr(args, option) is not None and not backends.device_options(args.backend, **{option: True}):
+            users = sorted(name for name in backends.BACKENDS if backends.device_options(name, **{option: True}))
             raise UsageError(f"--{option}: the {args.backend} backend takes no {option} "
                              f"(only {', '.join(users)} does)")
     if args.xclbin is not None:
@@ -294,7 +284,7 @@ def _transform(args, params, x, report, progress):
         given = {"params": params, "xclbin": args.xclbin,
                  "device": 0 if args.device is None else args.device, "progress": _device_progress(progress, log)}
         try:
-            dev = api.open(args.backend, **{k: given[k] for k in _backend_options(args.backend)})
+            dev = api.open(args.backend, **backends.device_options(args.backend, **given))
         except (TypeError, ValueError) as e:
             raise UsageError(str(e)) from e
         except backends.DeviceError as e:

@@ -55,6 +55,7 @@ from .lane import Lane
 from .points import payload_layout
 from .shared import share
 from .model.params import BuildParams
+from .model.run import max_batch
 from .twiddles import TwiddleGenerator
 
 __all__ = ["NttEngine"]
@@ -113,7 +114,7 @@ class NttEngine(wiring.Component):
         the largest (1 with scale "stages", which runs one transform a pass)."""
         if self._twiddles.scale == "stages":
             return 1
-        return 1 << (self._params.max_log_n - self._params.min_log_n)
+        return max_batch(self._params)
 
     @property
     def inverse_supported(self) -> bool:

@@ -8,13 +8,9 @@ latches one run at the start and crosses it into the engine's clock as one value
 from amaranth.lib import data
 
 from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.run import max_batch
 
-__all__ = ["run_layout", "max_batch"]
-
-
-def max_batch(params: BuildParams) -> int:
-    """The largest batch a start may have: as many of the smallest transforms as points of the largest."""
-    return 1 << (params.max_log_n - params.min_log_n)
+__all__ = ["run_layout"]
 
 
 def run_layout(params: BuildParams) -> data.StructLayout:

@@ -9,6 +9,7 @@ the butterfly must ignore them), and every supported s meets every edge pair. ``
 10,000 (general) or 5,000 (shift) random operand sets.
 """
 
+import functools
 import os
 import random
 
@@ -22,9 +23,11 @@ RANDOM_SETS = int(os.environ.get("BUTTERFLY_RANDOM_SETS", "0")) or None
 CROSSED_SETS = int(os.environ.get("BUTTERFLY_CROSSED_SETS", "500"))
 
 
-def _shifts() -> list[int] | None:
-    """The shift multiplier's amounts, or None for the general multiplier."""
-    return bench_facts().get("shifts")
+@functools.cache
+def _shifts() -> tuple[int, ...] | None:
+    """The shift multiplier's amounts, or None for the general multiplier (read once per simulation)."""
+    shifts = bench_facts().get("shifts")
+    return None if shifts is None else tuple(shifts)
 
 
 def golden(x0: int, x1: int, w: int) -> tuple[int, int]:

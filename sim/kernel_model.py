@@ -35,7 +35,7 @@ from nantucket.hw.model import fourstep, ntt as ntt_model, regmap as R
 from nantucket.hw.model.layout import CHANNEL_WINDOW_BYTES, HbmLayout
 from nantucket.hw.model.params import BuildParams
 
-__all__ = ["HbmModel", "KernelModel", "MemoryFault", "BANK_BYTES"]
+__all__ = ["HbmModel", "KernelModel", "ModelCard", "MemoryFault", "BANK_BYTES"]
 
 #: Size of one HBM pseudo-channel on the U55N / C1100 (8 GiB over 32 channels).
 BANK_BYTES = CHANNEL_WINDOW_BYTES      # one pseudo-channel's window
@@ -284,3 +284,37 @@ class KernelModel:
             for ch in lay.write_channels(2):
                 mine = channel == ch
                 self._channel_words(ch, target)[offset[mine] // 8] = out[mine]
+
+
+class ModelCard:
+    """:class:`sim.cosim.SimulatedKernel`'s interface over :class:`KernelModel`: the simulated card with the
+    register-level model in place of the Verilator simulation, for checking the sim backend's own logic
+    (reports, build choice, errors) in milliseconds. Takes SimulatedKernel's options; ``progress`` gets
+    one line when the card starts. ``last_ntt_cycles`` after a run: ``ntt_cycles(log_n, batch)`` of it
+    (given by the caller, since the model has no clock; default 1)."""
+
+    def __init__(self, params: BuildParams, hbm, layout, *, refresh: bool = True, stalls: bool = False,
+                 progress=None, cycle_budget: int | None = None, ntt_cycles=None):
+        self.params = params
+        self.model = KernelModel(params, hbm, layout)
+        self._ntt_cycles = ntt_cycles or (lambda log_n, batch: 1)
+        self.last_ntt_cycles = None
+        self.run_budget = cycle_budget or 1 << 16
+        if progress is not None:
+            progress(f"[cosim] model kernel for {params.tag()}")
+
+    def read(self, offset: int) -> int:
+        value = self.model.read(offset)
+        if self.model.last_log_n is not None:
+            self.last_ntt_cycles = self._ntt_cycles(self.model.last_log_n, self.model.arg_value("batch"))
+        return value
+
+    def write(self, offset: int, value: int) -> None:
+        self.model.write(offset, value)
+
+    @property
+    def interrupt(self) -> bool:
+        return self.model.interrupt
+
+    def close(self) -> None:
+        pass

@@ -23,7 +23,7 @@ from nantucket.hw.model import ntt as ntt_model
 from nantucket.hw.model.params import BuildParams
 from nantucket.sim.build_root import BuildDirUnwritable
 from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin
-from nantucket.sim.kernel_model import KernelModel
+from nantucket.sim.kernel_model import ModelCard
 
 P = 2**64 - 2**32 + 1
 SMALL = BuildParams(lanes=4, log_core=3, channels=4)            # native 2^4 .. 2^6 on the stand-in card
@@ -385,30 +385,14 @@ def test_the_xrt_driver_writes_each_stage_and_its_error_to_progress(tmp_path):
     assert lines == ["xrt: opening device 3", f"xrt: error: {e.value}"]
 
 
-class _ModelKernel:
-    """sim.cosim.SimulatedKernel's interface over the register-level kernel model (no Verilator)."""
+class _ModelKernel(ModelCard):
+    """The simulated card over the register-level kernel model (no Verilator), remembering its starts."""
 
     started = []
 
-    def __init__(self, params, hbm, layout, *, progress, **_options):
-        self.model = KernelModel(params, hbm, layout)
-        self.last_ntt_cycles = 1
-        self.run_budget = 1 << 16
-        progress(f"[cosim] model kernel for {params.tag()}")
+    def __init__(self, params, hbm, layout, **options):
+        super().__init__(params, hbm, layout, **options)
         _ModelKernel.started.append(params)
-
-    def read(self, offset):
-        return self.model.read(offset)
-
-    def write(self, offset, value):
-        self.model.write(offset, value)
-
-    @property
-    def interrupt(self):
-        return self.model.interrupt
-
-    def close(self):
-        pass
 
 
 class _FailingKernel(_ModelKernel):

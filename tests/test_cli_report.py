@@ -15,6 +15,7 @@ from nantucket.host import backends
 from nantucket.host.cli import main
 from nantucket.host.points import read_points, write_points
 from nantucket.host.progress import Progress
+from nantucket.sim.kernel_model import ModelCard
 
 
 @pytest.fixture
@@ -224,33 +225,13 @@ def test_device_error_is_exit_3_naming_the_log(pair, capfd, monkeypatch):
 
 # -- the sim backend's report of the size the kernel ran (its kernel stubbed by the kernel model) ---------
 
-class _CountingKernel:
-    """nantucket.sim.cosim.SimulatedKernel's interface over the register-level kernel model (no Verilator): a run
-    of B x 2^log_n points "takes" 3 x (2 x B x 2^log_n / 2L) NTT cycles."""
+class _CountingKernel(ModelCard):
+    """The simulated card over the register-level kernel model (no Verilator): a run of B x 2^log_n points
+    "takes" 3 x (2 x B x 2^log_n / 2L) NTT cycles."""
 
-    def __init__(self, params, hbm, layout, **_options):
-        from nantucket.sim.kernel_model import KernelModel
-        self.model = KernelModel(params, hbm, layout)
-        self.params = params
-        self.last_ntt_cycles = None
-        self.run_budget = None
-
-    def read(self, offset):
-        value = self.model.read(offset)
-        if self.model.last_log_n is not None:
-            batch = self.model.arg_value("batch")
-            self.last_ntt_cycles = 3 * 2 * batch * (1 << self.model.last_log_n) // (2 * self.params.lanes)
-        return value
-
-    def write(self, offset, value):
-        self.model.write(offset, value)
-
-    @property
-    def interrupt(self):
-        return self.model.interrupt
-
-    def close(self):
-        pass
+    def __init__(self, params, hbm, layout, **options):
+        super().__init__(params, hbm, layout, **options,
+                         ntt_cycles=lambda log_n, batch: 3 * 2 * batch * (1 << log_n) // (2 * params.lanes))
 
 
 @pytest.mark.parametrize("log_n, ran, size_text", [(6, 6, "2^6 points, native"),

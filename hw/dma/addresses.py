@@ -30,6 +30,7 @@ from amaranth.lib.wiring import In, Out
 from nantucket.hw.model.layout import (MAX_BURST_BEATS, POINTS_PER_BEAT, HbmLayout, element_beat_of, lane_slot,
                                        sigma_of, slot_channel_of, unit_beat_of)
 from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.run import max_batch
 
 __all__ = ["ReadAddressGenerator", "WriteAddressGenerator", "beat_bits", "select", "log_n_shape",
            "batch_shape", "slot_bits", "payloads_per_pass", "beats_per_channel", "burst_beats_of",
@@ -69,7 +70,7 @@ def slot_bits(params: BuildParams) -> int:
 def batch_shape(params: BuildParams):
     """Shape of a batch-size port: unsigned, ``range(2^(max_log_n - min_log_n) + 1)`` (the most transforms
     of the smallest size that fill the largest size's buffers)."""
-    return range((1 << (params.max_log_n - params.min_log_n)) + 1)
+    return range(max_batch(params) + 1)
 
 
 # -- run-time counts, on ints and Amaranth Values alike ------------------------------------------------

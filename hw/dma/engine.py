@@ -61,6 +61,15 @@ READ_FIFO_BEATS = 128
 WRITE_FIFO_BEATS = 512
 
 
+def _packed_init(signals) -> int:
+    """The initial value of ``Cat(*signals)``: each signal's own init in its place."""
+    value, offset = 0, 0
+    for s in signals:
+        value |= (s.init & ((1 << len(s)) - 1)) << offset
+        offset += len(s)
+    return value
+
+
 class DmaEngine(wiring.Component):
     """HBM DMA engine for ``params`` (lanes >= 4, see :class:`HbmLayout`).
 
@@ -173,12 +182,11 @@ class DmaEngine(wiring.Component):
         # One crossing for the pass's state, one for its start: the state registers change on the edge the
         # start's toggle flips (pass2) or earlier, and the start takes one synchronizer stage more, so the
         # state is settled on the ntt side before the start arrives there.
-        state_d = Cat(pass2_d, log_n_d, batch_d, chain_d, zero_mask_d)
-        pass2_n, log_n_n, batch_n = Signal(), Signal.like(log_n_d), Signal.like(batch_d)
-        chain_n, zero_mask_n = Signal.like(chain_d), Signal.like(zero_mask_d)
-        state_n = Cat(pass2_n, log_n_n, batch_n, chain_n, zero_mask_n)
-        init = (params.max_log_n << 1) | (1 << (1 + len(log_n_d)))     # log_n and batch as their registers
-        m.submodules.sync_state = FFSynchronizer(state_d, state_n, o_domain="ntt", stages=2, init=init)
+        state_d = (pass2_d, log_n_d, batch_d, chain_d, zero_mask_d)
+        state_n = tuple(Signal.like(s, name=f"{s.name[:-2]}_n") for s in state_d)   # same shapes and inits
+        m.submodules.sync_state = FFSynchronizer(Cat(*state_d), Cat(*state_n), o_domain="ntt", stages=2,
+                                                 init=_packed_init(state_d))
+        pass2_n, log_n_n, batch_n, chain_n, zero_mask_n = state_n
         m.submodules.sync_start = start_sync = PulseSynchronizer("dma", "ntt", stages=3)
         start_n = Signal()
         m.d.comb += [start_sync.i.eq(start_d), start_n.eq(start_sync.o)]

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from .layout import extension_supported
 from .params import BuildParams
 from .run import (ARG_DOCS, FLAG_COSET, FLAG_INVERSE, FLAGS_KNOWN, SCALAR_ARGS, STATUS_BAD_BATCH, STATUS_BAD_EXTEND,
-                  STATUS_BAD_FLAGS, STATUS_BAD_SHIFT, STATUS_BAD_SIZE, STATUS_REJECTED, Run)
+                  STATUS_BAD_FLAGS, STATUS_BAD_SHIFT, STATUS_BAD_SIZE, STATUS_REJECTED, Run, max_batch)
 
 __all__ = [
     "KERNEL_NAME", "CONTROL_PORT", "ADDRESS_BITS", "ADDRESS_RANGE", "DATA_BITS", "MASTER_DATA_BITS",
@@ -346,7 +346,7 @@ class RegisterMap:
     def max_batch(self, log_n: int) -> int:
         """The largest ``batch`` a start of this (supported) ``log_n`` accepts: the B x 2^log_n points
         must fit the buffers of the build's largest transform, 2^MAX_LOG_N points."""
-        return 1 << (self._params.max_log_n - log_n)
+        return max_batch(self._params, log_n)
 
     def extension_ok(self, log_m: int, log_n: int) -> bool:
         """Whether a 2^log_n-point run may take a zero-extended input of 2^log_m points per transform

@@ -19,7 +19,7 @@ from .layout import extension_supported
 from .params import BuildParams
 
 __all__ = ["Run", "SCALAR_ARGS", "FLAG_INVERSE", "FLAG_COSET", "FLAGS_KNOWN", "STATUS_BAD_SIZE",
-           "STATUS_BAD_BATCH", "STATUS_BAD_SHIFT", "STATUS_BAD_FLAGS", "STATUS_BAD_EXTEND", "STATUS_REJECTED", "ARG_DOCS"]
+           "STATUS_BAD_BATCH", "STATUS_BAD_SHIFT", "STATUS_BAD_FLAGS", "STATUS_BAD_EXTEND", "STATUS_REJECTED", "ARG_DOCS", "max_batch"]
 
 #: Inverse transform: X_k = (1/N) sum_j x_j w^(-jk), the 1/N inside the kernel.
 FLAG_INVERSE = 1 << 0
@@ -57,9 +57,10 @@ ARG_DOCS = {
 _WORD = (1 << 32) - 1
 
 
-def _max_batch(params: BuildParams, log_n: int) -> int:
-    """The largest batch of 2^log_n points: B x 2^log_n must fit the buffers of the largest size."""
-    return 1 << (params.max_log_n - log_n)
+def max_batch(params: BuildParams, log_n: int | None = None) -> int:
+    """The largest batch of 2^log_n points: B x 2^log_n must fit the buffers of the largest size (without
+    log_n: of the smallest size, the largest batch any start may have)."""
+    return 1 << (params.max_log_n - (params.min_log_n if log_n is None else log_n))
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ class Run:
         size_ok = params.min_log_n <= self.log_n <= params.max_log_n
         if not size_ok:
             bad |= STATUS_BAD_SIZE
-        if self.batch < 1 or (size_ok and self.batch > _max_batch(params, self.log_n)):
+        if self.batch < 1 or (size_ok and self.batch > max_batch(params, self.log_n)):
             bad |= STATUS_BAD_BATCH
         if self.flags & FLAG_COSET and not 0 < self.coset_shift < P:
             bad |= STATUS_BAD_SHIFT
@@ -121,7 +122,7 @@ class Run:
             bad |= STATUS_BAD_EXTEND
         if size_ok and self.chain_log_n and not (
                 extension_supported(params, self.log_n, self.chain_log_n)
-                and 1 <= self.batch <= _max_batch(params, self.chain_log_n)):
+                and 1 <= self.batch <= max_batch(params, self.chain_log_n)):
             bad |= STATUS_BAD_EXTEND
         return bad
 
