@@ -860,10 +860,10 @@ def test_the_host_refuses_what_the_kernel_would_and_sends_nothing(tmp_path):
 @pytest.mark.parametrize("args, reasons", [
     (dict(log_n=4, batch=8), ("bad_batch",)),
     (dict(log_n=4, batch=0), ("bad_batch",)),
-    (dict(log_n=5, flags=R.FLAG_COSET, shift=0), ("bad_shift",)),
-    (dict(log_n=5, flags=R.FLAG_COSET | R.FLAG_INVERSE, shift=P), ("bad_shift",)),
+    (dict(log_n=5, flags=R.FLAG_COSET, coset_shift=0), ("bad_shift",)),
+    (dict(log_n=5, flags=R.FLAG_COSET | R.FLAG_INVERSE, coset_shift=P), ("bad_shift",)),
     (dict(log_n=4, flags=0x4), ("bad_flags",)),
-    (dict(log_n=3, batch=0, flags=R.FLAG_COSET | 0x8, shift=0), ("bad_size", "bad_batch", "bad_shift", "bad_flags")),
+    (dict(log_n=3, batch=0, flags=R.FLAG_COSET | 0x8, coset_shift=0), ("bad_size", "bad_batch", "bad_shift", "bad_flags")),
     (dict(log_n=6, input_log_m=3), ("bad_extend",)),
     (dict(log_n=5, chain_log_n=4), ("bad_extend",)),
     (dict(log_n=4, chain_log_n=6, batch=2), ("bad_extend",)),
@@ -879,9 +879,8 @@ def test_a_start_the_kernel_refuses_touches_no_memory_and_is_named(tmp_path, arg
         bo.sync(fake.xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE, bo.size(), 0)
     before = {a: buf.copy() for a, buf in fake.hbm.buffers().items()}
     runs = fake.kernel_model.runs
-    args = dict(args)
     with pytest.raises(X.KernelRefused, match="the kernel refused the start") as e:
-        be._start_and_wait(bufs, args.pop("log_n"), **args)
+        be._start_and_wait(bufs, R.Run(**args))
     assert e.value.reasons == reasons
     for name in reasons:
         assert f"STATUS.{name}" in str(e.value)
