@@ -1040,3 +1040,18 @@ def test_upload_extended_writes_only_the_live_units_and_the_kernel_reads_no_zero
         del bufs
     with pytest.raises(ValueError, match="zero-extended input"):
         be.upload_extended(be.allocate(be.layout_for(params.max_log_n)), np.zeros((1, params.lanes), np.uint64))
+
+
+def test_the_kernel_decodes_the_run_the_driver_started(tmp_path):
+    """execute_run writes Run.words() in register order; the kernel model's start decodes one Run from the
+    argument registers (Run.from_words): it is the run that was sent, every field of it."""
+    fake, be = make(SMALL, tmp_path)
+    big, batched = be.allocate(Layout(SMALL, 6), 1), be.allocate(Layout(SMALL, 5), 2)
+    sent = ((big, R.Run.of(6, inverse=True, coset=5)), (big, R.Run.of(4, coset=P - 1, chain_log_n=6)),
+            (big, R.Run.of(6, coset=2**40 + 3, input_log_m=4, chain_log_n=6)),
+            (batched, R.Run.of(5, inverse=True, coset=9, batch=2)))
+    for bufs, run in sent:
+        be.execute_run(bufs, run)
+        assert fake.kernel_model.last_run == run
+        assert be.kernel_runs[-1] == (run.log_n, run.batch, run.flags)
+    assert fake.kernel_model.runs == len(sent)

@@ -25,7 +25,7 @@ from . import identity
 from .adapter import PyxrtAdapter, import_pyxrt
 from .errors import KernelRefused, UnsupportedSize, XclbinNotFound, XrtError, noting_errors
 from .runs import KernelRuns, kernel_calls_text, kernel_size_text
-from .transfers import PROGRESS_MIN_POINTS, DeviceBuffers, Transfers
+from .transfers import DeviceBuffers, Transfers, progress_sink
 
 __all__ = ["XrtBackend", "default_xclbin"]
 
@@ -219,14 +219,6 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         if self._device is None:
             raise XrtError("the backend is closed")
 
-    def _sink(self, n: int):
-        opt = self._progress_opt
-        if opt is False:
-            return None
-        if callable(opt):
-            return opt
-        return "stderr" if (opt is True or n >= PROGRESS_MIN_POINTS) else None
-
     # -- buffers and transfers (transfers.py) --------------------------------------------------------
 
     @noting_errors
@@ -312,7 +304,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
             raise UnsupportedSize(reason)
         layout = self.layout_for(self.kernel_size(n))
         plan = plan_transform(n, layout.log_n, inverse, coset, order, self.kernel_computes)
-        sink, limit = self._sink(rows.size), self.batch_limit(layout.log_n)
+        sink, limit = progress_sink(self._progress_opt, rows.size), self.batch_limit(layout.log_n)
         times, outs = np.zeros(3), []
         for r0 in range(0, rows.shape[0], limit):
             t0 = time.perf_counter()

@@ -13,10 +13,20 @@ from nantucket.hw.model import regmap as R
 from nantucket.hw.model.layout import HbmLayout
 from nantucket.host.hbm_io import gather_rows, scatter_extended, scatter_rows
 
-__all__ = ["DeviceBuffers", "Progress", "Transfers", "PROGRESS_MIN_POINTS"]
+__all__ = ["DeviceBuffers", "Progress", "Transfers", "PROGRESS_MIN_POINTS", "progress_sink"]
 
 #: Sizes from which scatter/gather and the transfers show progress on stderr.
 PROGRESS_MIN_POINTS = 1 << 20
+
+
+def progress_sink(progress, n_points: int):
+    """Where the transfers of ``n_points`` report: the backend's ``progress`` option (None: stderr from
+    PROGRESS_MIN_POINTS on; False: nowhere; True: stderr; a callable) as a :class:`Progress` sink."""
+    if progress is False:
+        return None
+    if callable(progress):
+        return progress
+    return "stderr" if (progress is True or n_points >= PROGRESS_MIN_POINTS) else None
 
 
 class DeviceBuffers:
