@@ -1,4 +1,4 @@
-"""The pyxrt adapter (host/xrt.py) against the stand-in pyxrt (sim/fake_pyxrt.py) and its register-level
+"""The XRT backend (host/xrt/) against the stand-in pyxrt (sim/fake_pyxrt.py) and its register-level
 kernel model (sim/kernel_model.py): the same scatter, registers, arguments and gather a card sees,
 checked against the golden model.
 
