@@ -24,8 +24,8 @@ import numpy as np
 from nantucket.hw.model import ntt as ntt_model
 from nantucket.hw.model.params import BuildParams
 
-__all__ = ["Backend", "DeviceError", "ModelBackend", "ResidentArrays", "CardDriver", "keyword_names", "unknown_keyword_error", "keywords_checked",
-           "check_params"]
+__all__ = ["Backend", "DeviceError", "ModelBackend", "ResidentArrays", "CardDriver", "keyword_names",
+           "unknown_keyword_error", "keywords_checked", "check_params"]
 
 
 class DeviceError(RuntimeError):

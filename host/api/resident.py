@@ -1,8 +1,8 @@
 """Points that stay on the card: a (B, N) array held in the kernel's device buffers.
 
 A :class:`ResidentRows` is the B rows in chunks of at most the kernel's largest batch for N
-(``driver.batch_limit``; ``driver`` a :class:`host.backend_base.CardDriver`), each chunk one :class:`host.xrt.DeviceBuffers` set whose regions hold its rows
-placed for the kernel. Each chunk remembers its *placement*: which buffer layout its points follow
+(``driver.batch_limit``; ``driver`` a :class:`host.backend_base.CardDriver`), each chunk one
+:class:`host.xrt.DeviceBuffers` set whose regions hold its rows placed for the kernel. Each chunk remembers its *placement*: which buffer layout its points follow
 ("input": where the kernel reads x, "output": where a plain run writes X) and whether the array's logical
 order is bit-reversed there (point j at the place of natural index rev(j)).
 
