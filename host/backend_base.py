@@ -7,8 +7,13 @@ orders "nn" / "nr" / "rn" / "rr"), moves the result out and returns it; ``timing
 (kernel cycles, projected time, the size the kernel ran, ...) and ``kernel_log_n`` log2 of the size its
 kernel transformed in the last run (None for a device without a kernel, such as the model). The
 registry of backends by name is host/backends.py.
+
+A backend that can keep arrays on its card between transforms declares :class:`ResidentArrays`; the
+driver it hands out for them declares :class:`CardDriver` (host/api/device.py checks both with
+isinstance).
 """
 
+import abc
 import difflib
 import functools
 import inspect
@@ -19,8 +24,8 @@ import numpy as np
 from nantucket.hw.model import ntt as ntt_model
 from nantucket.hw.model.params import BuildParams
 
-__all__ = ["Backend", "DeviceError", "ModelBackend", "keyword_names", "unknown_keyword_error", "keywords_checked",
-           "check_params"]
+__all__ = ["Backend", "DeviceError", "ModelBackend", "ResidentArrays", "CardDriver", "keyword_names",
+           "unknown_keyword_error", "keywords_checked", "check_params"]
 
 
 class DeviceError(RuntimeError):
@@ -108,6 +113,56 @@ class Backend:
 
     def close(self) -> None:
         pass
+
+
+class ResidentArrays(abc.ABC):
+    """A backend whose arrays of some sizes may live in its card's memory between transforms
+    (host/api/resident.py)."""
+
+    @abc.abstractmethod
+    def driver_for(self, n_points: int) -> "CardDriver | None":
+        """The driver that holds arrays of ``n_points`` per row on the card, or None: such arrays stay
+        in host memory and each transform is one :meth:`Backend.run`."""
+
+
+class CardDriver(abc.ABC):
+    """What host/api/resident.py holds arrays on a card with: buffer sets (``allocate``), moving rows in
+    and out of them (``upload``, ``upload_extended``, ``download``) and kernel runs on them in place
+    (``execute_run``, one :class:`hw.model.run.Run`). Attributes: ``kernel_computes`` (the transforms
+    the kernel computes itself) and ``rmap`` (its :class:`hw.model.regmap.RegisterMap`)."""
+
+    kernel_computes: frozenset
+    rmap: object
+
+    @abc.abstractmethod
+    def batch_limit(self, log_n: int) -> int:
+        """The most transforms of 2^log_n points one kernel run takes."""
+
+    @abc.abstractmethod
+    def layout_for(self, log_n: int):
+        """The HBM placement (hw.model.layout.HbmLayout) of a run of 2^log_n points."""
+
+    @abc.abstractmethod
+    def allocate(self, layout, batch: int = 1):
+        """A new buffer set for ``batch`` transforms of ``layout``'s size."""
+
+    @abc.abstractmethod
+    def upload(self, bufs, rows: np.ndarray, *, reverse: bool = False, buffer: str = "input",
+               sink=None) -> int:
+        """Place (B, N) rows into ``bufs`` as ``buffer`` of an N-point run; returns the bytes moved."""
+
+    @abc.abstractmethod
+    def upload_extended(self, bufs, rows: np.ndarray, *, sink=None) -> int:
+        """Place (B, M) rows as the zero-extended input of a run of ``bufs``' size; returns the bytes moved."""
+
+    @abc.abstractmethod
+    def download(self, bufs, batch: int, *, reverse: bool = False, buffer: str = "output", sink=None,
+                 log_n: int | None = None) -> np.ndarray:
+        """The first ``batch`` rows of ``buffer`` in ``bufs``, as a new (batch, N) host array."""
+
+    @abc.abstractmethod
+    def execute_run(self, bufs, run) -> None:
+        """Run the kernel once on ``bufs`` in place with the arguments of ``run``."""
 
 
 class ModelBackend(Backend):

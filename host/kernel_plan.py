@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from nantucket.hw.model import field as F
-from nantucket.hw.model import regmap as R
 from nantucket.hw.model.ntt import bit_reverse_indices
+from nantucket.hw.model.run import Run
 
 __all__ = ["KERNEL_TRANSFORMS", "ORDERS", "TransformPlan", "plan_transform"]
 
@@ -51,13 +51,11 @@ class TransformPlan:
     def padded(self) -> bool:
         return self.n < 1 << self.log_n
 
-    @property
-    def flags(self) -> int:
-        return (R.FLAG_INVERSE if self.kernel_inverse else 0) | (R.FLAG_COSET if self.kernel_coset else 0)
-
-    @property
-    def shift(self) -> int:
-        return self.coset if self.kernel_coset else 0
+    def run(self, batch: int, *, input_log_m: int = 0, chain_log_n: int = 0) -> Run:
+        """The kernel call of ``batch`` rows of this plan (``input_log_m`` / ``chain_log_n``: see
+        :class:`hw.model.run.Run`)."""
+        return Run.of(self.log_n, inverse=self.kernel_inverse, coset=self.coset if self.kernel_coset else None,
+                      batch=batch, input_log_m=input_log_m, chain_log_n=chain_log_n)
 
     @property
     def layout_reverse_in(self) -> bool:

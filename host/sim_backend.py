@@ -1,4 +1,4 @@
-"""The `sim` device backend: the host's XRT driver (host/xrt.py) running against the RTL in Verilator.
+"""The `sim` device backend: the host's XRT driver (host/xrt/) running against the RTL in Verilator.
 
 The very adapter used with a card scatters the points with the HBM layout, writes the arguments and
 ap_start as XRT would, waits, and gathers; underneath, sim.fake_pyxrt provides the pyxrt surface and
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nantucket.host.backend_base import Backend, DeviceError, check_params, keywords_checked
+from nantucket.host.backend_base import Backend, DeviceError, ResidentArrays, check_params, keywords_checked
 from nantucket.host.kernel_plan import KERNEL_TRANSFORMS
 from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import BuildParams
@@ -66,7 +66,7 @@ def smallest_params(n_points: int) -> BuildParams:
     return BuildParams.smallest_for(n_points, check=HbmLayout)
 
 
-class SimBackend(Backend):
+class SimBackend(Backend, ResidentArrays):
     """Runs transforms on the simulated kernel. Options: params (BuildParams or None), refresh (HBM
     refresh windows, default on), stalls (random AXI stalls), progress, cycle_budget (NTT cycles a run
     may take before it counts as timed out; default per run size, 8 x the ideal cycles of the size that

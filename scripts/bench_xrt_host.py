@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Host path of the XRT backend at full size, side by side with a plain numpy copy of the same data.
 
-Runs host/xrt.py's XrtBackend on the stand-in pyxrt (sim/fake_pyxrt.py; its "kernel" is the golden
+Runs host/xrt/'s XrtBackend on the stand-in pyxrt (sim/fake_pyxrt.py; its "kernel" is the golden
 model) for a 2^(2k) transform, checks the result once, and then times what the backend does on the host
 for each direction, layout included and the buffer syncs (PCIe on a card) excluded:
 

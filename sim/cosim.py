@@ -3,7 +3,7 @@ running Verilator simulation of :class:`sim.kernel_harness.KernelHarness`.
 
 :class:`SimulatedKernel` has the interface of :class:`sim.kernel_model.KernelModel` (``read(offset)``,
 ``write(offset, value)``, ``interrupt``), so :class:`sim.fake_pyxrt.FakePyxrt` can put it behind the
-pyxrt surface and the very driver used with a card (host/xrt.py) runs against the RTL:
+pyxrt surface and the very driver used with a card (host/xrt/) runs against the RTL:
 
 - every register access becomes an AXI4-Lite transaction on ``s_axi_control`` in the simulator;
 - writing ap_start first copies every buffer the host allocated in banks HBM[0..C-1] into the HBM

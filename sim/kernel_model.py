@@ -18,9 +18,9 @@ its own region of each channel right after element e-1 (``HbmLayout(params, log_
 ``coset_shift`` (:func:`hw.model.ntt.transform` computes every element). ``input_log_m`` = m takes only
 each element's first 2^m input points from memory (the rest are zeros, never read); ``chain_log_n`` = t
 writes the output as the zero-extended input of a 2^t-point run (:meth:`HbmLayout.output_as_input`)
-instead of in the output placement. A start the register map's
-:meth:`~hw.model.regmap.RegisterMap.check_start` refuses (size, batch, shift, flags, extension) finishes at
-once with those STATUS bits and touches no memory.
+instead of in the output placement. A start decodes the scalar arguments as one
+:class:`hw.model.run.Run` (:meth:`Run.from_words`); one that :meth:`Run.check` refuses (size, batch,
+shift, flags, extension) finishes at once with those STATUS bits and touches no memory.
 
 Each master may only touch its own HBM pseudo-channel (the link's ``sp=mNN_axi:HBM[NN]``); an address
 outside it, or outside any allocated buffer, is a fault: the model then never raises ap_done, the way a
@@ -34,6 +34,7 @@ import numpy as np
 from nantucket.hw.model import fourstep, ntt as ntt_model, regmap as R
 from nantucket.hw.model.layout import CHANNEL_WINDOW_BYTES, HbmLayout
 from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.run import Run
 
 __all__ = ["HbmModel", "KernelModel", "ModelCard", "MemoryFault", "BANK_BYTES"]
 
@@ -128,8 +129,8 @@ class KernelModel:
         self.layout = layout            # the largest size's placement (None: HbmLayout(params))
         #: HbmLayout per (log_n, batch), built when a run of that size first starts
         self._layouts = {} if layout is None else {(layout.log_n, 1): layout}
-        #: log_n of the last completed run (None before the first)
-        self.last_log_n: int | None = None
+        #: the last completed run (None before the first)
+        self.last_run: Run | None = None
         self.hang = hang
         self.fault: MemoryFault | None = None
         self.runs = 0
@@ -201,7 +202,16 @@ class KernelModel:
     @property
     def coset_shift(self) -> int:
         """The 64-bit shift g from the coset_shift_lo / coset_shift_hi arguments."""
-        return self.arg_value("coset_shift_lo") | self.arg_value("coset_shift_hi") << 32
+        return self.run_args().coset_shift
+
+    @property
+    def last_log_n(self) -> int | None:
+        """log_n of the last completed run (None before the first)."""
+        return None if self.last_run is None else self.last_run.log_n
+
+    def run_args(self) -> Run:
+        """The run the scalar argument registers hold now."""
+        return Run.from_words({a.name: self.arg_value(a.name) for a in self.rmap.scalar_args})
 
     def axi_error(self, channel: int, resp: int, write: bool) -> None:
         """An AXI error response on master ``channel`` during a run: the first of the run is kept in
@@ -217,17 +227,16 @@ class KernelModel:
         self._status &= R.STATUS_REJECTED           # every accepted start clears STATUS.axi_*
         if self.hang:
             return
-        log_n = self.arg_value("log_n")
-        refused = self.rmap.check_start(log_n, self.arg_value("flags"), self.arg_value("batch"), self.coset_shift,
-                                        self.arg_value("input_log_m"), self.arg_value("chain_log_n"))
+        run = self.run_args()
+        refused = run.check(self.params)
         self._status = (self._status & ~R.STATUS_REJECTED) | refused     # refused: done at once, memory untouched
         if not refused:
             try:
-                self._transform(log_n)
+                self._transform(run)
             except MemoryFault as e:
                 self.fault = e                     # an AXI error: the kernel never finishes
                 return
-            self.last_log_n = log_n
+            self.last_run = run
         self.runs += 1
         self._idle, self._done = True, True
         if self._ier & R.IER_DONE:
@@ -250,16 +259,15 @@ class KernelModel:
         base = self.arg_value(R.pointer_arg(ch))
         return self.hbm.view(base, lay.channel_bytes, bank=ch).view(np.uint64)
 
-    def _transform(self, log_n: int) -> None:
-        batch, flags = self.arg_value("batch"), self.arg_value("flags")
-        inverse, coset = bool(flags & R.FLAG_INVERSE), self.coset_shift if flags & R.FLAG_COSET else None
-        lay = self.layout_for(log_n, batch)
+    def _transform(self, run: Run) -> None:
+        batch, inverse, coset = run.batch, run.inverse, run.coset
+        lay = self.layout_for(run.log_n, batch)
         n = lay.element_points
         zeros = np.zeros(lay.channel_bytes // 8, dtype=np.uint64)
         reads = set(lay.read_channels(1))       # the pass-1 masters only ever read these
         x = lay.gather([self._channel_words(ch, lay) if ch in reads else zeros
                         for ch in range(self.params.channels)], buffer="input").reshape(batch, n)
-        log_m, chain = self.arg_value("input_log_m"), self.arg_value("chain_log_n")
+        log_m, chain = run.input_log_m, run.chain_log_n
         if log_m:
             x[:, 1 << log_m:] = 0               # zero-extended: the kernel reads none of these
         plain_output = chain == 0
@@ -305,8 +313,9 @@ class ModelCard:
 
     def read(self, offset: int) -> int:
         value = self.model.read(offset)
-        if self.model.last_log_n is not None:
-            self.last_ntt_cycles = self._ntt_cycles(self.model.last_log_n, self.model.arg_value("batch"))
+        last = self.model.last_run
+        if last is not None:
+            self.last_ntt_cycles = self._ntt_cycles(last.log_n, last.batch)
         return value
 
     def write(self, offset: int, value: int) -> None:

@@ -518,6 +518,35 @@ def test_a_batch_beyond_one_call_is_split_on_the_card(tmp_path):
     assert np.array_equal(y, nantucket.ntt(x, inverse=True, coset=3, order="rr"))
 
 
+def test_arrays_stay_on_a_card_only_for_a_backend_declaring_resident_arrays(tmp_path):
+    """A backend keeps arrays on its card when it declares ResidentArrays and its driver_for gives a
+    CardDriver: a driver_for method alone is not the protocol, and a driver of another kind is a TypeError."""
+    from nantucket.host.api.device import BackendDevice
+    from nantucket.host.backend_base import CardDriver, ResidentArrays
+    x = rand_points((2, 32), 5)
+    want = [v for row in x for v in ref_transform(row)]
+
+    class Undeclared(B.ModelBackend):
+        def driver_for(self, n_points):
+            raise AssertionError("driver_for of a backend that does not declare ResidentArrays was called")
+
+    dev = BackendDevice("undeclared", Undeclared())
+    a = dev.ntt(dev.asarray(x))
+    assert not a.resident and as_ints(a.numpy()) == want
+
+    class OtherDriver(B.ModelBackend, ResidentArrays):
+        def driver_for(self, n_points):
+            return self
+
+    with pytest.raises(TypeError, match="expected a CardDriver or None, got OtherDriver"):
+        BackendDevice("other", OtherDriver()).asarray(x)
+    fake, xdev = open_fake_xrt(tmp_path, BuildParams(lanes=4, log_core=3, channels=4))
+    with xdev:
+        assert isinstance(xdev.backend, ResidentArrays) and isinstance(xdev.backend, CardDriver)
+        a = xdev.ntt(xdev.asarray(x))
+        assert a.resident and as_ints(a.numpy()) == want
+
+
 def test_small_sizes_are_staged_and_still_one_run(tmp_path):
     """Below the kernel's smallest size an array stays on the host; a transform of it is one batched
     Backend.run (zero-padded by the driver)."""

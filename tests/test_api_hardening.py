@@ -537,7 +537,7 @@ def test_two_threads_on_one_model_device_take_turns():
 def test_two_threads_on_one_xrt_device_take_turns(tmp_path):
     fake, dev = open_fake_xrt(tmp_path)
     with dev:
-        state = _overlap_probe(dev.backend, "execute")
+        state = _overlap_probe(dev.backend, "execute_run")
         xs = [rand_points((2, 1 << (4 + i)), 20 + i) for i in range(2)]     # two sizes: two layouts
 
         def work(i):

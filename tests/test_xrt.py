@@ -1,4 +1,4 @@
-"""The pyxrt adapter (host/xrt.py) against the stand-in pyxrt (sim/fake_pyxrt.py) and its register-level
+"""The XRT backend (host/xrt/) against the stand-in pyxrt (sim/fake_pyxrt.py) and its register-level
 kernel model (sim/kernel_model.py): the same scatter, registers, arguments and gather a card sees,
 checked against the golden model.
 
@@ -860,10 +860,11 @@ def test_the_host_refuses_what_the_kernel_would_and_sends_nothing(tmp_path):
 @pytest.mark.parametrize("args, reasons", [
     (dict(log_n=4, batch=8), ("bad_batch",)),
     (dict(log_n=4, batch=0), ("bad_batch",)),
-    (dict(log_n=5, flags=R.FLAG_COSET, shift=0), ("bad_shift",)),
-    (dict(log_n=5, flags=R.FLAG_COSET | R.FLAG_INVERSE, shift=P), ("bad_shift",)),
+    (dict(log_n=5, flags=R.FLAG_COSET, coset_shift=0), ("bad_shift",)),
+    (dict(log_n=5, flags=R.FLAG_COSET | R.FLAG_INVERSE, coset_shift=P), ("bad_shift",)),
     (dict(log_n=4, flags=0x4), ("bad_flags",)),
-    (dict(log_n=3, batch=0, flags=R.FLAG_COSET | 0x8, shift=0), ("bad_size", "bad_batch", "bad_shift", "bad_flags")),
+    (dict(log_n=3, batch=0, flags=R.FLAG_COSET | 0x8, coset_shift=0),
+     ("bad_size", "bad_batch", "bad_shift", "bad_flags")),
     (dict(log_n=6, input_log_m=3), ("bad_extend",)),
     (dict(log_n=5, chain_log_n=4), ("bad_extend",)),
     (dict(log_n=4, chain_log_n=6, batch=2), ("bad_extend",)),
@@ -879,9 +880,8 @@ def test_a_start_the_kernel_refuses_touches_no_memory_and_is_named(tmp_path, arg
         bo.sync(fake.xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE, bo.size(), 0)
     before = {a: buf.copy() for a, buf in fake.hbm.buffers().items()}
     runs = fake.kernel_model.runs
-    args = dict(args)
     with pytest.raises(X.KernelRefused, match="the kernel refused the start") as e:
-        be._start_and_wait(bufs, args.pop("log_n"), **args)
+        be._start_and_wait(bufs, R.Run(**args))
     assert e.value.reasons == reasons
     for name in reasons:
         assert f"STATUS.{name}" in str(e.value)
@@ -1041,3 +1041,18 @@ def test_upload_extended_writes_only_the_live_units_and_the_kernel_reads_no_zero
         del bufs
     with pytest.raises(ValueError, match="zero-extended input"):
         be.upload_extended(be.allocate(be.layout_for(params.max_log_n)), np.zeros((1, params.lanes), np.uint64))
+
+
+def test_the_kernel_decodes_the_run_the_driver_started(tmp_path):
+    """execute_run writes Run.words() in register order; the kernel model's start decodes one Run from the
+    argument registers (Run.from_words): it is the run that was sent, every field of it."""
+    fake, be = make(SMALL, tmp_path)
+    big, batched = be.allocate(Layout(SMALL, 6), 1), be.allocate(Layout(SMALL, 5), 2)
+    sent = ((big, R.Run.of(6, inverse=True, coset=5)), (big, R.Run.of(4, coset=P - 1, chain_log_n=6)),
+            (big, R.Run.of(6, coset=2**40 + 3, input_log_m=4, chain_log_n=6)),
+            (batched, R.Run.of(5, inverse=True, coset=9, batch=2)))
+    for bufs, run in sent:
+        be.execute_run(bufs, run)
+        assert fake.kernel_model.last_run == run
+        assert be.kernel_runs[-1] == (run.log_n, run.batch, run.flags)
+    assert fake.kernel_model.runs == len(sent)

@@ -29,10 +29,11 @@ import threading
 
 import numpy as np
 
-from nantucket.host.backend_base import keywords_checked
+from nantucket.host.backend_base import CardDriver, ResidentArrays, keywords_checked
 from nantucket.host.backends import Backend, ModelBackend, check_options, make_backend
 from nantucket.host.memory import check_fits
 from nantucket.hw.model import ntt as ntt_model
+from nantucket.hw.model.run import Run
 
 from . import checks as C
 from . import resident as RS
@@ -344,13 +345,19 @@ class ModelDevice(Device):
 
 
 class BackendDevice(Device):
-    """Any other backend: an array of a native size lives on the card when the backend has device buffers
-    (``backend.driver_for``), else it is staged in host memory and each transform is one batched
-    ``Backend.run``."""
+    """Any other backend: an array of a native size lives on the card when the backend keeps arrays there
+    (:class:`host.backend_base.ResidentArrays`: ``backend.driver_for`` gives a
+    :class:`~host.backend_base.CardDriver`), else it is staged in host memory and each transform is one
+    batched ``Backend.run``."""
 
-    def _driver(self, n: int):
-        get = getattr(self.backend, "driver_for", None)
-        return get(n) if get is not None else None
+    def _driver(self, n: int) -> CardDriver | None:
+        if not isinstance(self.backend, ResidentArrays):
+            return None
+        driver = self.backend.driver_for(n)
+        if driver is not None and not isinstance(driver, CardDriver):
+            raise TypeError(f"{type(self.backend).__name__}.driver_for({n}): expected a CardDriver or None, "
+                            f"got {type(driver).__name__}")
+        return driver
 
     def _place(self, rows):
         driver = self._driver(rows.shape[1])
@@ -407,7 +414,8 @@ class BackendDevice(Device):
         for chunk in store.chunks:
             moved |= self._relayout(store, chunk, ("input", order[0] == "r"))
             # chain_log_n = log_n: X lands where the next run of this size reads its input
-            driver.execute(chunk.bufs, chunk.rows, inverse=inverse, coset=coset, chain_log_n=store.log_n)
+            driver.execute_run(chunk.bufs, Run.of(store.log_n, inverse=inverse, coset=coset, batch=chunk.rows,
+                                                  chain_log_n=store.log_n))
             chunk.placement = ("input", order[1] == "r")
         self.relayouts += moved
         self.backend.note_resident(store.n, store.rows, len(store.chunks), inverse, coset, order)
@@ -469,9 +477,10 @@ class BackendDevice(Device):
         driver, parts, moved = store.driver, [], False
         for chunk in store.chunks:
             moved |= self._relayout(store, chunk, RS.INPUT_NATURAL)
-            driver.execute(chunk.bufs, chunk.rows, inverse=True, chain_log_n=store.log_n)
+            driver.execute_run(chunk.bufs, Run.of(store.log_n, inverse=True, batch=chunk.rows,
+                                                  chain_log_n=store.log_n))
             parts.append(RS.download_rows(store, [chunk]))
-            driver.execute(chunk.bufs, chunk.rows, chain_log_n=store.log_n)
+            driver.execute_run(chunk.bufs, Run.of(store.log_n, batch=chunk.rows, chain_log_n=store.log_n))
         self.relayouts += moved
         coeffs = np.concatenate(parts) if len(parts) > 1 else parts[0]
         self.transfers["from-device"] += coeffs.nbytes

@@ -1,8 +1,8 @@
 """Points that stay on the card: a (B, N) array held in the kernel's device buffers.
 
 A :class:`ResidentRows` is the B rows in chunks of at most the kernel's largest batch for N
-(``driver.batch_limit``), each chunk one :class:`host.xrt.DeviceBuffers` set whose regions hold its rows
-placed for the kernel. Each chunk remembers its *placement*: which buffer layout its points follow
+(``driver.batch_limit``; ``driver`` a :class:`host.backend_base.CardDriver`), each chunk one
+:class:`host.xrt.DeviceBuffers` set whose regions hold its rows placed for the kernel. Each chunk remembers its *placement*: which buffer layout its points follow
 ("input": where the kernel reads x, "output": where a plain run writes X) and whether the array's logical
 order is bit-reversed there (point j at the place of natural index rev(j)).
 
@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nantucket.hw.model.layout import extension_pairs
+from nantucket.hw.model.run import Run
 
 from .transforms import zero_extend
 
@@ -50,7 +51,8 @@ class Chunk:
 
 
 class ResidentRows:
-    """A (B, N) array on a card: ``driver`` (host.xrt.XrtBackend), ``n`` points per row, ``chunks``."""
+    """A (B, N) array on a card: ``driver`` (a host.backend_base.CardDriver, such as host.xrt.XrtBackend),
+    ``n`` points per row, ``chunks``."""
 
     def __init__(self, driver, n: int, chunks: list[Chunk]):
         self.driver, self.n, self.chunks = driver, n, chunks
@@ -123,8 +125,9 @@ def lde_chained(driver, rows: np.ndarray, log_t: int, shift: int) -> ResidentRow
     for r0, part in _parts(driver, rows, log_t):
         bufs = driver.allocate(layout, part.shape[0])
         driver.upload(bufs, part)
-        driver.execute(bufs, part.shape[0], inverse=True, log_n=log_m, chain_log_n=log_t)
-        driver.execute(bufs, part.shape[0], coset=shift, input_log_m=log_m, chain_log_n=log_t)
+        batch = part.shape[0]
+        driver.execute_run(bufs, Run.of(log_m, inverse=True, batch=batch, chain_log_n=log_t))
+        driver.execute_run(bufs, Run.of(log_t, coset=shift, batch=batch, input_log_m=log_m, chain_log_n=log_t))
         chunks.append(Chunk(r0, part.shape[0], bufs))
     return ResidentRows(driver, 1 << log_t, chunks)
 
@@ -144,8 +147,8 @@ def coset_extended(driver, coeffs: np.ndarray, log_t: int, shift: int) -> tuple[
             moved += driver.upload_extended(bufs, part)
         else:
             moved += driver.upload(bufs, zero_extend(part, 1 << (log_t - log_m)))
-        driver.execute(bufs, part.shape[0], coset=shift, input_log_m=log_m if extended else 0,
-                       chain_log_n=log_t)
+        driver.execute_run(bufs, Run.of(log_t, coset=shift, batch=part.shape[0],
+                                        input_log_m=log_m if extended else 0, chain_log_n=log_t))
         chunks.append(Chunk(r0, part.shape[0], bufs))
     return ResidentRows(driver, 1 << log_t, chunks), moved
 

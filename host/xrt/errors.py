@@ -1,0 +1,148 @@
+"""The named errors of the XRT backend, and the text of a refused start."""
+
+from __future__ import annotations
+
+import functools
+
+from nantucket.hw.model import regmap as R
+from nantucket.hw.model.layout import extension_pairs
+from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.run import Run
+from nantucket.host.backend_base import DeviceError
+
+__all__ = ["XrtError", "XrtUnavailable", "XclbinNotFound", "DeviceOpenFailed", "XclbinLoadFailed",
+           "KernelNotFound", "IdentityMismatch", "BufferAllocFailed", "TransferFailed", "KernelTimeout",
+           "KernelFailed", "KernelRefused", "UnsupportedSize", "BadPointer", "extend_refusal_text",
+           "noting_errors"]
+
+
+class XrtError(DeviceError):
+    """Base of every error of the XRT backend."""
+
+
+class XrtUnavailable(XrtError):
+    """pyxrt cannot be imported (XRT not installed or its setup script not sourced)."""
+
+
+class XclbinNotFound(XrtError, ValueError):
+    """No xclbin file at the given (or default) path: nothing there, or a directory. A bad argument (a
+    ValueError, exit 2 on the command line) as much as a device error."""
+
+
+class DeviceOpenFailed(XrtError):
+    """The card could not be opened."""
+
+
+class XclbinLoadFailed(XrtError):
+    """The xclbin could not be read or programmed onto the card."""
+
+
+class KernelNotFound(XrtError):
+    """The xclbin has no ``nantucket`` compute unit."""
+
+
+class IdentityMismatch(XrtError):
+    """The kernel on the card was built with other parameters (or is not a nantucket kernel)."""
+
+
+class BufferAllocFailed(XrtError):
+    """A device buffer could not be allocated (or mapped)."""
+
+
+class TransferFailed(XrtError):
+    """A host <-> device buffer sync failed."""
+
+
+class KernelTimeout(XrtError):
+    """The kernel did not finish within the timeout. ``waited``: seconds waited (None when a previous
+    run's timeout is what stops this one); ``status``: the decoded STATUS word ("" if clear or
+    unreadable)."""
+
+    def __init__(self, message: str, waited: float | None = None, status: str = ""):
+        super().__init__(message)
+        self.waited = waited
+        self.status = status
+
+
+class KernelFailed(XrtError):
+    """The kernel run ended in an error state or reported an error status."""
+
+
+class KernelRefused(KernelFailed):
+    """The kernel refused a start (STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_extend): it
+    finished at once and touched no memory; or the host saw that it would and sent nothing. ``reasons``:
+    the STATUS field names."""
+
+    def __init__(self, message: str, reasons: tuple[str, ...]):
+        super().__init__(message)
+        self.reasons = reasons
+
+    @classmethod
+    def from_status(cls, status: int, run: Run, params: BuildParams, by: str) -> "KernelRefused":
+        """The error of ``run`` refused with the STATUS bits ``status`` by ``by`` ("the host", "the kernel")."""
+        texts, reasons = [], []
+        for name, bit, text in (
+                ("bad_size", R.STATUS_BAD_SIZE, f"rejected log_n = {run.log_n} (STATUS.bad_size): the build "
+                 f"runs 2^{params.min_log_n} .. 2^{params.max_log_n}"),
+                ("bad_batch", R.STATUS_BAD_BATCH, f"rejected batch = {run.batch} of 2^{run.log_n} points "
+                 f"(STATUS.bad_batch): 1 <= B and B x 2^log_n <= 2^{params.max_log_n}"),
+                ("bad_shift", R.STATUS_BAD_SHIFT, f"rejected coset_shift = {run.coset_shift} "
+                 "(STATUS.bad_shift): 0 < g < p"),
+                ("bad_flags", R.STATUS_BAD_FLAGS, f"rejected flags = 0x{run.flags:x} (STATUS.bad_flags): known "
+                 f"bits 0x{R.FLAGS_KNOWN:x}"),
+                ("bad_extend", R.STATUS_BAD_EXTEND, extend_refusal_text(params, run.log_n, run.batch,
+                                                                       run.input_log_m, run.chain_log_n))):
+            if status & bit:
+                reasons.append(name)
+                texts.append(text)
+        return cls(f"{by} refused the start: {'; '.join(texts)}; nothing ran, no memory was touched",
+                   tuple(reasons))
+
+
+def _sizes_text(logs) -> str:
+    return ", ".join(f"2^{v}" for v in sorted(logs)) or "none"
+
+
+def extend_refusal_text(params: BuildParams, log_n: int, batch: int, input_log_m: int, chain_log_n: int) -> str:
+    """Why a start's ``input_log_m`` / ``chain_log_n`` get STATUS.bad_extend, naming the argument and the
+    sizes this build accepts with ``log_n`` (hw.model.layout.extension_pairs)."""
+    rmap = R.RegisterMap(params)
+    pairs = extension_pairs(params)
+    parts = []
+    if input_log_m and not rmap.extension_ok(input_log_m, log_n):
+        parts.append(f"rejected input_log_m = {input_log_m} with log_n = {log_n} (STATUS.bad_extend): a "
+                     f"2^{log_n}-point run of the {params.tag()} build takes zero-extended inputs of "
+                     f"{_sizes_text(m for m, n in pairs if n == log_n)} points")
+    if chain_log_n and not rmap.extension_ok(log_n, chain_log_n):
+        parts.append(f"rejected chain_log_n = {chain_log_n} after log_n = {log_n} (STATUS.bad_extend): the "
+                     f"output of a 2^{log_n}-point run of the {params.tag()} build can be written as the "
+                     f"input of {_sizes_text(n for m, n in pairs if m == log_n)}-point runs")
+    elif chain_log_n and not 1 <= batch <= rmap.max_batch(chain_log_n):
+        parts.append(f"rejected chain_log_n = {chain_log_n} with batch = {batch} (STATUS.bad_extend): B x "
+                     f"2^chain_log_n <= 2^{params.max_log_n}")
+    return "; ".join(parts) or (f"rejected input_log_m = {input_log_m} / chain_log_n = {chain_log_n} with "
+                                f"log_n = {log_n} (STATUS.bad_extend)")
+
+
+class UnsupportedSize(XrtError):
+    """The transform size cannot be run on this kernel."""
+
+
+class BadPointer(XrtError):
+    """A buffer given to the kernel breaks the beat/burst alignment, leaves its HBM channel, is too
+    small, or overlaps another buffer."""
+
+
+def noting_errors(method):
+    """An XrtError leaving ``method`` (of an object with ``_note(line)``: the backend's device log) is
+    first written to that log, once however many noting methods it crosses."""
+    @functools.wraps(method)
+    def noting(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except XrtError as e:
+            if not getattr(e, "noted", False):
+                e.noted = True
+                self._note(f"xrt: error: {e}")
+            raise
+    return noting

@@ -1,0 +1,161 @@
+"""Points between host memory and the kernel's device buffers: :class:`DeviceBuffers` (one buffer per
+HBM channel) and :class:`Transfers`, which allocates them and moves rows in and out through the layout
+step (host/hbm_io.py: scatter straight into the buffers' host maps, then sync; sync, then gather)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from nantucket.hw.model import regmap as R
+from nantucket.hw.model.layout import HbmLayout
+from nantucket.host.hbm_io import gather_rows, scatter_extended, scatter_rows
+
+__all__ = ["DeviceBuffers", "Progress", "Transfers", "PROGRESS_MIN_POINTS", "progress_sink"]
+
+#: Sizes from which scatter/gather and the transfers show progress on stderr.
+PROGRESS_MIN_POINTS = 1 << 20
+
+
+def progress_sink(progress, n_points: int):
+    """Where the transfers of ``n_points`` report: the backend's ``progress`` option (None: stderr from
+    PROGRESS_MIN_POINTS on; False: nowhere; True: stderr; a callable) as a :class:`Progress` sink."""
+    if progress is False:
+        return None
+    if callable(progress):
+        return progress
+    return "stderr" if (progress is True or n_points >= PROGRESS_MIN_POINTS) else None
+
+
+class DeviceBuffers:
+    """One buffer per HBM channel, each of ``batch`` regions of ``layout.channel_bytes``: where a batch of
+    transforms of the layout's size lives on the card (element e of every buffer in region e)."""
+
+    def __init__(self, layout: HbmLayout, batch: int):
+        self.layout, self.batch = layout, batch
+        self.bos: dict[int, object] = {}
+        self.views: dict[int, np.ndarray] = {}
+        self.groups: dict[int, int] = {}
+
+    @property
+    def channel_bytes(self) -> int:
+        return self.layout.channel_bytes * self.batch
+
+    def release(self) -> None:
+        """Drop the buffers (pyxrt frees a buffer's device memory with its last reference)."""
+        self.views.clear()
+        self.bos.clear()
+
+
+class Progress:
+    """Progress with elapsed time for long transfers: ``to-device: 12/16 channels, 96.0 MiB, 0.31 s``.
+
+    sink: None (silent), a callable taking each line, or "stderr" (one updating line on a terminal).
+    """
+
+    def __init__(self, label: str, total: int, sink):
+        self.label, self.total, self.sink = label, total, sink
+        self.t0 = time.perf_counter()
+        self.nbytes = 0
+
+    def note(self, text: str) -> None:
+        self._emit(f"{self.label}: {text}", final=True)
+
+    def step(self, done: int, nbytes: int) -> None:
+        self.nbytes += nbytes
+        line = (f"{self.label}: {done}/{self.total} channels, {self.nbytes / 2**20:.1f} MiB, "
+                f"{time.perf_counter() - self.t0:.2f} s")
+        self._emit(line, final=done == self.total, quiet=done % max(1, self.total // 4) != 0)
+
+    def _emit(self, line: str, final: bool, quiet: bool = False) -> None:
+        if self.sink is None:
+            return
+        if self.sink != "stderr":
+            self.sink(line)
+        elif sys.stderr.isatty():
+            print("\r\x1b[K" + line, end="\n" if final else "", file=sys.stderr, flush=True)
+        elif final or not quiet:
+            print(line, file=sys.stderr, flush=True)
+
+
+class Transfers:
+    """Buffers and transfers of one XrtBackend ``owner`` (its adapter ``_xrt``, ``_device``, ``_kernel``,
+    ``rmap``, ``params`` and ``layout_for``, looked up at each call)."""
+
+    def __init__(self, owner):
+        self._owner = owner
+
+    def allocate(self, layout: HbmLayout, batch: int = 1) -> DeviceBuffers:
+        """New buffers, one per HBM channel on its master's bank, each of ``batch`` regions of
+        ``layout.channel_bytes``."""
+        be = self._owner
+        bufs = DeviceBuffers(layout, batch)
+        nbytes = bufs.channel_bytes
+        for a in be.rmap.pointer_args:
+            bo, view, group = be._xrt.allocate(be._device, be._kernel, a.index, nbytes,
+                                               f"{a.name}: allocating {nbytes} bytes on {a.port}'s bank")
+            bufs.bos[a.channel], bufs.views[a.channel], bufs.groups[a.channel] = bo, view, group
+        return bufs
+
+    def rows_layout(self, bufs: DeviceBuffers, log_n: int | None, batch: int) -> HbmLayout:
+        """The layout of 2^log_n-point rows (default: the size ``bufs`` are sized for) in ``bufs``, whose
+        regions must hold ``batch`` of them."""
+        layout = bufs.layout if log_n is None or log_n == bufs.layout.log_n else self._owner.layout_for(log_n)
+        if layout.channel_bytes * batch > bufs.channel_bytes:
+            raise ValueError(f"rows: {batch} rows of 2^{layout.log_n} points need {layout.channel_bytes * batch} "
+                             f"bytes per channel, the buffers hold {bufs.channel_bytes}")
+        return layout
+
+    def sync(self, bufs: DeviceBuffers, chans, nbytes: int, to_device: bool, prog: Progress) -> int:
+        """Sync the first ``nbytes`` of each channel in ``chans``; returns the bytes synced."""
+        for i, ch in enumerate(chans):
+            self._owner._xrt.sync(bufs.bos[ch], to_device, nbytes,
+                                  f"{R.pointer_arg(ch)}: sync {'to' if to_device else 'from'} device")
+            prog.step(i + 1, nbytes)
+        return nbytes * len(chans)
+
+    def upload(self, bufs: DeviceBuffers, rows: np.ndarray, reverse: bool, buffer: str, sink) -> int:
+        """Place the (B, N) rows as ``buffer`` of a 2^log2(N)-point run in ``bufs`` and sync them to the
+        device; returns the bytes synced."""
+        batch, n = rows.shape
+        layout = self.rows_layout(bufs, n.bit_length() - 1, batch)
+        t0 = time.perf_counter()
+        scatter_rows(layout, rows, bufs.views, buffer=buffer, reverse=reverse)  # straight into the maps
+        chans = list(layout.buffer_channels(buffer))
+        prog = Progress("to-device", len(chans), sink)
+        prog.note(f"scattered {rows.size} points over {len(chans)} channels in {time.perf_counter() - t0:.2f} s")
+        return self.sync(bufs, chans, layout.channel_bytes * batch, True, prog)
+
+    def upload_extended(self, bufs: DeviceBuffers, rows: np.ndarray, sink) -> int:
+        """Place the (B, M) rows as the zero-extended input of a run of ``bufs``' size (only the units of
+        the M points written) and sync the B regions; returns the bytes synced."""
+        be = self._owner
+        layout = bufs.layout
+        batch, m = rows.shape
+        log_m = m.bit_length() - 1
+        if not be.rmap.extension_ok(log_m, layout.log_n):
+            raise ValueError(f"rows: the {be.params.tag()} build cannot read a zero-extended input of 2^{log_m} "
+                             f"points in a 2^{layout.log_n}-point run (input_log_m, extension_supported)")
+        self.rows_layout(bufs, None, batch)
+        t0 = time.perf_counter()
+        scatter_extended(layout, rows, bufs.views)
+        chans = list(layout.buffer_channels("input"))
+        prog = Progress("to-device", len(chans), sink)
+        prog.note(f"scattered {rows.size} points (zero-extended to {batch * layout.n_points}) over {len(chans)} "
+                  f"channels in {time.perf_counter() - t0:.2f} s")
+        return self.sync(bufs, chans, layout.channel_bytes * batch, True, prog)
+
+    def download(self, bufs: DeviceBuffers, batch: int, reverse: bool, buffer: str, sink,
+                 log_n: int | None) -> np.ndarray:
+        """Sync the first ``batch`` regions of ``buffer``'s channels from the device and gather their
+        points: a new (batch, N) array."""
+        layout = self.rows_layout(bufs, log_n, batch)
+        chans = list(layout.buffer_channels(buffer))
+        prog = Progress("from-device", len(chans), sink)
+        self.sync(bufs, chans, layout.channel_bytes * batch, False, prog)
+        t0 = time.perf_counter()
+        rows = gather_rows(layout, bufs.views, batch, buffer=buffer, reverse=reverse)
+        prog.note(f"gathered {rows.size} points in {time.perf_counter() - t0:.2f} s")
+        return rows
