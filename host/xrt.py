@@ -76,7 +76,7 @@ from nantucket.hw.model import field as F
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.layout import BEAT_BYTES, CHANNEL_WINDOW_BYTES, PAGE_BYTES, HbmLayout, extension_pairs
 from nantucket.hw.model.params import BuildParams
-from nantucket.sim.build_root import build_base
+from nantucket.hw.flow.build_root import build_base
 from .backend_base import Backend, DeviceError, check_params, keywords_checked
 from .hbm_io import gather_rows, scatter_extended, scatter_rows
 from .kernel_plan import KERNEL_TRANSFORMS, plan_transform
@@ -226,7 +226,7 @@ def import_pyxrt():
 
 def default_xclbin() -> Path:
     """build/hw_emu/nantucket.xclbin under XCL_EMULATION_MODE=hw_emu, else build/hw/nantucket.xclbin (the
-    build folder of sim/build_root.py: ~/.cache/nantucket installed from a wheel, or NANTUCKET_BUILD_DIR)."""
+    build folder of hw/flow/build_root.py: ~/.cache/nantucket installed from a wheel, or NANTUCKET_BUILD_DIR)."""
     target = "hw_emu" if os.environ.get("XCL_EMULATION_MODE") == "hw_emu" else "hw"
     return build_base() / target / f"{R.KERNEL_NAME}.xclbin"
 
@@ -634,7 +634,7 @@ class XrtBackend(Backend):
         return self.xclbin_path.parent / "build_params.json"
 
     def _sidecar_params(self) -> BuildParams | None:
-        """The parameters in the build_params.json that the Vitis flow (host/vitis.py) writes beside the
+        """The parameters in the build_params.json that the Vitis flow (hw/flow/vitis.py) writes beside the
         xclbin, or None (absent or unreadable): a hint only, the self-test decides."""
         import json
         try:
