@@ -76,7 +76,7 @@ __all__ = ["REPO_ROOT", "BUILD_ROOT", "SimBuildFailed", "emit_verilog", "lint_ve
            "build", "run_bench", "bench_facts", "verilator_bin"]
 
 #: The repository in a checkout (site-packages/nantucket when installed from a wheel).
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 #: Simulator builds: never inside an installed package (hw/flow/build_root.py chooses the folder).
 BUILD_ROOT = build_base() / "sim"
 

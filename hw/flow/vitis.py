@@ -47,7 +47,7 @@ __all__ = [
     "kernel_constraints", "xrt_ini", "build",
 ]
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PLATFORM = "xilinx_u55n_gen3x4_xdma_2_202110_1"
 TARGETS = ("hw", "hw_emu")
 #: Clock 1 (ap_clk_2, the NTT engine) is requested at 500 MHz; v++ scales it down to what timing
