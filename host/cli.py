@@ -195,7 +195,7 @@ def _check_run_arguments(args):
         _check_xclbin(args.xclbin)
     _build_params(args, 1, f"build parameters for the {args.backend} backend")
     if args.backend == "sim":           # the simulated card builds there: say so before reading any file
-        from nantucket.sim.build_root import BuildDirUnwritable, writable_build_base
+        from nantucket.hw.flow.build_root import BuildDirUnwritable, writable_build_base
         try:
             writable_build_base()
         except BuildDirUnwritable as e:

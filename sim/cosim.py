@@ -13,8 +13,8 @@ pyxrt surface and the very driver used with a card (host/xrt/) runs against the 
   budget is spent: then ap_done reads 0, which the driver reports as a timeout), then copies the buffers
   back, so the host's ``sync(FROM_DEVICE)`` sees what the RTL wrote.
 
-The simulator runs in a child process (cocotb under sim.runner); commands travel over a Unix socket
-as length-prefixed pickles (sim/bench_cosim.py is the other end).
+The simulator runs in a child process (cocotb under hw.flow.runner); commands travel over a Unix socket
+as length-prefixed pickles (sim/cosim_server.py is the other end).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.layout import BEAT_BYTES, HbmLayout
 from nantucket.sim.hbm import HBM_DIR_PLUSARG, memory_file, read_dump_file, write_load_file
 from nantucket.sim.kernel_harness import FILE_STEM
-from nantucket.sim.scratch import scratch_dir
+from nantucket.hw.flow.scratch import scratch_dir
 
 #: Prefix of this object's scratch directory (HBM exchange files, the socket), in the system temp dir.
 SCRATCH_PREFIX = "nantucket-cosim-"
@@ -121,12 +121,12 @@ class SimulatedKernel:
     def _simulate(self, path, refresh, stalls, seed):
         try:
             from nantucket.sim.kernel_harness import KernelHarness
-            from nantucket.sim.runner import lines_to, run_bench
+            from nantucket.hw.flow.runner import lines_to, run_bench
             harness = KernelHarness(self.params)
             # the runner's own lines (build, start, result) are this card's progress, like its [cosim] ones
             with lines_to(self.progress):
                 run_bench(harness, name="kernel_harness", params={"params": self.params.as_dict()},
-                          test_module="nantucket.sim.bench_cosim",
+                          test_module="nantucket.sim.cosim_server",
                           plusargs=(f"+{HBM_DIR_PLUSARG}={self._dir.name}",), log_file=self._log_path(),
                           facts={"socket": path, "refresh": int(refresh), "stalls": int(stalls), "seed": seed})
         except BaseException as e:            # reported to the waiting host thread

@@ -20,7 +20,7 @@
   ``<dir>/<name>.load.hex`` into the memory and ``bd_dump`` writes the whole memory to
   ``<dir>/<name>.dump.hex`` ($readmemh / $writememh format, one 256-bit beat per line; ``<dir>`` is the
   simulator's plusarg ``+nantucket_hbm_dir=``, default the working directory). Verilator only: it needs
-  the design emitted by hw.catalog.verilog_of. :func:`write_load_file` / :func:`read_dump_file` are the
+  the design emitted by hw.flow.catalog.verilog_of. :func:`write_load_file` / :func:`read_dump_file` are the
   host's side of that exchange.
 
 It is written in the ``sync`` domain; instantiate it under a DomainRenamer (the loopback top puts it on
@@ -144,7 +144,7 @@ class _FileRam(Elaboratable):
     def elaborate(self, platform):
         if not isinstance(platform, VerilogCollector):
             raise TypeError("HbmChannelModel(files=...): only simulated in Verilator, emitted through "
-                            "hw.catalog.verilog_of (sim.runner does)")
+                            "hw.flow.catalog.verilog_of (hw.flow.runner does)")
         platform.add_module(_RAM_MODULE, _RAM_VERILOG)
         return Instance(_RAM_MODULE, p_DEPTH=self.depth, p_ABITS=self.abits, p_NAME=self.name,
                         i_clk=ClockSignal("sync"),

@@ -21,7 +21,7 @@ from nantucket.host.backend_base import DeviceError, ModelBackend
 from nantucket.host.sim_backend import SimBackend, smallest_params
 from nantucket.hw.model import ntt as ntt_model
 from nantucket.hw.model.params import BuildParams
-from nantucket.sim.build_root import BuildDirUnwritable
+from nantucket.hw.flow.build_root import BuildDirUnwritable
 from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin
 from nantucket.sim.kernel_model import ModelCard
 
@@ -435,15 +435,15 @@ def test_the_sim_backend_is_quiet_unless_asked_and_says_each_stage_when_asked(mo
 
 
 def test_the_runner_s_lines_go_where_the_simulated_card_says(capfd):
-    from nantucket.sim import runner
+    from nantucket.hw.flow import runner
     lines = []
     with runner.lines_to(lines.append):
         runner._log("building x")
         with runner._ticker("building x", time.monotonic(), every=0.01):
             time.sleep(0.1)
     runner._log("after")
-    assert lines[0] == "[sim.runner] building x" and lines[1].startswith("[sim.runner] building x: ")
-    assert capfd.readouterr().err == "[sim.runner] after\n"
+    assert lines[0] == "[hw.flow.runner] building x" and lines[1].startswith("[hw.flow.runner] building x: ")
+    assert capfd.readouterr().err == "[hw.flow.runner] after\n"
 
 
 def test_an_unwritable_build_folder_is_named_before_anything_starts(monkeypatch, tmp_path, model_kernel):

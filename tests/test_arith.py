@@ -6,11 +6,11 @@ import random
 import pytest
 from amaranth.hdl import Fragment
 
-from nantucket.hw import catalog
+from nantucket.hw.flow import catalog
 from nantucket.hw.arith import ModAdd, ModSub, MulReduce
 from nantucket.hw.model import field as F
-from nantucket.sim.benchlib import EDGE_VALUES, NONCANONICAL_VALUES, pysim_pipeline
-from nantucket.sim.runner import lint_verilog, run_bench
+from nantucket.sim.benches.lib import EDGE_VALUES, NONCANONICAL_VALUES, pysim_pipeline
+from nantucket.hw.flow.runner import lint_verilog, run_bench
 
 UNITS = {"modadd": (ModAdd, "o_sum", F.add), "modsub": (ModSub, "o_diff", F.sub),
          "mulreduce": (MulReduce, "o_p", F.mul)}
@@ -18,7 +18,7 @@ UNITS = {"modadd": (ModAdd, "o_sum", F.add), "modsub": (ModSub, "o_diff", F.sub)
 
 @pytest.mark.parametrize("name", sorted(UNITS))
 def test_bench(name):
-    run_bench(catalog.build(name), name=name, test_module="nantucket.sim.bench_arith")
+    run_bench(catalog.build(name), name=name, test_module="nantucket.sim.benches.arith")
 
 
 @pytest.mark.parametrize("name", sorted(UNITS))
@@ -58,7 +58,7 @@ def test_lint(name):
 
 def test_mulreduce_maps_to_12_dsp(tmp_path):
     """The 3 x 4 tiling must land on exactly 12 DSP48E2 (a plain 64x64 `*` takes more)."""
-    from nantucket.hw.synth import synthesize
+    from nantucket.hw.flow.synth import synthesize
     r = synthesize("mulreduce", {}, tmp_path, quiet=True)
     assert r["DSP48E2"] == 12
     assert r["BRAM"] == 0 and r["URAM"] == 0

@@ -8,14 +8,14 @@ import random
 import pytest
 from amaranth.hdl import Fragment
 
-from nantucket.hw import catalog
+from nantucket.hw.flow import catalog
 from nantucket.hw.arith import ModSub, MulReduce
 from nantucket.hw.butterfly import Butterfly
 from nantucket.hw.model import field as F
 from nantucket.hw.multiplier import GENERAL, GeneralMultiplier, ShiftMultiplier
 from nantucket.hw.shift_reduce import ALL_SHIFTS, ShiftReduce
-from nantucket.sim.benchlib import EDGE_VALUES, pysim_pipeline
-from nantucket.sim.runner import lint_verilog, run_bench
+from nantucket.sim.benches.lib import EDGE_VALUES, pysim_pipeline
+from nantucket.hw.flow.runner import lint_verilog, run_bench
 
 
 def _elaborated(*parts):
@@ -39,14 +39,14 @@ def test_roots_of_unity_up_to_64_are_powers_of_two():
 # -- the cocotb benches ---------------------------------------------------------------------------------
 
 def test_bench_general():
-    run_bench(Butterfly(), name="butterfly", test_module="nantucket.sim.bench_butterfly")
+    run_bench(Butterfly(), name="butterfly", test_module="nantucket.sim.benches.butterfly")
 
 
 @pytest.mark.parametrize("shifts", [None, (0, 48)], ids=["all", "stage_w4"])
 def test_bench_shift(shifts):
     dut = Butterfly(multiplier=ShiftMultiplier(shifts))
     run_bench(dut, name="shift_butterfly", params={"shifts": dut.shared_key},
-              facts={"shifts": list(dut.multiplier.shifts)}, test_module="nantucket.sim.bench_butterfly")
+              facts={"shifts": list(dut.multiplier.shifts)}, test_module="nantucket.sim.benches.butterfly")
 
 
 # -- models and properties ------------------------------------------------------------------------------
@@ -134,7 +134,7 @@ def test_lint(multiplier):
 @pytest.mark.parametrize("params,dsp", [({}, MulReduce.DSP_TILES), ({"multiplier": "shift"}, 0)],
                          ids=["general", "shift"])
 def test_synthesis(tmp_path, params, dsp):
-    from nantucket.hw.synth import synthesize
+    from nantucket.hw.flow.synth import synthesize
     r = synthesize("butterfly", params, tmp_path, quiet=True)
     assert r["DSP48E2"] == dsp
     assert r["logic_depth"] <= 20
@@ -143,7 +143,7 @@ def test_synthesis(tmp_path, params, dsp):
 def test_hierarchical_synthesis_counts_the_shared_multiplier_per_instance(tmp_path):
     """The butterfly holds its multiply/reduce unit as a shared module (hw/shared.py): kept hierarchical,
     it is synthesized once and counted once per instance, giving the flattened DSP count."""
-    from nantucket.hw.synth import synthesize
+    from nantucket.hw.flow.synth import synthesize
     r = synthesize("butterfly", {}, tmp_path, quiet=True, flatten=False)
     assert r["DSP48E2"] == MulReduce().dsp_tiles == Butterfly().dsp_tiles
     assert r["flatten"] is False and r["logic_depth"] <= 20

@@ -75,7 +75,7 @@ _HIER_STAT = """
 
 
 def test_parse_stat_hierarchical_uses_the_totals():
-    from nantucket.hw.synth import parse_stat
+    from nantucket.hw.flow.synth import parse_stat
     counts = parse_stat(_HIER_STAT)
     # the totals: top's own cells plus two instances of nt_unit, not the sum of every listing
     assert counts["DSP48E2"] == 2 and counts["FDRE"] == 3 + 2 * 10 and counts["LUT2"] == 2

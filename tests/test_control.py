@@ -1,15 +1,15 @@
 """hw.control.ControlSlave: parameter checks, lint, synthesis and the cocotb/Verilator bench
-(sim/bench_control.py: register-map conformance, start/done/interrupt, ap_start while busy, bad_size,
+(sim/benches/control.py: register-map conformance, start/done/interrupt, ap_start while busy, bad_size,
 pointer latching, WSTRB, raw AW/W orders, random AXI-Lite backpressure) for 4 and 32 channels."""
 
 import pytest
 from amaranth.hdl import Fragment
 
-from nantucket.hw import catalog
+from nantucket.hw.flow import catalog
 from nantucket.hw.control import ControlSlave
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.params import BuildParams
-from nantucket.sim.runner import lint_verilog, run_bench
+from nantucket.hw.flow.runner import lint_verilog, run_bench
 
 PARAM_SETS = {
     "C4": BuildParams(lanes=4, log_core=4, channels=4),
@@ -52,7 +52,7 @@ def test_lint(tag):
 
 
 def test_synthesizes(tmp_path):
-    from nantucket.hw.synth import synthesize
+    from nantucket.hw.flow.synth import synthesize
     r = synthesize("control", PARAM_SETS["C32"].as_dict(), tmp_path, quiet=True)
     assert r["DSP48E2"] == 0 and r["BRAM"] == 0 and r["URAM"] == 0
     p = PARAM_SETS["C32"]
@@ -65,4 +65,4 @@ def test_synthesizes(tmp_path):
 @pytest.mark.parametrize("tag", sorted(PARAM_SETS))
 def test_bench(tag):
     p = PARAM_SETS[tag]
-    run_bench(ControlSlave(p), name="control", params=p.as_dict(), test_module="nantucket.sim.bench_control")
+    run_bench(ControlSlave(p), name="control", params=p.as_dict(), test_module="nantucket.sim.benches.control")

@@ -1,5 +1,5 @@
 """Coset transforms: the factor model against the golden model, the point scale and
-the factor generator in amaranth.sim, and the engine on Verilator (sim/bench_coset.py)."""
+the factor generator in amaranth.sim, and the engine on Verilator (sim/benches/coset.py)."""
 
 import random
 
@@ -12,8 +12,8 @@ from nantucket.hw.engine import NttEngine
 from nantucket.hw.model import coset as CM, field as F
 from nantucket.hw.model.ntt import transform, transform_naive
 from nantucket.hw.model.params import BuildParams
-from nantucket.sim.benchlib import EDGE_VALUES, NONCANONICAL_VALUES
-from nantucket.sim.runner import run_bench
+from nantucket.sim.benches.lib import EDGE_VALUES, NONCANONICAL_VALUES
+from nantucket.hw.flow.runner import run_bench
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
@@ -208,7 +208,7 @@ def test_engine_coset(lanes, k, channels, scale):
     params = BuildParams(lanes=lanes, log_core=k, channels=channels)
     engine = NttEngine(params, scale=scale)
     build = {"params": params.as_dict()} | ({"scale": scale} if scale != "output" else {})
-    run_bench(engine, name="engine", params=build, test_module="nantucket.sim.bench_coset",
+    run_bench(engine, name="engine", params=build, test_module="nantucket.sim.benches.coset",
               facts={"coset_extra": [engine.coset_extra_cycles(f) for f in range(2, k + 1)],
                      "coset_extra_cached": [engine.coset_extra_cycles(f, cached=True) for f in range(2, k + 1)],
                      "chain_cycles": engine.coset_factors.chain_cycles,

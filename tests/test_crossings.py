@@ -1,4 +1,4 @@
-"""Clock-domain crossings (hw/crossings.py) and the constraints generated for them (hw/constraints.py).
+"""Clock-domain crossings (hw/flow/crossings.py) and the constraints generated for them (hw/flow/constraints.py).
 
 Tiny two-domain designs with a known structure check the checker (a direct crossing, an enable or a RAM
 read address from the other domain must be flagged; FFSynchronizer, AsyncFIFO must pass, and only when
@@ -17,9 +17,9 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.fifo import AsyncFIFO
 from amaranth.lib.memory import Memory
 
-from nantucket.hw import catalog
-from nantucket.hw.constraints import ATTR_MAX_DELAY, CdcPlatform, cdc_tcl, find_dual_clock_rams, find_synchronizers
-from nantucket.hw.crossings import check_constraint_names, find_crossings, read_netlist
+from nantucket.hw.flow import catalog
+from nantucket.hw.flow.constraints import ATTR_MAX_DELAY, CdcPlatform, cdc_tcl, find_dual_clock_rams, find_synchronizers
+from nantucket.hw.flow.crossings import check_constraint_names, find_crossings, read_netlist
 from nantucket.hw.kernel import VitisKernel
 from nantucket.hw.model import regmap
 from nantucket.hw.model.params import BuildParams
@@ -199,7 +199,7 @@ def test_check_crossings_script_reports_ok(tmp_path):
 
 
 def test_slr_plan_names_exist_and_place_every_block_once(kernel):
-    from nantucket.host.slr_plan import DEVICE, plan, slr_tcl
+    from nantucket.hw.flow.slr_plan import DEVICE, plan, slr_tcl
     from nantucket.hw.engine import NttEngine
     _, netlist, _ = kernel
     params = BuildParams(lanes=4, log_core=4, channels=2)

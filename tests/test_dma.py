@@ -1,5 +1,5 @@
 """DMA engine: parameter checks, a fast amaranth.sim loopback, the cocotb/Verilator loopback bench
-(sim/bench_dma_loopback.py) and the AXI-RAM bench, each over every run size of its builds (N = 2^4 ..
+(sim/benches/dma_loopback.py) and the AXI-RAM bench, each over every run size of its builds (N = 2^4 ..
 2^16, C = 2 .. 32 channels) and batches of B = 1, 2, 3 transforms, sizes and batches switching without
 reset."""
 
@@ -14,7 +14,7 @@ from nantucket.hw.model.layout import BEAT_BYTES, HbmLayout
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.schedule import loopback_passes, pass_schedule
 from nantucket.sim.hbm import DmaLoopback
-from nantucket.sim.runner import run_bench
+from nantucket.hw.flow.runner import run_bench
 
 
 def test_parameter_errors():
@@ -310,7 +310,7 @@ def test_chain_and_zero_extension_pysim(params, chains):
 # Every size of three builds (one Verilator build each): N = 2^4 .. 2^8 with C = 2 (one channel per
 # direction, bursts of 4 beats and fewer), 2^8 .. 2^12 with C = 32, 2^8 .. 2^16 with 16 lanes and C = 4.
 # C = 32 uses 4 lanes here: the 16-lane, C = 32 engine takes about 10 minutes to build on 2 cores (it passed
-# at N = 2^16, see docs/performance.md), and sim/bench_dma.py builds and runs it at full size.
+# at N = 2^16, see docs/performance.md), and scripts/bench_dma.py builds and runs it at full size.
 VERILATOR_CASES = [BuildParams(lanes=4, log_core=4, channels=2),
                    BuildParams(lanes=4, log_core=6, channels=32),
                    BuildParams(lanes=16, log_core=8, channels=4)]
@@ -322,7 +322,7 @@ def test_loopback_verilator(params):
     (test_chain_zero_extension: one build covers it, and 16 lanes give multi-beat units)."""
     tests = ["test_two_passes", "test_backdoor"] + (["test_chain_zero_extension"] if params.lanes == 16 else [])
     run_bench(DmaLoopback(params), name="dma_loopback", params=params.as_dict(), testcase=tests,
-              test_module="nantucket.sim.bench_dma_loopback")
+              test_module="nantucket.sim.benches.dma_loopback")
 
 
 @pytest.mark.parametrize("params", [BuildParams(lanes=4, log_core=4, channels=4),
@@ -331,13 +331,13 @@ def test_dma_against_axiram(params):
     """The same engine against cocotbext-axi's AxiRam (an independent AXI slave model)."""
     from nantucket.sim.dma_axi_top import DmaAxiTop
     run_bench(DmaAxiTop(params), name="dma_axiram", params=params.as_dict(),
-              test_module="nantucket.sim.bench_dma_axiram")
+              test_module="nantucket.sim.benches.dma_axiram")
 
 
 @pytest.mark.parametrize("build", [dict(lanes=4, log_core=2, channels=4), dict(lanes=16, log_core=4, channels=2)],
                          ids=["L4_k2_C4", "L16_k4_C2"])
 def test_lint(build):
     """The emitted Verilog is lint clean, also at the corners (one beat per unit, one channel per direction)."""
-    from nantucket.hw import catalog
-    from nantucket.sim.runner import lint_verilog
+    from nantucket.hw.flow import catalog
+    from nantucket.hw.flow.runner import lint_verilog
     lint_verilog(catalog.emit_verilog("dma", **build), "dma")

@@ -4,13 +4,13 @@ import pytest
 
 from nantucket.hw.engine import NttEngine
 from nantucket.hw.model.params import BuildParams
-from nantucket.sim.runner import run_bench
+from nantucket.hw.flow.runner import run_bench
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
 # N = 2^8 with 1, 2, 4, 16 lanes; N = 2^12 with 4 and 16 lanes.
 CONFIGS = [(1, 4), (2, 4), (4, 4), (16, 4), (4, 6), (16, 6)]
-#: The forward single-transform tests of sim/bench_engine.py (inverse and batches: test_inverse_and_batches).
+#: The forward single-transform tests of sim/benches/engine.py (inverse and batches: test_inverse_and_batches).
 FORWARD_TESTS = ["test_random_points", "test_edge_vectors", "test_every_size", "test_back_to_back"]
 
 
@@ -18,17 +18,17 @@ FORWARD_TESTS = ["test_random_points", "test_edge_vectors", "test_every_size", "
 def test_engine(lanes, k):
     params = BuildParams(lanes=lanes, log_core=k, channels=2)
     run_bench(NttEngine(params), name="engine", params={"params": params.as_dict()},
-              test_module="nantucket.sim.bench_engine", testcase=FORWARD_TESTS)
+              test_module="nantucket.sim.benches.engine", testcase=FORWARD_TESTS)
 
 
 # L4_k4 with C = 2 shares test_engine's build (C only sets min_log_n, here 4 as with C = 4)
 @pytest.mark.parametrize("lanes, k, channels", [(4, 4, 2), (8, 5, 8)], ids=["L4_k4", "L8_k5_C8"])
 def test_engine_inverse_and_batches(lanes, k, channels):
     """Inverse at every size, batches of 1..3 mixing kinds, switching between passes without reset,
-    random stalls, exact cycle counts (sim/bench_engine.py test_inverse_and_batches)."""
+    random stalls, exact cycle counts (sim/benches/engine.py test_inverse_and_batches)."""
     params = BuildParams(lanes=lanes, log_core=k, channels=channels)
     run_bench(NttEngine(params), name="engine", params={"params": params.as_dict()},
-              test_module="nantucket.sim.bench_engine", testcase="test_inverse_and_batches")
+              test_module="nantucket.sim.benches.engine", testcase="test_inverse_and_batches")
 
 
 def test_engine_ports_for_the_kernel():
@@ -63,5 +63,5 @@ def test_engine_folded_scale():
     """The folded design (scale in the stage twiddles) stays exact."""
     params = BuildParams(lanes=4, log_core=4, channels=2)
     run_bench(NttEngine(params, scale="stages"), name="engine",
-              params={"params": params.as_dict(), "scale": "stages"}, test_module="nantucket.sim.bench_engine",
+              params={"params": params.as_dict(), "scale": "stages"}, test_module="nantucket.sim.benches.engine",
               testcase=FORWARD_TESTS)

@@ -3,7 +3,7 @@ installed distribution holds one top-level name, ``nantucket``.
 
 The folders hw/, host/ and sim/ install as nantucket.hw, nantucket.host and nantucket.sim (pyproject.toml's
 package-dir); every import uses those names. Order (each layer may import only itself and the layers
-before it): nantucket.hw.model <- nantucket.hw <- nantucket.sim <- nantucket.host <- nantucket <- scripts.
+before it): nantucket.hw.model <- nantucket.hw <- nantucket.hw.flow <- nantucket.sim <- nantucket.host <- nantucket <- scripts.
 Nothing imports tests. Imports inside functions count too: a lazy import is still a dependency.
 """
 
@@ -25,7 +25,7 @@ PACKAGE_DIR = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setu
 INSTALLED_AS = {folder: package for package, folder in PACKAGE_DIR.items()}
 #: the names the folders had before they moved under nantucket; nothing may import them
 OLD_NAMES = tuple(folder for folder, package in INSTALLED_AS.items() if package != folder)
-LAYERS = ["nantucket.hw.model", "nantucket.hw", "nantucket.sim", "nantucket.host", "nantucket", "scripts"]
+LAYERS = ["nantucket.hw.model", "nantucket.hw", "nantucket.hw.flow", "nantucket.sim", "nantucket.host", "nantucket", "scripts"]
 FOLDERS = (*INSTALLED_AS, "scripts", "tests")
 TOP_NAMES = ("nantucket", "scripts", "tests")
 
@@ -208,7 +208,7 @@ def test_installed_environment_has_only_nantucket(tmp_path):
         "        assert e.name == old, e",
         "    else:",
         "        raise SystemExit(f'{old} imports as a top-level module')",
-        "import nantucket, nantucket.hw.model.field, nantucket.sim.runner, nantucket.host.cli",
+        "import nantucket, nantucket.hw.model.field, nantucket.hw.flow.runner, nantucket.host.cli",
         "print(md.distribution('nantucket').read_text('top_level.txt'))",
     ])
     proc = _python(code, tmp_path)
@@ -256,8 +256,9 @@ def test_wheel_holds_only_nantucket(wheel):
 
 _INSTALLED_PATHS = """
 import json, sys, sysconfig
-import nantucket.sim.runner as runner
-from nantucket.host import vitis, xrt
+import nantucket.hw.flow.runner as runner
+from nantucket.host import xrt
+from nantucket.hw.flow import vitis
 from nantucket.hw.model.params import BuildParams
 if sys.argv[1] == "lint":        # writes its Verilog under the build folder's lint/
     runner.lint_verilog("module t(input a, output b); assign b = a; endmodule\\n", "t")

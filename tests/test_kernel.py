@@ -20,7 +20,7 @@ from nantucket.hw.model.params import BuildParams
 from nantucket.host.backends import DeviceError
 from nantucket.host.workloads import KINDS, make_points
 from nantucket.host.sim_backend import SimBackend
-from nantucket.sim.runner import REPO_ROOT
+from nantucket.hw.flow.runner import REPO_ROOT
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 

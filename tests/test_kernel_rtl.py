@@ -4,10 +4,10 @@ import re
 
 import pytest
 
-from nantucket.hw import catalog
+from nantucket.hw.flow import catalog
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.params import BuildParams
-from nantucket.sim.runner import lint_verilog
+from nantucket.hw.flow.runner import lint_verilog
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 

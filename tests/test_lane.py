@@ -4,7 +4,7 @@
 Fast part (amaranth.sim): the control and reorder logic with a behavioural butterfly that exists only
 here (exact modular arithmetic in a few registers, any latency), so reorders, commutators, twiddle replay
 and the corner-turn twiddle table are checked at every k from 2 to 9 in seconds.
-Bench part (cocotb on Verilator): the real lane with hw.butterfly.Butterfly, sim/bench_lane.py.
+Bench part (cocotb on Verilator): the real lane with hw.butterfly.Butterfly, sim/benches/lane.py.
 Some lanes here are built only to read their properties (first line: no unused-component warnings).
 """
 
@@ -446,7 +446,7 @@ def test_properties_k12():
 
 def test_catalog_entry():
     from amaranth.hdl import Fragment
-    from nantucket.hw import catalog
+    from nantucket.hw.flow import catalog
     lane = catalog.build("lane", log_core=3)
     assert isinstance(lane, Lane) and lane.log_core == 3
     Fragment.get(lane, None)            # elaborates
@@ -491,7 +491,7 @@ def test_output_scale_lane_frame_sizes(k, sizes):
     idle frame. Expected: the stage reference at 2^f with c = w_N^column (lane_reference), and the
     lane model (scaled_lane_transform with log_core = k, log_n = n); latency_at(f) exactly."""
     from nantucket.hw.model import field as F
-    from nantucket.sim.benchlib import EDGE_VALUES
+    from nantucket.sim.benches.lib import EDGE_VALUES
     dut = Lane(k)
     rng = np.random.default_rng(200 + k)
     prng = random.Random(k)
@@ -524,7 +524,7 @@ def test_output_scale_lane_inverse(k, sizes):
     with the inverse twiddles and c = w_N^(-column), times F.inv(N) for normalize), and the lane model
     (Lane.model with the same flags); latency_at(f) exactly, as forward."""
     from nantucket.hw.model import field as F
-    from nantucket.sim.benchlib import EDGE_VALUES
+    from nantucket.sim.benches.lib import EDGE_VALUES
     dut = Lane(k)
     rng = np.random.default_rng(300 + k)
     prng = random.Random(k + 1)
@@ -563,7 +563,7 @@ def test_narrow_pass_butterfly():
     """The k = 12 lane's last first-half stage passes on only the low bits of the stream (the second
     half's words): still the full butterfly on the points, the low bits passed in step with them."""
     from nantucket.hw.butterfly import Butterfly
-    from nantucket.sim.benchlib import EDGE_VALUES, pysim_pipeline
+    from nantucket.sim.benches.lib import EDGE_VALUES, pysim_pipeline
     with pytest.raises(ValueError):
         Butterfly(pass_width=0)
     dut = Butterfly(pass_width=16)

@@ -4,7 +4,7 @@ Every k from 2 to 8 streams at least four back-to-back random frames (plain, pas
 in turn), k = 10 and k = 12 three; each crossed with idle/stall patterns, plus edge-value frames. The
 default lane (scale "output": shift-only late stages, the four-step scale on the output) at every k; the
 folded design (scale "stages") at k = 3 and 6. One build directory per k and design.
-Run-time frame sizes (sim/bench_lane.py test_frame_sizes): every f = 2..k at k <= 8, f = 10, 5 at
+Run-time frame sizes (sim/benches/lane.py test_frame_sizes): every f = 2..k at k <= 8, f = 10, 5 at
 k = 10 and f = 9 at k = 12, switched by restarts without a reset, with several log_n; with the output
 scale each size also runs the two passes of an inverse transform (the lane's ``inverse`` and ``normalize``).
 """
@@ -12,10 +12,10 @@ scale each size also runs the two passes of an inverse transform (the lane's ``i
 import pytest
 
 from nantucket.hw.lane import Lane
-from nantucket.sim.runner import run_bench
+from nantucket.hw.flow.runner import run_bench
 
 FRAMES = {k: 4 for k in range(2, 9)} | {10: 3, 12: 3}
-#: Frame sizes test_frame_sizes runs (None: every f, see sim/bench_lane.py size_order).
+#: Frame sizes test_frame_sizes runs (None: every f, see sim/benches/lane.py size_order).
 SIZES = {10: [10, 5], 12: [9]}
 CASES = [(k, "output") for k in sorted(FRAMES)] + [(3, "stages"), (6, "stages")]
 
@@ -24,13 +24,13 @@ CASES = [(k, "output") for k in sorted(FRAMES)] + [(3, "stages"), (6, "stages")]
 def test_lane_bench(k, scale):
     params = {"log_core": k, "scale": scale}
     lane = Lane(**params)
-    run_bench(lane, name="lane", params=params, test_module="nantucket.sim.bench_lane",
+    run_bench(lane, name="lane", params=params, test_module="nantucket.sim.benches.lane",
               facts={"frames": FRAMES[k], "sizes": SIZES.get(k),
                      "latencies": {f: lane.latency_at(f) for f in range(2, k + 1)}})
 
 
 @pytest.mark.parametrize("k", [3, 12])
 def test_lint(k):
-    from nantucket.hw import catalog
-    from nantucket.sim.runner import lint_verilog
+    from nantucket.hw.flow import catalog
+    from nantucket.hw.flow.runner import lint_verilog
     lint_verilog(catalog.emit_verilog("lane", log_core=k), "lane")

@@ -191,11 +191,11 @@ def test_rtl_output_is_checked_before_elaboration(tmp_path, capsys):
 
 
 def test_synth_workdir_is_checked_before_synthesis(tmp_path, capsys, monkeypatch):
-    import nantucket.hw.synth
+    import nantucket.hw.flow.synth
 
     def no_synthesis(*a, **k):
         raise AssertionError("synthesis started before --workdir was checked")
-    monkeypatch.setattr(nantucket.hw.synth, "synthesize", no_synthesis)
+    monkeypatch.setattr(nantucket.hw.flow.synth, "synthesize", no_synthesis)
     a_file = tmp_path / "file"
     a_file.write_text("")
     ro = tmp_path / "ro"

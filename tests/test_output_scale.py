@@ -9,7 +9,7 @@ from amaranth.sim import Simulator
 
 from nantucket.hw.model import field as F
 from nantucket.hw.output_scale import OutputScale
-from nantucket.sim.benchlib import EDGE_VALUES
+from nantucket.sim.benches.lib import EDGE_VALUES
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
@@ -86,7 +86,7 @@ def test_default_engine_structure():
     """Independent count in the emitted Verilog: the lane module holds the general butterflies (one
     multiplier each), the output scale's four multipliers and the coset point scale's two; the twiddle
     generator has none, the coset factor generator three."""
-    from nantucket.hw import catalog
+    from nantucket.hw.flow import catalog
     from nantucket.hw.engine import NttEngine
     from nantucket.hw.model.params import BuildParams
     lanes, k = 2, 8                          # k = 8: stages 0, 1 general, 2..7 shift-only

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from amaranth.hdl import Fragment
 
-from nantucket.sim import runner
-from nantucket.sim.build_root import build_base, checkout_root
-from nantucket.sim.runner import REPO_ROOT, build_dir_for, component_props, param_tag, run_bench
+from nantucket.hw.flow import runner
+from nantucket.hw.flow.build_root import build_base, checkout_root
+from nantucket.hw.flow.runner import REPO_ROOT, build_dir_for, component_props, param_tag, run_bench
 from nantucket.sim.smoke import SmokeDelay
 
 
@@ -63,7 +63,7 @@ def test_component_props():
 @pytest.mark.parametrize("latency", [1, 3])
 def test_smoke_bench(latency):
     params = {"width": 8, "latency": latency}
-    run_bench(SmokeDelay(**params), name="smoke", params=params, test_module="nantucket.sim.bench_smoke")
+    run_bench(SmokeDelay(**params), name="smoke", params=params, test_module="nantucket.sim.benches.smoke")
     assert (build_dir_for("smoke", params) / ".nantucket-build-hash").exists()
 
 
@@ -71,7 +71,7 @@ def test_wrong_latency_fails():
     """The bench must notice a pipeline that is not as deep as claimed (no test that cannot fail)."""
     params = {"width": 8, "latency": 3}
     with pytest.raises(AssertionError, match="cocotb tests failed"):
-        run_bench(SmokeDelay(**params), name="smoke", params=params, test_module="nantucket.sim.bench_smoke",
+        run_bench(SmokeDelay(**params), name="smoke", params=params, test_module="nantucket.sim.benches.smoke",
                   facts={"props": {"width": 8, "latency": 2}}, testcase="test_delay")
 
 
@@ -81,7 +81,7 @@ KILL_PARAMS = {"width": 8, "latency": 2}
 _BUILD_IN_CHILD = """
 import sys
 from pathlib import Path
-import nantucket.sim.runner as r
+import nantucket.hw.flow.runner as r
 from nantucket.sim.smoke import SmokeDelay
 r.BUILD_ROOT = Path(sys.argv[1])
 r.build(SmokeDelay(width=8, latency=2), name="smoke", params={"width": 8, "latency": 2})
@@ -161,7 +161,7 @@ def test_killed_build_leaves_no_compiler_and_no_broken_cache(build_root):
     for name in ("smoke", "Vtop__ALL.a", "Vtop__ALL.o", "Vtop__pch.h.fast.gch", "Vtop__pch.h.slow.gch"):
         (bdir / name).write_bytes(b"")
         os.utime(bdir / name, (future, future))
-    run_bench(SmokeDelay(**KILL_PARAMS), name="smoke", params=KILL_PARAMS, test_module="nantucket.sim.bench_smoke")
+    run_bench(SmokeDelay(**KILL_PARAMS), name="smoke", params=KILL_PARAMS, test_module="nantucket.sim.benches.smoke")
     assert sorted(p.name for p in bdir.parent.iterdir() if not p.name.endswith(".lock")) == [bdir.name]
 
 
@@ -176,7 +176,7 @@ def test_failed_build_names_its_log_and_caches_nothing(build_root):
 
 
 def test_sweep_removes_only_dead_owners_scratch(tmp_path):
-    from nantucket.sim.scratch import scratch_dir, sweep_stale
+    from nantucket.hw.flow.scratch import scratch_dir, sweep_stale
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     for pid in (dead.pid, os.getpid(), os.getppid()):

@@ -12,7 +12,7 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from nantucket.hw import catalog
+from nantucket.hw.flow import catalog
 from nantucket.hw.arith import MulReduce
 from nantucket.hw.engine import NttEngine
 from nantucket.hw.lane import Lane

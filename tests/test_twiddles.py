@@ -14,7 +14,7 @@ from nantucket.hw.model.ntt import dft_naive
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.twiddles import lane_twiddles
 from nantucket.hw.twiddles import TwiddleGenerator
-from nantucket.sim.runner import run_bench
+from nantucket.hw.flow.runner import run_bench
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
@@ -123,7 +123,7 @@ def test_twiddle_generator(lanes, k, crossed, scale):
         tests.append("test_reset_state")
     run_bench(TwiddleGenerator(params, scale=scale), name="twiddles",
               params={"params": params.as_dict(), "scale": scale},
-              test_module="nantucket.sim.bench_twiddles", testcase=tests)
+              test_module="nantucket.sim.benches.twiddles", testcase=tests)
 
 
 def test_twiddle_generator_default_build():
@@ -137,7 +137,7 @@ def test_twiddle_generator_default_build():
             [1, 24, 2, 0, 1, 1], [2, 24, 1, 3, 1, 1], [1, 17, 2, 0, 1, 1], [2, 17, 1, 0, 1, 2],
             [1, 8, 3, 0, 1, 3], [2, 8, 2, 0, 0, 3], [1, 8, 3, 0, 0, 3]]
     run_bench(TwiddleGenerator(params), name="twiddles", params={"params": params.as_dict(), "scale": "output"},
-              test_module="nantucket.sim.bench_twiddles", testcase="test_random_stalls", facts={"runs": runs})
+              test_module="nantucket.sim.benches.twiddles", testcase="test_random_stalls", facts={"runs": runs})
 
 
 def test_default_rom_maps_onto_whole_bram36s():

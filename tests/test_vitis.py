@@ -1,4 +1,4 @@
-"""Vitis build inputs (host/vitis.py, scripts/vitis_build.py): generated from BuildParams, consistent
+"""Vitis build inputs (hw/flow/vitis.py, scripts/vitis_build.py): generated from BuildParams, consistent
 with the register map and with the kernel RTL's ports; the driver stops cleanly without the tools and
 runs them in order (with the HADAFileSet re-run) when they are there.
 
@@ -22,7 +22,7 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from nantucket.host import vitis as V
+from nantucket.hw.flow import vitis as V
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.params import BuildParams
 

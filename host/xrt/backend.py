@@ -17,7 +17,7 @@ from nantucket.hw.model import regmap as R
 from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.run import Run
-from nantucket.sim.build_root import build_base
+from nantucket.hw.flow.build_root import build_base
 from nantucket.host.backend_base import Backend, CardDriver, ResidentArrays, check_params, keywords_checked
 from nantucket.host.kernel_plan import KERNEL_TRANSFORMS, plan_transform
 
@@ -32,7 +32,7 @@ __all__ = ["XrtBackend", "default_xclbin"]
 
 def default_xclbin() -> Path:
     """build/hw_emu/nantucket.xclbin under XCL_EMULATION_MODE=hw_emu, else build/hw/nantucket.xclbin (the
-    build folder of sim/build_root.py: ~/.cache/nantucket installed from a wheel, or NANTUCKET_BUILD_DIR)."""
+    build folder of hw/flow/build_root.py: ~/.cache/nantucket installed from a wheel, or NANTUCKET_BUILD_DIR)."""
     target = "hw_emu" if os.environ.get("XCL_EMULATION_MODE") == "hw_emu" else "hw"
     return build_base() / target / f"{R.KERNEL_NAME}.xclbin"
 

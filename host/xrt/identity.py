@@ -38,7 +38,7 @@ def sidecar_path(xclbin: Path) -> Path:
 
 
 def sidecar_params(xclbin: Path) -> BuildParams | None:
-    """The parameters in the build_params.json that the Vitis flow (host/vitis.py) writes beside the
+    """The parameters in the build_params.json that the Vitis flow (hw/flow/vitis.py) writes beside the
     xclbin, or None (absent or unreadable): a hint only, the self-test decides."""
     try:
         return BuildParams(**json.loads(sidecar_path(xclbin).read_text())["params"])

@@ -16,7 +16,7 @@ from cocotbext.axi import AxiBus, AxiRam
 from nantucket.hw.model.layout import HbmLayout, extension_pairs
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.schedule import loopback_passes
-from nantucket.sim.runner import bench_facts
+from nantucket.hw.flow.runner import bench_facts
 
 GUARD = 4096
 

@@ -6,7 +6,7 @@ ports reach it through combinational cells, and looks at every endpoint: the dat
 each register, the ports of each memory, each top-level output. An endpoint of domain X reached from
 domain Y != X is a crossing, and it is accepted only
 
-- into a register marked ``ASYNC_REG`` (a synchronizer stage, :class:`hw.constraints.CdcPlatform`) whose
+- into a register marked ``ASYNC_REG`` (a synchronizer stage, :class:`hw.flow.constraints.CdcPlatform`) whose
   data input from the other domain comes straight from that domain's registers (no logic in front;
   an asynchronous reset input may come through logic), or
 - out of a memory written under Y and read under X (an AsyncFIFO's storage: the FIFO's pointers cross
@@ -15,7 +15,7 @@ domain Y != X is a crossing, and it is accepted only
 Anything else (a register, an enable, a read address of the other domain feeding logic directly) is a
 violation. Registers clocked by a net that is not a known clock are violations too.
 
-:func:`check_constraint_names` evaluates the constraint Tcl of :mod:`hw.constraints` in ``tclsh`` with stub
+:func:`check_constraint_names` evaluates the constraint Tcl of :mod:`hw.flow.constraints` in ``tclsh`` with stub
 ``get_cells``/``get_pins``/``get_clocks``/``set_*`` commands resolving names against the same netlist
 (Vivado's names for inferred registers: ``<path>/<reg>_reg`` or ``..._reg[<bit>]``, memories
 ``<path>/<memory>_reg``), and returns every query that found nothing, and the constrained cells.
@@ -50,7 +50,7 @@ class Crossing:
 
 def read_netlist(verilog: str, top: str, workdir: str | Path | None = None) -> dict:
     """The flattened netlist of ``top`` as Yosys' JSON (module ``top`` only)."""
-    from nantucket.hw.synth import yosys_command
+    from nantucket.hw.flow.synth import yosys_command
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(workdir) if workdir is not None else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)

@@ -1,10 +1,10 @@
 """Measure the DMA's zero-extended pass 1 and chained pass 2 against the plain passes with the timing-only
-HBM model (Verilator), the same harness and settings as sim/bench_dma.py (the build's DMA and NTT clocks, read
+HBM model (Verilator), the same harness and settings as scripts/bench_dma.py (the build's DMA and NTT clocks, read
 latency 32, refresh 96 of every 480 DMA cycles when on, the NTT engine replaced by a FIFO that never
 stalls), all passes in one simulation of one build.
 
-    .venv/bin/python -m nantucket.sim.bench_dma_modes                       # L16_k12_C32, the default set
-    .venv/bin/python -m nantucket.sim.bench_dma_modes --log-core 8 --chain 15:16 --zero 15:16
+    .venv/bin/python scripts/bench_dma_modes.py                       # L16_k12_C32, the default set
+    .venv/bin/python scripts/bench_dma_modes.py --log-core 8 --chain 15:16 --zero 15:16
 
 ``--chain n:t`` measures pass 2 of a 2^n-point run chained into the input of a 2^t-point run against the
 plain pass 2 of 2^n; ``--zero m:n`` pass 1 of a 2^n-point run reading a 2^m-point zero-extended input
@@ -22,7 +22,7 @@ from nantucket.hw.model.layout import extension_supported  # noqa: E402
 from nantucket.hw.model.params import BuildParams           # noqa: E402
 from nantucket.hw.dma.engine import READ_FIFO_BEATS, WRITE_FIFO_BEATS  # noqa: E402
 from nantucket.sim.hbm import HBM_LATENCY, REFRESH_CYCLES, REFRESH_PERIOD, DmaLoopback  # noqa: E402
-from nantucket.sim.runner import build_dir_for, run_bench   # noqa: E402
+from nantucket.hw.flow.runner import build_dir_for, run_bench   # noqa: E402
 
 DEFAULT_CHAIN = ["22:23", "23:24", "24:24", "20:20", "21:21", "22:22", "23:23"]
 DEFAULT_ZERO = ["23:24", "22:23"]
@@ -48,7 +48,7 @@ def measure(params: BuildParams, runs: list[dict], *, refresh: bool, latency: in
                wfifo=write_fifo_beats)
     out = build_dir_for("dma_throughput", tag) / f"modes_refresh{int(refresh)}_{len(runs)}runs.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    run_bench(dut, name="dma_throughput", params=tag, test_module="nantucket.sim.bench_dma_throughput",
+    run_bench(dut, name="dma_throughput", params=tag, test_module="nantucket.sim.benches.dma_throughput",
               facts={"out": str(out), "refresh": refresh, "log_n": params.max_log_n, "runs": runs})
     return json.loads(out.read_text())
 

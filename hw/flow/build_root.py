@@ -28,7 +28,7 @@ __all__ = ["BUILD_DIR_ENV", "PACKAGE_PARENT", "checkout_root", "build_base", "wr
 #: Environment variable naming the build folder (the one that holds sim/, lint/, hw/, hw_emu/ ...).
 BUILD_DIR_ENV = "NANTUCKET_BUILD_DIR"
 #: The folder holding hw/, host/ and sim/: the repository in a checkout, site-packages/nantucket installed.
-PACKAGE_PARENT = Path(__file__).resolve().parent.parent
+PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 
 
 def checkout_root(package_parent: Path = PACKAGE_PARENT) -> Path | None:

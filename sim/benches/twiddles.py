@@ -22,8 +22,8 @@ from cocotb.triggers import FallingEdge
 
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.twiddles import lane_twiddles
-from nantucket.sim.benchlib import PATTERNS, pattern, reset, start_clock
-from nantucket.sim.runner import bench_facts
+from nantucket.sim.benches.lib import PATTERNS, pattern, reset, start_clock
+from nantucket.hw.flow.runner import bench_facts
 
 
 def _split(value: int, lanes: int) -> list[int]:

@@ -15,7 +15,7 @@ from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from nantucket.hw.model.params import BuildParams
 from nantucket.sim.cosim import recv_msg, send_msg
-from nantucket.sim.runner import bench_facts
+from nantucket.hw.flow.runner import bench_facts
 
 
 

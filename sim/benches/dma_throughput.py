@@ -1,9 +1,9 @@
-"""cocotb module behind sim/bench_dma.py: runs pass 1 and pass 2 of a DmaLoopback (normally the timing-only
+"""cocotb module behind scripts/bench_dma.py: runs pass 1 and pass 2 of a DmaLoopback (normally the timing-only
 HBM model, no stalls on the loopback) and writes the counters as JSON to ``facts["out"]``.
 
 No Python runs per clock cycle: the test waits on ``done``; a progress line every 2^16 NTT cycles.
 
-With ``facts["runs"]`` (sim/bench_dma_modes.py) it runs those single passes instead, one after the
+With ``facts["runs"]`` (scripts/bench_dma_modes.py) it runs those single passes instead, one after the
 other: each a dict of ``pass``, ``log_n``, ``batch``, ``input_log_m`` and ``chain_log_n``; the results
 are a list in the same order.
 """
@@ -17,8 +17,8 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge
 
 from nantucket.hw.model.params import BuildParams
-from nantucket.sim.benchlib import reset_domains
-from nantucket.sim.runner import bench_facts
+from nantucket.sim.benches.lib import reset_domains
+from nantucket.hw.flow.runner import bench_facts
 
 
 def _hist(sig):

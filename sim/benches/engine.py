@@ -22,8 +22,8 @@ from nantucket.hw.model import field as F, fourstep, ntt
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.schedule import pass_schedule
 from nantucket.hw.points import pack_payload, unpack_payload
-from nantucket.sim.benchlib import EDGE_VALUES, pattern, reset, start_clock
-from nantucket.sim.runner import bench_facts
+from nantucket.sim.benches.lib import EDGE_VALUES, pattern, reset, start_clock
+from nantucket.hw.flow.runner import bench_facts
 
 
 

@@ -31,8 +31,8 @@ from cocotb.triggers import FallingEdge
 
 from nantucket.hw.model import field as F
 from nantucket.hw.model import lane as LM
-from nantucket.sim.benchlib import EDGE_VALUES, PATTERNS, pattern, reset, start_clock
-from nantucket.sim.runner import bench_facts
+from nantucket.sim.benches.lib import EDGE_VALUES, PATTERNS, pattern, reset, start_clock
+from nantucket.hw.flow.runner import bench_facts
 
 P = F.P
 

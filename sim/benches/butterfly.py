@@ -16,8 +16,8 @@ import random
 import cocotb
 
 from nantucket.hw.model import field as F
-from nantucket.sim.benchlib import EDGE_VALUES, PATTERNS, check_butterflies
-from nantucket.sim.runner import bench_facts
+from nantucket.sim.benches.lib import EDGE_VALUES, PATTERNS, check_butterflies
+from nantucket.hw.flow.runner import bench_facts
 
 RANDOM_SETS = int(os.environ.get("BUTTERFLY_RANDOM_SETS", "0")) or None
 CROSSED_SETS = int(os.environ.get("BUTTERFLY_CROSSED_SETS", "500"))

@@ -4,8 +4,8 @@ import random
 
 import cocotb
 
-from nantucket.sim.benchlib import PATTERNS, PipelineTB, pattern
-from nantucket.sim.runner import bench_facts
+from nantucket.sim.benches.lib import PATTERNS, PipelineTB, pattern
+from nantucket.hw.flow.runner import bench_facts
 
 
 @cocotb.test()

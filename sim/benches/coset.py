@@ -1,5 +1,5 @@
 """cocotb bench: coset transforms through hw.engine.NttEngine (lanes' point scale + the shared factor
-generator), with the behavioural memory of sim/bench_engine.py standing in for the DMA engine.
+generator), with the behavioural memory of sim/benches/engine.py standing in for the DMA engine.
 
 Forward coset (``coset`` = 1, ``inverse`` = 0): the state after pass 1 must equal the golden model's
 pass-1 state of the coset passes (hw.model.coset.coset_passes) and the result
@@ -22,9 +22,9 @@ import numpy as np
 from cocotb.triggers import ClockCycles
 
 from nantucket.hw.model import coset as coset_model, field as F, fourstep, ntt
-from nantucket.sim.bench_engine import EngineTB, vectors
-from nantucket.sim.benchlib import pattern
-from nantucket.sim.runner import bench_facts
+from nantucket.sim.benches.engine import EngineTB, vectors
+from nantucket.sim.benches.lib import pattern
+from nantucket.hw.flow.runner import bench_facts
 
 EDGE_SHIFTS = (1, F.P - 1, 2**32, 7)
 

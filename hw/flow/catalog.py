@@ -139,9 +139,9 @@ def build(name: str, **params):
 def verilog_of(component, name: str) -> str:
     """Verilog for an already built component, top module ``name``, followed by the modules of the
     blocks it instantiates through :func:`hw.shared.share` (each emitted once). Synchronizers come out
-    marked for the clock-crossing constraints (:class:`hw.constraints.CdcPlatform`)."""
+    marked for the clock-crossing constraints (:class:`hw.flow.constraints.CdcPlatform`)."""
     from amaranth.back import verilog
-    from nantucket.hw.constraints import CdcPlatform
+    from nantucket.hw.flow.constraints import CdcPlatform
     collector = CdcPlatform(name)
     return collector.verilog(verilog.convert(component, name=name, platform=collector, emit_src=False))
 

@@ -26,10 +26,10 @@ from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 from nantucket.hw.axi import fault_layout
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.params import BuildParams
-from nantucket.sim.benchlib import pattern, reset, start_clock
+from nantucket.sim.benches.lib import pattern, reset, start_clock
 from nantucket.sim.kernel_model import HbmModel, KernelModel
 from nantucket.sim.regmap_conformance import check_conformance
-from nantucket.sim.runner import bench_facts
+from nantucket.hw.flow.runner import bench_facts
 
 BACKPRESSURE = ("none", "random", "bursty")
 MASK32 = 0xFFFF_FFFF

@@ -34,8 +34,8 @@ from nantucket.hw.model.layout import POINTS_PER_BEAT, HbmLayout, extension_pair
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.schedule import loopback_passes
 from nantucket.hw.points import pack_beat, unpack_beat
-from nantucket.sim.benchlib import EDGE_VALUES, NONCANONICAL_VALUES, reset_domains
-from nantucket.sim.runner import bench_facts
+from nantucket.sim.benches.lib import EDGE_VALUES, NONCANONICAL_VALUES, reset_domains
+from nantucket.hw.flow.runner import bench_facts
 
 
 
