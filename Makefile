@@ -22,11 +22,12 @@ RUN_TARGET := $(if $(filter command line,$(origin TARGET)),$(TARGET))
 # Vitis output directories: `make clean` leaves them (and their xclbins) alone; `make clean-xclbin` removes them.
 VITIS_DIRS := hw hw_emu
 
-.PHONY: setup test run points sim sim-full bench-sizes bench-transforms bench-chain rtl synth bench clean distclean help check-crossings diagrams
+.PHONY: setup test test-full run points sim sim-full bench-sizes bench-transforms bench-chain rtl synth bench clean distclean help check-crossings diagrams
 
 help:
 	@echo "make setup     create .venv from the pinned requirements (only when missing or changed)"
-	@echo "make test      the whole test suite (models, block benches, kernel end to end, CLI)"
+	@echo "make test      the test suite (models, block benches, kernel end to end, CLI) on small builds"
+	@echo "make test-full the tests of the larger builds (the default L16_k12_C32 among them)"
 	@echo "make run       generate a 2^$(LOG_N) point pair and check it on the $(BACKEND) backend"
 	@echo "               (sim: the kernel RTL in Verilator; model: the golden model)"
 	@echo "make points    only generate the point pair (LOG_N, KIND, SEED)"
@@ -56,7 +57,12 @@ $(STAMP): pyproject.toml setup.py
 # Two workers: one elaborates Amaranth (single-threaded Python) while the other compiles a Verilator
 # model; a whole file stays on one worker, so benches sharing a build directory never race.
 test: $(STAMP)
-	$(VENV)/bin/pytest -q -n 2 --dist loadfile tests
+	$(VENV)/bin/pytest -q -n 2 --dist loadfile -m "not full" tests
+
+# The larger configurations (the default build L16_k12_C32 and the other big ones, marked
+# @pytest.mark.full): run with `make test` before resolving work; its time is in README.md.
+test-full: $(STAMP)
+	$(VENV)/bin/pytest -q -n 2 --dist loadfile -m full tests
 
 points: $(STAMP)
 	@mkdir -p $(RUN_DIR)
