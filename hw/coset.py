@@ -108,16 +108,11 @@ class CosetFactors(wiring.Component):
     """The engine's coset factor generator (module docstring).
 
     Ports:
-      start      pulse: a pass starts (the engine's restart); ``pass2`` and the run's coset, inverse and
-                 log_n are taken
-      run        the run (hw.run.run_layout); the generator reads:
-                   coset        1: this pass is a coset pass (else ``ready`` stays 1 and the factors
-                                are unused)
-                   inverse      0: forward coset (factors at the lane inputs), 1: inverse (at the
-                                lane outputs)
-                   log_n        N = 2^n
-                   coset_shift  g, 64 bits, stable while a pass runs (any value while idle: the
-                                chains follow it)
+      start      pulse: a pass starts (the engine's restart); ``pass2`` and the run's fields are taken
+      run        the run (hw.run.run_layout): ``coset`` 1: a coset pass (else ``ready`` stays 1 and the
+                 factors are unused); ``inverse`` 0: factors for the lane inputs, 1: the outputs;
+                 ``log_n``: N = 2^n; ``coset_shift``: g, stable while a pass runs (any value while
+                 idle: the chains follow it)
       pass2      the pass
       en         the lanes' enable: the factor stream advances with it once ready
       ready      1 when no coset pass is starting, or the first factors of the pass are at the output

@@ -1,9 +1,10 @@
 # amaranth: UnusedElaboratable=no
 """The lane (hw/lane.py) and its reorders (hw/reorder.py).
 
-Fast part (amaranth.sim): the control and reorder logic with a behavioural butterfly that exists only
-here (exact modular arithmetic in a few registers, any latency), so reorders, commutators, twiddle replay
-and the corner-turn twiddle table are checked at every k from 2 to 9 in seconds.
+Fast part (amaranth.sim): the control and reorder logic at every k from 2 to 8, the general stages
+(k >= 7) with a behavioural butterfly that exists only here (exact modular arithmetic in a few
+registers, any latency), the shift-only stages and the output scale real, so reorders, commutators,
+twiddle replay and the corner-turn twiddle table are checked against the stage reference.
 Bench part (cocotb on Verilator): the real lane with hw.butterfly.Butterfly, sim/bench_lane.py.
 Some lanes here are built only to read their properties (first line: no unused-component warnings).
 """
@@ -169,7 +170,7 @@ def _column_factor(k: int, column: int, log_n: int | None = None):
 
 # The general stages (k >= 7) take the behavioural butterfly, here at latencies 1 and 3; the shift-only
 # stages and the output scale are the real ones.
-LOGIC_CASES = [(k, 2) for k in range(2, 7)] + [(7, 1), (7, 3), (8, 3), (9, 1)]
+LOGIC_CASES = [(k, 2) for k in range(2, 7)] + [(7, 1), (7, 3), (8, 3)]
 
 
 @pytest.mark.parametrize("k, bf_latency", LOGIC_CASES, ids=[f"k{k}_bf{b}" for k, b in LOGIC_CASES])
@@ -268,7 +269,7 @@ def test_lane_latency_at():
 
 def test_lane_logic_detects_wrong_twiddles():
     """The checks above can fail: a scaled frame fed plain twiddles does not match."""
-    k = 7
+    k = 4
     dut = Lane(k, butterfly=lambda: BehaviouralButterfly(1))
     x = np.random.default_rng(0).integers(0, P, 1 << k, dtype=np.uint64)
     outs, _, _, _ = run_lane_sim(dut, [(LM.to_lane_pairs(x), LM.shift_stream(k, 0))], 0.0, 0)
