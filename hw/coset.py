@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """Coset transforms in the engine: the per-lane point scale and the one shared factor generator.
 
 The math (hw/model/coset.py): in each pass every lane multiplies the two points it takes (forward coset,
@@ -38,7 +39,11 @@ from nantucket.hw.arith import MulReduce, pipe
 from nantucket.hw.model import coset as coset_model, field
 from nantucket.hw.model.coset import INVERSE_EXPONENT
 from nantucket.hw.model.params import BuildParams
+from nantucket.hw.run import run_layout
 from nantucket.hw.shared import share
+
+# The file's first line: the multipliers built here are emitted once and instantiated (hw/shared.py), so
+# those the shared modules stand for are never elaborated; the warning would only be noise.
 
 __all__ = ["PointScale", "CosetFactors"]
 
@@ -103,11 +108,12 @@ class CosetFactors(wiring.Component):
     """The engine's coset factor generator (module docstring).
 
     Ports:
-      start      pulse: a pass starts (the engine's restart); coset, inverse, pass2, log_n are taken
-      coset      1: this pass is a coset pass (else ``ready`` stays 1 and the factors are unused)
-      inverse    0: forward coset (factors at the lane inputs), 1: inverse (at the lane outputs)
-      pass2, log_n   the pass and N = 2^n
-      shift      g, 64 bits, stable while a pass runs (any value while idle: the chains follow it)
+      start      pulse: a pass starts (the engine's restart); ``pass2`` and the run's fields are taken
+      run        the run (hw.run.run_layout): ``coset`` 1: a coset pass (else ``ready`` stays 1 and the
+                 factors are unused); ``inverse`` 0: factors for the lane inputs, 1: the outputs;
+                 ``log_n``: N = 2^n; ``coset_shift``: g, stable while a pass runs (any value while
+                 idle: the chains follow it)
+      pass2      the pass
       en         the lanes' enable: the factor stream advances with it once ready
       ready      1 when no coset pass is starting, or the first factors of the pass are at the output
       o_f0, o_f1 the factors of the pair at the lanes' multipliers on this enabled cycle
@@ -129,8 +135,7 @@ class CosetFactors(wiring.Component):
         self._params = params
         self._offsets = {f: int(output_offsets[f]) for f in range(2, k + 1)}
         super().__init__({
-            "start": In(1), "coset": In(1), "inverse": In(1), "pass2": In(1),
-            "log_n": In(range(params.max_log_n + 1)), "shift": In(64), "en": In(1),
+            "start": In(1), "pass2": In(1), "run": In(run_layout(params)), "en": In(1),
             "ready": Out(1), "o_f0": Out(64), "o_f1": Out(64),
         })
 
@@ -200,12 +205,12 @@ class CosetFactors(wiring.Component):
         table_set, log_n_q = Signal(name="table_set"), Signal(range(nmax + 1), name="log_n_q")
         frame = Signal(range(k + 1), name="frame", init=k)
         offset = Signal(range(nmax + 1), name="chain_offset")
-        n1, n2 = (self.log_n + 1) >> 1, self.log_n >> 1
+        n1, n2 = (self.run.log_n + 1) >> 1, self.run.log_n >> 1
         with m.If(self.start):
-            m.d.sync += [coset_q.eq(self.coset), inv_q.eq(self.inverse), table_set.eq(self.pass2),
-                         log_n_q.eq(self.log_n),
+            m.d.sync += [coset_q.eq(self.run.coset), inv_q.eq(self.run.inverse), table_set.eq(self.pass2),
+                         log_n_q.eq(self.run.log_n),
                          frame.eq(Mux(self.pass2, n2, n1)),
-                         offset.eq(Mux(self.inverse, Mux(self.pass2, n1, 0), Mux(self.pass2, 0, n2)))]
+                         offset.eq(Mux(self.run.inverse, Mux(self.pass2, n1, 0), Mux(self.pass2, 0, n2)))]
         # two sets of tables, one per pass, each kept with the (inverse, n) it was built for until the
         # shift changes: a run repeated with the same arguments builds nothing
         lo_depth, hi_depth = 2 << (k // 2), 2 << (k - k // 2)
@@ -231,7 +236,7 @@ class CosetFactors(wiring.Component):
         # STREAM is also the idle state: outside a coset pass the factors are not used
         with m.FSM(name="pass_fsm", init="STREAM") as fsm:
             with m.State("WAIT"):
-                with m.If(~job & chain_ok & (key == self.shift)):
+                with m.If(~job & chain_ok & (key == self.run.coset_shift)):
                     m.d.sync += [level.eq(0), step.eq(0), prime.eq(0)]
                     with m.If(cached):
                         m.next = "PRIME"
@@ -265,7 +270,7 @@ class CosetFactors(wiring.Component):
                     m.next = "STREAM"
             with m.State("STREAM"):
                 m.d.comb += stream_en.eq(self.en)
-                with m.If(self.start & self.coset):
+                with m.If(self.start & self.run.coset):
                     m.next = "WAIT"
         with m.If(new_shift):                      # tables of another shift: none is valid
             m.d.sync += [t.eq(0) for t in tags]
@@ -314,12 +319,13 @@ class CosetFactors(wiring.Component):
                      cw.addr.eq(Mux(in_exp, rnd, rnd - 64 + nmax)),
                      cw.en.eq(job & (cyc == 0) & (~in_exp | (rnd < nmax)) & (rnd < 64 + nmax))]
         new_shift = Signal(name="new_shift")
+        shift = self.run.coset_shift
         with m.If(~job):
-            with m.If(~(chain_ok & (key == self.shift))):
+            with m.If(~(chain_ok & (key == shift))):
                 m.d.comb += new_shift.eq(1)
-                m.d.sync += [key.eq(self.shift), sq.eq(self.shift), acc.eq(1), rnd.eq(0), cyc.eq(0),
+                m.d.sync += [key.eq(shift), sq.eq(shift), acc.eq(1), rnd.eq(0), cyc.eq(0),
                              job.eq(1), chain_ok.eq(0)]
-        with m.Elif(key != self.shift):             # the shift changed under the job: start again
+        with m.Elif(key != shift):                      # the shift changed under the job: start again
             m.d.sync += job.eq(0)
         with m.Elif(rnd == 64 + nmax):
             m.d.sync += [job.eq(0), chain_ok.eq(1)]

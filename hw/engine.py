@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The NTT engine: L lanes fed by one twiddle generator, one pass of the four-step transform at a time.
 
     points_in ──► L x Lane ──► points_out          (stream payloads: one engine cycle, 2L points)
@@ -21,22 +22,27 @@ draining) and the output is not blocked. Two things must line up before the firs
 Both happen in the PREFILL state, ``latency - lane latency`` cycles. Cycles per pass with no stalls:
 N / (2L) + ``latency``.
 
-Run-time sizes. ``log_n`` (n, held by the control through a run) selects N = 2^n; pass 1 runs lane
+The run. ``run`` (``hw.run.run_layout``, held by the control through a run) carries every field of the
+run; the engine hands it whole to the twiddle generator and the coset factor generator, and the fields a
+lane reads (``hw.run.lane_run_layout``) to each lane, so a field a block needs reaches it without being
+named at every layer.
+
+Run-time sizes. The run's ``log_n`` (n) selects N = 2^n; pass 1 runs lane
 frames of 2^n1 points (n1 = ceil(n/2)) and pass 2 of 2^n2 (n2 = floor(n/2)), as
 ``hw.model.schedule.pass_schedule(params, pass, n)`` says. The frame size reaches the lanes and the twiddle
 generator in the cycle of ``start`` (with the lanes' ``restart``) and is held through the pass. A pass
 of 2^n points takes 2^n / (2L) + ``latency_at(f)`` cycles with no stalls.
 
-Inverse and batches (scale "output"). ``inverse`` (held by the control through a run) makes the
+Inverse and batches. The run's ``inverse`` makes the
 run the inverse transform, 1/N included, in the same two passes and cycles: the generator sends the
 inverse stream (inverse twiddle rows), pass 1's output scale multiplies by w_N^(-n2 k1) and pass 2's by
-1/N = 2^(192 - n) (a shift, ``normalize``); no multiplier is added. ``batch`` = B (>= 1; 0 acts as 1) runs
+1/N = 2^(192 - n) (a shift); no multiplier is added. The run's ``batch`` = B (>= 1; 0 acts as 1) runs
 B transforms stored back to back in one pass of B x as many columns (rows), ``pass_schedule(params,
 pass, n, B)``: the lanes run the elements back to back with the pipeline full, the generator's column
 wraps at each element's N2. A pass then takes B * 2^n / (2L) + ``latency_at(f)`` cycles with no stalls.
 Both are taken at ``start`` like ``log_n``.
 
-Coset transforms (hw/coset.py). With ``coset`` set, the lanes multiply their input pairs
+Coset transforms (hw/coset.py). With the run's ``coset`` set, the lanes multiply their input pairs
 (forward) or output pairs (``inverse``) by the factors of the shift ``coset_shift`` that one shared
 ``CosetFactors`` streams, the same pair for every lane on a cycle. The generator builds its tables at the
 start of a coset pass, in parallel with PREFILL; the first payload is taken once it is ``ready``, and the
@@ -53,10 +59,14 @@ from amaranth.lib.wiring import In, Out
 from .coset import CosetFactors
 from .lane import Lane
 from .points import payload_layout
+from .run import connect_run, run_layout
 from .shared import share
 from .model.params import BuildParams
 from .model.run import max_batch
 from .twiddles import TwiddleGenerator
+
+# The file's first line: an engine's lanes are emitted once and instantiated (hw/shared.py), so the
+# lanes the module stands for are never elaborated; the warning would only be noise.
 
 __all__ = ["NttEngine"]
 
@@ -66,38 +76,35 @@ class NttEngine(wiring.Component):
 
     Ports:
       start      pulse while idle: begin a pass (``pass2`` selects the second)
-      log_n      n of the run, N = 2^n (params.min_log_n .. params.max_log_n), stable while busy
-      inverse    1: the inverse transform (1/N included), stable while busy (scale "output")
-      batch      B: transforms per pass, 1 .. max_batch (0 acts as 1), stable while busy
-      pass2      0: pass 1 (columns, scaled twiddles), 1: pass 2 (rows, plain twiddles)
+      run        the run (hw.run.run_layout), stable while busy, except ``coset_shift``, which may
+                 change while idle (the coset generator follows it). The engine reads:
+                   log_n        n, N = 2^n (params.min_log_n .. params.max_log_n)
+                   inverse      1: the inverse transform (1/N included)
+                   batch        B: transforms per pass, 1 .. max_batch (0 acts as 1)
+                   coset        1: a coset pass with shift ``coset_shift`` (64 bits, canonical,
+                                nonzero); with ``inverse`` the lanes scale their outputs instead of
+                                their inputs
+      pass2      0: pass 1 (columns, scaled outputs), 1: pass 2 (rows)
       busy       a pass is in progress
       done       one-cycle pulse when the last payload of the pass has left
       points_in  stream of payloads (2L x 64 bits) in pass_schedule read order
       points_out stream of payloads in pass_schedule write order
-      coset      1: a coset pass with shift ``coset_shift`` (64 bits, canonical, nonzero); both stable
-                 while busy (the shift may change while idle: the generator follows it)
-                 (with ``inverse`` the lanes scale their outputs instead of their inputs)
     Properties: params, payload_width, beats_per_pass, latency, lane_latency, prefill_cycles, mul_units,
-    max_batch, inverse_supported; methods latency_at(f), coset_extra_cycles(f).
+    max_batch, sizes; methods latency_at(f), coset_extra_cycles(f).
     """
 
-    def __init__(self, params: BuildParams, *, scale: str = "output"):
+    def __init__(self, params: BuildParams):
         if not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
         self._params = params
-        # scale: where the pass-1 four-step scale goes, lane outputs or stage twiddles (hw/lane.py)
-        self._twiddles = TwiddleGenerator(params, scale=scale)
-        self._lanes = [Lane(params.log_core, scale=scale) for _ in range(params.lanes)]
+        self._twiddles = TwiddleGenerator(params)
+        self._lanes = [Lane(params.log_core) for _ in range(params.lanes)]
         self._coset = CosetFactors(params, {f: self._lanes[0].coset_output_offset(f)
                                             for f in range(2, params.log_core + 1)})
         super().__init__({
             "start": In(1),
             "pass2": In(1),
-            "log_n": In(range(params.max_log_n + 1)),
-            "inverse": In(1),
-            "batch": In(range(self.max_batch + 1)),
-            "coset": In(1),
-            "coset_shift": In(64),
+            "run": In(run_layout(params)),
             "busy": Out(1),
             "done": Out(1),
             "points_in": In(stream.Signature(payload_layout(params.lanes))),
@@ -111,15 +118,8 @@ class NttEngine(wiring.Component):
     @property
     def max_batch(self) -> int:
         """Largest ``batch``: 2^(max_log_n - min_log_n), as many of the smallest transforms as points of
-        the largest (1 with scale "stages", which runs one transform a pass)."""
-        if self._twiddles.scale == "stages":
-            return 1
+        the largest."""
         return max_batch(self._params)
-
-    @property
-    def inverse_supported(self) -> bool:
-        """Whether ``inverse`` is honoured (scale "output"; "stages" runs forward transforms only)."""
-        return self._twiddles.scale == "output"
 
     @property
     def payload_width(self) -> int:
@@ -145,10 +145,8 @@ class NttEngine(wiring.Component):
 
     @property
     def sizes(self) -> list[int]:
-        """The run-time log_n this engine transforms (scale "stages" runs only the largest size)."""
+        """The run-time log_n this engine transforms."""
         p = self._params
-        if self._twiddles.scale == "stages":
-            return [p.max_log_n]
         return list(range(p.min_log_n, p.max_log_n + 1))
 
     @property
@@ -201,8 +199,9 @@ class NttEngine(wiring.Component):
         total = Signal(range(most + 1))
         frame_now = Signal(range(p.log_core + 1))
         frame = Signal(range(p.log_core + 1))
-        m.d.comb += frame_now.eq(Mux(self.pass2, self.log_n >> 1, (self.log_n + 1) >> 1))
-        batch = Mux(self.batch == 0, 1, self.batch)
+        run = self.run
+        m.d.comb += frame_now.eq(Mux(self.pass2, run.log_n >> 1, (run.log_n + 1) >> 1))
+        batch = Mux(run.batch == 0, 1, run.batch)
 
         en = Signal()                           # the lanes' (and, outside PREFILL, the generator's) enable
         tg_en = Signal()
@@ -223,7 +222,7 @@ class NttEngine(wiring.Component):
             with m.State("IDLE"):
                 with m.If(self.start):
                     m.d.sync += [issued.eq(0), taken.eq(0), sent.eq(0), prefill.eq(0), frame.eq(frame_now),
-                                 total.eq(batch << (self.log_n - p.lanes.bit_length()).as_unsigned())]
+                                 total.eq(batch << (run.log_n - p.lanes.bit_length()).as_unsigned())]
                     m.d.comb += restart.eq(1)
                     m.next = "PREFILL"
             with m.State("PREFILL"):
@@ -252,18 +251,14 @@ class NttEngine(wiring.Component):
 
         log_frame = Mux(restart, frame_now, frame)
         m.d.comb += [tg.en.eq(tg_en), tg.start.eq(restart), tg.pass2.eq(self.pass2), tg.i_valid.eq(issue),
-                     tg.log_frame.eq(log_frame), tg.inverse.eq(self.inverse),
-                     tg.log_columns.eq(self.log_n >> 1)]           # pass 1: N2 = 2^floor(n/2) columns
-        m.d.comb += [cf.start.eq(restart), cf.coset.eq(self.coset), cf.inverse.eq(self.inverse),
-                     cf.pass2.eq(self.pass2), cf.log_n.eq(self.log_n), cf.shift.eq(self.coset_shift),
-                     cf.en.eq(en)]
+                     tg.log_frame.eq(log_frame), tg.run.eq(run)]
+        m.d.comb += [cf.start.eq(restart), cf.pass2.eq(self.pass2), cf.run.eq(run), cf.en.eq(en)]
         for i, lane in enumerate(self._lanes):
+            m.d.comb += connect_run(lane.run, run)
             m.d.comb += [
-                lane.coset_in.eq(self.coset & ~self.inverse), lane.coset_out.eq(self.coset & self.inverse),
                 lane.i_f0.eq(cf.o_f0), lane.i_f1.eq(cf.o_f1),
                 lane.en.eq(en), lane.restart.eq(restart), lane.i_valid.eq(accept),
-                lane.log_frame.eq(log_frame), lane.log_n.eq(self.log_n),
-                lane.inverse.eq(self.inverse & ~self.pass2), lane.normalize.eq(self.inverse & self.pass2),
+                lane.log_frame.eq(log_frame), lane.pass2.eq(self.pass2),
                 lane.i_x0.eq(self.points_in.payload[i].x0),
                 lane.i_x1.eq(self.points_in.payload[i].x1),
                 lane.i_w_first.eq(tg.o_w_first[i]), lane.i_w_rest.eq(tg.o_w_rest[i]),

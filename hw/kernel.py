@@ -165,9 +165,7 @@ class NttKernel(wiring.Component):
                                                init=layout.const({"batch": 1}).as_value().value << 1)
         m.submodules.start_sync = start_sync = PulseSynchronizer("dma", "ntt")
         m.d.comb += [start_sync.i.eq(engine_start), engine.start.eq(start_sync.o), engine.pass2.eq(pass2_ntt),
-                     engine.log_n.eq(run_ntt.log_n), engine.inverse.eq(run_ntt.inverse),
-                     engine.coset.eq(run_ntt.coset), engine.batch.eq(run_ntt.batch),
-                     engine.coset_shift.eq(run_ntt.coset_shift)]
+                     engine.run.eq(run_ntt)]
         return m
 
 

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """One lane (the reference's "chain"): k Gentleman-Sande stages, a corner turn, and bit reversal.
 
     points ─► HalfChain(a stages) ─► corner turn (FrameReorder) ─► HalfChain(b stages) ─► bit reversal ─► points
@@ -22,12 +23,10 @@ its first T_s cycles. The second half's words ride in slot 0 of each first-half 
 at the corner turn into a ping-pong table and replayed for every group of the second half in the same
 two-word format. The lane never knows which pass it is in: only the twiddle values differ.
 
-Where the pass-1 four-step scale goes (``scale``): "output" (default) leaves every stage's twiddles
-plain, so stages k-6 .. k-1 (64th roots of unity, powers of two) are ShiftButterflies without a
-multiplier and an OutputScale after the bit reversal multiplies output m by w_N^(n2*m); the column n2
-rides the stream's free slot (hw.model.lane.shift_stream) and is picked up where the second half emits
-it. "stages" folds the scale into every stage's twiddles (hw.model.lane.twiddle_stream(k, c)), so every
-stage is a general butterfly.
+The pass-1 four-step scale is not folded into the stage twiddles: they stay plain, so stages k-6 .. k-1
+(64th roots of unity, powers of two) are butterflies without a multiplier (ShiftMultiplier) and an
+OutputScale after the bit reversal multiplies output m by w_N^(n2*m); the column n2 rides the stream's
+free slot (hw.model.lane.shift_stream) and is picked up where the second half emits it.
 
 Run-time frame sizes: ``log_frame`` = f (2..k, taken at ``restart``) makes the lane a lane of
 2^f points, one frame every 2^(f-1) enabled cycles. The frame's a_f = ceil(f/2) and b_f = f - a_f stages
@@ -39,11 +38,11 @@ the reorders, the second-half table and the phase counters use f's orders, frame
 and restart values; the output scale multiplies by w_N^(column*m) with N = 2^log_n. So
 ``latency_at(f)`` is what a chain of only the active stages takes; ``latency`` = ``latency_at(k)``.
 
-Coset transforms (hw/coset.py): a PointScale multiplies the points entering the lane (``coset_in``) or
-leaving it (``coset_out``) by the factors the engine's generator streams on ``i_f0``/``i_f1``. The mode is
-taken at ``restart`` like the frame size: a coset pass's latency is ``coset_latency_at(f)`` (its
-multiplier's more), a plain pass's is unchanged (the scale is bypassed); with ``coset_in`` the twiddle
-words wait at the head as long as the points, and the frame clocks start that much later.
+Coset transforms (hw/coset.py): a PointScale multiplies the points entering the lane (a forward coset
+run) or leaving it (an inverse one) by the factors the engine's generator streams on ``i_f0``/``i_f1``.
+The mode is taken at ``restart`` like the frame size: a coset pass's latency is ``coset_latency_at(f)`` (its
+multiplier's more), a plain pass's is unchanged (the scale is bypassed); with the input side scaled the
+twiddle words wait at the head as long as the points, and the frame clocks start that much later.
 
 Handshake: valid-only pipeline with the global enable ``en``. The chain's reorders run on a free-running
 frame clock (counted in enabled cycles), so a transform must start on an enabled cycle where
@@ -65,12 +64,13 @@ from nantucket.hw.model import lane as lane_model
 from nantucket.hw.multiplier import ShiftMultiplier
 from nantucket.hw.output_scale import OutputScale
 from nantucket.hw.reorder import FrameReorder
+from nantucket.hw.run import lane_run_layout
 from nantucket.hw.shared import share
 
-__all__ = ["HalfChain", "SecondHalfTwiddles", "Lane", "SCALES"]
+# The file's first line: a lane built for its properties (latencies, sizes) is never elaborated, nor are
+# the sub-blocks a shared lane's module stands for (hw/shared.py); the warning would only be noise.
 
-#: Where a lane applies the pass-1 four-step scale (Lane's ``scale``).
-SCALES = ("output", "stages")
+__all__ = ["HalfChain", "SecondHalfTwiddles", "Lane"]
 #: Width of the twiddle stream after the first shift stage: only shift amounts (8 bits) and the frame's
 #: column (k <= 12 bits) are still to be used downstream.
 SHIFT_WORD_BITS = 16
@@ -91,13 +91,6 @@ def _check_factory(butterfly):
         raise TypeError(f"butterfly: expected a callable returning a butterfly component, "
                         f"got {type(butterfly).__name__}")
     return butterfly
-
-
-def _child(block):
-    """Mark a sub-block built in ``__init__`` (for its properties): if the parent is never elaborated,
-    the parent's own "created but never used" warning is the one that matters, not one per child."""
-    block._MustUse__silence = True
-    return block
 
 
 def _twiddle_bits(bf) -> int:
@@ -139,7 +132,7 @@ class HalfChain(wiring.Component):
             stages = [factory() for _ in range(depth)]
         elif len(stages) != depth:
             raise ValueError(f"stages: expected {depth} butterflies, got {len(stages)}")
-        self._stages = [_child(bf) for bf in stages]
+        self._stages = list(stages)
         # Stages may differ in latency (shift-only stages are shorter): the stream rides each stage's own
         # pass-through, so twiddles and points stay aligned whatever the latencies.
         self._bf_latencies = [bf.latency for bf in self._stages]
@@ -408,96 +401,78 @@ class Lane(wiring.Component):
       i_x0, i_x1        two canonical points in ``lane_input_order(f)``
       i_w_first         the twiddle the frame's stage 0 consumes on this cycle  } columns 0 and 1 of
       i_w_rest          the stream of the later stages' twiddles                } the stream (see below)
-      restart           rewind the frame clock to its reset state and take ``log_frame`` and ``log_n``
-                        (only while the lane is empty: the engine pulses it at every pass start, so
-                        every pass starts on a frame boundary)
+      restart           rewind the frame clock to its reset state and take ``log_frame``, ``run`` and
+                        ``pass2`` (only while the lane is empty: the engine pulses it at every pass
+                        start, so every pass starts on a frame boundary)
       log_frame         f, 2..k: the frame size of the pass, taken at ``restart`` (the lane runs 2^k
                         frames until the first restart). Any other value: nothing valid comes out.
-      log_n             n, 0..2k: the output scale's N = 2^n (scale "output"), taken at ``restart``
-      inverse           (scale "output") the output scale multiplies by w_N^(-column * m): pass 1 of an
-                        inverse transform (the stream is then shift_stream(k, column, inverse=True)),
-                        taken at ``restart``
-      normalize         (scale "output") the output scale multiplies by 1/N instead (the column is
-                        ignored): pass 2 of an inverse transform, taken at ``restart``
-      coset_in, coset_out   multiply the input pairs (forward coset) or the output pairs (inverse) by
-                        i_f0, i_f1, taken at ``restart`` (both 0: a plain transform)
+      run               the run's fields a lane reads (hw.run.lane_run_layout), taken at ``restart``:
+                        log_n (n, 0..2k: the output scale's N = 2^n), inverse, coset
+      pass2             0: pass 1, 1: pass 2, taken at ``restart``. Pass 1 of an inverse run multiplies
+                        output m by w_N^(-column * m) (the stream is then shift_stream(k, column,
+                        inverse=True)); pass 2 of an inverse run by 1/N instead (the column ignored).
+                        A coset run multiplies the input pairs (forward) or the output pairs (inverse)
+                        by i_f0, i_f1 in both passes.
       i_f0, i_f1        the coset factors of the pair at the point scale's multipliers on this cycle:
-                        the pair entering now (coset_in), or the pair ``coset_output_offset(f)``
-                        enabled cycles behind the input (coset_out). A coset pass's outputs come
+                        the pair entering now (forward), or the pair ``coset_output_offset(f)``
+                        enabled cycles behind the input (inverse). A coset pass's outputs come
                         ``coset_latency_at(f)`` enabled cycles after its inputs.
       o_slot_start      1 when the pair taken on this cycle (if en) is the first of a transform slot
       o_valid, o_x0, o_x1   outputs (X[2t], X[2t+1]) on output cycle t, ``latency_at(f)`` cycles after input
     With ``log_frame`` = f the lane is exactly a lane of 2^f points: one frame every 2^(f-1) enabled
     cycles; it runs the frame's stages on the last ceil(f/2) stages of the first half and the last
     floor(f/2) of the second (hw.model.lane.physical_stages), skipping the others with no delay.
-    Stream: hw.model.lane.shift_stream(k, column, frame=f) with scale "output" (output m is multiplied
-    by w_N^(column * m), N = 2^log_n: hw.model.lane.scaled_lane_transform(..., log_core=k, log_n=n));
-    hw.model.lane.twiddle_stream(f, c) with scale "stages" (log_n unused).
-    Properties: log_core, scale, period, latency, stored_points, stored_twiddles, buffer_points,
+    Stream: hw.model.lane.shift_stream(k, column, frame=f) (output m is multiplied by w_N^(column * m),
+    N = 2^log_n: hw.model.lane.scaled_lane_transform(..., log_core=k, log_n=n)).
+    Properties: log_core, period, latency, stored_points, stored_twiddles, buffer_points,
     butterfly_latencies, mul_units, dsp_tiles; method latency_at(f).
-    ``scale`` (see the property): "output" (default, the cheaper design) or "stages".
     """
 
-    def __init__(self, log_core: int = 12, *, butterfly: Callable | None = None, scale: str = "output"):
+    def __init__(self, log_core: int = 12, *, butterfly: Callable | None = None):
         self._k = _check_int("log_core", log_core, 2, 12)
         factory = _check_factory(butterfly)
-        if scale not in SCALES:
-            raise ValueError(f"scale: must be one of {', '.join(SCALES)}, got {scale!r}")
-        self._scale = scale
         self._default_butterfly = butterfly is None
         self._a, self._b = lane_model.halves(log_core)
-        tw2_bits = SHIFT_WORD_BITS if scale == "output" else 64
-        stages = [self._stage(s, factory, tw2_bits) for s in range(log_core)]
-        # Only the bits used downstream leave each half: the second-half words (the table's width) and,
-        # with scale "output", the frame's column (k bits; the stream is unused after the second half
-        # with scale "stages").
-        self._half1 = _child(HalfChain(self._a, stages=stages[:self._a], out_bits=tw2_bits))
-        self._half2 = _child(HalfChain(self._b, stages=stages[self._a:],
-                                       out_bits=log_core if scale == "output" else 1))
-        self._out_scale = _child(OutputScale(log_core)) if scale == "output" else None
+        stages = [self._stage(s, factory) for s in range(log_core)]
+        # Only the bits used downstream leave each half: the second-half words (shift amounts or the
+        # column, SHIFT_WORD_BITS: the table's width) and the frame's column (k bits).
+        self._half1 = HalfChain(self._a, stages=stages[:self._a], out_bits=SHIFT_WORD_BITS)
+        self._half2 = HalfChain(self._b, stages=stages[self._a:], out_bits=log_core)
+        self._out_scale = OutputScale(log_core)
         # 4096-deep banks fill a URAM288 (4K x 72) exactly; smaller ones are left to the tool.
         style = "ultra" if log_core >= 12 else None
         sizes = range(2, log_core + 1)
         orders = {f: lane_model.interface_orders(f) for f in sizes}
-        self._turn = _child(FrameReorder({f: (orders[f]["turn_in"], orders[f]["turn_out"]) for f in sizes},
-                                         ram_style=style))
-        self._reverse = _child(FrameReorder({f: (orders[f]["reverse_in"], orders[f]["output"]) for f in sizes},
-                                            ram_style=style))
-        # With scale "output" every second-half word is a shift amount (8 bits) or the column (k bits).
-        self._tw2 = _child(SecondHalfTwiddles(log_core, tw2_bits))
-        self._points = _child(PointScale())
+        self._turn = FrameReorder({f: (orders[f]["turn_in"], orders[f]["turn_out"]) for f in sizes},
+                                  ram_style=style)
+        self._reverse = FrameReorder({f: (orders[f]["reverse_in"], orders[f]["output"]) for f in sizes},
+                                     ram_style=style)
+        # Every second-half word is a shift amount (8 bits) or the column (k bits).
+        self._tw2 = SecondHalfTwiddles(log_core, SHIFT_WORD_BITS)
+        self._points = PointScale()
         super().__init__({
             "en": In(1), "restart": In(1), "log_frame": In(range(log_core + 1)),
-            "log_n": In(range(2 * log_core + 1)), "inverse": In(1), "normalize": In(1),
+            "run": In(lane_run_layout(log_core)), "pass2": In(1),
             "i_valid": In(1), "i_x0": In(64), "i_x1": In(64),
-            "i_w_first": In(64), "i_w_rest": In(64),
-            "coset_in": In(1), "coset_out": In(1), "i_f0": In(64), "i_f1": In(64),
+            "i_w_first": In(64), "i_w_rest": In(64), "i_f0": In(64), "i_f1": In(64),
             "o_slot_start": Out(1), "o_valid": Out(1), "o_x0": Out(64), "o_x1": Out(64),
         })
 
-    def _stage(self, stage: int, factory, tw2_bits: int):
-        """The butterfly of global stage ``stage``: shift-only where the twiddles are powers of two and no
-        scale is folded into them (forward and inverse twiddle sets), else the general one. The default
-        general butterfly of the last first-half stage passes on only the second half's words
-        (``tw2_bits``)."""
-        if self._scale == "output" and stage >= lane_model.shift_stages(self._k):
+    def _stage(self, stage: int, factory):
+        """The butterfly of global stage ``stage``: shift-only where the twiddles are powers of two
+        (forward and inverse twiddle sets), else the general one. The default general butterfly of the
+        last first-half stage passes on only the second half's words (SHIFT_WORD_BITS)."""
+        if stage >= lane_model.shift_stages(self._k):
             shifts = set(lane_model.stage_shifts(self._k, stage)) | set(
                 lane_model.stage_shifts(self._k, stage, inverse=True))
             return Butterfly(multiplier=ShiftMultiplier(shifts), pass_width=SHIFT_WORD_BITS)
         if self._default_butterfly and stage == self._a - 1:
-            return Butterfly(pass_width=tw2_bits)
+            return Butterfly(pass_width=SHIFT_WORD_BITS)
         return factory()
 
     @property
     def log_core(self) -> int:
         return self._k
-
-    @property
-    def scale(self) -> str:
-        """Where the pass-1 four-step scale goes: "output" (an OutputScale after the bit reversal; stages
-        k-6.. are shift-only; stream from hw.model.lane.shift_stream) or "stages" (folded into every
-        stage's twiddles, hw.model.lane.twiddle_stream(k, c); every stage general)."""
-        return self._scale
 
     @property
     def shift_stage_count(self) -> int:
@@ -507,13 +482,12 @@ class Lane(wiring.Component):
     def mul_units(self) -> int:
         """Multiply/reduce units: general butterflies plus the output scale's and the coset point scale's."""
         general = self._k - self.shift_stage_count
-        scale = self._out_scale.mul_units if self._out_scale is not None else 0
-        return general + scale + self._points.mul_units
+        return general + self._out_scale.mul_units + self._points.mul_units
 
     @property
     def dsp_tiles(self) -> int:
-        return self._half1.dsp_tiles + self._half2.dsp_tiles + (
-            self._out_scale.dsp_tiles if self._out_scale is not None else 0) + self._points.dsp_tiles
+        return (self._half1.dsp_tiles + self._half2.dsp_tiles + self._out_scale.dsp_tiles
+                + self._points.dsp_tiles)
 
     @property
     def shared_key(self) -> str | None:
@@ -521,7 +495,7 @@ class Lane(wiring.Component):
         emits it once, hw/shared.py); None with a custom butterfly."""
         if not self._default_butterfly:
             return None
-        return f"lane_k{self._k}" + ("" if self._scale == "output" else f"_{self._scale}")
+        return f"lane_k{self._k}"
 
     @property
     def period(self) -> int:
@@ -550,9 +524,8 @@ class Lane(wiring.Component):
         """Latencies of the first half, corner turn, second half, bit reversal, output scale at f."""
         f = _check_int("log_frame", log_frame, 2, self._k)
         af, bf = lane_model.halves(f)
-        scale = self._out_scale.latency if self._out_scale is not None else 0
         return (self._half1.latency_at(af), self._turn.latency_at(f), self._half2.latency_at(bf),
-                self._reverse.latency_at(f), scale)
+                self._reverse.latency_at(f), self._out_scale.latency)
 
     def latency_at(self, log_frame: int) -> int:
         """Enabled cycles from a 2^f-point transform's first input pair to its first output pair, with
@@ -561,12 +534,13 @@ class Lane(wiring.Component):
         return sum(self._block_latencies(log_frame))
 
     def coset_latency_at(self, log_frame: int) -> int:
-        """``latency_at(f)`` of a coset pass (``coset_in`` or ``coset_out``): plus the point scale's."""
+        """``latency_at(f)`` of a coset pass (either side scaled): plus the point scale's."""
         return self.latency_at(log_frame) + self._points.latency
 
     def coset_output_offset(self, log_frame: int) -> int:
         """Enabled cycles from a frame's first input pair to its first output pair at the point scale's
-        output-side multipliers (frame size f, ``coset_out``): where the inverse coset factors apply."""
+        output-side multipliers (frame size f, an inverse coset run): where the inverse coset factors
+        apply."""
         return self.latency_at(log_frame)
 
     @property
@@ -593,14 +567,9 @@ class Lane(wiring.Component):
 
     def model(self, pairs, stream, log_n: int | None = None, *, inverse: bool = False, normalize: bool = False):
         """Bit-exact reference: hw.model.lane.scaled_lane_transform (log_core = k, ``log_n``, default 2k,
-        ``inverse``, ``normalize``; scale "output") or lane_transform ("stages", which has neither flag),
-        pairs and stream of one or more frames of 2^f."""
-        if self._scale == "output":
-            return lane_model.scaled_lane_transform(pairs, stream, log_core=self._k, log_n=log_n,
-                                                    inverse=inverse, normalize=normalize)
-        if inverse or normalize:
-            raise ValueError("inverse, normalize: a lane with scale \"stages\" has no output scale")
-        return lane_model.lane_transform(pairs, stream)
+        ``inverse``, ``normalize``), pairs and stream of one or more frames of 2^f."""
+        return lane_model.scaled_lane_transform(pairs, stream, log_core=self._k, log_n=log_n,
+                                                inverse=inverse, normalize=normalize)
 
     def elaborate(self, platform):
         m = Module()
@@ -615,13 +584,15 @@ class Lane(wiring.Component):
         log_n = Signal(range(2 * k + 1), name="log_n_q", init=2 * k)
         inverse, normalize = Signal(name="inverse_q"), Signal(name="normalize_q")
         coset_in, coset_out = Signal(name="coset_in_q"), Signal(name="coset_out_q")
+        run, head_scaled = self.run, self.run.coset & ~self.run.inverse
         with m.If(self.restart):
-            m.d.sync += [frame.eq(self.log_frame), log_n.eq(self.log_n),
-                         inverse.eq(self.inverse), normalize.eq(self.normalize),
-                         coset_in.eq(self.coset_in), coset_out.eq(self.coset_out & ~self.coset_in)]
-        # the coset point scale at both ends (head: before the first half; tail: the lane's output)
+            m.d.sync += [frame.eq(self.log_frame), log_n.eq(run.log_n),
+                         inverse.eq(run.inverse & ~self.pass2), normalize.eq(run.inverse & self.pass2),
+                         coset_in.eq(head_scaled), coset_out.eq(run.coset & run.inverse)]
+        # the coset point scale at both ends (head: before the first half, a forward coset run; tail: the
+        # lane's output, an inverse one)
         points = m.submodules.point_scale = self._points
-        head = points.latency                   # with coset_in, everything after the head starts later
+        head = points.latency                   # with the head scaled, everything after the head starts later
 
         def phase_counter(name: str, blocks: int, ahead: int = 0, lane_input: bool = False):
             """Free-running k-bit phase (parity at bit f - 1, the cycle within the frame below) of the data
@@ -634,7 +605,7 @@ class Lane(wiring.Component):
                 with m.Switch(self.log_frame):
                     for f in sizes:
                         with m.Case(f):
-                            m.d.sync += ctr.eq(Mux(self.coset_in, late[f], init[f]))
+                            m.d.sync += ctr.eq(Mux(head_scaled, late[f], init[f]))
                     with m.Default():           # not a frame size (the lane then emits nothing)
                         m.d.sync += ctr.eq(0)
             with m.Elif(en):
@@ -672,7 +643,7 @@ class Lane(wiring.Component):
         for blk in (turn, rev, tw2):
             m.d.comb += blk.log_frame.eq(frame)
         m.d.comb += [turn.restart.eq(self.restart), rev.restart.eq(self.restart)]
-        # with coset_in the twiddle words wait at the head as long as the points
+        # with the head scaled the twiddle words wait at the head as long as the points
         words_in = Cat(self.i_w_first, self.i_w_rest)
         words = Mux(coset_in, _delay(m, en, words_in, head, "coset_w"), words_in)
         m.d.comb += [
@@ -697,10 +668,6 @@ class Lane(wiring.Component):
             rev.i_phase.eq(rev_phase), rev.i_valid.eq(h2.o_valid),
             rev.i_x0.eq(h2.o_x0), rev.i_x1.eq(h2.o_x1),
         ]
-        if self._out_scale is None:
-            m.d.comb += [points.i_tail_valid.eq(rev.o_valid), points.i_tail_x0.eq(rev.o_x0),
-                         points.i_tail_x1.eq(rev.o_x1)]
-            return m
         # The frame's column rides the stream's free slot; it leaves the second half with the frame's
         # first pair (word M' of the second-half table, block 0 cycle 0). Kept per frame parity until
         # the bit reversal emits that frame; the output scale takes it one enabled cycle ahead.

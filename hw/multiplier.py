@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The multiplier seam: what a butterfly multiplies the difference of its points by.
 
 A :class:`Multiplier` describes one kind of modular multiplier, and a block that multiplies by a twiddle
@@ -20,6 +21,9 @@ lane's last six stages are such powers, hw.model.lane.shift_stages). A new field
 from nantucket.hw.arith import MulReduce
 from nantucket.hw.model import field
 from nantucket.hw.shift_reduce import ALL_SHIFTS, ShiftReduce, check_shifts
+
+# The file's first line: the units a multiplier builds are emitted once and instantiated (hw/shared.py),
+# so those the shared modules stand for are never elaborated; the warning would only be noise.
 
 __all__ = ["Multiplier", "GeneralMultiplier", "ShiftMultiplier", "GENERAL"]
 

@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The four-step scale on a lane's output: Y[m] = w_N^(n2 * m) * X[m], N = 2^n (n = ``i_log_n``, at most 2k).
 
 A lane whose late stages are shift-only (hw/multiplier.py, ShiftMultiplier) cannot take the pass-1 scale folded into
@@ -35,6 +36,9 @@ from nantucket.hw.model import field
 from nantucket.hw.model.lane import SHIFT_ROOTS_LOG, twiddle_shift
 from nantucket.hw.shared import share
 from nantucket.hw.shift_reduce import ShiftReduce
+
+# The file's first line: the multipliers built here are emitted once and instantiated (hw/shared.py), so those
+# the shared modules stand for are never elaborated; the warning would only be noise.
 
 __all__ = ["OutputScale"]
 

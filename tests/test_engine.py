@@ -32,15 +32,24 @@ def test_engine_inverse_and_batches(lanes, k, channels):
 
 
 def test_engine_ports_for_the_kernel():
-    """What the kernel wires: ``inverse`` (1 bit) and ``batch`` up to ``max_batch`` = as many transforms
-    of the smallest size as points in the largest; the folded design runs forward single transforms."""
+    """What the kernel wires: the run as one port of hw.run.run_layout (``batch`` up to ``max_batch`` =
+    as many transforms of the smallest size as points in the largest), handed whole to the twiddle and
+    coset factor generators and field by field (lane_run_layout) to the lanes; an unknown keyword is a
+    TypeError."""
+    from amaranth.hdl import Fragment
+    from nantucket.hw.run import lane_run_layout, run_layout
     params = BuildParams()
     engine = NttEngine(params)
     assert engine.max_batch == 2 ** (params.max_log_n - params.min_log_n) == 2 ** 16
-    assert engine.batch.shape().width == (engine.max_batch).bit_length()
-    assert engine.inverse.shape().width == 1 and engine.inverse_supported
-    folded = NttEngine(params, scale="stages")
-    assert folded.max_batch == 1 and not folded.inverse_supported
+    assert engine.run.shape() == run_layout(params)
+    assert run_layout(params)["batch"].width == engine.max_batch.bit_length()
+    assert engine.signature.members.keys() >= {"start", "pass2", "run"} and "log_n" not in engine.signature.members
+    small = NttEngine(BuildParams(lanes=2, log_core=4, channels=2))
+    Fragment.get(small, None)                  # elaborates with the run wired to every block
+    lane = small._lanes[0]
+    assert lane.run.shape() == lane_run_layout(4)
+    with pytest.raises(TypeError, match="scale"):
+        NttEngine(params, scale="output")
 
 
 def test_rejects_bad_params():
@@ -49,19 +58,10 @@ def test_rejects_bad_params():
 
 
 def test_default_engine_multiplier_budget():
-    """Default (scale "output"): 16 lanes x (6 general butterflies + 4 output-scale units) = 160
-    multiply/reduce units = 1,920 DSP48E2; the folded design: 16 x (12 + 3) = 240 = 2,880. The coset
-    transforms add 2 per lane (the point scale) and 3 for the engine (the factor generator)."""
+    """16 lanes x (6 general butterflies + 4 output-scale units) = 160 multiply/reduce units = 1,920
+    DSP48E2; the twiddle generator is a ROM. The coset transforms add 2 per lane (the point scale) and
+    3 for the engine (the factor generator)."""
     engine = NttEngine(BuildParams())
     coset = 16 * 2 + 3
     assert engine.mul_units == 16 * (6 + 4) + coset
-    assert NttEngine(BuildParams(), scale="stages").mul_units == 16 * 15 + coset
     assert engine.beats_per_pass == 2**19
-
-
-def test_engine_folded_scale():
-    """The folded design (scale in the stage twiddles) stays exact."""
-    params = BuildParams(lanes=4, log_core=4, channels=2)
-    run_bench(NttEngine(params, scale="stages"), name="engine",
-              params={"params": params.as_dict(), "scale": "stages"}, test_module="nantucket.sim.benches.engine",
-              testcase=FORWARD_TESTS)

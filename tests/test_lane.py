@@ -1,9 +1,10 @@
 # amaranth: UnusedElaboratable=no
 """The lane (hw/lane.py) and its reorders (hw/reorder.py).
 
-Fast part (amaranth.sim): the control and reorder logic with a behavioural butterfly that exists only
-here (exact modular arithmetic in a few registers, any latency), so reorders, commutators, twiddle replay
-and the corner-turn twiddle table are checked at every k from 2 to 9 in seconds.
+Fast part (amaranth.sim): the control and reorder logic at every k from 2 to 8, the general stages
+(k >= 7) with a behavioural butterfly that exists only here (exact modular arithmetic in a few
+registers, any latency), the shift-only stages and the output scale real, so reorders, commutators,
+twiddle replay and the corner-turn twiddle table are checked against the stage reference.
 Bench part (cocotb on Verilator): the real lane with hw.butterfly.Butterfly, sim/benches/lane.py.
 Some lanes here are built only to read their properties (first line: no unused-component warnings).
 """
@@ -52,8 +53,8 @@ class BehaviouralButterfly(wiring.Component):
 
 class Restart:
     """A slot of ``run_lane_sim``: wait until the lane is empty, then pulse ``restart`` with new
-    ``log_frame`` / ``log_n`` / ``inverse`` / ``normalize`` (changed to random values right after: the lane
-    must have taken them)."""
+    ``log_frame`` and run (``log_n``; ``inverse``: pass 1 of an inverse run, ``normalize``: its pass 2),
+    changed to random values right after: the lane must have taken them."""
 
     def __init__(self, log_frame: int, log_n: int | None = None, inverse: bool = False, normalize: bool = False):
         self.log_frame, self.log_n = log_frame, log_n if log_n is not None else 2 * log_frame
@@ -92,16 +93,18 @@ def run_lane_sim(dut: Lane, slots, stall_rate: float, seed: int):
             elif isinstance(fr, Restart):           # then rewinds the frame clock at once
                 ctx.set(dut.restart, 1)
                 ctx.set(dut.log_frame, fr.log_frame)
-                ctx.set(dut.log_n, fr.log_n)
-                ctx.set(dut.inverse, fr.inverse)
-                ctx.set(dut.normalize, fr.normalize)
+                ctx.set(dut.run.log_n, fr.log_n)
+                ctx.set(dut.run.inverse, fr.inverse or fr.normalize)
+                ctx.set(dut.run.coset, 0)
+                ctx.set(dut.pass2, fr.normalize)
                 ctx.set(dut.i_valid, 0)
                 await ctx.tick()
                 ctx.set(dut.restart, 0)
                 ctx.set(dut.log_frame, rng.randrange(k + 1))
-                ctx.set(dut.log_n, rng.randrange(2 * k + 1))
-                ctx.set(dut.inverse, rng.getrandbits(1))
-                ctx.set(dut.normalize, rng.getrandbits(1))
+                ctx.set(dut.run.log_n, rng.randrange(2 * k + 1))
+                ctx.set(dut.run.inverse, rng.getrandbits(1))
+                ctx.set(dut.run.coset, rng.getrandbits(1))
+                ctx.set(dut.pass2, rng.getrandbits(1))
                 slot, t, f = slot + 1, 0, fr.log_frame
                 continue
             if fr is None:
@@ -159,43 +162,58 @@ def split_frames(dut: Lane, outs, out_edges, starts, sizes):
     return frames
 
 
-@pytest.mark.parametrize("bf_latency", [1, 3])
-@pytest.mark.parametrize("k", range(2, 10))
+def _column_factor(k: int, column: int, log_n: int | None = None):
+    """c = w_N^column (N = 2^log_n, default 2^(2k)) for lane_reference; None for column 0."""
+    from nantucket.hw.model import field as F
+    return F.pow_(F.root_of_unity(1 << (log_n or 2 * k)), column) if column else None
+
+
+# The general stages (k >= 7) take the behavioural butterfly, here at latencies 1 and 3; the shift-only
+# stages and the output scale are the real ones.
+LOGIC_CASES = [(k, 2) for k in range(2, 7)] + [(7, 1), (7, 3), (8, 3)]
+
+
+@pytest.mark.parametrize("k, bf_latency", LOGIC_CASES, ids=[f"k{k}_bf{b}" for k, b in LOGIC_CASES])
 def test_lane_logic(k, bf_latency):
-    dut = Lane(k, butterfly=lambda: BehaviouralButterfly(bf_latency), scale="stages")
+    """Frames back to back (plain, then pass-1 scaled by random columns) with an idle frame after the
+    first and random stalls: against the stage reference (lane_reference, c = w_N^column); the
+    latency, no bubbles, and M frames in M * 2^(k-1) + latency enabled cycles."""
+    dut = Lane(k, butterfly=lambda: BehaviouralButterfly(bf_latency))
     per = dut.period
     rng = np.random.default_rng(k * 10 + bf_latency)
     n_frames = 3 if k <= 7 else 2
     x = rng.integers(0, P, (n_frames, 1 << k), dtype=np.uint64)
-    cs = [None] + [random.Random(k).randrange(2, P) for _ in range(n_frames - 1)]
-    frames = [(LM.to_lane_pairs(x[f]), LM.twiddle_stream(k, cs[f])) for f in range(n_frames)]
+    columns = [0] + [random.Random(k).randrange(1, 1 << k) for _ in range(n_frames - 1)]
+    frames = [(LM.to_lane_pairs(x[f]), LM.shift_stream(k, columns[f])) for f in range(n_frames)]
     slots = [frames[0], None] + frames[1:]                 # one idle frame after the first
     outs, out_edges, starts, _ = run_lane_sim(dut, slots, stall_rate=0.25, seed=k)
     assert len(outs) == n_frames * per
     got = np.array(outs, dtype=np.uint64).reshape(n_frames, per, 2)
     for f in range(n_frames):
-        assert np.array_equal(LM.from_lane_pairs(got[f]), LM.lane_reference(x[f], c=cs[f])), f"frame {f}"
-        assert out_edges[f * per] - starts[f] == dut.latency - 1 + 1
+        want = LM.lane_reference(x[f], c=_column_factor(k, columns[f]))
+        assert np.array_equal(LM.from_lane_pairs(got[f]), want), f"frame {f}"
+        assert out_edges[f * per] - starts[f] == dut.latency
         assert out_edges[f * per + per - 1] - out_edges[f * per] == per - 1
     # back-to-back (after the idle slot): M frames take M * 2^(k-1) + latency enabled cycles
     assert out_edges[-1] - starts[1] + 1 == (n_frames - 1) * per + dut.latency
 
 
-@pytest.mark.parametrize("k", [3, 6])
+@pytest.mark.parametrize("k", [3, 7])
 def test_restart_between_streams(k):
     """``restart`` (used by the engine between passes) rewinds the frame clock of an empty lane: the next
     stream may start at once, and no frame stored before the restart comes out again."""
-    dut = Lane(k, butterfly=lambda: BehaviouralButterfly(2), scale="stages")
+    dut = Lane(k, butterfly=lambda: BehaviouralButterfly(2))
     per = dut.period
     rng = np.random.default_rng(k)
     x = rng.integers(0, P, (3, 1 << k), dtype=np.uint64)
-    frames = [(LM.to_lane_pairs(x[f]), LM.twiddle_stream(k, None if f else 5)) for f in range(3)]
+    columns = [5, 0, 0]
+    frames = [(LM.to_lane_pairs(x[f]), LM.shift_stream(k, columns[f])) for f in range(3)]
     slots = [frames[0], Restart(k), frames[1], frames[2]]
     outs, out_edges, starts, _ = run_lane_sim(dut, slots, stall_rate=0.2, seed=k)
     assert len(outs) == 3 * per
     got = LM.from_lane_pairs(np.array(outs, dtype=np.uint64).reshape(3, per, 2))
     for f in range(3):
-        assert np.array_equal(got[f], LM.lane_reference(x[f], c=None if f else 5)), f"frame {f}"
+        assert np.array_equal(got[f], LM.lane_reference(x[f], c=_column_factor(k, columns[f]))), f"frame {f}"
     assert out_edges[per] - starts[1] == dut.latency
 
 
@@ -205,22 +223,22 @@ def _size_order(k: int) -> list[int]:
     return list(dict.fromkeys([f for f in first if 2 <= f <= k] + list(range(k, 1, -1))))
 
 
-@pytest.mark.parametrize("k", [4, 5, 6])
+@pytest.mark.parametrize("k", [4, 7])
 def test_lane_frame_sizes(k):
     """Every frame size on one lane without a reset: runs of 2^f-point frames (scaled and plain, an idle
-    frame inside, random stalls), a restart with the next f between runs; against the stage reference
-    at 2^f (lane_reference) and latency_at(f) exactly. The folded design with behavioural butterflies
-    (the control logic); the default design's arithmetic is in test_output_scale_lane_frame_sizes."""
-    dut = Lane(k, butterfly=lambda: BehaviouralButterfly(2), scale="stages")
+    frame inside, random stalls), a restart with the next f (N = 2^(2f)) between runs; against the stage
+    reference at 2^f (lane_reference, c = w_N^column) and latency_at(f) exactly. At k = 7 the general
+    stage is the behavioural butterfly; more sizes and N in test_output_scale_lane_frame_sizes."""
+    dut = Lane(k, butterfly=lambda: BehaviouralButterfly(2))
     rng = np.random.default_rng(100 + k)
     prng = random.Random(k)
     slots, expect = [], []
     for f in _size_order(k):
         x = rng.integers(0, P, (2, 1 << f), dtype=np.uint64)
-        cs = [prng.randrange(2, P), None]
-        slots += [Restart(f), (LM.to_lane_pairs(x[0]), LM.twiddle_stream(f, cs[0])), None,
-                  (LM.to_lane_pairs(x[1]), LM.twiddle_stream(f, cs[1]))]
-        expect += [LM.lane_reference(x[0], c=cs[0]), LM.lane_reference(x[1], c=cs[1])]
+        columns = [prng.randrange(1, 1 << k), 0]
+        slots += [Restart(f), (LM.to_lane_pairs(x[0]), LM.shift_stream(k, columns[0], frame=f)), None,
+                  (LM.to_lane_pairs(x[1]), LM.shift_stream(k, columns[1], frame=f))]
+        expect += [LM.lane_reference(x[j], c=_column_factor(k, columns[j], 2 * f)) for j in range(2)]
     got = split_frames(dut, *run_lane_sim(dut, slots, stall_rate=0.25, seed=k))
     assert len(got) == len(expect)
     for j, (g, e) in enumerate(zip(got, expect)):
@@ -252,9 +270,9 @@ def test_lane_latency_at():
 def test_lane_logic_detects_wrong_twiddles():
     """The checks above can fail: a scaled frame fed plain twiddles does not match."""
     k = 4
-    dut = Lane(k, butterfly=lambda: BehaviouralButterfly(1), scale="stages")
+    dut = Lane(k, butterfly=lambda: BehaviouralButterfly(1))
     x = np.random.default_rng(0).integers(0, P, 1 << k, dtype=np.uint64)
-    outs, _, _, _ = run_lane_sim(dut, [(LM.to_lane_pairs(x), LM.twiddle_stream(k))], 0.0, 0)
+    outs, _, _, _ = run_lane_sim(dut, [(LM.to_lane_pairs(x), LM.shift_stream(k, 0))], 0.0, 0)
     y = LM.from_lane_pairs(np.array(outs, dtype=np.uint64).reshape(1, -1, 2))[0]
     assert np.array_equal(y, LM.lane_reference(x))
     assert not np.array_equal(y, LM.lane_reference(x, c=3))
@@ -418,27 +436,23 @@ def test_parameter_checks():
         Lane(4, butterfly=3)
     with pytest.raises(ValueError, match="depth"):
         HalfChain(0)
-    with pytest.raises(ValueError, match="scale"):
-        Lane(4, scale="input")
+    with pytest.raises(TypeError, match="scale"):
+        Lane(4, scale="output")             # one design: the scale is always on the output
 
 
 def test_properties_k12():
     from nantucket.hw.arith import ModSub, MulReduce
     from nantucket.hw.shift_reduce import ShiftReduce
-    for scale in ("stages", "output"):
-        lane = Lane(12, scale=scale)          # the real butterflies
-        assert lane.period == 2048
-        # commutators of depth D = 16 .. 1 per half hold 2D points, 3D at D <= 2 (late swap)
-        assert max(lane.buffer_points) == 32 and lane.buffer_points == [32, 16, 8, 6, 3] * 2
-        assert lane.stored_points == 4 * 4096 + 2 * 65
+    out = Lane(12)                          # the real butterflies
+    assert out.period == 2048
+    # commutators of depth D = 16 .. 1 per half hold 2D points, 3D at D <= 2 (late swap)
+    assert max(out.buffer_points) == 32 and out.buffer_points == [32, 16, 8, 6, 3] * 2
+    assert out.stored_points == 4 * 4096 + 2 * 65
     general, shift = ModSub.LATENCY + MulReduce.LATENCY, ModSub.LATENCY + ShiftReduce.LATENCY
-    folded, out = Lane(12, scale="stages"), Lane(12)
-    # mul_units and dsp_tiles count the coset point scale's 2 units too (hw/coset.py)
-    assert folded.butterfly_latencies == [general] * 12 and folded.mul_units == 12 + 2
-    assert folded.latency == 12 * general + 2 * 31 + 2 * (2048 + 1)
-    # stages 6..11 use 64th roots of unity: shift-only; the four-step scale moves to the output
-    # (the last stage's twiddle is 1: no shift unit, just the subtraction)
-    assert out.scale == "output" and out.butterfly_latencies == [general] * 6 + [shift] * 5 + [ModSub.LATENCY]
+    # stages 6..11 use 64th roots of unity: shift-only; the four-step scale is on the output
+    # (the last stage's twiddle is 1: no shift unit, just the subtraction); mul_units and dsp_tiles
+    # count the coset point scale's 2 units too (hw/coset.py)
+    assert out.butterfly_latencies == [general] * 6 + [shift] * 5 + [ModSub.LATENCY]
     assert out.mul_units == 6 + 4 + 2 and out.dsp_tiles == 12 * MulReduce.DSP_TILES
     assert out.latency == (6 * general + 5 * shift + ModSub.LATENCY + 2 * 31 + 2 * (2048 + 1)
                            + 1 + 2 * MulReduce.LATENCY)
@@ -467,7 +481,6 @@ def test_output_scale_lane(k):
     (hw.model.ntt through lane_reference, c = w_N^column), not the lane model."""
     from nantucket.hw.model import field as F
     dut = Lane(k)
-    assert dut.scale == "output"
     per = dut.period
     rng = np.random.default_rng(k)
     x = rng.integers(0, P, (3, 1 << k), dtype=np.uint64)

@@ -1,5 +1,5 @@
 """OutputScale (hw/output_scale.py) in amaranth.sim against an independent power computation, and the
-structure of the default engine (scale "output"): where its multipliers are."""
+structure of the default engine: where its multipliers are."""
 
 import random
 import re

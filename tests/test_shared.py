@@ -28,21 +28,26 @@ def _instances(text, module):
     return len(re.findall(rf"^\s*{re.escape(module)} \S+ \(", text, re.MULTILINE))
 
 
-@pytest.mark.parametrize("lanes,k", [(2, 4), (4, 6)])
+@pytest.mark.parametrize("lanes,k", [(2, 4), (4, 7)])
 def test_engine_emits_each_repeated_block_once(lanes, k):
     params = BuildParams(lanes=lanes, log_core=k, channels=2)
-    engine = NttEngine(params, scale="stages")          # the design with every stage general
+    engine = NttEngine(params)
     text = catalog.verilog_of(engine, "engine")
     mods = _modules(text)
-    for name in (f"nt_lane_k{k}_stages", "nt_butterfly", "nt_mulreduce"):
-        assert mods.count(name) == 1, name
-    # independent count of the structure: L lanes of k butterflies (one multiplier each) and the coset
-    # point scale's two, the twiddle generator's three multipliers per lane, the coset generator's three
-    assert _instances(text, f"nt_lane_k{k}_stages") == lanes
-    assert _instances(text, "nt_butterfly") == k             # inside the one lane module
-    # one in the butterfly module, 2 in the lane's point scale, 3L + 3 in the generators
-    assert _instances(text, "nt_mulreduce") == 1 + 2 + 3 * lanes + 3
-    assert engine.mul_units == lanes * (k + 2) + 3 * lanes + 3
+    assert len(mods) == len(set(mods)), "a module emitted twice"
+    assert {f"nt_lane_k{k}", "nt_mulreduce"} <= set(mods)
+    # independent count of the structure: L lanes of k butterflies, the general ones (stages 0 .. k-7,
+    # twiddles beyond the 64th roots of unity) with one multiplier each, the others shift-only; per lane
+    # the output scale's four multipliers and the coset point scale's two; the coset generator's three;
+    # the twiddle generator is a ROM
+    general = max(0, k - 6)
+    assert _instances(text, f"nt_lane_k{k}") == lanes
+    butterflies = [name for name in mods if name.startswith(("nt_butterfly", "nt_shift_butterfly"))]
+    assert sum(_instances(text, name) for name in butterflies) == k       # inside the one lane module
+    assert sum(_instances(text, name) for name in butterflies if name.startswith("nt_butterfly")) == general
+    # one in the general butterfly's module (if any), 4 + 2 in the lane module, 3 in the coset generator
+    assert _instances(text, "nt_mulreduce") == (1 if general else 0) + 4 + 2 + 3
+    assert engine.mul_units == lanes * (general + 4 + 2) + 3
 
 
 def test_shared_is_the_component_outside_verilog_emission():

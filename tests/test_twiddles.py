@@ -9,7 +9,7 @@ import pytest
 from amaranth.back import rtlil
 
 from nantucket.hw.model import field as F
-from nantucket.hw.model.lane import from_lane_pairs, lane_transform, scaled_lane_transform, shift_stream, to_lane_pairs
+from nantucket.hw.model.lane import from_lane_pairs, scaled_lane_transform, shift_stream, to_lane_pairs
 from nantucket.hw.model.ntt import dft_naive
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.twiddles import lane_twiddles
@@ -28,8 +28,7 @@ def _want_column(x, log_n: int, column: int) -> list[int]:
     return [v * pow(w, column * m, F.P) % F.P for m, v in enumerate(dft_naive(x))]
 
 
-@pytest.mark.parametrize("scale", ["output", "stages"])
-def test_model_words_compute_both_passes_of_every_size(scale):
+def test_model_words_compute_both_passes_of_every_size():
     """Fed lane_twiddles(log_n), a 2^k lane (the bit-exact lane model) computes pass 1's scaled column
     transforms (frames of n1) and pass 2's row transforms (frames of n2) of a 2^log_n transform."""
     params = BuildParams(lanes=4, log_core=5, channels=4)
@@ -42,13 +41,9 @@ def test_model_words_compute_both_passes_of_every_size(scale):
             for g, lane in {(0, 0), (rounds - 1, params.lanes - 1), (rng.randrange(rounds), rng.randrange(4))}:
                 x = np.array([rng.choice((0, 1, F.P - 1, 2**32, 2**63, rng.randrange(F.P))) for _ in range(1 << f)],
                              dtype=np.uint64)
-                stream = lane_twiddles(params, pass_index, g, lane, scale=scale, log_n=log_n)
+                stream = lane_twiddles(params, pass_index, g, lane, log_n=log_n)
                 assert stream.shape == (1 << (f - 1), 2)
-                pairs = to_lane_pairs(x)
-                if scale == "output":
-                    y = from_lane_pairs(scaled_lane_transform(pairs, stream, log_core=k, log_n=log_n))
-                else:
-                    y = from_lane_pairs(lane_transform(pairs, stream))
+                y = from_lane_pairs(scaled_lane_transform(to_lane_pairs(x), stream, log_core=k, log_n=log_n))
                 column = params.lanes * g + lane if pass_index == 1 else 0
                 assert [int(v) for v in y] == _want_column(x, log_n, column), (log_n, pass_index, g, lane)
 
@@ -83,8 +78,8 @@ def test_model_inverse_words_and_batches():
         lane_twiddles(params, 1, 12, 0, log_n=8, batch=3)         # 2^8: 16 columns a transform, 12 rounds
     with pytest.raises(ValueError, match="batch"):
         lane_twiddles(params, 1, 0, 0, log_n=8, batch=0)
-    with pytest.raises(ValueError, match="inverse"):
-        lane_twiddles(params, 1, 0, 0, scale="stages", inverse=True)
+    with pytest.raises(TypeError, match="scale"):
+        lane_twiddles(params, 1, 0, 0, scale="output")            # one design: no scale argument
 
 
 def test_model_default_size_is_unchanged():
@@ -110,19 +105,14 @@ def test_model_rejects_bad_sizes_and_rounds():
 
 # -- the gateware --------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("scale", ["output", "stages"])
 @pytest.mark.parametrize("lanes, k, crossed", [(1, 2, True), (4, 4, True), (2, 5, True), (16, 6, False)])
-def test_twiddle_generator(lanes, k, crossed, scale):
-    """Small configurations cross every idle/stall pattern over every native size (frames 2..k, scale
-    "output"; 2k only with "stages"), both passes, switching size between starts; the 16-lane one runs
-    random stalls. The reset state (frames of 2^k) is checked with scale "output" (the "stages" tables
-    are loaded by a start)."""
+def test_twiddle_generator(lanes, k, crossed):
+    """Small configurations cross every idle/stall pattern over every native size (frames 2..k), both
+    passes, switching size between starts, and check the reset state (frames of 2^k); the 16-lane one
+    runs random stalls."""
     params = BuildParams(lanes=lanes, log_core=k, channels=2)
-    tests = ["test_all_sizes"] if crossed else ["test_random_stalls"]
-    if crossed and scale == "output":
-        tests.append("test_reset_state")
-    run_bench(TwiddleGenerator(params, scale=scale), name="twiddles",
-              params={"params": params.as_dict(), "scale": scale},
+    tests = ["test_all_sizes", "test_reset_state"] if crossed else ["test_random_stalls"]
+    run_bench(TwiddleGenerator(params), name="twiddles", params={"params": params.as_dict()},
               test_module="nantucket.sim.benches.twiddles", testcase=tests)
 
 
@@ -136,7 +126,7 @@ def test_twiddle_generator_default_build():
     runs = [[1, 24, 2, 0], [2, 17, 1, 100], [1, 17, 3, 0], [2, 24, 1, 0], [1, 8, 1, 0], [2, 8, 0, 5], [1, 24, 1, 7],
             [1, 24, 2, 0, 1, 1], [2, 24, 1, 3, 1, 1], [1, 17, 2, 0, 1, 1], [2, 17, 1, 0, 1, 2],
             [1, 8, 3, 0, 1, 3], [2, 8, 2, 0, 0, 3], [1, 8, 3, 0, 0, 3]]
-    run_bench(TwiddleGenerator(params), name="twiddles", params={"params": params.as_dict(), "scale": "output"},
+    run_bench(TwiddleGenerator(params), name="twiddles", params={"params": params.as_dict()},
               test_module="nantucket.sim.benches.twiddles", testcase="test_random_stalls", facts={"runs": runs})
 
 
@@ -161,13 +151,9 @@ def test_rejects_bad_params():
 
 
 def test_resources():
-    tg = TwiddleGenerator(BuildParams(), scale="stages")
-    assert tg.mul_units == 3 * 16
-    assert tg.lookahead == 1          # 2048 cycles per column leave plenty of room at k = 12
-    assert tg.frame_sizes == (12,)
     plain = TwiddleGenerator(BuildParams())
-    assert plain.scale == "output" and plain.mul_units == 0 and plain.dsp_tiles == 0
-    assert plain.latency == tg.latency - 12
+    assert plain.mul_units == 0 and plain.dsp_tiles == 0
+    assert plain.latency == 2           # ROM read, column insert
     assert plain.frame_sizes == tuple(range(2, 13))
-    with pytest.raises(ValueError, match="scale"):
-        TwiddleGenerator(BuildParams(), scale="input")
+    with pytest.raises(TypeError, match="scale"):
+        TwiddleGenerator(BuildParams(), scale="output")     # one design: no scale argument

@@ -5,8 +5,7 @@ Forward coset (``coset`` = 1, ``inverse`` = 0): the state after pass 1 must equa
 pass-1 state of the coset passes (hw.model.coset.coset_passes) and the result
 hw.model.ntt.transform(x, coset=g). Inverse coset (``inverse`` = 1): the inverse pass 1 times h^k1
 (h = g^-1, written out independently from hw.model.fourstep and pow()) and
-hw.model.ntt.transform(x, inverse=True, coset=g). An engine that runs no inverse (scale "stages",
-``NttEngine.inverse_supported``) is checked forward only.
+hw.model.ntt.transform(x, inverse=True, coset=g).
 
 Shifts: 1, p - 1, 2^32, 7 and random ones; data random and edge values; random gaps and stalls. Cycle
 counts (no stalls): a coset pass takes exactly ``coset_extra_cycles(f)`` more than the plain one once the
@@ -46,19 +45,10 @@ class CosetTB(EngineTB):
         self.extra = facts["coset_extra"]            # element f - 2
         self.extra_cached = facts["coset_extra_cached"]
         self.chain_cycles = facts["chain_cycles"]
-        #: the directions this engine runs (scale "stages" runs no inverse)
-        self.inverses = (False, True) if facts["inverse_supported"] else (False,)
-
-    async def start(self):
-        self.dut.coset.value = 0
-        self.dut.coset_shift.value = 7
-        self.dut.inverse.value = 0
-        await super().start()
+        self.run["coset_shift"] = 7
 
     def mode(self, g: int | None, inverse: bool = False):
-        self.dut.coset.value = int(g is not None)
-        self.dut.coset_shift.value = 7 if g is None else g
-        self.dut.inverse.value = int(inverse)
+        self.set_run(coset=int(g is not None), coset_shift=7 if g is None else g, inverse=int(inverse))
 
     async def transform(self, x, g, inverse, n, idle="random", stall="random", seed=1):
         """Both passes with shift g (None: plain); checks them and returns the two passes' cycles."""
@@ -92,7 +82,7 @@ async def test_shifts_and_data(dut):
     sizes = tb.sizes
     odd = [n for n in sizes if n % 2] or sizes
     for i, g in enumerate(shifts(rng, 2)):
-        for inverse in tb.inverses:
+        for inverse in (False, True):
             n = (sizes[-1], sizes[0], odd[-1])[(2 * i + inverse) % 3]
             kind = ("random", "edges", "max", "impulse")[(2 * i + inverse) % 4]
             x = vectors(kind, 1 << n, seed=i)
@@ -117,23 +107,21 @@ async def test_cycles(dut):
         x = vectors("random", 1 << n, seed=n)
         plain = await tb.transform(x, None, False, n, "none", "none")
         fwd = await tb.transform(x, g, False, n, "none", "none")
-        inv = await tb.transform(x, g, tb.inverses[-1], n, "none", "none")
-        again = await tb.transform(x, g, tb.inverses[-1], n, "none", "none")    # the tables are kept
+        inv = await tb.transform(x, g, True, n, "none", "none")
+        again = await tb.transform(x, g, True, n, "none", "none")    # the tables are kept
         for c_plain, c_fwd, c_inv, c_again, f in zip(plain, fwd, inv, again, p.pass_log_sizes(n)):
             want = c_plain + tb.extra[f - 2]
-            # a second forward run (no inverse on this engine) finds its tables kept
-            want_inv = want if tb.inverses[-1] else c_plain + tb.extra_cached[f - 2]
-            assert c_fwd == want and c_inv == want_inv, \
+            assert c_fwd == want and c_inv == want, \
                 f"2^{n}: coset pass cycles {c_fwd}/{c_inv}, expected plain {c_plain} + {tb.extra[f - 2]}"
             assert c_again == c_plain + tb.extra_cached[f - 2], f"2^{n}: repeated coset pass {c_again} cycles"
         dut._log.info(f"cycles 2^{n}: plain {sum(plain)}, forward coset {sum(fwd)}, "
-                      f"{'inverse' if tb.inverses[-1] else 'second forward'} coset {sum(inv)} "
+                      f"inverse coset {sum(inv)} "
                       f"(+{100 * (sum(fwd) / sum(plain) - 1):.2f} %), repeated {sum(again)} "
                       f"(+{100 * (sum(again) / sum(plain) - 1):.2f} %)")
     n = tb.sizes[-1]
     x = vectors("random", 1 << n, seed=3)
     plain = await tb.transform(x, None, False, n, "none", "none")
-    cold = await tb.transform(x, 12345, tb.inverses[-1], n, "none", "none")   # the shift changes at the start
+    cold = await tb.transform(x, 12345, True, n, "none", "none")   # the shift changes at the start
     f1 = p.pass_log_sizes(n)[0]
     wait = cold[0] - plain[0]
     assert tb.extra[f1 - 2] < wait <= tb.extra[f1 - 2] + tb.chain_cycles + 2, f"cold pass waited {wait}"
@@ -154,4 +142,4 @@ async def test_shift_changes_while_idle(dut):
         await ClockCycles(dut.clk, tb.chain_cycles // 3)
         g = rng.randrange(2, F.P)
         x = vectors("random", 1 << n, seed=20 + i)
-        await tb.transform(x, g, bool(i) and tb.inverses[-1], n, seed=i)
+        await tb.transform(x, g, bool(i), n, seed=i)

@@ -22,6 +22,7 @@ from nantucket.hw.model import field as F, fourstep, ntt
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.schedule import pass_schedule
 from nantucket.hw.points import pack_payload, unpack_payload
+from nantucket.hw.run import run_layout
 from nantucket.sim.benches.lib import EDGE_VALUES, pattern, reset, start_clock
 from nantucket.hw.flow.runner import bench_facts
 
@@ -54,13 +55,18 @@ class EngineTB:
         self.frame_latencies = facts["props"]["frame_latencies"]
         self.sizes = facts["props"]["sizes"]
         self.max_batch = facts["props"]["max_batch"]
+        #: the fields of the engine's ``run`` port (hw.run.run_layout), written by ``set_run``
+        self.run = {"log_n": self.params.max_log_n, "batch": 1}
+
+    def set_run(self, **fields):
+        """Change some fields of the run on the engine's ``run`` port (the others keep their values)."""
+        self.run.update(fields)
+        self.dut.run.value = run_layout(self.params).const(self.run).as_value().value
 
     async def start(self):
         start_clock(self.dut.clk)
         self.dut.start.value = 0
-        self.dut.log_n.value = self.params.max_log_n
-        self.dut.inverse.value = 0
-        self.dut.batch.value = 1
+        self.set_run()
         self.dut.points_in__valid.value = 0
         self.dut.points_out__ready.value = 0
         await reset(self.dut.clk, self.dut.rst)
@@ -91,9 +97,7 @@ class EngineTB:
         await FallingEdge(dut.clk)
         dut.start.value = 1
         dut.pass2.value = int(pass_index == 2)
-        dut.log_n.value = log_n
-        dut.inverse.value = int(inverse)
-        dut.batch.value = batch
+        self.set_run(log_n=log_n, inverse=int(inverse), batch=batch)
         await FallingEdge(dut.clk)
         dut.start.value = 0
         assert int(dut.busy.value), "start was not taken"

@@ -3,14 +3,14 @@
 Every test crosses an *idle* pattern (the input running dry: the controller drops ``en`` in the middle
 of a frame, and at frame boundaries whole idle frames with ``i_valid`` low and garbage on the inputs)
 with a *stall* pattern (the output not accepted: ``en`` low). Frames rotate between the plain transform,
-the pass-1 scaled transform with a random running twiddle c and the (unscaled) inverse transform, so the
-same hardware is shown to compute all of them from the twiddles alone. Expected values come from hw.model.lane.lane_reference
-(hw.model.ntt's stage reference), never from the lane model or the RTL.
+the pass-1 scaled transform with a random column (c = w_N^column) and the (unscaled) inverse transform,
+so the same hardware is shown to compute all of them from the twiddle stream alone. Expected values come
+from hw.model.lane.lane_reference (hw.model.ntt's stage reference), never from the lane model or the RTL.
 
 Run-time frame sizes (``test_frame_sizes``): without a reset, a restart with a new ``log_frame`` f and
 ``log_n`` n before each run of 2^f-point frames (sizes from the ``sizes`` fact, default every f in the
 order k, 3, k-1, 2, ...; n = 2f - 1, 2f, 2k and others), the scale c = w_N^column with N = 2^n.
-A lane with the output scale then runs the two passes of an inverse transform at each f: a restart
+The lane then runs the two passes of an inverse transform at each f: a restart
 with ``inverse`` (the inverse stream, output m times w_N^(-column m)) and one with ``normalize`` (times
 1/N, the column ignored), against the same reference with c = w_N^(-column) and times 1/N.
 
@@ -31,6 +31,7 @@ from cocotb.triggers import FallingEdge
 
 from nantucket.hw.model import field as F
 from nantucket.hw.model import lane as LM
+from nantucket.hw.run import lane_run_layout
 from nantucket.sim.benches.lib import EDGE_VALUES, PATTERNS, pattern, reset, start_clock
 from nantucket.hw.flow.runner import bench_facts
 
@@ -56,7 +57,6 @@ class LaneTB:
         assert self.props["period"] == 1 << (self.k - 1)
         self.frames = int(facts.get("frames", 3))
         self.sizes = [int(f) for f in facts.get("sizes") or size_order(self.k)]
-        self.output_scale = self.props.get("scale", "stages") == "output"
         self.f, self.log_n = self.k, 2 * self.k           # until the first restart
         self.inverse, self.normalize = False, False
         self.log = dut._log
@@ -72,46 +72,46 @@ class LaneTB:
     async def start(self):
         d = self.dut
         start_clock(d.clk)
-        for s in (d.en, d.restart, d.log_frame, d.log_n, d.inverse, d.normalize, d.i_valid, d.i_x0, d.i_x1,
+        for s in (d.en, d.restart, d.log_frame, d.run, d.pass2, d.i_valid, d.i_x0, d.i_x1,
                   d.i_w_first, d.i_w_rest):
             s.value = 0
         await reset(d.clk, d.rst)
 
     async def restart(self, log_frame: int, log_n: int, inverse: bool = False, normalize: bool = False):
-        """Pulse ``restart`` with a new frame size, N and output-scale flags (the lane must be empty); the
-        ports then change to random values: the lane must have taken them at the restart."""
+        """Pulse ``restart`` with a new frame size, N and output-scale mode (``inverse``: pass 1 of an
+        inverse run, ``normalize``: its pass 2; the lane must be empty); the ports then change to random
+        values: the lane must have taken them at the restart."""
         d = self.dut
+        layout = lane_run_layout(self.k)
         await FallingEdge(d.clk)
-        d.restart.value, d.log_frame.value, d.log_n.value = 1, log_frame, log_n
-        d.inverse.value, d.normalize.value = int(inverse), int(normalize)
+        d.restart.value, d.log_frame.value, d.pass2.value = 1, log_frame, int(normalize)
+        d.run.value = layout.const({"log_n": log_n, "inverse": int(inverse or normalize)}).as_value().value
         d.en.value, d.i_valid.value = random.getrandbits(1), 0
         await FallingEdge(d.clk)
         d.restart.value, d.en.value = 0, 0
-        d.log_frame.value, d.log_n.value = random.randrange(self.k + 1), random.randrange(2 * self.k + 1)
-        d.inverse.value, d.normalize.value = random.getrandbits(1), random.getrandbits(1)
+        d.log_frame.value, d.pass2.value = random.randrange(self.k + 1), random.getrandbits(1)
+        d.run.value = layout.const({"log_n": random.randrange(2 * self.k + 1), "inverse": random.getrandbits(1),
+                                    "coset": random.getrandbits(1)}).as_value().value
         self.f, self.log_n = log_frame, log_n
         self.inverse, self.normalize = inverse, normalize
 
     def make_frame(self, x: np.ndarray, scale: int | None, inverse: bool = False):
         """(pairs, stream, expected natural-order output) of one frame of the current size. ``scale``:
-        the pass-1 running twiddle c for a lane with the scale folded into its stages, the column n2
-        (c = w_N^n2, N = 2^log_n) for a lane that scales its output; None for a plain transform."""
+        the column n2 (the lane multiplies output m by w_N^(n2 m), N = 2^log_n); None for a plain
+        transform."""
         assert len(x) == 1 << self.f
         pairs = LM.to_lane_pairs(x)
-        if self.output_scale:
-            stream = LM.shift_stream(self.k, scale or 0, inverse=inverse, frame=self.f)
-            w = F.root_of_unity(1 << self.log_n)
-            c = None if not scale or self.normalize else F.pow_(F.inv(w) if self.inverse else w, scale)
-        else:
-            stream, c = LM.twiddle_stream(self.f, scale, inverse=inverse), scale
+        stream = LM.shift_stream(self.k, scale or 0, inverse=inverse, frame=self.f)
+        w = F.root_of_unity(1 << self.log_n)
+        c = None if not scale or self.normalize else F.pow_(F.inv(w) if self.inverse else w, scale)
         expect = LM.lane_reference(x, c=c, inverse=inverse)
         if self.normalize:                               # the lane's pass 2 of an inverse run: times 1/N
             expect = F.vmul(expect, np.uint64(F.inv(1 << self.log_n)))
         return pairs, stream, expect
 
     def random_scale(self) -> int:
-        """A random pass-1 scale in the form ``make_frame`` takes for this lane."""
-        return random.randrange(1, 1 << self.k) if self.output_scale else random.randrange(2, P)
+        """A random pass-1 column for ``make_frame``."""
+        return random.randrange(1, 1 << self.k)
 
     def random_frames(self, n: int, rng: np.random.Generator):
         """Frame f: plain (f = 0 mod 3), pass-1 scaled at random (1 mod 3), inverse twiddles (2 mod 3)."""
@@ -245,8 +245,6 @@ async def test_frame_sizes(dut, stall):
         got = await tb.run(frames, pattern("random", seed=random.getrandbits(32)),
                            pattern(stall, seed=random.getrandbits(32)), idle_frame_rate=0.3)
         tb.check(got, frames)
-        if not tb.output_scale:
-            continue
         # an inverse transform's two passes at this size: pass 1 (inverse), pass 2 (normalize)
         for inverse, normalize in ((True, False), (False, True)):
             await tb.restart(f, n, inverse, normalize)
@@ -274,7 +272,7 @@ async def test_edge_values(dut, stall):
         tb.make_frame(np.zeros(n, dtype=np.uint64), None),
         tb.make_frame(np.full(n, P - 1, dtype=np.uint64), None),
         tb.make_frame(single, None),
-        tb.make_frame(single, (1 << tb.k) - 1 if tb.output_scale else P - 1),
+        tb.make_frame(single, (1 << tb.k) - 1),
         tb.make_frame(edges, None),
         tb.make_frame(np.full(n, P - 1, dtype=np.uint64), tb.random_scale()),
     ]
@@ -293,8 +291,7 @@ async def test_sim_speed(dut):
     await tb.start()
     d, per = dut, tb.period
     x, w = random.randrange(P), random.randrange(P)
-    if tb.output_scale:
-        w &= ~0xFF                      # shift stages read the low 8 bits: shift 0, in every stage's set
+    w &= ~0xFF                          # shift stages read the low 8 bits: shift 0, in every stage's set
     d.i_x0.value, d.i_x1.value = x, x
     d.i_w_first.value, d.i_w_rest.value = w, w
     d.i_valid.value = 1
@@ -314,7 +311,7 @@ async def test_sim_speed(dut):
     # The output frame now starting is a constant frame's: compare one whole frame with the lane model.
     pairs = np.full((per, 2), x, dtype=np.uint64)
     stream = np.full((per, 2), w, dtype=np.uint64)
-    expect = LM.scaled_lane_transform(pairs, stream) if tb.output_scale else LM.lane_transform(pairs, stream)
+    expect = LM.scaled_lane_transform(pairs, stream)
     skip = tb.latency % per                     # output frames start `latency` cycles after input frames
     await FallingEdge(d.clk)
     got = []

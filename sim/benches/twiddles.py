@@ -1,8 +1,8 @@
 """cocotb bench for hw.twiddles.TwiddleGenerator against hw.model.twiddles.lane_twiddles.
 
 A run is a list of starts, each (pass, log_n, rounds, extra[, inverse, batch]): ``start`` with ``pass2``,
-``log_frame`` = the pass's frame size f (n1 in pass 1, n2 in pass 2, :meth:`BuildParams.pass_log_sizes`),
-``inverse`` and ``log_columns`` = floor(log_n / 2), then ``rounds`` whole frames of 2^(f-1) input cycles
+``log_frame`` = the pass's frame size f (n1 in pass 1, n2 in pass 2, :meth:`BuildParams.pass_log_sizes`)
+and the run's ``log_n`` and ``inverse`` (the other fields random), then ``rounds`` whole frames of 2^(f-1) input cycles
 (up to ``batch`` x the rounds of one transform: the columns wrap at each element) and ``extra`` cycles
 of one more frame, abandoned by the next start (which must rewind). Starts follow each other without reset, switching pass and frame size, with random
 input gaps and enable stalls; every output word is checked, and every output must appear exactly
@@ -10,9 +10,7 @@ input gaps and enable stalls; every output word is checked, and every output mus
 
 Facts: ``runs`` (optional list of [pass, log_n, rounds, extra]); by default every native log_n of the
 build, both passes, all rounds (at most ``max_rounds`` if given), plus some abandoned starts, shuffled;
-with scale "output" about half of them inverse and batches of 1 to 3 transforms.
-A generator built with scale "stages" runs forward frames of 2^k only, one transform a pass, so it gets
-log_n = 2k only.
+about half of them inverse and batches of 1 to 3 transforms.
 """
 
 import random
@@ -22,6 +20,7 @@ from cocotb.triggers import FallingEdge
 
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.twiddles import lane_twiddles
+from nantucket.hw.run import run_layout
 from nantucket.sim.benches.lib import PATTERNS, pattern, reset, start_clock
 from nantucket.hw.flow.runner import bench_facts
 
@@ -30,24 +29,34 @@ def _split(value: int, lanes: int) -> list[int]:
     return [(value >> (64 * i)) & ((1 << 64) - 1) for i in range(lanes)]
 
 
-def _default_runs(params: BuildParams, frame_sizes: list[int], max_rounds: int | None, rng: random.Random,
-                  modes: bool) -> list:
+def _random_run(params: BuildParams, rng: random.Random, **fields) -> int:
+    """The value of a run (hw.run.run_layout) with ``fields`` and every other field random."""
+    layout = run_layout(params)
+    value = rng.getrandbits(layout.size)
+    for name, field in layout:
+        if name in fields:
+            value &= ~(((1 << field.width) - 1) << field.offset)
+            value |= int(fields[name]) << field.offset
+    return value
+
+
+def _default_runs(params: BuildParams, frame_sizes: list[int], max_rounds: int | None, rng: random.Random) -> list:
     """Every log_n whose frames the generator honours, both passes, all rounds (at most ``max_rounds``);
-    and for about a third of them one more start abandoned in the middle of a frame; shuffled. With
-    ``modes``, each start inverse or not and a batch of 1..3 at random."""
+    and for about a third of them one more start abandoned in the middle of a frame; shuffled. Each
+    start inverse or not and a batch of 1..3 at random."""
     runs = []
     for log_n in range(params.min_log_n, params.max_log_n + 1):
         frames = params.pass_log_sizes(log_n)
         if not set(frames) <= set(frame_sizes):
             continue
         for pass_index in (1, 2):
-            inverse, batch = (rng.getrandbits(1), rng.randrange(1, 4)) if modes else (0, 1)
+            inverse, batch = rng.getrandbits(1), rng.randrange(1, 4)
             rounds = batch * (1 << frames[2 - pass_index]) // params.lanes
             rounds = min(rounds, max_rounds or rounds)
             runs.append([pass_index, log_n, rounds, 0, inverse, batch])
             if rng.random() < 0.35:
                 runs.append([pass_index, log_n, rng.randrange(rounds),
-                             rng.randrange(1, 1 << (frames[pass_index - 1] - 1)), int(modes) - inverse, batch])
+                             rng.randrange(1, 1 << (frames[pass_index - 1] - 1)), 1 - inverse, batch])
     rng.shuffle(runs)
     return runs
 
@@ -71,6 +80,7 @@ async def test_reset_state(dut):
     dut.i_valid.value = 0
     dut.start.value = 0
     dut.log_frame.value = 2                              # ignored: only a start latches it
+    dut.run.value = _random_run(params, random.Random(3), log_n=params.min_log_n)
     await reset(dut.clk, dut.rst)
     dut.i_valid.value = 1
     got = []
@@ -83,7 +93,7 @@ async def test_reset_state(dut):
     assert len(got) == rounds * cycles
     for g in range(rounds):
         for lane in range(lanes):
-            want = lane_twiddles(params, 1, g, lane, scale=facts["props"]["scale"])
+            want = lane_twiddles(params, 1, g, lane)
             for t in range(cycles):
                 first, rest = got[g * cycles + t]
                 assert (_split(first, lanes)[lane], _split(rest, lanes)[lane]) == tuple(map(int, want[t])), \
@@ -100,11 +110,10 @@ async def _starts(dut, idle, stall):
     facts = bench_facts()
     params = BuildParams(**facts["params"]["params"])
     props = facts["props"]
-    latency, scale = props["latency"], props["scale"]
+    latency = props["latency"]
     lanes = params.lanes
     rng = random.Random(f"{idle}/{stall}")
-    runs = facts.get("runs") or _default_runs(params, props["frame_sizes"], facts.get("max_rounds"), rng,
-                                              modes=scale == "output")
+    runs = facts.get("runs") or _default_runs(params, props["frame_sizes"], facts.get("max_rounds"), rng)
     start_clock(dut.clk)
     dut.en.value = 0
     dut.i_valid.value = 0
@@ -118,15 +127,13 @@ async def _starts(dut, idle, stall):
         dut.start.value = 1
         dut.pass2.value = int(pass_index == 2)
         dut.log_frame.value = f
-        dut.inverse.value = inverse
-        dut.log_columns.value = log_n >> 1
+        dut.run.value = _random_run(params, rng, log_n=log_n, inverse=inverse)
         await FallingEdge(dut.clk)
         dut.start.value = 0
         # latched on start: changes after it are ignored
         dut.pass2.value = rng.getrandbits(1)
         dut.log_frame.value = rng.randrange(f + 1)
-        dut.inverse.value = rng.getrandbits(1)
-        dut.log_columns.value = rng.randrange(params.log_core + 1)
+        dut.run.value = _random_run(params, rng, log_n=rng.randrange(params.max_log_n + 1))
         total = rounds * cycles + extra
         sent_at, got, edge = [], [], 0
         while len(got) < total:
@@ -147,7 +154,7 @@ async def _starts(dut, idle, stall):
         where = f"pass {pass_index} log_n {log_n} (f = {f}) inverse {inverse} batch {batch}"
         for g in range(-(-total // cycles)):
             for lane in range(lanes):
-                want = lane_twiddles(params, pass_index, g, lane, scale=scale, log_n=log_n,
+                want = lane_twiddles(params, pass_index, g, lane, log_n=log_n,
                                      inverse=bool(inverse), batch=batch)
                 for t in range(min(cycles, total - g * cycles)):
                     first, rest = got[g * cycles + t]
