@@ -195,7 +195,7 @@ def section(cache: dict) -> str:
         "- FF counts are upper bounds (Yosys does not pack the multipliers' pipeline registers into the",
         "  DSP48E2s). \"hierarchical\": shared blocks synthesized once and counted per instance.",
         "- Exactness: the engine bench (`tests/test_engine.py`: L1_k4, L2_k4, L4_k4, L16_k4, L4_k6, L16_k6)",
-        "  and the lane benches (`tests/test_lane_bench.py`: k = 2..8, 10, 12) compare against hw.model",
+        "  and the lane benches (`tests/test_lane.py`: k = 2..8, 10, 12) compare against hw.model",
         "  (stage reference, not the lane model); `tests/test_butterfly.py` runs all 192 shifts with every",
         "  edge pair, gaps and stalls.",
         "- Not done: stage 5 (128th roots of unity) could go the same way: sqrt(2) = 2^24 - 2^72, so every",

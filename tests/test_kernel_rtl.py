@@ -54,6 +54,7 @@ def test_block_lint(name):
     lint_verilog(catalog.emit_verilog(name, params=SMALL), name, waive=WAIVE)
 
 
+@pytest.mark.full
 def test_default_kernel_lint_and_one_module_per_repeated_block():
     """The default build (16 lanes, k = 12, 32 channels) as `nantucket rtl` / the Vitis build emit it."""
     params = BuildParams()

@@ -18,6 +18,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
+from nantucket.hw.flow.runner import run_bench
 from nantucket.hw.lane import HalfChain, Lane
 from nantucket.hw.model import lane as LM
 from nantucket.hw.model.field import P
@@ -585,3 +586,38 @@ def test_narrow_pass_butterfly():
     items = [(a, b, rng.randrange(P), rng.getrandbits(16)) for a in EDGE_VALUES for b in EDGE_VALUES]
     got = pysim_pipeline(dut, items, ["i_x0", "i_x1", "i_w", "i_w_pass"], ["o_x0", "o_x1", "o_w_pass"], seed=3)
     assert got == [((x0 + x1) % P, (x0 - x1) * w % P, wp) for x0, x1, w, wp in items]
+
+
+# -- cocotb benches of the real lane on Verilator ---------------------------------------------------
+#
+# cocotb benches of the real lane (hw.lane.Lane with its real butterflies) on Verilator.
+#
+# Every k from 2 to 8 streams at least four back-to-back random frames (plain, pass-1 scaled and inverse
+# in turn), k = 10 and k = 12 three; each crossed with idle/stall patterns, plus edge-value frames (the
+# lane: shift-only late stages, the four-step scale on the output). One build directory per k.
+# Run-time frame sizes (sim/benches/lane.py test_frame_sizes): every f = 2..k at k <= 8, f = 10, 5 at
+# k = 10 and f = 9 at k = 12, switched by restarts without a reset, with several log_n; each size also runs the two passes of an inverse transform (the lane's ``inverse`` and ``normalize``).
+
+FRAMES = {k: 4 for k in range(2, 9)} | {10: 3, 12: 3}
+#: Frame sizes test_frame_sizes runs (None: every f, see sim/benches/lane.py size_order).
+SIZES = {10: [10, 5], 12: [9]}
+
+
+#: The default lane (k = 12) and k = 10 are larger builds: make test-full.
+_BENCH_KS = [pytest.param(k, id=f"k{k}", marks=[pytest.mark.full] if k >= 10 else []) for k in sorted(FRAMES)]
+
+
+@pytest.mark.parametrize("k", _BENCH_KS)
+def test_lane_bench(k):
+    params = {"log_core": k}
+    lane = Lane(**params)
+    run_bench(lane, name="lane", params=params, test_module="nantucket.sim.benches.lane",
+              facts={"frames": FRAMES[k], "sizes": SIZES.get(k),
+                     "latencies": {f: lane.latency_at(f) for f in range(2, k + 1)}})
+
+
+@pytest.mark.parametrize("k", [3, pytest.param(12, marks=pytest.mark.full)])
+def test_lint(k):
+    from nantucket.hw.flow import catalog
+    from nantucket.hw.flow.runner import lint_verilog
+    lint_verilog(catalog.emit_verilog("lane", log_core=k), "lane")

@@ -80,6 +80,7 @@ def test_identification_reports_the_native_sizes(card):
     assert driver is backend.open(params)
 
 
+@pytest.mark.full
 def test_default_build_runs_a_smaller_size_natively():
     """L16_k12_C32 (HBM refresh on) transforms 2^10 and 2^9 points natively (not padded to 2^24): about
     2 x 2^n / 32 cycles plus the lane latency of 2^5-point frames, far from the 1.06 M cycles of 2^24."""
