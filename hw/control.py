@@ -22,7 +22,7 @@ Register behaviour (the reference is :class:`sim.kernel_model.KernelModel`; docs
 - IP_ISR bit0: set by ``done`` when IP_IER.done is 1; writing 1 toggles it (a ``done`` in the same
   cycle as the toggle wins: the bit ends up set).
 - Arguments (log_n, hbm_NN low/high words): read/write while idle; writes during a run are ignored
-  (as in the reference decoder), which is what keeps ``log_n`` / ``base`` constant through the run.
+  (as in the reference decoder), which is what keeps ``run`` / ``base`` constant through the run.
 - Identification block: read only; STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_extend are
   ``refused``
   sampled with ``done`` when ``reject`` is high (a refused start), 0 after a run. STATUS.axi_*
