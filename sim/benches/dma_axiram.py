@@ -16,8 +16,8 @@ from cocotbext.axi import AxiBus, AxiRam
 from nantucket.hw.model.layout import HbmLayout, extension_pairs
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.run import Run
-from nantucket.hw.run import run_bits
 from nantucket.hw.model.schedule import loopback_passes
+from nantucket.hw.run import run_bits
 from nantucket.hw.flow.runner import bench_facts
 
 GUARD = 4096
