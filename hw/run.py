@@ -1,16 +1,21 @@
 """A run in gateware: the fields of :class:`hw.model.run.Run` as one Amaranth struct.
 
-The control slave has checked the start (``Run.check``), so every field has its narrow width: the sizes
-fit ``params.max_log_n``, the batch ``2^(max_log_n - min_log_n)``, and the flags are two bits. The kernel
-latches one run at the start and crosses it into the engine's clock as one value (hw/kernel.py).
+The control slave has checked the start (``Run.check``) and decoded it once (the flags into ``inverse`` and
+``coset``, an ``input_log_m`` equal to ``log_n`` into 0: an input of all 2^log_n points is the plain run),
+so every field has its narrow width: the sizes fit ``params.max_log_n``, the batch
+``2^(max_log_n - min_log_n)``. The control outputs it as one port, the kernel latches it whole at the start,
+hands it to the DMA in one statement and crosses it into the engine's clock as one value (hw/kernel.py).
+
+:func:`run_bits` and :func:`run_fields` are the struct's bits and back, for benches that drive or read a
+``run`` port.
 """
 
 from amaranth.lib import data
 
 from nantucket.hw.model.params import BuildParams
-from nantucket.hw.model.run import max_batch
+from nantucket.hw.model.run import Run, max_batch
 
-__all__ = ["run_layout", "lane_run_layout", "connect_run"]
+__all__ = ["run_layout", "lane_run_layout", "connect_run", "run_bits", "run_fields"]
 
 
 def run_layout(params: BuildParams) -> data.StructLayout:
@@ -38,3 +43,30 @@ def connect_run(target: data.View, run: data.View) -> list:
     :func:`lane_run_layout`) from the field of the same name of ``run``: a field added to both layouts
     reaches the block without being named here."""
     return [target[name].eq(run[name]) for name, _ in target.shape()]
+
+
+def run_bits(params: BuildParams, run: Run) -> int:
+    """The bits of :func:`run_layout` for ``run``, decoded as the control slave decodes it. A run the
+    build refuses has no struct: ValueError."""
+    if not isinstance(params, BuildParams):
+        raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
+    if not isinstance(run, Run):
+        raise TypeError(f"run: expected Run, got {type(run).__name__}")
+    refused = run.check(params)
+    if refused:
+        raise ValueError(f"run: refused by the build (STATUS bits {refused:#x}): {run}")
+    fields = {"log_n": run.log_n, "inverse": int(run.inverse), "coset": int(run.coset is not None),
+              "batch": run.batch, "coset_shift": run.coset_shift,
+              "input_log_m": 0 if run.input_log_m == run.log_n else run.input_log_m,
+              "chain_log_n": run.chain_log_n}
+    return run_layout(params).const(fields).as_value().value
+
+
+def run_fields(params: BuildParams, bits: int) -> dict[str, int]:
+    """Each field of :func:`run_layout` in ``bits`` (an int of the struct's width), by name."""
+    if not isinstance(params, BuildParams):
+        raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
+    layout = run_layout(params)
+    if not isinstance(bits, int) or not 0 <= bits < 1 << layout.size:
+        raise ValueError(f"bits: expected an int in 0..2^{layout.size}-1, got {bits!r}")
+    return {name: (bits >> field.offset) & ((1 << field.width) - 1) for name, field in layout}

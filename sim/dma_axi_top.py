@@ -8,6 +8,7 @@ from amaranth.lib.wiring import In, Out
 from nantucket.hw.dma import DmaEngine
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.points import payload_layout
+from nantucket.hw.run import run_layout
 
 
 class DmaAxiTop(wiring.Component):
@@ -15,9 +16,8 @@ class DmaAxiTop(wiring.Component):
         self._dma = DmaEngine(params, **dma_options)
         axi = self._dma.axi_signature
         members = {
-            "start": In(1), "pass_index": In(2), "log_n": In(range(params.max_log_n + 1), init=params.max_log_n),
-            "batch": In(range((1 << (params.max_log_n - params.min_log_n)) + 1), init=1),
-            "input_log_m": In(range(params.max_log_n + 1)), "chain_log_n": In(range(params.max_log_n + 1)),
+            "start": In(1), "pass_index": In(2),
+            "run": In(run_layout(params), init={"log_n": params.max_log_n, "batch": 1}),
             "busy": Out(1), "done": Out(1),
             "base": In(data.ArrayLayout(axi.addr_width, params.channels)),
             "points_out": Out(stream.Signature(payload_layout(params.lanes))),
@@ -35,9 +35,8 @@ class DmaAxiTop(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.dma = dma = self._dma
-        m.d.comb += [dma.start.eq(self.start), dma.pass_index.eq(self.pass_index), dma.log_n.eq(self.log_n),
-                     dma.batch.eq(self.batch), dma.input_log_m.eq(self.input_log_m),
-                     dma.chain_log_n.eq(self.chain_log_n), dma.base.eq(self.base),
+        m.d.comb += [dma.start.eq(self.start), dma.pass_index.eq(self.pass_index), dma.run.eq(self.run),
+                     dma.base.eq(self.base),
                      self.busy.eq(dma.busy), self.done.eq(dma.done)]
         wiring.connect(m, dma.points_out, wiring.flipped(self.points_out))
         wiring.connect(m, wiring.flipped(self.points_in), dma.points_in)

@@ -34,6 +34,7 @@ DMA's buffer starts ``guard_beats`` beats into it, so guard regions surround eve
 
 import os
 import re
+from types import SimpleNamespace
 
 import numpy as np
 from amaranth.hdl import Array, Cat, ClockSignal, DomainRenamer, Elaboratable, Instance, Module, Mux, Signal
@@ -48,6 +49,7 @@ from nantucket.hw.dma import DmaEngine
 from nantucket.hw.dma.engine import READ_FIFO_BEATS, WRITE_FIFO_BEATS
 from nantucket.hw.model.layout import BEAT_BYTES, CHANNEL_WINDOW_BYTES, PAGE_BYTES
 from nantucket.hw.model.params import BuildParams
+from nantucket.hw.run import run_layout
 from nantucket.hw.shared import VerilogCollector
 
 __all__ = ["HbmChannelModel", "channel_models", "DmaLoopback", "ERR_RANGE", "ERR_4K", "ERR_WLAST", "ERR_PROTO",
@@ -63,6 +65,10 @@ REFRESH_CYCLES = 96
 ERR_RANGE, ERR_4K, ERR_WLAST, ERR_PROTO = 1, 2, 4, 8
 CHANNEL_SPAN = CHANNEL_WINDOW_BYTES      # bytes of one pseudo-channel's address window
 HIST = 9                    # burst-length histogram: lengths 1..8, then "longer"
+
+
+#: Width of an AXI burst length (AxLEN).
+_LEN_BITS = 8
 
 
 def _lfsr_step(state, width=32):
@@ -287,18 +293,25 @@ class HbmChannelModel(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        axi = self.axi
-        depth = self._depth
-        abits = max(1, (depth - 1).bit_length())
-        lbits = 8
+        abits = max(1, (self._depth - 1).bit_length())
+        rd, wr = self._memory(m, abits)
+        t = self._timing(m)
+        err = Signal(4)
+        m.d.comb += self.err.eq(err)
+        # reads before writes: a write error's update of ``err`` is the later assignment of a cycle
+        self._reads(m, rd, t, err, abits)
+        self._writes(m, wr, t, err, abits)
+        return m
 
+    def _memory(self, m, abits):
+        """The channel's storage: (AXI read port, write port shared by AXI and the back door)."""
         if self._files is not None:
-            m.submodules.mem = ram = _FileRam(depth, abits, self._files)
+            m.submodules.mem = ram = _FileRam(self._depth, abits, self._files)
             rd, wr = ram.rd, ram.wr
             m.d.comb += [ram.bd_rd.addr.eq(self.bd_addr), self.bd_rdata.eq(ram.bd_rd.data),
                          ram.load.eq(self.bd_load), ram.dump.eq(self.bd_dump)]
         elif self._store:
-            m.submodules.mem = mem = Memory(shape=BEAT_BYTES * 8, depth=depth, init=self._init)
+            m.submodules.mem = mem = Memory(shape=BEAT_BYTES * 8, depth=self._depth, init=self._init)
             rd = mem.read_port(transparent_for=())
             bd_rd = mem.read_port()
             wr = mem.write_port()
@@ -308,8 +321,12 @@ class HbmChannelModel(wiring.Component):
             # writes are counted and dropped
             rd = _FakeReadPort(abits, m)
             wr = _Port(abits)
+        return rd, wr
 
-        # time, refresh windows, random stalls
+    def _timing(self, m):
+        """Time, refresh windows, random stalls and the bandwidth cap, as a namespace: ``now``,
+        ``refresh``, ``stall`` (AR, AW, W ready; R, B valid), ``tok_r`` / ``tok_w`` (a read / write beat
+        may go) and ``use_r`` / ``use_w`` (one goes: the readers and writers drive these)."""
         now = Signal(32)
         m.d.sync += now.eq(now + 1)
         period, cycles, phase = self._refresh
@@ -333,25 +350,28 @@ class HbmChannelModel(wiring.Component):
         m.d.comb += [tok_r.eq(tokens >= den), tok_w.eq(tokens >= den * (1 + use_r))]
         nxt = tokens + num - Mux(use_r, den, 0) - Mux(use_w, den, 0)
         m.d.sync += tokens.eq(Mux(nxt > 2 * den, 2 * den, nxt))
+        return SimpleNamespace(now=now, refresh=refresh, stall=stall, tok_r=tok_r, tok_w=tok_w,
+                               use_r=use_r, use_w=use_w)
 
-        err = Signal(4)
-        m.d.comb += self.err.eq(err)
+    def _check(self, m, abits, addr, length, size, burst, write):
+        """(beat index in the window, out of range, crosses 4 KiB, not INCR of whole aligned beats)."""
+        off = Signal(64, name=f"{'aw' if write else 'ar'}_off")
+        m.d.comb += off.eq(addr - self._base)
+        bad_range = (addr < self._base) | (off + (length + 1) * BEAT_BYTES > self._depth * BEAT_BYTES)
+        bad_4k = (addr[:12] + (length + 1) * BEAT_BYTES) > PAGE_BYTES
+        bad_proto = (addr[:5] != 0) | (size != 5) | (burst != 1)
+        return off[5:5 + abits], bad_range, bad_4k, bad_proto
 
-        def check(addr, length, size, burst, write):
-            off = Signal(64, name=f"{'aw' if write else 'ar'}_off")
-            m.d.comb += off.eq(addr - self._base)
-            bad_range = (addr < self._base) | (off + (length + 1) * BEAT_BYTES > depth * BEAT_BYTES)
-            bad_4k = (addr[:12] + (length + 1) * BEAT_BYTES) > PAGE_BYTES
-            bad_proto = (addr[:5] != 0) | (size != 5) | (burst != 1)
-            return off[5:5 + abits], bad_range, bad_4k, bad_proto
-
-        # ---------------- reads ----------------
+    def _reads(self, m, rd, t, err, abits):
+        """AR queue (each burst due ``latency`` cycles after its address) and R beats."""
+        axi, lbits = self.axi, _LEN_BITS
         ar_q = SyncFIFO(width=abits + lbits + 32, depth=self._queue)
         m.submodules.ar_q = ar_q
         ar_fire = Signal()
-        m.d.comb += [axi.arready.eq(ar_q.w_rdy & ~refresh & ~stall[0]), ar_fire.eq(axi.arvalid & axi.arready)]
-        ar_beat, ar_range, ar_4k, ar_proto = check(axi.araddr, axi.arlen, axi.arsize, axi.arburst, False)
-        m.d.comb += [ar_q.w_en.eq(ar_fire), ar_q.w_data.eq(Cat(ar_beat, axi.arlen, now + self._latency))]
+        m.d.comb += [axi.arready.eq(ar_q.w_rdy & ~t.refresh & ~t.stall[0]), ar_fire.eq(axi.arvalid & axi.arready)]
+        ar_beat, ar_range, ar_4k, ar_proto = self._check(m, abits, axi.araddr, axi.arlen, axi.arsize, axi.arburst,
+                                                         False)
+        m.d.comb += [ar_q.w_en.eq(ar_fire), ar_q.w_data.eq(Cat(ar_beat, axi.arlen, t.now + self._latency))]
         with m.If(ar_fire):
             m.d.sync += err.eq(err | Mux(ar_range, ERR_RANGE, 0) | Mux(ar_4k, ERR_4K, 0) | Mux(ar_proto, ERR_PROTO, 0))
             for i in range(HIST):
@@ -372,9 +392,9 @@ class HbmChannelModel(wiring.Component):
         load = Signal()
         m.d.comb += [
             advance.eq(~o_valid | axi.rready),
-            issue.eq(cur_active & advance & ~refresh & ~stall[3] & tok_r),
-            use_r.eq(issue),
-            load.eq(ar_q.r_rdy & ((now - head_due)[31] == 0) & (~cur_active | (issue & (cur_left == 0)))),
+            issue.eq(cur_active & advance & ~t.refresh & ~t.stall[3] & t.tok_r),
+            t.use_r.eq(issue),
+            load.eq(ar_q.r_rdy & ((t.now - head_due)[31] == 0) & (~cur_active | (issue & (cur_left == 0)))),
             ar_q.r_en.eq(load),
             rd.addr.eq(cur_addr),
             rd.en.eq(advance),
@@ -394,12 +414,15 @@ class HbmChannelModel(wiring.Component):
         with m.If(load):
             m.d.sync += [cur_active.eq(1), cur_addr.eq(head_beat), cur_left.eq(head_len)]
 
-        # ---------------- writes ----------------
+    def _writes(self, m, wr, t, err, abits):
+        """AW queue, W beats (into the memory, or the back door's write when ``bd_we``) and B responses."""
+        axi, lbits = self.axi, _LEN_BITS
         aw_q = SyncFIFO(width=abits + lbits, depth=self._queue)
         m.submodules.aw_q = aw_q
         aw_fire = Signal()
-        m.d.comb += [axi.awready.eq(aw_q.w_rdy & ~refresh & ~stall[1]), aw_fire.eq(axi.awvalid & axi.awready)]
-        aw_beat, aw_range, aw_4k, aw_proto = check(axi.awaddr, axi.awlen, axi.awsize, axi.awburst, True)
+        m.d.comb += [axi.awready.eq(aw_q.w_rdy & ~t.refresh & ~t.stall[1]), aw_fire.eq(axi.awvalid & axi.awready)]
+        aw_beat, aw_range, aw_4k, aw_proto = self._check(m, abits, axi.awaddr, axi.awlen, axi.awsize, axi.awburst,
+                                                         True)
         m.d.comb += [aw_q.w_en.eq(aw_fire), aw_q.w_data.eq(Cat(aw_beat, axi.awlen))]
         with m.If(aw_fire):
             m.d.sync += err.eq(err | Mux(aw_range, ERR_RANGE, 0) | Mux(aw_4k, ERR_4K, 0) | Mux(aw_proto, ERR_PROTO, 0))
@@ -414,9 +437,9 @@ class HbmChannelModel(wiring.Component):
         wl_beat = aw_q.r_data[:abits]
         wl_len = aw_q.r_data[abits:abits + lbits]
         m.d.comb += [
-            axi.wready.eq(aw_q.r_rdy & ~refresh & ~stall[2] & tok_w & (b_pending < self._queue)),
+            axi.wready.eq(aw_q.r_rdy & ~t.refresh & ~t.stall[2] & t.tok_w & (b_pending < self._queue)),
             w_fire.eq(axi.wvalid & axi.wready),
-            use_w.eq(w_fire),
+            t.use_w.eq(w_fire),
             w_end.eq(w_fire & (w_cnt == wl_len)),
             aw_q.r_en.eq(w_end),
             wr.en.eq(w_fire | self.bd_we),
@@ -438,8 +461,7 @@ class HbmChannelModel(wiring.Component):
         m.d.sync += b_pending.eq(pend_next)
         with m.If(~b_valid | axi.bready):
             # b_pending counts responses not yet handshaken, including the one presented now
-            m.d.sync += [b_valid.eq((b_pending - b_fire + w_end != 0) & ~stall[4]), b_resp.eq(self.inject_bresp)]
-        return m
+            m.d.sync += [b_valid.eq((b_pending - b_fire + w_end != 0) & ~t.stall[4]), b_resp.eq(self.inject_bresp)]
 
 
 def channel_models(channels: int, *, seed: int = 1, refresh_period: int = REFRESH_PERIOD, files: str | None = None,
@@ -489,9 +511,8 @@ class DmaLoopback(wiring.Component):
         self._seed = seed
         chans = params.channels
         super().__init__({
-            "start": In(1), "pass_index": In(2), "log_n": In(range(params.max_log_n + 1), init=params.max_log_n),
-            "batch": In(range((1 << (params.max_log_n - params.min_log_n)) + 1), init=1),
-            "input_log_m": In(range(params.max_log_n + 1)), "chain_log_n": In(range(params.max_log_n + 1)),
+            "start": In(1), "pass_index": In(2),
+            "run": In(run_layout(params), init={"log_n": params.max_log_n, "batch": 1}),
             "busy": Out(1), "done": Out(1),
             "refresh_en": In(1), "stall_en": In(1), "loop_stall_en": In(1),
             "bd_chan": In(range(chans)), "bd_addr": In(range(self._depth)), "bd_we": In(1),
@@ -539,9 +560,8 @@ class DmaLoopback(wiring.Component):
         for i in range(HIST):
             m.d.comb += [self.rd_hist[i].eq(sum(mod.rd_hist[i] for mod in self._models)),
                          self.wr_hist[i].eq(sum(mod.wr_hist[i] for mod in self._models))]
-        m.d.comb += [dma.start.eq(self.start), dma.pass_index.eq(self.pass_index), dma.log_n.eq(self.log_n),
-                     dma.batch.eq(self.batch), dma.input_log_m.eq(self.input_log_m),
-                     dma.chain_log_n.eq(self.chain_log_n), self.busy.eq(dma.busy), self.done.eq(dma.done)]
+        m.d.comb += [dma.start.eq(self.start), dma.pass_index.eq(self.pass_index), dma.run.eq(self.run),
+                     self.busy.eq(dma.busy), self.done.eq(dma.done)]
 
         # the "engine": a FIFO from points_out to points_in, with random stalls on both sides
         loop = DomainRenamer("ntt")(SyncFIFO(width=dma.payload_width, depth=self._loop_depth))
@@ -580,7 +600,7 @@ class DmaLoopback(wiring.Component):
             with m.If(in_fire):
                 m.d.ntt += self.in_xfers.eq(self.in_xfers + 1)
                 with m.If(self.in_xfers
-                          == ((self.batch << self.log_n) >> (p.points_per_cycle.bit_length() - 1)) - 1):
+                          == ((self.run.batch << self.run.log_n) >> (p.points_per_cycle.bit_length() - 1)) - 1):
                     m.d.ntt += streaming.eq(0)
             with m.If(streaming | out_fire):
                 m.d.ntt += self.ntt_cycles.eq(self.ntt_cycles + 1)

@@ -12,7 +12,9 @@ from amaranth.sim import Simulator
 from nantucket.hw.dma import DmaEngine
 from nantucket.hw.model.layout import BEAT_BYTES, HbmLayout
 from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.run import Run
 from nantucket.hw.model.schedule import loopback_passes, pass_schedule
+from nantucket.hw.run import run_bits
 from nantucket.sim.hbm import DmaLoopback
 from nantucket.hw.flow.runner import run_bench
 
@@ -114,8 +116,7 @@ def _run_pysim(params, runs_wanted, *, refresh, stalls, seed=1):
                 await write(ctx, c, g, [sum(int(v) << (64 * j) for j, v in enumerate(beat))
                                         for beat in inputs[c].reshape(-1, 4)])
             issued.clear()
-            ctx.set(dut.log_n, log_n)
-            ctx.set(dut.batch, batch)
+            ctx.set(dut.run.as_value(), run_bits(params, Run.of(log_n, batch=batch)))
             for ps in (1, 2):
                 ctx.set(dut.pass_index, ps)
                 ctx.set(dut.start, 1)
@@ -227,9 +228,8 @@ def _run_pysim_chain(params, chains, *, seed=2):
 
     async def run_pass(ctx, ps, log_n, batch, log_m, chain):
         issued.clear()
-        for port, v in ((dut.pass_index, ps), (dut.log_n, log_n), (dut.batch, batch), (dut.input_log_m, log_m),
-                        (dut.chain_log_n, chain)):
-            ctx.set(port, v)
+        ctx.set(dut.pass_index, ps)
+        ctx.set(dut.run.as_value(), run_bits(params, Run.of(log_n, batch=batch, input_log_m=log_m, chain_log_n=chain)))
         ctx.set(dut.start, 1)
         await ctx.tick("dma")
         ctx.set(dut.start, 0)

@@ -1,13 +1,16 @@
 """The run descriptor (hw.model.run.Run): the argument words of a start and back, what a caller means
-(inverse, coset) as flag bits, the register order the register map builds from it, and its refusals."""
+(inverse, coset) as flag bits, the register order the register map builds from it, and its refusals; and
+its gateware struct's bits (hw.run)."""
 
 import random
 
 import pytest
 
 from nantucket.hw.model import regmap as R
+from nantucket.hw.model.layout import extension_supported
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.run import FLAG_COSET, FLAG_INVERSE, SCALAR_ARGS, Run
+from nantucket.hw.run import run_bits, run_fields, run_layout
 
 P = 2**64 - 2**32 + 1
 
@@ -62,3 +65,47 @@ def test_check_matches_the_rules_for_a_small_build():
     assert Run.of(hi, batch=0, coset=P).check(p) == R.STATUS_BAD_BATCH | R.STATUS_BAD_SHIFT
     assert Run(hi, flags=4).check(p) == R.STATUS_BAD_FLAGS
     assert Run.of(hi - 1, chain_log_n=hi, batch=2).check(p) == R.STATUS_BAD_EXTEND
+
+
+def test_run_struct_bits_of_accepted_runs():
+    """hw.run.run_bits packs an accepted run as the control slave decodes it (flags apart, an input of all
+    2^log_n points as 0), each field at the offset and width hw.run.run_layout gives; run_fields reads it
+    back."""
+    p = BuildParams(lanes=4, log_core=4, channels=4)
+    widths = {name: field.width for name, field in run_layout(p)}
+    assert widths == {"log_n": p.max_log_n.bit_length(), "inverse": 1, "coset": 1,
+                      "batch": (1 << (p.max_log_n - p.min_log_n)).bit_length(), "coset_shift": 64,
+                      "input_log_m": p.max_log_n.bit_length(), "chain_log_n": p.max_log_n.bit_length()}
+    rng = random.Random(5)
+    sizes = range(p.min_log_n, p.max_log_n + 1)
+    for _ in range(300):
+        n = rng.choice(sizes)
+        log_m = rng.choice([0] + [m for m in sizes if extension_supported(p, m, n)])
+        t = rng.choice([0] + [t for t in sizes if extension_supported(p, n, t)])
+        batch = rng.randint(1, 1 << (p.max_log_n - max(n, t)))
+        inverse, coset = rng.random() < 0.5, rng.choice([None, rng.randint(1, P - 1)])
+        run = Run.of(n, inverse=inverse, coset=coset, batch=batch, input_log_m=log_m, chain_log_n=t)
+        want = {"log_n": n, "inverse": int(inverse), "coset": int(coset is not None), "batch": batch,
+                "coset_shift": coset or 0, "input_log_m": 0 if log_m == n else log_m, "chain_log_n": t}
+        bits = run_bits(p, run)
+        assert run_fields(p, bits) == want
+        # the packing, independently: each field at the running offset, in layout order
+        packed, offset = 0, 0
+        for name in ("log_n", "inverse", "coset", "batch", "coset_shift", "input_log_m", "chain_log_n"):
+            packed |= want[name] << offset
+            offset += widths[name]
+        assert bits == packed
+
+
+def test_run_struct_bits_refuse_what_the_kernel_refuses():
+    p = BuildParams(lanes=4, log_core=4, channels=4)
+    for run in (Run(p.max_log_n + 1), Run(p.min_log_n, batch=0), Run(p.min_log_n, flags=4),
+                Run.of(p.min_log_n, coset=P)):
+        with pytest.raises(ValueError, match="refused"):
+            run_bits(p, run)
+    with pytest.raises(TypeError, match="run"):
+        run_bits(p, {"log_n": p.min_log_n})
+    with pytest.raises(TypeError, match="params"):
+        run_bits(None, Run(p.min_log_n))
+    with pytest.raises(ValueError, match="bits"):
+        run_fields(p, -1)

@@ -9,15 +9,16 @@ channel q is HBM channel 2q in pass 1 and 2q + 1 in pass 2, logical write channe
     AxiWriteMaster x R  <--beats--     |  write FIFO x R  <--beats--  WritePath     <-- points_in
                         <--bursts--    |  burst FIFO x R  <--bursts-- (corner turn, splitters)
 
-Control (``dma`` domain): ``start`` pulse with ``pass_index`` (1/2), ``log_n`` (the run's size: the DMA
-moves N = 2^log_n points, min_log_n <= log_n <= max_log_n), ``batch`` (B >= 1 transforms of N points back
-to back, B x N <= 2^max_log_n) and ``base`` (per HBM channel byte address of its buffer) stable while
+Control (``dma`` domain): ``start`` pulse with ``pass_index`` (1/2), ``run`` (the kernel's run,
+hw/run.py's struct; the DMA reads its ``log_n``: the DMA moves N = 2^log_n points, min_log_n <= log_n <=
+max_log_n, ``batch``: B >= 1 transforms of N points back to back, B x N <= 2^max_log_n, ``input_log_m``
+and ``chain_log_n``) and ``base`` (per HBM channel byte address of its buffer) stable while
 ``busy``; ``done`` pulses once when every write burst of the pass has its response. The start crosses to
 the ``ntt`` domain as a pulse (``PulseSynchronizer``, 3 stages); the pass's state (pass bit, size, batch,
 chain and zero mask: registers that follow the ports while idle and hold them while busy) crosses as one
 value through a 2-stage synchronizer, so it arrives first.
 
-Two run modes (ports held like ``log_n``; 0 = off, and the control only starts pairs that
+Two run modes (fields of ``run``; 0 = off, and the control only starts pairs that
 :func:`hw.model.layout.extension_supported` accepts):
 
 - ``input_log_m`` = m (pass 1, m < log_n): zero-extended input. Only each element's first 2^m points are
@@ -43,6 +44,7 @@ from nantucket.hw.axi import Axi4Signature, connect_half, fault_layout
 from nantucket.hw.model.layout import POINTS_PER_BEAT, HbmLayout
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.points import Beat, payload_layout
+from nantucket.hw.run import run_layout
 
 from .addresses import (batch_shape, beat_bits, beats_per_channel, burst_beats_of, log_n_shape, per_size,
                         slot_bits, zero_slot_mask_of, zero_unit_at)
@@ -109,10 +111,7 @@ class DmaEngine(wiring.Component):
         super().__init__({
             "start": In(1),
             "pass_index": In(2),
-            "log_n": In(log_n_shape(params), init=params.max_log_n),
-            "batch": In(batch_shape(params), init=1),
-            "input_log_m": In(log_n_shape(params)),
-            "chain_log_n": In(log_n_shape(params)),
+            "run": In(run_layout(params), init={"log_n": params.max_log_n, "batch": 1}),
             "base": In(data.ArrayLayout(addr_width, params.channels)),
             "busy": Out(1),
             "done": Out(1),
@@ -172,10 +171,11 @@ class DmaEngine(wiring.Component):
         chain_d = Signal(log_n_shape(params))
         # the zero-extended input's slot mask for the run (pass 1 only), from the ports as they are
         zero_mask, zero_mask_d = Signal(slot_bits(params)), Signal(slot_bits(params))
-        per_size(m, params, self.log_n, (zero_mask,), lambda n: (zero_slot_mask_of(n, self.input_log_m),))
+        run = self.run
+        per_size(m, params, run.log_n, (zero_mask,), lambda n: (zero_slot_mask_of(n, run.input_log_m),))
         m.d.comb += [self.busy.eq(active_d), start_d.eq(self.start & ~active_d)]
         with m.If(~active_d):
-            m.d.dma += [log_n_d.eq(self.log_n), batch_d.eq(self.batch), chain_d.eq(self.chain_log_n),
+            m.d.dma += [log_n_d.eq(run.log_n), batch_d.eq(run.batch), chain_d.eq(run.chain_log_n),
                         zero_mask_d.eq(Mux(self.pass_index == 2, 0, zero_mask))]
         with m.If(start_d):
             m.d.dma += [pass2_d.eq(self.pass_index == 2), active_d.eq(1)]
@@ -209,8 +209,8 @@ class DmaEngine(wiring.Component):
         total_d = Signal(range(T + 1), init=T)
         burst_d = Signal(range(lay.burst_beats + 1), init=lay.burst_beats)
         with m.If(~active_d):
-            m.d.dma += [total_d.eq(beats_per_channel(self._params, self.log_n, self.batch)),
-                        burst_d.eq(burst_beats_of(beats_per_channel(self._params, self.log_n)))]
+            m.d.dma += [total_d.eq(beats_per_channel(self._params, self.run.log_n, self.run.batch)),
+                        burst_d.eq(burst_beats_of(beats_per_channel(self._params, self.run.log_n)))]
         rd_burst_d, wr_burst_d = Signal.like(burst_d), Signal.like(burst_d)
         m.d.comb += [rd_burst_d.eq(Mux(dma_side["zero_mask"] != 0, lay.unit_beats, burst_d)),
                      wr_burst_d.eq(Mux(pass2_d & (dma_side["chain"] == 0), burst_d, lay.unit_beats))]

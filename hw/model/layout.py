@@ -59,7 +59,7 @@ from .params import BuildParams
 
 __all__ = ["each_channel", "unit_dtype", "BUFFERS", "lane_row", "zero_row_mask", "zero_slot_mask",
            "extension_supported", "extension_pairs", "BEAT_BYTES", "POINTS_PER_BEAT", "MAX_BURST_BEATS", "CHANNEL_WINDOW_BYTES", "PAGE_BYTES",
-           "HbmLayout",
+           "HbmLayout", "HbmPlacement",
            "lane_slot", "slot_channel_of", "unit_beat_of", "sigma_of", "element_beat_of"]
 
 BUFFERS = ("input", "state", "output")
@@ -209,15 +209,11 @@ def sigma_of(rows_log, rho):
     return max((rows_log + 1) >> 1, rho)
 
 
-class HbmLayout:
-    """The HBM placement of the input, state and output buffers for one build.
-
-    Requires at least 4 lanes (a unit must fill whole beats) and 2^k >= C/2 (every channel owns a unit of
-    every group of slots).
-
-    ``batch`` = B places B transforms of 2^log_n points stored back to back (see the module doc): every
-    method that takes or lists logical indices covers the B*N points, and the per-channel sizes
-    (``points_per_channel``, ``beats_per_channel``, ``channel_bytes``) are the whole batch's.
+class HbmPlacement:
+    """Where the points of one build's input, state and output buffers live in HBM: the geometry, the channel
+    sets and the placement formulas (the generic functions above with one layout's sizes). Its subclass
+    :class:`HbmLayout` adds what moves the points: the host's scatter and gather and the DMA's access
+    streams. Arguments and requirements as :class:`HbmLayout`.
     """
 
     def __init__(self, params: BuildParams, log_n: int | None = None, batch: int = 1):
@@ -235,8 +231,6 @@ class HbmLayout:
         if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
             raise ValueError(f"batch: must be an int >= 1, got {batch!r}")
         self._b = int(batch)
-        # shared by every layout of a build and size
-        self._unit_tables = _UNIT_TABLES.setdefault((params, self._n), {})
 
     # -- geometry ------------------------------------------------------------------------------------
     @property
@@ -414,7 +408,7 @@ class HbmLayout:
         if index is None:
             index = np.arange(self.n_points, dtype=np.int64)
         index = np.asarray(index, dtype=np.int64)
-        target = HbmLayout(self._p, log_n, self._b)
+        target = HbmPlacement(self._p, log_n, self._b)
         element, i = index >> self._n, index & ((1 << self._n) - 1)
         return target.place("input", (element << log_n) | i)
 
@@ -436,6 +430,23 @@ class HbmLayout:
         index = np.asarray(index, dtype=np.int64)
         channel, beat, lane = self.point_place(buffer, index)
         return channel, (beat * POINTS_PER_BEAT + lane) * POINT_BYTES
+
+class HbmLayout(HbmPlacement):
+    """The HBM placement of the input, state and output buffers for one build (:class:`HbmPlacement`),
+    and how points move there: the host's scatter / gather and the DMA's access streams.
+
+    Requires at least 4 lanes (a unit must fill whole beats) and 2^k >= C/2 (every channel owns a unit of
+    every group of slots).
+
+    ``batch`` = B places B transforms of 2^log_n points stored back to back (see the module doc): every
+    method that takes or lists logical indices covers the B*N points, and the per-channel sizes
+    (``points_per_channel``, ``beats_per_channel``, ``channel_bytes``) are the whole batch's.
+    """
+
+    def __init__(self, params: BuildParams, log_n: int | None = None, batch: int = 1):
+        super().__init__(params, log_n, batch)
+        # shared by every layout of a build and size
+        self._unit_tables = _UNIT_TABLES.setdefault((params, self._n), {})
 
     # -- host-facing ---------------------------------------------------------------------------------
     def _element_unit_table(self, buffer: str) -> dict[int, np.ndarray]:

@@ -1,8 +1,8 @@
 """cocotb bench for hw.control.ControlSlave (s_axi_control, ap_ctrl_hs) on Verilator.
 
 The host side is cocotbext-axi's AxiLiteMaster; the kernel side is a stub that records every ``start``
-pulse (with ``log_n`` / ``base`` / ``supported`` as they are then) and pulses ``done`` / ``bad_size`` when a
-test tells it to. Expected register values come from a shadow of the reference decoder
+pulse (with ``run`` / ``base`` / ``supported`` / ``refused`` as they are then) and pulses ``done`` /
+``reject`` when a test tells it to. Expected register values come from a shadow of the reference decoder
 :class:`sim.kernel_model.KernelModel` (which the register-map conformance sequence also uses), told
 about every start and done; strobed writes are merged byte by byte on the expected side.
 
@@ -26,6 +26,7 @@ from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 from nantucket.hw.axi import fault_layout
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.params import BuildParams
+from nantucket.hw.run import run_fields
 from nantucket.sim.benches.lib import pattern, reset, start_clock
 from nantucket.sim.kernel_model import HbmModel, KernelModel
 from nantucket.sim.regmap_conformance import check_conformance
@@ -35,6 +36,15 @@ BACKPRESSURE = ("none", "random", "bursty")
 MASK32 = 0xFFFF_FFFF
 #: Every test finishes in well under 20 us of simulated time (2 ns clock); a hang fails instead.
 TIMEOUT_US = 100
+
+
+def expected_run(log_n: int, flags: int = 0, batch: int = 1, coset_shift: int = 0, input_log_m: int = 0,
+                 chain_log_n: int = 0) -> dict[str, int]:
+    """The ``run`` port's fields for an accepted start with these argument registers: the flag bits
+    apart, an input of all 2^log_n points (input_log_m = log_n) as the plain run."""
+    return {"log_n": log_n, "inverse": int(bool(flags & R.FLAG_INVERSE)), "coset": int(bool(flags & R.FLAG_COSET)),
+            "batch": batch, "coset_shift": coset_shift, "input_log_m": 0 if input_log_m == log_n else input_log_m,
+            "chain_log_n": chain_log_n}
 
 
 class ShadowKernel(KernelModel):
@@ -229,11 +239,8 @@ class ControlTB:
             if int(d.interrupt.value) != int(self.shadow.interrupt) and not self._isr_in_flight:
                 self._fail(f"interrupt {int(d.interrupt.value)}, shadow says {int(self.shadow.interrupt)}")
             if start:
-                self.starts.append({"log_n": int(d.log_n.value), "supported": int(d.supported.value),
-                                    "refused": int(d.refused.value), "flags": int(d.flags.value),
-                                    "batch": int(d.batch.value), "coset_shift": int(d.coset_shift.value),
-                                    "input_log_m": int(d.input_log_m.value),
-                                    "chain_log_n": int(d.chain_log_n.value),
+                self.starts.append({"run": run_fields(self.params, int(d.run.value)),
+                                    "supported": int(d.supported.value), "refused": int(d.refused.value),
                                     "base": int(d.base.value), "cycle": c})
             # handshakes of this cycle (they happen at the coming rising edge)
             if int(d.axil__awvalid.value) and int(d.axil__awready.value):
@@ -300,7 +307,7 @@ async def test_start_done_interrupt(dut, backpressure):
             bases[0], bases[-1] = 0xFFFF_FFFF_FFFF_FFFF, 0x1_0000_0000   # carries across the word pair
         await tb.write_args(log_n, bases)
         seen = await tb.start_run()
-        assert seen["log_n"] == log_n and seen["supported"] == 1
+        assert seen["run"] == expected_run(log_n) and seen["supported"] == 1
         assert _base_words(seen["base"], tb.params.channels) == bases, "pointer args not latched at start"
         assert int(dut.idle.value) == 0
         await tb.check_read(R.CTRL, "busy, ap_ready set by the start")
@@ -346,12 +353,12 @@ async def test_start_while_busy_ignored(dut, backpressure):
     first = tb.random_bases()
     await tb.write_args(rmap.supported_log_n[0], first)
     seen = await tb.start_run()
-    latched = int(dut.base.value), int(dut.log_n.value)
+    latched = int(dut.base.value), int(dut.run.value)
     for _ in range(3):
         await tb.start_run(expect_start=False)
         await tb.write_args(random.getrandbits(32), tb.random_bases())     # ignored while busy
         await tb.check_read(R.CTRL, "still busy")
-    assert (int(dut.base.value), int(dut.log_n.value)) == latched
+    assert (int(dut.base.value), int(dut.run.value)) == latched
     for a in rmap.args:
         for off in a.word_offsets:
             await tb.check_read(off, "argument unchanged by writes during the run")
@@ -385,7 +392,7 @@ async def test_bad_size(dut, backpressure):
         bad = _bad_log_n(tb.params)
         await tb.write_args(bad, tb.random_bases())
         seen = await tb.start_run()
-        assert seen["supported"] == 0 and seen["log_n"] == bad
+        assert seen["supported"] == 0 and seen["refused"] & R.STATUS_BAD_SIZE
         await tb.pulse_done(reject=True, settle=0)
         await tb.check_read(status, "bad_size set by done")
         await tb.check_read(R.CTRL, "done after a bad size")
@@ -414,7 +421,8 @@ async def test_size_range(dut):
         want = p.min_log_n <= log_n <= p.max_log_n
         await tb.check_write(tb.rmap.arg("log_n").offset, log_n)
         seen = await tb.start_run()
-        assert (seen["log_n"], seen["supported"]) == (log_n, int(want)), f"log_n = {log_n}"
+        assert seen["supported"] == int(want), f"log_n = {log_n}"
+        assert not want or seen["run"]["log_n"] == log_n, f"log_n = {log_n}"
         await tb.pulse_done(reject=not want, settle=0)
         got = await tb.check_read(status, f"after log_n = {log_n}")
         assert bool(got & R.STATUS_BAD_SIZE) != want
@@ -612,13 +620,15 @@ async def test_raw_handshake_orders(dut):
 async def test_refusals(dut, backpressure):
     """``refused`` at every start is RegisterMap.check_start of the argument registers (flags, batch and
     the coset shift at their edges, input_log_m / chain_log_n pairs placeable or not, several reasons at
-    once); a refused start answered with done + reject
-    leaves exactly those bits in STATUS, and the next accepted start clears them."""
+    once); an accepted start's ``run`` is its arguments decoded (every third trial is one); a refused
+    start answered with done + reject leaves exactly those bits in STATUS, and the next accepted start
+    clears them."""
     tb = ControlTB(dut)
     await tb.start(backpressure)
     p, rmap, status = tb.params, tb.rmap, tb.rmap.id_offset("STATUS")
     prime = (1 << 64) - (1 << 32) + 1
     shifts = [0, 1, 7, 1 << 32, 1 << 63, prime - 1, prime, prime + 1, (1 << 64) - 1, random.getrandbits(64)]
+    accepted = 0
     for trial in range(24 if backpressure == "none" else 10):
         log_n = random.choice([p.min_log_n, p.max_log_n, random.randint(p.min_log_n, p.max_log_n),
                                p.max_log_n + 1, 0])
@@ -630,6 +640,9 @@ async def test_refusals(dut, backpressure):
         near = log_n if p.min_log_n <= log_n <= p.max_log_n else p.max_log_n
         input_log_m = random.choice([0, near, near - 1, near - 2, random.randint(0, 40)])
         chain_log_n = random.choice([0, near, near + 1, near + 2, near + 5, random.randint(0, 40)])
+        if trial % 3 == 0:          # a start the build runs, so the decoded run is compared too
+            log_n, flags, shift, input_log_m, chain_log_n = _accepted_start(rmap)
+            batch = random.randint(1, rmap.max_batch(max(log_n, chain_log_n)))
         await tb.check_write(rmap.arg("input_log_m").offset, input_log_m)
         await tb.check_write(rmap.arg("chain_log_n").offset, chain_log_n)
         await tb.check_write(rmap.arg("log_n").offset, log_n)
@@ -639,13 +652,28 @@ async def test_refusals(dut, backpressure):
             await tb.check_write(rmap.arg(name).offset, value)
         want = rmap.check_start(log_n, flags, batch, shift, input_log_m, chain_log_n)
         seen = await tb.start_run()
-        assert (seen["refused"], seen["flags"], seen["batch"], seen["coset_shift"], seen["input_log_m"],
-                seen["chain_log_n"]) == (want, flags, batch, shift, input_log_m, chain_log_n), \
-            f"trial {trial}: log_n {log_n} flags {flags:#x} batch {batch} shift {shift:#x} " \
-            f"input_log_m {input_log_m} chain_log_n {chain_log_n}"
+        what = (f"trial {trial}: log_n {log_n} flags {flags:#x} batch {batch} shift {shift:#x} "
+                f"input_log_m {input_log_m} chain_log_n {chain_log_n}")
+        assert seen["refused"] == want, what
+        # the decoded run is only defined for a start the kernel runs
+        assert want or seen["run"] == expected_run(log_n, flags, batch, shift, input_log_m, chain_log_n), what
+        accepted += not want
         await tb.check_read(status, "cleared by the start")
         await tb.pulse_done(reject=bool(want), settle=0)
         got = await tb.check_read(status, f"after trial {trial}")
         assert got == want
         await tb.check_read(R.CTRL, "done")
+    assert accepted >= 1
     tb.finish()
+
+
+def _accepted_start(rmap) -> tuple[int, int, int, int, int]:
+    """Random (log_n, flags, coset_shift, input_log_m, chain_log_n) of a start the build accepts with a
+    batch of 1 .. max_batch(max(log_n, chain_log_n))."""
+    sizes = rmap.supported_log_n
+    log_n = random.choice(sizes)
+    flags = random.choice([0, R.FLAG_INVERSE, R.FLAG_COSET, R.FLAG_INVERSE | R.FLAG_COSET])
+    shift = random.randint(1, (1 << 64) - (1 << 32))
+    input_log_m = random.choice([0] + [m for m in sizes if rmap.extension_ok(m, log_n)])
+    chain_log_n = random.choice([0] + [t for t in sizes if rmap.extension_ok(log_n, t)])
+    return log_n, flags, shift, input_log_m, chain_log_n

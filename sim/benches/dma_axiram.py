@@ -15,7 +15,9 @@ from cocotbext.axi import AxiBus, AxiRam
 
 from nantucket.hw.model.layout import HbmLayout, extension_pairs
 from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.run import Run
 from nantucket.hw.model.schedule import loopback_passes
+from nantucket.hw.run import run_bits
 from nantucket.hw.flow.runner import bench_facts
 
 GUARD = 4096
@@ -63,9 +65,7 @@ async def setup(dut, stalls):
     cocotb.start_soon(Clock(dut.ntt_clk, p.sim_period_ps("ntt"), unit="ps").start())
     dut.start.value = 0
     dut.pass_index.value = 0
-    dut.log_n.value = p.max_log_n
-    dut.input_log_m.value = 0
-    dut.chain_log_n.value = 0
+    dut.run.value = run_bits(p, Run(p.max_log_n))
     dut.base.value = sum(GUARD << (64 * c) for c in range(p.channels))
     dut.dma_rst.value = 1
     dut.ntt_rst.value = 1
@@ -87,10 +87,7 @@ async def setup(dut, stalls):
 
 async def run_pass(dut, p, ps, log_n, batch, *, input_log_m=0, chain_log_n=0):
     await FallingEdge(dut.dma_clk)
-    dut.log_n.value = log_n
-    dut.batch.value = batch
-    dut.input_log_m.value = input_log_m
-    dut.chain_log_n.value = chain_log_n
+    dut.run.value = run_bits(p, Run.of(log_n, batch=batch, input_log_m=input_log_m, chain_log_n=chain_log_n))
     dut.pass_index.value = ps
     dut.start.value = 1
     await FallingEdge(dut.dma_clk)
@@ -169,8 +166,7 @@ async def test_axiram(dut, stalls):
             ram.write(0, fill)
             if c in lay.buffer_channels("input"):
                 ram.write(GUARD, bufs[c].tobytes())
-        dut.log_n.value = log_n
-        dut.batch.value = batch
+        dut.run.value = run_bits(p, Run.of(log_n, batch=batch))
         for ps in (1, 2):
             await FallingEdge(dut.dma_clk)
             dut.pass_index.value = ps

@@ -32,8 +32,10 @@ from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge, Timer
 from nantucket.hw.model.field import P
 from nantucket.hw.model.layout import POINTS_PER_BEAT, HbmLayout, extension_pairs
 from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.run import Run
 from nantucket.hw.model.schedule import loopback_passes
 from nantucket.hw.points import pack_beat, unpack_beat
+from nantucket.hw.run import run_bits
 from nantucket.sim.benches.lib import EDGE_VALUES, NONCANONICAL_VALUES, reset_domains
 from nantucket.hw.flow.runner import bench_facts
 
@@ -60,9 +62,9 @@ class LoopbackTB:
         cocotb.start_soon(Clock(d.dma_clk, self.params.sim_period_ps("dma"), unit="ps").start())
         cocotb.start_soon(Clock(d.ntt_clk, self.params.sim_period_ps("ntt"), unit="ps").start())
         for s in (d.start, d.pass_index, d.refresh_en, d.stall_en, d.loop_stall_en, d.bd_we, d.bd_chan,
-                  d.bd_addr, d.bd_wdata, d.input_log_m, d.chain_log_n):
+                  d.bd_addr, d.bd_wdata):
             s.value = 0
-        d.log_n.value = self.params.max_log_n
+        d.run.value = run_bits(self.params, Run(self.params.max_log_n))
         await reset_domains(d.dma_clk, (d.dma_rst, d.ntt_rst))
 
     async def write_channel(self, c: int, beats: list[int], start: int = 0):
@@ -116,10 +118,8 @@ class LoopbackTB:
         d = self.dut
         await FallingEdge(d.dma_clk)
         d.pass_index.value = pass_index
-        d.log_n.value = log_n
-        d.batch.value = batch
-        d.input_log_m.value = input_log_m
-        d.chain_log_n.value = chain_log_n
+        d.run.value = run_bits(self.params, Run.of(log_n, batch=batch, input_log_m=input_log_m,
+                                                   chain_log_n=chain_log_n))
         d.start.value = 1
         await FallingEdge(d.dma_clk)
         d.start.value = 0

@@ -17,6 +17,8 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge
 
 from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.run import Run
+from nantucket.hw.run import run_bits
 from nantucket.sim.benches.lib import reset_domains
 from nantucket.hw.flow.runner import bench_facts
 
@@ -56,20 +58,18 @@ async def test_throughput(dut):
     cocotb.start_soon(Clock(dut.dma_clk, params.sim_period_ps("dma"), unit="ps").start())
     cocotb.start_soon(Clock(dut.ntt_clk, params.sim_period_ps("ntt"), unit="ps").start())
     for s in (dut.start, dut.pass_index, dut.stall_en, dut.loop_stall_en, dut.bd_we, dut.bd_chan, dut.bd_addr,
-              dut.bd_wdata, dut.input_log_m, dut.chain_log_n):
+              dut.bd_wdata):
         s.value = 0
-    dut.log_n.value = facts["log_n"]
-    dut.batch.value = facts.get("batch", 1)
+    dut.run.value = run_bits(params, Run.of(facts["log_n"], batch=facts.get("batch", 1)))
     dut.refresh_en.value = int(facts["refresh"])
     await reset_domains(dut.dma_clk, (dut.dma_rst, dut.ntt_rst))
     t0 = time.monotonic()
     if "runs" in facts:
         results = []
         for run in facts["runs"]:
-            dut.log_n.value = run["log_n"]
-            dut.batch.value = run.get("batch", 1)
-            dut.input_log_m.value = run.get("input_log_m", 0)
-            dut.chain_log_n.value = run.get("chain_log_n", 0)
+            dut.run.value = run_bits(params, Run.of(run["log_n"], batch=run.get("batch", 1),
+                                                    input_log_m=run.get("input_log_m", 0),
+                                                    chain_log_n=run.get("chain_log_n", 0)))
             results.append(dict(run, **await _one_pass(dut, t0, run["pass"], str(run))))
             dut._log.info(f"{results[-1]}")
     else:
