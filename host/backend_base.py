@@ -127,7 +127,7 @@ class ResidentArrays(abc.ABC):
 
 class CardDriver(abc.ABC):
     """What host/api/resident.py holds arrays on a card with: buffer sets (``allocate``), moving rows in
-    and out of them (``upload``, ``upload_extended``, ``download``) and kernel runs on them in place
+    and out of them (``upload``, ``upload_padded``, ``download``) and kernel runs on them in place
     (``execute_run``, one :class:`hw.model.run.Run`). Attributes: ``kernel_computes`` (the transforms
     the kernel computes itself) and ``rmap`` (its :class:`hw.model.regmap.RegisterMap`)."""
 
@@ -152,7 +152,7 @@ class CardDriver(abc.ABC):
         """Place (B, N) rows into ``bufs`` as ``buffer`` of an N-point run; returns the bytes moved."""
 
     @abc.abstractmethod
-    def upload_extended(self, bufs, rows: np.ndarray, *, sink=None) -> int:
+    def upload_padded(self, bufs, rows: np.ndarray, *, sink=None) -> int:
         """Place (B, M) rows as the zero-extended input of a run of ``bufs``' size; returns the bytes moved."""
 
     @abc.abstractmethod

@@ -13,7 +13,7 @@ comes from) each HBM word. Both moves are one pass over the data:
   reversal composed in), built once per build, size, buffer and order and kept.
 
 A zero-extended input (the kernel's ``input_log_m`` = m: each row's first 2^m of N points, the rest zeros
-the kernel never reads) is scattered by :func:`scatter_extended`: only the units holding one of the 2^m
+the kernel never reads) is scattered by :func:`scatter_padded`: only the units holding one of the 2^m
 points are written (``HbmLayout.zero_units``), so the host neither builds nor writes the zeros.
 """
 
@@ -24,7 +24,7 @@ import numpy as np
 from nantucket.hw.model.layout import HbmLayout, each_channel, unit_dtype
 from nantucket.hw.model.ntt import bit_reverse_indices
 
-__all__ = ["point_table", "scatter_rows", "gather_rows", "live_unit_table", "scatter_extended"]
+__all__ = ["point_table", "scatter_rows", "gather_rows", "live_unit_table", "scatter_padded"]
 
 #: point index tables by (params, log_n, buffer): {channel: user indices in channel order}
 _POINT_TABLES: dict[tuple, dict[int, np.ndarray]] = {}
@@ -114,7 +114,7 @@ def live_unit_table(layout: HbmLayout, log_m: int) -> dict[int, tuple[np.ndarray
     return _LIVE_TABLES[key]
 
 
-def scatter_extended(layout: HbmLayout, rows: np.ndarray, buffers) -> None:
+def scatter_padded(layout: HbmLayout, rows: np.ndarray, buffers) -> None:
     """Place the (B, M) ``rows`` (natural order, M = 2^m <= N) as the zero-extended input of ``layout``'s
     2^log_n-point run, row e in region e of the per-channel arrays ``buffers``: only the units of the M
     points are written; every other word is left as it was (the kernel, told ``input_log_m`` = m, reads

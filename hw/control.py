@@ -23,7 +23,7 @@ Register behaviour (the reference is :class:`sim.kernel_model.KernelModel`; docs
   cycle as the toggle wins: the bit ends up set).
 - Arguments (log_n, hbm_NN low/high words): read/write while idle; writes during a run are ignored
   (as in the reference decoder), which is what keeps ``run`` / ``base`` constant through the run.
-- Identification block: read only; STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_extend are
+- Identification block: read only; STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_lde_pair are
   ``refused``
   sampled with ``done`` when ``reject`` is high (a refused start), 0 after a run. STATUS.axi_*
   hold the first ``fault`` (an AXI error response of an HBM master) seen while a run is in progress:
@@ -71,7 +71,7 @@ class ControlSlave(wiring.Component):
       while busy).
     - ``supported`` (Out 1): the ``log_n`` register is in ``params.min_log_n .. params.max_log_n`` (two
       compares of the 32-bit register, ``regmap.supported_log_n``).
-    - ``refused`` (Out 32): the STATUS bits (bad_size, bad_batch, bad_shift, bad_flags, bad_extend) the arguments
+    - ``refused`` (Out 32): the STATUS bits (bad_size, bad_batch, bad_shift, bad_flags, bad_lde_pair) the arguments
       earn, as ``RegisterMap.check_start``; 0 when the run may go. The kernel answers a start with
       ``refused != 0`` by ``done`` + ``reject`` without running.
     - ``done`` (In 1): pulse from the kernel when the run finished; ignored while idle.
@@ -298,7 +298,7 @@ class ControlSlave(wiring.Component):
         rmap = self._rmap
         log_n, flags, batch = args["log_n"], args["flags"], args["batch"]
         input_log_m, chain_log_n, coset_shift = args["input_log_m"], args["chain_log_n"], args["coset_shift"]
-        batch_ok, extend_ok = Signal(), Signal()
+        batch_ok, lde_pair_ok = Signal(), Signal()
         sizes = rmap.supported_log_n
         with m.Switch(log_n):
             for n in sizes:
@@ -306,21 +306,21 @@ class ControlSlave(wiring.Component):
                     # the (log_m, n) and (n, t) pairs the layout places evenly: constants of the build
                     input_ok = (input_log_m == 0)
                     for lm in sizes:
-                        if rmap.extension_ok(lm, n):
+                        if rmap.lde_pair_ok(lm, n):
                             input_ok = input_ok | (input_log_m == lm)
                     chain_ok = (chain_log_n == 0)
                     for t in sizes:
-                        if rmap.extension_ok(n, t):
+                        if rmap.lde_pair_ok(n, t):
                             chain_ok = chain_ok | ((chain_log_n == t) & (batch >= 1)
                                                    & (batch <= rmap.max_batch(t)))
                     m.d.comb += [batch_ok.eq((batch >= 1) & (batch <= rmap.max_batch(n))),
-                                 extend_ok.eq(input_ok & chain_ok)]
+                                 lde_pair_ok.eq(input_ok & chain_ok)]
             with m.Default():
-                m.d.comb += [batch_ok.eq(batch >= 1), extend_ok.eq(1)]     # the size is refused anyway
+                m.d.comb += [batch_ok.eq(batch >= 1), lde_pair_ok.eq(1)]     # the size is refused anyway
         coset = (flags & R.FLAG_COSET).any()
         shift_ok = (coset_shift != 0) & (coset_shift < P)
         m.d.comb += self.refused.eq(Mux(self.supported, 0, R.STATUS_BAD_SIZE)
                                     | Mux(batch_ok, 0, R.STATUS_BAD_BATCH)
                                     | Mux(coset & ~shift_ok, R.STATUS_BAD_SHIFT, 0)
                                     | Mux((flags & ~R.FLAGS_KNOWN & 0xFFFF_FFFF).any(), R.STATUS_BAD_FLAGS, 0)
-                                    | Mux(extend_ok, 0, R.STATUS_BAD_EXTEND))
+                                    | Mux(lde_pair_ok, 0, R.STATUS_BAD_LDE_PAIR))

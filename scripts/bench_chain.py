@@ -123,7 +123,7 @@ def main(argv=None):
         ldes = [params.check_log_n(m) for m in parse_list(args.lde)]
         sames = [params.check_log_n(n) for n in parse_list(args.same)] if args.same else []
         for m in ldes:
-            if m + 1 > params.max_log_n or not rmap.extension_ok(m, m + 1):
+            if m + 1 > params.max_log_n or not rmap.lde_pair_ok(m, m + 1):
                 raise ValueError(f"--lde: 2^{m} -> 2^{m + 1} does not chain on the {params.tag()} build")
     except (TypeError, ValueError) as e:
         print(f"bench_chain: {e}", file=sys.stderr)

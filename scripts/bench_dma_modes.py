@@ -18,7 +18,7 @@ import sys
 
 os.environ.setdefault("NANTUCKET_SIM_OPT", "-O2")
 
-from nantucket.hw.model.layout import extension_supported  # noqa: E402
+from nantucket.hw.model.layout import lde_pair_supported  # noqa: E402
 from nantucket.hw.model.params import BuildParams           # noqa: E402
 from nantucket.hw.dma.engine import READ_FIFO_BEATS, WRITE_FIFO_BEATS  # noqa: E402
 from nantucket.sim.hbm import HBM_LATENCY, REFRESH_CYCLES, REFRESH_PERIOD, DmaLoopback  # noqa: E402
@@ -70,7 +70,7 @@ def main(argv=None):
     zeros = args.zero or [_pair(t, "--zero") for t in DEFAULT_ZERO]
     for opt, pairs in (("--chain", chains), ("--zero", [(m, n) for m, n in zeros])):
         for a, b in pairs:
-            if not extension_supported(params, a, b):
+            if not lde_pair_supported(params, a, b):
                 ap.error(f"{opt}: {a}:{b} is not a supported pair of the {params.tag()} build")
     runs = []
     for n in sorted({n for n, _ in chains}):

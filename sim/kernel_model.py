@@ -20,7 +20,7 @@ each element's first 2^m input points from memory (the rest are zeros, never rea
 writes the output as the zero-extended input of a 2^t-point run (:meth:`HbmLayout.output_as_input`)
 instead of in the output placement. A start decodes the scalar arguments as one
 :class:`hw.model.run.Run` (:meth:`Run.from_words`); one that :meth:`Run.check` refuses (size, batch,
-shift, flags, extension) finishes at once with those STATUS bits and touches no memory.
+shift, flags, padded input or chain) finishes at once with those STATUS bits and touches no memory.
 
 Each master may only touch its own HBM pseudo-channel (the link's ``sp=mNN_axi:HBM[NN]``); an address
 outside it, or outside any allocated buffer, is a fault: the model then never raises ap_done, the way a

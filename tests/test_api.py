@@ -605,7 +605,7 @@ def test_lde_runs_as_one_chained_sequence_on_the_card(tmp_path, keep):
         assert np.array_equal(got, model.lde(values, 4, BIG_SHIFT).numpy())
 
 
-# (build, log2 M, blowup): the edges of extension_pairs for small builds, chained or not
+# (build, log2 M, blowup): the edges of lde_pairs for small builds, chained or not
 LDE_CASES = [
     (BuildParams(lanes=8, log_core=5, channels=8), 6, 2),       # smallest native M
     (BuildParams(lanes=8, log_core=5, channels=8), 6, 8),       # the largest blowup from 2^6: (6, 9)
@@ -622,12 +622,12 @@ LDE_CASES = [
 
 @pytest.mark.parametrize("params, log_m, blowup", LDE_CASES,
                          ids=[f"{p.tag()}-M2^{m}-x{b}" for p, m, b in LDE_CASES])
-def test_lde_at_the_edges_of_the_extension_pairs(tmp_path, params, log_m, blowup):
-    """A (3, M) batch: chained on the card (no coefficients to the host) exactly when extension_pairs has
+def test_lde_at_the_edges_of_the_lde_pairs(tmp_path, params, log_m, blowup):
+    """A (3, M) batch: chained on the card (no coefficients to the host) exactly when lde_pairs has
     (m, t), else the counted fallback; the same result either way, the golden model's."""
-    from nantucket.hw.model.layout import extension_pairs
+    from nantucket.hw.model.layout import lde_pairs
     log_t = log_m + (blowup.bit_length() - 1)
-    chained = (log_m, log_t) in extension_pairs(params)
+    chained = (log_m, log_t) in lde_pairs(params)
     fake, dev = open_fake_xrt(tmp_path, params)
     values = rand_points((3, 1 << log_m), seed=log_m * 7 + blowup)
     with dev:
@@ -717,11 +717,11 @@ def test_a_resident_array_on_a_kernel_without_the_transform_goes_round_the_host(
 
 def test_the_docs_table_of_chained_lde_blowups_is_the_generated_one():
     """docs/api.md shows which blowups chain on the default build: the block must be what
-    chained_lde_table derives from extension_pairs, so it cannot go stale."""
+    chained_lde_table derives from lde_pairs, so it cannot go stale."""
     from pathlib import Path
     from nantucket.host.api.resident import chained_lde_blowups, chained_lde_table
     text = (Path(__file__).resolve().parent.parent / "docs" / "api.md").read_text()
     block = text.split("<!-- chained-lde-table: begin -->\n")[1].split("\n<!-- chained-lde-table: end -->")[0]
     assert block == chained_lde_table(BuildParams())
     small = chained_lde_blowups(BuildParams(lanes=4, log_core=3, channels=4))
-    assert small == {4: [2, 4], 5: [2], 6: []}          # extension_pairs: (4, 5), (4, 6), (5, 6)
+    assert small == {4: [2, 4], 5: [2], 6: []}          # lde_pairs: (4, 5), (4, 6), (5, 6)

@@ -17,7 +17,7 @@ from nantucket.hw.dma.addresses import (ReadAddressGenerator, WriteAddressGenera
 from nantucket.hw.dma.axi_read import AxiReadMaster
 from nantucket.hw.dma.axi_write import AxiWriteMaster
 from nantucket.hw.dma.write_path import CornerTurn
-from nantucket.hw.model.layout import BEAT_BYTES, HbmLayout, extension_pairs, zero_slot_mask
+from nantucket.hw.model.layout import BEAT_BYTES, HbmLayout, lde_pairs, zero_slot_mask
 from nantucket.hw.model.params import BuildParams
 from nantucket.sim.hbm import HbmChannelModel
 
@@ -498,11 +498,11 @@ EXT_BUILDS = [BuildParams(lanes=4, log_core=3, channels=4), BuildParams(lanes=4,
 
 
 def _ext_runs(params, limit=None):
-    """(log_m, log_n, batch) for every supported pair of ``params`` (``extension_pairs``) up to
+    """(log_m, log_n, batch) for every supported pair of ``params`` (``lde_pairs``) up to
     log_n = min_log_n + 5 (all of them but for the 16-lane build, whose larger ones only cost time), with
     batches of 1, 3 and 2 in turn (as many as fit); ``limit`` shrinks the batches to that many points."""
     runs = []
-    pairs = sorted(p for p in extension_pairs(params) if p[1] <= params.min_log_n + 5)
+    pairs = sorted(p for p in lde_pairs(params) if p[1] <= params.min_log_n + 5)
     for i, (lm, ln) in enumerate(pairs):
         b = (1, 3, 2)[i % 3]
         while b << ln > 1 << params.max_log_n or (limit and b > 1 and b << ln > limit):

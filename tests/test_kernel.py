@@ -320,7 +320,7 @@ def test_chained_runs_and_zero_extended_input_stay_on_the_card(card):
     prime = (1 << 64) - (1 << 32) + 1
     plans = [(p.max_log_n - 1, p.max_log_n, 1, 7), (p.max_log_n - 2, p.max_log_n - 1, 2, prime - 1)]
     for m, t, batch, g in plans:
-        assert rmap.extension_ok(m, t)
+        assert rmap.lde_pair_ok(m, t)
         x = np.stack([make_points(m, KINDS[e % len(KINDS)], 110 + e) for e in range(batch)])
         small, large = HbmLayout(p, m, batch), HbmLayout(p, t, batch)
         for ch in range(p.channels):
@@ -350,9 +350,9 @@ def test_chained_runs_and_zero_extended_input_stay_on_the_card(card):
     assert np.array_equal(card.run(x), ntt.ntt(x))             # the driver's next run is unaffected
 
 
-def test_unplaceable_extensions_are_refused_without_touching_memory(card):
-    """input_log_m / chain_log_n pairs outside the build's extension pairs (or a chained batch past the
-    buffers) finish at once with STATUS.bad_extend; no HBM byte changes."""
+def test_unplaceable_lde_pairs_are_refused_without_touching_memory(card):
+    """input_log_m / chain_log_n pairs outside the build's LDE pairs (or a chained batch past the
+    buffers) finish at once with STATUS.bad_lde_pair; no HBM byte changes."""
     p = card.params_for(0)
     k, rmap = card.kernel, R.RegisterMap(p)
     card.run(make_points(p.max_log_n, "random", 130))
@@ -362,7 +362,7 @@ def test_unplaceable_extensions_are_refused_without_touching_memory(card):
              (p.max_log_n, 1, 0, 1)]
     for log_n, log_m, chain, batch in cases:
         want = rmap.check_start(log_n, 0, batch, 0, log_m, chain)
-        assert want & R.STATUS_BAD_EXTEND, (log_n, log_m, chain, batch)
+        assert want & R.STATUS_BAD_LDE_PAIR, (log_n, log_m, chain, batch)
         k.set_args(log_n=log_n, batch=batch, flags=0, input_log_m=log_m, chain_log_n=chain)
         assert k.start_and_wait() == want
         for a, b in k.hbm.buffers().items():

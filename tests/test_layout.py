@@ -349,8 +349,8 @@ def test_zero_slot_mask_marks_exactly_the_units_past_the_input(params):
 def test_output_as_input_is_the_larger_runs_input_placement(params):
     """Output point i of element e of a 2^m run, written for a 2^n run, lands where the 2^n layout places
     input point e*2^n + i; every such place is distinct, and each channel gets as many as the others."""
-    from nantucket.hw.model.layout import extension_pairs
-    pairs = sorted(extension_pairs(params))
+    from nantucket.hw.model.layout import lde_pairs
+    pairs = sorted(lde_pairs(params))
     assert pairs, params
     for m, n in pairs:
         batch = 2 if n < params.max_log_n else 1
@@ -369,9 +369,9 @@ def test_output_as_input_is_the_larger_runs_input_placement(params):
 @pytest.mark.parametrize("params", CASES[2:] + [BuildParams()], ids=IDS[2:] + ["default"])
 def test_same_size_and_blowup_two_always_chain(params):
     """The two chains the host relies on at every size (a resident array's next transform, blowup-2 LDE)
-    fill every channel equally, which the count in extension_pairs decides."""
-    from nantucket.hw.model.layout import extension_pairs
-    pairs = extension_pairs(params)
+    fill every channel equally, which the count in lde_pairs decides."""
+    from nantucket.hw.model.layout import lde_pairs
+    pairs = lde_pairs(params)
     for n in range(params.min_log_n, params.max_log_n + 1):
         assert (n, n) in pairs
         if n < params.max_log_n:

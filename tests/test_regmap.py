@@ -130,15 +130,15 @@ def test_status_fields(rmap):
     fields = {f.name: f for f in rmap.register("STATUS").fields}
     assert {n: (f.lsb, f.width) for n, f in fields.items()} == {
         "bad_size": (0, 1), "axi_error": (1, 1), "axi_resp": (2, 2), "axi_write": (4, 1), "axi_channel": (8, 7),
-        "bad_batch": (15, 1), "bad_shift": (16, 1), "bad_flags": (17, 1), "bad_extend": (18, 1)}
+        "bad_batch": (15, 1), "bad_shift": (16, 1), "bad_flags": (17, 1), "bad_lde_pair": (18, 1)}
     assert (R.STATUS_BAD_SIZE, R.STATUS_AXI_ERROR, R.STATUS_AXI_RESP_MASK, R.STATUS_AXI_WRITE,
             R.STATUS_AXI_CHANNEL_MASK) == (0x1, 0x2, 0xC, 0x10, 0x7F00)
-    assert (R.STATUS_BAD_BATCH, R.STATUS_BAD_SHIFT, R.STATUS_BAD_FLAGS, R.STATUS_BAD_EXTEND) == (
+    assert (R.STATUS_BAD_BATCH, R.STATUS_BAD_SHIFT, R.STATUS_BAD_FLAGS, R.STATUS_BAD_LDE_PAIR) == (
         1 << 15, 1 << 16, 1 << 17, 1 << 18)
     masks = [f.mask for f in fields.values()]
     assert sum(masks) == R.STATUS_BAD_SIZE | R.STATUS_AXI_ERROR | R.STATUS_AXI_RESP_MASK | R.STATUS_AXI_WRITE \
         | R.STATUS_AXI_CHANNEL_MASK | R.STATUS_BAD_BATCH | R.STATUS_BAD_SHIFT | R.STATUS_BAD_FLAGS \
-        | R.STATUS_BAD_EXTEND
+        | R.STATUS_BAD_LDE_PAIR
     assert rmap.params.channels <= 1 << fields["axi_channel"].width
     assert R.decode_status(0) == {"bad_size": False, "axi_error": False}
     assert R.decode_status(0x2 | (3 << 2) | 0x10 | (31 << 8)) == {
@@ -180,7 +180,7 @@ def _even_channels(params, log_m, log_n):
     return counts.min() == counts.max() and log_m >= log_n // 2
 
 
-def test_check_start_extension_arguments(rmap):
+def test_check_start_lde_arguments(rmap):
     """input_log_m (zero-extended input) and chain_log_n (output written as a larger run's input): 0 is
     off; otherwise the pair of sizes must be native, whole rows and spread evenly over the channels, and
     a chained batch must fit the buffers of the larger size."""
@@ -190,17 +190,17 @@ def test_check_start_extension_arguments(rmap):
         assert rmap.check_start(n, input_log_m=0, chain_log_n=0) == 0
         for m in range(0, 32):
             even = lo <= m <= n and _even_channels(p, m, n)
-            assert rmap.check_start(n, input_log_m=m) == (0 if m == 0 or even else R.STATUS_BAD_EXTEND), (n, m)
+            assert rmap.check_start(n, input_log_m=m) == (0 if m == 0 or even else R.STATUS_BAD_LDE_PAIR), (n, m)
             assert rmap.check_start(m, chain_log_n=n) == (0 if even else (
-                R.STATUS_BAD_SIZE if not lo <= m <= hi else R.STATUS_BAD_EXTEND)), (m, n)
+                R.STATUS_BAD_SIZE if not lo <= m <= hi else R.STATUS_BAD_LDE_PAIR)), (m, n)
     # blowup 2 is always placeable; a chained batch must fit 2^hi points
     if p.lanes < 4:
         return
     assert rmap.check_start(hi - 1, chain_log_n=hi) == 0
-    assert rmap.check_start(hi - 1, batch=2, chain_log_n=hi) == R.STATUS_BAD_EXTEND
+    assert rmap.check_start(hi - 1, batch=2, chain_log_n=hi) == R.STATUS_BAD_LDE_PAIR
     assert rmap.check_start(lo, batch=1 << (hi - lo - 1), chain_log_n=lo + 1) == 0
-    assert rmap.check_start(hi, chain_log_n=hi + 1) == R.STATUS_BAD_EXTEND
-    assert R.decode_status(R.STATUS_BAD_EXTEND)["bad_extend"] is True
+    assert rmap.check_start(hi, chain_log_n=hi + 1) == R.STATUS_BAD_LDE_PAIR
+    assert R.decode_status(R.STATUS_BAD_LDE_PAIR)["bad_lde_pair"] is True
 
 
 def test_the_documented_register_table_is_the_register_map():

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from nantucket.hw.model import regmap as R
-from nantucket.hw.model.layout import extension_supported
+from nantucket.hw.model.layout import lde_pair_supported
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.run import FLAG_COSET, FLAG_INVERSE, SCALAR_ARGS, Run
 from nantucket.hw.run import run_bits, run_fields, run_layout
@@ -64,7 +64,7 @@ def test_check_matches_the_rules_for_a_small_build():
     assert Run.of(hi + 1).check(p) == R.STATUS_BAD_SIZE
     assert Run.of(hi, batch=0, coset=P).check(p) == R.STATUS_BAD_BATCH | R.STATUS_BAD_SHIFT
     assert Run(hi, flags=4).check(p) == R.STATUS_BAD_FLAGS
-    assert Run.of(hi - 1, chain_log_n=hi, batch=2).check(p) == R.STATUS_BAD_EXTEND
+    assert Run.of(hi - 1, chain_log_n=hi, batch=2).check(p) == R.STATUS_BAD_LDE_PAIR
 
 
 def test_run_struct_bits_of_accepted_runs():
@@ -80,8 +80,8 @@ def test_run_struct_bits_of_accepted_runs():
     sizes = range(p.min_log_n, p.max_log_n + 1)
     for _ in range(300):
         n = rng.choice(sizes)
-        log_m = rng.choice([0] + [m for m in sizes if extension_supported(p, m, n)])
-        t = rng.choice([0] + [t for t in sizes if extension_supported(p, n, t)])
+        log_m = rng.choice([0] + [m for m in sizes if lde_pair_supported(p, m, n)])
+        t = rng.choice([0] + [t for t in sizes if lde_pair_supported(p, n, t)])
         batch = rng.randint(1, 1 << (p.max_log_n - max(n, t)))
         inverse, coset = rng.random() < 0.5, rng.choice([None, rng.randint(1, P - 1)])
         run = Run.of(n, inverse=inverse, coset=coset, batch=batch, input_log_m=log_m, chain_log_n=t)

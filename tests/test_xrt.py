@@ -865,9 +865,9 @@ def test_the_host_refuses_what_the_kernel_would_and_sends_nothing(tmp_path):
     (dict(log_n=4, flags=0x4), ("bad_flags",)),
     (dict(log_n=3, batch=0, flags=R.FLAG_COSET | 0x8, coset_shift=0),
      ("bad_size", "bad_batch", "bad_shift", "bad_flags")),
-    (dict(log_n=6, input_log_m=3), ("bad_extend",)),
-    (dict(log_n=5, chain_log_n=4), ("bad_extend",)),
-    (dict(log_n=4, chain_log_n=6, batch=2), ("bad_extend",)),
+    (dict(log_n=6, input_log_m=3), ("bad_lde_pair",)),
+    (dict(log_n=5, chain_log_n=4), ("bad_lde_pair",)),
+    (dict(log_n=4, chain_log_n=6, batch=2), ("bad_lde_pair",)),
 ])
 def test_a_start_the_kernel_refuses_touches_no_memory_and_is_named(tmp_path, args, reasons):
     """Sent past the host's own check: the kernel finishes at once with the STATUS bits, memory is
@@ -924,7 +924,7 @@ def test_the_run_report_names_the_kernel_calls_and_host_work(tmp_path):
 CHAIN_BUILDS = [BuildParams(lanes=8, log_core=5, channels=8), BuildParams(lanes=4, log_core=4, channels=4)]
 
 
-def test_the_extension_arguments_are_sent_on_every_run_and_reset(tmp_path):
+def test_the_lde_arguments_are_sent_on_every_run_and_reset(tmp_path):
     """A chained run sets input_log_m / chain_log_n; the next plain run sends 0 for both (a register keeps
     its value between runs otherwise)."""
     fake, be = make(SMALL, tmp_path)
@@ -945,23 +945,23 @@ def test_the_extension_arguments_are_sent_on_every_run_and_reset(tmp_path):
     (dict(log_n=6, chain_log_n=5), "chain_log_n = 5"),          # smaller than the run
     (dict(log_n=4, chain_log_n=6, batch=2), "chain_log_n = 6 with batch = 2"),   # 2 x 2^6 > 2^6
 ])
-def test_the_host_refuses_an_extension_the_kernel_would_and_sends_nothing(tmp_path, kwargs, argument):
+def test_the_host_refuses_an_lde_pair_the_kernel_would_and_sends_nothing(tmp_path, kwargs, argument):
     fake, be = make(SMALL, tmp_path)
     bufs = be.allocate(Layout(SMALL, 6), 2)
     fake.calls.clear()
     with pytest.raises(X.KernelRefused, match="the host refused the start") as e:
         be.execute(bufs, **kwargs)
-    assert e.value.reasons == ("bad_extend",)
-    assert argument in str(e.value) and "STATUS.bad_extend" in str(e.value) and "\n" not in str(e.value)
+    assert e.value.reasons == ("bad_lde_pair",)
+    assert argument in str(e.value) and "STATUS.bad_lde_pair" in str(e.value) and "\n" not in str(e.value)
     assert "start" not in fake.calls and fake.kernel_model.runs == 0
 
 
 @pytest.mark.parametrize("params", CHAIN_BUILDS, ids=lambda p: p.tag())
-def test_the_host_refuses_every_pair_outside_extension_pairs(tmp_path, params):
-    from nantucket.hw.model.layout import extension_pairs
+def test_the_host_refuses_every_pair_outside_lde_pairs(tmp_path, params):
+    from nantucket.hw.model.layout import lde_pairs
     fake, be = make(params, tmp_path)
     bufs = be.allocate(Layout(params), 1)
-    pairs = extension_pairs(params)
+    pairs = lde_pairs(params)
     sizes = range(params.min_log_n, params.max_log_n + 1)
     for m in sizes:
         for n in sizes:
@@ -971,7 +971,7 @@ def test_the_host_refuses_every_pair_outside_extension_pairs(tmp_path, params):
                     continue
                 with pytest.raises(X.KernelRefused) as e:
                     be.execute(bufs, **kwargs)
-                assert e.value.reasons == ("bad_extend",)
+                assert e.value.reasons == ("bad_lde_pair",)
     assert fake.kernel_model.runs == 0
 
 
@@ -983,7 +983,7 @@ def test_a_chained_run_needs_buffers_for_the_larger_size(tmp_path):
     assert fake.kernel_model.runs == 0
 
 
-def _golden_extended(values, n, inverse=False, coset=None):
+def _golden_padded(values, n, inverse=False, coset=None):
     """The golden transform of each row of ``values`` zero-extended to n points (extension in numpy)."""
     ext = np.zeros((values.shape[0], n), dtype=np.uint64)
     ext[:, :values.shape[1]] = values
@@ -995,9 +995,9 @@ def test_a_chained_pair_runs_on_the_card_with_no_sync_between(params, tmp_path):
     """Per supported pair (m, t) with t > m, a batch: the 2^m inverse writes each output point where
     HbmLayout.output_as_input(t) says, and the 2^t coset run reads it there (input_log_m = m), with no
     sync in between; both steps equal the golden model's."""
-    from nantucket.hw.model.layout import extension_pairs
+    from nantucket.hw.model.layout import lde_pairs
     fake, be = make(params, tmp_path)
-    for m, t in sorted(p for p in extension_pairs(params) if p[0] < p[1]):
+    for m, t in sorted(p for p in lde_pairs(params) if p[0] < p[1]):
         batch = min(3, be.batch_limit(t))
         values = np.stack([points(1 << m, seed=m + 10 * t + r) % np.uint64(P) for r in range(batch)])
         bufs = be.allocate(be.layout_for(t), batch)
@@ -1012,24 +1012,24 @@ def test_a_chained_pair_runs_on_the_card_with_no_sync_between(params, tmp_path):
         be.execute(bufs, batch, coset=7, input_log_m=m)
         assert not [c for c in fake.calls if c.startswith("sync(")], "a host round trip in the chain"
         got = be.download(bufs, batch)
-        assert np.array_equal(got, _golden_extended(coeffs, 1 << t, coset=7)), f"(m, t) = ({m}, {t})"
+        assert np.array_equal(got, _golden_padded(coeffs, 1 << t, coset=7)), f"(m, t) = ({m}, {t})"
         del bufs
 
 
 @pytest.mark.parametrize("params", CHAIN_BUILDS, ids=lambda p: p.tag())
 def test_upload_extended_writes_only_the_live_units_and_the_kernel_reads_no_zeros(params, tmp_path):
-    """Buffers full of stale words: upload_extended scatters only the M points' units (every other word
+    """Buffers full of stale words: upload_padded scatters only the M points' units (every other word
     keeps its stale value) and a run with input_log_m = m transforms the zero-extended rows exactly."""
-    from nantucket.hw.model.layout import extension_pairs
+    from nantucket.hw.model.layout import lde_pairs
     fake, be = make(params, tmp_path)
     stale = np.uint64(0xDEAD_0000_BEEF_0001)
-    for m, t in sorted(p for p in extension_pairs(params) if p[0] < p[1])[:4]:
+    for m, t in sorted(p for p in lde_pairs(params) if p[0] < p[1])[:4]:
         batch = 2
         rows = np.stack([points(1 << m, seed=m * t + r) % np.uint64(P) for r in range(batch)])
         bufs = be.allocate(be.layout_for(t), batch)
         for view in bufs.views.values():
             view[:] = stale
-        be.upload_extended(bufs, rows)
+        be.upload_padded(bufs, rows)
         lay = Layout(params, t, batch)
         index = np.arange(batch << t)
         channel, offset = lay.place("input", index)
@@ -1037,10 +1037,10 @@ def test_upload_extended_writes_only_the_live_units_and_the_kernel_reads_no_zero
         assert np.array_equal(placed[:, :1 << m], rows)
         assert (placed[:, 1 << m:] == stale).all(), f"(m, t) = ({m}, {t}): the host wrote a zero unit"
         be.execute(bufs, batch, inverse=True, input_log_m=m)
-        assert np.array_equal(be.download(bufs, batch), _golden_extended(rows, 1 << t, inverse=True))
+        assert np.array_equal(be.download(bufs, batch), _golden_padded(rows, 1 << t, inverse=True))
         del bufs
     with pytest.raises(ValueError, match="zero-extended input"):
-        be.upload_extended(be.allocate(be.layout_for(params.max_log_n)), np.zeros((1, params.lanes), np.uint64))
+        be.upload_padded(be.allocate(be.layout_for(params.max_log_n)), np.zeros((1, params.lanes), np.uint64))
 
 
 def test_the_kernel_decodes_the_run_the_driver_started(tmp_path):

@@ -108,7 +108,7 @@ def check_blowup(blowup) -> int:
     return int(blowup)
 
 
-def check_extension(m: int, blowup: int, name: str = "values") -> None:
+def check_lde_pair(m: int, blowup: int, name: str = "values") -> None:
     """The LDE of M = m points to blowup x M points must stay within the field's largest transform size."""
     if m * blowup > 1 << TWO_ADICITY:
         raise ValueError(f"blowup: {blowup} (2^{blowup.bit_length() - 1}) x {m} points = "

@@ -199,7 +199,7 @@ class Device:
         blowup = C.check_blowup(blowup)
         shift = C.check_shift(shift, "shift")
         points, shape = self._own_or_points(values, "values")
-        C.check_extension(shape[-1], blowup)
+        C.check_lde_pair(shape[-1], blowup)
         self._check_sizes("values", shape[-1], shape[-1] * blowup)
         copy = 0 if points is None else points.nbytes
         self._check_memory(self._lde_bytes(shape, blowup) + copy,
@@ -432,7 +432,7 @@ class BackendDevice(Device):
         return rows                         # the LDE moves host values itself (each path counts its own)
 
     def _lde(self, store, blowup, shift):
-        """On a card, when the kernel takes the pair of sizes (RegisterMap.extension_ok) and computes the
+        """On a card, when the kernel takes the pair of sizes (RegisterMap.lde_pair_ok) and computes the
         inverse and the coset: the values to the card once (a resident array's through the host: there is
         no copy between buffer sets on the card) and the two runs chained there. Otherwise the coefficients
         come from :meth:`_coefficients`, and the coset NTT runs on the card when the size is native there
@@ -442,7 +442,7 @@ class BackendDevice(Device):
         log_m, log_t = m.bit_length() - 1, (m * blowup).bit_length() - 1
         driver = self._driver(m * blowup)
         on_card = driver is not None and self._in_kernel(driver, False, shift)
-        if on_card and self._in_kernel(driver, True, None) and driver.rmap.extension_ok(log_m, log_t):
+        if on_card and self._in_kernel(driver, True, None) and driver.rmap.lde_pair_ok(log_m, log_t):
             rows = self._fetch(store) if resident else store
             out = RS.lde_chained(driver, rows, log_t, shift)
             self.transfers["to-device"] += rows.nbytes
@@ -454,11 +454,11 @@ class BackendDevice(Device):
             coeffs = self._coefficients(store)
             if not on_card:
                 return self._place(self._run(T.zero_extend(coeffs, blowup), False, shift, "nn"))
-            out, moved = RS.coset_extended(driver, coeffs, log_t, shift)
+            out, moved = RS.coset_padded(driver, coeffs, log_t, shift)
             self.transfers["to-device"] += moved
             calls = None
             work = (f"the coefficients through the host, zero-extended on the card (input_log_m = {log_m})"
-                    if driver.rmap.extension_ok(log_m, log_t) else
+                    if driver.rmap.lde_pair_ok(log_m, log_t) else
                     "the coefficients through the host, zero-extended there (the build cannot place "
                     f"2^{log_m} points in a 2^{log_t}-point input)")
         self.backend.note_resident(out.n, out.rows, len(out.chunks), False, shift, "nn")

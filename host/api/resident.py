@@ -18,8 +18,8 @@ trips and the device's ``transfers`` their bytes.
 An LDE runs as one sequence on the card (:func:`lde_chained`): the 2^m-point inverse writes the
 coefficients as the zero-extended input of the 2^t-point coset NTT (``chain_log_n`` = t), which reads
 only them (``input_log_m`` = m), in the same buffers sized for 2^t points. Where the build cannot place
-that pair (``RegisterMap.extension_ok``) the coefficients go through the host and come back zero-extended
-(:func:`coset_extended`).
+that pair (``RegisterMap.lde_pair_ok``) the coefficients go through the host and come back zero-extended
+(:func:`coset_padded`).
 """
 
 from __future__ import annotations
@@ -28,13 +28,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nantucket.hw.model.layout import extension_pairs
+from nantucket.hw.model.layout import lde_pairs
 from nantucket.hw.model.run import Run
 
 from .transforms import zero_extend
 
 __all__ = ["Chunk", "ResidentRows", "upload_rows", "download_rows", "relayout", "INPUT_NATURAL",
-           "lde_chained", "coset_extended"]
+           "lde_chained", "coset_padded"]
 
 #: The placement asarray() puts points in, and every transform leaves them in: the kernel's input,
 #: natural order.
@@ -118,7 +118,7 @@ def lde_chained(driver, rows: np.ndarray, log_t: int, shift: int) -> ResidentRow
     2^log_t points, the M points uploaded where a 2^m-point run reads them, then two runs with nothing
     between them: the inverse (``chain_log_n`` = t: the coefficients land as the zero-extended input of
     the 2^t-point run) and the coset NTT (``input_log_m`` = m; ``chain_log_n`` = t keeps the result in
-    the input placement). Needs ``driver.rmap.extension_ok(m, t)``."""
+    the input placement). Needs ``driver.rmap.lde_pair_ok(m, t)``."""
     log_m = rows.shape[1].bit_length() - 1
     layout = driver.layout_for(log_t)
     chunks = []
@@ -132,19 +132,19 @@ def lde_chained(driver, rows: np.ndarray, log_t: int, shift: int) -> ResidentRow
     return ResidentRows(driver, 1 << log_t, chunks)
 
 
-def coset_extended(driver, coeffs: np.ndarray, log_t: int, shift: int) -> tuple[ResidentRows, int]:
+def coset_padded(driver, coeffs: np.ndarray, log_t: int, shift: int) -> tuple[ResidentRows, int]:
     """The coset NTT with ``shift`` of the (B, M) host ``coeffs`` zero-extended to 2^log_t points, as a
     new resident array in the natural input placement; returns it and the bytes synced to the card.
-    Where the build takes the pair (``extension_ok``) only the M points' units are written and the kernel
+    Where the build takes the pair (``lde_pair_ok``) only the M points' units are written and the kernel
     reads only them (``input_log_m``); otherwise the host writes the zeros too."""
     log_m = coeffs.shape[1].bit_length() - 1
-    extended = driver.rmap.extension_ok(log_m, log_t)
+    extended = driver.rmap.lde_pair_ok(log_m, log_t)
     layout = driver.layout_for(log_t)
     chunks, moved = [], 0
     for r0, part in _parts(driver, coeffs, log_t):
         bufs = driver.allocate(layout, part.shape[0])
         if extended:
-            moved += driver.upload_extended(bufs, part)
+            moved += driver.upload_padded(bufs, part)
         else:
             moved += driver.upload(bufs, zero_extend(part, 1 << (log_t - log_m)))
         driver.execute_run(bufs, Run.of(log_t, coset=shift, batch=part.shape[0],
@@ -155,8 +155,8 @@ def coset_extended(driver, coeffs: np.ndarray, log_t: int, shift: int) -> tuple[
 
 def chained_lde_blowups(params) -> dict[int, list[int]]:
     """For each native log2 M of the build ``params``: the blowups > 1 whose ``lde`` runs chained on the
-    card (``extension_pairs`` has (m, m + log2 blowup)); blowup 1 always does."""
-    pairs = extension_pairs(params)
+    card (``lde_pairs`` has (m, m + log2 blowup)); blowup 1 always does."""
+    pairs = lde_pairs(params)
     return {m: [1 << (t - m) for t in range(m + 1, params.max_log_n + 1) if (m, t) in pairs]
             for m in range(params.min_log_n, params.max_log_n + 1)}
 

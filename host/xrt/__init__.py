@@ -28,7 +28,7 @@ forward or inverse with the 1/N inside, with or without a coset shift g, nativel
   which gives the :class:`Run` of each kernel call).
 
 A start the kernel would refuse (:meth:`Run.check`) is :class:`KernelRefused` before anything is sent;
-one the kernel refuses (STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_extend) is the same
+one the kernel refuses (STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_lde_pair) is the same
 error naming each STATUS reason and the argument. ``report["Kernel size"]``, ``report["Kernel calls"]``
 and ``kernel_log_n`` say what the kernel ran in the last run; ``kernel_runs`` lists every call.
 
@@ -37,8 +37,8 @@ Device-resident data: :meth:`XrtBackend.allocate` gives a :class:`DeviceBuffers`
 step, :meth:`~XrtBackend.execute_run` runs the kernel on such a set in place (host/api/resident.py); a
 run's ``chain_log_n`` = t writes the output as the zero-extended input of a 2^t-point run and its
 ``input_log_m`` = m reads an input of only 2^m points per row (placed by
-:meth:`~XrtBackend.upload_extended` or by a chained run), so transforms chain on the card without a
-host round trip (hw.model.layout: ``extension_supported``, ``HbmLayout.output_as_input``).
+:meth:`~XrtBackend.upload_padded` or by a chained run), so transforms chain on the card without a
+host round trip (hw.model.layout: ``lde_pair_supported``, ``HbmLayout.output_as_input``).
 
 Pointer arguments are checked before every start (:class:`BadPointer`): each buffer is aligned to the
 32-byte beat and to the longest DMA burst (so no AXI burst crosses a 4 KiB boundary), lies inside the
@@ -52,7 +52,7 @@ from .adapter import SETUP_HINT, import_pyxrt
 from .backend import XrtBackend, default_xclbin
 from .errors import (BadPointer, BufferAllocFailed, DeviceOpenFailed, IdentityMismatch, KernelFailed,
                      KernelNotFound, KernelRefused, KernelTimeout, TransferFailed, UnsupportedSize,
-                     XclbinLoadFailed, XclbinNotFound, XrtError, XrtUnavailable, extend_refusal_text)
+                     XclbinLoadFailed, XclbinNotFound, XrtError, XrtUnavailable, lde_pair_refusal_text)
 from .runs import _STRANDED, c_int, kernel_calls_text, kernel_size_text  # noqa: F401 (_STRANDED: tests)
 from .transfers import PROGRESS_MIN_POINTS, DeviceBuffers
 
@@ -60,6 +60,6 @@ __all__ = [
     "XrtBackend", "XrtError", "XrtUnavailable", "XclbinNotFound", "DeviceOpenFailed", "XclbinLoadFailed",
     "KernelNotFound", "IdentityMismatch", "BufferAllocFailed", "TransferFailed", "KernelTimeout",
     "KernelFailed", "KernelRefused", "UnsupportedSize", "BadPointer", "DeviceBuffers", "import_pyxrt",
-    "default_xclbin", "kernel_size_text", "kernel_calls_text", "c_int", "extend_refusal_text",
+    "default_xclbin", "kernel_size_text", "kernel_calls_text", "c_int", "lde_pair_refusal_text",
     "SETUP_HINT", "PROGRESS_MIN_POINTS", "DeviceError",
 ]

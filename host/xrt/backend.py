@@ -266,12 +266,12 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         return self._transfers.upload(bufs, rows, reverse, buffer, sink)
 
     @noting_errors
-    def upload_extended(self, bufs: DeviceBuffers, rows: np.ndarray, *, sink=None) -> int:
+    def upload_padded(self, bufs: DeviceBuffers, rows: np.ndarray, *, sink=None) -> int:
         """Place the (B, M) canonical ``rows`` as the zero-extended input of a run of ``bufs``' size T
-        (``input_log_m`` = log2(M), which needs ``rmap.extension_ok(log2 M, log2 T)``): only the units of
+        (``input_log_m`` = log2(M), which needs ``rmap.lde_pair_ok(log2 M, log2 T)``): only the units of
         the M points are written (hw.model.layout.HbmLayout.zero_units), so no zeros are written; returns
         the bytes synced."""
-        return self._transfers.upload_extended(bufs, rows, sink)
+        return self._transfers.upload_padded(bufs, rows, sink)
 
     @noting_errors
     def download(self, bufs: DeviceBuffers, batch: int, *, reverse: bool = False, buffer: str = "output",
@@ -366,7 +366,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
 
         ``run.log_n`` may be smaller than the size of ``bufs`` (the first run of a chain);
         ``run.input_log_m`` = m: the input holds only each element's first 2^m points (placed by
-        :meth:`upload_extended` or written by a chained run); ``run.chain_log_n`` = t: the output is
+        :meth:`upload_padded` or written by a chained run); ``run.chain_log_n`` = t: the output is
         written as the zero-extended input of a 2^t-point run, so ``bufs`` must hold B x 2^t points."""
         self._check_open()
         self._runs.check_not_stuck()

@@ -5,14 +5,14 @@ from __future__ import annotations
 import functools
 
 from nantucket.hw.model import regmap as R
-from nantucket.hw.model.layout import extension_pairs
+from nantucket.hw.model.layout import lde_pairs
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.run import Run
 from nantucket.host.backend_base import DeviceError
 
 __all__ = ["XrtError", "XrtUnavailable", "XclbinNotFound", "DeviceOpenFailed", "XclbinLoadFailed",
            "KernelNotFound", "IdentityMismatch", "BufferAllocFailed", "TransferFailed", "KernelTimeout",
-           "KernelFailed", "KernelRefused", "UnsupportedSize", "BadPointer", "extend_refusal_text",
+           "KernelFailed", "KernelRefused", "UnsupportedSize", "BadPointer", "lde_pair_refusal_text",
            "noting_errors"]
 
 
@@ -69,7 +69,7 @@ class KernelFailed(XrtError):
 
 
 class KernelRefused(KernelFailed):
-    """The kernel refused a start (STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_extend): it
+    """The kernel refused a start (STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_lde_pair): it
     finished at once and touched no memory; or the host saw that it would and sent nothing. ``reasons``:
     the STATUS field names."""
 
@@ -90,7 +90,7 @@ class KernelRefused(KernelFailed):
                  "(STATUS.bad_shift): 0 < g < p"),
                 ("bad_flags", R.STATUS_BAD_FLAGS, f"rejected flags = 0x{run.flags:x} (STATUS.bad_flags): known "
                  f"bits 0x{R.FLAGS_KNOWN:x}"),
-                ("bad_extend", R.STATUS_BAD_EXTEND, extend_refusal_text(params, run.log_n, run.batch,
+                ("bad_lde_pair", R.STATUS_BAD_LDE_PAIR, lde_pair_refusal_text(params, run.log_n, run.batch,
                                                                        run.input_log_m, run.chain_log_n))):
             if status & bit:
                 reasons.append(name)
@@ -103,25 +103,25 @@ def _sizes_text(logs) -> str:
     return ", ".join(f"2^{v}" for v in sorted(logs)) or "none"
 
 
-def extend_refusal_text(params: BuildParams, log_n: int, batch: int, input_log_m: int, chain_log_n: int) -> str:
-    """Why a start's ``input_log_m`` / ``chain_log_n`` get STATUS.bad_extend, naming the argument and the
-    sizes this build accepts with ``log_n`` (hw.model.layout.extension_pairs)."""
+def lde_pair_refusal_text(params: BuildParams, log_n: int, batch: int, input_log_m: int, chain_log_n: int) -> str:
+    """Why a start's ``input_log_m`` / ``chain_log_n`` get STATUS.bad_lde_pair, naming the argument and the
+    sizes this build accepts with ``log_n`` (hw.model.layout.lde_pairs)."""
     rmap = R.RegisterMap(params)
-    pairs = extension_pairs(params)
+    pairs = lde_pairs(params)
     parts = []
-    if input_log_m and not rmap.extension_ok(input_log_m, log_n):
-        parts.append(f"rejected input_log_m = {input_log_m} with log_n = {log_n} (STATUS.bad_extend): a "
+    if input_log_m and not rmap.lde_pair_ok(input_log_m, log_n):
+        parts.append(f"rejected input_log_m = {input_log_m} with log_n = {log_n} (STATUS.bad_lde_pair): a "
                      f"2^{log_n}-point run of the {params.tag()} build takes zero-extended inputs of "
                      f"{_sizes_text(m for m, n in pairs if n == log_n)} points")
-    if chain_log_n and not rmap.extension_ok(log_n, chain_log_n):
-        parts.append(f"rejected chain_log_n = {chain_log_n} after log_n = {log_n} (STATUS.bad_extend): the "
+    if chain_log_n and not rmap.lde_pair_ok(log_n, chain_log_n):
+        parts.append(f"rejected chain_log_n = {chain_log_n} after log_n = {log_n} (STATUS.bad_lde_pair): the "
                      f"output of a 2^{log_n}-point run of the {params.tag()} build can be written as the "
                      f"input of {_sizes_text(n for m, n in pairs if m == log_n)}-point runs")
     elif chain_log_n and not 1 <= batch <= rmap.max_batch(chain_log_n):
-        parts.append(f"rejected chain_log_n = {chain_log_n} with batch = {batch} (STATUS.bad_extend): B x "
+        parts.append(f"rejected chain_log_n = {chain_log_n} with batch = {batch} (STATUS.bad_lde_pair): B x "
                      f"2^chain_log_n <= 2^{params.max_log_n}")
     return "; ".join(parts) or (f"rejected input_log_m = {input_log_m} / chain_log_n = {chain_log_n} with "
-                                f"log_n = {log_n} (STATUS.bad_extend)")
+                                f"log_n = {log_n} (STATUS.bad_lde_pair)")
 
 
 class UnsupportedSize(XrtError):

@@ -11,7 +11,7 @@ import numpy as np
 
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.layout import HbmLayout
-from nantucket.host.hbm_io import gather_rows, scatter_extended, scatter_rows
+from nantucket.host.hbm_io import gather_rows, scatter_padded, scatter_rows
 
 __all__ = ["DeviceBuffers", "Progress", "Transfers", "PROGRESS_MIN_POINTS", "progress_sink"]
 
@@ -128,19 +128,19 @@ class Transfers:
         prog.note(f"scattered {rows.size} points over {len(chans)} channels in {time.perf_counter() - t0:.2f} s")
         return self.sync(bufs, chans, layout.channel_bytes * batch, True, prog)
 
-    def upload_extended(self, bufs: DeviceBuffers, rows: np.ndarray, sink) -> int:
+    def upload_padded(self, bufs: DeviceBuffers, rows: np.ndarray, sink) -> int:
         """Place the (B, M) rows as the zero-extended input of a run of ``bufs``' size (only the units of
         the M points written) and sync the B regions; returns the bytes synced."""
         be = self._owner
         layout = bufs.layout
         batch, m = rows.shape
         log_m = m.bit_length() - 1
-        if not be.rmap.extension_ok(log_m, layout.log_n):
+        if not be.rmap.lde_pair_ok(log_m, layout.log_n):
             raise ValueError(f"rows: the {be.params.tag()} build cannot read a zero-extended input of 2^{log_m} "
-                             f"points in a 2^{layout.log_n}-point run (input_log_m, extension_supported)")
+                             f"points in a 2^{layout.log_n}-point run (input_log_m, lde_pair_supported)")
         self.rows_layout(bufs, None, batch)
         t0 = time.perf_counter()
-        scatter_extended(layout, rows, bufs.views)
+        scatter_padded(layout, rows, bufs.views)
         chans = list(layout.buffer_channels("input"))
         prog = Progress("to-device", len(chans), sink)
         prog.note(f"scattered {rows.size} points (zero-extended to {batch * layout.n_points}) over {len(chans)} "

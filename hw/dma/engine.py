@@ -19,7 +19,7 @@ chain and zero mask: registers that follow the ports while idle and hold them wh
 value through a 2-stage synchronizer, so it arrives first.
 
 Two run modes (fields of ``run``; 0 = off, and the control only starts pairs that
-:func:`hw.model.layout.extension_supported` accepts):
+:func:`hw.model.layout.lde_pair_supported` accepts):
 
 - ``input_log_m`` = m (pass 1, m < log_n): zero-extended input. Only each element's first 2^m points are
   in HBM; the input units past them (:meth:`HbmLayout.zero_units`) are not read: each read master walks

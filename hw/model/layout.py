@@ -45,7 +45,7 @@ beat):
   :func:`zero_slot_mask` (``lane_slot`` only moves bits). The kernel reads only the other units. A run of
   2^m points may write its output straight into that place, as the input of a 2^n-point run
   (:meth:`HbmLayout.output_as_input`), so a low-degree extension or a second transform never leaves the
-  card. Both need the M points to fill every channel equally (:func:`extension_supported`).
+  card. Both need the M points to fill every channel equally (:func:`lde_pair_supported`).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ import numpy as np
 from .params import BuildParams
 
 __all__ = ["each_channel", "unit_dtype", "BUFFERS", "lane_row", "zero_row_mask", "zero_slot_mask",
-           "extension_supported", "extension_pairs", "BEAT_BYTES", "POINTS_PER_BEAT", "MAX_BURST_BEATS", "CHANNEL_WINDOW_BYTES", "PAGE_BYTES",
+           "lde_pair_supported", "lde_pairs", "BEAT_BYTES", "POINTS_PER_BEAT", "MAX_BURST_BEATS", "CHANNEL_WINDOW_BYTES", "PAGE_BYTES",
            "HbmLayout", "HbmPlacement",
            "lane_slot", "slot_channel_of", "unit_beat_of", "sigma_of", "element_beat_of"]
 
@@ -151,25 +151,25 @@ def zero_slot_mask(log_n: int, log_m: int) -> int:
     return lane_slot(zero_row_mask(log_n, log_m), (log_n + 1) >> 1)
 
 
-def extension_supported(params: BuildParams, log_m: int, log_n: int) -> bool:
+def lde_pair_supported(params: BuildParams, log_m: int, log_n: int) -> bool:
     """Whether a 2^log_n-point input may hold only 2^log_m points per element (zero-extended), read by
     the kernel without the zeros or written by a 2^log_m-point run as its output: both sizes native,
     whole rows (log_m >= n2) and every channel holding the same number of the 2^log_m points' units (so
     each channel's stream is the same length and the bandwidth is the whole card's). Decided by counting,
     once per build."""
-    return (log_m, log_n) in extension_pairs(params)
+    return (log_m, log_n) in lde_pairs(params)
 
 
-_EXTENSION_PAIRS: dict[BuildParams, frozenset] = {}
+_LDE_PAIRS: dict[BuildParams, frozenset] = {}
 
 
-def extension_pairs(params: BuildParams) -> frozenset:
-    """Every (log_m, log_n) that :func:`extension_supported` accepts for ``params``."""
-    if params not in _EXTENSION_PAIRS:
+def lde_pairs(params: BuildParams) -> frozenset:
+    """Every (log_m, log_n) that :func:`lde_pair_supported` accepts for ``params``."""
+    if params not in _LDE_PAIRS:
         pairs = set()
         if params.lanes < POINTS_PER_BEAT or params.core_points < params.channels // 2:
-            _EXTENSION_PAIRS[params] = frozenset()      # no HBM layout: the kernel runs no extension
-            return _EXTENSION_PAIRS[params]
+            _LDE_PAIRS[params] = frozenset()      # no HBM layout: the kernel takes no padded input and writes no chained output
+            return _LDE_PAIRS[params]
         rho = _log2(params.channels // 2)
         for n in range(params.min_log_n, params.max_log_n + 1):
             n1, n2 = (n + 1) >> 1, n >> 1
@@ -181,8 +181,8 @@ def extension_pairs(params: BuildParams) -> frozenset:
                 counts = np.bincount(mine, minlength=1 << rho)
                 if counts.min() == counts.max():
                     pairs.add((m, n))
-        _EXTENSION_PAIRS[params] = frozenset(pairs)
-    return _EXTENSION_PAIRS[params]
+        _LDE_PAIRS[params] = frozenset(pairs)
+    return _LDE_PAIRS[params]
 
 
 def slot_channel_of(slot, sigma, rho):
@@ -400,9 +400,9 @@ class HbmPlacement:
     def output_as_input(self, log_n: int, index=None):
         """(physical channel, byte offset) of every output point X[e, i] of this layout's run when it is
         written as the zero-extended input of a 2^log_n-point run of the same batch (i < 2^self.log_n of
-        the 2^log_n, :func:`extension_supported`): where ``HbmLayout(params, log_n, batch)`` places input
+        the 2^log_n, :func:`lde_pair_supported`): where ``HbmLayout(params, log_n, batch)`` places input
         point e*2^log_n + i. ``index`` defaults to all B*M output indices in order."""
-        if not extension_supported(self._p, self._n, log_n):
+        if not lde_pair_supported(self._p, self._n, log_n):
             raise ValueError(f"log_n: the output of a 2^{self._n}-point run of the {self._p.tag()} build "
                              f"cannot be written as the input of a 2^{log_n}-point run")
         if index is None:

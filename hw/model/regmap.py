@@ -35,15 +35,15 @@ A start is checked before anything moves (:meth:`hw.model.run.Run.check`, throug
 of 0 or one whose B x 2^log_n points exceed the buffers of the build's largest transform
 (B * 2^log_n > 2^MAX_LOG_N, STATUS.bad_batch), a coset run whose shift is 0 or not below p
 (STATUS.bad_shift), a flag bit the kernel does not know (STATUS.bad_flags) or an ``input_log_m`` /
-``chain_log_n`` pair of sizes the layout cannot place evenly (STATUS.bad_extend,
-:func:`hw.model.layout.extension_supported`) finishes at once and touches no memory.
+``chain_log_n`` pair of sizes the layout cannot place evenly (STATUS.bad_lde_pair,
+:func:`hw.model.layout.lde_pair_supported`) finishes at once and touches no memory.
 """
 
 from dataclasses import dataclass
 
-from .layout import extension_supported
+from .layout import lde_pair_supported
 from .params import BuildParams
-from .run import (ARG_DOCS, FLAG_COSET, FLAG_INVERSE, FLAGS_KNOWN, SCALAR_ARGS, STATUS_BAD_BATCH, STATUS_BAD_EXTEND,
+from .run import (ARG_DOCS, FLAG_COSET, FLAG_INVERSE, FLAGS_KNOWN, SCALAR_ARGS, STATUS_BAD_BATCH, STATUS_BAD_LDE_PAIR,
                   STATUS_BAD_FLAGS, STATUS_BAD_SHIFT, STATUS_BAD_SIZE, STATUS_REJECTED, Run, max_batch)
 
 __all__ = [
@@ -53,7 +53,7 @@ __all__ = [
     "ISR_DONE", "MAGIC", "VERSION", "STATUS_BAD_SIZE", "STATUS_AXI_ERROR", "STATUS_AXI_RESP_SHIFT",
     "STATUS_AXI_RESP_MASK", "STATUS_AXI_WRITE", "STATUS_AXI_CHANNEL_SHIFT", "STATUS_AXI_CHANNEL_MASK",
     "AXI_RESP_NAMES", "decode_status", "ID_REGISTERS", "FLAG_INVERSE", "FLAG_COSET", "FLAGS_KNOWN",
-    "STATUS_BAD_BATCH", "STATUS_BAD_SHIFT", "STATUS_BAD_FLAGS", "STATUS_BAD_EXTEND", "STATUS_REJECTED",
+    "STATUS_BAD_BATCH", "STATUS_BAD_SHIFT", "STATUS_BAD_FLAGS", "STATUS_BAD_LDE_PAIR", "STATUS_REJECTED",
     "master_port", "pointer_arg", "BitField", "Register", "KernelArg", "RegisterMap", "Run",
 ]
 
@@ -122,7 +122,7 @@ def decode_status(word: int) -> dict:
     axi_write and axi_channel."""
     out = {"bad_size": bool(word & STATUS_BAD_SIZE), "axi_error": bool(word & STATUS_AXI_ERROR)}
     for name, bit in (("bad_batch", STATUS_BAD_BATCH), ("bad_shift", STATUS_BAD_SHIFT), ("bad_flags", STATUS_BAD_FLAGS),
-                      ("bad_extend", STATUS_BAD_EXTEND)):
+                      ("bad_lde_pair", STATUS_BAD_LDE_PAIR)):
         if word & bit:
             out[name] = True
     if out["axi_error"]:
@@ -283,7 +283,7 @@ class RegisterMap:
                              "0 or >= p (finished at once, memory untouched)"),
                     BitField("bad_flags", 17, 1, "ro", "the last start set a flags bit the kernel does not "
                              "know (finished at once, memory untouched)"),
-                    BitField("bad_extend", 18, 1, "ro", "the last start had an input_log_m or chain_log_n "
+                    BitField("bad_lde_pair", 18, 1, "ro", "the last start had an input_log_m or chain_log_n "
                              "that the layout cannot place evenly with log_n (or chain_log_n with a batch "
                              "past the buffers; finished at once, memory untouched)"),
                 )))
@@ -348,10 +348,10 @@ class RegisterMap:
         must fit the buffers of the build's largest transform, 2^MAX_LOG_N points."""
         return max_batch(self._params, log_n)
 
-    def extension_ok(self, log_m: int, log_n: int) -> bool:
+    def lde_pair_ok(self, log_m: int, log_n: int) -> bool:
         """Whether a 2^log_n-point run may take a zero-extended input of 2^log_m points per transform
         (``input_log_m``), and a 2^log_m-point run write its output as such an input (``chain_log_n``)."""
-        return extension_supported(self._params, log_m, log_n)
+        return lde_pair_supported(self._params, log_m, log_n)
 
     def check_start(self, log_n: int, flags: int = 0, batch: int = 1, coset_shift: int = 0,
                     input_log_m: int = 0, chain_log_n: int = 0) -> int:

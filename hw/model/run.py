@@ -15,11 +15,11 @@ flag bit, a batch of 0); :meth:`Run.of` builds one from what a caller means (inv
 from dataclasses import dataclass
 
 from .field import P
-from .layout import extension_supported
+from .layout import lde_pair_supported
 from .params import BuildParams
 
 __all__ = ["Run", "SCALAR_ARGS", "FLAG_INVERSE", "FLAG_COSET", "FLAGS_KNOWN", "STATUS_BAD_SIZE",
-           "STATUS_BAD_BATCH", "STATUS_BAD_SHIFT", "STATUS_BAD_FLAGS", "STATUS_BAD_EXTEND", "STATUS_REJECTED", "ARG_DOCS", "max_batch"]
+           "STATUS_BAD_BATCH", "STATUS_BAD_SHIFT", "STATUS_BAD_FLAGS", "STATUS_BAD_LDE_PAIR", "STATUS_REJECTED", "ARG_DOCS", "max_batch"]
 
 #: Inverse transform: X_k = (1/N) sum_j x_j w^(-jk), the 1/N inside the kernel.
 FLAG_INVERSE = 1 << 0
@@ -34,8 +34,8 @@ STATUS_BAD_SIZE = 1 << 0        # log_n outside the build's native sizes
 STATUS_BAD_BATCH = 1 << 15      # batch = 0, or batch * 2^log_n > 2^MAX_LOG_N
 STATUS_BAD_SHIFT = 1 << 16      # coset flag with coset_shift = 0 or >= p
 STATUS_BAD_FLAGS = 1 << 17      # a flags bit outside FLAGS_KNOWN
-STATUS_BAD_EXTEND = 1 << 18     # input_log_m or chain_log_n a size pair the layout cannot place evenly
-STATUS_REJECTED = STATUS_BAD_SIZE | STATUS_BAD_BATCH | STATUS_BAD_SHIFT | STATUS_BAD_FLAGS | STATUS_BAD_EXTEND
+STATUS_BAD_LDE_PAIR = 1 << 18     # input_log_m or chain_log_n a size pair the layout cannot place evenly
+STATUS_REJECTED = STATUS_BAD_SIZE | STATUS_BAD_BATCH | STATUS_BAD_SHIFT | STATUS_BAD_FLAGS | STATUS_BAD_LDE_PAIR
 
 #: The scalar argument words after the buffer pointers, in register order: (name, reset value). ``log_n``
 #: is argument 0, before the pointers; the 64-bit shift is two 32-bit words (pyxrt's set_arg passes a C
@@ -92,7 +92,7 @@ class Run:
     @classmethod
     def of(cls, log_n: int, *, inverse: bool = False, coset: int | None = None, batch: int = 1,
            input_log_m: int = 0, chain_log_n: int = 0) -> "Run":
-        """The run a caller means: inverse, a coset shift g (None: no coset), batch, extension and chain."""
+        """The run a caller means: inverse, a coset shift g (None: no coset), batch, padded input and chain."""
         flags = (FLAG_INVERSE if inverse else 0) | (FLAG_COSET if coset is not None else 0)
         return cls(log_n, flags, batch, coset or 0, input_log_m, chain_log_n)
 
@@ -107,7 +107,7 @@ class Run:
 
     def check(self, params: BuildParams) -> int:
         """The STATUS bits a kernel built with ``params`` refuses this start with; 0 when it runs. Every
-        reason is reported, not only the first; the extension and chain only with a native ``log_n``."""
+        reason is reported, not only the first; the padded input and chain only with a native ``log_n``."""
         bad = 0
         size_ok = params.min_log_n <= self.log_n <= params.max_log_n
         if not size_ok:
@@ -118,12 +118,12 @@ class Run:
             bad |= STATUS_BAD_SHIFT
         if self.flags & ~FLAGS_KNOWN:
             bad |= STATUS_BAD_FLAGS
-        if size_ok and self.input_log_m and not extension_supported(params, self.input_log_m, self.log_n):
-            bad |= STATUS_BAD_EXTEND
+        if size_ok and self.input_log_m and not lde_pair_supported(params, self.input_log_m, self.log_n):
+            bad |= STATUS_BAD_LDE_PAIR
         if size_ok and self.chain_log_n and not (
-                extension_supported(params, self.log_n, self.chain_log_n)
+                lde_pair_supported(params, self.log_n, self.chain_log_n)
                 and 1 <= self.batch <= max_batch(params, self.chain_log_n)):
-            bad |= STATUS_BAD_EXTEND
+            bad |= STATUS_BAD_LDE_PAIR
         return bad
 
     def words(self) -> dict[str, int]:

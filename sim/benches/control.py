@@ -674,6 +674,6 @@ def _accepted_start(rmap) -> tuple[int, int, int, int, int]:
     log_n = random.choice(sizes)
     flags = random.choice([0, R.FLAG_INVERSE, R.FLAG_COSET, R.FLAG_INVERSE | R.FLAG_COSET])
     shift = random.randint(1, (1 << 64) - (1 << 32))
-    input_log_m = random.choice([0] + [m for m in sizes if rmap.extension_ok(m, log_n)])
-    chain_log_n = random.choice([0] + [t for t in sizes if rmap.extension_ok(log_n, t)])
+    input_log_m = random.choice([0] + [m for m in sizes if rmap.lde_pair_ok(m, log_n)])
+    chain_log_n = random.choice([0] + [t for t in sizes if rmap.lde_pair_ok(log_n, t)])
     return log_n, flags, shift, input_log_m, chain_log_n

@@ -13,7 +13,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge, ReadOnly
 from cocotbext.axi import AxiBus, AxiRam
 
-from nantucket.hw.model.layout import HbmLayout, extension_pairs
+from nantucket.hw.model.layout import HbmLayout, lde_pairs
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.run import Run
 from nantucket.hw.model.schedule import loopback_passes
@@ -108,7 +108,7 @@ async def test_axiram_chain(dut):
     output padded with zeros."""
     p, rams, size = await setup(dut, 0.3)
     rng = np.random.default_rng(random.getrandbits(32))
-    pairs = sorted(extension_pairs(p))
+    pairs = sorted(lde_pairs(p))
     grow = [q for q in pairs if q[0] < q[1]]
     for n, t, batch in [(*grow[-1], 1), (*grow[len(grow) // 2], 2), (*pairs[0], 3)]:
         while batch > 1 and batch << t > 1 << (p.max_log_n - 1):

@@ -30,7 +30,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge, Timer
 
 from nantucket.hw.model.field import P
-from nantucket.hw.model.layout import POINTS_PER_BEAT, HbmLayout, extension_pairs
+from nantucket.hw.model.layout import POINTS_PER_BEAT, HbmLayout, lde_pairs
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.run import Run
 from nantucket.hw.model.schedule import loopback_passes
@@ -241,7 +241,7 @@ def chain_runs(params: BuildParams) -> list[tuple[int, int, int]]:
     """(n, t, B) for the chained test: the supported pairs with n < t and n = t whose 2^t-point run fits a
     quarter of the largest size's points (the preload and read-back are Python, beat by beat), the
     largest such of each kind and the smallest, the same size as a batch of 2."""
-    pairs = sorted(p for p in extension_pairs(params) if p[1] <= params.max_log_n - 2)
+    pairs = sorted(p for p in lde_pairs(params) if p[1] <= params.max_log_n - 2)
     grow = [p for p in pairs if p[0] < p[1]]
     same = [p for p in pairs if p[0] == p[1]]
     runs = [(*grow[-1], 1), (*same[-2], 2), (*grow[0], 1)] if grow else [(*same[-1], 1)]
