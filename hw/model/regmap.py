@@ -353,13 +353,13 @@ class RegisterMap:
         (``input_log_m``), and a 2^log_m-point run write its output as such an input (``chain_log_n``)."""
         return lde_pair_supported(self._params, log_m, log_n)
 
-    def check_start(self, log_n: int, flags: int = 0, batch: int = 1, coset_shift: int = 0,
-                    input_log_m: int = 0, chain_log_n: int = 0) -> int:
-        """The STATUS bits a start with these argument values (register contents) gets refused with;
-        0 when it runs. Every reason found is reported, not only the first. ``input_log_m`` and
-        ``chain_log_n`` are 0 when unused; checked only with a supported ``log_n``. (:meth:`Run.check` of
-        the same values: the one definition.)"""
-        return Run(log_n, flags, batch, coset_shift, input_log_m, chain_log_n).check(self._params)
+    def check_start(self, log_n: int, *args: int, **fields: int) -> int:
+        """The STATUS bits a start with these argument values (register contents, in the order and with
+        the names of :class:`Run`'s fields) gets refused with; 0 when it runs. Every reason found is
+        reported, not only the first. ``input_log_m`` and ``chain_log_n`` are 0 when unused; checked only
+        with a supported ``log_n``. :meth:`Run.check` of the same values is the one definition, so a new
+        run field needs nothing here; an unknown keyword is Run's TypeError."""
+        return Run(log_n, *args, **fields).check(self._params)
 
     # -- lookups -----------------------------------------------------------------------------------
 
