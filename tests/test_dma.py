@@ -307,16 +307,20 @@ def test_chain_and_zero_extension_pysim(params, chains):
     _run_pysim_chain(params, chains)
 
 
-# Every size of three builds (one Verilator build each): N = 2^4 .. 2^8 with C = 2 (one channel per
-# direction, bursts of 4 beats and fewer), 2^8 .. 2^12 with C = 32, 2^8 .. 2^16 with 16 lanes and C = 4.
-# C = 32 uses 4 lanes here: the 16-lane, C = 32 engine takes about 10 minutes to build on 2 cores (it passed
-# at N = 2^16, see docs/performance.md), and scripts/bench_dma.py builds and runs it at full size.
-VERILATOR_CASES = [BuildParams(lanes=4, log_core=4, channels=2),
-                   BuildParams(lanes=4, log_core=6, channels=32),
-                   BuildParams(lanes=16, log_core=8, channels=4)]
+# Every size of each build (one Verilator build each): N = 2^4 .. 2^8 with C = 2 (one channel per direction,
+# bursts of 4 beats and fewer), 2^8 .. 2^10 with C = 32, 2^8 .. 2^12 with 16 lanes and C = 4 (multi-beat
+# units); make test-full adds the same corners larger: 2^8 .. 2^12 with C = 32 and 2^8 .. 2^16 with 16
+# lanes. C = 32 uses 4 lanes here: the 16-lane, C = 32 engine takes about 10 minutes to build on 2 cores
+# (it passed at N = 2^16, see docs/performance.md), and scripts/bench_dma.py builds and runs it at full size.
+VERILATOR_CASES = [pytest.param(p, id=p.tag(), marks=[pytest.mark.full] if full else [])
+                   for p, full in [(BuildParams(lanes=4, log_core=4, channels=2), False),
+                                   (BuildParams(lanes=4, log_core=5, channels=32), False),
+                                   (BuildParams(lanes=16, log_core=6, channels=4), False),
+                                   (BuildParams(lanes=4, log_core=6, channels=32), True),
+                                   (BuildParams(lanes=16, log_core=8, channels=4), True)]]
 
 
-@pytest.mark.parametrize("params", VERILATOR_CASES, ids=lambda p: p.tag())
+@pytest.mark.parametrize("params", VERILATOR_CASES)
 def test_loopback_verilator(params):
     """The loopback bench; on the 16-lane build also its chained output read back zero-extended
     (test_chain_zero_extension: one build covers it, and 16 lanes give multi-beat units)."""

@@ -9,7 +9,8 @@ from nantucket.hw.model.params import BuildParams
 from nantucket.host.sim_backend import SimBackend
 from nantucket.host.workloads import make_points
 
-pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
+# A larger build (a 32-lane kernel, about 5 minutes of Verilator build): make test-full.
+pytestmark = [pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable"), pytest.mark.full]
 
 L32 = BuildParams(lanes=32, log_core=5, channels=32)
 

@@ -116,6 +116,7 @@ def test_twiddle_generator(lanes, k, crossed):
               test_module="nantucket.sim.benches.twiddles", testcase=tests)
 
 
+@pytest.mark.full
 def test_twiddle_generator_default_build():
     """The default build (16 lanes, k = 12): frames of 2^12 (2^24 points), 2^9 and 2^8 (2^17) and 2^4
     (2^8, the smallest), a few rounds each, forward and inverse, batches of the smallest size, with a
