@@ -172,7 +172,8 @@ def _sizes(params, seed=0):
                                     BuildParams(lanes=4, log_core=3, channels=4),
                                     BuildParams(lanes=4, log_core=4, channels=4),
                                     BuildParams(lanes=4, log_core=4, channels=8),
-                                    BuildParams(lanes=8, log_core=5, channels=8)], ids=lambda p: p.tag())
+                                    pytest.param(BuildParams(lanes=8, log_core=5, channels=8),
+                                                 marks=pytest.mark.full)], ids=lambda p: p.tag())
 def test_loopback_pysim(params):
     """Both passes of runs of every size and batches through the DMA with refresh and stalls: the data
     against the golden passes, every AXI address and burst length against the host layout
@@ -298,7 +299,8 @@ def _run_pysim_chain(params, chains, *, seed=2):
 @pytest.mark.parametrize("params, chains", [
     pytest.param(BuildParams(lanes=4, log_core=4, channels=4), [(5, 5, 2), (4, 7, 1), (6, 8, 1), (7, 7, 1), (5, 8, 1)],
                  id="L4_k4_C4"),
-    pytest.param(BuildParams(lanes=8, log_core=5, channels=8), [(7, 10, 1), (8, 8, 2), (6, 9, 1)], id="L8_k5_C8"),
+    pytest.param(BuildParams(lanes=8, log_core=5, channels=8), [(7, 10, 1), (8, 8, 2), (6, 9, 1)], id="L8_k5_C8",
+                 marks=pytest.mark.full),
     pytest.param(BuildParams(lanes=8, log_core=5, channels=2), [(6, 10, 1), (7, 7, 3)], id="L8_k5_C2")])
 def test_chain_and_zero_extension_pysim(params, chains):
     """A chained pass 2 and the zero-extended pass 1 that reads its output, with refresh and stalls (see

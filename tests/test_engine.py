@@ -22,7 +22,8 @@ def test_engine(lanes, k):
 
 
 # L4_k4 with C = 2 shares test_engine's build (C only sets min_log_n, here 4 as with C = 4)
-@pytest.mark.parametrize("lanes, k, channels", [(4, 4, 2), (8, 5, 8)], ids=["L4_k4", "L8_k5_C8"])
+@pytest.mark.parametrize("lanes, k, channels", [(4, 4, 2), pytest.param(8, 5, 8, marks=pytest.mark.full)],
+                         ids=["L4_k4", "L8_k5_C8"])
 def test_engine_inverse_and_batches(lanes, k, channels):
     """Inverse at every size, batches of 1..3 mixing kinds, switching between passes without reset,
     random stalls, exact cycle counts (sim/benches/engine.py test_inverse_and_batches)."""
