@@ -230,7 +230,12 @@ def check_consistency(params: BuildParams, verilog: str, xml_text: str | None = 
     root = ET.fromstring(xml_text)
     kern = root.find("kernel")
     xml_ports = {p.get("name"): p for p in kern.iter("port")}
-    xml_args = {a.get("port"): a for a in kern.iter("arg") if a.get("addressQualifier") == "1"}
+    xml_args = {a.get("port"): a for a in kern.iter("arg")
+                if a.get("addressQualifier") == "1" and a.get("name") != R.RECORD_ARG}
+    record = rmap.record_arg
+    if not any(a.get("name") == record.name and a.get("port") == record.port and a.get("addressQualifier") == "1"
+               and int(a.get("offset"), 16) == record.offset for a in kern.iter("arg")):
+        problems.append(f"kernel.xml: no pointer argument {record.name} on {record.port} at 0x{record.offset:X}")
     sp = dict(re.findall(r"^sp=\w+_1\.(\w+):(\S+)$", cfg_text, flags=re.M))
     for m in masters:
         wdata = ports.get(f"{m}_wdata")

@@ -23,6 +23,10 @@ A + 0x28    argument C+6 ``chain_log_n``: 32-bit scalar t; when nonzero the outp
             zero-extended input of a 2^t-point run (hw.model.layout: HbmLayout.output_as_input), which
             that run reads with input_log_m = log_n, so transforms chain on the card; 0 (reset): the
             output placement
+A + 0x30    argument C+7 ``status``: 64-bit pointer (master ``m00_axi``, so a buffer in HBM[0]) where the
+            kernel writes its status record after every start (hw.model.record: STATUS, the
+            identification words, its cycle counts), so a host that cannot read registers learns how
+            the run went
 0x800       identification block, read only: MAGIC, VERSION, LANES, LOG_CORE, CHANNELS, STATUS,
             MIN_LOG_N, MAX_LOG_N (the native sizes 2^MIN_LOG_N .. 2^MAX_LOG_N the kernel runs)
 ==========  =============================================================================
@@ -36,7 +40,8 @@ of 0 or one whose B x 2^log_n points exceed the buffers of the build's largest t
 (B * 2^log_n > 2^MAX_LOG_N, STATUS.bad_batch), a coset run whose shift is 0 or not below p
 (STATUS.bad_shift), a flag bit the kernel does not know (STATUS.bad_flags) or an ``input_log_m`` /
 ``chain_log_n`` pair of sizes the layout cannot place evenly (STATUS.bad_lde_pair,
-:func:`hw.model.layout.lde_pair_supported`) finishes at once and touches no memory.
+:func:`hw.model.layout.lde_pair_supported`) finishes at once and touches no point memory: it writes only
+its status record.
 """
 
 from dataclasses import dataclass
@@ -48,7 +53,7 @@ from .run import (ARG_DOCS, FLAG_COSET, FLAG_INVERSE, FLAGS_KNOWN, SCALAR_ARGS, 
 
 __all__ = [
     "KERNEL_NAME", "CONTROL_PORT", "ADDRESS_BITS", "ADDRESS_RANGE", "DATA_BITS", "MASTER_DATA_BITS",
-    "CTRL", "GIER", "IP_IER", "IP_ISR", "ARGS_BASE", "POINTER_BASE", "ID_BASE",
+    "CTRL", "GIER", "IP_IER", "IP_ISR", "ARGS_BASE", "POINTER_BASE", "ID_BASE", "RECORD_ARG",
     "CTRL_AP_START", "CTRL_AP_DONE", "CTRL_AP_IDLE", "CTRL_AP_READY", "GIER_ENABLE", "IER_DONE",
     "ISR_DONE", "MAGIC", "VERSION", "STATUS_BAD_SIZE", "STATUS_AXI_ERROR", "STATUS_AXI_RESP_SHIFT",
     "STATUS_AXI_RESP_MASK", "STATUS_AXI_WRITE", "STATUS_AXI_CHANNEL_SHIFT", "STATUS_AXI_CHANNEL_MASK",
@@ -78,6 +83,8 @@ ARGS_BASE = 0x10
 POINTER_BASE = 0x18
 #: Bytes per 64-bit pointer argument (two 32-bit words, low word first).
 POINTER_BYTES = 8
+#: The pointer argument of the status record (hw.model.record), after every scalar.
+RECORD_ARG = "status"
 
 CTRL_AP_START = 1 << 0
 CTRL_AP_DONE = 1 << 1
@@ -92,8 +99,8 @@ ID_BASE = 0x800
 #: "NTKT" in ASCII.
 MAGIC = 0x4E54_4B54
 #: Bumped whenever this register map changes incompatibly (2: the flags, batch and coset_shift arguments;
-#: 3: input_log_m and chain_log_n).
-VERSION = 3
+#: 3: input_log_m and chain_log_n; 4: the status argument and record).
+VERSION = 4
 
 # -- the ``flags`` argument and the refused-start bits: hw/model/run.py (re-exported here) -------------
 #: STATUS bits 1..14: the first AXI error response (RRESP/BRESP other than OKAY) any HBM master got in
@@ -185,11 +192,17 @@ class KernelArg:
     size: int
     port: str
     c_type: str
-    channel: int | None = None          # pointers: which HBM channel / master
+    channel: int | None = None          # point buffers: which HBM channel / master
     reset: int = 0                      # the register's value after reset (scalars)
 
     @property
     def is_pointer(self) -> bool:
+        """A global memory pointer (a point buffer or the status record), as kernel.xml declares it."""
+        return self.c_type.endswith("*")
+
+    @property
+    def is_points(self) -> bool:
+        """A point buffer: ``hbm_NN``, the base address master ``mNN_axi`` works on."""
         return self.channel is not None
 
     @property
@@ -224,6 +237,9 @@ class RegisterMap:
         after = POINTER_BASE + POINTER_BYTES * params.channels
         args += [KernelArg(name, 1 + params.channels + i, after + 8 * i, 4, CONTROL_PORT, "uint", reset=reset)
                  for i, (name, reset) in enumerate(SCALAR_ARGS)]
+        # the status record's address, last (hw.model.record), served by master 0
+        args.append(KernelArg(RECORD_ARG, len(args), after + 8 * len(SCALAR_ARGS), POINTER_BYTES, master_port(0),
+                              "uint*"))
         self._args = tuple(args)
         self._registers = self._build_registers()
         self._by_offset = {r.offset: r for r in self._registers}
@@ -256,6 +272,11 @@ class RegisterMap:
             if a.size == 4:
                 regs.append(Register(a.name, a.offset, "rw", f"argument {a.index}: {ARG_DOCS[a.name]}",
                                      reset=a.reset))
+            elif not a.is_points:
+                regs.append(Register(f"{a.name}_lo", a.offset, "rw", f"argument {a.index}: {a.name}, bits 31..0: "
+                                     f"{ARG_DOCS[a.name]}"))
+                regs.append(Register(f"{a.name}_hi", a.offset + 4, "rw",
+                                     f"argument {a.index}: {a.name}, bits 63..32"))
             else:
                 regs.append(Register(f"{a.name}_lo", a.offset, "rw",
                                      f"argument {a.index}: {a.name}, bits 31..0"))
@@ -304,7 +325,13 @@ class RegisterMap:
 
     @property
     def pointer_args(self) -> tuple[KernelArg, ...]:
-        return tuple(a for a in self._args if a.is_pointer)
+        """The point buffers ``hbm_NN``, one per channel (the status pointer is :attr:`record_arg`)."""
+        return tuple(a for a in self._args if a.is_points)
+
+    @property
+    def record_arg(self) -> KernelArg:
+        """The ``status`` pointer: where the kernel writes its status record (hw.model.record)."""
+        return self.arg(RECORD_ARG)
 
     @property
     def scalar_args(self) -> tuple[KernelArg, ...]:

@@ -52,6 +52,8 @@ ARG_DOCS = {
     "coset_shift_hi": "the coset shift g, bits 63..32",
     "input_log_m": "m: the input holds only each transform's first 2^m points (zero-extended); 0: all",
     "chain_log_n": "t: the output is written as the zero-extended input of a 2^t-point run; 0: plain output",
+    "status": "where the kernel writes its status record after every start (a buffer in HBM[0], rounded "
+              "down to 64 bytes; hw.model.record)",
 }
 
 _WORD = (1 << 32) - 1

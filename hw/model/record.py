@@ -1,0 +1,119 @@
+"""The status record: what the kernel writes into device memory at the end of every start.
+
+XRT's published Python binding (``pyxrt.pyi``) declares no way to read a kernel register, so a host on it
+cannot read STATUS. The kernel therefore also writes STATUS, its identification and its own cycle counts
+as one record of :data:`RECORD_BYTES` bytes (two 256-bit beats, 16 little-endian 32-bit words) at the
+address in its ``status`` argument (a pointer served by master ``m00_axi``, so a buffer in HBM[0]),
+after the last write response of the run and before ``ap_done``; a refused start writes it too (and
+nothing else). A host reads it with ``bo.sync`` and ``bo.map`` alone. This module is the one definition
+of the record's words, which the gateware (hw/kernel.py), the kernel model (sim/kernel_model.py) and
+the host's driver (host/xrt/) use.
+
+Words, in address order:
+
+==  ====================  ==========================================================================
+0   MAGIC .. MAX_LOG_N    the identification block's eight words, in its order (hw.model.regmap
+7                         ``ID_REGISTERS``), STATUS as it reads after this start's done
+8   SEQUENCE              starts since reset, this one included (1 for the first)
+9   RUN                   this start's log_n (bits 7..0), flags (15..8), input_log_m (23..16) and
+                          chain_log_n (31..24), each the low 8 bits of its argument register
+10  BATCH                 this start's batch argument
+11  PASS1_DMA_CYCLES      ap_clk (DMA) cycles of pass 1, from its start to its last write response
+12  PASS1_NTT_CYCLES      ap_clk_2 (NTT) cycles in the same window, counted in the NTT domain
+13  PASS2_DMA_CYCLES      the same for pass 2
+14  PASS2_NTT_CYCLES
+15  TOTAL_DMA_CYCLES      ap_clk cycles from the accepted start to the record's write (set-up included)
+==  ====================  ==========================================================================
+
+The cycle words of a refused start are 0. Counters saturate at 2^32 - 1 (14 s at 300 MHz: no run is
+that long). The record's address is rounded down to :data:`RECORD_BYTES` (the two beats stay in one
+4 KiB page).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .params import BuildParams
+from .regmap import ID_REGISTERS, MAGIC, VERSION, RegisterMap
+from .run import Run
+
+__all__ = ["RECORD_WORDS", "RECORD_BYTES", "RECORD_BEATS", "CYCLE_WORDS", "StatusRecord", "run_word",
+           "record_words"]
+
+#: The record's words, in address order (4 bytes each).
+RECORD_WORDS = ID_REGISTERS + ("SEQUENCE", "RUN", "BATCH", "PASS1_DMA_CYCLES", "PASS1_NTT_CYCLES",
+                               "PASS2_DMA_CYCLES", "PASS2_NTT_CYCLES", "TOTAL_DMA_CYCLES")
+RECORD_BYTES = 4 * len(RECORD_WORDS)
+#: 256-bit beats of one record.
+RECORD_BEATS = RECORD_BYTES // 32
+#: The words a refused start leaves 0.
+CYCLE_WORDS = ("PASS1_DMA_CYCLES", "PASS1_NTT_CYCLES", "PASS2_DMA_CYCLES", "PASS2_NTT_CYCLES",
+               "TOTAL_DMA_CYCLES")
+_MASK = 0xFFFF_FFFF
+
+assert RECORD_BYTES % 32 == 0 and len(RECORD_WORDS) == 16
+
+
+def run_word(log_n: int, flags: int, input_log_m: int, chain_log_n: int) -> int:
+    """Word 9 (RUN) of a start with these argument registers (the low 8 bits of each)."""
+    return (log_n & 0xFF) | (flags & 0xFF) << 8 | (input_log_m & 0xFF) << 16 | (chain_log_n & 0xFF) << 24
+
+
+def record_words(params: BuildParams, *, status: int, sequence: int, run: Run, cycles: dict | None = None) -> list[int]:
+    """The 16 words a kernel built with ``params`` writes after ``run`` (register contents), with STATUS
+    ``status``, start number ``sequence`` and the ``cycles`` words by name (missing ones 0)."""
+    values = dict(RegisterMap(params).id_values, STATUS=status, SEQUENCE=sequence,
+                  RUN=run_word(run.log_n, run.flags, run.input_log_m, run.chain_log_n), BATCH=run.batch,
+                  **{name: min(int(v), _MASK) for name, v in (cycles or {}).items()})
+    unknown = set(values) - set(RECORD_WORDS)
+    if unknown:
+        raise KeyError(f"cycles: no record word {', '.join(sorted(unknown))}")
+    return [values.get(name, 0) & _MASK for name in RECORD_WORDS]
+
+
+@dataclass(frozen=True)
+class StatusRecord:
+    """One record as read back. ``words``: {name: value} for every name of :data:`RECORD_WORDS`."""
+    words: dict
+
+    @classmethod
+    def from_bytes(cls, raw) -> "StatusRecord":
+        """The record in the first RECORD_BYTES of ``raw`` (bytes or a uint8 array)."""
+        buf = np.frombuffer(bytes(np.asarray(raw, dtype=np.uint8).reshape(-1)[:RECORD_BYTES]), dtype="<u4")
+        if buf.size < len(RECORD_WORDS):
+            raise ValueError(f"raw: a status record is {RECORD_BYTES} bytes, got {buf.size * 4}")
+        return cls(dict(zip(RECORD_WORDS, (int(v) for v in buf))))
+
+    def __getitem__(self, name: str) -> int:
+        return self.words[name]
+
+    @property
+    def written(self) -> bool:
+        """Whether a kernel wrote it: MAGIC and VERSION are this map's (a record the host cleared
+        before the start and that still reads 0 was never written)."""
+        return self.words["MAGIC"] == MAGIC and self.words["VERSION"] == VERSION
+
+    @property
+    def status(self) -> int:
+        return self.words["STATUS"]
+
+    def describes(self, run: Run) -> bool:
+        """Whether the record is the one of a start of ``run`` (its RUN and BATCH words)."""
+        return (self.words["RUN"] == run_word(run.log_n, run.flags, run.input_log_m, run.chain_log_n)
+                and self.words["BATCH"] == run.batch & _MASK)
+
+    def mismatched_ids(self, params: BuildParams) -> dict:
+        """{name: (read, expected)} for every identification word other than STATUS that differs."""
+        want = RegisterMap(params).id_values
+        return {n: (self.words[n], want[n]) for n in ID_REGISTERS if n != "STATUS" and self.words[n] != want[n]}
+
+    def cycles(self) -> dict:
+        """The cycle words by name."""
+        return {n: self.words[n] for n in CYCLE_WORDS}
+
+    def kernel_seconds(self, params: BuildParams) -> float:
+        """The run's time by the kernel's own count: TOTAL_DMA_CYCLES at the build's DMA clock."""
+        return self.words["TOTAL_DMA_CYCLES"] / (params.dma_mhz * 1e6)
