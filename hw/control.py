@@ -52,9 +52,11 @@ from nantucket.hw.model.field import P
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.run import run_layout
 
-__all__ = ["ControlSlave"]
+__all__ = ["ControlSlave", "RECORD_LAYOUT"]
 
 _WORD_BITS = R.ADDRESS_BITS - 2            # word index inside the control space
+#: The argument values the status record carries (hw.model.record: the address, the RUN and BATCH words).
+RECORD_LAYOUT = data.StructLayout({"address": 64, "run": 32, "batch": 32})
 
 
 class ControlSlave(wiring.Component):
@@ -78,6 +80,10 @@ class ControlSlave(wiring.Component):
     - ``reject`` (In 1): with ``done``: the start was refused; ``refused`` goes into STATUS.
     - ``fault`` (In ``hw.axi.fault_layout(channels)``): an AXI error response this cycle; the first of a
       run is latched into STATUS.axi_error / axi_resp / axi_write / axi_channel.
+    - ``record`` (Out :data:`RECORD_LAYOUT`): what the status record (hw.model.record) takes from the
+      argument registers: ``address`` (the ``status`` pointer), ``run`` (its RUN word: the low 8 bits of
+      log_n, flags, input_log_m and chain_log_n) and ``batch``; constant from ``start`` to ``done``.
+    - ``fault_status`` (Out 32): the STATUS bits of the AXI error latched in this run so far (0 without).
     - ``interrupt`` (Out 1): GIER.enable & IP_IER.done & IP_ISR.done.
     - ``idle`` (Out 1): CTRL.ap_idle.
 
@@ -103,6 +109,8 @@ class ControlSlave(wiring.Component):
             "done": In(1),
             "reject": In(1),
             "fault": In(fault_layout(params.channels)),
+            "record": Out(RECORD_LAYOUT),
+            "fault_status": Out(32),
             "interrupt": Out(1),
             "idle": Out(1, init=1),
         })
@@ -226,6 +234,9 @@ class ControlSlave(wiring.Component):
                      self.run.chain_log_n.eq(args["chain_log_n"])]
         for pa in self._rmap.pointer_args:
             m.d.comb += self.base[pa.channel].eq(args[pa.name])
+        m.d.comb += [self.record.address.eq(args[self._rmap.record_arg.name]),
+                     self.record.run.eq(Cat(log_n[:8], flags[:8], input_log_m[:8], args["chain_log_n"][:8])),
+                     self.record.batch.eq(args["batch"])]
         m.d.comb += self.supported.eq((log_n >= self._params.min_log_n) & (log_n <= self._params.max_log_n))
 
     def _handshake(self, m, wr, idle):
@@ -258,7 +269,8 @@ class ControlSlave(wiring.Component):
             s.ap_ready.eq((s.ap_ready & ~s.read_ctrl) | start_now),
             s.isr.eq((s.isr ^ (wr.hits(R.IP_ISR) & wr.bit0 & wr.data[0])) | (finish_now & s.ier)),
         ]
-        m.d.comb += [self.interrupt.eq(s.gier & s.ier & s.isr), self.idle.eq(idle)]
+        m.d.comb += [self.interrupt.eq(s.gier & s.ier & s.isr), self.idle.eq(idle),
+                     self.fault_status.eq(self._status_word(0, s.fault))]
         return s
 
     def _read_channel(self, m, arg_words, s):

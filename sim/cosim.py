@@ -33,7 +33,7 @@ from nantucket.hw.model import regmap as R
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.layout import BEAT_BYTES, HbmLayout
 from nantucket.sim.hbm import HBM_DIR_PLUSARG, memory_file, read_dump_file, write_load_file
-from nantucket.sim.kernel_harness import FILE_STEM
+from nantucket.sim.kernel_harness import FILE_STEM, RECORD_PAGE_BEATS
 from nantucket.hw.flow.scratch import scratch_dir
 
 #: Prefix of this object's scratch directory (HBM exchange files, the socket), in the system temp dir.
@@ -89,7 +89,7 @@ class SimulatedKernel:
         self.rmap = R.RegisterMap(params)
         self.cycle_budget = cycle_budget
         #: bytes each HBM channel model holds from its window's start (the harness's default depth)
-        self.channel_bytes = HbmLayout(params).channel_bytes
+        self.channel_bytes = (HbmLayout(params).beats_per_channel + RECORD_PAGE_BEATS) * BEAT_BYTES
         self.run_budget = self.budget_for(params.max_log_n)
         self._log_n_arg = 0                 # the log_n argument as last written
         self.progress = progress or (lambda line: print(line, file=sys.stderr, flush=True))
@@ -206,6 +206,22 @@ class SimulatedKernel:
     def write_raw(self, offset: int, value: int) -> None:
         """A register write with no memory transfer or run bookkeeping."""
         self._call("write", offset, value & 0xFFFF_FFFF)
+
+    def inject(self, channel: int, rresp: int = 0, bresp: int = 0) -> None:
+        """From now on every R beat (``rresp``) / B response (``bresp``) of HBM channel ``channel``'s model
+        carries that AXI response code (2 SLVERR, 3 DECERR; 0 OKAY ends it), as a failing controller
+        would. One channel at a time: a new call moves the injection."""
+        if not isinstance(channel, int) or not 0 <= channel < self.params.channels:
+            raise ValueError(f"channel: expected 0..{self.params.channels - 1}, got {channel!r}")
+        for name, code in (("rresp", rresp), ("bresp", bresp)):
+            if code not in (0, 1, 2, 3):
+                raise ValueError(f"{name}: expected an AXI response code 0..3, got {code!r}")
+        self._call("inject", channel, rresp, bresp)
+
+    def traffic(self, *, refresh: bool, stalls: bool) -> None:
+        """HBM refresh windows and random stalls on every AXI channel (AR, R, AW, W, B) of every model, on
+        or off from now on."""
+        self._call("traffic", int(bool(refresh)), int(bool(stalls)))
 
     def step(self, ntt_cycles: int) -> None:
         """Let the simulation run for ``ntt_cycles`` cycles of the NTT clock."""

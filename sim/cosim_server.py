@@ -34,6 +34,7 @@ class CardTB:
         dut.stall_en.value = int(self.facts.get("stalls", 0))
         dut.bd_load.value = 0
         dut.bd_dump.value = 0
+        await self.inject(0, 0, 0)
         self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axi_control"), dut.ap_clk, dut.ap_rst_n,
                                   reset_active_level=False)
         await self.reset(16)
@@ -54,6 +55,13 @@ class CardTB:
     async def write(self, offset: int, value: int) -> None:
         await self.axil.write(offset, value.to_bytes(4, "little"))
 
+    async def inject(self, channel: int, rresp: int, bresp: int) -> None:
+        """Error responses from one channel's HBM model, from the next ap_clk edge on."""
+        await FallingEdge(self.dut.ap_clk)
+        self.dut.inject_channel.value = channel
+        self.dut.inject_rresp.value = rresp
+        self.dut.inject_bresp.value = bresp
+
     async def pulse(self, port) -> None:
         """One ap_clk cycle of ``port`` high: the HBM models' file load or dump happens on that edge."""
         await FallingEdge(self.dut.ap_clk)
@@ -64,20 +72,23 @@ class CardTB:
     async def wait_idle(self, budget_ntt_cycles: int):
         """Run until the kernel is idle (CTRL.ap_idle, polled cheaply through the busy counter)."""
         dut = self.dut
-        step = min(4096, budget_ntt_cycles)
+        # Short steps first (a small run is done in a few hundred cycles, a refused start in a few), then
+        # doubling: one timer callback per step instead of a Python wake-up per clock edge (the cycle count
+        # itself comes from the harness's counter).
+        step = 256
         spent = 0
         t0 = time.monotonic()
         while spent < budget_ntt_cycles:
-            # one timer callback instead of a Python wake-up per clock edge (the cycle count itself comes
-            # from the harness's counter)
+            step = min(step, budget_ntt_cycles - spent)
             await Timer(step * self.params.sim_period_ps("ntt"), unit="ps")
             spent += step
             if not int(dut.kernel_busy.value):
                 break
-            if spent % (1 << 17) == 0:
+            if spent >> 17 != (spent - step) >> 17:
                 wall = time.monotonic() - t0
                 dut._log.info(f"kernel running: {spent} NTT cycles in {wall:.0f} s wall "
                               f"({spent / wall:.0f} cycles/s)")
+            step = min(2 * step, 4096)
         idle = not int(dut.kernel_busy.value)
         err = [int(dut.err.value) >> (4 * c) & 15 for c in range(len(dut.err) // 4)]
         return idle, int(dut.ntt_cycles.value), [e for e in err if e] and err
@@ -111,6 +122,13 @@ async def serve(dut):
                     send_msg(sock, ("ok", facts["props"]["depth_beats"]))
                 elif op == "wait_idle":
                     send_msg(sock, ("ok", *(await tb.wait_idle(*args))))
+                elif op == "traffic":
+                    await FallingEdge(dut.ap_clk)
+                    dut.refresh_en.value, dut.stall_en.value = args
+                    send_msg(sock, ("ok",))
+                elif op == "inject":
+                    await tb.inject(*args)
+                    send_msg(sock, ("ok",))
                 elif op == "step":
                     await ClockCycles(dut.ap_clk_2, args[0])
                     send_msg(sock, ("ok",))

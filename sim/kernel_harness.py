@@ -9,29 +9,34 @@ Ports of the harness (the simulator's top):
   files (sim/hbm.py ``files=``): a cycle with ``bd_load`` high reads ``<dir>/hbm<c>.load.hex`` into channel
   c's memory, one with ``bd_dump`` high writes channel c's memory to ``<dir>/hbm<c>.dump.hex``, ``<dir>``
   being the simulator's ``+nantucket_hbm_dir=`` plusarg (:data:`sim.hbm.HBM_DIR_PLUSARG`);
+- ``inject_channel``, ``inject_rresp``, ``inject_bresp``: error injection into one channel's model (sim/hbm.py):
+  while a response code is not 0 (OKAY), every R beat / B response of channel ``inject_channel`` carries it;
 - ``err``: every channel model's sticky protocol error bits;
 - ``ntt_cycles``: ``ap_clk_2`` cycles the kernel spent busy in its last run (from ap_start accepted to done);
 - ``kernel_busy``: a run is in progress (``ap_clk`` domain).
 
 Channel c's window starts at ``c * CHANNEL_SPAN`` (256 MiB, one pseudo-channel), the address XRT gives a
-buffer in bank HBM[c]; it holds ``depth_beats`` beats from that address on.
+buffer in bank HBM[c]; it holds ``depth_beats`` beats from that address on: by default the layout's buffer and
+one 4 KiB page more, for the status record's buffer (hw.model.record) that a host places in HBM[0].
 """
 
-from amaranth.hdl import DomainRenamer, Module, Signal, ClockDomain, ClockSignal, ResetSignal
+from amaranth.hdl import DomainRenamer, Module, Mux, Signal, ClockDomain, ClockSignal, ResetSignal
 from amaranth.lib import data, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
 from nantucket.hw.kernel import VitisKernel
 from nantucket.hw.model import regmap
-from nantucket.hw.model.layout import HbmLayout
+from nantucket.hw.model.layout import BEAT_BYTES, PAGE_BYTES, HbmLayout
 from nantucket.hw.model.params import BuildParams
 from .hbm import CHANNEL_SPAN, HBM_LATENCY, REFRESH_CYCLES, REFRESH_PERIOD, channel_models
 
-__all__ = ["KernelHarness", "FILE_STEM"]
+__all__ = ["KernelHarness", "FILE_STEM", "RECORD_PAGE_BEATS"]
 
 #: channel c's file memory is ``<FILE_STEM><c>`` (sim/hbm.py memory_file)
 FILE_STEM = "hbm"
+#: Beats each channel model holds past the layout's buffer: one 4 KiB page, for the status record's buffer.
+RECORD_PAGE_BEATS = PAGE_BYTES // BEAT_BYTES
 
 
 class KernelHarness(wiring.Component):
@@ -44,7 +49,7 @@ class KernelHarness(wiring.Component):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
         layout = HbmLayout(params)
         if depth_beats is None:
-            depth_beats = layout.beats_per_channel
+            depth_beats = layout.beats_per_channel + RECORD_PAGE_BEATS
         if not isinstance(depth_beats, int) or depth_beats < layout.beats_per_channel:
             raise ValueError(f"depth_beats: must be an int >= {layout.beats_per_channel}, got {depth_beats!r}")
         self._params = params
@@ -58,6 +63,7 @@ class KernelHarness(wiring.Component):
         chans = params.channels
         members.update({
             "refresh_en": In(1), "stall_en": In(1),
+            "inject_channel": In(range(chans)), "inject_rresp": In(2), "inject_bresp": In(2),
             "bd_load": In(1), "bd_dump": In(1),
             "err": Out(data.ArrayLayout(4, chans)),
             "ntt_cycles": Out(40),
@@ -104,6 +110,8 @@ class KernelHarness(wiring.Component):
             m.d.comb += [
                 hbm.refresh_en.eq(self.refresh_en), hbm.stall_en.eq(self.stall_en),
                 hbm.bd_load.eq(self.bd_load), hbm.bd_dump.eq(self.bd_dump),
+                hbm.inject_rresp.eq(Mux(self.inject_channel == c, self.inject_rresp, 0)),
+                hbm.inject_bresp.eq(Mux(self.inject_channel == c, self.inject_bresp, 0)),
                 self.err[c].eq(hbm.err),
             ]
 
