@@ -107,7 +107,7 @@ class NttKernel(wiring.Component):
         m.submodules.control = DomainRenamer("dma")(ctrl)
         m.submodules.dma = dma
         m.submodules.engine = DomainRenamer("ntt")(engine)
-        m.submodules.record = writer = DomainRenamer("dma")(self._writer)
+        m.submodules.status_record = writer = DomainRenamer("dma")(self._writer)
 
         connect(m, flipped(self.s_axi_control), ctrl.axil)
         for ch in range(1, self._params.channels):

@@ -165,9 +165,10 @@ def test_kernel_crossings_are_all_synchronized(kernel):
     assert crossings and all(c.via is not None for c in crossings), [c for c in crossings if c.via is None]
     assert {(c.start_domain, c.end_domain) for c in crossings} == {("dma", "ntt"), ("ntt", "dma")}
     # Outside the FIFOs, the run and its pass cross once as one value and each start as a pulse: in the
-    # sequencer and in the DMA (its pass state), two synchronizers each.
+    # sequencer and in the DMA (its pass state), two synchronizers each; the status record's NTT cycle
+    # counts come back once.
     ends = {c.endpoint for c in crossings if c.via == "synchronizer" and "_fifo" not in c.endpoint}
-    assert ends == {"core.run_sync.stage0", "core.start_sync.ff_sync.stage0",
+    assert ends == {"core.run_sync.stage0", "core.start_sync.ff_sync.stage0", "core.cycles_sync.stage0",
                     "core.dma.sync_state.stage0", "core.dma.sync_start.ff_sync.stage0"}
     assert any(c.via.startswith("RAM ") for c in crossings)
 

@@ -50,7 +50,7 @@ def plan(params: BuildParams) -> SlrPlan:
     twiddle_units = TwiddleGenerator(params).mul_units
     coset_units = NttEngine(params).coset_factors.mul_units
     lane_units = Lane(params.log_core).mul_units
-    slr0 = ("core/control", "core/dma", "core/run_sync", "core/start_sync",
+    slr0 = ("core/control", "core/dma", "core/status_record", "core/run_sync", "core/start_sync", "core/cycles_sync",
             *(f"core/engine/lane{i}" for i in range(half)))
     slr1 = ("core/engine/twiddles", "core/engine/coset_factors",
             *(f"core/engine/lane{i}" for i in range(half, params.lanes)))
