@@ -118,6 +118,9 @@ class FakePyxrt:
         # the sim backend puts the simulated Verilog kernel instead of KernelModel (sim/cosim.py).
         self.kernel_factory = kernel_factory or (lambda params, hbm, layout: KernelModel(
             params, hbm, layout, hang=self.hang, id_overrides=self.id_overrides))
+        # a hang of the default kernel is the model's own (accepts the start, never finishes); any other
+        # kernel is left alone and the runs never complete
+        self._own_kernel = kernel_factory is None
         self.kernel_model: KernelModel | None = None
         self.hbm: HbmModel | None = None
         self.calls: list[str] = []                         # what the adapter did, in order
@@ -161,7 +164,7 @@ class FakePyxrt:
 
     def _apply_fault(self, kernel) -> None:
         """Give a newly made (or already loaded) kernel the injected fault."""
-        if isinstance(kernel, KernelModel):
+        if self._own_kernel:
             kernel.hang = self.hang
         if self.fault in ("axi-read", "axi-write"):
             if not hasattr(kernel, "inject"):

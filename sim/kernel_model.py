@@ -285,19 +285,14 @@ class KernelModel:
     def _responses(self, run: Run) -> list[tuple[int, int, bool]]:
         """(channel, response, write) of every injected error response the accepted ``run`` gets, in the
         order they come: pass 1's reads, then its writes (pass 1 reads first), then pass 2's reads and
-        writes; within one step by channel. Only channels the run touches answer."""
+        writes; within one step by channel. Every run touches every channel of each step (the layout
+        gives each channel a unit of every group of slots, also of a zero-extended input or a chained
+        output); a refused start touches none."""
         if not self._injected:
             return []
         lay = self.layout_for(run.log_n, run.batch)
-        reads1 = list(lay.read_channels(1))
-        if run.input_log_m:                    # a zero-extended input: only the channels holding 2^m points
-            held = lay.place("input", np.arange(1 << run.input_log_m))[0]
-            reads1 = [ch for ch in reads1 if ch in set(int(c) for c in held)]
-        writes2 = list(lay.write_channels(2))
-        if run.chain_log_n:                    # written as a 2^chain run's input: the channels holding it
-            held = lay.output_as_input(run.chain_log_n)[0]
-            writes2 = [ch for ch in writes2 if ch in set(int(c) for c in held)]
-        steps = ((reads1, False), (lay.write_channels(1), True), (lay.read_channels(2), False), (writes2, True))
+        steps = ((lay.read_channels(1), False), (lay.write_channels(1), True), (lay.read_channels(2), False),
+                 (lay.write_channels(2), True))
         out = []
         for channels, write in steps:
             for ch in sorted(channels):
