@@ -136,7 +136,7 @@ class KernelRuns:
         if not record.written:
             raise KernelFailed(f"the kernel finished without writing its status record (it reads MAGIC "
                                f"0x{record['MAGIC']:08x}, VERSION {record['VERSION']}): a half-finished run, or a "
-                               f"kernel from before register map version 4; the output is not valid"
+                               f"kernel from before register map version {R.VERSION}; the output is not valid"
                                f"{self.status_note()}")
         wrong = record.mismatched_ids(params)
         if wrong:
@@ -150,15 +150,16 @@ class KernelRuns:
                         f"{f['input_log_m']}, chain_log_n {f['chain_log_n']}")
             sent = {"log_n": run.log_n & 0xFF, "batch": run.batch, "flags": run.flags & 0xFF,
                     "input_log_m": run.input_log_m & 0xFF, "chain_log_n": run.chain_log_n & 0xFF}
-            raise KernelFailed(f"the kernel's status record describes another start ({text(record.run_fields())}) "
-                               f"than the one sent ({text(sent)}): the arguments did not reach the kernel as "
-                               "sent; the output is not valid")
+            raise KernelFailed(f"the kernel's status record describes another start "
+                               f"({text(record.run_fields())}) than the one sent ({text(sent)}): the arguments "
+                               "did not reach the kernel as sent; the output is not valid")
         status = record.status
         register = self.read_status()
         if register is not None and register != status:
-            raise KernelFailed(f"STATUS reads 0x{register:08x} but the kernel's status record says 0x{status:08x}: "
-                               f"the two disagree, so neither is trusted; register:{self.status_note(register) or ' clear'}; "
-                               f"record:{self.status_note(status) or ' clear'}")
+            notes = [self.status_note(word) or " clear" for word in (register, status)]
+            raise KernelFailed(f"STATUS reads 0x{register:08x} but the kernel's status record says "
+                               f"0x{status:08x}: the two disagree, so neither is trusted; register:{notes[0]}; "
+                               f"record:{notes[1]}")
         self._check_status(run, status)
 
     def _timeout_ms(self) -> int:
