@@ -313,11 +313,12 @@ def _transform(args, params, x, report, progress):
             device_report = dict(dev.backend.report)
             kernel_log_n = getattr(dev.backend, "kernel_log_n", None)
             kernel_cycles = getattr(dev.backend, "kernel_cycles", None)
+            kernel_measured = getattr(dev.backend, "kernel_measured", None)
             locate = dev.backend.locate
         finally:
             dev.close()
     # Printed once the log no longer holds stdout.
-    report.device(args.backend, timings, device_report, t3 - t0, log, kernel_log_n, kernel_cycles)
+    report.device(args.backend, timings, device_report, t3 - t0, log, kernel_log_n, kernel_cycles, kernel_measured)
     return y, locate
 
 

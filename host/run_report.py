@@ -77,13 +77,17 @@ class RunReport:
         self.line("Read files", f"{read_s:.3f} s")
 
     def device(self, backend: str, timings: dict, report: dict, wall_s: float, log,
-               kernel_log_n: int | None = None, kernel_cycles: int | None = None) -> None:
+               kernel_log_n: int | None = None, kernel_cycles: int | None = None,
+               kernel_measured: dict | None = None) -> None:
         """The device's phase timings (wall clock of the host, or of the simulator for a simulated
-        device) and its own report lines (kernel cycles, projected time, the size the kernel ran, ...);
-        ``kernel_log_n`` (log2 of the size the kernel transformed, None without a kernel) and
-        ``kernel_cycles`` (the kernel's own NTT cycles over the run's calls, None where no device
-        counts them) also go into the JSON object."""
+        device) and its own report lines (kernel cycles, projected time, the size the kernel ran, the
+        kernel's measured cycles and time, ...); ``kernel_log_n`` (log2 of the size the kernel
+        transformed, None without a kernel), ``kernel_cycles`` (the simulated kernel's NTT cycles over the
+        run's calls, None where no device counts them) and ``kernel_measured`` (what the kernel counted
+        itself in its status records: pass 1 and pass 2 DMA and NTT cycles, the total and its seconds at
+        the DMA clock; None when its records carry no counts) also go into the JSON object."""
         self.fields["kernel_cycles"] = kernel_cycles
+        self.fields["kernel_measured"] = kernel_measured
         simulated = backend in _SIMULATED
         self.fields["clock"] = "simulator" if simulated else "host"
         for phase, seconds in timings.items():

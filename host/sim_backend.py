@@ -8,7 +8,9 @@ backdoor transfers in a running simulation of the kernel Verilog with one HBM ch
 The simulated Verilog kernel computes the inverse, the coset and batches itself (SIM_KERNEL_COMPUTES),
 exactly as a card's would; the host does only the zero-padding of sizes below the native range
 (host/kernel_plan.py). The report's "Kernel calls" and "Host work" lines say what ran where, and "Kernel
-cycles" adds up the cycles of every call of a run (a batch larger than the kernel takes is split).
+cycles" adds up the cycles of every call of a run (a batch larger than the kernel takes is split);
+"Measured cycles" and "Measured time" are what the kernel counted itself and wrote into its status
+records (the driver's, host/xrt/backend.py), when it counts.
 
 Without explicit build parameters it picks the smallest build that holds N points (k = ceil(log2(N)/2),
 4 lanes, 4 channels); each new build is compiled once and cached under build/sim/. With parameters, every
@@ -108,6 +110,9 @@ class SimBackend(Backend, ResidentArrays):
         self._cycles: list[tuple[int, int, int]] = []    # (log_n, batch, NTT cycles) of each kernel call
         #: the kernel's NTT cycles over the calls of the last run (None before the first)
         self.kernel_cycles: int | None = None
+        #: the kernel's own counts over the calls of the last run, from its status records (the XRT
+        #: driver's ``kernel_measured``; None when they carry none)
+        self.kernel_measured: dict | None = None
         self.kernel_log_n: int | None = None    # log2 of the size the kernel ran last
 
     def _note(self, line: str) -> None:
@@ -181,6 +186,7 @@ class SimBackend(Backend, ResidentArrays):
 
     def _run(self, points, inverse, coset, order) -> np.ndarray:
         from nantucket.host.xrt import KernelTimeout, XclbinLoadFailed
+        from nantucket.host.xrt.backend import MEASURED_LINES
         from nantucket.sim.cosim import SimulationError
 
         shape = np.shape(points)
@@ -219,6 +225,9 @@ class SimBackend(Backend, ResidentArrays):
                          f"AXI stalls {'on' if self._stalls else 'off'}; build and start {t1 - t0:.1f} s",
         }
         self.report.update(self.cycles_report(params, log_n))
+        # what the kernel counted itself (its status records), when it counts
+        self.kernel_measured = device.kernel_measured
+        self.report.update({key: device.report[key] for key in MEASURED_LINES if key in device.report})
         self._last_driver = device
         return y
 

@@ -22,5 +22,16 @@ try:
 except PackageNotFoundError:          # running from a checkout that was never installed
     __version__ = "unknown"
 
+#: The named device errors of a kernel run (all DeviceErrors), from nantucket.host.xrt when first used.
+_KERNEL_ERRORS = ("KernelFailed", "KernelRefused", "KernelAxiError", "KernelTimeout")
+
 __all__ = ["ntt", "intt", "open", "Device", "ModelDevice", "BackendDevice", "DeviceArray", "DeviceError",
-           "ORDERS", "P", "GENERATOR", "__version__"]
+           "ORDERS", "P", "GENERATOR", "__version__", *_KERNEL_ERRORS]
+
+
+def __getattr__(name):
+    # the kernel's errors live with the XRT driver, which `import nantucket` does not load
+    if name in _KERNEL_ERRORS:
+        from nantucket.host.xrt import errors
+        return getattr(errors, name)
+    raise AttributeError(f"module 'nantucket' has no attribute {name!r}")

@@ -16,7 +16,12 @@ Host memory and device memory are separate, so a missing ``bo.sync`` shows up as
 
 One extra, which the published pyxrt does NOT declare: ``kernel.read_register(offset)`` (C++
 ``xrt::kernel::read_register``), present unless ``read_register=False``; the adapter must work both
-ways.
+ways (without it the host learns how a run went from the kernel's status record alone).
+
+Device faults (``fault=``): ``"axi-read"`` / ``"axi-write"`` make master ``fault_channel``'s reads / write
+responses answer ``fault_resp`` (2 SLVERR, 3 DECERR) through the kernel's ``inject`` (KernelModel's, or the
+simulated Verilog kernel's), so runs complete with STATUS.axi_error; ``"hang"`` is a kernel that never
+finishes (``run.wait`` times out without asking the kernel). :meth:`FakePyxrt.set_fault` changes it later.
 
 An "xclbin" for this module is a small JSON file written by :func:`write_xclbin` (kernel name and build
 parameters). Usage::
@@ -40,9 +45,11 @@ from nantucket.hw.model import regmap as R
 from nantucket.hw.model.params import BuildParams
 from .kernel_model import BANK_BYTES, HbmModel, KernelModel, MemoryFault
 
-__all__ = ["FakePyxrt", "write_xclbin", "xclBOSyncDirection", "ert_cmd_state"]
+__all__ = ["FakePyxrt", "write_xclbin", "xclBOSyncDirection", "ert_cmd_state", "FAULTS"]
 
 _FORMAT = "nantucket-fake-xclbin"
+#: The device faults FakePyxrt injects (None: none).
+FAULTS = (None, "axi-read", "axi-write", "hang")
 #: HBM pseudo-channels on the card, whatever the build uses.
 HBM_BANKS = 32
 
@@ -78,24 +85,31 @@ def write_xclbin(path, params: BuildParams, kernel_name: str = R.KERNEL_NAME) ->
 class FakePyxrt:
     """A module-like object with pyxrt's classes, bound to one simulated machine.
 
-    Knobs (for tests): ``devices`` (how many cards), ``hang`` (the kernel never finishes),
+    Knobs (for tests): ``devices`` (how many cards), ``fault`` (None, "axi-read", "axi-write", "hang":
+    see the module's docstring; ``fault_channel`` the HBM channel of an AXI fault, ``fault_resp`` its
+    response code, 2 SLVERR or 3 DECERR, 1 EXOKAY), ``hang`` (True: the same as ``fault="hang"``),
     ``read_register`` (offer kernel.read_register), ``id_overrides`` (corrupt ID registers),
     ``bank_bytes`` (HBM pseudo-channel size), ``layout_factory`` (params -> the HbmLayout of the build's
     largest size; defaults to hw.model.layout.HbmLayout; the kernel model places every other size with
     ``HbmLayout(params, log_n)``), ``kernel_factory`` ((params, hbm, layout) -> the kernel behind the
-    control registers; defaults to KernelModel). After a run, ``machine.kernel_model`` and
-    ``machine.hbm`` are the models.
+    control registers; defaults to KernelModel; it needs ``inject(channel, rresp, bresp)`` for the AXI
+    faults). After a run, ``machine.kernel_model`` and ``machine.hbm`` are the models.
     """
 
     XCL_BO_FLAGS_NONE = 0
     xclBOSyncDirection = xclBOSyncDirection
     ert_cmd_state = ert_cmd_state
 
-    def __init__(self, *, devices: int = 1, hang: bool = False, read_register: bool = True,
-                 id_overrides: dict | None = None, bank_bytes: int = BANK_BYTES, layout_factory=None,
-                 kernel_factory=None):
+    def __init__(self, *, devices: int = 1, fault: str | None = None, fault_channel: int = 0, fault_resp: int = 2,
+                 hang: bool = False, read_register: bool = True, id_overrides: dict | None = None,
+                 bank_bytes: int = BANK_BYTES, layout_factory=None, kernel_factory=None):
+        if not isinstance(hang, bool):
+            raise TypeError(f"hang: expected True or False, got {type(hang).__name__} {hang!r}")
+        if hang and fault not in (None, "hang"):
+            raise ValueError(f"hang: True is fault='hang', which conflicts with fault={fault!r}")
         self.devices = devices
-        self.hang = hang
+        self.fault, self.fault_channel, self.fault_resp = None, 0, 2
+        self.set_fault("hang" if hang else fault, fault_channel, fault_resp)
         self.offers_read_register = read_register
         self.id_overrides = id_overrides or {}
         self.bank_bytes = bank_bytes
@@ -104,6 +118,9 @@ class FakePyxrt:
         # the sim backend puts the simulated Verilog kernel instead of KernelModel (sim/cosim.py).
         self.kernel_factory = kernel_factory or (lambda params, hbm, layout: KernelModel(
             params, hbm, layout, hang=self.hang, id_overrides=self.id_overrides))
+        # a hang of the default kernel is the model's own (accepts the start, never finishes); any other
+        # kernel is left alone and the runs never complete
+        self._own_kernel = kernel_factory is None
         self.kernel_model: KernelModel | None = None
         self.hbm: HbmModel | None = None
         self.calls: list[str] = []                         # what the adapter did, in order
@@ -122,6 +139,44 @@ class FakePyxrt:
                                           host_only=_BoFlags.host_only, p2p=_BoFlags.p2p,
                                           svm=_BoFlags.svm))
         self.run = type("run", (_Run,), ns)
+
+    @property
+    def hang(self) -> bool:
+        """Whether runs started from now on never finish (``fault="hang"``)."""
+        return self.fault == "hang"
+
+    def set_fault(self, fault: str | None = None, channel: int = 0, resp: int = 2) -> None:
+        """Change the injected fault (see the class docstring); on a loaded kernel it applies from its next
+        start. ``set_fault(None)`` removes it (a run that already hung stays hung: reopen the card)."""
+        if fault not in FAULTS:
+            raise ValueError(f"fault: expected one of {', '.join(map(repr, FAULTS))}, got {fault!r}")
+        if not isinstance(channel, int) or isinstance(channel, bool) or not 0 <= channel <= 0x7F:
+            raise ValueError(f"fault_channel: expected an HBM channel number 0..127, got {channel!r}")
+        if not isinstance(resp, int) or isinstance(resp, bool) or resp not in (1, 2, 3):
+            raise ValueError(f"fault_resp: expected an AXI error response 1 EXOKAY, 2 SLVERR or 3 DECERR, "
+                             f"got {resp!r}")
+        kernel = getattr(self, "kernel_model", None)
+        if kernel is not None and self.fault in ("axi-read", "axi-write"):
+            kernel.inject(self.fault_channel, 0, 0)
+        self.fault, self.fault_channel, self.fault_resp = fault, channel, resp
+        if kernel is not None:
+            self._apply_fault(kernel)
+
+    def _apply_fault(self, kernel) -> None:
+        """Give a newly made (or already loaded) kernel the injected fault."""
+        if self._own_kernel:
+            kernel.hang = self.hang
+        if self.fault in ("axi-read", "axi-write"):
+            if not hasattr(kernel, "inject"):
+                raise RuntimeError(f"fault={self.fault!r}: the kernel {type(kernel).__name__} has no "
+                                   "inject(channel, rresp, bresp)")
+            params = getattr(kernel, "params", None)
+            if params is not None and self.fault_channel >= params.channels:
+                raise RuntimeError(f"fault_channel: the {params.tag()} build has HBM channels "
+                                   f"0..{params.channels - 1}, got {self.fault_channel}")
+            read = self.fault == "axi-read"
+            kernel.inject(self.fault_channel, rresp=self.fault_resp if read else 0,
+                          bresp=0 if read else self.fault_resp)
 
     def _layout(self, params):
         if self.layout_factory is not None:
@@ -243,6 +298,7 @@ class _Device:
         self.loaded = xb
         m.hbm = HbmModel(HBM_BANKS, m.bank_bytes)
         m.kernel_model = m.kernel_factory(xb.params, m.hbm, m._layout(xb.params))
+        m._apply_fault(m.kernel_model)
         return xb.get_uuid()
 
     def get_xclbin_uuid(self):
@@ -273,7 +329,8 @@ class _Kernel:
         a = self.rmap.args[argno]
         if not a.is_pointer:
             raise RuntimeError(f"Argument {argno} ({a.name}) is not a global memory argument")
-        return a.channel                             # sp=nantucket_1.mNN_axi:HBM[NN]
+        # sp=nantucket_1.mNN_axi:HBM[NN]; the status record's pointer is served by m00_axi, so HBM[0]
+        return a.channel if a.is_points else 0
 
     def _read_register(self, offset: int) -> int:
         # xrt::kernel::read_register needs exclusive access to the compute unit.
@@ -348,6 +405,7 @@ class _Run:
         self.kernel = kernel
         self._args: dict[int, object] = {}
         self._state = ert_cmd_state.ERT_CMD_STATE_NEW
+        self._hung = False          # started under fault="hang": it never completes
 
     def set_arg(self, index: int, value) -> None:
         rmap = self.kernel.rmap
@@ -379,6 +437,7 @@ class _Run:
                 km.write(off, (v >> (32 * i)) & 0xFFFF_FFFF)
         km.write(R.CTRL, R.CTRL_AP_START)
         self._state = ert_cmd_state.ERT_CMD_STATE_SUBMITTED
+        self._hung = self._machine.hang
 
     def wait(self, timeout_ms: int = 0):
         self._machine.calls.append(f"wait({timeout_ms})")
@@ -394,13 +453,14 @@ class _Run:
             # Like XRT, a wait times out only when its time is up; a simulated kernel that spent its
             # cycle budget (``hung``) cannot change any more, so waiting longer would only waste time.
             left = deadline - time.monotonic()
-            if left <= 0 or getattr(km, "hung", False):
+            if left <= 0 or (not self._hung and getattr(km, "hung", False)):
                 return ert_cmd_state.ERT_CMD_STATE_TIMEOUT
             time.sleep(min(left, 0.02))
 
     def state(self):
-        """The current state: a submitted run whose kernel has since raised ap_done is COMPLETED."""
-        if self._state == ert_cmd_state.ERT_CMD_STATE_SUBMITTED:
+        """The current state: a submitted run whose kernel has since raised ap_done is COMPLETED (a hung
+        one never is, whatever its kernel does)."""
+        if self._state == ert_cmd_state.ERT_CMD_STATE_SUBMITTED and not self._hung:
             if self._machine.kernel_model.read(R.CTRL) & R.CTRL_AP_DONE:
                 self._state = ert_cmd_state.ERT_CMD_STATE_COMPLETED
         return self._state

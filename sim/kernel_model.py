@@ -22,9 +22,18 @@ instead of in the output placement. A start decodes the scalar arguments as one
 :class:`hw.model.run.Run` (:meth:`Run.from_words`); one that :meth:`Run.check` refuses (size, batch,
 shift, flags, padded input or chain) finishes at once with those STATUS bits and touches no memory.
 
+Every start (accepted or refused) ends with the kernel's status record (hw.model.record): the ID block
+with STATUS as it reads after the start, the start's SEQUENCE number (starts since the model was made),
+its RUN and BATCH words and the cycle words, written into the buffer at the ``status`` argument's address
+(rounded down to RECORD_BYTES; master m00_axi, so it must lie in an allocated buffer of HBM[0]) before
+ap_done. The model has no clock: its cycle words are 0, unless ``record_cycles`` gives them.
+
 Each master may only touch its own HBM pseudo-channel (the link's ``sp=mNN_axi:HBM[NN]``); an address
-outside it, or outside any allocated buffer, is a fault: the model then never raises ap_done, the way a
-kernel stuck on an AXI error hangs. The sim backend runs the simulated Verilog kernel instead (sim/cosim.py).
+outside it, or outside any allocated buffer, is a fault: the model then never raises ap_done (and writes
+no record), the way a kernel stuck on an AXI error hangs. An AXI error *response* is different: the
+transfer completes, the run finishes and STATUS reports it (:meth:`KernelModel.inject` makes a master's
+reads or write responses carry one). The sim backend runs the simulated Verilog kernel instead
+(sim/cosim.py).
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ import numpy as np
 from nantucket.hw.model import fourstep, ntt as ntt_model, regmap as R
 from nantucket.hw.model.layout import CHANNEL_WINDOW_BYTES, HbmLayout
 from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.record import CYCLE_WORDS, RECORD_BYTES, RECORD_WORDS, record_words
 from nantucket.hw.model.run import Run
 
 __all__ = ["HbmModel", "KernelModel", "ModelCard", "MemoryFault", "BANK_BYTES"]
@@ -115,12 +125,16 @@ class KernelModel:
     """The kernel's control slave and behaviour. ``read(offset)`` / ``write(offset, value)`` are the
     32-bit AXI4-Lite accesses; ``interrupt`` is the interrupt output.
 
-    Test knobs: ``hang`` (accept starts, never finish), ``id_overrides`` ({ID register name: value}),
-    ``fault`` (the MemoryFault of the last run, if it hung on one), ``runs`` (completed runs).
+    Test knobs: ``hang`` (accept starts, never finish), ``id_overrides`` ({ID register name: value}, in
+    the ID block and the status record), :meth:`inject` (AXI error responses of a master),
+    ``record_cycles`` (run -> {cycle word name: value} for the status record; default all 0).
+    State: ``fault`` (the MemoryFault of the last run, if it hung on one), ``runs`` (completed runs),
+    ``starts`` (accepted starts: the record's SEQUENCE), ``last_record`` (the words of the last record
+    written, None before the first).
     """
 
     def __init__(self, params: BuildParams, hbm: HbmModel, layout, *, hang: bool = False,
-                 id_overrides: dict[str, int] | None = None):
+                 id_overrides: dict[str, int] | None = None, record_cycles=None):
         if not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
         self.params = params
@@ -134,6 +148,11 @@ class KernelModel:
         self.hang = hang
         self.fault: MemoryFault | None = None
         self.runs = 0
+        self.starts = 0
+        self.last_record: list[int] | None = None
+        self.record_cycles = record_cycles
+        #: {channel: (rresp, bresp)} of the masters whose responses carry an error (inject)
+        self._injected: dict[int, tuple[int, int]] = {}
         self._id = dict(self.rmap.id_values, **(id_overrides or {}))
         self._words = {o: (a.reset >> (32 * i)) & 0xFFFF_FFFF for a in self.rmap.args
                        for i, o in enumerate(a.word_offsets)}
@@ -221,26 +240,85 @@ class KernelModel:
         self._status |= (R.STATUS_AXI_ERROR | (resp << R.STATUS_AXI_RESP_SHIFT)
                          | (R.STATUS_AXI_WRITE if write else 0) | (channel << R.STATUS_AXI_CHANNEL_SHIFT))
 
+    def inject(self, channel: int, rresp: int = 0, bresp: int = 0) -> None:
+        """From the next start on, every read of master ``channel`` answers ``rresp`` and every write
+        response ``bresp`` (0 OKAY, 1 EXOKAY, 2 SLVERR, 3 DECERR), until ``inject(channel, 0, 0)``. A run
+        then completes, and STATUS (register and record) holds its first error as the control slave
+        latches it (:meth:`axi_error`). The same signature as sim.cosim.SimulatedKernel's."""
+        if not isinstance(channel, int) or isinstance(channel, bool) or not 0 <= channel < self.params.channels:
+            raise ValueError(f"channel: expected an HBM channel 0..{self.params.channels - 1} of the "
+                             f"{self.params.tag()} build, got {channel!r}")
+        for name, resp in (("rresp", rresp), ("bresp", bresp)):
+            if not isinstance(resp, int) or isinstance(resp, bool) or resp not in R.AXI_RESP_NAMES:
+                raise ValueError(f"{name}: expected an AXI response code 0..3 (2 SLVERR, 3 DECERR), got {resp!r}")
+        if rresp or bresp:
+            self._injected[channel] = (rresp, bresp)
+        else:
+            self._injected.pop(channel, None)
+
     def _start(self) -> None:
         self._idle, self._ready = False, True
         self.fault = None
+        self.starts += 1
         self._status &= R.STATUS_REJECTED           # every accepted start clears STATUS.axi_*
         if self.hang:
             return
         run = self.run_args()
         refused = run.check(self.params)
         self._status = (self._status & ~R.STATUS_REJECTED) | refused     # refused: done at once, memory untouched
-        if not refused:
-            try:
+        try:
+            if not refused:
                 self._transform(run)
-            except MemoryFault as e:
-                self.fault = e                     # an AXI error: the kernel never finishes
-                return
+                for channel, resp, write in self._responses(run)[:1]:     # the first error is latched
+                    self.axi_error(channel, resp, write)
+            self._write_record(run, refused)
+        except MemoryFault as e:
+            self.fault = e                     # an access nobody answers: the kernel never finishes
+            return
+        if not refused:
             self.last_run = run
         self.runs += 1
         self._idle, self._done = True, True
         if self._ier & R.IER_DONE:
             self._isr |= R.ISR_DONE
+
+    def _responses(self, run: Run) -> list[tuple[int, int, bool]]:
+        """(channel, response, write) of every injected error response the accepted ``run`` gets, in the
+        order they come: pass 1's reads, then its writes (pass 1 reads first), then pass 2's reads and
+        writes; within one step by channel. Every run touches every channel of each step (the layout
+        gives each channel a unit of every group of slots, also of a zero-extended input or a chained
+        output); a refused start touches none."""
+        if not self._injected:
+            return []
+        lay = self.layout_for(run.log_n, run.batch)
+        steps = ((lay.read_channels(1), False), (lay.write_channels(1), True), (lay.read_channels(2), False),
+                 (lay.write_channels(2), True))
+        out = []
+        for channels, write in steps:
+            for ch in sorted(channels):
+                resp = self._injected.get(ch, (0, 0))[1 if write else 0]
+                if resp:
+                    out.append((ch, resp, write))
+        return out
+
+    def record_address(self) -> int:
+        """Where the next status record goes: the ``status`` argument rounded down to RECORD_BYTES."""
+        return self.arg_value(R.RECORD_ARG) // RECORD_BYTES * RECORD_BYTES
+
+    def _write_record(self, run: Run, refused: int) -> None:
+        """The status record of this start, through master m00_axi (a MemoryFault outside HBM[0]'s
+        buffers)."""
+        cycles = {} if refused or self.record_cycles is None else dict(self.record_cycles(run))
+        unknown = set(cycles) - set(CYCLE_WORDS)
+        if unknown:
+            raise ValueError(f"record_cycles: no cycle word {', '.join(sorted(unknown))}")
+        words = record_words(self.params, status=self._status, sequence=self.starts, run=run, cycles=cycles)
+        for name in R.ID_REGISTERS:                     # the ID block as this kernel reports it
+            if name != "STATUS":
+                words[RECORD_WORDS.index(name)] = self._id[name] & 0xFFFF_FFFF
+        view = self.hbm.view(self.record_address(), RECORD_BYTES, bank=0)
+        view[:] = np.array(words, dtype="<u4").view(np.uint8)
+        self.last_record = words
 
     def native(self, log_n: int) -> bool:
         """Whether the kernel transforms 2^log_n points natively (else: STATUS.bad_size)."""
@@ -299,17 +377,27 @@ class ModelCard:
     register-level model in place of the Verilator simulation, for checking the sim backend's own logic
     (reports, build choice, errors) in milliseconds. Takes SimulatedKernel's options; ``progress`` gets
     one line when the card starts. ``last_ntt_cycles`` after a run: ``ntt_cycles(log_n, batch)`` of it
-    (given by the caller, since the model has no clock; default 1)."""
+    (given by the caller, since the model has no clock; default 1). Given ``ntt_cycles``, the status
+    record carries those cycles too: half in each pass, and the DMA cycles of the same time at the
+    build's DMA clock (as a kernel whose passes take that long would count them)."""
 
     def __init__(self, params: BuildParams, hbm, layout, *, refresh: bool = True, stalls: bool = False,
                  progress=None, cycle_budget: int | None = None, ntt_cycles=None):
         self.params = params
-        self.model = KernelModel(params, hbm, layout)
+        self.model = KernelModel(params, hbm, layout,
+                                 record_cycles=None if ntt_cycles is None else self._record_cycles)
         self._ntt_cycles = ntt_cycles or (lambda log_n, batch: 1)
         self.last_ntt_cycles = None
         self.run_budget = cycle_budget or 1 << 16
         if progress is not None:
             progress(f"[cosim] model kernel for {params.tag()}")
+
+    def _record_cycles(self, run: Run) -> dict[str, int]:
+        ntt = int(self._ntt_cycles(run.log_n, run.batch))
+        ntt1 = ntt // 2
+        dma1, dma2 = (round(c * self.params.dma_mhz / self.params.ntt_mhz) for c in (ntt1, ntt - ntt1))
+        return {"PASS1_NTT_CYCLES": ntt1, "PASS2_NTT_CYCLES": ntt - ntt1, "PASS1_DMA_CYCLES": dma1,
+                "PASS2_DMA_CYCLES": dma2, "TOTAL_DMA_CYCLES": dma1 + dma2}
 
     def read(self, offset: int) -> int:
         value = self.model.read(offset)
@@ -320,6 +408,10 @@ class ModelCard:
 
     def write(self, offset: int, value: int) -> None:
         self.model.write(offset, value)
+
+    def inject(self, channel: int, rresp: int = 0, bresp: int = 0) -> None:
+        """:meth:`KernelModel.inject`."""
+        self.model.inject(channel, rresp, bresp)
 
     @property
     def interrupt(self) -> bool:

@@ -17,6 +17,7 @@ from nantucket.hw.model import field as F
 from nantucket.hw.model import ntt as ntt_model
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.record import RECORD_BYTES, RECORD_WORDS
 from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin
 from nantucket.sim.kernel_model import HbmModel, KernelModel, MemoryFault
 from nantucket.hw.model.layout import HbmLayout as Layout
@@ -74,7 +75,9 @@ def test_adapter_talks_to_xrt_like_a_card(tmp_path):
     layout = Layout(params)
     setup = list(fake.calls)
     assert setup[:3] == ["device(0)", "load_xclbin(nantucket.xclbin)", "kernel(nantucket)"]
-    assert not [c for c in setup if c.startswith("bo(")]        # buffers come with the first run's size
+    # the status record's buffer comes with the opening, on master m00_axi's bank; the point buffers
+    # with the first run's size
+    assert [c for c in setup if c.startswith("bo(")] == [f"bo({RECORD_BYTES}, group 0)"]
     fake.calls.clear()
     be.run(points(params.n_points))
     calls = fake.calls
@@ -82,8 +85,11 @@ def test_adapter_talks_to_xrt_like_a_card(tmp_path):
         [f"bo({layout.channel_bytes}, group {ch})" for ch in range(params.channels)]
     to_dev = [c for c in calls if "TO_DEVICE" in c]
     from_dev = [c for c in calls if "FROM_DEVICE" in c]
-    assert to_dev == [f"sync(XCL_BO_SYNC_BO_TO_DEVICE, group {ch})" for ch in layout.read_channels(1)]
-    assert from_dev == [f"sync(XCL_BO_SYNC_BO_FROM_DEVICE, group {ch})" for ch in layout.write_channels(2)]
+    # the input channels, then the cleared status record; after the wait the record, then the output
+    assert to_dev == [f"sync(XCL_BO_SYNC_BO_TO_DEVICE, group {ch})" for ch in layout.read_channels(1)] + \
+        ["sync(XCL_BO_SYNC_BO_TO_DEVICE, group 0)"]
+    assert from_dev == ["sync(XCL_BO_SYNC_BO_FROM_DEVICE, group 0)"] + \
+        [f"sync(XCL_BO_SYNC_BO_FROM_DEVICE, group {ch})" for ch in layout.write_channels(2)]
     assert [c for c in calls if c.startswith("set_arg")] == [f"set_arg({i})" for i in range(len(be.rmap.args))]
     i_start, i_wait = calls.index("start"), calls.index("wait(1000)")
     assert calls.index(to_dev[-1]) < i_start < i_wait < calls.index(from_dev[0])
@@ -93,6 +99,8 @@ def test_adapter_talks_to_xrt_like_a_card(tmp_path):
     for ch in range(params.channels):
         addr = km.arg_value(f"hbm_{ch:02d}")
         assert addr == be._bos[ch].address() and fake.hbm.bank_of(addr) == ch
+    assert km.arg_value(R.RECORD_ARG) == be._status_buffer.bo.address() and \
+        fake.hbm.bank_of(km.arg_value(R.RECORD_ARG)) == 0
 
 
 def test_a_missing_sync_gives_wrong_results(tmp_path):
@@ -212,16 +220,24 @@ def test_progress_lines(tmp_path):
 # -- the register-level kernel model itself ----------------------------------------------------------
 
 def _model(params=SMALL):
+    """A kernel model with a point buffer on every channel (``bases``) and its status record's buffer in
+    HBM[0] (``km.record_base``)."""
     hbm = HbmModel(32)
     layout = Layout(params)
     km = KernelModel(params, hbm, layout)
     bases = [hbm.allocate(ch, layout.channel_bytes) for ch in range(params.channels)]
-    for ch, b in enumerate(bases):
-        a = km.rmap.arg(f"hbm_{ch:02d}")
+    km.record_base = hbm.allocate(0, RECORD_BYTES)
+    for name, b in [(f"hbm_{ch:02d}", b) for ch, b in enumerate(bases)] + [(R.RECORD_ARG, km.record_base)]:
+        a = km.rmap.arg(name)
         lo, hi = R.RegisterMap.split_pointer(b)
         km.write(a.offset, lo)
         km.write(a.offset + 4, hi)
     return km, hbm, layout, bases
+
+
+def _point_buffers(hbm, record_base):
+    """The buffers of ``hbm`` other than the status record's at ``record_base``."""
+    return {a: buf for a, buf in hbm.buffers().items() if a != record_base}
 
 
 def test_model_ap_ctrl_hs_semantics():
@@ -247,12 +263,12 @@ def test_model_rejects_a_bad_size_without_touching_memory():
     status = km.rmap.id_offset("STATUS")
     for b in bases:
         hbm.view(b, layout.channel_bytes)[:] = np.arange(layout.channel_bytes, dtype=np.uint8) | 1
-    before = {a: buf.copy() for a, buf in hbm.buffers().items()}
+    before = {a: buf.copy() for a, buf in _point_buffers(hbm, km.record_base).items()}
     for log_n in (km.params.min_log_n - 1, km.params.max_log_n + 1, 0, 2**32 - 1):
         km.write(km.rmap.arg("log_n").offset, log_n)
         km.write(R.CTRL, R.CTRL_AP_START)
         assert km.read(R.CTRL) & R.CTRL_AP_DONE and km.read(status) == R.STATUS_BAD_SIZE, log_n
-        for a, buf in hbm.buffers().items():
+        for a, buf in _point_buffers(hbm, km.record_base).items():
             assert np.array_equal(buf, before[a]), f"log_n = {log_n} wrote the buffer at 0x{a:x}"
     km.write(km.rmap.arg("log_n").offset, km.params.log_n)
     km.write(R.CTRL, R.CTRL_AP_START)
@@ -448,13 +464,22 @@ def test_without_read_register_another_build_is_an_identity_mismatch(tmp_path, o
 
 
 class StatusKernel(LateKernel):
-    """Sets extra STATUS bits (what a latched device error looks like to the host)."""
+    """Sets extra STATUS bits (what a latched device error looks like to the host): in the STATUS register
+    and, unless ``in_record`` is False, in the status record the kernel writes."""
 
     extra = 0
+    in_record = True
 
     def read(self, offset):
         value = super().read(offset)
         return value | self.extra if offset == R.RegisterMap(self.model.params).id_offset("STATUS") else value
+
+    def write(self, offset, value):
+        super().write(offset, value)
+        if offset == R.CTRL and value & R.CTRL_AP_START and self.in_record and self.model.last_record:
+            at = self.model.record_address() + 4 * RECORD_WORDS.index("STATUS")
+            word = self.model.hbm.view(at, 4).view("<u4")
+            word[0] |= self.extra
 
 
 def test_a_status_error_bit_is_a_device_error(tmp_path):
@@ -468,6 +493,20 @@ def test_a_status_error_bit_is_a_device_error(tmp_path):
     fake.kernel_model.hold_next = True                   # and a hang reports STATUS too
     with pytest.raises(X.KernelTimeout, match=r"STATUS 0x00000080"):
         be.run(points(params.n_points))
+
+
+def test_a_status_register_that_disagrees_with_the_record_is_a_device_error(tmp_path):
+    """Where the STATUS register can be read it must say what the status record says: an AXI error only
+    the register reports is neither trusted nor dropped."""
+    params = SMALL
+    fake = FakePyxrt(kernel_factory=StatusKernel)
+    be = X.XrtBackend(params, xclbin=write_xclbin(tmp_path / "n.xclbin", params), pyxrt_module=fake,
+                      timeout_s=0.2, progress=False)
+    fake.kernel_model.extra, fake.kernel_model.in_record = R.STATUS_AXI_ERROR | 2 << R.STATUS_AXI_RESP_SHIFT, False
+    with pytest.raises(X.KernelFailed, match=r"STATUS reads 0x0000000a but the kernel's status record says "
+                                             r"0x00000000: the two disagree") as e:
+        be.run(points(params.n_points))
+    assert "\n" not in str(e.value) and not isinstance(e.value, X.KernelAxiError)
 
 
 def test_without_read_register_build_params_json_beside_the_xclbin_names_the_build(tmp_path):
@@ -513,9 +552,10 @@ def test_an_axi_error_response_names_the_channel_and_direction(tmp_path, resp, w
     fake.kernel_model.extra = (R.STATUS_AXI_ERROR | resp << R.STATUS_AXI_RESP_SHIFT
                                | (R.STATUS_AXI_WRITE if write else 0) | channel << R.STATUS_AXI_CHANNEL_SHIFT)
     name = {2: "SLVERR", 3: "DECERR"}[resp]
-    with pytest.raises(X.KernelFailed, match=f"HBM channel {channel} answered {name} to a "
-                                             f"{'write' if write else 'read'}"):
+    with pytest.raises(X.KernelAxiError, match=f"HBM channel {channel} answered {name} to a "
+                                               f"{'write' if write else 'read'}") as e:
         be.run(points(params.n_points))
+    assert (e.value.channel, e.value.resp, e.value.resp_name, e.value.write) == (channel, resp, name, write)
 
 
 # -- run-time sizes: every size from 2^min_log_n to 2^max_log_n runs natively, smaller ones are padded ----
@@ -525,8 +565,9 @@ NATIVE_BUILDS = [BuildParams(lanes=4, log_core=4, channels=4), BuildParams(lanes
 
 
 def _live_buffer_bytes(fake, params):
-    """Bytes each HBM channel of the build holds in live (not freed) buffers."""
-    return {ch: fake.hbm.allocated_bytes(ch) for ch in range(params.channels)}
+    """Bytes each HBM channel of the build holds in live (not freed) point buffers (HBM[0] also holds the
+    status record's, RECORD_BYTES from the opening on)."""
+    return {ch: fake.hbm.allocated_bytes(ch) - (RECORD_BYTES if ch == 0 else 0) for ch in range(params.channels)}
 
 
 @pytest.mark.parametrize("params", NATIVE_BUILDS, ids=lambda p: p.tag())
@@ -596,11 +637,11 @@ def test_a_log_n_outside_the_native_range_is_bad_size_and_touches_no_memory(para
     x = points(1 << params.min_log_n, seed=3)
     assert np.array_equal(be.run(x), ntt_model.ntt(x))
     status = be.rmap.id_offset("STATUS")
-    before = {a: buf.copy() for a, buf in fake.hbm.buffers().items()}
+    before = {a: buf.copy() for a, buf in _point_buffers(fake.hbm, be._status_buffer.bo.address()).items()}
     for log_n in (params.min_log_n - 1, params.max_log_n + 1, 0, 31):
         assert _start_raw(fake, be, log_n) == fake.ert_cmd_state.ERT_CMD_STATE_COMPLETED, log_n
         assert fake.kernel_model.read(status) == R.STATUS_BAD_SIZE, log_n
-        for a, buf in fake.hbm.buffers().items():
+        for a, buf in _point_buffers(fake.hbm, be._status_buffer.bo.address()).items():
             assert np.array_equal(buf, before[a]), f"log_n = {log_n} wrote the buffer at 0x{a:x}"
     for log_n in (params.min_log_n, params.max_log_n):          # the ends of the range are accepted
         be.run(points(1 << log_n))
@@ -619,14 +660,15 @@ def test_the_host_names_a_rejected_size(tmp_path, monkeypatch):
     with pytest.raises(X.KernelFailed, match=rf"rejected log_n = {params.max_log_n + 1} \(STATUS.bad_size\)") as e:
         be.run(points(params.n_points))
     assert fake.kernel_model.runs == 1 and fake.kernel_model.last_log_n is None
+    failed_run_addresses = {ch: b.address() for ch, b in be._bos.items()}
     # The failed run's buffers go with the next size, although its traceback (in e) is still alive: the
     # simulated card's HBM models hold only the largest size's bytes from the start of each channel.
     monkeypatch.undo()
     x = points(16)
     assert np.array_equal(be.run(x), ntt_model.ntt(x))
     assert e.value.__traceback__ is not None
-    assert fake.hbm.allocated_bytes() == params.channels * Layout(params, 4).channel_bytes
-    assert all(fake.hbm.bank_of(b.address()) * fake.bank_bytes == b.address() for b in be._bos.values())
+    assert fake.hbm.allocated_bytes() == params.channels * Layout(params, 4).channel_bytes + RECORD_BYTES
+    assert {ch: b.address() for ch, b in be._bos.items()} == failed_run_addresses
 
 
 def test_the_report_says_which_size_the_kernel_ran(tmp_path):
@@ -645,7 +687,7 @@ def test_the_self_test_leaves_no_run_behind(tmp_path):
     fake, be = make(SMALL, tmp_path, read_register=False)
     assert fake.kernel_model.runs == 2                          # the 2^6 transform and the 2^7 probe
     assert "Kernel size" not in be.report and be.kernel_log_n is None and be.locate(0) is None
-    assert fake.hbm.allocated_bytes() == 0                      # the probe's buffers are freed
+    assert fake.hbm.allocated_bytes() == RECORD_BYTES           # the probe's buffers are freed, the record's kept
     x = points(16)
     assert np.array_equal(be.run(x), ntt_model.ntt(x)) and be.kernel_log_n == 4
 
@@ -732,7 +774,7 @@ def test_default_build_runs_small_sizes_natively(tmp_path):
         x = points(1 << m, seed=m)
         assert np.array_equal(be.run(x, inverse=inverse), ntt_model.ntt(x, inverse=inverse)), m
         assert fake.kernel_model.last_log_n == ran == be.kernel_log_n
-        assert fake.hbm.allocated_bytes() == params.channels * (1 << ran) // 16 * 8
+        assert fake.hbm.allocated_bytes() == params.channels * (1 << ran) // 16 * 8 + RECORD_BYTES
 
 
 def test_hbm_model_frees_and_reuses_memory_first_fit():
@@ -878,7 +920,7 @@ def test_a_start_the_kernel_refuses_touches_no_memory_and_is_named(tmp_path, arg
         view[:] = np.arange(view.size, dtype=np.uint64) * np.uint64(2**40 + 3)
     for ch, bo in bufs.bos.items():
         bo.sync(fake.xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE, bo.size(), 0)
-    before = {a: buf.copy() for a, buf in fake.hbm.buffers().items()}
+    before = {a: buf.copy() for a, buf in _point_buffers(fake.hbm, be._status_buffer.bo.address()).items()}
     runs = fake.kernel_model.runs
     with pytest.raises(X.KernelRefused, match="the kernel refused the start") as e:
         be._start_and_wait(bufs, R.Run(**args))
@@ -886,7 +928,7 @@ def test_a_start_the_kernel_refuses_touches_no_memory_and_is_named(tmp_path, arg
     for name in reasons:
         assert f"STATUS.{name}" in str(e.value)
     assert fake.kernel_model.runs == runs + 1
-    for a, buf in fake.hbm.buffers().items():
+    for a, buf in _point_buffers(fake.hbm, be._status_buffer.bo.address()).items():
         assert np.array_equal(buf, before[a]), f"the refused start wrote the buffer at 0x{a:x}"
 
 
@@ -1010,7 +1052,9 @@ def test_a_chained_pair_runs_on_the_card_with_no_sync_between(params, tmp_path):
         on_card = np.array([bo_words[int(c)][int(o) // 8] for c, o in zip(channel, offset)])
         assert np.array_equal(on_card, coeffs.reshape(-1)), f"(m, t) = ({m}, {t}): chained output misplaced"
         be.execute(bufs, batch, coset=7, input_log_m=m)
-        assert not [c for c in fake.calls if c.startswith("sync(")], "a host round trip in the chain"
+        # each run's syncs are its status record's alone (cleared before, read after; HBM[0])
+        record = ["sync(XCL_BO_SYNC_BO_TO_DEVICE, group 0)", "sync(XCL_BO_SYNC_BO_FROM_DEVICE, group 0)"]
+        assert [c for c in fake.calls if c.startswith("sync(")] == 2 * record, "a host round trip in the chain"
         got = be.download(bufs, batch)
         assert np.array_equal(got, _golden_padded(coeffs, 1 << t, coset=7)), f"(m, t) = ({m}, {t})"
         del bufs

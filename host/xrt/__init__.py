@@ -7,12 +7,22 @@ errors), ``transfers`` (:class:`DeviceBuffers`, and moving points in and out thr
 card) and ``backend`` (:class:`XrtBackend`, which composes them).
 
 :class:`XrtBackend` opens a card, loads ``nantucket.xclbin``, checks the kernel's identification
-registers against the build parameters, and then, per transform: allocates one buffer per HBM channel
-with ``kernel.group_id``, sized for the run (kept while the size stays the same), scatters the points
-with the shared :class:`hw.model.layout.HbmLayout` of the run's size, syncs the input channels to the
-device, sets the arguments of :class:`hw.model.regmap.RegisterMap` (the run's :meth:`Run.words` in
-register order), starts, waits with a timeout, syncs the output channels back and gathers. ``timings``
-holds the three phases (``to-device``, ``kernel``, ``from-device``) in seconds.
+registers against the build parameters, allocates the status buffer (the kernel's ``status`` argument,
+on master m00_axi's bank) and then, per transform: allocates one buffer per HBM channel with
+``kernel.group_id``, sized for the run (kept while the size stays the same), scatters the points with
+the shared :class:`hw.model.layout.HbmLayout` of the run's size, syncs the input channels to the device,
+clears the status buffer, sets the arguments of :class:`hw.model.regmap.RegisterMap` (the run's
+:meth:`Run.words` in register order), starts, waits with a timeout, reads back and checks the kernel's
+status record (hw.model.record), syncs the output channels back and gathers. ``timings`` holds the three
+phases (``to-device``, ``kernel``, ``from-device``) in seconds.
+
+How a run went comes from the status record, which XRT's published pyxrt can read (``bo.sync``,
+``bo.map``); it cannot read registers. A run that finished without writing it (a half-finished run) is
+:class:`KernelFailed`; a record naming another build :class:`IdentityMismatch`; one of another start
+:class:`KernelFailed`; its STATUS refusal bits :class:`KernelRefused`; an AXI error response an HBM master
+got :class:`KernelAxiError` (channel, response, read or write). Where this pyxrt reads registers, STATUS
+must agree with the record. When the record carries the kernel's own cycle counts, ``report`` has
+"Measured cycles" and "Measured time" and ``kernel_measured`` the numbers.
 
 Sizes and transforms (the kernel computes, per call, B transforms of N = 2^log_n points back to back,
 forward or inverse with the 1/N inside, with or without a coset shift g, natively for every log_n from
@@ -50,8 +60,8 @@ from nantucket.host.backend_base import DeviceError
 
 from .adapter import SETUP_HINT, import_pyxrt
 from .backend import XrtBackend, default_xclbin
-from .errors import (BadPointer, BufferAllocFailed, DeviceOpenFailed, IdentityMismatch, KernelFailed,
-                     KernelNotFound, KernelRefused, KernelTimeout, TransferFailed, UnsupportedSize,
+from .errors import (BadPointer, BufferAllocFailed, DeviceOpenFailed, IdentityMismatch, KernelAxiError,
+                     KernelFailed, KernelNotFound, KernelRefused, KernelTimeout, TransferFailed, UnsupportedSize,
                      XclbinLoadFailed, XclbinNotFound, XrtError, XrtUnavailable, lde_pair_refusal_text)
 from .runs import _STRANDED, c_int, kernel_calls_text, kernel_size_text  # noqa: F401 (_STRANDED: tests)
 from .transfers import PROGRESS_MIN_POINTS, DeviceBuffers
@@ -59,7 +69,7 @@ from .transfers import PROGRESS_MIN_POINTS, DeviceBuffers
 __all__ = [
     "XrtBackend", "XrtError", "XrtUnavailable", "XclbinNotFound", "DeviceOpenFailed", "XclbinLoadFailed",
     "KernelNotFound", "IdentityMismatch", "BufferAllocFailed", "TransferFailed", "KernelTimeout",
-    "KernelFailed", "KernelRefused", "UnsupportedSize", "BadPointer", "DeviceBuffers", "import_pyxrt",
-    "default_xclbin", "kernel_size_text", "kernel_calls_text", "c_int", "lde_pair_refusal_text",
+    "KernelFailed", "KernelRefused", "KernelAxiError", "UnsupportedSize", "BadPointer", "DeviceBuffers",
+    "import_pyxrt", "default_xclbin", "kernel_size_text", "kernel_calls_text", "c_int", "lde_pair_refusal_text",
     "SETUP_HINT", "PROGRESS_MIN_POINTS", "DeviceError",
 ]

@@ -16,6 +16,7 @@ from nantucket.hw.model import field as F
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.record import CYCLE_WORDS, StatusRecord
 from nantucket.hw.model.run import Run
 from nantucket.hw.flow.build_root import build_base
 from nantucket.host.backend_base import Backend, CardDriver, ResidentArrays, check_params, keywords_checked
@@ -27,7 +28,10 @@ from .errors import KernelRefused, UnsupportedSize, XclbinNotFound, XrtError, no
 from .runs import KernelRuns, kernel_calls_text, kernel_size_text
 from .transfers import DeviceBuffers, Transfers, progress_sink
 
-__all__ = ["XrtBackend", "default_xclbin"]
+__all__ = ["XrtBackend", "default_xclbin", "MEASURED_LINES"]
+
+#: The report lines of the kernel's own cycle counts (its status records), when it counts them.
+MEASURED_LINES = ("Measured cycles", "Measured time")
 
 
 def default_xclbin() -> Path:
@@ -152,6 +156,12 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         #: called as after_run(log_n, batch, flags) when a kernel call completed (the sim backend counts
         #: its cycles)
         self.after_run = None
+        #: the status records of the kernel calls since the report last spoke of them
+        self._records: list[StatusRecord] = []
+        #: the kernel's own cycle counts over the calls of the last run ({word name in lower case: sum,
+        #: "calls", "seconds"}), None when its records carry none
+        self.kernel_measured: dict | None = None
+        self._status_buffer = None
         self._device = None
         self._open(device, params, layout)
 
@@ -171,6 +181,8 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
             self._layouts[layout.log_n] = layout
         #: {memory group: (base, bytes)} of the xclbin's memory topology (empty: 256 MiB windows)
         self._windows = self._xrt.memory_windows(xb)
+        # one status buffer for every run: the kernel writes its status record there (hw.model.record)
+        self._status_buffer = self._transfers.allocate_status()
         if not id_read:
             self._note("xrt: no ID registers in this pyxrt: a self-test transform of a known input")
             identity.self_test(self)
@@ -306,6 +318,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         plan = plan_transform(n, layout.log_n, inverse, coset, order, self.kernel_computes)
         sink, limit = progress_sink(self._progress_opt, rows.size), self.batch_limit(layout.log_n)
         times, outs = np.zeros(3), []
+        self._records.clear()
         for r0 in range(0, rows.shape[0], limit):
             t0 = time.perf_counter()
             chunk = plan.prepare(rows[r0:r0 + limit])
@@ -326,7 +339,36 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self.report["Kernel calls"] = kernel_calls_text(rows.shape[0], limit, len(outs), plan.run(1).flags)
         self.kernel_log_n = layout.log_n
         self._last_run = (plan, layout, limit)
+        self._report_measured()
         return y.reshape(x.shape[:-1] + (n,))
+
+    @property
+    def last_record(self) -> StatusRecord | None:
+        """The status record of the last kernel call that completed without an error (None before)."""
+        return self._runs.last_record
+
+    def _report_measured(self) -> None:
+        """The report's lines of the kernel's own cycle counts over the calls since they were last
+        reported (its status records), when the kernel counts them (a card's and the simulated kernel do,
+        the register-level model does not)."""
+        records = [r for r in self._records if any(r.cycles().values())]
+        self._records.clear()
+        for key in MEASURED_LINES:
+            self.report.pop(key, None)
+        self.kernel_measured = None
+        if not records:
+            return
+        sums = {name: sum(r[name] for r in records) for name in CYCLE_WORDS}
+        seconds = sum(r.kernel_seconds(self.params) for r in records)
+        over = f" over {len(records)} calls" if len(records) > 1 else ""
+        self.report["Measured cycles"] = (
+            f"pass 1 {sums['PASS1_DMA_CYCLES']} DMA / {sums['PASS1_NTT_CYCLES']} NTT cycles, pass 2 "
+            f"{sums['PASS2_DMA_CYCLES']} DMA / {sums['PASS2_NTT_CYCLES']} NTT cycles, total "
+            f"{sums['TOTAL_DMA_CYCLES']} DMA cycles{over} (measured by the kernel)")
+        self.report["Measured time"] = (f"{seconds * 1e3:.4f} ms at the {self.params.dma_mhz:g} MHz DMA clock "
+                                        "(measured by the kernel, start to status record)")
+        self.kernel_measured = dict({name.lower(): value for name, value in sums.items()}, calls=len(records),
+                                    seconds=seconds)
 
     def note_resident(self, n, rows, calls, inverse, coset, order) -> None:
         log_n = n.bit_length() - 1
@@ -337,6 +379,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self.timings = {}               # no host phases: the caller times its own calls
         self.kernel_log_n = log_n
         self._last_run = (plan, self.layout_for(log_n), self.batch_limit(log_n))
+        self._report_measured()
 
     def locate(self, index: int) -> str | None:
         """Where output point ``index`` (of the flattened result) of the last run sat in HBM: the kernel
@@ -375,14 +418,15 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         refused = self.rmap.check_start(*astuple(run))     # check_start takes Run's fields, in order
         if refused:
             raise KernelRefused.from_status(refused, run, self.params, by="the host")
-        self._runs.start_and_wait(bufs, run)
+        self._records.append(self._runs.start_and_wait(bufs, run))
         self.kernel_runs.append((run.log_n, run.batch, run.flags))
         if self.after_run is not None:
             self.after_run(run.log_n, run.batch, run.flags)
 
-    def _start_and_wait(self, bufs: DeviceBuffers, run: Run) -> None:
-        """Start ``run`` on ``bufs`` without the host's own check of the start (runs.py)."""
-        self._runs.start_and_wait(bufs, run)
+    def _start_and_wait(self, bufs: DeviceBuffers, run: Run) -> StatusRecord:
+        """Start ``run`` on ``bufs`` without the host's own check of the start (runs.py); returns its
+        status record."""
+        return self._runs.start_and_wait(bufs, run)
 
     def close(self, *, card_reset: bool = False) -> None:
         """Release buffers, kernel and device (in that order). The buffers of a run that timed out
@@ -390,5 +434,6 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         the caller has reset or destroyed the card (nothing can write them any more)."""
         self._runs.release(card_reset)
         self._free_buffers()
+        self._status_buffer = None      # kept among a timed-out run's buffers when it may still be written
         self._kernel = None
         self._device = None

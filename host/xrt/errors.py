@@ -12,8 +12,8 @@ from nantucket.host.backend_base import DeviceError
 
 __all__ = ["XrtError", "XrtUnavailable", "XclbinNotFound", "DeviceOpenFailed", "XclbinLoadFailed",
            "KernelNotFound", "IdentityMismatch", "BufferAllocFailed", "TransferFailed", "KernelTimeout",
-           "KernelFailed", "KernelRefused", "UnsupportedSize", "BadPointer", "lde_pair_refusal_text",
-           "noting_errors"]
+           "KernelFailed", "KernelRefused", "KernelAxiError", "UnsupportedSize", "BadPointer",
+           "lde_pair_refusal_text", "noting_errors"]
 
 
 class XrtError(DeviceError):
@@ -97,6 +97,26 @@ class KernelRefused(KernelFailed):
                 texts.append(text)
         return cls(f"{by} refused the start: {'; '.join(texts)}; nothing ran, no memory was touched",
                    tuple(reasons))
+
+
+class KernelAxiError(KernelFailed):
+    """An HBM master of the kernel got an AXI error response during the run (STATUS.axi_error: the first
+    one the control slave latched). The run finished, but its output is not valid. ``channel``: the HBM
+    channel (master ``mNN_axi``); ``resp``: the response code, ``resp_name`` its name (SLVERR, DECERR,
+    EXOKAY); ``write``: True for a write response (B), False for read data (R)."""
+
+    def __init__(self, message: str, channel: int, resp: int, write: bool):
+        super().__init__(message)
+        self.channel, self.resp, self.resp_name, self.write = channel, resp, R.AXI_RESP_NAMES[resp], write
+
+    @classmethod
+    def from_status(cls, status: int, note: str = "") -> "KernelAxiError":
+        """The error of a STATUS word with axi_error set; ``note`` ends the message (the decoded STATUS)."""
+        fault = R.decode_status(status)
+        channel, write = fault["axi_channel"], fault["axi_write"]
+        return cls(f"HBM channel {channel} answered {fault['axi_resp_name']} to a {'write' if write else 'read'} "
+                   f"of the kernel (master {R.master_port(channel)}); the run finished but its output is not "
+                   f"valid{note}", channel, fault["axi_resp"], write)
 
 
 def _sizes_text(logs) -> str:

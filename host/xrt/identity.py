@@ -1,5 +1,5 @@
 """Which kernel is on the card: the ID registers when this pyxrt reads registers, else the xclbin's
-metadata and a self-test.
+metadata and a self-test (whose status records carry the identification words too).
 
 XRT's C++ ``xrt::kernel::read_register`` is not bound by XRT's published pyxrt (its pyxrt.pyi declares
 no register access); when a module offers it the ID block (MAGIC, VERSION, LANES, LOG_CORE, CHANNELS,
@@ -25,7 +25,7 @@ from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.run import Run
 
-from .errors import IdentityMismatch, KernelFailed, KernelTimeout
+from .errors import IdentityMismatch, KernelFailed, KernelRefused, KernelTimeout
 
 __all__ = ["identify", "self_test", "sidecar_path", "sidecar_params"]
 
@@ -107,7 +107,11 @@ def self_test(be) -> None:
        rejects the size;
     2. a start with log_n = 2k + 1 must leave memory untouched (STATUS.bad_size): a kernel with a
        larger k transforms that size, and every size it shares with this build it places and
-       transforms exactly as this build would, so step 1 cannot tell it. Not needed at k = 12."""
+       transforms exactly as this build would, so step 1 cannot tell it. Not needed at k = 12.
+
+    A kernel that writes its status record names its LANES, LOG_CORE and CHANNELS there already (runs.py
+    checks them after every run), so step 1 fails on another build's record before its points are
+    compared; the steps stay for what a record cannot prove (the placement, the sizes)."""
     native = be.params.n_points
     x = np.zeros(native, dtype=np.uint64)
     x[1] = 1
@@ -119,6 +123,10 @@ def self_test(be) -> None:
     try:
         bad = int(np.count_nonzero(be.run(x) != want))
         changed = 0 if bad else _larger_size_probe(be)
+    except IdentityMismatch as e:          # the run's status record names another build
+        be.close()
+        raise IdentityMismatch(f"xclbin {path}: the kernel is not a {tag} build: {e} (this pyxrt cannot "
+                               f"read the ID registers; {hint})") from e
     except (KernelTimeout, KernelFailed) as e:
         be.close()                         # keeps the buffers if the run may still be going
         raise IdentityMismatch(f"xclbin {path}: a self-test transform of a known input did "
@@ -134,9 +142,9 @@ def self_test(be) -> None:
                                f"transformed 2^{be.params.max_log_n + 1} points, which a {tag} build "
                                f"rejects (built with a larger k? this pyxrt cannot read the ID "
                                f"registers; {hint})")
-    for key in ("Kernel size", "Host work", "Kernel calls"):     # the report speaks of the user's runs
-        be.report.pop(key, None)
-    be.kernel_log_n = be._last_run = None
+    for key in ("Kernel size", "Host work", "Kernel calls", "Measured cycles", "Measured time"):
+        be.report.pop(key, None)                # the report speaks of the user's runs
+    be.kernel_log_n = be._last_run = be.kernel_measured = None
     be.kernel_runs.clear()
     be.timings = {}
 
@@ -154,7 +162,11 @@ def _larger_size_probe(be) -> int:
     for ch, view in bufs.views.items():
         view[:] = pattern
         be._xrt.sync(bufs.bos[ch], True, layout.channel_bytes, f"{R.pointer_arg(ch)}: sync to device")
-    be._start_and_wait(bufs, Run(layout.log_n))     # not execute(): the host would refuse the size
+    try:
+        be._start_and_wait(bufs, Run(layout.log_n))  # not execute(): the host would refuse the size
+    except KernelRefused as e:          # what a kernel of this build does; its memory is checked next
+        if e.reasons != ("bad_size",):
+            raise
     changed = 0
     for ch, view in bufs.views.items():
         be._xrt.sync(bufs.bos[ch], False, layout.channel_bytes, f"{R.pointer_arg(ch)}: sync from device")

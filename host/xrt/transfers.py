@@ -1,6 +1,7 @@
 """Points between host memory and the kernel's device buffers: :class:`DeviceBuffers` (one buffer per
 HBM channel) and :class:`Transfers`, which allocates them and moves rows in and out through the layout
-step (host/hbm_io.py: scatter straight into the buffers' host maps, then sync; sync, then gather)."""
+step (host/hbm_io.py: scatter straight into the buffers' host maps, then sync; sync, then gather); and
+the one :class:`StatusBuffer` the kernel writes its status record into."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import numpy as np
 
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.layout import HbmLayout
+from nantucket.hw.model.record import RECORD_BYTES
 from nantucket.host.hbm_io import gather_rows, scatter_padded, scatter_rows
 
-__all__ = ["DeviceBuffers", "Progress", "Transfers", "PROGRESS_MIN_POINTS", "progress_sink"]
+__all__ = ["DeviceBuffers", "StatusBuffer", "Progress", "Transfers", "PROGRESS_MIN_POINTS", "progress_sink"]
 
 #: Sizes from which scatter/gather and the transfers show progress on stderr.
 PROGRESS_MIN_POINTS = 1 << 20
@@ -47,6 +49,14 @@ class DeviceBuffers:
         """Drop the buffers (pyxrt frees a buffer's device memory with its last reference)."""
         self.views.clear()
         self.bos.clear()
+
+
+class StatusBuffer:
+    """The buffer of the kernel's ``status`` argument (hw.model.record): ``bo``, ``view`` (its host map,
+    RECORD_BYTES bytes) and ``group`` (the memory bank kernel.group_id gave it: master m00_axi's)."""
+
+    def __init__(self, bo, view: np.ndarray, group: int):
+        self.bo, self.view, self.group = bo, view, group
 
 
 class Progress:
@@ -98,6 +108,15 @@ class Transfers:
                                                f"{a.name}: allocating {nbytes} bytes on {a.port}'s bank")
             bufs.bos[a.channel], bufs.views[a.channel], bufs.groups[a.channel] = bo, view, group
         return bufs
+
+    def allocate_status(self) -> StatusBuffer:
+        """The status buffer: RECORD_BYTES in the memory group of the kernel's ``status`` argument."""
+        be = self._owner
+        a = be.rmap.record_arg
+        bo, view, group = be._xrt.allocate(be._device, be._kernel, a.index, RECORD_BYTES,
+                                           f"{a.name}: allocating the {RECORD_BYTES}-byte status record on "
+                                           f"{a.port}'s bank")
+        return StatusBuffer(bo, view.view(np.uint8)[:RECORD_BYTES], group)
 
     def rows_layout(self, bufs: DeviceBuffers, log_n: int | None, batch: int) -> HbmLayout:
         """The layout of 2^log_n-point rows (default: the size ``bufs`` are sized for) in ``bufs``, whose

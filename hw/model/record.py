@@ -105,6 +105,13 @@ class StatusRecord:
         return (self.words["RUN"] == run_word(run.log_n, run.flags, run.input_log_m, run.chain_log_n)
                 and self.words["BATCH"] == run.batch & _MASK)
 
+    def run_fields(self) -> dict:
+        """The start the record describes: {log_n, flags, input_log_m, chain_log_n, batch} (the low 8 bits
+        of each argument the RUN word holds, and BATCH)."""
+        run = self.words["RUN"]
+        return {"log_n": run & 0xFF, "flags": run >> 8 & 0xFF, "input_log_m": run >> 16 & 0xFF,
+                "chain_log_n": run >> 24 & 0xFF, "batch": self.words["BATCH"]}
+
     def mismatched_ids(self, params: BuildParams) -> dict:
         """{name: (read, expected)} for every identification word other than STATUS that differs."""
         want = RegisterMap(params).id_values
