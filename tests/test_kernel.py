@@ -17,6 +17,7 @@ import pytest
 from nantucket.hw.model import ntt, regmap as R
 from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.record import RECORD_BYTES, StatusRecord
 from nantucket.host.backends import DeviceError
 from nantucket.host.workloads import KINDS, make_points
 from nantucket.host.sim_backend import SimBackend
@@ -78,17 +79,28 @@ def test_registers_and_interrupt(card):
     k.write(R.IP_IER, 0)
 
 
+def _point_buffers(k):
+    """Every device buffer but the status record's (which a refused start writes, and nothing else)."""
+    record = k.arg_words(R.RECORD_ARG)
+    return {a: b for a, b in k.hbm.buffers().items() if a != record}
+
+
+def _record(k) -> StatusRecord:
+    return StatusRecord.from_bytes(k.hbm.view(k.arg_words(R.RECORD_ARG), RECORD_BYTES, bank=0))
+
+
 def test_bad_size_is_rejected_without_touching_memory(card):
     p = card.params_for(0)
     k = card.kernel
-    before = {a: b.copy() for a, b in k.hbm.buffers().items()}
+    before = {a: b.copy() for a, b in _point_buffers(k).items()}
     for log_n in (p.max_log_n + 1, p.min_log_n - 1):  # outside the native range
         k.write(R.ARGS_BASE, log_n)
         k.write(R.CTRL, R.CTRL_AP_START)
         ctrl = k.read(R.CTRL)
         assert ctrl & R.CTRL_AP_DONE and ctrl & R.CTRL_AP_IDLE, log_n
         assert k.read(R.RegisterMap(p).id_offset("STATUS")) & R.STATUS_BAD_SIZE, log_n
-        for a, b in k.hbm.buffers().items():
+        assert _record(k).status == k.read(R.RegisterMap(p).id_offset("STATUS"))    # what it wrote instead
+        for a, b in _point_buffers(k).items():
             assert np.array_equal(b, before[a]), f"buffer at 0x{a:x} was written by a run of log_n = {log_n}"
     # the next good run clears the error
     x = make_points(p.log_n, "random", 31)
@@ -260,7 +272,7 @@ def test_refused_arguments_touch_no_memory(card):
     rmap = R.RegisterMap(p)
     status = rmap.id_offset("STATUS")
     prime = (1 << 64) - (1 << 32) + 1
-    before = {a: b.copy() for a, b in k.hbm.buffers().items()}
+    before = {a: b.copy() for a, b in _point_buffers(k).items()}
     cases = [(p.max_log_n, 0, 0, 0), (p.max_log_n, 0, 2, 0), (p.min_log_n, 0, rmap.max_batch(p.min_log_n) + 1, 0),
              (p.max_log_n, R.FLAG_COSET, 1, 0), (p.max_log_n, R.FLAG_COSET | R.FLAG_INVERSE, 1, prime),
              (p.max_log_n, 1 << 5, 1, 0), (p.max_log_n + 1, R.FLAG_COSET | 1 << 9, 0, (1 << 64) - 1)]
@@ -276,7 +288,8 @@ def test_refused_arguments_touch_no_memory(card):
         ctrl = k.read(R.CTRL)
         assert ctrl & R.CTRL_AP_DONE and ctrl & R.CTRL_AP_IDLE, (log_n, flags, batch, shift)
         assert k.read(status) == want, (log_n, flags, batch, shift)
-        for a, b in k.hbm.buffers().items():
+        assert _record(k).status == k.read(R.RegisterMap(p).id_offset("STATUS"))    # what it wrote instead
+        for a, b in _point_buffers(k).items():
             assert np.array_equal(b, before[a]), f"buffer at 0x{a:x} written by a refused start {flags, batch, shift}"
     x = make_points(p.log_n, "random", 71)            # the driver writes every argument again
     assert np.array_equal(card.run(x), ntt.ntt(x))
@@ -357,7 +370,7 @@ def test_unplaceable_lde_pairs_are_refused_without_touching_memory(card):
     p = card.params_for(0)
     k, rmap = card.kernel, R.RegisterMap(p)
     card.run(make_points(p.max_log_n, "random", 130))
-    before = {a: b.copy() for a, b in k.hbm.buffers().items()}
+    before = {a: b.copy() for a, b in _point_buffers(k).items()}
     cases = [(p.max_log_n, 0, p.max_log_n + 1, 1), (p.max_log_n - 1, 0, p.max_log_n, 2),
              (p.max_log_n, p.max_log_n + 1, 0, 1), (p.min_log_n, p.min_log_n - 1, 0, 1),
              (p.max_log_n, 1, 0, 1)]
@@ -366,6 +379,7 @@ def test_unplaceable_lde_pairs_are_refused_without_touching_memory(card):
         assert want & R.STATUS_BAD_LDE_PAIR, (log_n, log_m, chain, batch)
         k.set_args(log_n=log_n, batch=batch, flags=0, input_log_m=log_m, chain_log_n=chain)
         assert k.start_and_wait() == want
-        for a, b in k.hbm.buffers().items():
+        assert _record(k).status == k.read(R.RegisterMap(p).id_offset("STATUS"))    # what it wrote instead
+        for a, b in _point_buffers(k).items():
             assert np.array_equal(b, before[a]), f"buffer at 0x{a:x} written by a refused start"
     k.set_args(input_log_m=0, chain_log_n=0, batch=1)
