@@ -22,12 +22,13 @@ RUN_TARGET := $(if $(filter command line,$(origin TARGET)),$(TARGET))
 # Vitis output directories: `make clean` leaves them (and their xclbins) alone; `make clean-xclbin` removes them.
 VITIS_DIRS := hw hw_emu
 
-.PHONY: setup test test-full run points sim sim-full bench-sizes bench-transforms bench-chain rtl synth bench clean distclean help check-crossings diagrams
+.PHONY: setup test test-full soak run points sim sim-full bench-sizes bench-transforms bench-chain rtl synth bench clean distclean help check-crossings diagrams
 
 help:
 	@echo "make setup     create .venv from the pinned requirements (only when missing or changed)"
 	@echo "make test      the test suite (models, block benches, kernel end to end, CLI) on small builds"
 	@echo "make test-full the tests of the larger builds (the default L16_k12_C32 among them)"
+	@echo "make soak     N random kernel runs against the golden model (N=$(N), SEED=$(SEED); make test runs 500)"
 	@echo "make run       generate a 2^$(LOG_N) point pair and check it on the $(BACKEND) backend"
 	@echo "               (sim: the kernel RTL in Verilator; model: the golden model)"
 	@echo "make points    only generate the point pair (LOG_N, KIND, SEED)"
@@ -63,6 +64,11 @@ test: $(STAMP)
 # @pytest.mark.full): run with `make test` before resolving work; its time is in README.md.
 test-full: $(STAMP)
 	$(VENV)/bin/pytest -q -n 2 --dist loadfile -m full tests
+
+# The constrained-random kernel regression at length (sim/regression.py; its time per run in docs/).
+N ?= 5000
+soak: $(STAMP)
+	$(PY) scripts/soak.py $(N) --seed $(SEED)
 
 points: $(STAMP)
 	@mkdir -p $(RUN_DIR)

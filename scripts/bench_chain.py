@@ -30,6 +30,7 @@ from amaranth.hdl import UnusedElaboratable  # noqa: E402
 
 from nantucket.hw.model import ntt, regmap as R  # noqa: E402
 from nantucket.hw.model.layout import HbmLayout  # noqa: E402
+from nantucket.hw.model.record import RECORD_BYTES  # noqa: E402
 from nantucket.hw.model.params import BuildParams  # noqa: E402
 from nantucket.host.sim_backend import SimBackend  # noqa: E402
 from nantucket.host.workloads import make_points  # noqa: E402
@@ -47,7 +48,9 @@ class Card:
         self.rmap = R.RegisterMap(params)
         nbytes = HbmLayout(params).channel_bytes
         bases = [k.hbm.allocate(ch, nbytes) for ch in range(params.channels)]
-        k.set_args(**{R.pointer_arg(ch): base for ch, base in enumerate(bases)})
+        # the status record's own buffer (the kernel writes one after every start, hw.model.record)
+        k.set_args(**{R.pointer_arg(ch): base for ch, base in enumerate(bases)},
+                   **{R.RECORD_ARG: k.hbm.allocate(0, RECORD_BYTES)})
         self.mem = [k.hbm.view(base, nbytes, bank=ch).view(np.uint64) for ch, base in enumerate(bases)]
 
     def run(self, **args) -> int:
