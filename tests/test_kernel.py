@@ -383,3 +383,25 @@ def test_unplaceable_lde_pairs_are_refused_without_touching_memory(card):
         for a, b in _point_buffers(k).items():
             assert np.array_equal(b, before[a]), f"buffer at 0x{a:x} written by a refused start"
     k.set_args(input_log_m=0, chain_log_n=0, batch=1)
+
+
+@pytest.mark.parametrize("fault", ["axi-read", "axi-write"])
+def test_axi_fault_reaches_the_driver_through_the_record(card, fault):
+    """An error response injected into one HBM channel model of the RTL: the driver (which reads the
+    status record, not a register) raises KernelAxiError naming that channel and the direction; the next
+    run without the fault is correct (tests/test_status_record.py: the same without read_register)."""
+    from nantucket.host.xrt.errors import KernelAxiError
+    p = card.params_for(0)
+    machine = card.machine
+    channel = p.channels - 1
+    x = make_points(p.log_n, "random", 140)
+    machine.set_fault(fault, channel=channel, resp=3)
+    try:
+        with pytest.raises(KernelAxiError) as err:
+            card.run(x)
+    finally:
+        machine.set_fault(None)
+    e = err.value
+    assert e.channel == channel and e.write == (fault == "axi-write") and e.resp_name == "DECERR", e
+    assert f"channel {channel}" in str(e) and "\n" not in str(e)
+    assert np.array_equal(card.run(x), ntt.ntt(x))
