@@ -356,6 +356,7 @@ def run_tests(selection, data_dir: Path, log: Path, workers: int, marker: str) -
                                 text=True, bufsize=1)
         for line in proc.stdout:
             out.write(line)
+            out.flush()
             m = _OUTCOME.search(line)
             if m and "::" in line:
                 done += 1
