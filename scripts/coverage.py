@@ -412,7 +412,7 @@ def _pct(hit: int, total: int) -> str:
 
 
 def write_doc(doc: Path, cov: Coverage, runs: dict, *, command: str, seconds: float, selection,
-              marker: str, passed: int, failed: int, repo: Path = REPO) -> None:
+              marker: str, keyword: str, passed: int, failed: int, repo: Path = REPO) -> None:
     hit, total = cov.figure("hw")
     shit, stotal = cov.figure("sim")
     thit, ttotal = cov.toggles["hw"]
@@ -446,7 +446,9 @@ def write_doc(doc: Path, cov: Coverage, runs: dict, *, command: str, seconds: fl
            "`Case` and FSM `State` bodies of constants only and lines seen only in continuous assignments are "
            "not counted. hw/model/ is Python and never appears. Harness models (sim/) are not in the figure: "
            f"{_pct(shit, stotal)} ({shit} of {stotal} lines).", "",
-           f"Tests (`pytest -m \"{marker}\"`, small builds): " + ", ".join(f"`{s}`" for s in selection) + ".", "",
+           f"Tests (`pytest -m \"{marker}\" -k \"{keyword}\"`, small builds; "
+           f"`NANTUCKET_REGRESSION_RUNS={os.environ.get('NANTUCKET_REGRESSION_RUNS', REGRESSION_RUNS)}`): "
+           + ", ".join(f"`{s}`" for s in selection) + ".", "",
            f"Runs with coverage data: {runs['with_data']}" +
            (f" ({runs['without_data']} runs were killed on purpose or crashed and left none)"
             if runs["without_data"] else "") + ".", "",
@@ -507,10 +509,13 @@ def main(argv=None) -> int:
     if runs["with_data"] == 0:
         print(f"coverage: no run left coverage data (see {_shown(log)})", file=sys.stderr)
         return 1
-    command = "make coverage" if argv is None and args.tests == list(SELECTION) and args.keyword == KEYWORD else \
-        "python scripts/coverage.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    given = sys.argv[1:] if argv is None else list(argv)
+    if args.tests == list(SELECTION) and args.keyword == KEYWORD and args.marker == "not full":
+        command = "make coverage" + (" (mapped again: scripts/coverage.py --reuse)" if args.reuse else "")
+    else:
+        command = "python scripts/coverage.py " + " ".join(given)
     write_doc(args.doc, cov, runs, command=command, seconds=seconds, selection=args.tests,
-              marker=args.marker, passed=passed, failed=failed)
+              marker=args.marker, keyword=args.keyword, passed=passed, failed=failed)
     hit, total = cov.figure("hw")
     thit, ttotal = cov.toggles["hw"]
     print(f"{_pct(hit, total)} of lines ({hit} of {total} hw/ source lines; {_shown(args.doc)})")
