@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import json
 import os
 import re
@@ -198,8 +199,8 @@ class VerilogSources:
         out = set()
         for number in self._drivers[name]:
             out |= self._own.get(number, set())
-            for read in self._reads(number):
-                if read != name and self._anonymous(read):
+            for read in sorted(self._reads(number)):       # sorted: a loop through bits of two wires
+                if read != name and self._anonymous(read):   # is cut at the same place every run
                     out |= self._of_wire(read, seen)
         self._closure[name] = frozenset(out)
         return self._closure[name]
@@ -229,6 +230,7 @@ class VerilogSources:
 
 # -- mapping --------------------------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=None)
 def classify(path: str, repo: Path = REPO) -> tuple[str, str] | None:
     """``("hw", "hw/lane.py")`` for a gateware file in ``repo``, ``("sim", ...)`` for a harness model,
     None for anything else (Amaranth's library, the standard library)."""
@@ -248,10 +250,14 @@ class Coverage:
         self.repo = repo
         self.lines: dict[tuple[str, int], bool] = {}           # (repo-relative file, line) -> covered
         self.toggles: dict[str, list[int]] = defaultdict(lambda: [0, 0])   # "hw"/"sim" -> [hit, total]
+        #: points (Verilator's, and continuous assignments) that stand for some line: "hw"/"sim" -> [ran, all]
+        self.points: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        #: lines one of whose points never ran, in some build
+        self.partly: set[tuple[str, int]] = set()
 
     def add(self, verilog: str, points: dict[str, int]) -> None:
         src = VerilogSources(verilog)
-        line_hits: dict[int, bool] = {}
+        spans: dict[tuple, bool] = {}                 # (line, column, kind, S) -> ran in any instance
         toggle: dict[tuple[int, str], bool] = {}
         for key, count in points.items():
             f = point_fields(key)
@@ -259,12 +265,13 @@ class Coverage:
             if page in _COVERAGE_PAGES:
                 if "S" not in f:            # an implicit else: no statement of its own
                     continue
-                for number in span_lines(f["S"]):
-                    line_hits[number] = line_hits.get(number, False) or count > 0
+                # instances of one module are one set of source lines: any instance running counts
+                k = (f.get("l"), f.get("n"), f.get("o"), f["S"])
+                spans[k] = spans.get(k, False) or count > 0
             elif page == "v_toggle":
-                # instances of one module are one set of source lines: any instance toggling counts
                 k = (int(f.get("l", 0)), f.get("o", ""))
                 toggle[k] = toggle.get(k, False) or count > 0
+        runs = [(span_lines(k[3]), hit) for k, hit in spans.items()]
         # A continuous assignment has no point of its own; it ran (its value changed) when the wire it
         # drives toggled. Wires without toggle points (wider than Verilator's limit) stay unknown.
         has_toggles, toggled = set(), set()
@@ -273,20 +280,28 @@ class Coverage:
             has_toggles.add(name)
             if hit:
                 toggled.add(name)
-        for number, name in src.assigns:
-            if name in has_toggles:
-                line_hits[number] = line_hits.get(number, False) or name in toggled
-        for number, hit in line_hits.items():
-            for location in src.sources(number):
+        runs += [([number], name in toggled) for number, name in src.assigns if name in has_toggles]
+        for lines, hit in runs:
+            kinds = set()
+            for location in {loc for number in lines for loc in src.sources(number)}:
                 where = classify(location[0], self.repo)
                 if where is not None:
+                    kinds.add(where[0])
                     k = (where[1], location[1])
                     self.lines[k] = self.lines.get(k, False) or hit
+                    if not hit:
+                        self.partly.add(k)
+            for kind in kinds:
+                self.points[kind][0] += hit
+                self.points[kind][1] += 1
+        kind_of: dict[int, str | None] = {}
         for (number, _), hit in toggle.items():
-            kinds = {w[0] for w in (classify(loc[0], self.repo) for loc in src.signal_sources(number)) if w}
-            for kind in ("hw",) if "hw" in kinds else ("sim",) if "sim" in kinds else ():
-                self.toggles[kind][0] += hit
-                self.toggles[kind][1] += 1
+            if number not in kind_of:
+                kinds = {w[0] for w in (classify(loc[0], self.repo) for loc in src.signal_sources(number)) if w}
+                kind_of[number] = "hw" if "hw" in kinds else "sim" if "sim" in kinds else None
+            if kind_of[number] is not None:
+                self.toggles[kind_of[number]][0] += hit
+                self.toggles[kind_of[number]][1] += 1
 
     def figure(self, kind: str = "hw") -> tuple[int, int]:
         """(covered, counted) source lines under ``kind``/ (hw or sim)."""
@@ -295,6 +310,10 @@ class Coverage:
 
     def uncovered(self, kind: str = "hw") -> list[tuple[str, int]]:
         return sorted(k for k, hit in self.lines.items() if not hit and k[0].startswith(kind + "/"))
+
+    def partly_covered(self, kind: str = "hw") -> list[tuple[str, int]]:
+        """Covered lines one of whose points (a branch, a block, a mux side) never ran in some build."""
+        return sorted(k for k in self.partly if self.lines[k] and k[0].startswith(kind + "/"))
 
 
 def enclosing_function(source: str, line: int) -> str:
@@ -381,6 +400,14 @@ def run_tests(selection, data_dir: Path, log: Path, workers: int, marker: str,
     return done - failed, failed, total
 
 
+def _failed_tests(log: Path) -> list[str]:
+    """The node ids pytest -v reported FAILED or ERROR in ``log``."""
+    if not log.exists():
+        return []
+    found = re.findall(r"\b(?:FAILED|ERROR) (tests/\S+)", log.read_text(errors="replace"))
+    return list(dict.fromkeys(found))
+
+
 def collect(data_dir: Path, repo: Path = REPO) -> tuple[Coverage, dict]:
     """Merge the runs' .dat files per build and map them; also which benches ran."""
     by_verilog: dict[str, list[dict]] = defaultdict(list)
@@ -412,10 +439,11 @@ def _pct(hit: int, total: int) -> str:
 
 
 def write_doc(doc: Path, cov: Coverage, runs: dict, *, command: str, seconds: float, selection,
-              marker: str, keyword: str, passed: int, failed: int, repo: Path = REPO) -> None:
+              marker: str, keyword: str, passed: int, failed: int, failed_tests=(), repo: Path = REPO) -> None:
     hit, total = cov.figure("hw")
     shit, stotal = cov.figure("sim")
     thit, ttotal = cov.toggles["hw"]
+    phit, ptotal = cov.points["hw"]
     per_file: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for (path, _), covered in cov.lines.items():
         if path.startswith("hw/"):
@@ -434,7 +462,10 @@ def write_doc(doc: Path, cov: Coverage, runs: dict, *, command: str, seconds: fl
            f"on {os.cpu_count()} cores; {passed} tests passed" + (f", **{failed} failed**" if failed else "") + ".", "",
            f"**Line coverage: {_pct(hit, total)} of lines** ({hit} of {total} hw/ source lines).  ",
            f"**Toggle coverage: {_pct(thit, ttotal)}** ({thit} of {ttotal} bit transitions 0->1 and 1->0 of hw/ "
-           "signals, per build, any instance).", "",
+           "signals, per build, any instance).  ",
+           f"**Points: {_pct(phit, ptotal)}** ({phit} of {ptotal} of Verilator's blocks and branches, and "
+           "continuous assignments, that stand for hw/ lines, per build, any instance: a line counts as "
+           "covered when one of its points ran; this counts each point).", "",
            "## What is measured", "",
            "The tests below run with `NANTUCKET_COVERAGE` set: hw/flow/runner.py builds each Verilator model "
            "with `--coverage-line --coverage-toggle` (in `<build>-coverage` beside the normal build) from "
@@ -454,8 +485,16 @@ def write_doc(doc: Path, cov: Coverage, runs: dict, *, command: str, seconds: fl
             if runs["without_data"] else "") + ".", "",
            "| bench on block | runs |", "|---|---|"]
     out += [f"| {b} | {n} |" for b, n in sorted(runs["benches"].items())]
+    if failed_tests:
+        out += ["", "Tests that failed in this run (their runs' coverage data, up to the failure, is counted; "
+                "see build/coverage/pytest.log): " + ", ".join(f"`{t}`" for t in failed_tests) + "."]
     out += ["", "## By file", "", "| file | lines counted | covered | % |", "|---|---|---|---|"]
     out += [f"| {p} | {t} | {h} | {_pct(h, t)} |" for p, (h, t) in sorted(per_file.items())]
+    partly: dict[str, list[int]] = defaultdict(list)
+    for path, line in cov.partly_covered("hw"):
+        if path not in sources:
+            sources[path] = (repo / path).read_text()
+        partly[f"{path} {enclosing_function(sources[path], line)}"].append(line)
     out += ["", "## Lines not covered", ""]
     if not groups:
         out.append("None.")
@@ -469,6 +508,11 @@ def write_doc(doc: Path, cov: Coverage, runs: dict, *, command: str, seconds: fl
             more = f"; and {len(lines) - 6} more" if len(lines) > 6 else ""
             out.append(f"- {where}: {shown}{more}")
         out.append("")
+    out += ["## Lines covered, with a point that never ran", "",
+            "One of the line's points (a branch never taken, a mux side never chosen, a block never entered) "
+            "did not run in some build, though another of its points did: the candidates for new bench "
+            f"stimulus ({sum(len(v) for v in partly.values())} lines).", ""]
+    out += [f"- {where}: " + ", ".join(map(str, lines)) for where, lines in sorted(partly.items())]
     doc.write_text("\n".join(out).rstrip() + "\n")
 
 
@@ -515,11 +559,14 @@ def main(argv=None) -> int:
     else:
         command = "python scripts/coverage.py " + " ".join(given)
     write_doc(args.doc, cov, runs, command=command, seconds=seconds, selection=args.tests,
-              marker=args.marker, keyword=args.keyword, passed=passed, failed=failed)
+              marker=args.marker, keyword=args.keyword, passed=passed, failed=failed,
+              failed_tests=_failed_tests(log))
     hit, total = cov.figure("hw")
     thit, ttotal = cov.toggles["hw"]
     print(f"{_pct(hit, total)} of lines ({hit} of {total} hw/ source lines; {_shown(args.doc)})")
-    _progress(f"toggle coverage {_pct(thit, ttotal)} ({thit} of {ttotal} bit transitions of hw/ signals)")
+    phit, ptotal = cov.points["hw"]
+    _progress(f"toggle coverage {_pct(thit, ttotal)} ({thit} of {ttotal} bit transitions of hw/ signals); "
+              f"points {_pct(phit, ptotal)} ({phit} of {ptotal})")
     if failed:
         print(f"coverage: {failed} tests failed; see {_shown(log)}", file=sys.stderr)
         return 1

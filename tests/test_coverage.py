@@ -80,8 +80,19 @@ def test_hw_lines_follow_the_points_that_ran(tmp_path):
     assert cov.figure("hw") == (3, 4)
     assert cov.figure("sim") == (1, 1)
     assert cov.uncovered("hw") == [("hw/blk.py", 12)]
+    # points standing for hw/ lines: the If branch and z's assignment ran, the Elif branch did not
+    assert cov.points["hw"] == [2, 3]
+    assert cov.partly_covered("hw") == []
     # declarations (lines 5, 6, 7) are no code that runs; the library's src is nobody's hw/ line
     assert not any(line in (5, 6, 7) for _, line in cov.lines)
+
+
+def test_a_line_with_a_point_that_never_ran_is_partly_covered(tmp_path):
+    extra = _point(20, "v_line", 0, span="20", o="cond_then")    # another point on the sum's line
+    cov = C.Coverage(tmp_path)
+    cov.add(_design(tmp_path), C.parse_dat(_dat(if_count=4, elif_count=1, z_toggles=1) + extra + "\n"))
+    assert cov.uncovered("hw") == []
+    assert cov.partly_covered("hw") == [("hw/blk.py", 11)]
 
 
 def test_a_wire_that_never_toggles_leaves_its_assignment_uncovered(tmp_path):
