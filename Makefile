@@ -22,13 +22,15 @@ RUN_TARGET := $(if $(filter command line,$(origin TARGET)),$(TARGET))
 # Vitis output directories: `make clean` leaves them (and their xclbins) alone; `make clean-xclbin` removes them.
 VITIS_DIRS := hw hw_emu
 
-.PHONY: setup test test-full soak run points sim sim-full bench-sizes bench-transforms bench-chain rtl synth bench clean distclean help check-crossings diagrams
+.PHONY: setup test test-full soak coverage run points sim sim-full bench-sizes bench-transforms bench-chain rtl synth bench clean distclean help check-crossings diagrams
 
 help:
 	@echo "make setup     create .venv from the pinned requirements (only when missing or changed)"
 	@echo "make test      the test suite (models, block benches, kernel end to end, CLI) on small builds"
 	@echo "make test-full the tests of the larger builds (the default L16_k12_C32 among them)"
 	@echo "make soak     N random kernel runs against the golden model (N=$(N), SEED=$(SEED); make test runs 500)"
+	@echo "make coverage  line and toggle coverage of the gateware under the Verilator benches, mapped to hw/"
+	@echo "               source lines (docs/coverage.md)"
 	@echo "make run       generate a 2^$(LOG_N) point pair and check it on the $(BACKEND) backend"
 	@echo "               (sim: the kernel RTL in Verilator; model: the golden model)"
 	@echo "make points    only generate the point pair (LOG_N, KIND, SEED)"
@@ -69,6 +71,11 @@ test-full: $(STAMP)
 N ?= 5000
 soak: $(STAMP)
 	$(PY) scripts/soak.py $(N) --seed $(SEED)
+
+# Verilator line and toggle coverage of hw/ under the kernel and block benches (small builds):
+# the figure on stdout, docs/coverage.md for the detail, build/coverage/pytest.log for the runs.
+coverage: $(STAMP)
+	$(PY) scripts/coverage.py
 
 points: $(STAMP)
 	@mkdir -p $(RUN_DIR)

@@ -38,6 +38,9 @@ class VerilogCollector:
     in the order they were first needed.
     """
 
+    #: Keep Amaranth's src attributes in the shared modules too (set by hw.flow.catalog.verilog_of).
+    emit_src = False
+
     def __init__(self, top: str):
         self.top = top
         self.modules: dict[str, str] = {}
@@ -49,7 +52,7 @@ class VerilogCollector:
         shape = _port_shapes(component)
         if name not in self._ports:
             self._check_name(name)
-            text = verilog.convert(component, name=name, platform=self, emit_src=False)
+            text = verilog.convert(component, name=name, platform=self, emit_src=self.emit_src)
             header = {m.group(1): m.group(2) for m in _PORT_LIST.finditer(text)}
             if name not in header:
                 raise RuntimeError(f"shared module {name}: no module header in the emitted Verilog")

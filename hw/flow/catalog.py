@@ -136,14 +136,16 @@ def build(name: str, **params):
     return COMPONENTS[name](**params)
 
 
-def verilog_of(component, name: str) -> str:
+def verilog_of(component, name: str, *, emit_src: bool = False) -> str:
     """Verilog for an already built component, top module ``name``, followed by the modules of the
     blocks it instantiates through :func:`hw.shared.share` (each emitted once). Synchronizers come out
-    marked for the clock-crossing constraints (:class:`hw.flow.constraints.CdcPlatform`)."""
+    marked for the clock-crossing constraints (:class:`hw.flow.constraints.CdcPlatform`). ``emit_src``:
+    keep Amaranth's ``(* src = "file:line" *)`` attributes (coverage builds map lines back with them)."""
     from amaranth.back import verilog
     from nantucket.hw.flow.constraints import CdcPlatform
     collector = CdcPlatform(name)
-    return collector.verilog(verilog.convert(component, name=name, platform=collector, emit_src=False))
+    collector.emit_src = emit_src
+    return collector.verilog(verilog.convert(component, name=name, platform=collector, emit_src=emit_src))
 
 
 def emit_verilog(name: str, **params) -> str:

@@ -52,7 +52,11 @@ Environment:
   without ``lz4.h``, which Verilator's FST writer needs; Icarus writes ``<name>.fst``);
 - ``SIM=icarus`` selects Icarus Verilog (needs ``iverilog`` on PATH);
 - ``SEED=n`` fixes cocotb's random seed; ``TESTCASE=a,b`` runs only the named cocotb tests;
-- ``NANTUCKET_BUILD_DIR=dir`` builds under ``dir/sim`` (lint files under ``dir/lint``).
+- ``NANTUCKET_BUILD_DIR=dir`` builds under ``dir/sim`` (lint files under ``dir/lint``);
+- ``NANTUCKET_COVERAGE=dir`` (scripts/coverage.py, ``make coverage``) builds every Verilator model with line
+  and toggle coverage from Verilog that carries Amaranth's ``src`` attributes, in ``<param tag>-coverage``
+  beside the normal build (which stays as it is), and each run writes ``<unique>.dat`` (Verilator's
+  coverage.dat) and ``<unique>.json`` (the Verilog file the .dat's points refer to) into ``dir``.
 """
 
 from __future__ import annotations
@@ -135,10 +139,26 @@ def _shown(path: Path) -> str:
 
 # -- Verilog and facts -----------------------------------------------------------------------------
 
-def emit_verilog(component, name: str) -> str:
-    """Verilog for an Amaranth ``wiring.Component`` with top module ``name`` (as hw.flow.catalog emits it)."""
+def emit_verilog(component, name: str, *, emit_src: bool = False) -> str:
+    """Verilog for an Amaranth ``wiring.Component`` with top module ``name`` (as hw.flow.catalog emits it);
+    ``emit_src``: with Amaranth's ``(* src = "file:line" *)`` attributes (coverage builds)."""
     from nantucket.hw.flow.catalog import verilog_of
-    return verilog_of(component, name)
+    return verilog_of(component, name, emit_src=emit_src)
+
+
+#: Environment variable naming the folder coverage runs write into (see the module docstring).
+COVERAGE_ENV = "NANTUCKET_COVERAGE"
+#: What a coverage build adds to the Verilator options.
+COVERAGE_ARGS = ("--coverage-line", "--coverage-toggle")
+
+
+def coverage_dir(sim: str = "verilator") -> Path | None:
+    """The folder of ``NANTUCKET_COVERAGE`` when coverage is on for ``sim`` (Verilator only), else None.
+    The one place the switch is read."""
+    raw = os.environ.get(COVERAGE_ENV, "").strip()
+    if not raw or sim != "verilator":
+        return None
+    return Path(raw).expanduser().resolve()
 
 
 def component_props(component) -> dict[str, Any]:
@@ -163,7 +183,8 @@ def component_props(component) -> dict[str, Any]:
 
 
 def build_dir_for(name: str, params: Mapping[str, Any], sim: str = "verilator", waves: bool = False) -> Path:
-    suffix = ("" if sim == "verilator" else f"-{sim}") + ("-waves" if waves else "")
+    suffix = (("" if sim == "verilator" else f"-{sim}") + ("-waves" if waves else "")
+              + ("-coverage" if coverage_dir(sim) is not None else ""))
     return BUILD_ROOT / name / (param_tag(params) + suffix)
 
 
@@ -323,8 +344,11 @@ def build(component, *, name: str, params: Mapping[str, Any] | None = None, sim:
     bdir = build_dir_for(name, params, sim, waves)
     bdir.parent.mkdir(parents=True, exist_ok=True)
 
+    covering = coverage_dir(sim) is not None
+    if covering:
+        extra_args = tuple(extra_args) + COVERAGE_ARGS
     t0 = time.monotonic()
-    src = emit_verilog(component, name)
+    src = emit_verilog(component, name, emit_src=covering)
     recipe = json.dumps([_RECIPE_VERSION, sim, waves, list(VERILATOR_ARGS), list(VERILATOR_VISIBILITY), list(extra_args),
                          sim_opt() if sim == "verilator" else ""])
     digest = hashlib.sha256((recipe + "\n" + src).encode()).hexdigest()
@@ -488,6 +512,20 @@ def run_bench(component, *, name: str, test_module: str, params: Mapping[str, An
         test_filter = r"\.(" + "|".join(re.escape(n) for n in names if n) + r")(/.*)?$"
     if seed is None and os.environ.get("SEED"):
         seed = int(os.environ["SEED"])
+    cov_dir = coverage_dir(sim)
+    if cov_dir is not None:
+        # One .dat per run (parallel workers, several runs per build). Its points name the scratch
+        # directory the model was built in, so the Verilog is kept beside it, once per build hash (a
+        # later rebuild of the same directory cannot change it); the .json says which.
+        cov_dir.mkdir(parents=True, exist_ok=True)
+        verilog = cov_dir / f"{(bdir / STAMP).read_text()[:20]}.v"
+        if not verilog.exists():
+            shutil.copyfile(bdir / f"{name}.v", f"{verilog}.{os.getpid()}")
+            os.replace(f"{verilog}.{os.getpid()}", verilog)
+        cov_stem = cov_dir / f"{name}-{param_tag(params)[:80]}-{os.getpid()}-{time.time_ns()}"
+        Path(f"{cov_stem}.json").write_text(json.dumps(
+            {"verilog": verilog.name, "name": name, "test_module": test_module, "params": _jsonable(params)}))
+        plusargs = (*plusargs, f"+verilator+coverage+file+{cov_stem}.dat")
 
     # The simulator's Python imports test_module by its installed name (nantucket.sim.bench_x): cocotb
     # hands it this process's sys.path as PYTHONPATH, and the installed package (or the editable install's
