@@ -99,6 +99,19 @@ async def run_pass(dut, p, ps, log_n, batch, *, input_log_m=0, chain_log_n=0):
     raise AssertionError(f"{batch} x 2^{log_n} (m = {input_log_m}, chain = {chain_log_n}): pass {ps} did not finish")
 
 
+def preload(rams, lay, rng, size):
+    """Random bytes over every RAM, then random points in ``lay``'s input placement ``GUARD`` bytes in;
+    returns the points and the fill bytes."""
+    x = rng.integers(0, 2**64, lay.n_points, dtype=np.uint64)
+    fill = bytes(rng.integers(0, 256, size, dtype=np.uint8))
+    bufs = lay.scatter(x, "input")
+    for c, ram in enumerate(rams):
+        ram.write(0, fill)
+        if c in lay.buffer_channels("input"):
+            ram.write(GUARD, bufs[c].tobytes())
+    return x, fill
+
+
 @cocotb.test()
 async def test_axiram_chain(dut):
     """Both passes of B 2^n-point runs chained into the input of 2^t-point runs, then both passes of those
@@ -114,13 +127,7 @@ async def test_axiram_chain(dut):
         while batch > 1 and batch << t > 1 << (p.max_log_n - 1):
             batch -= 1
         lay_n, lay_t = HbmLayout(p, n, batch), HbmLayout(p, t, batch)
-        x = rng.integers(0, 2**64, lay_n.n_points, dtype=np.uint64)
-        fill = bytes(rng.integers(0, 256, size, dtype=np.uint8))
-        bufs = lay_n.scatter(x, "input")
-        for c, ram in enumerate(rams):
-            ram.write(0, fill)
-            if c in lay_n.buffer_channels("input"):
-                ram.write(GUARD, bufs[c].tobytes())
+        x, _ = preload(rams, lay_n, rng, size)
         before = [bytearray(ram.read(0, size)) for ram in rams]
         for ps in (1, 2):
             await run_pass(dut, p, ps, n, batch, chain_log_n=t)
@@ -159,13 +166,7 @@ async def test_axiram(dut, stalls):
         while batch > 1 and batch << log_n > 1 << (p.max_log_n - 2):    # batches on the cheap sizes
             batch -= 1
         lay = HbmLayout(p, log_n, batch)
-        x = rng.integers(0, 2**64, lay.n_points, dtype=np.uint64)
-        fill = bytes(rng.integers(0, 256, size, dtype=np.uint8))
-        bufs = lay.scatter(x, "input")
-        for c, ram in enumerate(rams):
-            ram.write(0, fill)
-            if c in lay.buffer_channels("input"):
-                ram.write(GUARD, bufs[c].tobytes())
+        x, fill = preload(rams, lay, rng, size)
         dut.run.value = run_bits(p, Run.of(log_n, batch=batch))
         for ps in (1, 2):
             await FallingEdge(dut.dma_clk)
