@@ -50,6 +50,7 @@ from nantucket.hw.axi import RESP_OKAY, AxiLiteSignature, fault_layout
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.field import P
 from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.record import run_word
 from nantucket.hw.run import run_layout
 
 __all__ = ["ControlSlave", "RECORD_LAYOUT"]
@@ -235,7 +236,7 @@ class ControlSlave(wiring.Component):
         for pa in self._rmap.pointer_args:
             m.d.comb += self.base[pa.channel].eq(args[pa.name])
         m.d.comb += [self.record.address.eq(args[self._rmap.record_arg.name]),
-                     self.record.run.eq(Cat(log_n[:8], flags[:8], input_log_m[:8], args["chain_log_n"][:8])),
+                     self.record.run.eq(run_word(log_n, flags, input_log_m, args["chain_log_n"])),
                      self.record.batch.eq(args["batch"])]
         m.d.comb += self.supported.eq((log_n >= self._params.min_log_n) & (log_n <= self._params.max_log_n))
 

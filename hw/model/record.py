@@ -58,7 +58,8 @@ assert RECORD_BYTES % 32 == 0 and len(RECORD_WORDS) == 16
 
 
 def run_word(log_n: int, flags: int, input_log_m: int, chain_log_n: int) -> int:
-    """Word 9 (RUN) of a start with these argument registers (the low 8 bits of each)."""
+    """Word 9 (RUN) of a start with these argument registers (the low 8 bits of each): ints for the host
+    and the model, Amaranth values for the control slave (one definition for both)."""
     return (log_n & 0xFF) | (flags & 0xFF) << 8 | (input_log_m & 0xFF) << 16 | (chain_log_n & 0xFF) << 24
 
 
