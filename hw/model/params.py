@@ -2,6 +2,8 @@
 
 from dataclasses import dataclass, asdict, fields
 
+from .field import DEFAULT_FIELD, Field, get as get_field
+
 __all__ = ["BuildParams", "DEFAULT"]
 
 _LANES = (1, 2, 4, 8, 16, 32)
@@ -16,6 +18,7 @@ class BuildParams:
     log_core:  k, log2 of the points one lane transforms at a time (2..12); N = 2^(2k) natively.
     channels:  C, HBM pseudo-channels (AXI4 masters); half are read and half written in each pass.
     dma_mhz / ntt_mhz: the two kernel clocks used for projections and Vitis link settings.
+    field:     the prime field and root chain, by name (hw.model.field.FIELDS; default "goldilocks").
     """
 
     lanes: int = 16
@@ -23,6 +26,7 @@ class BuildParams:
     channels: int = 32
     dma_mhz: float = 300.0
     ntt_mhz: float = 464.0
+    field: str = DEFAULT_FIELD.name
 
     def __post_init__(self):
         for f in fields(self):
@@ -40,9 +44,20 @@ class BuildParams:
         if self.lanes > (1 << self.log_core):
             raise ValueError(f"lanes: {self.lanes} lanes exceed the {1 << self.log_core} columns of a "
                              f"2^{self.log_core} core")
+        if isinstance(self.field, Field):
+            object.__setattr__(self, "field", self.field.name)
+        get_field(self.field)                 # a TypeError or ValueError naming the presets
+        if 2 * self.log_core > self.prime_field.two_adicity:
+            raise ValueError(f"log_core: 2^{2 * self.log_core} points exceed {self.field}'s largest transform "
+                             f"(2^{self.prime_field.two_adicity})")
         for name in ("dma_mhz", "ntt_mhz"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name}: must be positive, got {getattr(self, name)}")
+
+    @property
+    def prime_field(self) -> Field:
+        """The :class:`~nantucket.hw.model.field.Field` this build computes in."""
+        return get_field(self.field)
 
     def clock_mhz(self, domain: str) -> float:
         """The clock of a kernel domain: "dma" (control, DMA, HBM ports: ap_clk) or "ntt" (the engine)."""
@@ -160,8 +175,10 @@ class BuildParams:
         return asdict(self)
 
     def tag(self) -> str:
-        """A short name for build directories: L16_k12_C32."""
-        return f"L{self.lanes}_k{self.log_core}_C{self.channels}"
+        """A short name for build directories: L16_k12_C32, with the field's name after it when it is not
+        the default one (L16_k12_C32_babybear)."""
+        tag = f"L{self.lanes}_k{self.log_core}_C{self.channels}"
+        return tag if self.field == DEFAULT_FIELD.name else f"{tag}_{self.field}"
 
 
 DEFAULT = BuildParams()
