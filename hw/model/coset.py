@@ -24,15 +24,24 @@ bit-exact model, :func:`coset_passes` the whole transform through the lane sched
 import numpy as np
 
 from . import field as F
+from .field import Field
 from .ntt import bit_reverse_indices, dif_stages, log2_exact
 from .params import BuildParams
 from .schedule import lane_input_order, lane_output_order, pass_schedule
 
-__all__ = ["INVERSE_EXPONENT", "pass_frame", "pass_base", "chain_offset", "factor_tables", "factor_positions", "factor_stream",
+__all__ = ["INVERSE_EXPONENT", "inverse_exponent", "pass_frame", "pass_base", "chain_offset", "factor_tables", "factor_positions", "factor_stream",
            "lane_frame_transform", "coset_passes"]
 
-#: g^-1 = g^(p-2) (Fermat): the exponent the generator raises the shift to.
-INVERSE_EXPONENT = F.P - 2
+_GL = F.GOLDILOCKS
+
+
+def inverse_exponent(field: Field = _GL) -> int:
+    """g^-1 = g^(p-2) (Fermat): the exponent the generator raises the shift to in ``field``."""
+    return F.get(field).p - 2
+
+
+#: The default field's :func:`inverse_exponent`.
+INVERSE_EXPONENT = inverse_exponent()
 
 
 def pass_frame(log_n: int, pass_index: int) -> int:
@@ -52,20 +61,22 @@ def chain_offset(log_n: int, pass_index: int, inverse: bool) -> int:
     return n2 if pass_index == 1 else 0
 
 
-def pass_base(shift: int, log_n: int, pass_index: int, inverse: bool) -> int:
+def pass_base(shift: int, log_n: int, pass_index: int, inverse: bool, field: Field = _GL) -> int:
     """The base b whose powers b^i the lanes apply in this pass: forward G = g^N2 (pass 1), g (pass 2);
     inverse h = g^-1 (pass 1), H = h^N1 (pass 2)."""
-    g = int(shift) % F.P
-    root = F.pow_(g, INVERSE_EXPONENT) if inverse else g
-    return F.pow_(root, 1 << chain_offset(log_n, pass_index, inverse))
+    field = F.get(field)
+    g = int(shift) % field.p
+    root = field.pow_(g, inverse_exponent(field)) if inverse else g
+    return field.pow_(root, 1 << chain_offset(log_n, pass_index, inverse))
 
 
-def factor_tables(base: int, log_frame: int) -> tuple[list[int], list[int]]:
+def factor_tables(base: int, log_frame: int, field: Field = _GL) -> tuple[list[int], list[int]]:
     """(LO, HI) of a frame of 2^f points: LO[j] = b^j (j < 2^s), HI[i] = b^(i 2^s) (i < 2^(f-s)),
     s = floor(f/2), so b^i = HI[i >> s] * LO[i & (2^s - 1)] for every i < 2^f."""
+    field = F.get(field)
     s = log_frame // 2
-    lo = [F.pow_(base, j) for j in range(1 << s)]
-    hi = [F.pow_(base, i << s) for i in range(1 << (log_frame - s))]
+    lo = [field.pow_(base, j) for j in range(1 << s)]
+    hi = [field.pow_(base, i << s) for i in range(1 << (log_frame - s))]
     return lo, hi
 
 
@@ -75,22 +86,23 @@ def factor_positions(log_frame: int, inverse: bool) -> np.ndarray:
     return lane_output_order(log_frame) if inverse else lane_input_order(log_frame)
 
 
-def factor_stream(shift: int, log_n: int, pass_index: int, inverse: bool) -> np.ndarray:
+def factor_stream(shift: int, log_n: int, pass_index: int, inverse: bool, field: Field = _GL) -> np.ndarray:
     """The factor pair of every cycle of a frame, shape (2^(f-1), 2), as the generator computes it
     (f = the pass's frame size): HI * LO of the two positions."""
+    field = F.get(field)
     f = pass_frame(log_n, pass_index)
-    lo, hi = factor_tables(pass_base(shift, log_n, pass_index, inverse), f)
+    lo, hi = factor_tables(pass_base(shift, log_n, pass_index, inverse, field), f, field)
     s = f // 2
     pos = factor_positions(f, inverse)
-    out = [[F.mul(hi[int(i) >> s], lo[int(i) & ((1 << s) - 1)]) for i in pair] for pair in pos]
+    out = [[field.mul(hi[int(i) >> s], lo[int(i) & ((1 << s) - 1)]) for i in pair] for pair in pos]
     return np.array(out, dtype=np.uint64).reshape(-1, 2)
 
 
-def lane_frame_transform(frames: np.ndarray, inverse: bool) -> np.ndarray:
+def lane_frame_transform(frames: np.ndarray, inverse: bool, field: Field = _GL) -> np.ndarray:
     """Natural-order transform of every frame (last axis, 2^f points), forward or with inverse twiddles
     (no 1/N): what a lane computes from its frame before the output scale."""
     f = log2_exact(frames.shape[-1], "frame length")
-    return dif_stages(frames, inverse=inverse)[..., bit_reverse_indices(f)]
+    return dif_stages(frames, inverse=inverse, field=F.get(field))[..., bit_reverse_indices(f)]
 
 
 def coset_passes(params: BuildParams, x: np.ndarray, shift: int | None, log_n: int | None = None,
@@ -98,38 +110,39 @@ def coset_passes(params: BuildParams, x: np.ndarray, shift: int | None, log_n: i
     """The engine's two passes, cycle by cycle through ``pass_schedule``, with the coset factor stream
     applied where the lanes apply it (``shift`` None: no coset). Returns ``(state, output)`` indexed like
     the buffers; ``output`` includes the inverse's 1/N, so it equals
-    ``hw.model.ntt.transform(x, inverse=inverse, coset=shift)`` row by row."""
+    ``hw.model.ntt.transform(x, inverse=inverse, coset=shift)`` row by row, in ``params.prime_field``."""
+    field = params.prime_field
     n = params.max_log_n if log_n is None else params.check_log_n(log_n)
     big = 1 << n
-    x = F.vcanon(F.as_u64(x))
-    w = F.root_of_unity(big)
+    x = field.vcanon(field.as_u64(x))
+    w = field.root_of_unity(big)
     if inverse:
-        w = F.inv(w)
+        w = field.inv(w)
     state = np.zeros_like(x)
     out = np.zeros_like(x)
     for pass_index, src, dst in ((1, x, state), (2, state, out)):
         reads, writes = pass_schedule(params, pass_index, n, batch)     # [g, t, l, 2]
         f = params.pass_log_sizes(n)[pass_index - 1]
         pairs = src[reads]
-        factors = None if shift is None else factor_stream(shift, n, pass_index, inverse)[None, :, None, :]
+        factors = None if shift is None else factor_stream(shift, n, pass_index, inverse, field)[None, :, None, :]
         if factors is not None and not inverse:
-            pairs = F.vmul(pairs, factors)
+            pairs = field.vmul(pairs, factors)
         # assemble every lane's frame from its input positions, transform it, emit in output order
         frames = np.zeros(pairs.shape[:1] + pairs.shape[2:3] + (1 << f,), dtype=np.uint64)   # [g, l, i]
         pos = lane_input_order(f)
         frames[:, :, pos[:, 0]] = pairs[..., 0].transpose(0, 2, 1)
         frames[:, :, pos[:, 1]] = pairs[..., 1].transpose(0, 2, 1)
-        y = lane_frame_transform(frames, inverse)
+        y = lane_frame_transform(frames, inverse, field)
         if pass_index == 1:
             # the four-step scale w_N^(n2 k1) of column n2 = (the transform's number) mod N2
             count = 1 << params.pass_log_sizes(n)[1]
             column = (np.arange(y.shape[0])[:, None] * params.lanes + np.arange(params.lanes)[None, :]) % count
-            y = F.vmul(y, F.vpow(w, (column[..., None] * np.arange(1 << f)[None, None, :]).astype(np.uint64)))
+            y = field.vmul(y, field.vpow(w, (column[..., None] * np.arange(1 << f)[None, None, :]).astype(np.uint64)))
         opos = lane_output_order(f)
         emitted = np.stack([y[:, :, opos[:, 0]], y[:, :, opos[:, 1]]], axis=-1).transpose(0, 2, 1, 3)
         if factors is not None and inverse:
-            emitted = F.vmul(emitted, factors)
+            emitted = field.vmul(emitted, factors)
         dst[writes] = emitted
     if inverse:
-        out = F.vmul(out, np.uint64(F.inv(big)))
+        out = field.vmul(out, np.uint64(field.inv(big)))
     return state, out

@@ -20,6 +20,9 @@ column n2 emitted, in natural k1 order. Benches compare the RTL against it pass 
 import numpy as np
 
 from . import field as F
+from .field import Field
+
+_GL = F.GOLDILOCKS
 from .ntt import bit_reverse_indices, dif_stages, log2_exact
 
 __all__ = ["split", "column_scale_bases", "pass1", "pass2", "four_step"]
@@ -36,39 +39,42 @@ def split(n_total: int, n1: int | None = None) -> tuple[int, int]:
     return n1, n_total // n1
 
 
-def column_scale_bases(n_total: int, n2: int, inverse: bool = False) -> np.ndarray:
+def column_scale_bases(n_total: int, n2: int, inverse: bool = False, field: Field = _GL) -> np.ndarray:
     """c for every column: c[col] = w_N^col (the running twiddle each pass-1 transform starts from)."""
-    w = F.root_of_unity(n_total)
+    field = F.get(field)
+    w = field.root_of_unity(n_total)
     if inverse:
-        w = F.inv(w)
-    return F.powers(w, n2)
+        w = field.inv(w)
+    return field.powers(w, n2)
 
 
-def pass1(x, n1: int | None = None, inverse: bool = False) -> np.ndarray:
+def pass1(x, n1: int | None = None, inverse: bool = False, *, field: Field = _GL) -> np.ndarray:
     """State after pass 1: ``state[n2, k1] = w_N^(n2*k1) * sum_n1 x[N2*n1 + n2] * w_N1^(n1*k1)``."""
-    x = F.vcanon(F.as_u64(x))
+    field = F.get(field)
+    x = field.vcanon(field.as_u64(x))
     n1, n2 = split(x.shape[0], n1)
     cols = np.ascontiguousarray(x.reshape(n1, n2).T)             # cols[n2, n1]
-    c = column_scale_bases(x.shape[0], n2, inverse)
-    y = dif_stages(cols, c=c, inverse=inverse)                    # DIF order along k1
+    c = column_scale_bases(x.shape[0], n2, inverse, field)
+    y = dif_stages(cols, c=c, inverse=inverse, field=field)                    # DIF order along k1
     return y[:, bit_reverse_indices(log2_exact(n1))]
 
 
-def pass2(state: np.ndarray, inverse: bool = False, *, normalize: bool = False) -> np.ndarray:
+def pass2(state: np.ndarray, inverse: bool = False, *, normalize: bool = False, field: Field = _GL) -> np.ndarray:
     """Finish the transform from the pass-1 state ``state[n2, k1]``; returns X in natural order, times
     1/N if ``normalize`` (the engine's pass 2 of an inverse run: 1/N folded into the lanes' output scale;
     without it the 1/N of an inverse transform is left out)."""
-    state = F.as_u64(state)
+    field = F.get(field)
+    state = field.as_u64(state)
     n2, n1 = state.shape
     rows = np.ascontiguousarray(state.T)                          # rows[k1, n2]
-    z = dif_stages(rows, inverse=inverse)[:, bit_reverse_indices(log2_exact(n2))]   # z[k1, k2]
+    z = dif_stages(rows, inverse=inverse, field=field)[:, bit_reverse_indices(log2_exact(n2))]   # z[k1, k2]
     out = np.ascontiguousarray(z.T).reshape(n1 * n2)              # X[k1 + N1*k2]
     if normalize:
-        out = F.vmul(out, np.uint64(F.inv(n1 * n2)))
+        out = field.vmul(out, np.uint64(field.inv(n1 * n2)))
     return out
 
 
-def four_step(x, n1: int | None = None, inverse: bool = False) -> np.ndarray:
+def four_step(x, n1: int | None = None, inverse: bool = False, *, field: Field = _GL) -> np.ndarray:
     """The whole transform through the two passes (inverse includes the 1/N scaling, in pass 2)."""
     x = F.as_u64(x)
-    return pass2(pass1(x, n1, inverse), inverse, normalize=inverse)
+    return pass2(pass1(x, n1, inverse, field=field), inverse, normalize=inverse, field=field)

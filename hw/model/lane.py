@@ -33,12 +33,15 @@ from functools import lru_cache
 import numpy as np
 
 from . import field as F
+from .field import Field
 from .ntt import bit_reverse_indices, log2_exact, twiddle_rom
 from .schedule import first_half_stages, lane_input_order, lane_output_order
 
 __all__ = ["halves", "rom_offset", "interface_orders", "twiddle_plan", "twiddle_stream", "stage_tables", "to_lane_pairs",
            "from_lane_pairs", "lane_transform", "lane_reference", "SHIFT_ROOTS_LOG", "shift_stages", "stage_shifts",
            "scale_slot", "shift_stream", "physical_stages", "decode_stream", "output_scale_factors", "scaled_lane_transform"]
+
+_GL = F.GOLDILOCKS
 
 #: Column of a twiddle stream array holding the word stage 0 consumes on that cycle.
 W_FIRST = 0
@@ -144,7 +147,7 @@ def twiddle_plan(log_core: int) -> tuple[np.ndarray, np.ndarray]:
     return rom, stage
 
 
-def twiddle_stream(log_core: int, c=None, inverse: bool = False) -> np.ndarray:
+def twiddle_stream(log_core: int, c=None, inverse: bool = False, *, field: Field = _GL) -> np.ndarray:
     """The two twiddle words to feed a lane on each cycle of one transform: shape (2^(k-1), 2) uint64.
 
     Column 0 goes to ``i_w_first``, column 1 to ``i_w_rest``, row t alongside input pair t.
@@ -152,18 +155,19 @@ def twiddle_stream(log_core: int, c=None, inverse: bool = False) -> np.ndarray:
     Y[m] = c^m * X[m]; None (or 1) gives the plain transform. The unused slot carries 0.
     """
     k = _check_k(log_core)
+    field = F.get(field)
     rom_index, stage = twiddle_plan(k)
-    rom = twiddle_rom(k, inverse)
+    rom = twiddle_rom(k, inverse, field)
     used = rom_index >= 0
     out = np.zeros(rom_index.shape, dtype=np.uint64)
     out[used] = rom[rom_index[used]]
-    if c is not None and int(c) % F.P != 1:
+    if c is not None and int(c) % field.p != 1:
         cpow = np.empty(k, dtype=np.uint64)          # c^(2^s)
-        v = int(c) % F.P
+        v = int(c) % field.p
         for s in range(k):
             cpow[s] = v
-            v = F.mul(v, v)
-        out[used] = F.vmul(out[used], cpow[stage[used]])
+            v = field.mul(v, v)
+        out[used] = field.vmul(out[used], cpow[stage[used]])
     return out
 
 
@@ -201,12 +205,13 @@ def from_lane_pairs(pairs: np.ndarray) -> np.ndarray:
     return out
 
 
-def lane_transform(pairs: np.ndarray, stream: np.ndarray) -> np.ndarray:
+def lane_transform(pairs: np.ndarray, stream: np.ndarray, *, field: Field = _GL) -> np.ndarray:
     """What a lane emits: input pairs (..., 2^(k-1), 2) in lane_input_order, twiddle stream
     (..., 2^(k-1), 2) as from :func:`twiddle_stream`; returns the output pairs in lane_output_order.
 
     Stage s maps (x[i], x[i+h]) to (x[i] + x[i+h], (x[i] - x[i+h]) * tables[s][i mod h]) (inputs canonical).
     """
+    field = F.get(field)
     pairs = F.as_u64(pairs)
     k = log2_exact(pairs.shape[-2], "pairs cycles") + 1
     tables = stage_tables(np.broadcast_to(stream, pairs.shape), k)
@@ -219,20 +224,21 @@ def lane_transform(pairs: np.ndarray, stream: np.ndarray) -> np.ndarray:
         v = x.reshape(lead + (n // (2 * h), 2, h))
         a, b = v[..., 0, :], v[..., 1, :]
         out = np.empty_like(v)
-        out[..., 0, :] = F.vadd(a, b)
-        out[..., 1, :] = F.vmul(F.vsub(a, b), tables[s][..., None, :])
+        out[..., 0, :] = field.vadd(a, b)
+        out[..., 1, :] = field.vmul(field.vsub(a, b), tables[s][..., None, :])
         x = out.reshape(lead + (n,))
     return x[..., bit_reverse_indices(k)][..., lane_output_order(k)]
 
 
-def lane_reference(x: np.ndarray, c=None, inverse: bool = False) -> np.ndarray:
+def lane_reference(x: np.ndarray, c=None, inverse: bool = False, *, field: Field = _GL) -> np.ndarray:
     """The golden answer for a lane fed :func:`twiddle_stream` (log_core, c): Y[m] = c^m * NTT(x)[m]
     over the last axis (natural order in and out), from hw.model.ntt's stage reference, not from the
     lane model. ``c`` may be a scalar or one value per transform (shape x.shape[:-1])."""
     from .ntt import dif_stages
-    x = F.vcanon(F.as_u64(x))
+    field = F.get(field)
+    x = field.vcanon(F.as_u64(x))
     k = log2_exact(x.shape[-1], "x length")
-    return dif_stages(x, c=c, inverse=inverse)[..., bit_reverse_indices(k)]
+    return dif_stages(x, c=c, inverse=inverse, field=field)[..., bit_reverse_indices(k)]
 
 
 # -- Lanes with shift stages and the four-step scale at the output ---------------------------------
@@ -244,13 +250,15 @@ def lane_reference(x: np.ndarray, c=None, inverse: bool = False) -> np.ndarray:
 # twiddle stream carries the shift amount 0..191 (not the field value) in the words of shift stages, and
 # the column n2 whose scale to apply in the one free slot (0: no scale, as in pass 2).
 
-#: 2^SHIFT_ROOTS_LOG-th roots of unity (and their divisors) are powers of two modulo p.
-SHIFT_ROOTS_LOG = 6
+#: 2^SHIFT_ROOTS_LOG-th roots of unity (and their divisors) are powers of two modulo the Goldilocks p, on
+#: both of its root chains; a field's own figure is ``Field.shift_roots_log`` (1 on 31-bit fields: only the
+#: last stage, whose one twiddle is 1).
+SHIFT_ROOTS_LOG = _GL.shift_roots_log
 
 
-def shift_stages(log_core: int) -> int:
+def shift_stages(log_core: int, field: Field = _GL) -> int:
     """Index of the first stage whose twiddles are all powers of two: stages shift_stages(k) .. k-1."""
-    return max(0, _check_k(log_core) - SHIFT_ROOTS_LOG)
+    return max(0, _check_k(log_core) - F.get(field).shift_roots_log)
 
 
 def _check_frame(log_core: int, frame) -> int:
@@ -279,34 +287,33 @@ def physical_stages(log_core: int, frame: int) -> tuple[int, ...]:
     return tuple((a - af + s) if s < af else (k - f + s) for s in range(f))
 
 
-def _shifted_words(log_core: int, frame: int) -> np.ndarray:
+def _shifted_words(log_core: int, frame: int, field: Field = _GL) -> np.ndarray:
     """Mask over a frame's stream (2^(f-1), 2): the words consumed by the lane's shift-only stages."""
     _, stage = twiddle_plan(frame)
     phys = np.asarray(physical_stages(log_core, frame) + (-1,))        # stage -1 (unused slot) -> -1
-    return phys[stage] >= shift_stages(log_core)
+    return phys[stage] >= shift_stages(log_core, field)
 
 
-@lru_cache(maxsize=None)
-def _log2_table() -> dict[int, int]:
-    return {F.pow_(2, j): j for j in range(192)}
-
-
-def twiddle_shift(value: int) -> int:
-    """The j < 192 with 2^j = value (mod p); ValueError if the value is not a power of two."""
+def twiddle_shift(value: int, field: Field = _GL) -> int:
+    """The j with 2^j = value (mod p), j below the field's ``shift_count`` (192 for Goldilocks); ValueError
+    if the value is not such a power of two."""
+    field = F.get(field)
     try:
-        return _log2_table()[int(value) % F.P]
+        return field.shift_table[int(value) % field.p]
     except KeyError:
-        raise ValueError(f"value: {int(value):#x} is not a power of two modulo p") from None
+        raise ValueError(f"value: {int(value):#x} is not a shift-multiplier power of two modulo p in "
+                         f"{field.name}") from None
 
 
-def stage_shifts(log_core: int, stage: int, inverse: bool = False) -> tuple[int, ...]:
+def stage_shifts(log_core: int, stage: int, inverse: bool = False, field: Field = _GL) -> tuple[int, ...]:
     """The shift amounts of stage ``stage``'s twiddles (sorted); the stage must be a shift stage."""
     k = _check_k(log_core)
-    if not shift_stages(k) <= stage < k:
-        raise ValueError(f"stage: {stage} is not a shift stage of a 2^{k} lane ({shift_stages(k)}..{k - 1})")
-    rom = twiddle_rom(k, inverse)
+    field = F.get(field)
+    if not shift_stages(k, field) <= stage < k:
+        raise ValueError(f"stage: {stage} is not a shift stage of a 2^{k} lane ({shift_stages(k, field)}..{k - 1})")
+    rom = twiddle_rom(k, inverse, field)
     lo = rom_offset(k, stage)
-    return tuple(sorted({twiddle_shift(w) for w in rom[lo:lo + (1 << (k - 1 - stage))]}))
+    return tuple(sorted({twiddle_shift(w, field) for w in rom[lo:lo + (1 << (k - 1 - stage))]}))
 
 
 def scale_slot(log_core: int) -> int:
@@ -316,7 +323,8 @@ def scale_slot(log_core: int) -> int:
     return int(t)
 
 
-def shift_stream(log_core: int, column: int = 0, inverse: bool = False, *, frame: int | None = None) -> np.ndarray:
+def shift_stream(log_core: int, column: int = 0, inverse: bool = False, *, frame: int | None = None,
+                 field: Field = _GL) -> np.ndarray:
     """The stream for a 2^k lane with shift stages running frames of 2^f points (``frame`` = f, default
     k): :func:`twiddle_stream` (f, inverse) with the words consumed by the lane's shift-only stages
     (:func:`physical_stages` >= :func:`shift_stages` (k)) replaced by their shift amounts, and ``column``
@@ -325,33 +333,35 @@ def shift_stream(log_core: int, column: int = 0, inverse: bool = False, *, frame
     f = _check_frame(k, frame)
     if not 0 <= int(column) < (1 << k):
         raise ValueError(f"column: must be in 0..{(1 << k) - 1}, got {column}")
-    out = twiddle_stream(f, None, inverse).copy()
-    shifted = _shifted_words(k, f)
-    out[shifted] = [twiddle_shift(w) for w in out[shifted]]
+    out = twiddle_stream(f, None, inverse, field=field).copy()
+    shifted = _shifted_words(k, f, field)
+    out[shifted] = [twiddle_shift(w, field) for w in out[shifted]]
     out[scale_slot(f), W_REST] = int(column)
     return out
 
 
-def decode_stream(stream: np.ndarray, log_core: int) -> tuple[np.ndarray, np.ndarray]:
+def decode_stream(stream: np.ndarray, log_core: int, field: Field = _GL) -> tuple[np.ndarray, np.ndarray]:
     """(field-valued stream, column) from :func:`shift_stream` words of a 2^k lane: 2^word for the
     words of shift stages. The frame size f is read off the stream's shape (..., 2^(f-1), 2)."""
     k = _check_k(log_core)
+    field = F.get(field)
     stream = F.as_u64(stream)
     f = _check_frame(k, log2_exact(stream.shape[-2], "stream cycles") + 1)
-    shifted = _shifted_words(k, f)
+    shifted = _shifted_words(k, f, field)
     out = stream.copy()
-    out[..., shifted] = F.vpow(2, stream[..., shifted] & np.uint64(0xFF))
+    out[..., shifted] = field.vpow(2, stream[..., shifted] & np.uint64(0xFF))
     column = stream[..., scale_slot(f), W_REST] & np.uint64((1 << k) - 1)     # the lane reads k bits
     out[..., scale_slot(f), W_REST] = 0
     return out, column
 
 
 def output_scale_factors(log_core: int, column, *, frame: int | None = None, log_n: int | None = None,
-                         inverse: bool = False, normalize: bool = False) -> np.ndarray:
+                         inverse: bool = False, normalize: bool = False, field: Field = _GL) -> np.ndarray:
     """w_N^(column * m) for m < 2^f (``frame``, default k), N = 2^log_n (default 2^(2k)): shape
     column.shape + (2^f,), natural order. ``inverse``: w_N^(-column * m) (pass 1 of an inverse transform);
     ``normalize``: 1/N for every m, the column ignored (pass 2 of an inverse transform)."""
     k = _check_k(log_core)
+    field = F.get(field)
     f = _check_frame(k, frame)
     n = 2 * k if log_n is None else int(log_n)
     if not 1 <= n <= 2 * k:
@@ -359,14 +369,15 @@ def output_scale_factors(log_core: int, column, *, frame: int | None = None, log
     column = np.asarray(column, dtype=np.int64)
     m = np.arange(1 << f, dtype=np.int64)
     if normalize:
-        return np.full(column.shape + (1 << f,), F.inv(1 << n), dtype=np.uint64)
+        return np.full(column.shape + (1 << f,), field.inv(1 << n), dtype=np.uint64)
     exponents = (column[..., None] * m) % (1 << n)
-    root = F.root_of_unity(1 << n)
-    return F.vpow(F.inv(root) if inverse else root, exponents.astype(np.uint64))
+    root = field.root_of_unity(1 << n)
+    return field.vpow(field.inv(root) if inverse else root, exponents.astype(np.uint64))
 
 
 def scaled_lane_transform(pairs: np.ndarray, stream: np.ndarray, *, log_core: int | None = None,
-                          log_n: int | None = None, inverse: bool = False, normalize: bool = False) -> np.ndarray:
+                          log_n: int | None = None, inverse: bool = False, normalize: bool = False,
+                          field: Field = _GL) -> np.ndarray:
     """What a 2^k lane (``log_core``, default the frame size) with shift stages and the output scale
     emits for frames of 2^f points (f read off ``pairs``): :func:`lane_transform` on the decoded stream,
     then output m times w_N^(column * m), N = 2^log_n (default 2^(2k)). Pairs and stream as for
@@ -375,10 +386,11 @@ def scaled_lane_transform(pairs: np.ndarray, stream: np.ndarray, *, log_core: in
     pairs = F.as_u64(pairs)
     f = log2_exact(pairs.shape[-2], "pairs cycles") + 1
     k = f if log_core is None else log_core
-    plain, column = decode_stream(np.broadcast_to(stream, pairs.shape), k)
-    y = from_lane_pairs(lane_transform(pairs, plain))
-    y = F.vmul(y, output_scale_factors(k, column.astype(np.int64), frame=f, log_n=log_n,
-                                       inverse=inverse, normalize=normalize))
+    field = F.get(field)
+    plain, column = decode_stream(np.broadcast_to(stream, pairs.shape), k, field)
+    y = from_lane_pairs(lane_transform(pairs, plain, field=field))
+    y = field.vmul(y, output_scale_factors(k, column.astype(np.int64), frame=f, log_n=log_n,
+                                       inverse=inverse, normalize=normalize, field=field))
     return to_natural_pairs(y)
 
 

@@ -1,6 +1,7 @@
-"""Number Theoretic Transforms over Goldilocks (docs/architecture.md, "The transform").
+"""Number Theoretic Transforms over any field of hw.model.field (docs/architecture.md, "The transform").
 
-Forward: X[k] = sum_j x[j] * w^(j*k), w = 7^((p-1)/N), natural order in and out, no scaling.
+Forward: X[k] = sum_j x[j] * w^(j*k), w = g^((p-1)/N) for the field's generator g, natural order in and
+out, no scaling. Every function takes ``field=`` (a Field or its name; default Goldilocks).
 Inverse: the same with w^-1, then every output times N^-1.
 
 Three independent implementations, so tests can check one against another:
@@ -22,7 +23,9 @@ import os
 import numpy as np
 
 from . import field as F
-from .field import P
+from .field import Field
+
+_GL = F.GOLDILOCKS
 
 __all__ = [
     "log2_exact", "bit_reverse_indices", "stage_twiddles", "twiddle_rom", "dif_stage", "dif_stages",
@@ -53,18 +56,19 @@ def bit_reverse_indices(k: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=256)
-def stage_twiddles(n: int, s: int, inverse: bool = False) -> np.ndarray:
+def stage_twiddles(n: int, s: int, inverse: bool = False, field: Field = _GL) -> np.ndarray:
     """Twiddles of Gentleman-Sande stage s of an n-point transform: w_(2h)^j for j < h, h = n >> (s+1)."""
+    field = F.get(field)
     h = n >> (s + 1)
-    w = F.root_of_unity(2 * h)
+    w = field.root_of_unity(2 * h)
     if inverse:
-        w = F.inv(w)
-    tw = F.powers(w, h)
+        w = field.inv(w)
+    tw = field.powers(w, h)
     tw.flags.writeable = False
     return tw
 
 
-def twiddle_rom(k: int, inverse: bool = False) -> np.ndarray:
+def twiddle_rom(k: int, inverse: bool = False, field: Field = _GL) -> np.ndarray:
     """The 2^k - 1 twiddles a 2^k-point GS pipeline consumes, stage 0 first (2^(k-1), then 2^(k-2), ...).
 
     This is the content of the engine's single twiddle ROM, shared by all lanes and both passes.
@@ -72,16 +76,18 @@ def twiddle_rom(k: int, inverse: bool = False) -> np.ndarray:
     n = 1 << k
     if k == 0:
         return np.zeros(0, dtype=np.uint64)
-    return np.concatenate([stage_twiddles(n, s, inverse) for s in range(k)])
+    field = F.get(field)
+    return np.concatenate([stage_twiddles(n, s, inverse, field) for s in range(k)])
 
 
-def dif_stage(x: np.ndarray, s: int, c=None, inverse: bool = False) -> np.ndarray:
+def dif_stage(x: np.ndarray, s: int, c=None, inverse: bool = False, field: Field = _GL) -> np.ndarray:
     """One Gentleman-Sande stage over the last axis of x (length n = 2^k), returning a new array.
 
     Pairs (a, b) at distance h = n >> (s+1) inside blocks of 2h become (a + b, (a - b) * w_(2h)^j * c^(2^s)).
     ``c`` is the running twiddle: a scalar or one value per row (shape x.shape[:-1]); None means 1.
     """
-    x = F.as_u64(x)
+    field = F.get(field)
+    x = field.as_u64(x)
     n = x.shape[-1]
     h = n >> (s + 1)
     if h < 1:
@@ -90,63 +96,65 @@ def dif_stage(x: np.ndarray, s: int, c=None, inverse: bool = False) -> np.ndarra
     a = v[..., 0, :]
     b = v[..., 1, :]
     out = np.empty_like(v)
-    out[..., 0, :] = F.vadd(a, b)
-    tw = stage_twiddles(n, s, inverse)
+    out[..., 0, :] = field.vadd(a, b)
+    tw = stage_twiddles(n, s, inverse, field)
     if c is not None:
         c = np.asarray(c, dtype=np.uint64)
         cs = c
         for _ in range(s):
-            cs = F.vmul(cs, cs)
-        tw = F.vmul(tw, cs[..., None]) if cs.ndim else F.vmul(tw, cs)
+            cs = field.vmul(cs, cs)
+        tw = field.vmul(tw, cs[..., None]) if cs.ndim else field.vmul(tw, cs)
         tw = tw[..., None, :] if tw.ndim > 1 else tw
-    out[..., 1, :] = F.vmul(F.vsub(a, b), tw)
+    out[..., 1, :] = field.vmul(field.vsub(a, b), tw)
     return out.reshape(x.shape)
 
 
-def dif_stages(x: np.ndarray, c=None, inverse: bool = False, stages=None) -> np.ndarray:
+def dif_stages(x: np.ndarray, c=None, inverse: bool = False, stages=None, field: Field = _GL) -> np.ndarray:
     """Run GS stages (all k of them by default) over the last axis; output stays in DIF order.
 
     After all k stages, out[..., bitrev(m)] = c^m * X[m] with X the n-point NTT of the row.
     """
-    x = F.as_u64(x)
+    x = field.as_u64(x)
     k = log2_exact(x.shape[-1], "x length")
     for s in (range(k) if stages is None else stages):
-        x = dif_stage(x, s, c, inverse)
+        x = dif_stage(x, s, c, inverse, field)
     return x
 
 
-def dft_naive(x, inverse: bool = False) -> list[int]:
+def dft_naive(x, inverse: bool = False, field: Field = _GL) -> list[int]:
     """The O(N^2) definition on Python ints. For tests only."""
-    x = [int(v) % P for v in x]
+    field = F.get(field)
+    x = [int(v) % field.p for v in x]
     n = len(x)
     log2_exact(n, "len(x)")
-    w = F.root_of_unity(n)
+    w = field.root_of_unity(n)
     if inverse:
-        w = F.inv(w)
+        w = field.inv(w)
     out = []
     for k in range(n):
-        wk = pow(w, k, P)
+        wk = pow(w, k, field.p)
         acc, t = 0, 1
         for v in x:
             acc += v * t
-            t = t * wk % P
-        out.append(acc % P)
+            t = t * wk % field.p
+        out.append(acc % field.p)
     if inverse:
-        ninv = F.inv(n)
-        out = [v * ninv % P for v in out]
+        ninv = field.inv(n)
+        out = [v * ninv % field.p for v in out]
     return out
 
 
-def _scale_inverse(y: np.ndarray, n: int) -> np.ndarray:
-    return F.vmul(y, np.uint64(F.inv(n)))
+def _scale_inverse(y: np.ndarray, n: int, field: Field) -> np.ndarray:
+    return field.vmul(y, np.uint64(field.inv(n)))
 
 
-def ntt_radix2(x: np.ndarray, inverse: bool = False) -> np.ndarray:
+def ntt_radix2(x: np.ndarray, inverse: bool = False, field: Field = _GL) -> np.ndarray:
     """Plain whole-array Gentleman-Sande NTT followed by a bit-reversal permutation."""
-    x = F.vcanon(F.as_u64(x))
+    field = F.get(field)
+    x = field.vcanon(field.as_u64(x))
     k = log2_exact(x.shape[-1], "x length")
-    y = dif_stages(x, inverse=inverse)[..., bit_reverse_indices(k)]
-    return _scale_inverse(y, 1 << k) if inverse else y
+    y = dif_stages(x, inverse=inverse, field=field)[..., bit_reverse_indices(k)]
+    return _scale_inverse(y, 1 << k, field) if inverse else y
 
 
 # -- fast batched transform ------------------------------------------------------------------------
@@ -156,7 +164,7 @@ _BATCH_POINTS = 1 << 15
 _THREADS = min(2, os.cpu_count() or 1)
 
 
-def _rows_ntt(rows: np.ndarray, inverse: bool, scale_base=None, row0: int = 0) -> np.ndarray:
+def _rows_ntt(rows: np.ndarray, inverse: bool, scale_base=None, row0: int = 0, field: Field = _GL) -> np.ndarray:
     """Natural-order NTT of every row of a 2-D array (rows independent), optionally then scaling
     element (r, m) by scale_base^((row0 + r) * m). Returns a new array."""
     n = rows.shape[1]
@@ -168,35 +176,35 @@ def _rows_ntt(rows: np.ndarray, inverse: bool, scale_base=None, row0: int = 0) -
         a = v[:, :, 0, :]
         b = v[:, :, 1, :]
         out = np.empty_like(v)
-        out[:, :, 0, :] = F.vadd(a, b)
-        d = F.vsub(a, b)
+        out[:, :, 0, :] = field.vadd(a, b)
+        d = field.vsub(a, b)
         if h > 1:
-            d = F.vmul(d, stage_twiddles(n, s, inverse))
+            d = field.vmul(d, stage_twiddles(n, s, inverse, field))
         out[:, :, 1, :] = d
         y = out.reshape(rows.shape)
     y = y[:, bit_reverse_indices(k)]
     if scale_base is not None:
         # scale[r, m] = (base^(row0 + r))^m, built by doubling along m.
-        c = F.vpow(scale_base, np.arange(row0, row0 + rows.shape[0], dtype=np.uint64))
+        c = field.vpow(scale_base, np.arange(row0, row0 + rows.shape[0], dtype=np.uint64))
         scale = np.empty_like(y)
         scale[:, 0] = 1
         filled, step = 1, c
         while filled < n:
-            scale[:, filled:2 * filled] = F.vmul(scale[:, :filled], step[:, None])
+            scale[:, filled:2 * filled] = field.vmul(scale[:, :filled], step[:, None])
             filled *= 2
-            step = F.vmul(step, step)
-        y = F.vmul(y, scale)
+            step = field.vmul(step, step)
+        y = field.vmul(y, scale)
     return y
 
 
-def _batched_rows_ntt(m: np.ndarray, inverse: bool, scale_base=None) -> np.ndarray:
+def _batched_rows_ntt(m: np.ndarray, inverse: bool, scale_base=None, field: Field = _GL) -> np.ndarray:
     """_rows_ntt over all rows of m, in cache-sized batches spread over two threads."""
     nrows, n = m.shape
     per = max(1, _BATCH_POINTS // n)
     out = np.empty_like(m)
 
     def job(r0):
-        out[r0:r0 + per] = _rows_ntt(m[r0:r0 + per], inverse, scale_base, r0)
+        out[r0:r0 + per] = _rows_ntt(m[r0:r0 + per], inverse, scale_base, r0, field)
 
     starts = range(0, nrows, per)
     if _THREADS > 1 and len(starts) > 1:
@@ -212,40 +220,41 @@ def _batched_rows_ntt(m: np.ndarray, inverse: bool, scale_base=None) -> np.ndarr
 RADIX2_MAX_LOG_N = 10
 
 
-def ntt(x, inverse: bool = False) -> np.ndarray:
+def ntt(x, inverse: bool = False, *, field: Field = _GL) -> np.ndarray:
     """Forward (or inverse) NTT of a 1-D array of 2^n points, natural order in and out.
 
     Accepts any uint64 values (reduced first); returns a new canonical uint64 array.
     """
-    x = F.vcanon(F.as_u64(x))
+    field = F.get(field)
+    x = field.vcanon(field.as_u64(x))
     if x.ndim != 1:
         raise ValueError(f"x: expected a 1-D array, got shape {x.shape}")
     n_total = x.shape[0]
     logn = log2_exact(n_total, "len(x)")
     if logn <= RADIX2_MAX_LOG_N:
-        return ntt_radix2(x, inverse)
+        return ntt_radix2(x, inverse, field)
     # Four-step, N = N1 * N2 (docs/architecture.md): columns, scale by w_N^(n2*k1), rows, transpose.
     l1 = logn // 2
     n1, n2 = 1 << l1, 1 << (logn - l1)
-    w = F.root_of_unity(n_total)
+    w = field.root_of_unity(n_total)
     if inverse:
-        w = F.inv(w)
+        w = field.inv(w)
     cols = np.ascontiguousarray(x.reshape(n1, n2).T)            # cols[n2, n1]
-    y = _batched_rows_ntt(cols, inverse, scale_base=w)           # y[n2, k1] scaled by w^(n2*k1)
+    y = _batched_rows_ntt(cols, inverse, scale_base=w, field=field)           # y[n2, k1] scaled by w^(n2*k1)
     rows = np.ascontiguousarray(y.T)                             # rows[k1, n2]
     del cols, y
-    z = _batched_rows_ntt(rows, inverse)                         # z[k1, k2]
+    z = _batched_rows_ntt(rows, inverse, field=field)                       # z[k1, k2]
     out = np.ascontiguousarray(z.T).reshape(n_total)             # X[k1 + N1*k2]
-    return _scale_inverse(out, n_total) if inverse else out
+    return _scale_inverse(out, n_total, field) if inverse else out
 
 
-def intt(x) -> np.ndarray:
-    return ntt(x, inverse=True)
+def intt(x, *, field: Field = _GL) -> np.ndarray:
+    return ntt(x, inverse=True, field=field)
 
 
 # -- The transforms a prover needs (inverse, coset, orders, batches, zero-extended input) -------------
 
-def _check_transform_args(shape, size, coset, order) -> tuple[int, int]:
+def _check_transform_args(shape, size, coset, order, field: Field) -> tuple[int, int]:
     """(M, N) of a transform call, after checking every argument (ValueError naming it)."""
     if len(shape) not in (1, 2):
         raise ValueError(f"x: expected a 1-D array or a (B, M) batch, got shape {shape}")
@@ -260,39 +269,40 @@ def _check_transform_args(shape, size, coset, order) -> tuple[int, int]:
         raise ValueError(f"order: must be one of {', '.join(ORDERS)}, got {order!r}")
     if m < n and order[0] == "r":
         raise ValueError("order: a zero-extended input (M < N) must be in natural order")
-    if coset is not None and int(coset) % P == 0:
-        raise ValueError("coset: the shift must be nonzero modulo p")
+    if coset is not None and int(coset) % field.p == 0:
+        raise ValueError(f"coset: the shift must be nonzero modulo p ({field.name})")
     return m, int(n)
 
 
 def transform_naive(x, *, inverse: bool = False, coset: int | None = None, order: str = "nn",
-                    size: int | None = None) -> list[list[int]]:
+                    size: int | None = None, field: Field = _GL) -> list[list[int]]:
     """The O(B N^2) definition of :func:`transform`, on Python ints, straight from the sums. Tests only.
 
     forward: X_k = sum_j x_j g^j w^(jk); inverse: x_j = g^(-j) (1/N) sum_k X_k w^(-jk) (g = 1 without a
     coset); the input zero-extended from M to N = ``size`` points; "r" orders index bit-reversed."""
     rows = np.atleast_2d(np.asarray(x, dtype=object))
-    m, n = _check_transform_args(np.shape(x), size, coset, order)
+    field = F.get(field)
+    m, n = _check_transform_args(np.shape(x), size, coset, order, field)
     logn = log2_exact(n)
     rev = [int(v) for v in bit_reverse_indices(logn)] if logn else [0]
-    w = F.root_of_unity(n)
-    g = 1 if coset is None else int(coset) % P
+    w = field.root_of_unity(n)
+    g = 1 if coset is None else int(coset) % field.p
     if inverse:
-        w, g = F.inv(w), F.inv(g)
+        w, g = field.inv(w), field.inv(g)
     out = []
     for row in rows:
-        full = [int(v) % P for v in row] + [0] * (n - m)
+        full = [int(v) % field.p for v in row] + [0] * (n - m)
         if order[0] == "r":
             full = [full[rev[j]] for j in range(n)]
         res = []
         for k in range(n):
             acc = 0
             for j, v in enumerate(full):
-                term = v * pow(w, j * k, P) % P
-                acc += term if inverse else term * pow(g, j, P)
-            acc %= P
+                term = v * pow(w, j * k, field.p) % field.p
+                acc += term if inverse else term * pow(g, j, field.p)
+            acc %= field.p
             if inverse:
-                acc = acc * F.inv(n) % P * pow(g, k, P) % P
+                acc = acc * field.inv(n) % field.p * pow(g, k, field.p) % field.p
             res.append(acc)
         if order[1] == "r":
             res = [res[rev[k]] for k in range(n)]
@@ -301,7 +311,7 @@ def transform_naive(x, *, inverse: bool = False, coset: int | None = None, order
 
 
 def transform(x, *, inverse: bool = False, coset: int | None = None, order: str = "nn",
-              size: int | None = None) -> np.ndarray:
+              size: int | None = None, field: Field = _GL) -> np.ndarray:
     """Forward or inverse NTT of one transform (1-D) or of every row of a (B, M) batch, fast.
 
     - ``inverse``: x_j = (1/N) sum_k X_k w^(-jk);
@@ -310,8 +320,9 @@ def transform(x, *, inverse: bool = False, coset: int | None = None, order: str 
     - ``size`` N >= M: the input is zero-extended from M to N points (natural input order only).
 
     Returns canonical uint64, shape (N,) or (B, N)."""
-    x = F.vcanon(F.as_u64(x))
-    m, n = _check_transform_args(x.shape, size, coset, order)
+    field = F.get(field)
+    x = field.vcanon(field.as_u64(x))
+    m, n = _check_transform_args(x.shape, size, coset, order, field)
     rows = x.reshape(-1, m)
     if m < n:
         rows = np.concatenate([rows, np.zeros((rows.shape[0], n - m), dtype=np.uint64)], axis=1)
@@ -319,10 +330,10 @@ def transform(x, *, inverse: bool = False, coset: int | None = None, order: str 
     if order[0] == "r":
         rows = rows[:, rev]
     if coset is not None and not inverse:
-        rows = F.vmul(rows, F.powers(int(coset) % P, n))
-    out = np.stack([ntt(r, inverse) for r in rows])
+        rows = field.vmul(rows, field.powers(int(coset) % field.p, n))
+    out = np.stack([ntt(r, inverse, field=field) for r in rows])
     if coset is not None and inverse:
-        out = F.vmul(out, F.powers(F.inv(int(coset) % P), n))
+        out = field.vmul(out, field.powers(field.inv(int(coset) % field.p), n))
     if order[1] == "r":
         out = out[:, rev]
     return out.reshape(n) if x.ndim == 1 else out

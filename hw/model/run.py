@@ -14,7 +14,6 @@ flag bit, a batch of 0); :meth:`Run.of` builds one from what a caller means (inv
 
 from dataclasses import dataclass
 
-from .field import P
 from .layout import lde_pair_supported
 from .params import BuildParams
 
@@ -116,7 +115,7 @@ class Run:
             bad |= STATUS_BAD_SIZE
         if self.batch < 1 or (size_ok and self.batch > max_batch(params, self.log_n)):
             bad |= STATUS_BAD_BATCH
-        if self.flags & FLAG_COSET and not 0 < self.coset_shift < P:
+        if self.flags & FLAG_COSET and not 0 < self.coset_shift < params.prime_field.p:
             bad |= STATUS_BAD_SHIFT
         if self.flags & ~FLAGS_KNOWN:
             bad |= STATUS_BAD_FLAGS

@@ -35,4 +35,5 @@ def lane_twiddles(params: BuildParams, pass_index: int, round_: int, lane: int, 
         raise ValueError(f"round_, lane: pass {pass_index} of {batch} x 2^{n} points has "
                          f"{batch * count // params.lanes} rounds of {params.lanes} lanes, got round {round_} lane {lane}")
     column = number % count
-    return shift_stream(params.log_core, column if pass_index == 1 else 0, inverse, frame=f)
+    return shift_stream(params.log_core, column if pass_index == 1 else 0, inverse, frame=f,
+                        field=params.prime_field)
