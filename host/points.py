@@ -125,7 +125,7 @@ def _quoted(raw: bytes) -> str:
     return repr(bytes(raw))[1:]
 
 
-def _parse_line(path, lineno: int, raw: bytes, field: Field) -> int:
+def _parse_line(path, lineno: int, raw: bytes, field: Field = F.DEFAULT_FIELD) -> int:
     text = raw.strip()
     if not text:
         raise PointFileError(path, "empty line inside the point data", lineno)
@@ -154,7 +154,7 @@ def _check_count(path, n: int, batch: int = 1) -> None:
                                    "a power-of-two size, back to back)")
 
 
-def _read_fixed(path, data: bytes, field: Field) -> np.ndarray | None:
+def _read_fixed(path, data: bytes, field: Field = F.DEFAULT_FIELD) -> np.ndarray | None:
     """Fast path for the field's canonical fixed-width format; None when the file is not exactly in it."""
     line = _line_bytes(field)
     digits = field.hex_digits
@@ -184,7 +184,7 @@ _SPACE[list(b" \t\r\x0b\x0c")] = True          # what bytes.strip() removes, bes
 _MAX_BLANKS = 64
 
 
-def _read_loose(path, data: bytes, field: Field) -> np.ndarray:
+def _read_loose(path, data: bytes, field: Field = F.DEFAULT_FIELD) -> np.ndarray:
     """Every accepted spelling (padding, CRLF, no 0x, any case, dropped leading zeros), vectorized: the
     lines and their stripped tokens are those of :func:`_read_lines`, which reports the first bad line."""
     flat = np.frombuffer(data, dtype=np.uint8)
@@ -230,7 +230,7 @@ def _read_loose(path, data: bytes, field: Field) -> np.ndarray:
     return values
 
 
-def _read_lines(path, data: bytes, field: Field) -> np.ndarray:
+def _read_lines(path, data: bytes, field: Field = F.DEFAULT_FIELD) -> np.ndarray:
     """The per-line parser: every accepted spelling; the reference the vectorized paths must agree with."""
     lines = data.split(b"\n")
     while lines and not lines[-1].strip():      # trailing newline(s) at the end of the file
