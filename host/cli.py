@@ -27,6 +27,7 @@ from nantucket.hw.model import field as F
 from nantucket.hw.model import ntt as ntt_model
 from nantucket.hw.model.field import TWO_ADICITY
 from . import api, backends, memory
+from .backend_base import check_build_field
 from .outfile import OutputBatch, OutputPathError, OutputWriteError, check_directory, check_output
 from .points import PointFileError, encode_points, point_format, read_points
 from .progress import Progress
@@ -205,7 +206,13 @@ def _check_run_arguments(args):
     check_coset(args.coset, args.field)
     if args.xclbin is not None:
         _check_xclbin(args.xclbin)
-    _build_params(args, 1, f"build parameters for the {args.backend} backend")
+    params = _build_params(args, 1, f"build parameters for the {args.backend} backend")
+    if params is not None and args.backend != "model":
+        # a card computes in its build's field (the model has no build): refused before any file is read
+        try:
+            check_build_field(args.field, params, f"the {args.backend} card")
+        except ValueError as e:
+            raise UsageError(str(e)) from None
     if args.backend == "sim":           # the simulated card builds there: say so before reading any file
         from nantucket.hw.flow.build_root import BuildDirUnwritable, writable_build_base
         try:
