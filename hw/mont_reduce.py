@@ -155,13 +155,14 @@ class MontgomeryMulReduce(_Pipeline):
         b3 = reg(w, b2, "b3")
         a4_3 = reg(1, a4_2, "a_hi4_3")
         # 4: the DSP tiles' row, and a_hi * b
-        q = reg(A_LO_BITS + w, p0 + (p1 << B_LO_BITS), "q")
+        # (sums with a shifted operand add only above the shift: the low bits pass, no chain there)
+        q = reg(A_LO_BITS + w, Cat(p0[:B_LO_BITS], p0[B_LO_BITS:] + p1), "q")
         h5 = reg(w + hi_bits, r03 + (Mux(a4_3, b3, 0) << 4), "a_hi_b")
         # 5: t = a * b < 2^62
-        t = reg(2 * w, q + (h5 << A_LO_BITS), "t")
+        t = reg(2 * w, Cat(q[:A_LO_BITS], q[A_LO_BITS:] + h5), "t")
         # 6: W = t_lo + (t_lo[0:n] << k); m = W[0:32] xor (t_lo[0] << 31) = t_lo * p^-1 mod 2^32
         t_lo = t[:R_LOG]
-        big_w = reg(R_LOG + 1, t_lo + (t_lo[:n] << k), "w_sum")
+        big_w = reg(R_LOG + 1, Cat(t_lo[:k], t_lo[k:] + t_lo[:n]), "w_sum")
         t_hi = reg(2 * w - R_LOG, t[R_LOG:], "t_hi")
         mont_m = Signal(R_LOG, name="mont_m")
         m.d.comb += mont_m.eq(big_w[:R_LOG] ^ (big_w[0] << (R_LOG - 1)))    # W[0] = t_lo[0] (k >= 1)
