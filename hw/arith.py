@@ -1,4 +1,5 @@
-"""Goldilocks field arithmetic units: modular add, modular subtract, multiply/reduce.
+"""Field arithmetic units: modular add and subtract for every field (hw.model.field), the Goldilocks
+multiply/reduce (the 31-bit fields' Montgomery multiply/reduce is hw/mont_reduce.py).
 
 Handshake (docs/architecture.md, "Pipeline handshake"): valid-only pipelines with a global clock enable. While
 ``en`` is 0 every register holds; ``i_valid`` travels with the data and shows up as ``o_valid``
@@ -8,10 +9,11 @@ reset-less so synthesis can pack them into DSP48E2 registers and SRL shift regis
 How the pipeline is cut (each register stage holds at most one DSP48E2 multiply or one ~64-bit carry
 chain plus a LUT level or two):
 
-ModAdd / ModSub (latency 2)
-    1. s = a + b (65 bits)            / d = a - b with borrow
+ModAdd / ModSub (latency 2), ``field=`` any field (default Goldilocks), ports ``field.width`` bits
+    1. s = a + b (width + 1 bits)     / d = a - b with borrow
     2. s >= p ? s - p : s             / borrow ? d + p : d
-       (s - p is formed as s + eps with the carry out deciding, eps = 2^32 - 1 = 2^64 mod p)
+       Goldilocks: s - p is formed as s + eps with the carry out deciding, eps = 2^32 - 1 = 2^64 mod p,
+       and d + p as d - eps modulo 2^64. A 31-bit field: s - p (33 bits) with its borrow deciding, d + p.
 
 MulReduce (latency 12): a = a2:a1:a0 (21, 21, 22 bits), b = b3:b2:b1:b0 (4 x 16 bits), 12 tiles of at
 most 22 x 16 unsigned bits, each fitting one DSP48E2 (27 x 18 signed).
@@ -35,7 +37,7 @@ from amaranth.lib.wiring import In, Out
 
 from nantucket.hw.model import field
 
-__all__ = ["P", "EPS", "ModAdd", "ModSub", "MulReduce", "pipe", "A_SPLIT", "B_SPLIT"]
+__all__ = ["P", "EPS", "ModAdd", "ModSub", "MulReduce", "pipe", "A_SPLIT", "B_SPLIT", "as_field", "field_tag"]
 
 P = field.P
 EPS = field.EPSILON
@@ -45,6 +47,20 @@ MASK64 = (1 << 64) - 1
 #: most 26 x 17 unsigned bits, so each maps onto exactly one DSP48E2.
 A_SPLIT = (22, 21, 21)
 B_SPLIT = (16, 16, 16, 16)
+
+
+def as_field(value) -> field.Field:
+    """``value`` (a hw.model.field.Field or a preset's name) as a Field; anything else is a clear error."""
+    return field.get(value, "field")
+
+
+def field_tag(f: field.Field) -> str:
+    """What names a field's hardware in shared keys: "" for the Goldilocks prime (both presets are one
+    piece of hardware; their keys stay as they were before fields existed), else the name of the first
+    preset with this prime."""
+    if f.p == field.GOLDILOCKS.p:
+        return ""
+    return next((name for name, g in field.FIELDS.items() if g.p == f.p), f"p{f.p:x}")
 
 
 def pipe(m: Module, value, stages: int, name: str, *, reset_less: bool = True):
@@ -88,57 +104,97 @@ class _Pipeline(wiring.Component):
         return EnableInserter(self.en)(m)
 
 
-class ModAdd(_Pipeline):
-    """o_sum = (i_a + i_b) mod p for canonical i_a, i_b; canonical output. Latency 2."""
+class _FieldUnit(_Pipeline):
+    """A two-operand unit over one field: ports i_a, i_b and the result, ``field.width`` bits each."""
 
     LATENCY = 2
+    RESULT = ""
 
-    def __init__(self):
-        super().__init__(_pipeline_signature({"i_a": 64, "i_b": 64}, {"o_sum": 64}))
+    def __init__(self, field=field.GOLDILOCKS):
+        self._field = as_field(field)
+        w = self._field.width
+        super().__init__(_pipeline_signature({"i_a": w, "i_b": w}, {self.RESULT: w}))
 
-    @staticmethod
-    def model(a: int, b: int) -> int:
-        return field.add(a, b)
+    @property
+    def field(self) -> field.Field:
+        return self._field
+
+    @property
+    def shared_key(self) -> str:
+        """The hardware is a function of the prime only."""
+        tag = field_tag(self._field)
+        return type(self).__name__.lower() + (f"_{tag}" if tag else "")
+
+
+class ModAdd(_FieldUnit):
+    """o_sum = (i_a + i_b) mod p for canonical i_a, i_b; canonical output. Latency 2.
+
+    field: a hw.model.field.Field or a preset's name (default Goldilocks); ports are ``field.width`` bits."""
+
+    RESULT = "o_sum"
+
+    def model(self, a: int, b: int) -> int:
+        return self._field.add(a, b)
 
     def _datapath(self, m):
-        s = Signal(65, reset_less=True)
+        w, p = self._field.width, self._field.p
+        s = Signal(w + 1, reset_less=True)
         m.d.sync += s.eq(self.i_a + self.i_b)
-        v = Signal(65)
-        m.d.comb += v.eq(s[:64] + EPS)            # carries iff s - p >= 0 (given s < 2^64)
-        r = Signal(64, reset_less=True)
-        m.d.sync += r.eq(Mux(s[64] | v[64], v[:64], s[:64]))
+        r = Signal(w, reset_less=True)
+        if w == 64:
+            eps = (1 << 64) - p
+            v = Signal(65)
+            m.d.comb += v.eq(s[:64] + eps)        # carries iff s - p >= 0 (given s < 2^64)
+            m.d.sync += r.eq(Mux(s[64] | v[64], v[:64], s[:64]))
+        else:
+            v = Signal(w + 2)
+            m.d.comb += v.eq(s - p)               # v[w + 1] is the borrow: s < p
+            m.d.sync += r.eq(Mux(v[w + 1], s[:w], v[:w]))
         m.d.comb += self.o_sum.eq(r)
 
 
-class ModSub(_Pipeline):
-    """o_diff = (i_a - i_b) mod p for canonical i_a, i_b; canonical output. Latency 2."""
+class ModSub(_FieldUnit):
+    """o_diff = (i_a - i_b) mod p for canonical i_a, i_b; canonical output. Latency 2.
 
-    LATENCY = 2
+    field: a hw.model.field.Field or a preset's name (default Goldilocks); ports are ``field.width`` bits."""
 
-    def __init__(self):
-        super().__init__(_pipeline_signature({"i_a": 64, "i_b": 64}, {"o_diff": 64}))
+    RESULT = "o_diff"
 
-    @staticmethod
-    def model(a: int, b: int) -> int:
-        return field.sub(a, b)
+    def model(self, a: int, b: int) -> int:
+        return self._field.sub(a, b)
 
     def _datapath(self, m):
-        d = Signal(65, reset_less=True)
-        m.d.sync += d.eq(self.i_a - self.i_b)     # d[64] is the borrow
-        r = Signal(64, reset_less=True)
-        # + p is - eps modulo 2^64
-        m.d.sync += r.eq(Mux(d[64], d[:64] - EPS, d[:64]))
+        w, p = self._field.width, self._field.p
+        d = Signal(w + 1, reset_less=True)
+        m.d.sync += d.eq(self.i_a - self.i_b)     # d[w] is the borrow
+        r = Signal(w, reset_less=True)
+        if w == 64:
+            # + p is - eps modulo 2^64
+            m.d.sync += r.eq(Mux(d[64], d[:64] - ((1 << 64) - p), d[:64]))
+        else:
+            m.d.sync += r.eq(Mux(d[w], d[:w] + p, d[:w]))
         m.d.comb += self.o_diff.eq(r)
 
 
 class MulReduce(_Pipeline):
-    """o_p = (i_a * i_b) mod p for any 64-bit i_a, i_b; canonical output. 12 DSP48E2. Latency 12."""
+    """o_p = (i_a * i_b) mod p for any 64-bit i_a, i_b; canonical output. 12 DSP48E2. Latency 12.
+
+    field: a Goldilocks preset (or its name); the 31-bit fields multiply with
+    hw.mont_reduce.MontgomeryMulReduce."""
 
     LATENCY = 12
     DSP_TILES = len(A_SPLIT) * len(B_SPLIT)
 
-    def __init__(self):
+    def __init__(self, field=field.GOLDILOCKS):
+        self._field = as_field(field)
+        if self._field.p != P:
+            raise ValueError(f"field: MulReduce reduces modulo the Goldilocks prime, not {self._field.name} "
+                             f"(use hw.mont_reduce.MontgomeryMulReduce)")
         super().__init__(_pipeline_signature({"i_a": 64, "i_b": 64}, {"o_p": 64}))
+
+    @property
+    def field(self) -> field.Field:
+        return self._field
 
     @property
     def shared_key(self) -> str:
@@ -150,9 +206,8 @@ class MulReduce(_Pipeline):
         """Partial products (one DSP48E2 each)."""
         return self.DSP_TILES
 
-    @staticmethod
-    def model(a: int, b: int) -> int:
-        return field.mul(a, b)
+    def model(self, a: int, b: int) -> int:
+        return self._field.mul(a, b)
 
     def _datapath(self, m):
         def reg(width, value, name):

@@ -8,6 +8,10 @@ The multiplication is one seam (hw/multiplier.py): ``Butterfly(multiplier=Genera
 default) multiplies by any field element, ``Butterfly(multiplier=ShiftMultiplier(shifts))`` by a power
 of two 2^w given as its shift amount w (the low 8 bits of ``i_w``), with no DSP48E2.
 
+The field is the multiplier's (``multiplier.field``): points, the twiddle input and the adder and
+subtractor are ``field.width`` bits (64 Goldilocks, 31 BabyBear and KoalaBear). The twiddle word is what
+the multiplier reads (``multiplier.encode(w)`` for the field value w: Montgomery form in a 31-bit field).
+
 A chain stage receives two twiddles per cycle (the reference's Wa / Wb RAMs): it consumes ``i_w`` and
 hands ``i_w_pass`` on unchanged so later stages get theirs in step with the points.
 
@@ -21,33 +25,47 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from nantucket.hw.arith import ModAdd, ModSub, pipe
-from nantucket.hw.model import field
 from nantucket.hw.multiplier import GENERAL, Multiplier
 from nantucket.hw.shared import share
 
 __all__ = ["Butterfly"]
 
 
+#: The widest twiddle stream word a butterfly passes on (a lane's stream carries a Goldilocks twiddle).
+MAX_PASS_WIDTH = 64
+
+
 class Butterfly(wiring.Component):
-    """Ports: en, i_valid, i_x0, i_x1, i_w (64 bits; the multiplier reads its low ``twiddle_bits``),
-    i_w_pass (``pass_width`` bits, default 64), o_valid, o_x0, o_x1, o_w_pass.
+    """Ports: en, i_valid, i_x0, i_x1, i_w (``field.width`` bits each; the multiplier reads the low
+    ``twiddle_bits`` of i_w), i_w_pass (``pass_width`` bits), o_valid, o_x0, o_x1, o_w_pass.
 
-    multiplier: a hw.multiplier.Multiplier (default: the general multiply/reduce)."""
+    multiplier: a hw.multiplier.Multiplier (default: the Goldilocks general multiply/reduce;
+                ``general_multiplier(field)`` for another field); its ``field`` is the butterfly's.
+    pass_width: bits of the twiddle stream passed on, 1..64 (default: the field's width)."""
 
-    def __init__(self, *, multiplier: Multiplier = GENERAL, pass_width: int = 64):
+    def __init__(self, *, multiplier: Multiplier = GENERAL, pass_width: int | None = None):
         if not isinstance(multiplier, Multiplier):
-            raise TypeError(f"multiplier: expected a hw.multiplier.Multiplier (GeneralMultiplier() or "
+            raise TypeError(f"multiplier: expected a hw.multiplier.Multiplier (general_multiplier(field) or "
                             f"ShiftMultiplier(shifts)), got {type(multiplier).__name__}")
-        if not isinstance(pass_width, int) or isinstance(pass_width, bool) or not 1 <= pass_width <= 64:
-            raise ValueError(f"pass_width: must be an int in 1..64, got {pass_width!r}")
+        width = multiplier.field.width
+        if pass_width is None:
+            pass_width = width
+        if not isinstance(pass_width, int) or isinstance(pass_width, bool) or \
+                not 1 <= pass_width <= MAX_PASS_WIDTH:
+            raise ValueError(f"pass_width: must be an int in 1..{MAX_PASS_WIDTH}, got {pass_width!r}")
         self._multiplier = multiplier
         self._pass_width = pass_width
         super().__init__({
             "en": In(1), "i_valid": In(1),
-            "i_x0": In(64), "i_x1": In(64), "i_w": In(64), "i_w_pass": In(pass_width),
+            "i_x0": In(width), "i_x1": In(width), "i_w": In(width), "i_w_pass": In(pass_width),
             "o_valid": Out(1),
-            "o_x0": Out(64), "o_x1": Out(64), "o_w_pass": Out(pass_width),
+            "o_x0": Out(width), "o_x1": Out(width), "o_w_pass": Out(pass_width),
         })
+
+    @property
+    def field(self):
+        """The field the butterfly works in (its multiplier's)."""
+        return self._multiplier.field
 
     @property
     def multiplier(self) -> Multiplier:
@@ -71,10 +89,16 @@ class Butterfly(wiring.Component):
 
     @property
     def shared_key(self) -> str:
-        """Equal multipliers and pass widths are the same hardware (emitted once, see hw/shared.py)."""
+        """Equal multipliers and pass widths are the same hardware (emitted once, see hw/shared.py); the
+        multiplier's key names the field where it is not Goldilocks."""
         key = self._multiplier.key
-        base = "butterfly" if key == "general" else f"{key.replace('shift', 'shift_butterfly', 1)}"
-        return base if self._pass_width == 64 else f"{base}_w{self._pass_width}"
+        if key == "general":
+            base = "butterfly"
+        elif key.startswith("shift"):
+            base = key.replace("shift", "shift_butterfly", 1)
+        else:
+            base = f"butterfly_{key}"
+        return base if self._pass_width == self.field.width else f"{base}_w{self._pass_width}"
 
     @property
     def dsp_tiles(self) -> int:
@@ -82,12 +106,13 @@ class Butterfly(wiring.Component):
 
     def model(self, x0: int, x1: int, w: int) -> tuple[int, int]:
         """Bit-exact reference: (x0 + x1, (x0 - x1) * w) mod p, w as the multiplier reads it."""
-        return field.add(x0, x1), self._multiplier.model(field.sub(x0, x1), w)
+        f = self.field
+        return f.add(x0, x1), self._multiplier.model(f.sub(x0, x1), w)
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.add = add = ModAdd()
-        m.submodules.sub = sub = ModSub()
+        m.submodules.add = add = ModAdd(self.field)
+        m.submodules.sub = sub = ModSub(self.field)
         mul = self._multiplier.unit()
         m.submodules.mul = share(mul)
         for unit in (add, sub, mul):

@@ -18,28 +18,45 @@ lo + mid * (2^32 - 1) - hi (mod p):
 Each stage is at most one ~64-bit carry chain or a few 2:1 mux levels (stages 1 and 2 split the barrel
 shifter). Only the shift levels that the allowed set of amounts (``shifts``) can use are built: a stage
 of a lane whose twiddles are the 2^q-th roots of unity needs at most q of them, the last stage none.
+
+Other fields (``field=``): in BabyBear and KoalaBear 2 has a large order and only their last DIF stage has
+power-of-two twiddles (its one twiddle, 1; ``Field.shift_count`` is 1), so the only amount is 0 and the unit
+is a wire of ``field.width`` bits with a one-bit ``i_b``, latency 0.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 
-from nantucket.hw.arith import EPS, P, _pipeline_signature, _Pipeline
+from nantucket.hw.arith import EPS, P, _pipeline_signature, _Pipeline, as_field, field_tag
 from nantucket.hw.model import field
 
-__all__ = ["ShiftReduce", "ALL_SHIFTS", "check_shifts"]
+__all__ = ["ShiftReduce", "ALL_SHIFTS", "all_shifts", "check_shifts", "shift_operand_bits"]
 
-#: Every shift amount: 2 has order 192 modulo p.
+#: Every shift amount in the Goldilocks field: 2 has order 192 modulo p.
 ALL_SHIFTS = tuple(range(192))
 
 
-def check_shifts(shifts) -> tuple[int, ...]:
+def all_shifts(f=field.GOLDILOCKS) -> tuple[int, ...]:
+    """Every shift amount a shift unit over ``f`` can take: 0 .. shift_count - 1 (0..191 Goldilocks,
+    only 0 in the 31-bit fields)."""
+    return tuple(range(as_field(f).shift_count))
+
+
+def shift_operand_bits(f=field.GOLDILOCKS) -> int:
+    """Bits of the shift amount operand ``i_b``: 8 for Goldilocks, 1 where only amount 0 exists."""
+    return max(1, (as_field(f).shift_count - 1).bit_length())
+
+
+def check_shifts(shifts, f=field.GOLDILOCKS) -> tuple[int, ...]:
+    """``shifts`` as a sorted tuple of distinct amounts of field ``f`` (None: all of them)."""
+    top = as_field(f).shift_count - 1
     if shifts is None:
-        return ALL_SHIFTS
+        return all_shifts(f)
     try:
         out = tuple(sorted(set(int(s) for s in shifts)))
     except TypeError:
         raise TypeError(f"shifts: expected an iterable of ints, got {type(shifts).__name__}") from None
-    if not out or out[0] < 0 or out[-1] > 191:
-        raise ValueError(f"shifts: need one or more amounts in 0..191, got {list(shifts)!r}")
+    if not out or out[0] < 0 or out[-1] > top:
+        raise ValueError(f"shifts: need one or more amounts in 0..{top} ({as_field(f).name}), got {list(shifts)!r}")
     return out
 
 
@@ -49,22 +66,32 @@ class ShiftReduce(_Pipeline):
 
     ``shifts`` (default: all of 0..191) is the set of amounts the unit must support; other amounts give
     unspecified results. Shift levels and the negation that no allowed amount needs are not built.
+    ``field`` (a Field or a preset's name, default Goldilocks): a 31-bit field has amount 0 only, a wire.
     """
 
     LATENCY = 7
 
-    def __init__(self, shifts=None):
-        self._shifts = check_shifts(shifts)
-        super().__init__(_pipeline_signature({"i_a": 64, "i_b": 8}, {"o_p": 64}))
+    def __init__(self, shifts=None, *, field=field.GOLDILOCKS):
+        self._field = as_field(field)
+        if self._field.shift_count > 1 and self._field.p != P:
+            raise ValueError(f"field: ShiftReduce multiplies by 2^s modulo the Goldilocks prime only, not "
+                             f"{self._field.name}")
+        self._shifts = check_shifts(shifts, self._field)
+        w = self._field.width
+        super().__init__(_pipeline_signature({"i_a": w, "i_b": shift_operand_bits(self._field)}, {"o_p": w}))
 
     @classmethod
-    def latency_for(cls, shifts) -> int:
+    def latency_for(cls, shifts, field=field.GOLDILOCKS) -> int:
         """7, or 0 when the only allowed shift is 0 (the unit is then a wire: the input is canonical)."""
-        return 0 if check_shifts(shifts) == (0,) else cls.LATENCY
+        return 0 if check_shifts(shifts, field) == (0,) else cls.LATENCY
+
+    @property
+    def field(self) -> field.Field:
+        return self._field
 
     @property
     def latency(self) -> int:
-        return self.latency_for(self._shifts)
+        return self.latency_for(self._shifts, self._field)
 
     @property
     def shifts(self) -> tuple[int, ...]:
@@ -73,17 +100,18 @@ class ShiftReduce(_Pipeline):
     @property
     def shared_key(self) -> str:
         """Hardware is a function of the allowed set (emitted once per set, hw/shared.py)."""
-        if self._shifts == ALL_SHIFTS:
-            return "shiftreduce"
-        return "shiftreduce_" + format(sum(1 << s for s in self._shifts), "x")
+        tag = field_tag(self._field)
+        base = f"shiftreduce_{tag}" if tag else "shiftreduce"
+        if self._shifts == all_shifts(self._field) and not tag:
+            return base
+        return f"{base}_" + format(sum(1 << s for s in self._shifts), "x")
 
     @property
     def dsp_tiles(self) -> int:
         return 0
 
-    @staticmethod
-    def model(a: int, shift: int) -> int:
-        return field.mul(a, pow(2, shift, field.P))
+    def model(self, a: int, shift: int) -> int:
+        return self._field.mul(a, pow(2, shift, self._field.p))
 
     def _rest(self) -> tuple[set, set]:
         """(residues r, signs q) of s = 96 q + r over the allowed set."""

@@ -47,29 +47,37 @@ def _modsub(**kw):
     return _make(ModSub, kw)
 
 
-def _mulreduce(**kw):
-    from nantucket.hw.arith import MulReduce
-    return _make(MulReduce, kw)
+def _mulreduce(*, field="goldilocks"):
+    """The field's multiply/reduce: MulReduce for Goldilocks, MontgomeryMulReduce for BabyBear and
+    KoalaBear (``field``: a preset's name)."""
+    from nantucket.hw.arith import MulReduce, as_field
+    from nantucket.hw.mont_reduce import MontgomeryMulReduce
+    f = as_field(field)
+    return MulReduce(f) if f.reduction == "goldilocks" else MontgomeryMulReduce(f)
 
 
-def _butterfly(*, multiplier: str = "general", shifts=None, pass_width: int = 64):
-    """Butterfly with the named multiplier: "general", or "shift" with ``shifts`` (amounts 0..191 as a
-    list or a comma-separated string; default all)."""
+def _butterfly(*, multiplier: str = "general", shifts=None, pass_width: int | None = None, field="goldilocks"):
+    """Butterfly over ``field`` (a preset's name) with the named multiplier: "general" (the field's
+    general kind, hw.multiplier.general_multiplier), or "shift" with ``shifts`` (amounts as a list or a
+    comma-separated string: 0..191 in Goldilocks, only 0 in the 31-bit fields; default all)."""
+    from nantucket.hw.arith import as_field
     from nantucket.hw.butterfly import Butterfly
-    from nantucket.hw.multiplier import GeneralMultiplier, ShiftMultiplier
+    from nantucket.hw.multiplier import ShiftMultiplier, general_multiplier
+    f = as_field(field)
     if multiplier == "general":
         if shifts is not None:
             raise ValueError("shifts: only the shift multiplier takes shift amounts")
-        kind = GeneralMultiplier()
+        kind = general_multiplier(f)
     elif multiplier == "shift":
+        top = f.shift_count - 1
         if isinstance(shifts, str):
             try:
                 shifts = [int(s) for s in shifts.split(",")]
             except ValueError:
-                raise ValueError(f"shifts: expected amounts 0..191 separated by commas, got {shifts!r}") from None
+                raise ValueError(f"shifts: expected amounts 0..{top} separated by commas, got {shifts!r}") from None
         elif isinstance(shifts, int) and not isinstance(shifts, bool):
             shifts = [shifts]
-        kind = ShiftMultiplier(shifts)
+        kind = ShiftMultiplier(shifts, field=f)
     else:
         raise ValueError(f"multiplier: expected 'general' or 'shift', got {multiplier!r}")
     return Butterfly(multiplier=kind, pass_width=pass_width)
