@@ -91,3 +91,35 @@ def test_shift_check_and_random_regression(card):
     card.check(_trial(refused, 1))              # STATUS as Run.check says, no point written
     counts = regress(card, 40, seed=11)
     assert counts["runs"] == 40 and counts["coset"] > 0 and counts["inverse"] > 0
+
+
+# -- the host's identity check (host/xrt/identity.py) on the kernel model behind a fake pyxrt ----------------
+
+def _xrt(tmp_path, host_params, card_params, **knobs):
+    from nantucket.host import xrt as X
+    from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin
+    fake = FakePyxrt(**knobs)
+    path = write_xclbin(tmp_path / "nantucket.xclbin", card_params)
+    return X.XrtBackend(host_params, xclbin=path, pyxrt_module=fake, timeout_s=1.0, progress=False)
+
+
+def test_host_refuses_a_kernel_of_another_field(tmp_path):
+    """Through the ID block: a goldilocks-plonky2 kernel opened for goldilocks (and the other way round) is
+    an IdentityMismatch naming both fields; a kernel opened without parameters reports its field; a FIELD
+    code no field has is named. Without register access the self-test's known transform tells the chains
+    apart."""
+    from nantucket.host.xrt import IdentityMismatch
+    small = BuildParams(lanes=4, log_core=3, channels=4)
+    plonky2 = BuildParams(lanes=4, log_core=3, channels=4, field=FIELD)
+    for host, card in ((small, plonky2), (plonky2, small)):
+        with pytest.raises(IdentityMismatch, match=rf"computes in the {card.field} field, the host asked for "
+                                                   rf"{host.field}$"):
+            _xrt(tmp_path, host, card)
+    be = _xrt(tmp_path, None, plonky2)
+    assert be.params == plonky2 and f"FIELD {R.FIELD_CODES[FIELD]} ({FIELD})" in be.report["Identity"]
+    with pytest.raises(IdentityMismatch, match="FIELD reads 0"):
+        _xrt(tmp_path, plonky2, plonky2, id_overrides={"FIELD": 0})
+    assert _xrt(tmp_path, plonky2, plonky2).params == plonky2
+    with pytest.raises(IdentityMismatch, match="self-test"):
+        _xrt(tmp_path, small, plonky2, read_register=False)
+    _xrt(tmp_path, plonky2, plonky2, read_register=False)         # its own field passes the self-test
