@@ -11,6 +11,11 @@ registry of backends by name is host/backends.py.
 A backend that can keep arrays on its card between transforms declares :class:`ResidentArrays`; the
 driver it hands out for them declares :class:`CardDriver` (host/api/device.py checks both with
 isinstance).
+
+Every backend computes in one prime field, its ``field`` (a :class:`hw.model.field.Field`; default
+Goldilocks): the model in any preset its ``field`` keyword names, a card (sim, xrt) in its build's
+(``params.field``), refusing any other with :func:`check_build_field`. Points go in and come out of
+``run`` as uint64 arrays whatever the field.
 """
 
 import abc
@@ -21,11 +26,12 @@ import time
 
 import numpy as np
 
+from nantucket.hw.model import field as F
 from nantucket.hw.model import ntt as ntt_model
 from nantucket.hw.model.params import BuildParams
 
 __all__ = ["Backend", "DeviceError", "ModelBackend", "ResidentArrays", "CardDriver", "keyword_names",
-           "unknown_keyword_error", "keywords_checked", "check_params"]
+           "unknown_keyword_error", "keywords_checked", "check_params", "check_build_field"]
 
 
 class DeviceError(RuntimeError):
@@ -82,10 +88,23 @@ def check_params(params) -> BuildParams | None:
     return params
 
 
+def check_build_field(field, params: BuildParams | None, device: str) -> F.Field:
+    """``field`` (a name or Field) for a card whose build is ``params`` (None: the default build,
+    Goldilocks): the Field when the build computes in it, else a one-line ValueError naming both, raised
+    before the card is touched. ``device`` names the card in the message ("the sim card")."""
+    field = F.get(field, "field")
+    built = params.prime_field if params is not None else F.DEFAULT_FIELD
+    if built is not field:
+        raise ValueError(f"field: {device}'s build computes in {built.name}, not {field.name}")
+    return field
+
+
 class Backend:
     """Base class: a device that can transform a vector of points."""
 
     name = "abstract"
+    #: the field the device computes in (a backend computing in another sets its own)
+    field: F.Field = F.DEFAULT_FIELD
 
     def __init__(self):
         self.timings: dict[str, float] = {}
@@ -166,21 +185,25 @@ class CardDriver(abc.ABC):
 
 
 class ModelBackend(Backend):
-    """The golden model on the host CPU; its device memory is a numpy array."""
+    """The golden model on the host CPU; its device memory is a numpy array. It computes in ``field``
+    (a preset's name or a Field, default "goldilocks"); ``params`` are checked and otherwise unused (the
+    model has no build: their ``field`` does not choose the model's)."""
 
     name = "model"
 
     @keywords_checked()
-    def __init__(self, params: BuildParams | None = None):
+    def __init__(self, params: BuildParams | None = None, field="goldilocks"):
         super().__init__()
         self.params = check_params(params)
+        self.field = F.get(field, "field")
         self.memory = np.zeros(0, dtype=np.uint64)
 
     def run(self, points, inverse=False, *, coset=None, order="nn"):
         t0 = time.perf_counter()
         self.memory = np.array(points, dtype=np.uint64, copy=True)
         t1 = time.perf_counter()
-        self.memory = ntt_model.transform(self.memory, inverse=inverse, coset=coset, order=order)
+        self.memory = ntt_model.transform(self.memory, inverse=inverse, coset=coset, order=order,
+                                          field=self.field)
         t2 = time.perf_counter()
         out = self.memory.copy()
         t3 = time.perf_counter()

@@ -23,16 +23,18 @@ import time
 
 import numpy as np
 
+from nantucket.hw.model import field as F
 from nantucket.hw.model import ntt as ntt_model
 from nantucket.hw.model.field import TWO_ADICITY
 from . import api, backends, memory
+from .backend_base import check_build_field
 from .outfile import OutputBatch, OutputPathError, OutputWriteError, check_directory, check_output
 from .points import PointFileError, encode_points, point_format, read_points
 from .progress import Progress
 from .run_report import DEFAULT_LOG_DIR, ChatterLog, RunReport, version
 from .workloads import KINDS, make_points
-from .cli_args import (Parser, UsageError, batch_arg, coset_arg, flush_stdout, int_arg, order_arg, order_text,
-                       path_arg, say)
+from .cli_args import (Parser, UsageError, batch_arg, check_coset, coset_arg, field_arg, flush_stdout, int_arg,
+                       order_arg, order_text, path_arg, say)
 from .cli_rtl import add_rtl, add_synth
 
 __all__ = ["main", "UsageError"]
@@ -91,8 +93,9 @@ def _run_bytes(total: int, n: int, coset: bool) -> int:
 def add_points(sub):
     p = sub.add_parser("points", help="write a random (or structured) input file and its expected NTT")
     p.add_argument("log_n", type=_log_n_arg, metavar="LOG_N",
-                   help=f"log2 of the number of points: 1..{TWO_ADICITY} in this field; the machine's memory "
-                        "sets the practical limit (checked before any work)")
+                   help=f"log2 of the number of points: 1..{TWO_ADICITY} in Goldilocks (the field's 2-adicity: "
+                        f"{', '.join(f'{f.two_adicity} {f.name}' for f in F.FIELDS.values() if f.p != F.P)}); "
+                        "the machine's memory sets the practical limit (checked before any work)")
     p.add_argument("input", type=path_arg, metavar="INPUT", help="point file (.txt, .bin, .npy)")
     p.add_argument("expected", type=path_arg, metavar="EXPECTED", help="point file (.txt, .bin, .npy)")
     p.add_argument("--kind", choices=KINDS, default="random")
@@ -103,7 +106,10 @@ def add_points(sub):
 
 
 def _transform_options(p, what: str) -> None:
-    """--coset, --order and --batch, shared by `points` and `run`."""
+    """--field, --coset, --order and --batch, shared by `points` and `run`."""
+    p.add_argument("--field", type=field_arg, default=F.DEFAULT_FIELD.name, metavar="NAME",
+                   help=f"the prime field of the points: {', '.join(F.FIELD_NAMES)} (default "
+                        f"{F.DEFAULT_FIELD.name}; a 31-bit field's files hold 32-bit points)")
     p.add_argument("--coset", type=coset_arg, metavar="G",
                    help=f"{what} the coset transform with shift G (decimal or 0x hex, 0 < G < p)")
     p.add_argument("--order", type=order_arg, default="in=nat,out=nat", metavar="in=nat|rev,out=nat|rev",
@@ -113,34 +119,40 @@ def _transform_options(p, what: str) -> None:
 
 
 def cmd_points(args) -> int:
-    if args.log_n > TWO_ADICITY:
-        raise UsageError(f"LOG_N: must be in 1..{TWO_ADICITY} (a transform in this field has at most "
-                         f"2^{TWO_ADICITY} points), got {args.log_n}")
+    field = args.field
+    s = field.two_adicity
+    if args.log_n > s:
+        raise UsageError(f"LOG_N: must be in 1..{s} (a transform in {field.name} has at most 2^{s} points), "
+                         f"got {args.log_n}")
+    check_coset(args.coset, field)
     total = args.batch << args.log_n
     named = f"LOG_N {args.log_n}" + (f" x --batch {args.batch}" if args.batch > 1 else "")
     text = "text" in (point_format(args.input), point_format(args.expected))
     _fits(_points_bytes(args.log_n, args.batch, args.coset is not None, text),
-          f"{named} ({total} points; the field allows LOG_N up to {TWO_ADICITY}, this machine's memory decides)")
+          f"{named} ({total} points; {field.name} allows LOG_N up to {s}, this machine's memory decides)")
     input_target = check_output(args.input, "INPUT")
     expected_target = check_output(args.expected, "EXPECTED", inputs=[("INPUT", args.input)])
     t0 = time.perf_counter()
     # row e of a batch: the kind's points with seed + e (row 0 is the file of --batch 1)
     _doing(f"generating {named} ({total} points)")
-    rows = np.stack([make_points(args.log_n, args.kind, args.seed + e) for e in range(args.batch)])
+    rows = np.stack([make_points(args.log_n, args.kind, args.seed + e, field).astype(np.uint64, copy=False)
+                     for e in range(args.batch)])
     x = rows.reshape(-1)
     _doing(f"computing the expected transform of {named} ({total} points)")
-    y = ntt_model.transform(rows, inverse=args.inverse, coset=args.coset, order=args.order).reshape(-1)
+    y = ntt_model.transform(rows, inverse=args.inverse, coset=args.coset, order=args.order,
+                            field=field).reshape(-1)
     # Both files staged, then both renamed: a failure never leaves a new INPUT beside an old EXPECTED.
     with OutputBatch() as batch:
         _doing(f"encoding INPUT {args.input}")
-        batch.add(input_target, encode_points(args.input, x))
+        batch.add(input_target, encode_points(args.input, x, field))
         _doing(f"encoding EXPECTED {args.expected}")
-        batch.add(expected_target, encode_points(args.expected, y))
+        batch.add(expected_target, encode_points(args.expected, y, field))
     what = " ".join(filter(None, ["inverse" if args.inverse else "", "coset" if args.coset else "", "NTT"]))
     batch = f" ({args.batch} transforms of 2^{args.log_n})" if args.batch > 1 else ""
     order = f", order {order_text(args.order)}" if args.order != "nn" else ""
-    say(f"Wrote {x.size} {args.kind} points{batch} to {args.input} and their {what}{order} to "
-         f"{args.expected} ({time.perf_counter() - t0:.2f} s)")
+    kind = args.kind if field is F.DEFAULT_FIELD else f"{args.kind} {field.name}"
+    say(f"Wrote {x.size} {kind} points{batch} to {args.input} and their {what}{order} to "
+        f"{args.expected} ({time.perf_counter() - t0:.2f} s)")
     return 0
 
 
@@ -191,9 +203,16 @@ def _check_run_arguments(args):
             users = sorted(name for name in backends.BACKENDS if backends.device_options(name, **{option: True}))
             raise UsageError(f"--{option}: the {args.backend} backend takes no {option} "
                              f"(only {', '.join(users)} does)")
+    check_coset(args.coset, args.field)
     if args.xclbin is not None:
         _check_xclbin(args.xclbin)
-    _build_params(args, 1, f"build parameters for the {args.backend} backend")
+    params = _build_params(args, 1, f"build parameters for the {args.backend} backend")
+    if params is not None and args.backend != "model":
+        # a card computes in its build's field (the model has no build): refused before any file is read
+        try:
+            check_build_field(args.field, params, f"the {args.backend} card")
+        except ValueError as e:
+            raise UsageError(str(e)) from None
     if args.backend == "sim":           # the simulated card builds there: say so before reading any file
         from nantucket.hw.flow.build_root import BuildDirUnwritable, writable_build_base
         try:
@@ -243,14 +262,14 @@ def _run(args, output, report, progress) -> int:
     progress.stage("read")
     t0 = time.perf_counter()
     _doing(f"reading INPUT {args.input}")
-    x = read_points(args.input, args.batch)
+    x = read_points(args.input, args.batch, args.field)
     n = x.size // args.batch
     params = _build_params(args, n, str(args.input))
     # x is in memory already; the rest of the run (EXPECTED, the transform, the output) must fit too
     _fits(_run_bytes(x.size, n, args.coset is not None) - x.nbytes,
           f"{args.input}: a run of its {x.size} points")
     _doing(f"reading EXPECTED {args.expected}")
-    expected = read_points(args.expected, args.batch)
+    expected = read_points(args.expected, args.batch, args.field)
     if expected.size != x.size:
         raise UsageError(f"{args.expected}: holds {expected.size} points but {args.input} holds {x.size}")
     report.header(args, n, time.perf_counter() - t0)
@@ -263,14 +282,14 @@ def _run(args, output, report, progress) -> int:
         _doing(f"writing --output {args.output}")
         try:
             with OutputBatch() as batch:
-                batch.add(output, encode_points(args.output, y))
+                batch.add(output, encode_points(args.output, y, args.field))
             report.line("Output points", args.output, "output")
         except OutputWriteError as e:       # reported after the verdict, which is still worth having
             write_error = e
             report.output_failed(args.output, str(e))
     progress.stage("check")
     _doing("checking the computed points against EXPECTED")
-    status = report.check(y, expected, args.mismatches, locate)
+    status = report.check(y, expected, args.mismatches, locate, args.field)
     if write_error is not None:
         raise write_error
     return status
@@ -284,7 +303,7 @@ def _transform(args, params, x, report, progress):
         given = {"params": params, "xclbin": args.xclbin,
                  "device": 0 if args.device is None else args.device, "progress": _device_progress(progress, log)}
         try:
-            dev = api.open(args.backend, **backends.device_options(args.backend, **given))
+            dev = api.open(args.backend, field=args.field, **backends.device_options(args.backend, **given))
         except (TypeError, ValueError) as e:
             raise UsageError(str(e)) from e
         except backends.DeviceError as e:
@@ -334,11 +353,13 @@ def _device_progress(progress, log):
 def _run_stages(args):
     """Estimated seconds of each stage of `run`, from the file sizes and the backend (None: unknown)."""
     size = sum(_file_size(p) for p in (args.input, args.expected))
-    n = max(1, _file_size(args.input) // (19 if point_format(args.input) == "text" else 8))
+    field = args.field
+    n = max(1, _file_size(args.input) // (field.hex_digits + 3 if point_format(args.input) == "text"
+                                          else field.point_bytes))
     log_n = max(1, n.bit_length() - 1)
     device = {"model": 40e-9 * n * log_n, "xrt": 0.5 + 1e-7 * n}.get(args.backend)
     return [("read", size / 150e6), ("transform", device),
-            ("write", n * 19 / 150e6 if args.output else 0.0), ("check", 5e-9 * n)]
+            ("write", n * (field.hex_digits + 3) / 150e6 if args.output else 0.0), ("check", 5e-9 * n)]
 
 
 def _file_size(path) -> int:
@@ -354,7 +375,8 @@ COMMANDS = [add_points, add_run, add_rtl, add_synth]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="nantucket", description="Goldilocks NTT accelerator: points, runs, RTL.")
+    parser = Parser(prog="nantucket", description="NTT accelerator for Goldilocks, BabyBear and KoalaBear: "
+                                                  "points, runs, RTL.")
     parser.add_argument("--version", action="version", version=f"nantucket {version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for add in COMMANDS:

@@ -6,10 +6,11 @@ import os
 import re
 import sys
 
+from nantucket.hw.model import field as F
 from nantucket.hw.model.field import P
 
-__all__ = ["UsageError", "Parser", "path_arg", "convert_param", "coset_arg", "order_arg", "batch_arg", "int_arg",
-           "order_text", "say", "flush_stdout"]
+__all__ = ["UsageError", "Parser", "path_arg", "convert_param", "coset_arg", "check_coset", "field_arg", "order_arg",
+           "batch_arg", "int_arg", "order_text", "say", "flush_stdout"]
 
 # What the help promises: ASCII decimal digits, or 0x and hex digits. int() also takes signs, blanks,
 # underscores ("1_000") and the digits of every script ("٧"), none of which the help mentions.
@@ -58,8 +59,23 @@ def path_arg(text: str) -> str:
     return text
 
 
+def field_arg(text: str) -> F.Field:
+    """argparse type of --field: a preset's name (hw.model.field.FIELDS); an unknown one names them all."""
+    try:
+        return F.get(text, "field")
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("field: ")) from None
+
+
+def check_coset(g: int | None, field: F.Field) -> None:
+    """--coset against the field's p (coset_arg checked it against the largest field's, Goldilocks')."""
+    if g is not None and g >= field.p:
+        raise UsageError(f"--coset: the shift must satisfy 0 < g < p = {field.p} ({field.name}), got {g}")
+
+
 def coset_arg(text: str) -> int:
-    """argparse type of --coset: a shift g, decimal or 0x hex, with 0 < g < p."""
+    """argparse type of --coset: a shift g, decimal or 0x hex, with 0 < g < p (Goldilocks' p, the largest
+    field's; the command checks its own field's with :func:`check_coset`)."""
     if _HEX.fullmatch(text):
         g = int(text[2:], 16)
     elif _DECIMAL.fullmatch(text):

@@ -17,6 +17,8 @@ from importlib.metadata import PackageNotFoundError, version as _dist_version
 
 import numpy as np
 
+from nantucket.hw.model import field as F
+
 from .cli_args import order_text, say
 
 __all__ = ["RunReport", "ChatterLog", "DEFAULT_LOG_DIR", "version"]
@@ -62,6 +64,8 @@ class RunReport:
 
     def header(self, args, n: int, read_s: float) -> None:
         self.line("N", str(n), "n", n)
+        field = getattr(args, "field", F.DEFAULT_FIELD)
+        self.line("Field", f"{field.name} (p = {field.p})", "field", field.name)
         self.line("Input points", args.input, "input")
         self.line("Expected points", args.expected, "expected")
         self.line("Direction", "inverse" if args.inverse else "forward", "direction")
@@ -113,8 +117,10 @@ class RunReport:
         self.fields["output"] = path
         self.fields["output_error"] = message
 
-    def check(self, y: np.ndarray, expected: np.ndarray, listed: int, locate) -> int:
-        """Compare, report the verdict and the first ``listed`` mismatches; returns the exit status."""
+    def check(self, y: np.ndarray, expected: np.ndarray, listed: int, locate, field=F.DEFAULT_FIELD) -> int:
+        """Compare, report the verdict and the first ``listed`` mismatches (hex with the field's digits);
+        returns the exit status."""
+        digits = F.get(field).hex_digits
         if not self.as_json:
             self._print("Checking computed results against expected ...")
         bad = np.flatnonzero(y != expected)
@@ -130,10 +136,11 @@ class RunReport:
         for i in bad[:listed]:
             i = int(i)
             where = locate(i)
-            self.fields["mismatches"].append({"index": i, "computed": f"0x{int(y[i]):016x}",
-                                              "expected": f"0x{int(expected[i]):016x}", "location": where})
+            computed, wanted = f"0x{int(y[i]):0{digits}x}", f"0x{int(expected[i]):0{digits}x}"
+            self.fields["mismatches"].append({"index": i, "computed": computed, "expected": wanted,
+                                              "location": where})
             if not self.as_json:
-                self._print(f"  [{i}] computed 0x{int(y[i]):016x} expected 0x{int(expected[i]):016x}"
+                self._print(f"  [{i}] computed {computed} expected {wanted}"
                        + (f" ({where})" if where else ""))
         self.fields["verdict"] = "FAILED"
         if not self.as_json:

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from nantucket.host.backend_base import Backend, DeviceError, ResidentArrays, check_params, keywords_checked
+from nantucket.host.backend_base import (Backend, DeviceError, ResidentArrays, check_build_field, check_params,
+                                        keywords_checked)
 from nantucket.host.kernel_plan import KERNEL_TRANSFORMS
 from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import BuildParams
@@ -69,7 +70,9 @@ def smallest_params(n_points: int) -> BuildParams:
 
 
 class SimBackend(Backend, ResidentArrays):
-    """Runs transforms on the simulated kernel. Options: params (BuildParams or None), refresh (HBM
+    """Runs transforms on the simulated kernel. Options: params (BuildParams or None), field (the field
+    the caller's points are in: it must be the build's, ``params.field``, Goldilocks without params;
+    another is a ValueError before anything starts), refresh (HBM
     refresh windows, default on), stalls (random AXI stalls), progress, cycle_budget (NTT cycles a run
     may take before it counts as timed out; default per run size, 8 x the ideal cycles of the size that
     runs + 2^16).
@@ -89,10 +92,11 @@ class SimBackend(Backend, ResidentArrays):
     name = "sim"
 
     @keywords_checked()
-    def __init__(self, params: BuildParams | None = None, *, refresh: bool = True, stalls: bool = False,
-                 progress=None, cycle_budget: int | None = None):
+    def __init__(self, params: BuildParams | None = None, *, field="goldilocks", refresh: bool = True,
+                 stalls: bool = False, progress=None, cycle_budget: int | None = None):
         super().__init__()
         self._params = check_params(params)
+        self.field = check_build_field(field, self._params, "the sim card")
         self._refresh = _check_flag(refresh, "refresh")
         self._stalls = _check_flag(stalls, "stalls")
         self._say = _progress_sink(progress)
@@ -161,7 +165,8 @@ class SimBackend(Backend, ResidentArrays):
             self._tmp = scratch_dir(SCRATCH_PREFIX)
             xclbin = write_xclbin(Path(self._tmp.name) / "nantucket.xclbin", params)
             self.machine = FakePyxrt(kernel_factory=factory)
-            self._device = XrtBackend(params, xclbin=xclbin, pyxrt_module=self.machine, timeout_s=24 * 3600.0,
+            self._device = XrtBackend(params, xclbin=xclbin, pyxrt_module=self.machine, field=self.field,
+                                      timeout_s=24 * 3600.0,
                                       progress=self._say or False, kernel_computes=SIM_KERNEL_COMPUTES)
             self._device.after_run = self._count_cycles
             return self._device

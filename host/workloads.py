@@ -2,15 +2,17 @@
 
 import numpy as np
 
-from nantucket.hw.model.field import P
+from nantucket.hw.model import field as F
 
 __all__ = ["KINDS", "make_points"]
 
 KINDS = ("random", "linear", "zeros", "ones", "skewed")
 
 
-def make_points(log_n: int, kind: str = "random", seed: int = 0) -> np.ndarray:
-    """2^log_n canonical points of the given kind.
+def make_points(log_n: int, kind: str = "random", seed: int = 0, field="goldilocks") -> np.ndarray:
+    """2^log_n canonical points of ``field`` (a name or Field; default Goldilocks) of the given kind, as
+    the field's dtype (uint64, or uint32 for a 31-bit field). Goldilocks' points of a seed are those of
+    every earlier version.
 
     random: uniform in [0, p).  linear: 1, 2, 0, 0, ... (the polynomial 1 + 2x).
     zeros / ones: constant vectors.  skewed: imitates prover witnesses: mostly zeros and ones plus a
@@ -18,14 +20,19 @@ def make_points(log_n: int, kind: str = "random", seed: int = 0) -> np.ndarray:
     """
     if not isinstance(log_n, int) or isinstance(log_n, bool):
         raise TypeError(f"log_n: expected an int, got {type(log_n).__name__}")
-    if not 1 <= log_n <= 32:
-        raise ValueError(f"log_n: must be in 1..32, got {log_n}")
+    field = F.get(field, "field")
+    if not 1 <= log_n <= field.two_adicity:
+        raise ValueError(f"log_n: must be in 1..{field.two_adicity} in {field.name}, got {log_n}")
     if kind not in KINDS:
         raise ValueError(f"kind: must be one of {', '.join(KINDS)}, got {kind!r}")
+    return _make(log_n, kind, seed, field.p).astype(field.dtype, copy=False)
+
+
+def _make(log_n: int, kind: str, seed: int, p: int) -> np.ndarray:
     n = 1 << log_n
     rng = np.random.default_rng(seed)
     if kind == "random":
-        return rng.integers(0, P, n, dtype=np.uint64)
+        return rng.integers(0, p, n, dtype=np.uint64)
     if kind == "zeros":
         return np.zeros(n, dtype=np.uint64)
     if kind == "ones":
@@ -41,7 +48,7 @@ def make_points(log_n: int, kind: str = "random", seed: int = 0) -> np.ndarray:
     pool_size = max(1, min(300, n // 32))
     pool = np.concatenate([
         rng.integers(2, 1 << 16, pool_size - pool_size // 3, dtype=np.uint64),
-        np.uint64(P) - rng.integers(1, 1 << 16, pool_size // 3, dtype=np.uint64),
+        np.uint64(p) - rng.integers(1, 1 << 16, pool_size // 3, dtype=np.uint64),
     ])
     rng.shuffle(pool)
     pick = rng.random(n)

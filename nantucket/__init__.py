@@ -1,8 +1,10 @@
-"""nantucket: NTTs over the Goldilocks field (p = 2^64 - 2^32 + 1) on the nantucket accelerator.
+"""nantucket: NTTs over Goldilocks (p = 2^64 - 2^32 + 1) on the nantucket accelerator, and over every
+field of :data:`FIELD_NAMES` (goldilocks, goldilocks-plonky2, babybear, koalabear) on the golden model.
 
     import numpy as np, nantucket
     x = np.arange(8, dtype=np.uint64)
     y = nantucket.ntt(x)                                  # the golden model on the CPU
+    z = nantucket.ntt(x.astype(np.uint32), field="babybear")     # uint32 in, uint32 out
     with nantucket.open("sim") as dev:                    # or "model", "xrt"
         a = dev.asarray(x); dev.ntt(a, coset=7); y = a.numpy()
 
@@ -11,7 +13,7 @@ Reference: docs/api.md. The code lives in host/api/; this package is the name us
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
-from nantucket.hw.model.field import GENERATOR, P
+from nantucket.hw.model.field import FIELD_NAMES, FIELDS, GENERATOR, P
 from nantucket.host.backends import DeviceError
 
 from nantucket.host.api import (ORDERS, BackendDevice, Device, DeviceArray, ModelDevice, intt, ntt,  # noqa: F401
@@ -26,7 +28,7 @@ except PackageNotFoundError:          # running from a checkout that was never i
 _KERNEL_ERRORS = ("KernelFailed", "KernelRefused", "KernelAxiError", "KernelTimeout")
 
 __all__ = ["ntt", "intt", "open", "Device", "ModelDevice", "BackendDevice", "DeviceArray", "DeviceError",
-           "ORDERS", "P", "GENERATOR", "__version__", *_KERNEL_ERRORS]
+           "ORDERS", "P", "GENERATOR", "FIELDS", "FIELD_NAMES", "__version__", *_KERNEL_ERRORS]
 
 
 def __getattr__(name):

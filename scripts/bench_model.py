@@ -1,6 +1,7 @@
 """`make bench` part 1: the golden model and the host path (numbers go to docs/performance.md).
 
-Measures the model's forward NTT at 2^20 and 2^24, point-file read and write at 2^24 in the three formats
+Measures the model's forward NTT at 2^20 and 2^24, per field at 2^20, 2^24 and the largest size up to
+the field's 2-adicity that fits the machine (``--fields-max-log-n``, default 27), point-file read and write at 2^24 in the three formats
 (text, .bin, .npy; MB/s of file bytes, writes including fsync), and `nantucket run`
 end to end on a 2^24 pair with the model backend, each in a child process so its peak RSS is its own.
 """
@@ -25,6 +26,21 @@ from nantucket.hw.model import ntt
 from nantucket.host.workloads import make_points
 x = make_points({log_n}, "random", 1)
 t = time.perf_counter(); ntt.ntt(x); print(time.perf_counter() - t)
+"""
+CHILD_FIELD_NTT = """
+import time, numpy as np
+from nantucket.hw.model import ntt, field as F
+f = F.get({name!r})
+x = np.random.default_rng(1).integers(0, f.p, size=1 << {log_n}, dtype=np.uint64)
+t = time.perf_counter(); y = ntt.ntt(x, field=f); print(time.perf_counter() - t)
+k = 12345 % len(x)                               # one output against its O(N) sum, in Python ints
+w = f.root_of_unity(len(x)); wk = pow(w, k, f.p)
+acc, t = 0, 1
+for v in x[: 1 << 16].tolist():                  # the first 2^16 terms in Python ints, the rest by vmul
+    acc += v * t; t = t * wk % f.p
+rest = f.vmul(x[1 << 16:], f.vpow(w, (np.arange(1 << 16, len(x), dtype=np.uint64) * np.uint64(k)) % np.uint64(len(x))))
+acc = (acc + sum(rest.tolist())) % f.p
+assert acc == int(y[k]), "output point 12345 differs from its sum"
 """
 CHILD_IO = """
 import os, time
@@ -64,7 +80,28 @@ def run_child(code, label):
     return lines[:-1], wall, rss
 
 
+def field_rows(max_log_n: int) -> list[str]:
+    from nantucket.hw.model.field import FIELDS
+    body = ["## Golden model per field", "",
+            f"Command: `make bench` (scripts/bench_model.py). Machine: {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}, {time.strftime('%Y-%m-%d')}. Forward NTT of random points, "
+            f"output point 12345 checked against its sum; the largest size is the field's 2-adicity or "
+            f"2^{max_log_n}, whichever is smaller (this machine's memory).", "",
+            "| field | size | time | peak RSS |", "|---|---|---|---|"]
+    for name, f in FIELDS.items():
+        for log_n in sorted({20, 24, min(max_log_n, f.two_adicity)}):
+            out, _, rss = run_child(CHILD_FIELD_NTT.format(name=name, log_n=log_n), f"model NTT {name} 2^{log_n}")
+            body.append(f"| {name} | 2^{log_n} | {float(out[0]):.2f} s | {rss:.0f} MiB |")
+    return body
+
+
 def main():
+    max_log_n = 27
+    if "--fields-max-log-n" in sys.argv:
+        max_log_n = int(sys.argv[sys.argv.index("--fields-max-log-n") + 1])
+    body = field_rows(max_log_n)
+    update_section("model-fields", "\n".join(body))
+    print("\n".join(body))
     rows = []
     for log_n in (20, 24):
         out, _, rss = run_child(CHILD_NTT.format(log_n=log_n), f"model forward NTT 2^{log_n}")

@@ -286,9 +286,10 @@ def test_a_failed_run_raises_device_error_and_keeps_the_data(tmp_path):
 # -- errors -------------------------------------------------------------------------------------------
 
 BAD_INPUTS = [
-    (np.array([1, P, 3, 4], dtype=np.uint64), ValueError, r"value 0x[0-9a-f]+ at index 1 is not below p"),
+    (np.array([1, P, 3, 4], dtype=np.uint64), ValueError,
+     rf"value {P} at index 1 is not below the goldilocks modulus p = {P}"),
     (np.array([[1, 2], [3, 2**64 - 1]], dtype=np.uint64), ValueError,
-     r"value 0xffffffffffffffff at index \(1, 1\) is not below p .*\(1 of the 4 values are >= p\)"),
+     rf"value {2**64 - 1} at index \(1, 1\) is not below the goldilocks modulus p .*\(1 of the 4 values are >= p\)"),
     (np.arange(4, dtype=np.int64), TypeError, "expected a numpy uint64 array, got dtype int64"),
     (np.arange(4, dtype=np.float64), TypeError, "got dtype float64"),
     (np.arange(4, dtype=np.uint32), TypeError, "got dtype uint32"),

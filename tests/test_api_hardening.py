@@ -50,22 +50,23 @@ def open_fake_xrt(tmp_path, params=SMALL, **options):
 
 X8 = np.arange(8, dtype=np.uint64)
 
-SIM_OPTIONS = "params, refresh, stalls, progress, cycle_budget"
-XRT_OPTIONS = "params, xclbin, device, pyxrt_module, layout, timeout_s, progress, kernel_computes"
+SIM_OPTIONS = "params, field, refresh, stalls, progress, cycle_budget"
+XRT_OPTIONS = "params, xclbin, device, pyxrt_module, field, layout, timeout_s, progress, kernel_computes"
+NTT_XRT_OPTIONS = "params, xclbin, device, pyxrt_module, layout, timeout_s, progress, kernel_computes"
 
 TYPOS = [  # (call, the message's start, its unknown keyword, its valid list)
-    (lambda: nantucket.ntt(X8, cosett=7), "ntt", "cosett", "inverse, coset, order, backend, params"),
-    (lambda: nantucket.ntt(X8, invrese=True), "ntt", "invrese", "inverse, coset, order, backend, params"),
-    (lambda: nantucket.intt(X8, ordr="rr"), "intt", "ordr", "coset, order, backend, params"),
-    (lambda: nantucket.intt(X8, inverse=True), "intt", "inverse", "coset, order, backend, params"),
+    (lambda: nantucket.ntt(X8, cosett=7), "ntt", "cosett", "inverse, coset, order, backend, field, params"),
+    (lambda: nantucket.ntt(X8, invrese=True), "ntt", "invrese", "inverse, coset, order, backend, field, params"),
+    (lambda: nantucket.intt(X8, ordr="rr"), "intt", "ordr", "coset, order, backend, field, params"),
+    (lambda: nantucket.intt(X8, inverse=True), "intt", "inverse", "coset, order, backend, field, params"),
     (lambda: nantucket.ntt(X8, backend="xrt", xclbn="a.xclbin"), "ntt", "xclbn",
-     "inverse, coset, order, backend, " + XRT_OPTIONS),
+     "inverse, coset, order, backend, field, " + NTT_XRT_OPTIONS),
     (lambda: nantucket.open("sim", parms=SMALL), r"open\('sim'\)", "parms", SIM_OPTIONS),
-    (lambda: nantucket.open("model", refesh=False), r"open\('model'\)", "refesh", "params"),
-    (lambda: nantucket.open("model", refresh=False), r"open\('model'\)", "refresh", "params"),
+    (lambda: nantucket.open("model", refesh=False), r"open\('model'\)", "refesh", "params, field"),
+    (lambda: nantucket.open("model", refresh=False), r"open\('model'\)", "refresh", "params, field"),
     (lambda: nantucket.open("xrt", xclbn="a.xclbin"), r"open\('xrt'\)", "xclbn", XRT_OPTIONS),
     (lambda: B.make_backend("sim", parms=SMALL), r"make_backend\('sim'\)", "parms", SIM_OPTIONS),
-    (lambda: ModelBackend(parms=SMALL), "ModelBackend", "parms", "params"),
+    (lambda: ModelBackend(parms=SMALL), "ModelBackend", "parms", "params, field"),
     (lambda: SimBackend(parms=SMALL), "SimBackend", "parms", SIM_OPTIONS),
     (lambda: X.XrtBackend(xclbn="a.xclbin"), "XrtBackend", "xclbn", XRT_OPTIONS),
 ]
@@ -80,7 +81,7 @@ def test_an_unknown_keyword_is_a_type_error_naming_it_and_the_valid_ones(call, w
 def test_the_brief_s_message_for_open_sim():
     with pytest.raises(TypeError) as e:
         nantucket.open("sim", parms=SMALL)
-    assert str(e.value).startswith("open('sim'): unknown keyword 'parms' (valid: params, refresh, stalls, "
+    assert str(e.value).startswith("open('sim'): unknown keyword 'parms' (valid: params, field, refresh, stalls, "
                                    "progress, cycle_budget)")
     assert "did you mean 'params'" in str(e.value)
 
@@ -112,7 +113,7 @@ def test_a_typo_is_refused_before_the_backend_opens():
 
 
 def test_backend_options_are_each_constructor_s_keywords():
-    assert B.backend_options("model") == ("params",)
+    assert B.backend_options("model") == ("params", "field")
     assert B.backend_options("sim") == tuple(SIM_OPTIONS.split(", "))
     assert B.backend_options("xrt") == tuple(XRT_OPTIONS.split(", "))
     with pytest.raises(ValueError, match="backend: unknown backend 'gpu'"):

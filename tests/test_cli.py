@@ -173,7 +173,7 @@ def test_sim_too_many_points_is_a_usage_error_before_expected_is_read(tmp_path, 
     import nantucket.host.cli as cli
     reads = []
 
-    def fake_read(path, batch=1):                       # a 2^25-point INPUT without writing 600 MB
+    def fake_read(path, batch=1, field=None):           # a 2^25-point INPUT without writing 600 MB
         reads.append(path)
         if len(reads) > 1:
             raise AssertionError("EXPECTED was read although INPUT cannot run")

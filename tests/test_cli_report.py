@@ -176,14 +176,14 @@ def test_make_run_log_n_25_on_sim_is_exit_2(tmp_path, capsys, monkeypatch):
     import nantucket.host.cli as cli
     big = np.zeros(1 << 25, dtype=np.uint64)             # calloc'd: no memory is touched
     written = {}
-    monkeypatch.setattr(cli, "make_points", lambda log_n, kind, seed: big[: 1 << log_n])
-    monkeypatch.setattr(cli.ntt_model, "ntt", lambda x, inverse=False: x)
+    monkeypatch.setattr(cli, "make_points", lambda log_n, kind, seed, field=None: big[: 1 << log_n])
+    monkeypatch.setattr(cli.ntt_model, "ntt", lambda x, inverse=False, field=None: x)
 
-    def encode(path, values):                             # remembers the points, writes a stand-in
+    def encode(path, values, field=None):                 # remembers the points, writes a stand-in
         written[str(path)] = values
         return b"stand-in\n"
     monkeypatch.setattr(cli, "encode_points", encode)
-    monkeypatch.setattr(cli, "read_points", lambda path, batch=1: written[str(path)])
+    monkeypatch.setattr(cli, "read_points", lambda path, batch=1, field=None: written[str(path)])
     monkeypatch.setattr(cli.memory, "check_fits", lambda nbytes, what: None)   # nothing big is allocated
     i, e = tmp_path / "in_25_random.txt", tmp_path / "out_25_random.txt"
     assert main(["points", "25", str(i), str(e)]) == 0

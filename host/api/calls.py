@@ -12,35 +12,40 @@ __all__ = ["ntt", "intt"]
 
 
 def ntt(x, *, inverse: bool = False, coset: int | None = None, order: str = "nn", backend: str = "model",
-        **options) -> np.ndarray:
-    """The NTT of x over Goldilocks, as a new numpy uint64 array of x's shape.
+        field="goldilocks", **options) -> np.ndarray:
+    """The NTT of x over ``field``, as a new numpy array of x's shape and the field's dtype (uint64 for
+    Goldilocks, uint32 for the 31-bit fields BabyBear and KoalaBear).
 
-    x: numpy uint64 array (or list of ints), 1-D (N points) or 2-D (B rows of N points, each row
-    transformed), values in [0, p), N a power of two. inverse: the inverse NTT (with the 1/N scale).
-    coset: shift g, 0 < g < p, or None. order: "nn", "nr", "rn", "rr" (input then output order,
-    n = natural, r = bit-reversed). backend and options: as for :func:`nantucket.open`.
+    x: numpy uint64 array (uint32 too for a 31-bit field) or list of ints, 1-D (N points) or 2-D (B rows
+    of N points, each row transformed), values in [0, p), N a power of two up to 2^(the field's
+    2-adicity). inverse: the inverse NTT (with the 1/N scale). coset: shift g, 0 < g < p, or None.
+    order: "nn", "nr", "rn", "rr" (input then output order, n = natural, r = bit-reversed). field: a
+    preset's name (hw.model.field.FIELDS: goldilocks, goldilocks-plonky2, babybear, koalabear) or a
+    Field. backend and options: as for :func:`nantucket.open`.
 
     Every argument is checked before the backend is opened, a keyword that neither this function nor
     the backend takes included (TypeError naming it and the valid ones); for several transforms on one
     device (sim and xrt start a simulator or open a card) use :func:`nantucket.open`.
     """
-    _check_keywords("ntt", ("inverse", "coset", "order", "backend"), backend, options)
+    _check_keywords("ntt", ("inverse", "coset", "order", "backend", "field"), backend, options)
     if isinstance(x, DeviceArray):
         raise TypeError("x: a DeviceArray is transformed by its device: use dev.ntt(a) (or a.numpy())")
-    points = C.as_points(x)
+    field = C.check_field(field)
+    points = C.as_points(x, "x", field)
     inverse = C.check_inverse(inverse)
-    coset = None if coset is None else C.check_shift(coset)
+    coset = None if coset is None else C.check_shift(coset, "coset", field)
     order = C.check_order(order)
-    with open_device(backend, **options) as dev:
+    with open_device(backend, field=field, **options) as dev:
         a = dev.asarray(points)
         dev.ntt(a, inverse=inverse, coset=coset, order=order)
         return a.numpy()
 
 
-def intt(x, *, coset: int | None = None, order: str = "nn", backend: str = "model", **options) -> np.ndarray:
+def intt(x, *, coset: int | None = None, order: str = "nn", backend: str = "model", field="goldilocks",
+         **options) -> np.ndarray:
     """The inverse NTT of x: ``ntt(x, inverse=True, ...)``."""
-    _check_keywords("intt", ("coset", "order", "backend"), backend, options)
-    return ntt(x, inverse=True, coset=coset, order=order, backend=backend, **options)
+    _check_keywords("intt", ("coset", "order", "backend", "field"), backend, options)
+    return ntt(x, inverse=True, coset=coset, order=order, backend=backend, field=field, **options)
 
 
 def _check_keywords(what: str, own: tuple[str, ...], backend, options: dict) -> None:
@@ -51,4 +56,4 @@ def _check_keywords(what: str, own: tuple[str, ...], backend, options: dict) -> 
         return
     unknown = [k for k in options if k not in valid]
     if unknown:
-        raise unknown_keyword_error(what, unknown, own + valid)
+        raise unknown_keyword_error(what, unknown, own + tuple(v for v in valid if v not in own))

@@ -7,19 +7,31 @@ from numbers import Integral
 
 import numpy as np
 
-from nantucket.hw.model.field import P, TWO_ADICITY
+from nantucket.hw.model import field as F
+from nantucket.hw.model.field import Field
 
 #: The transform orders: first letter the input's order, second the output's; n = natural, r = bit-reversed.
 ORDERS = ("nn", "nr", "rn", "rr")
 
-_P_TEXT = "p = 2^64 - 2^32 + 1"
+
+def check_field(field, name: str = "field") -> Field:
+    """A field by name (hw.model.field.FIELDS) or a Field: TypeError or ValueError naming the presets."""
+    return F.get(field, name)
+
+
+def _p_text(field: Field) -> str:
+    return f"the {field.name} modulus p = {field.p}"
+
+
+def _dtypes_text(field: Field) -> str:
+    return "uint64" if field.dtype == np.uint64 else "uint32 (or uint64)"
 
 
 def _is_int(v) -> bool:
     return isinstance(v, Integral) and not isinstance(v, (bool, np.bool_))
 
 
-def _from_sequence(x, name: str) -> np.ndarray:
+def _from_sequence(x, name: str, field: Field) -> np.ndarray:
     """A (nested) list or tuple of Python ints as a uint64 array, each value checked exactly."""
     obj = np.array(x, dtype=object)
     if obj.ndim == 0:
@@ -30,49 +42,66 @@ def _from_sequence(x, name: str) -> np.ndarray:
                              f"(element {idx} is a sequence of {len(v)})")
         if not _is_int(v):
             raise TypeError(f"{name}: element {idx} is {type(v).__name__} {v!r}; a list must hold ints "
-                            f"(or pass a numpy uint64 array)")
-        if not 0 <= v < P:
-            raise ValueError(f"{name}: element {idx} = {v} is not in [0, p), {_P_TEXT}")
+                            f"(or pass a numpy {field.dtype} array)")
+        if not 0 <= v < field.p:
+            raise ValueError(f"{name}: element {idx} = {v} is not in [0, p), {_p_text(field)}")
     return obj.astype(np.uint64) if obj.size else np.zeros(obj.shape, dtype=np.uint64)
 
 
-def as_points(x, name: str = "x") -> np.ndarray:
-    """x as a 1-D (N) or 2-D (B, N) uint64 array of canonical field elements, N a power of two.
+def _check_dtype(x: np.ndarray, name: str, field: Field) -> None:
+    """uint64 for every field; uint32 too for a field whose points are 32 bits (31-bit fields)."""
+    ok = x.dtype.kind == "u" and (x.dtype.itemsize == 8 or (x.dtype.itemsize == 4 and field.point_bits == 32))
+    if not ok:
+        raise TypeError(f"{name}: expected a numpy {_dtypes_text(field)} array, got dtype {x.dtype} ({field.name} "
+                        f"points; signed and float values are not converted implicitly: check they lie in "
+                        f"[0, p) and use x.astype(np.{field.dtype}))")
 
-    Accepts numpy uint64 arrays (any byte order and strides; returned as is when already native) and
-    lists or tuples of ints. Raises TypeError for any other type or dtype and ValueError for values
-    >= p, shapes other than 1-D/2-D, empty arrays and lengths that are not powers of two.
+
+def check_length(n: int, shape, name: str, field: Field) -> None:
+    """A transform length: a power of two up to 2^(the field's 2-adicity)."""
+    if n & (n - 1):
+        raise ValueError(f"{name}: the transform length must be a power of two, got {n} (shape {shape})")
+    if n > 1 << field.two_adicity:
+        raise ValueError(f"{name}: {field.name} has roots of unity up to 2^{field.two_adicity}, got length "
+                         f"{n} = 2^{n.bit_length() - 1}")
+
+
+def as_points(x, name: str = "x", field: Field = F.DEFAULT_FIELD) -> np.ndarray:
+    """x as a 1-D (N) or 2-D (B, N) uint64 array of canonical elements of ``field``, N a power of two up
+    to 2^(the field's 2-adicity).
+
+    Accepts numpy uint64 arrays (any byte order and strides; returned as is when already native), numpy
+    uint32 arrays for a 31-bit field, and lists or tuples of ints. Raises TypeError for any other type or
+    dtype and ValueError for values >= p, shapes other than 1-D/2-D, empty arrays and lengths that are not
+    powers of two or beyond the field's largest transform. Shape and length are checked before anything
+    is converted or scanned.
     """
     if isinstance(x, np.ma.MaskedArray):
         raise TypeError(f"{name}: a masked array (numpy.ma) is not accepted: its mask would be ignored; pass "
                         f"{name}.filled(v) (masked points set to v) or {name}.data (the values underneath)")
     if isinstance(x, np.ndarray):
-        if x.dtype.kind != "u" or x.dtype.itemsize != 8:
-            raise TypeError(f"{name}: expected a numpy uint64 array, got dtype {x.dtype} (signed and float "
-                            f"values are not converted implicitly: check they lie in [0, p) and use "
-                            f"x.astype(np.uint64))")
-        arr = x if x.dtype == np.uint64 else x.astype(np.uint64)
+        _check_dtype(x, name, field)
+        arr = x
     elif isinstance(x, (list, tuple)):
-        arr = _from_sequence(x, name)
+        arr = _from_sequence(x, name, field)
     else:
-        raise TypeError(f"{name}: expected a numpy uint64 array or a list of ints, got {type(x).__name__}")
+        raise TypeError(f"{name}: expected a numpy {_dtypes_text(field)} array or a list of ints, got "
+                        f"{type(x).__name__}")
     if arr.ndim not in (1, 2):
         raise ValueError(f"{name}: expected a 1-D array (N points) or a 2-D batch (B rows of N points), "
                          f"got shape {arr.shape}")
     if arr.size == 0:
         raise ValueError(f"{name}: empty array (shape {arr.shape}); there is nothing to transform")
-    n = arr.shape[-1]
-    if n & (n - 1):
-        raise ValueError(f"{name}: the transform length must be a power of two, got {n} (shape {arr.shape})")
-    if n > 1 << TWO_ADICITY:
-        raise ValueError(f"{name}: the field has roots of unity up to 2^{TWO_ADICITY}, got length {n}")
+    check_length(arr.shape[-1], arr.shape, name, field)
     if isinstance(x, np.ndarray):
-        bad = arr >= np.uint64(P)
+        bad = arr >= arr.dtype.type(field.p)
         if bad.any():
             idx = np.unravel_index(int(np.argmax(bad)), arr.shape)
             where = idx[0] if arr.ndim == 1 else tuple(int(i) for i in idx)
-            raise ValueError(f"{name}: value {int(arr[idx]):#x} at index {where} is not below {_P_TEXT} "
+            raise ValueError(f"{name}: value {int(arr[idx])} at index {where} is not below {_p_text(field)} "
                              f"({int(bad.sum())} of the {arr.size} values are >= p); reduce them mod p first")
+        if arr.dtype != np.uint64:
+            arr = arr.astype(np.uint64)
     return arr
 
 
@@ -82,13 +111,13 @@ def check_inverse(inverse) -> bool:
     return bool(inverse)
 
 
-def check_shift(g, name: str = "coset") -> int:
-    """A coset shift: an int with 0 < g < p."""
+def check_shift(g, name: str = "coset", field: Field = F.DEFAULT_FIELD) -> int:
+    """A coset shift: an int with 0 < g < p of ``field``."""
     if not _is_int(g):
         raise TypeError(f"{name}: expected an int shift g with 0 < g < p, got {type(g).__name__} {g!r}")
     g = int(g)
-    if not 0 < g < P:
-        raise ValueError(f"{name}: the shift must satisfy 0 < g < p ({_P_TEXT}), got {g}")
+    if not 0 < g < field.p:
+        raise ValueError(f"{name}: the shift must satisfy 0 < g < p ({_p_text(field)}), got {g}")
     return g
 
 
@@ -108,12 +137,12 @@ def check_blowup(blowup) -> int:
     return int(blowup)
 
 
-def check_lde_pair(m: int, blowup: int, name: str = "values") -> None:
+def check_lde_pair(m: int, blowup: int, name: str = "values", field: Field = F.DEFAULT_FIELD) -> None:
     """The LDE of M = m points to blowup x M points must stay within the field's largest transform size."""
-    if m * blowup > 1 << TWO_ADICITY:
+    if m * blowup > 1 << field.two_adicity:
         raise ValueError(f"blowup: {blowup} (2^{blowup.bit_length() - 1}) x {m} points = "
                          f"2^{(m * blowup).bit_length() - 1} points is beyond the field's largest transform "
-                         f"size 2^{TWO_ADICITY} ({name} has {m} points per row)")
+                         f"size 2^{field.two_adicity} in {field.name} ({name} has {m} points per row)")
 
 
 def check_size(backend_name: str, reason: str | None, name: str = "x") -> None:

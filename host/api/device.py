@@ -20,6 +20,10 @@ or any registered one). There are two kinds, with one interface:
 
 Every public method refuses a keyword it does not take (TypeError naming it and the valid ones) and
 holds the device's lock while it runs: threads sharing a device take turns (docs/api.md, "Threads").
+Every device computes in one prime field, ``dev.field`` (:func:`open`'s ``field``, default Goldilocks):
+its arrays hold that field's elements, checked below its p, and come back as ``field.dtype`` (uint64 for
+Goldilocks, uint32 for the 31-bit fields; inside, every field's points are uint64 rows).
+
 The model device refuses, before allocating, a transform whose arrays and temporaries would not fit in
 the memory the machine has available (host/memory.py).
 """
@@ -30,8 +34,9 @@ import threading
 import numpy as np
 
 from nantucket.host.backend_base import CardDriver, ResidentArrays, keywords_checked
-from nantucket.host.backends import Backend, ModelBackend, check_options, make_backend
+from nantucket.host.backends import Backend, ModelBackend, backend_options, check_options, make_backend
 from nantucket.host.memory import check_fits
+from nantucket.hw.model import field as F
 from nantucket.hw.model import ntt as ntt_model
 from nantucket.hw.model.run import Run
 
@@ -79,7 +84,8 @@ class DeviceArray:
 
     @property
     def dtype(self) -> np.dtype:
-        return np.dtype(np.uint64)
+        """The dtype :meth:`numpy` gives: the device field's (uint64, or uint32 for a 31-bit field)."""
+        return self._device.field.dtype
 
     @property
     def ndim(self) -> int:
@@ -95,9 +101,10 @@ class DeviceArray:
     @keywords_checked("DeviceArray.numpy")
     @_serialized
     def numpy(self) -> np.ndarray:
-        """A new numpy uint64 array with the contents (moved from the device)."""
+        """A new numpy array of the device field's dtype with the contents (moved from the device)."""
         self._device._check_open()
-        return self._device._fetch(self._store).reshape(self.shape)
+        rows = self._device._fetch(self._store)
+        return rows.reshape(self.shape).astype(self.dtype, copy=False)    # _fetch's rows are new
 
     def __array__(self, dtype=None, copy=None):
         # An implicit conversion would hide a transfer from the device; make it explicit.
@@ -105,7 +112,7 @@ class DeviceArray:
 
     def __repr__(self) -> str:
         state = "closed" if self._device.closed else self._device.name
-        return f"DeviceArray(shape={self.shape}, dtype=uint64, device={state!r})"
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, device={state!r})"
 
 
 class Device:
@@ -120,6 +127,8 @@ class Device:
     def __init__(self, name: str, backend: Backend):
         self.name = name
         self.backend = backend
+        #: the prime field the device computes in (hw.model.field.Field): the backend's
+        self.field: F.Field = getattr(backend, "field", F.DEFAULT_FIELD)
         self.closed = False
         self._lock = threading.RLock()
         #: bytes moved between host memory and the backend's memory so far
@@ -154,8 +163,8 @@ class Device:
     @keywords_checked("Device.asarray")
     @_serialized
     def asarray(self, x) -> DeviceArray:
-        """x (numpy uint64 array or list of ints, 1-D or 2-D) as a DeviceArray on this device.
-        A DeviceArray of this device is returned as is."""
+        """x (numpy uint64 array, uint32 for a 31-bit field, or list of ints; 1-D or 2-D; values below the
+        device field's p) as a DeviceArray on this device. A DeviceArray of this device is returned as is."""
         return self._device_array(x, "x")
 
     @keywords_checked("Device.ntt")
@@ -164,11 +173,11 @@ class Device:
         """The NTT (or with inverse=True the inverse NTT) of every row of a, in place; returns a.
         If a run fails, a keeps its previous contents (on a card: unless the kernel got to write them).
 
-        coset: shift g (0 < g < p) or None; order: "nn", "nr", "rn" or "rr" (input then output order,
+        coset: shift g (0 < g < p of the device's field) or None; order: "nn", "nr", "rn" or "rr" (input then output order,
         n = natural, r = bit-reversed). See docs/api.md for the definitions."""
         self._check_open()
         inverse = C.check_inverse(inverse)
-        coset = None if coset is None else C.check_shift(coset)
+        coset = None if coset is None else C.check_shift(coset, "coset", self.field)
         order = C.check_order(order)
         points, shape = self._own_or_points(a, "a")
         if points is not None:
@@ -197,9 +206,9 @@ class Device:
         coset NTT with the shift. values is left unchanged."""
         self._check_open()
         blowup = C.check_blowup(blowup)
-        shift = C.check_shift(shift, "shift")
+        shift = C.check_shift(shift, "shift", self.field)
         points, shape = self._own_or_points(values, "values")
-        C.check_lde_pair(shape[-1], blowup)
+        C.check_lde_pair(shape[-1], blowup, "values", self.field)
         self._check_sizes("values", shape[-1], shape[-1] * blowup)
         copy = 0 if points is None else points.nbytes
         self._check_memory(self._lde_bytes(shape, blowup) + copy,
@@ -226,14 +235,14 @@ class Device:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<nantucket.Device {self.name!r}{' (closed)' if self.closed else ''}>"
+        return f"<nantucket.Device {self.name!r} {self.field.name}{' (closed)' if self.closed else ''}>"
 
     def _device_array(self, x, name: str) -> DeviceArray:
         self._check_open()
         if isinstance(x, DeviceArray):
             self._check_own(x, name)
             return x
-        points = C.as_points(x, name)
+        points = C.as_points(x, name, self.field)
         self._check_sizes(name, points.shape[-1])
         self._check_memory(points.nbytes, f"{name}: {_shape_text(points.shape)} on the device")
         return self._load(points)
@@ -243,7 +252,7 @@ class Device:
         if isinstance(x, DeviceArray):
             self._check_own(x, name)
             return None, x.shape
-        points = C.as_points(x, name)
+        points = C.as_points(x, name, self.field)
         return points, points.shape
 
     def _load(self, points: np.ndarray) -> DeviceArray:
@@ -298,7 +307,7 @@ class ModelDevice(Device):
         return rows.copy()
 
     def _transform(self, rows, inverse, coset, order):
-        return T.transform(rows, self._rows_ntt, inverse, coset, order)
+        return T.transform(rows, self._rows_ntt, inverse, coset, order, self.field)
 
     # The model's peak allocations, measured with tracemalloc (numpy reports its buffers) and rounded up:
     # a transform holds about three arrays of the whole size at once (the bit-reversed or scaled copy, the
@@ -328,19 +337,18 @@ class ModelDevice(Device):
                 + max(self._row_temps(m, total, True), self._row_temps(t, total * blowup, False)))
 
     def _lde(self, rows, blowup, shift):
-        return T.lde(rows, self._rows_ntt, blowup, shift)
+        return T.lde(rows, self._rows_ntt, blowup, shift, self.field)
 
-    @staticmethod
-    def _rows_ntt(rows, inverse):
+    def _rows_ntt(self, rows, inverse):
         out = np.empty_like(rows)
         n = rows.shape[-1]
         if n <= _RADIX2_MAX:
             per = max(1, _CHUNK_POINTS // n)          # bounds the model's temporaries for large batches
             for r0 in range(0, rows.shape[0], per):
-                out[r0:r0 + per] = ntt_model.ntt_radix2(rows[r0:r0 + per], inverse)
+                out[r0:r0 + per] = ntt_model.ntt_radix2(rows[r0:r0 + per], inverse, field=self.field)
         else:
             for r, row in enumerate(rows):
-                out[r] = ntt_model.ntt(row, inverse)
+                out[r] = ntt_model.ntt(row, inverse, field=self.field)
         return out
 
 
@@ -487,14 +495,23 @@ class BackendDevice(Device):
         return coeffs
 
 
-def open(backend: str = "model", **options) -> Device:
-    """Open a device: ``backend`` is a name of host.backends (model, sim, xrt, ...), ``options`` its
-    constructor's (params=BuildParams(...) for every backend; refresh, stalls, progress, cycle_budget
+def open(backend: str = "model", *, field="goldilocks", **options) -> Device:
+    """Open a device: ``backend`` is a name of host.backends (model, sim, xrt, ...), ``field`` the prime
+    field it computes in (a name of hw.model.field.FIELDS or a Field; default "goldilocks"), ``options``
+    its constructor's (params=BuildParams(...) for every backend; refresh, stalls, progress, cycle_budget
     for sim; xclbin, device, timeout_s, progress, ... for xrt). An option the backend does not take is a
-    TypeError naming it and the valid ones (host.backends.backend_options)."""
+    TypeError naming it and the valid ones (host.backends.backend_options). A card (sim, xrt) refuses a
+    field its build does not compute in (ValueError naming both); a registered backend without a
+    ``field`` keyword computes in Goldilocks only."""
     if not isinstance(backend, str):
         raise TypeError(f"backend: expected a backend name (str), got {type(backend).__name__}")
+    field = C.check_field(field)
     check_options(backend, options, f"open({backend!r})")
+    valid = backend_options(backend)
+    if valid is None or "field" in valid:
+        options = dict(options, field=field)
+    elif field is not F.DEFAULT_FIELD:
+        raise ValueError(f"field: the {backend} backend computes in {F.DEFAULT_FIELD.name} only, not {field.name}")
     dev = make_backend(backend, **options)
     kind = ModelDevice if isinstance(dev, ModelBackend) else BackendDevice
     return kind(backend, dev)

@@ -1,7 +1,9 @@
 """The transforms of the API built from a plain natural-order NTT of rows, on uint64 arrays.
 
-``rows_ntt(rows, inverse)`` is the one thing a device has to provide: the natural-order NTT (or its
-inverse, with the 1/N scale) of every row of a 2-D array. Everything else is expressed around it here:
+Every function computes in the ``field`` it is given (a :class:`hw.model.field.Field`; points of a
+31-bit field travel as uint64 here too). ``rows_ntt(rows, inverse)`` is the one thing a device has to
+provide: the natural-order NTT (or its inverse, with the 1/N scale) of every row of a 2-D array, in the
+same field. Everything else is expressed around it here:
 
 - orders: a bit-reversed input is permuted to natural before, a bit-reversed output after;
 - coset with shift g: forward X_k = sum_j x_j g^j w^(jk) is the NTT of (x_j g^j); the inverse
@@ -29,20 +31,20 @@ RowsNtt = Callable[[np.ndarray, bool], np.ndarray]
 SCALE_CHUNK_POINTS = 1 << 16
 
 
-def coset_scale(rows: np.ndarray, g: int) -> np.ndarray:
+def coset_scale(rows: np.ndarray, g: int, field: F.Field = F.DEFAULT_FIELD) -> np.ndarray:
     """rows[:, j] * g^j for every row of a 2-D array (a new array), in chunks of SCALE_CHUNK_POINTS."""
     n = rows.shape[-1]
-    scale = F.powers(g, n)
+    scale = field.powers(g, n)
     out = np.empty_like(rows)
     if n >= SCALE_CHUNK_POINTS:
         for r in range(rows.shape[0]):
             for c0 in range(0, n, SCALE_CHUNK_POINTS):
                 c1 = c0 + SCALE_CHUNK_POINTS
-                out[r, c0:c1] = F.vmul(rows[r, c0:c1], scale[c0:c1])
+                out[r, c0:c1] = field.vmul(rows[r, c0:c1], scale[c0:c1])
     else:
         per = SCALE_CHUNK_POINTS // n
         for r0 in range(0, rows.shape[0], per):
-            out[r0:r0 + per] = F.vmul(rows[r0:r0 + per], scale)
+            out[r0:r0 + per] = field.vmul(rows[r0:r0 + per], scale)
     return out
 
 
@@ -51,15 +53,16 @@ def bit_reverse(rows: np.ndarray) -> np.ndarray:
     return rows[:, bit_reverse_indices(log2_exact(rows.shape[-1], "row length"))]
 
 
-def transform(rows: np.ndarray, rows_ntt: RowsNtt, inverse: bool, coset: int | None, order: str) -> np.ndarray:
+def transform(rows: np.ndarray, rows_ntt: RowsNtt, inverse: bool, coset: int | None, order: str,
+              field: F.Field = F.DEFAULT_FIELD) -> np.ndarray:
     """NTT (or inverse) of every row of a canonical (B, N) array, with coset and orders; a new array."""
     if order[0] == "r":
         rows = bit_reverse(rows)
     if coset is not None and not inverse:
-        rows = coset_scale(rows, coset)
+        rows = coset_scale(rows, coset, field)
     rows = rows_ntt(rows, inverse)
     if coset is not None and inverse:
-        rows = coset_scale(rows, F.inv(coset))
+        rows = coset_scale(rows, field.inv(coset), field)
     if order[1] == "r":
         rows = bit_reverse(rows)
     return rows
@@ -72,10 +75,11 @@ def zero_extend(rows: np.ndarray, blowup: int) -> np.ndarray:
     return extended
 
 
-def lde(rows: np.ndarray, rows_ntt: RowsNtt, blowup: int, shift: int) -> np.ndarray:
+def lde(rows: np.ndarray, rows_ntt: RowsNtt, blowup: int, shift: int,
+        field: F.Field = F.DEFAULT_FIELD) -> np.ndarray:
     """Low-degree extension of every row of a (B, M) array of evaluations on the M-th roots of unity:
     their interpolating polynomials evaluated on the coset shift * <w_(blowup*M)>, natural order."""
     coeffs = rows_ntt(rows, True)
     extended = np.zeros((rows.shape[0], rows.shape[1] * blowup), dtype=np.uint64)
-    extended[:, :rows.shape[1]] = coset_scale(coeffs, shift)     # the zeros scale to zeros
+    extended[:, :rows.shape[1]] = coset_scale(coeffs, shift, field)     # the zeros scale to zeros
     return rows_ntt(extended, False)

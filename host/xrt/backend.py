@@ -19,7 +19,8 @@ from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.record import CYCLE_WORDS, StatusRecord
 from nantucket.hw.model.run import Run
 from nantucket.hw.flow.build_root import build_base
-from nantucket.host.backend_base import Backend, CardDriver, ResidentArrays, check_params, keywords_checked
+from nantucket.host.backend_base import (Backend, CardDriver, ResidentArrays, check_build_field, check_params,
+                                        keywords_checked)
 from nantucket.host.kernel_plan import KERNEL_TRANSFORMS, plan_transform
 
 from . import identity
@@ -106,12 +107,14 @@ def _emulation(xclbin: Path, timeout_s: float | None) -> tuple[float | None, str
 class XrtBackend(Backend, ResidentArrays, CardDriver):
     """A nantucket kernel on an Alveo card through pyxrt.
 
-    ``XrtBackend(params=None, xclbin=None, device=0, pyxrt_module=None, *, layout=None,
+    ``XrtBackend(params=None, xclbin=None, device=0, pyxrt_module=None, *, field="goldilocks", layout=None,
     timeout_s=None, progress=None, kernel_computes=KERNEL_TRANSFORMS)``
 
     - params: the BuildParams the xclbin was built with; None reads them from the ID block, or when
       it cannot be read from the ``build_params.json`` the Vitis flow writes beside the xclbin, or
       takes the defaults (without the ID block a self-test transform confirms them);
+    - field: the field the caller's points are in; the build's (``params.field``) must be it, checked
+      before the card is opened when params are given, else once the card's build is known;
     - xclbin: path; default :func:`default_xclbin`;
     - pyxrt_module: the pyxrt module to use (tests pass :class:`sim.fake_pyxrt.FakePyxrt`);
     - layout: an HbmLayout instance used for runs of its size (``layout.log_n``); every size uses
@@ -133,10 +136,11 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
 
     @keywords_checked()
     def __init__(self, params: BuildParams | None = None, xclbin=None, device: int = 0,
-                 pyxrt_module=None, *, layout=None, timeout_s: float | None = None, progress=None,
-                 kernel_computes=KERNEL_TRANSFORMS):
+                 pyxrt_module=None, *, field="goldilocks", layout=None, timeout_s: float | None = None,
+                 progress=None, kernel_computes=KERNEL_TRANSFORMS):
         super().__init__()
         check_params(params)
+        self.field = check_build_field(field, params, "the xrt card")
         timeout_s = _check_timeout(timeout_s)
         device, self.xclbin_path = _check_options(device, progress, xclbin)
         computes = _check_computes(kernel_computes)
@@ -173,6 +177,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         xb, uuid = self._xrt.load_xclbin(self._device, self.xclbin_path)
         self._kernel = self._xrt.open_kernel(self._device, uuid, R.KERNEL_NAME, self.xclbin_path)
         self.params, id_read = identity.identify(self, params, xb)
+        check_build_field(self.field, self.params, "the xrt card")     # the build the card reported
         self.rmap = R.RegisterMap(self.params)
         self._layouts: dict[int, HbmLayout] = {}
         if layout is not None:
