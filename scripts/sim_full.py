@@ -79,7 +79,7 @@ def main(argv=None):
     x = make_points(log_n, args.kind, args.seed)
     expected = ntt.transform(x, field=params.prime_field)
     progress("golden model done")
-    backend = SimBackend(params, refresh=not args.no_refresh, progress=progress)
+    backend = SimBackend(params, field=params.field, refresh=not args.no_refresh, progress=progress)
     try:
         backend.open(params)
         progress("simulated card ready")

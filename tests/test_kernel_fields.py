@@ -95,19 +95,22 @@ def test_shift_check_and_random_regression(card):
 
 # -- the host's identity check (host/xrt/identity.py) on the kernel model behind a fake pyxrt ----------------
 
-def _xrt(tmp_path, host_params, card_params, **knobs):
+def _xrt(tmp_path, host_params, card_params, field=None, **knobs):
+    """An XrtBackend for ``host_params`` (points in its field, or ``field``) on a fake card built with
+    ``card_params``."""
     from nantucket.host import xrt as X
     from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin
     fake = FakePyxrt(**knobs)
     path = write_xclbin(tmp_path / "nantucket.xclbin", card_params)
-    return X.XrtBackend(host_params, xclbin=path, pyxrt_module=fake, timeout_s=1.0, progress=False)
+    field = field or (host_params.field if host_params is not None else "goldilocks")
+    return X.XrtBackend(host_params, xclbin=path, pyxrt_module=fake, field=field, timeout_s=1.0, progress=False)
 
 
 def test_host_refuses_a_kernel_of_another_field(tmp_path):
     """Through the ID block: a goldilocks-plonky2 kernel opened for goldilocks (and the other way round) is
-    an IdentityMismatch naming both fields; a kernel opened without parameters reports its field; a FIELD
+    an IdentityMismatch naming both fields; the report names the kernel's field; a FIELD
     code no field has is named. Without register access the self-test's known transform tells the chains
-    apart."""
+    apart. Without parameters the build is the one the ID block reports (its field included)."""
     from nantucket.host.xrt import IdentityMismatch
     small = BuildParams(lanes=4, log_core=3, channels=4)
     plonky2 = BuildParams(lanes=4, log_core=3, channels=4, field=FIELD)
@@ -115,11 +118,12 @@ def test_host_refuses_a_kernel_of_another_field(tmp_path):
         with pytest.raises(IdentityMismatch, match=rf"computes in the {card.field} field, the host asked for "
                                                    rf"{host.field}$"):
             _xrt(tmp_path, host, card)
-    be = _xrt(tmp_path, None, plonky2)
+    be = _xrt(tmp_path, plonky2, plonky2)
     assert be.params == plonky2 and f"FIELD {R.FIELD_CODES[FIELD]} ({FIELD})" in be.report["Identity"]
     with pytest.raises(IdentityMismatch, match="FIELD reads 0"):
         _xrt(tmp_path, plonky2, plonky2, id_overrides={"FIELD": 0})
-    assert _xrt(tmp_path, plonky2, plonky2).params == plonky2
+    with pytest.raises(ValueError, match=f"computes in {FIELD}, not goldilocks"):     # no params: the ID's
+        _xrt(tmp_path, None, plonky2, field="goldilocks")
     with pytest.raises(IdentityMismatch, match="self-test"):
         _xrt(tmp_path, small, plonky2, read_register=False)
     _xrt(tmp_path, plonky2, plonky2, read_register=False)         # its own field passes the self-test
