@@ -428,7 +428,12 @@ class Lane(wiring.Component):
     floor(f/2) of the second (hw.model.lane.physical_stages), skipping the others with no delay.
     Stream: hw.model.lane.shift_stream(k, column, frame=f) (output m is multiplied by w_N^(column * m),
     N = 2^log_n: hw.model.lane.scaled_lane_transform(..., log_core=k, log_n=n)).
-    Properties: log_core, period, latency, stored_points, stored_twiddles, buffer_points,
+    Field: ``field`` (a name or hw.model.field.Field, default Goldilocks) sets the points' width
+    (``field.width``), which stages are shift-only (``shift_stages(k, field)``: the last six in both
+    Goldilocks chains), their shift amounts, the output scale's tables and the general multiplier; the
+    stream is the field's (``shift_stream(..., field=field)``), general stages' words as that multiplier
+    takes them (hw.twiddles.encode_word).
+    Properties: log_core, field, tail_bits, period, latency, stored_points, stored_twiddles, buffer_points,
     butterfly_latencies, mul_units, dsp_tiles; method latency_at(f).
     """
 

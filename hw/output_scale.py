@@ -1,6 +1,9 @@
 # amaranth: UnusedElaboratable=no
 """The four-step scale on a lane's output: Y[m] = w_N^(n2 * m) * X[m], N = 2^n (n = ``i_log_n``, at most 2k).
 
+In the lane's field (``field``, default Goldilocks; the roots, shift amounts and ROM words are that field's,
+the ROMs holding the words its general multiplier takes). The figures below are Goldilocks'.
+
 A lane whose late stages are shift-only (hw/multiplier.py, ShiftMultiplier) cannot take the pass-1 scale folded into
 its stage twiddles (that makes every twiddle general), so it applies the scale here instead, to the two
 outputs (X[2t], X[2t+1]) of each cycle. n2 is the frame's column (0 in pass 2: factor 1).

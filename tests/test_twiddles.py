@@ -116,7 +116,9 @@ def test_twiddle_generator(lanes, k, crossed):
               test_module="nantucket.sim.benches.twiddles", testcase=tests)
 
 
-@pytest.mark.parametrize("field, lanes, k", [("goldilocks-plonky2", 4, 4), ("goldilocks-plonky2", 2, 7)],
+# L4_k4's generator also runs inside tests/test_engine.py's plonky2 engine: make test-full only.
+@pytest.mark.parametrize("field, lanes, k", [pytest.param("goldilocks-plonky2", 4, 4, marks=pytest.mark.full),
+                                             ("goldilocks-plonky2", 2, 7)],
                          ids=["plonky2_L4_k4", "plonky2_L2_k7"])
 def test_twiddle_generator_fields(field, lanes, k):
     """Another field's generator: the words of its root chain (at k = 7 its first stage's are field
