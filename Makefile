@@ -36,7 +36,7 @@ help:
 	@echo "make points    only generate the point pair (LOG_N, KIND, SEED)"
 	@echo "make sim       make run on the simulated kernel (LOG_N=$(LOG_N))"
 	@echo "make sim-full  a random 2^24 pair through the default kernel (16 lanes, k=12, 32 channels;"
-	@echo "               LOG_N= for another size, LANES= LOG_CORE= CHANNELS= for another build)"
+	@echo "               LOG_N= for another size, LANES= LOG_CORE= CHANNELS= FIELD= for another build)"
 	@echo "make bench-sizes  every size 2^8 .. 2^24 through the default kernel (table + picture)"
 	@echo "make bench-transforms  inverse, coset and batches through the default kernel (table)"
 	@echo "make bench-chain       low-degree extension and same-size chains on the card (table)"
@@ -96,7 +96,7 @@ sim: BACKEND = sim
 sim: run
 
 sim-full: $(STAMP)
-	$(PY) scripts/sim_full.py $(if $(LANES),--lanes $(LANES)) $(if $(LOG_CORE),--log-core $(LOG_CORE)) $(if $(CHANNELS),--channels $(CHANNELS)) $(if $(filter command line,$(origin LOG_N)),--log-n $(LOG_N))
+	$(PY) scripts/sim_full.py $(if $(LANES),--lanes $(LANES)) $(if $(LOG_CORE),--log-core $(LOG_CORE)) $(if $(CHANNELS),--channels $(CHANNELS)) $(if $(filter command line,$(origin LOG_N)),--log-n $(LOG_N)) $(if $(FIELD),--field $(FIELD))
 
 # Every run-time size of the default build through the kernel RTL (about 15 min): docs/performance.md and
 # docs/img/sizes.svg. SIZES=8-20 for fewer.

@@ -23,8 +23,8 @@ Register behaviour (the reference is :class:`sim.kernel_model.KernelModel`; docs
   cycle as the toggle wins: the bit ends up set).
 - Arguments (log_n, hbm_NN low/high words): read/write while idle; writes during a run are ignored
   (as in the reference decoder), which is what keeps ``run`` / ``base`` constant through the run.
-- Identification block: read only; STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_lde_pair are
-  ``refused``
+- Identification block: read only (FIELD: the build's field, hw.model.regmap.FIELD_CODES); STATUS.bad_size /
+  bad_batch / bad_shift / bad_flags / bad_lde_pair are ``refused``
   sampled with ``done`` when ``reject`` is high (a refused start), 0 after a run. STATUS.axi_*
   hold the first ``fault`` (an AXI error response of an HBM master) seen while a run is in progress:
   channel, response code, read or write; later faults of the run are ignored, a fault while idle too,
@@ -48,7 +48,6 @@ from amaranth.lib.wiring import In, Out
 
 from nantucket.hw.axi import RESP_OKAY, AxiLiteSignature, fault_layout
 from nantucket.hw.model import regmap as R
-from nantucket.hw.model.field import P
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.record import run_word
 from nantucket.hw.run import run_layout
@@ -331,7 +330,7 @@ class ControlSlave(wiring.Component):
             with m.Default():
                 m.d.comb += [batch_ok.eq(batch >= 1), lde_pair_ok.eq(1)]     # the size is refused anyway
         coset = (flags & R.FLAG_COSET).any()
-        shift_ok = (coset_shift != 0) & (coset_shift < P)
+        shift_ok = (coset_shift != 0) & (coset_shift < self._params.prime_field.p)      # the build's p
         m.d.comb += self.refused.eq(Mux(self.supported, 0, R.STATUS_BAD_SIZE)
                                     | Mux(batch_ok, 0, R.STATUS_BAD_BATCH)
                                     | Mux(coset & ~shift_ok, R.STATUS_BAD_SHIFT, 0)

@@ -35,12 +35,12 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from nantucket.hw.arith import MulReduce, pipe
-from nantucket.hw.model import coset as coset_model, field
-from nantucket.hw.model.coset import INVERSE_EXPONENT
+from nantucket.hw.arith import pipe
+from nantucket.hw.model import coset as coset_model, field as F
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.run import run_layout
 from nantucket.hw.shared import share
+from nantucket.hw.twiddles import encode_word, general_multiplier_for
 
 # The file's first line: the multipliers built here are emitted once and instantiated (hw/shared.py), so
 # those the shared modules stand for are never elaborated; the warning would only be noise.
@@ -53,20 +53,29 @@ class PointScale(wiring.Component):
     flow); i_f0, i_f1 (the factors of the pair at the multipliers on this enabled cycle);
     head side i_head_valid, i_head_x0, i_head_x1 -> o_head_valid, o_head_x0, o_head_x1;
     tail side i_tail_valid, i_tail_x0, i_tail_x1 -> o_tail_valid, o_tail_x0, o_tail_x1.
-    The multiplied side (head with scale_in, tail with scale_out) gives x * f (canonical for any 64-bit
-    x) ``latency`` enabled cycles later; the other side passes its input straight through (no delay)."""
+    The multiplied side (head with scale_in, tail with scale_out) gives x * f (canonical for any x of the
+    field's width) ``latency`` enabled cycles later; the other side passes its input straight through (no delay).
+    Points and factors are ``field.width`` bits; the factors as the field's general multiplier takes them
+    (the generator's words)."""
 
-    def __init__(self):
-        ports = {"en": In(1), "scale_in": In(1), "scale_out": In(1), "i_f0": In(64), "i_f1": In(64)}
+    def __init__(self, *, field=F.GOLDILOCKS):
+        self._field = field = F.get(field)
+        self._general = general_multiplier_for(field)
+        width = field.width
+        ports = {"en": In(1), "scale_in": In(1), "scale_out": In(1), "i_f0": In(width), "i_f1": In(width)}
         for side in ("head", "tail"):
-            ports |= {f"i_{side}_valid": In(1), f"i_{side}_x0": In(64), f"i_{side}_x1": In(64),
-                      f"o_{side}_valid": Out(1), f"o_{side}_x0": Out(64), f"o_{side}_x1": Out(64)}
+            ports |= {f"i_{side}_valid": In(1), f"i_{side}_x0": In(width), f"i_{side}_x1": In(width),
+                      f"o_{side}_valid": Out(1), f"o_{side}_x0": Out(width), f"o_{side}_x1": Out(width)}
         super().__init__(ports)
+
+    @property
+    def field(self) -> F.Field:
+        return self._field
 
     @property
     def latency(self) -> int:
         """Enabled cycles through the multiplied side (the other side is a wire)."""
-        return MulReduce.LATENCY
+        return self._general.latency
 
     @property
     def mul_units(self) -> int:
@@ -74,14 +83,15 @@ class PointScale(wiring.Component):
 
     @property
     def dsp_tiles(self) -> int:
-        return self.mul_units * MulReduce.DSP_TILES
+        return self.mul_units * self._general.dsp_tiles
 
-    @staticmethod
-    def model(pairs, factors, multiply: bool) -> list[tuple[int, int]]:
-        """What one side emits for ``pairs`` (x0, x1) with ``factors`` (f0, f1), multiplied or not."""
+    def model(self, pairs, factors, multiply: bool) -> list[tuple[int, int]]:
+        """What one side emits for ``pairs`` (x0, x1) with ``factors`` (f0, f1, field values), multiplied
+        or not."""
         if not multiply:
             return [(int(a), int(b)) for a, b in pairs]
-        return [(field.mul(a, f0), field.mul(b, f1)) for (a, b), (f0, f1) in zip(pairs, factors)]
+        mul = self._field.mul
+        return [(mul(a, f0), mul(b, f1)) for (a, b), (f0, f1) in zip(pairs, factors)]
 
     def elaborate(self, platform):
         m = Module()
@@ -94,7 +104,7 @@ class PointScale(wiring.Component):
         sides = ((self.i_head_x0, self.i_tail_x0, self.o_head_x0, self.o_tail_x0, self.i_f0),
                  (self.i_head_x1, self.i_tail_x1, self.o_head_x1, self.o_tail_x1, self.i_f1))
         for port, (head_in, tail_in, head_out, tail_out, factor) in enumerate(sides):
-            mul = MulReduce()
+            mul = self._general.unit()
             m.submodules[f"mul{port}"] = share(mul)
             m.d.comb += [mul.en.eq(self.en), mul.i_valid.eq(0), mul.i_b.eq(factor),
                          mul.i_a.eq(Mux(scale_out, tail_in, head_in)),
@@ -123,8 +133,6 @@ class CosetFactors(wiring.Component):
     build_cycles(f), setup_cycles(f, cached), model(shift, log_n, pass_index, inverse, cycles).
     """
 
-    ROUND = MulReduce.LATENCY + 2       # a chain round: issue the square and the product, take both
-
     def __init__(self, params: BuildParams, output_offsets: dict[int, int]):
         if not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
@@ -133,16 +141,32 @@ class CosetFactors(wiring.Component):
         if missing:
             raise ValueError(f"output_offsets: no offset for frame sizes {missing}")
         self._params = params
+        self._field = field = params.prime_field
+        self._general = general_multiplier_for(field)
+        if any(encode_word(self._general, v) != v for v in (1, 2, field.p - 1)):
+            # the chain job would have to encode the run-time shift first
+            raise ValueError(f"params: coset factors for {field.name} (a multiplier with encoded operands) "
+                             f"are not built")
         self._offsets = {f: int(output_offsets[f]) for f in range(2, k + 1)}
         super().__init__({
             "start": In(1), "pass2": In(1), "run": In(run_layout(params)), "en": In(1),
-            "ready": Out(1), "o_f0": Out(64), "o_f1": Out(64),
+            "ready": Out(1), "o_f0": Out(field.width), "o_f1": Out(field.width),
         })
+
+    @property
+    def ROUND(self) -> int:
+        """Cycles of a chain round: issue the square and the product, take both."""
+        return self._general.latency + 2
+
+    @property
+    def exponent_rounds(self) -> int:
+        """Rounds of h = g^(p-2): the exponent's bits (64 for Goldilocks)."""
+        return coset_model.inverse_exponent(self._field).bit_length()
 
     @property
     def latency(self) -> int:
         """Enabled cycles from a stream position to its factors: table read, multiply."""
-        return 1 + MulReduce.LATENCY
+        return 1 + self._general.latency
 
     @property
     def mul_units(self) -> int:
@@ -150,21 +174,21 @@ class CosetFactors(wiring.Component):
 
     @property
     def dsp_tiles(self) -> int:
-        return self.mul_units * MulReduce.DSP_TILES
+        return self.mul_units * self._general.dsp_tiles
 
     @property
     def chain_cycles(self) -> int:
-        """Cycles of the background job for a new shift: 64 exponent rounds, 2k rounds of h's squares."""
-        return (64 + self._params.max_log_n) * self.ROUND + 1
+        """Cycles of the background job for a new shift: the exponent rounds (p - 2 has 64 bits in
+        Goldilocks), 2k rounds of h's squares."""
+        return (self.exponent_rounds + self._params.max_log_n) * self.ROUND + 1
 
-    @staticmethod
-    def level_cycles(level: int, last: bool) -> int:
+    def level_cycles(self, level: int, last: bool) -> int:
         """Cycles of table level t: it issues 2^t products (reading entry j on its step j + 1; the
         multipliers take the entry and the level's chain word one cycle later, so the level lasts at
         least to step 2^t + 1: ending it on its last issue gave that product the next level's word). The
         next level starts once its reads of this level's entries find them written (lat + 3 cycles
         after they were read), the last level waits for all of them."""
-        written = MulReduce.LATENCY + 3
+        written = self._general.latency + 3
         if last:
             return (1 << level) - 1 + written
         return max((1 << level) + 2, written - (1 << level))
@@ -183,7 +207,7 @@ class CosetFactors(wiring.Component):
     def model(self, shift: int, log_n: int, pass_index: int, inverse: bool, cycles: int) -> list[tuple[int, int]]:
         """Bit-exact reference: the factor pairs ``o_f0``, ``o_f1`` on the first ``cycles`` enabled cycles
         from ``ready`` on (hw.model.coset.factor_stream, started where the lanes' multipliers are)."""
-        pairs = coset_model.factor_stream(shift, log_n, pass_index, inverse)
+        pairs = coset_model.factor_stream(shift, log_n, pass_index, inverse, self._field)
         period = pairs.shape[0]
         first = (-self._offsets[coset_model.pass_frame(log_n, pass_index)]) % period if inverse else 0
         return [(int(pairs[(first + t) % period, 0]), int(pairs[(first + t) % period, 1])) for t in range(cycles)]
@@ -192,8 +216,8 @@ class CosetFactors(wiring.Component):
         m = Module()
         k = self._params.log_core
         nmax = self._params.max_log_n
-        lat = MulReduce.LATENCY
-        units = [MulReduce() for _ in range(3)]
+        lat = self._general.latency
+        units = [self._general.unit() for _ in range(3)]
         unit_a, unit_b, unit_c = units
         for name, u in zip(("unit_lo", "unit_hi", "unit_chain"), units):
             m.submodules[name] = share(u)
@@ -220,8 +244,9 @@ class CosetFactors(wiring.Component):
         cached = Signal(name="cached")
         m.d.comb += cached.eq(Mux(table_set, tags[1], tags[0]) == tag)
 
-        lo = Memory(shape=unsigned(64), depth=lo_depth, init=[])
-        hi = Memory(shape=unsigned(64), depth=hi_depth, init=[])
+        width = self._field.width
+        lo = Memory(shape=unsigned(width), depth=lo_depth, init=[])
+        hi = Memory(shape=unsigned(width), depth=hi_depth, init=[])
         m.submodules.lo, m.submodules.hi = lo, hi
         lo_w, hi_w = lo.write_port(), hi.write_port()
         lo_r = [lo.read_port(domain="sync") for _ in range(2)]
@@ -302,22 +327,23 @@ class CosetFactors(wiring.Component):
         shift differs from the one it was computed for. Returns (key, chain_ok, busy, memory, new_shift:
         1 in the cycle a job starts)."""
         nmax = self._params.max_log_n
-        lat = MulReduce.LATENCY
-        chain = Memory(shape=unsigned(64), depth=2 * nmax, init=[])
+        lat = self._general.latency
+        width, rounds = self._field.width, self.exponent_rounds
+        chain = Memory(shape=unsigned(width), depth=2 * nmax, init=[])
         m.submodules.chain = chain
         cw = chain.write_port()
-        key = Signal(64, name="chain_key")
+        key = Signal(len(self.run.coset_shift), name="chain_key")
         chain_ok = Signal(name="chain_ok")
         job = Signal(name="chain_busy")
-        rnd = Signal(range(64 + nmax + 1), name="chain_round")
+        rnd = Signal(range(rounds + nmax + 1), name="chain_round")
         cyc = Signal(range(self.ROUND), name="chain_cycle")
-        sq = Signal(64, name="chain_square")
-        acc = Signal(64, name="chain_acc")
-        exponent = Const(INVERSE_EXPONENT, 64)
-        in_exp = rnd < 64
+        sq = Signal(width, name="chain_square")
+        acc = Signal(width, name="chain_acc")
+        exponent = Const(coset_model.inverse_exponent(self._field), rounds)
+        in_exp = rnd < rounds
         m.d.comb += [unit_c.en.eq(1), cw.data.eq(sq),
-                     cw.addr.eq(Mux(in_exp, rnd, rnd - 64 + nmax)),
-                     cw.en.eq(job & (cyc == 0) & (~in_exp | (rnd < nmax)) & (rnd < 64 + nmax))]
+                     cw.addr.eq(Mux(in_exp, rnd, rnd - rounds + nmax)),
+                     cw.en.eq(job & (cyc == 0) & (~in_exp | (rnd < nmax)) & (rnd < rounds + nmax))]
         new_shift = Signal(name="new_shift")
         shift = self.run.coset_shift
         with m.If(~job):
@@ -327,7 +353,7 @@ class CosetFactors(wiring.Component):
                              job.eq(1), chain_ok.eq(0)]
         with m.Elif(key != shift):                      # the shift changed under the job: start again
             m.d.sync += job.eq(0)
-        with m.Elif(rnd == 64 + nmax):
+        with m.Elif(rnd == rounds + nmax):
             m.d.sync += [job.eq(0), chain_ok.eq(1)]
         with m.Else():
             m.d.sync += cyc.eq(Mux(cyc == self.ROUND - 1, 0, cyc + 1))
@@ -336,13 +362,14 @@ class CosetFactors(wiring.Component):
             with m.If(cyc == 0):
                 m.d.comb += [unit_c.i_a.eq(sq), unit_c.i_b.eq(sq), unit_c.i_valid.eq(1)]
             with m.If((cyc == 1) & in_exp):
-                m.d.comb += [unit_c.i_a.eq(acc), unit_c.i_b.eq(Mux(exponent.bit_select(rnd[:6], 1), sq, 1)),
+                m.d.comb += [unit_c.i_a.eq(acc),
+                             unit_c.i_b.eq(Mux(exponent.bit_select(rnd[:(rounds - 1).bit_length()], 1), sq, 1)),
                              unit_c.i_valid.eq(1)]
             with m.If(cyc == lat):
                 m.d.sync += sq.eq(unit_c.o_p)
             with m.If((cyc == lat + 1) & in_exp):
                 m.d.sync += acc.eq(unit_c.o_p)
-                with m.If(rnd == 63):               # acc is h now: its squares come next
+                with m.If(rnd == rounds - 1):       # acc is h now: its squares come next
                     m.d.sync += sq.eq(unit_c.o_p)
 
         return key, chain_ok, job, chain, new_shift
@@ -354,7 +381,7 @@ class CosetFactors(wiring.Component):
         level, step, levels_lo, frame, offset, inv_q, pos, table_set = state
         k = self._params.log_core
         nmax = self._params.max_log_n
-        lat = MulReduce.LATENCY
+        lat = self._general.latency
         unit_a, unit_b, _ = units
         # chain words of this level: b^(2^t) for LO, b^(2^(s + t)) for HI, b = chain[base + offset]
         base = Mux(inv_q, nmax, 0) + offset

@@ -87,7 +87,8 @@ class NttEngine(wiring.Component):
       pass2      0: pass 1 (columns, scaled outputs), 1: pass 2 (rows)
       busy       a pass is in progress
       done       one-cycle pulse when the last payload of the pass has left
-      points_in  stream of payloads (2L x 64 bits) in pass_schedule read order
+      points_in  stream of payloads (2L points of ``field.point_bits``: 64 bits, 32 in a 31-bit field) in
+                 pass_schedule read order
       points_out stream of payloads in pass_schedule write order
     Properties: params, payload_width, beats_per_pass, latency, lane_latency, prefill_cycles, mul_units,
     max_batch, sizes; methods latency_at(f), coset_extra_cycles(f).
@@ -98,7 +99,7 @@ class NttEngine(wiring.Component):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
         self._params = params
         self._twiddles = TwiddleGenerator(params)
-        self._lanes = [Lane(params.log_core) for _ in range(params.lanes)]
+        self._lanes = [Lane(params.log_core, field=params.prime_field) for _ in range(params.lanes)]
         self._coset = CosetFactors(params, {f: self._lanes[0].coset_output_offset(f)
                                             for f in range(2, params.log_core + 1)})
         super().__init__({
@@ -107,8 +108,8 @@ class NttEngine(wiring.Component):
             "run": In(run_layout(params)),
             "busy": Out(1),
             "done": Out(1),
-            "points_in": In(stream.Signature(payload_layout(params.lanes))),
-            "points_out": Out(stream.Signature(payload_layout(params.lanes))),
+            "points_in": In(stream.Signature(payload_layout(params.lanes, params.prime_field))),
+            "points_out": Out(stream.Signature(payload_layout(params.lanes, params.prime_field))),
         })
 
     @property
@@ -123,7 +124,7 @@ class NttEngine(wiring.Component):
 
     @property
     def payload_width(self) -> int:
-        return 2 * 64 * self._params.lanes
+        return 2 * self._params.prime_field.point_bits * self._params.lanes
 
     @property
     def beats_per_pass(self) -> int:

@@ -60,12 +60,13 @@ from amaranth.lib.wiring import In, Out
 
 from nantucket.hw.butterfly import Butterfly
 from nantucket.hw.coset import PointScale
+from nantucket.hw.model import field as F
 from nantucket.hw.model import lane as lane_model
-from nantucket.hw.multiplier import ShiftMultiplier
 from nantucket.hw.output_scale import OutputScale
 from nantucket.hw.reorder import FrameReorder
 from nantucket.hw.run import lane_run_layout
 from nantucket.hw.shared import share
+from nantucket.hw.twiddles import general_multiplier_for, shift_multiplier_for, twiddle_bits
 
 # The file's first line: a lane built for its properties (latencies, sizes) is never elaborated, nor are
 # the sub-blocks a shared lane's module stands for (hw/shared.py); the warning would only be noise.
@@ -84,9 +85,10 @@ def _check_int(name: str, value, lo: int, hi: int) -> int:
     return value
 
 
-def _check_factory(butterfly):
+def _check_factory(butterfly, field=F.GOLDILOCKS):
     if butterfly is None:
-        return Butterfly
+        general = general_multiplier_for(field)
+        return lambda: Butterfly(multiplier=general)
     if not callable(butterfly):
         raise TypeError(f"butterfly: expected a callable returning a butterfly component, "
                         f"got {type(butterfly).__name__}")
@@ -124,9 +126,10 @@ class HalfChain(wiring.Component):
     """
 
     def __init__(self, depth: int, *, butterfly: Callable | None = None, stages: list | None = None,
-                 out_bits: int = 64):
+                 out_bits: int = 64, width: int = 64, word_bits: int = 64):
         self._d = _check_int("depth", depth, 1, 6)
-        self._out_bits = _check_int("out_bits", out_bits, 1, 64)
+        self._width = _check_int("width", width, 1, 64)
+        self._out_bits = _check_int("out_bits", out_bits, 1, word_bits)
         if stages is None:
             factory = _check_factory(butterfly)
             stages = [factory() for _ in range(depth)]
@@ -138,8 +141,8 @@ class HalfChain(wiring.Component):
         self._bf_latencies = [bf.latency for bf in self._stages]
         super().__init__({
             "en": In(1), "i_depth": In(range(depth + 1)), "i_phase": In(max(depth - 1, 1)), "i_valid": In(1),
-            "i_x0": In(64), "i_x1": In(64), "i_w_first": In(64), "i_w_rest": In(64),
-            "o_valid": Out(1), "o_x0": Out(64), "o_x1": Out(64), "o_w_rest": Out(64),
+            "i_x0": In(width), "i_x1": In(width), "i_w_first": In(word_bits), "i_w_rest": In(word_bits),
+            "o_valid": Out(1), "o_x0": Out(width), "o_x1": Out(width), "o_w_rest": Out(word_bits),
         })
 
     @property
@@ -223,10 +226,11 @@ class HalfChain(wiring.Component):
         en, dd, bit = self.en, self.commutator_depths[s], self._d - 2 - s
         swap = Signal(name=f"c{s}_swap")
         m.d.comb += swap.eq(cycle[bit])
+        width = self._width
         upper, lower = Cat(x0, valid), Cat(x1, valid)
         lower_d = _delay(m, en, lower, dd, f"c{s}_low")
-        lower_sw = Signal(65, name=f"c{s}_lo")
-        upper_out = Signal(65, name=f"c{s}_up")
+        lower_sw = Signal(width + 1, name=f"c{s}_lo")
+        upper_out = Signal(width + 1, name=f"c{s}_up")
         m.d.comb += lower_sw.eq(Mux(swap, upper, lower_d))
         if dd <= self.LATE_SWAP_DEPTH:
             swap_late = Signal(name=f"c{s}_swap_late")
@@ -234,9 +238,9 @@ class HalfChain(wiring.Component):
                          upper_out.eq(Mux(swap_late, _delay(m, en, lower_d, dd, f"c{s}_low2"),
                                           _delay(m, en, upper, dd, f"c{s}_up")))]
         else:
-            upper_sw = Signal(65, name=f"c{s}_up_sw")
+            upper_sw = Signal(width + 1, name=f"c{s}_up_sw")
             m.d.comb += [upper_sw.eq(Mux(swap, lower_d, upper)), upper_out.eq(_delay(m, en, upper_sw, dd, f"c{s}_up"))]
-        return upper_out[:64], lower_sw[:64], upper_out[64]
+        return upper_out[:width], lower_sw[:width], upper_out[width]
 
     def elaborate(self, platform):
         m = Module()
@@ -424,55 +428,77 @@ class Lane(wiring.Component):
     floor(f/2) of the second (hw.model.lane.physical_stages), skipping the others with no delay.
     Stream: hw.model.lane.shift_stream(k, column, frame=f) (output m is multiplied by w_N^(column * m),
     N = 2^log_n: hw.model.lane.scaled_lane_transform(..., log_core=k, log_n=n)).
-    Properties: log_core, period, latency, stored_points, stored_twiddles, buffer_points,
+    Field: ``field`` (a name or hw.model.field.Field, default Goldilocks) sets the points' width
+    (``field.width``), which stages are shift-only (``shift_stages(k, field)``: the last six in both
+    Goldilocks chains), their shift amounts, the output scale's tables and the general multiplier; the
+    stream is the field's (``shift_stream(..., field=field)``), general stages' words as that multiplier
+    takes them (hw.twiddles.encode_word).
+    Properties: log_core, field, tail_bits, period, latency, stored_points, stored_twiddles, buffer_points,
     butterfly_latencies, mul_units, dsp_tiles; method latency_at(f).
     """
 
-    def __init__(self, log_core: int = 12, *, butterfly: Callable | None = None):
+    def __init__(self, log_core: int = 12, *, butterfly: Callable | None = None, field=F.GOLDILOCKS):
         self._k = _check_int("log_core", log_core, 2, 12)
-        factory = _check_factory(butterfly)
+        self._field = field = F.get(field)
+        factory = _check_factory(butterfly, field)
         self._default_butterfly = butterfly is None
         self._a, self._b = lane_model.halves(log_core)
+        width, words = field.width, twiddle_bits(field)
+        # The second half's words: shift amounts (8 bits) and the column (k bits) when every second-half
+        # stage is a shift stage (Goldilocks: b <= 6), else field values.
+        self._tail_bits = SHIFT_WORD_BITS if lane_model.shift_stages(log_core, field) <= self._a else words
         stages = [self._stage(s, factory) for s in range(log_core)]
-        # Only the bits used downstream leave each half: the second-half words (shift amounts or the
-        # column, SHIFT_WORD_BITS: the table's width) and the frame's column (k bits).
-        self._half1 = HalfChain(self._a, stages=stages[:self._a], out_bits=SHIFT_WORD_BITS)
-        self._half2 = HalfChain(self._b, stages=stages[self._a:], out_bits=log_core)
-        self._out_scale = OutputScale(log_core)
+        # Only the bits used downstream leave each half: the second-half words (the table's width) and
+        # the frame's column (k bits).
+        self._half1 = HalfChain(self._a, stages=stages[:self._a], out_bits=self._tail_bits, width=width,
+                                word_bits=words)
+        self._half2 = HalfChain(self._b, stages=stages[self._a:], out_bits=log_core, width=width,
+                                word_bits=words)
+        self._out_scale = OutputScale(log_core, field=field)
         # 4096-deep banks fill a URAM288 (4K x 72) exactly; smaller ones are left to the tool.
         style = "ultra" if log_core >= 12 else None
         sizes = range(2, log_core + 1)
         orders = {f: lane_model.interface_orders(f) for f in sizes}
         self._turn = FrameReorder({f: (orders[f]["turn_in"], orders[f]["turn_out"]) for f in sizes},
-                                  ram_style=style)
+                                  width, ram_style=style)
         self._reverse = FrameReorder({f: (orders[f]["reverse_in"], orders[f]["output"]) for f in sizes},
-                                     ram_style=style)
-        # Every second-half word is a shift amount (8 bits) or the column (k bits).
-        self._tw2 = SecondHalfTwiddles(log_core, SHIFT_WORD_BITS)
-        self._points = PointScale()
+                                     width, ram_style=style)
+        self._tw2 = SecondHalfTwiddles(log_core, self._tail_bits)
+        self._points = PointScale(field=field)
         super().__init__({
             "en": In(1), "restart": In(1), "log_frame": In(range(log_core + 1)),
             "run": In(lane_run_layout(log_core)), "pass2": In(1),
-            "i_valid": In(1), "i_x0": In(64), "i_x1": In(64),
-            "i_w_first": In(64), "i_w_rest": In(64), "i_f0": In(64), "i_f1": In(64),
-            "o_slot_start": Out(1), "o_valid": Out(1), "o_x0": Out(64), "o_x1": Out(64),
+            "i_valid": In(1), "i_x0": In(width), "i_x1": In(width),
+            "i_w_first": In(words), "i_w_rest": In(words), "i_f0": In(width), "i_f1": In(width),
+            "o_slot_start": Out(1), "o_valid": Out(1), "o_x0": Out(width), "o_x1": Out(width),
         })
 
     def _stage(self, stage: int, factory):
         """The butterfly of global stage ``stage``: shift-only where the twiddles are powers of two
         (forward and inverse twiddle sets), else the general one. The default general butterfly of the
-        last first-half stage passes on only the second half's words (SHIFT_WORD_BITS)."""
-        if stage >= lane_model.shift_stages(self._k):
-            shifts = set(lane_model.stage_shifts(self._k, stage)) | set(
-                lane_model.stage_shifts(self._k, stage, inverse=True))
-            return Butterfly(multiplier=ShiftMultiplier(shifts), pass_width=SHIFT_WORD_BITS)
+        last first-half stage passes on only the second half's words (``tail_bits``)."""
+        field = self._field
+        if stage >= lane_model.shift_stages(self._k, field):
+            shifts = set(lane_model.stage_shifts(self._k, stage, field=field)) | set(
+                lane_model.stage_shifts(self._k, stage, inverse=True, field=field))
+            return Butterfly(multiplier=shift_multiplier_for(shifts, field), pass_width=SHIFT_WORD_BITS)
         if self._default_butterfly and stage == self._a - 1:
-            return Butterfly(pass_width=SHIFT_WORD_BITS)
+            return Butterfly(multiplier=general_multiplier_for(field), pass_width=self._tail_bits)
         return factory()
 
     @property
     def log_core(self) -> int:
         return self._k
+
+    @property
+    def field(self) -> F.Field:
+        """The prime field the lane computes in (its points are ``field.width`` bits)."""
+        return self._field
+
+    @property
+    def tail_bits(self) -> int:
+        """Bits of the second half's twiddle words (the corner-turn table's width)."""
+        return self._tail_bits
 
     @property
     def shift_stage_count(self) -> int:
@@ -495,7 +521,8 @@ class Lane(wiring.Component):
         emits it once, hw/shared.py); None with a custom butterfly."""
         if not self._default_butterfly:
             return None
-        return f"lane_k{self._k}"
+        field = "" if self._field is F.DEFAULT_FIELD else "_" + self._field.name.replace("-", "_")
+        return f"lane_k{self._k}{field}"
 
     @property
     def period(self) -> int:
@@ -569,7 +596,7 @@ class Lane(wiring.Component):
         """Bit-exact reference: hw.model.lane.scaled_lane_transform (log_core = k, ``log_n``, default 2k,
         ``inverse``, ``normalize``), pairs and stream of one or more frames of 2^f."""
         return lane_model.scaled_lane_transform(pairs, stream, log_core=self._k, log_n=log_n,
-                                                inverse=inverse, normalize=normalize)
+                                                inverse=inverse, normalize=normalize, field=self._field)
 
     def elaborate(self, platform):
         m = Module()
@@ -655,7 +682,7 @@ class Lane(wiring.Component):
         m.d.comb += [
             h1.i_phase.eq(in_phase), h1.i_valid.eq(points.o_head_valid),
             h1.i_x0.eq(points.o_head_x0), h1.i_x1.eq(points.o_head_x1),
-            h1.i_w_first.eq(words[:64]), h1.i_w_rest.eq(words[64:]),
+            h1.i_w_first.eq(words[:len(self.i_w_first)]), h1.i_w_rest.eq(words[len(self.i_w_first):]),
 
             turn.i_phase.eq(turn_phase), turn.i_valid.eq(h1.o_valid),
             turn.i_x0.eq(h1.o_x0), turn.i_x1.eq(h1.o_x1),

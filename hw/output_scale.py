@@ -1,6 +1,9 @@
 # amaranth: UnusedElaboratable=no
 """The four-step scale on a lane's output: Y[m] = w_N^(n2 * m) * X[m], N = 2^n (n = ``i_log_n``, at most 2k).
 
+In the lane's field (``field``, default Goldilocks; the roots, shift amounts and ROM words are that field's,
+the ROMs holding the words its general multiplier takes). The figures below are Goldilocks'.
+
 A lane whose late stages are shift-only (hw/multiplier.py, ShiftMultiplier) cannot take the pass-1 scale folded into
 its stage twiddles (that makes every twiddle general), so it applies the scale here instead, to the two
 outputs (X[2t], X[2t+1]) of each cycle. n2 is the frame's column (0 in pass 2: factor 1).
@@ -31,11 +34,11 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from nantucket.hw.arith import MulReduce, pipe
-from nantucket.hw.model import field
-from nantucket.hw.model.lane import SHIFT_ROOTS_LOG, twiddle_shift
+from nantucket.hw.arith import pipe
+from nantucket.hw.model import field as F
+from nantucket.hw.model.lane import twiddle_shift
 from nantucket.hw.shared import share
-from nantucket.hw.shift_reduce import ShiftReduce
+from nantucket.hw.twiddles import encode_word, general_multiplier_for, shift_multiplier_for
 
 # The file's first line: the multipliers built here are emitted once and instantiated (hw/shared.py), so those
 # the shared modules stand for are never elaborated; the warning would only be noise.
@@ -51,26 +54,37 @@ class OutputScale(wiring.Component):
     frames flow), i_inverse (Y[m] = w_N^(-n2 m) X[m]), i_normalize (Y[m] = X[m] / N, the column ignored);
     the last two are also constant while frames flow."""
 
-    def __init__(self, log_core: int):
+    def __init__(self, log_core: int, *, field=F.GOLDILOCKS):
         if not isinstance(log_core, int) or not 2 <= log_core <= 12:
             raise ValueError(f"log_core: must be an int in 2..12, got {log_core!r}")
         self._k = log_core
+        self._field = field = F.get(field)
+        if field.shift_count != field.two_order:
+            # 1/N must be a power of two the shifter serves (2 has a small order: Goldilocks)
+            raise ValueError(f"field: the output scale needs 2 to have a small order modulo p, not so in "
+                             f"{field.name}")
+        self._general = general_multiplier_for(field)
         n = 2 * log_core
-        self._top_bits = min(SHIFT_ROOTS_LOG, n)
+        self._top_bits = min(field.shift_roots_log, n)
         rest = n - self._top_bits
         self._lo_bits = rest // 2
         self._hi_bits = rest - self._lo_bits
+        width = field.width
         super().__init__({
             "en": In(1), "i_valid": In(1), "i_next_cycle": In(max(1, log_core - 1)),
             "i_next_column": In(log_core), "i_log_n": In(range(n + 1)),
             "i_inverse": In(1), "i_normalize": In(1),
-            "i_x0": In(64), "i_x1": In(64),
-            "o_valid": Out(1), "o_x0": Out(64), "o_x1": Out(64),
+            "i_x0": In(width), "i_x1": In(width),
+            "o_valid": Out(1), "o_x0": Out(width), "o_x1": Out(width),
         })
 
     @property
+    def field(self) -> F.Field:
+        return self._field
+
+    @property
     def latency(self) -> int:
-        return 1 + 2 * MulReduce.LATENCY
+        return 1 + 2 * self._general.latency
 
     @property
     def mul_units(self) -> int:
@@ -78,7 +92,7 @@ class OutputScale(wiring.Component):
 
     @property
     def dsp_tiles(self) -> int:
-        return self.mul_units * MulReduce.DSP_TILES
+        return 2 * 2 * self._general.dsp_tiles          # the shifters have none
 
     @property
     def rom_words(self) -> int:
@@ -87,17 +101,19 @@ class OutputScale(wiring.Component):
 
     @property
     def normalize_shifts(self) -> list[int]:
-        """Shift amounts of 1/N = 2^(192 - n), n = 1..2k (n = 0: 0)."""
-        return [0] + [192 - n for n in range(1, 2 * self._k + 1)]
+        """Shift amounts of 1/N = 2^(order - n), n = 1..2k (n = 0: 0), order the order of 2 (192)."""
+        return [0] + [self._field.two_order - n for n in range(1, 2 * self._k + 1)]
 
     def _tables(self):
-        n = 2 * self._k
+        """(shift amount of each top-bits root, HI words, LO words): the ROMs hold the words the general
+        multiplier takes (``encode``)."""
+        field, n = self._field, 2 * self._k
         w = field.root_of_unity(1 << n)
         rest = n - self._top_bits
-        shifts = [twiddle_shift(field.pow_(w, v << rest)) for v in range(1 << self._top_bits)]
+        shifts = [twiddle_shift(field.pow_(w, v << rest), field) for v in range(1 << self._top_bits)]
         hi = [field.pow_(w, i << self._lo_bits) for i in range(1 << max(1, self._hi_bits))]
         lo = [field.pow_(w, j) for j in range(1 << max(1, self._lo_bits))]
-        return shifts, hi, lo
+        return shifts, [encode_word(self._general, v) for v in hi], [encode_word(self._general, v) for v in lo]
 
     def elaborate(self, platform):
         m = Module()
@@ -121,10 +137,11 @@ class OutputScale(wiring.Component):
         with m.If(en):
             # -2u = 2 (~u) + 2 = (2 (~u) + 1) + 1
             m.d.sync += acc.eq(add_carry(e0, Cat(neg, step), neg))
-        # 1/N as a shift amount, 192 - n (0 for n = 0)
-        norm_shift = Signal(8, name="norm_shift")
+        # 1/N as a shift amount, order - n (0 for n = 0)
+        order = self._field.two_order
+        norm_shift = Signal(range(order), name="norm_shift")
         with m.If(en):
-            m.d.sync += norm_shift.eq(Mux(self.i_log_n == 0, 0, 192 - self.i_log_n))
+            m.d.sync += norm_shift.eq(Mux(self.i_log_n == 0, 0, order - self.i_log_n))
         normalize = Signal(name="normalize_q")
         with m.If(en):
             m.d.sync += normalize.eq(self.i_normalize)
@@ -132,21 +149,24 @@ class OutputScale(wiring.Component):
         # 512 x 64 at k = 12: one RAMB36 (512 x 72) each, both ports reading; Yosys would otherwise
         # build them from LUTs (about 1,400 LUTs per ROM and port)
         big = {"ram_style": "block", "rom_style": "block"}
-        rom_hi = Memory(shape=unsigned(64), depth=len(hi_words), init=hi_words,
+        width = self._field.width
+        rom_hi = Memory(shape=unsigned(width), depth=len(hi_words), init=hi_words,
                         attrs=big if len(hi_words) >= 256 else None)
-        rom_lo = Memory(shape=unsigned(64), depth=len(lo_words), init=lo_words,
+        rom_lo = Memory(shape=unsigned(width), depth=len(lo_words), init=lo_words,
                         attrs=big if len(lo_words) >= 256 else None)
         m.submodules.rom_hi, m.submodules.rom_lo = rom_hi, rom_lo
         shift_of = Array(Const(s, 8) for s in shifts)
+        general = self._general
+        shifter = shift_multiplier_for(sorted(set(shifts) | set(self.normalize_shifts)), self._field)
         regs = Module()                                     # local registers, gated by en
         valid = pipe(regs, self.i_valid, 1, "valid_in", reset_less=False)
-        out_valid = pipe(regs, valid, 2 * MulReduce.LATENCY, "valid", reset_less=False)
+        out_valid = pipe(regs, valid, 2 * general.latency, "valid", reset_less=False)
         m.d.comb += self.o_valid.eq(out_valid)
         rest = n - self._top_bits
         for port, (e, x, out) in enumerate(((e0, self.i_x0, self.o_x0), (e1, self.i_x1, self.o_x1))):
-            factor = MulReduce()
-            scale = MulReduce()
-            shift = ShiftReduce(sorted(set(shifts) | set(self.normalize_shifts)))
+            factor = general.unit()
+            scale = general.unit()
+            shift = shifter.unit()
             m.submodules[f"factor{port}"] = share(factor)
             m.submodules[f"scale{port}"] = share(scale)
             m.submodules[f"shift{port}"] = share(shift)
@@ -165,7 +185,7 @@ class OutputScale(wiring.Component):
                 factor.i_valid.eq(valid), factor.i_a.eq(hi_rd.data), factor.i_b.eq(lo_rd.data),
                 shift.i_valid.eq(valid), shift.i_a.eq(x1), shift.i_b.eq(amount),
             ]
-            shifted = pipe(regs, shift.o_p, MulReduce.LATENCY - ShiftReduce.LATENCY, f"shifted{port}")
+            shifted = pipe(regs, shift.o_p, general.latency - shifter.latency, f"shifted{port}")
             m.d.comb += [scale.i_valid.eq(factor.o_valid), scale.i_a.eq(shifted), scale.i_b.eq(factor.o_p),
                          out.eq(scale.o_p)]
         m.submodules.regs = EnableInserter(en)(regs)

@@ -24,16 +24,56 @@ selects the pass and rewinds the cycle/column counters; each enabled cycle with 
 cycle of the engine and ``o_valid`` rises ``latency`` enabled cycles later with that cycle's words.
 """
 
+import numpy as np
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .model.lane import scale_slot, shift_stream
+from .model import field as F
+from .model.lane import physical_stages, scale_slot, shift_stages, shift_stream, twiddle_plan
 from .model.params import BuildParams
 from .run import run_layout
 
-__all__ = ["TwiddleGenerator"]
+__all__ = ["TwiddleGenerator", "general_multiplier_for", "shift_multiplier_for", "encode_word", "twiddle_bits"]
+
+
+# -- the multiplier seam of a field (hw/multiplier.py) ----------------------------------------------------
+# Blocks that multiply by a constant or a twiddle store the word the field's general multiplier must be
+# given for it (``encode``: the value itself in Goldilocks, value * 2^32 mod p in Montgomery form).
+
+def general_multiplier_for(field):
+    """The general multiplier kind (hw.multiplier) of ``field`` (a name or Field)."""
+    field = F.get(field)
+    from . import multiplier
+    if hasattr(multiplier, "general_multiplier"):
+        return multiplier.general_multiplier(field)
+    if field.reduction != "goldilocks":         # a seam that knows only the Goldilocks prime
+        raise ValueError(f"field: no general multiplier for {field.name} in hw.multiplier")
+    return multiplier.GENERAL
+
+
+def shift_multiplier_for(shifts, field):
+    """A shift-only multiplier kind for ``shifts`` in ``field``."""
+    field = F.get(field)
+    from . import multiplier
+    try:
+        return multiplier.ShiftMultiplier(shifts, field=field)
+    except TypeError:                           # a seam that knows only the Goldilocks prime
+        if field.reduction != "goldilocks":
+            raise ValueError(f"field: no shift multiplier for {field.name} in hw.multiplier") from None
+        return multiplier.ShiftMultiplier(shifts)
+
+
+def encode_word(multiplier, value: int) -> int:
+    """The word ``multiplier`` must be given for field value ``value`` (its ``encode``)."""
+    encode = getattr(multiplier, "encode", None)
+    return int(value) if encode is None else int(encode(int(value)))
+
+
+def twiddle_bits(field) -> int:
+    """Bits of a twiddle word: a field value, or a shift amount (8 bits) or a column (up to 12 bits)."""
+    return max(F.get(field).width, 16)
 
 
 _BRAM36_BITS = 1 << 15      # a BRAM36 without its parity bits: 32K x 1, 16K x 2, 8K x 4, 4K x 8 (9 with parity)
@@ -67,8 +107,9 @@ class TwiddleGenerator(wiring.Component):
     Ports: en, start (pulse: rewind and latch ``pass2``, ``log_frame`` and ``run``), pass2 (0: pass 1,
     1: pass 2), log_frame (f: frames of 2^f points, 2..k), run (hw.run.run_layout: the generator reads
     ``inverse``, the inverse transform's stream, and ``log_n``, whose pass 1 has 2^floor(n/2) columns
-    per transform, where the column wraps), i_valid, o_valid, o_w_first / o_w_rest (one 64-bit word
-    per lane).
+    per transform, where the column wraps), i_valid, o_valid, o_w_first / o_w_rest (one word of
+    ``twiddle_bits(field)`` per lane). The words are the stream of the build's field
+    (``params.prime_field``), those of general stages as the field's general multiplier takes them.
     Properties: params, latency, mul_units, dsp_tiles, frame_sizes.
     """
 
@@ -76,7 +117,8 @@ class TwiddleGenerator(wiring.Component):
         if not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
         self._params = params
-        words = data.ArrayLayout(64, params.lanes)
+        self._word_bits = twiddle_bits(params.prime_field)
+        words = data.ArrayLayout(self._word_bits, params.lanes)
         super().__init__({
             "en": In(1),
             "start": In(1),
@@ -163,8 +205,8 @@ class TwiddleGenerator(wiring.Component):
         for lane in range(lanes):
             # one register per lane: the lanes are spread over the die (and one shared register feeding
             # every lane's port made Yosys's ABC9 abort)
-            w0 = Signal(64, name=f"w0_l{lane}")
-            w1 = Signal(64, name=f"w1_l{lane}")
+            w0 = Signal(self._word_bits, name=f"w0_l{lane}")
+            w1 = Signal(self._word_bits, name=f"w1_l{lane}")
             column = base | lane if lanes & (lanes - 1) == 0 else base + lane
             with m.If(en):
                 m.d.sync += [w0.eq(rom.w0), w1.eq(rom.w1 | Mux(insert, column, 0))]
@@ -176,15 +218,22 @@ class TwiddleGenerator(wiring.Component):
         """The ROM of every frame size's rows, those of size f at 2^(f-1) + t (the inverse rows 2^k
         above); each row also says whether it carries the frame's free slot, where w1 is 0 (column 0).
         Returns (addr, en, data: w0, w1, free)."""
-        k = self._params.log_core
+        k, field = self._params.log_core, self._params.prime_field
+        general = general_multiplier_for(field)
         rows = []
         for inverse in (False, True):
             rows += [{"w0": 0, "w1": 0, "free": 0}] * 2          # addresses 0 and 1: no frame of 2^0 or 2^1
             for f in range(2, k + 1):
-                words = shift_stream(k, 0, inverse, frame=f)
+                words = shift_stream(k, 0, inverse, frame=f, field=field).copy()
                 free = scale_slot(f)
                 if words[free, 1] != 0:
                     raise AssertionError("the free slot's word must be 0 in the ROM: the column is ORed in")
+                # the words of general stages (not shift stages, not the unused slot) as the unit takes them
+                _, stage = twiddle_plan(f)
+                phys = np.asarray(physical_stages(k, f) + (-1,))[stage]
+                valued = (stage >= 0) & (phys < shift_stages(k, field))
+                words[valued] = [encode_word(general, w) for w in words[valued]]
                 rows += [{"w0": int(words[t, 0]), "w1": int(words[t, 1]), "free": int(t == free)}
                          for t in range(1 << (f - 1))]
-        return _bram_rom(m, data.StructLayout({"w0": 64, "w1": 64, "free": 1}), rows, "rom")
+        bits = self._word_bits
+        return _bram_rom(m, data.StructLayout({"w0": bits, "w1": bits, "free": 1}), rows, "rom")

@@ -2,7 +2,8 @@
 point by point against the golden model, with the host's XRT driver on the simulated card (sim backend).
 
 Default: the default build (16 lanes, k = 12, 32 channels, N = 2^24), HBM refresh on. ``--log-n n`` runs
-any native size of the build (`make sim-full LOG_N=18`). Reports wall time
+any native size of the build (`make sim-full LOG_N=18`); ``--field`` a build for another field preset with
+64-bit points (`make sim-full FIELD=goldilocks-plonky2`), checked against the golden model in that field. Reports wall time
 (build, preload, kernel, read-back), kernel cycles, the projected time at the NTT clock and the efficiency
 against the ideal 2 * N / (2L) cycles, and writes them to docs/performance.md.
 """
@@ -26,6 +27,7 @@ from amaranth.hdl import UnusedElaboratable  # noqa: E402
 
 from nantucket.hw.engine import NttEngine  # noqa: E402
 from nantucket.hw.model import ntt  # noqa: E402
+from nantucket.hw.model.field import DEFAULT_FIELD, FIELD_NAMES  # noqa: E402
 from nantucket.hw.model.params import BuildParams  # noqa: E402
 from nantucket.host.workloads import KINDS, make_points  # noqa: E402
 from nantucket.host.sim_backend import SimBackend  # noqa: E402
@@ -54,6 +56,7 @@ def main(argv=None):
     ap.add_argument("--lanes", type=int, default=16)
     ap.add_argument("--log-core", type=int, default=12)
     ap.add_argument("--channels", type=int, default=32)
+    ap.add_argument("--field", default=DEFAULT_FIELD.name, help=f"the build's field ({', '.join(FIELD_NAMES)})")
     ap.add_argument("--log-n", type=int, default=None, help="transform size 2^n (default: the build's largest)")
     ap.add_argument("--kind", choices=KINDS, default="random")
     ap.add_argument("--seed", type=int, default=1)
@@ -61,7 +64,7 @@ def main(argv=None):
     ap.add_argument("--no-doc", action="store_true", help="do not write docs/performance.md")
     args = ap.parse_args(argv)
     try:
-        params = BuildParams(lanes=args.lanes, log_core=args.log_core, channels=args.channels)
+        params = BuildParams(lanes=args.lanes, log_core=args.log_core, channels=args.channels, field=args.field)
         log_n = params.max_log_n if args.log_n is None else params.check_log_n(args.log_n)
     except (TypeError, ValueError) as e:
         print(f"sim-full: {e}", file=sys.stderr)
@@ -74,9 +77,9 @@ def main(argv=None):
     progress(f"sim-full: {params.tag()}, N = 2^{log_n}, {args.kind} points, "
              f"refresh {'off' if args.no_refresh else 'on'}, C++ {os.environ['NANTUCKET_SIM_OPT']}")
     x = make_points(log_n, args.kind, args.seed)
-    expected = ntt.ntt(x)
+    expected = ntt.transform(x, field=params.prime_field)
     progress("golden model done")
-    backend = SimBackend(params, refresh=not args.no_refresh, progress=progress)
+    backend = SimBackend(params, field=params.field, refresh=not args.no_refresh, progress=progress)
     try:
         backend.open(params)
         progress("simulated card ready")
@@ -98,7 +101,8 @@ def main(argv=None):
     split = ", ".join(f"{name} {phases[name]:.0f} s" for name in ("start", "preload", "kernel", "read-back")
                       if name in phases)
     rows = [
-        ("result", f"{verdict}: every one of the {x.size:,} points checked against the golden model"),
+        ("result", f"{verdict}: every one of the {x.size:,} points checked against the golden model"
+                   + ("" if params.field == DEFAULT_FIELD.name else f" ({params.field})")),
         ("wall time", f"{wall / 60:.1f} min in all (target 30 min); transform through the driver "
                       f"{t_run / 60:.1f} min"),
         ("of which", f"{split} (start = emit, Verilator build or cache, simulator start)"),

@@ -43,7 +43,7 @@ import numpy as np
 from nantucket.hw.model import fourstep, ntt as ntt_model, regmap as R
 from nantucket.hw.model.layout import CHANNEL_WINDOW_BYTES, HbmLayout
 from nantucket.hw.model.params import BuildParams
-from nantucket.hw.model.record import CYCLE_WORDS, RECORD_BYTES, RECORD_WORDS, record_words
+from nantucket.hw.model.record import CYCLE_WORDS, RECORD_BYTES, RECORD_ID_WORDS, RECORD_WORDS, record_words
 from nantucket.hw.model.run import Run
 
 __all__ = ["HbmModel", "KernelModel", "ModelCard", "MemoryFault", "BANK_BYTES"]
@@ -313,7 +313,7 @@ class KernelModel:
         if unknown:
             raise ValueError(f"record_cycles: no cycle word {', '.join(sorted(unknown))}")
         words = record_words(self.params, status=self._status, sequence=self.starts, run=run, cycles=cycles)
-        for name in R.ID_REGISTERS:                     # the ID block as this kernel reports it
+        for name in RECORD_ID_WORDS:                    # the ID block as this kernel reports it
             if name != "STATUS":
                 words[RECORD_WORDS.index(name)] = self._id[name] & 0xFFFF_FFFF
         view = self.hbm.view(self.record_address(), RECORD_BYTES, bank=0)
@@ -352,11 +352,12 @@ class KernelModel:
         # the exact pass-1 state for a small plain single transform; scratch otherwise (not modelled)
         exact = not inverse and coset is None and batch == 1 and n <= _EXACT_STATE_MAX_POINTS
         if exact:
-            state = fourstep.pass1(x[0], 1 << lay.rows_log("input"))                       # state[n2, k1]
-            out = fourstep.pass2(state)
+            field = self.params.prime_field
+            state = fourstep.pass1(x[0], 1 << lay.rows_log("input"), field=field)          # state[n2, k1]
+            out = fourstep.pass2(state, field=field)
             state = state.reshape(n)
         else:
-            out = ntt_model.transform(x, inverse=inverse, coset=coset).reshape(-1)
+            out = ntt_model.transform(x, inverse=inverse, coset=coset, field=self.params.prime_field).reshape(-1)
             state = np.full(batch * n, 0xDEAD_BEEF_DEAD_BEEF, dtype=np.uint64)
         outputs = (("state", state, lay.write_channels(1)),) + ((("output", out, lay.write_channels(2)),)
                                                                 if plain_output else ())

@@ -8,7 +8,8 @@ kernel with the register interface of :class:`sim.kernel_model.KernelModel` (the
 :class:`sim.cosim.SimulatedKernel`, or the model itself), on buffers of the build's largest size that hold
 random garbage wherever the run must not look, and checks
 
-- the result, point by point, against :func:`hw.model.ntt.transform` of the same input (zero-extended
+- the result, point by point, against :func:`hw.model.ntt.transform` of the same input in the build's field
+  (``params.prime_field``; zero-extended
   where the run reads only 2^m points; for a chained output, the words the next run reads);
 - a refused start: STATUS as :meth:`hw.model.run.Run.check` says, and no point buffer changed;
 - the status record (hw.model.record): written, the identification words, this start's RUN and BATCH
@@ -68,10 +69,10 @@ def _pick(rng, values):
     return values[int(rng.integers(len(values)))]
 
 
-def _shift(rng) -> int:
+def _shift(rng, p: int = P) -> int:
     if rng.random() < 0.3:
-        return _pick(rng, EDGE_SHIFTS)
-    return int(rng.integers(1, P, dtype=np.uint64))
+        return _pick(rng, [g for g in EDGE_SHIFTS if g < p])
+    return int(rng.integers(1, p, dtype=np.uint64))
 
 
 def _batch(rng, params: BuildParams, *log_ns: int) -> int:
@@ -87,7 +88,8 @@ def _refused_run(rng, params: BuildParams) -> Run:
     bad = [replace(base, log_n=_pick(rng, [0, params.min_log_n - 1, params.max_log_n + 1, 31, 1 << 31])),
            replace(base, batch=0),
            replace(base, batch=max_batch(params, n) + int(rng.integers(1, 4))),
-           replace(base, flags=FLAG_COSET, coset_shift=_pick(rng, [0, P, P + 1, (1 << 64) - 1])),
+           replace(base, flags=FLAG_COSET, coset_shift=_pick(rng, [0, params.prime_field.p, params.prime_field.p + 1,
+                                                                    (1 << 64) - 1])),
            replace(base, flags=int(rng.integers(1, 1 << 30)) << 2 | int(rng.integers(0, 4))),
            replace(base, input_log_m=_pick(rng, [n + 1, 1, 63])),
            replace(base, chain_log_n=_pick(rng, [params.max_log_n + 1, 2]))]
@@ -102,7 +104,7 @@ def draw_run(rng: np.random.Generator, params: BuildParams, *, refused_share: fl
     pairs = sorted(p for p in lde_pairs(params))
     sizes = list(range(params.min_log_n, params.max_log_n + 1))
     flags = int(rng.integers(0, 4))                    # inverse and coset, each half the time
-    shift = _shift(rng) if flags & FLAG_COSET else 0
+    shift = _shift(rng, params.prime_field.p) if flags & FLAG_COSET else 0
     kind = rng.random()
     if kind < refused_share:
         run = _refused_run(rng, params)
@@ -119,12 +121,13 @@ def draw_run(rng: np.random.Generator, params: BuildParams, *, refused_share: fl
                     data_seed=int(rng.integers(1 << 31)))
 
 
-def _points(seed: int, shape) -> np.ndarray:
-    """Random field elements with the edge values mixed in (about one in eight)."""
+def _points(seed: int, shape, p: int = P) -> np.ndarray:
+    """Random elements of the field of modulus ``p`` with its edge values mixed in (about one in eight)."""
     rng = np.random.default_rng(seed)
-    x = rng.integers(0, P, size=shape, dtype=np.uint64)
+    x = rng.integers(0, p, size=shape, dtype=np.uint64)
     edges = rng.random(shape) < 0.125
-    x[edges] = rng.choice(EDGE_POINTS, size=int(edges.sum()))
+    x[edges] = rng.choice(np.array([v for v in EDGE_POINTS if v < p] + [p - 1, p - 2], dtype=np.uint64),
+                          size=int(edges.sum()))
     return x
 
 
@@ -209,12 +212,12 @@ class RegisterCard:
         zero-extended input sits in the 2^log_n-point input placement with garbage where the zeros are:
         the kernel must read none of it."""
         p, b = self.params, run.batch
-        x = _points(seed, (b, 1 << run.log_n))
+        x = _points(seed, (b, 1 << run.log_n), p.prime_field.p)
         HbmLayout(p, run.log_n, b).scatter_into(x.reshape(-1), self.mem, "input")
         if run.input_log_m:
             x[:, 1 << run.input_log_m:] = 0
         return ntt.transform(x, inverse=bool(run.flags & FLAG_INVERSE),
-                             coset=run.coset_shift if run.flags & FLAG_COSET else None)
+                             coset=run.coset_shift if run.flags & FLAG_COSET else None, field=p.prime_field)
 
     def _result(self, run: Run) -> np.ndarray:
         p, b = self.params, run.batch

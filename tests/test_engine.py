@@ -32,6 +32,26 @@ def test_engine_inverse_and_batches(lanes, k, channels):
               test_module="nantucket.sim.benches.engine", testcase="test_inverse_and_batches")
 
 
+@pytest.mark.parametrize("field", ["goldilocks-plonky2"])
+def test_engine_fields(field):
+    """The engine of another field (one L4_k4 build): every size forward with edge vectors and stalls,
+    inverse and batches, and coset transforms (sim/benches/coset.py), all against the golden model in that
+    field (hw.model.ntt.transform(..., field=field), fourstep.pass1(..., field=field))."""
+    from nantucket.sim.benches.lib import edge_values
+    params = BuildParams(lanes=4, log_core=4, channels=2, field=field)
+    engine = NttEngine(params)
+    assert engine._lanes[0].field is params.prime_field
+    assert edge_values(field)[:5] == (0, 1, 2, params.prime_field.p - 1, params.prime_field.p - 2)
+    run_bench(engine, name="engine", params={"params": params.as_dict()},
+              test_module="nantucket.sim.benches.engine",
+              testcase=["test_edge_vectors", "test_every_size", "test_inverse_and_batches"])
+    k = params.log_core
+    run_bench(engine, name="engine", params={"params": params.as_dict()}, test_module="nantucket.sim.benches.coset",
+              facts={"coset_extra": [engine.coset_extra_cycles(f) for f in range(2, k + 1)],
+                     "coset_extra_cached": [engine.coset_extra_cycles(f, cached=True) for f in range(2, k + 1)],
+                     "chain_cycles": engine.coset_factors.chain_cycles})
+
+
 def test_engine_ports_for_the_kernel():
     """What the kernel wires: the run as one port of hw.run.run_layout (``batch`` up to ``max_batch`` =
     as many transforms of the smallest size as points in the largest), handed whole to the twiddle and

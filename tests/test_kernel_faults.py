@@ -13,7 +13,7 @@ from nantucket.hw.axi import RESP_DECERR, RESP_SLVERR
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import BuildParams
-from nantucket.hw.model.record import RECORD_WORDS
+from nantucket.hw.model.record import RECORD_ID_WORDS, RECORD_WORDS
 from nantucket.hw.model.run import FLAG_COSET, FLAG_INVERSE, Run
 from nantucket.sim.cosim import SimulatedKernel
 from nantucket.sim.kernel_model import HbmModel
@@ -57,8 +57,9 @@ def test_record_words_and_cycle_counts(card):
     card.check(_trial(Run(PARAMS.max_log_n), stalls=False))
     rec = card.record()
     k = card.kernel
-    for name in R.ID_REGISTERS:
+    for name in RECORD_ID_WORDS:
         assert rec[name] == k.read(card.rmap.id_offset(name)), name
+    assert k.read(card.rmap.id_offset("FIELD")) == R.FIELD_CODES[PARAMS.field]      # the register only
     assert set(rec.words) == set(RECORD_WORDS)
     first = rec["SEQUENCE"]
     # the busy time the harness counts in NTT cycles covers both passes' NTT windows

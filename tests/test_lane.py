@@ -616,6 +616,25 @@ def test_lane_bench(k):
                      "latencies": {f: lane.latency_at(f) for f in range(2, k + 1)}})
 
 
+#: Other fields' lanes on Verilator: k = 7 (its first stage general: the twiddle words of the field's own
+#: root chain through a multiplier) and, in make test-full, k = 4 (every stage a shift stage in Goldilocks;
+#: the plonky2 engine of tests/test_engine.py runs such lanes in make test).
+FIELD_CASES = [pytest.param("goldilocks-plonky2", 4, marks=pytest.mark.full, id="goldilocks-plonky2_k4"),
+               pytest.param("goldilocks-plonky2", 7, id="goldilocks-plonky2_k7")]
+
+
+@pytest.mark.parametrize("field, k", FIELD_CASES)
+def test_lane_bench_fields(field, k):
+    """The lane of another field (sim/benches/lane.py: every test, the field's edge values, stalls and
+    idle frames) against that field's stage reference; a lane built for it is its own module."""
+    params = {"log_core": k, "field": field}
+    lane = Lane(**params)
+    assert lane.field.name == field and lane.shared_key != Lane(k).shared_key
+    run_bench(lane, name="lane", params=params, test_module="nantucket.sim.benches.lane",
+              facts={"frames": 3, "sizes": [k, 3, 2] if k > 4 else None,
+                     "latencies": {f: lane.latency_at(f) for f in range(2, k + 1)}})
+
+
 @pytest.mark.parametrize("k", [3, pytest.param(12, marks=pytest.mark.full)])
 def test_lint(k):
     from nantucket.hw.flow import catalog

@@ -81,14 +81,33 @@ def test_native_range_written_out():
     assert [_native_range(p) for p in PARAMS] == [(8, 24), (4, 12), (4, 6)]
 
 
+def test_field_codes():
+    """Every field preset has its own nonzero FIELD code (0 is what a kernel without the word reads), the
+    code names it back, and a build's FIELD word is its field's code; the register's doc lists them."""
+    from nantucket.hw.model.field import FIELD_NAMES
+    assert sorted(R.FIELD_CODES) == sorted(FIELD_NAMES)
+    codes = list(R.FIELD_CODES.values())
+    assert len(set(codes)) == len(codes) and 0 not in codes
+    for name in FIELD_NAMES:
+        assert R.field_of_code(R.field_code(name)) == name
+        params = BuildParams(lanes=4, log_core=4, channels=4, field=name)
+        word = R.RegisterMap(params).id_values["FIELD"]
+        assert word == R.FIELD_CODES[name] and f"{word} {name}" in R.RegisterMap(params).register("FIELD").doc
+    assert R.field_of_code(0) is None and R.field_of_code(max(codes) + 1) is None
+    assert R.RegisterMap(BuildParams(field="goldilocks-plonky2")).id_values["FIELD"] != \
+        R.RegisterMap(BuildParams()).id_values["FIELD"]
+    with pytest.raises(ValueError, match="field"):
+        R.field_code("goldilock")
+
+
 def test_identification_block(rmap):
     p = rmap.params
     lo, hi = _native_range(p)
     expect = {"MAGIC": 0x4E544B54, "VERSION": R.VERSION, "LANES": p.lanes, "LOG_CORE": p.log_core,
-              "CHANNELS": p.channels, "MIN_LOG_N": lo, "MAX_LOG_N": hi}
+              "CHANNELS": p.channels, "MIN_LOG_N": lo, "MAX_LOG_N": hi, "FIELD": R.FIELD_CODES[p.field]}
     assert rmap.id_values == expect
-    # the words before MIN_LOG_N keep the offsets hosts already read; the range follows STATUS
-    names = ["MAGIC", "VERSION", "LANES", "LOG_CORE", "CHANNELS", "STATUS", "MIN_LOG_N", "MAX_LOG_N"]
+    # the words before MIN_LOG_N keep the offsets hosts already read; the range follows STATUS, FIELD last
+    names = ["MAGIC", "VERSION", "LANES", "LOG_CORE", "CHANNELS", "STATUS", "MIN_LOG_N", "MAX_LOG_N", "FIELD"]
     assert list(R.ID_REGISTERS) == names
     for i, name in enumerate(names):
         assert rmap.id_offset(name) == 0x800 + 4 * i

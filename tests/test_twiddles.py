@@ -116,6 +116,22 @@ def test_twiddle_generator(lanes, k, crossed):
               test_module="nantucket.sim.benches.twiddles", testcase=tests)
 
 
+# L4_k4's generator also runs inside tests/test_engine.py's plonky2 engine: make test-full only.
+@pytest.mark.parametrize("field, lanes, k", [pytest.param("goldilocks-plonky2", 4, 4, marks=pytest.mark.full),
+                                             ("goldilocks-plonky2", 2, 7)],
+                         ids=["plonky2_L4_k4", "plonky2_L2_k7"])
+def test_twiddle_generator_fields(field, lanes, k):
+    """Another field's generator: the words of its root chain (at k = 7 its first stage's are field
+    values, the rest shift amounts) against hw.model.twiddles.lane_twiddles of that field, every size,
+    both passes, inverse and batches, random stalls; they differ from Goldilocks' words."""
+    params = BuildParams(lanes=lanes, log_core=k, channels=2, field=field)
+    default = BuildParams(lanes=lanes, log_core=k, channels=2)
+    assert not np.array_equal(lane_twiddles(params, 1, 0, 1), lane_twiddles(default, 1, 0, 1))
+    run_bench(TwiddleGenerator(params), name="twiddles", params={"params": params.as_dict()},
+              test_module="nantucket.sim.benches.twiddles", testcase=["test_random_stalls", "test_reset_state"],
+              facts={"max_rounds": 2})
+
+
 @pytest.mark.full
 def test_twiddle_generator_default_build():
     """The default build (16 lanes, k = 12): frames of 2^12 (2^24 points), 2^9 and 2^8 (2^17) and 2^4

@@ -3,10 +3,11 @@ metadata and a self-test (whose status records carry the identification words to
 
 XRT's C++ ``xrt::kernel::read_register`` is not bound by XRT's published pyxrt (its pyxrt.pyi declares
 no register access); when a module offers it the ID block (MAGIC, VERSION, LANES, LOG_CORE, CHANNELS,
-MIN_LOG_N, MAX_LOG_N) is read with exclusive CU access. Otherwise the xclbin's metadata (kernel name and
+MIN_LOG_N, MAX_LOG_N, FIELD) is read with exclusive CU access; a kernel built for another field than the
+host asked for (FIELD) is an :class:`IdentityMismatch` naming both. Otherwise the xclbin's metadata (kernel name and
 argument count, which only tells the channel count) is checked and then one self-test transform of a
 known input at the largest size 2^(2k) (the impulse at index 1, whose transform is the powers of w_N, all
-distinct) must come back exact, and a start with log_n = 2k + 1 must leave memory untouched: a kernel
+distinct, and differ between root chains: another field's kernel fails it) must come back exact, and a start with log_n = 2k + 1 must leave memory untouched: a kernel
 built with other lanes or k rejects a size, transforms one this build rejects, or places the points
 elsewhere, and is reported as :class:`IdentityMismatch` before any user data runs.
 """
@@ -19,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 
-from nantucket.hw.model import field as F
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import BuildParams
@@ -76,11 +76,18 @@ def _identify_by_id(be, params: BuildParams | None, ids: dict[str, int]) -> Buil
         raise IdentityMismatch(f"xclbin {path}: register map version "
                                f"{ids['VERSION']}, this host speaks version {R.VERSION}")
     got = {"lanes": ids["LANES"], "log_core": ids["LOG_CORE"], "channels": ids["CHANNELS"]}
+    kernel_field = R.field_of_code(ids["FIELD"])
+    if kernel_field is None:
+        raise IdentityMismatch(f"xclbin {path}: FIELD reads {ids['FIELD']}, a code no field has "
+                               f"({', '.join(f'{c} {n}' for n, c in R.FIELD_CODES.items())})")
     if params is None:
         try:
-            params = BuildParams(**got)
+            params = BuildParams(**got, field=kernel_field)
         except (TypeError, ValueError) as e:
-            raise IdentityMismatch(f"xclbin {path}: ID block reports {got}: {e}") from e
+            raise IdentityMismatch(f"xclbin {path}: ID block reports {got}, field {kernel_field}: {e}") from e
+    if kernel_field != params.field:
+        raise IdentityMismatch(f"xclbin {path}: the kernel computes in the {kernel_field} field, the host "
+                               f"asked for {params.field}")
     want = {"lanes": params.lanes, "log_core": params.log_core, "channels": params.channels}
     if got != want:
         raise IdentityMismatch(f"xclbin {path}: the kernel was built with {got}, expected {want}")
@@ -94,7 +101,8 @@ def _identify_by_id(be, params: BuildParams | None, ids: dict[str, int]) -> Buil
                                    "run-time sizes? rebuild the xclbin)")
     be.report["Identity"] = (f"ID block: MAGIC 0x{ids['MAGIC']:08X} VERSION {ids['VERSION']} "
                              f"LANES {ids['LANES']} LOG_CORE {ids['LOG_CORE']} CHANNELS {ids['CHANNELS']}"
-                             + "".join(f" {name} {ids[name]}" for name in _RANGE_IDS if name in ids))
+                             + "".join(f" {name} {ids[name]}" for name in _RANGE_IDS if name in ids)
+                             + f" FIELD {ids['FIELD']} ({kernel_field})")
     return params
 
 
@@ -115,7 +123,8 @@ def self_test(be) -> None:
     native = be.params.n_points
     x = np.zeros(native, dtype=np.uint64)
     x[1] = 1
-    want = F.powers(F.root_of_unity(native), native)
+    field = be.params.prime_field          # the root chain differs between fields sharing a p
+    want = field.powers(field.root_of_unity(native), native)
     tag, path = be.params.tag(), be.xclbin_path
     sidecar = sidecar_params(path)
     hint = ("pass the parameters the xclbin was built with" if sidecar is None else

@@ -43,7 +43,7 @@ from amaranth.lib.wiring import In, Out
 from nantucket.hw.axi import Axi4Signature, connect_half, fault_layout
 from nantucket.hw.model.layout import POINTS_PER_BEAT, HbmLayout
 from nantucket.hw.model.params import BuildParams
-from nantucket.hw.points import Beat, payload_layout
+from nantucket.hw.points import POINT_BITS, Beat, payload_layout
 from nantucket.hw.run import run_layout
 
 from .addresses import (batch_shape, beat_bits, beats_per_channel, burst_beats_of, log_n_shape, per_size,
@@ -152,7 +152,7 @@ class DmaEngine(wiring.Component):
 
     @property
     def payload_width(self) -> int:
-        return 2 * self._params.lanes * 64
+        return 2 * self._params.lanes * POINT_BITS
 
     @property
     def transpose_delay(self) -> int:

@@ -12,7 +12,7 @@ the host's driver (host/xrt/) use.
 Words, in address order:
 
 ==  ====================  ==========================================================================
-0   MAGIC .. MAX_LOG_N    the identification block's eight words, in its order (hw.model.regmap
+0   MAGIC .. MAX_LOG_N    the identification block's first eight words, in its order (hw.model.regmap
 7                         ``ID_REGISTERS``), STATUS as it reads after this start's done
 8   SEQUENCE              starts since reset, this one included (1 for the first)
 9   RUN                   this start's log_n (bits 7..0), flags (15..8), input_log_m (23..16) and
@@ -40,11 +40,14 @@ from .params import BuildParams
 from .regmap import ID_REGISTERS, MAGIC, VERSION, RegisterMap
 from .run import Run
 
-__all__ = ["RECORD_WORDS", "RECORD_BYTES", "RECORD_BEATS", "CYCLE_WORDS", "StatusRecord", "run_word",
+__all__ = ["RECORD_ID_WORDS", "RECORD_WORDS", "RECORD_BYTES", "RECORD_BEATS", "CYCLE_WORDS", "StatusRecord", "run_word",
            "record_words"]
 
+#: The identification words the record carries: the first eight of the block (FIELD, added later, is read
+#: from the register; the record keeps its two beats).
+RECORD_ID_WORDS = ID_REGISTERS[:8]
 #: The record's words, in address order (4 bytes each).
-RECORD_WORDS = ID_REGISTERS + ("SEQUENCE", "RUN", "BATCH", "PASS1_DMA_CYCLES", "PASS1_NTT_CYCLES",
+RECORD_WORDS = RECORD_ID_WORDS + ("SEQUENCE", "RUN", "BATCH", "PASS1_DMA_CYCLES", "PASS1_NTT_CYCLES",
                                "PASS2_DMA_CYCLES", "PASS2_NTT_CYCLES", "TOTAL_DMA_CYCLES")
 RECORD_BYTES = 4 * len(RECORD_WORDS)
 #: 256-bit beats of one record.
@@ -66,7 +69,8 @@ def run_word(log_n: int, flags: int, input_log_m: int, chain_log_n: int) -> int:
 def record_words(params: BuildParams, *, status: int, sequence: int, run: Run, cycles: dict | None = None) -> list[int]:
     """The 16 words a kernel built with ``params`` writes after ``run`` (register contents), with STATUS
     ``status``, start number ``sequence`` and the ``cycles`` words by name (missing ones 0)."""
-    values = dict(RegisterMap(params).id_values, STATUS=status, SEQUENCE=sequence,
+    ids = RegisterMap(params).id_values
+    values = dict({n: ids[n] for n in RECORD_ID_WORDS if n != "STATUS"}, STATUS=status, SEQUENCE=sequence,
                   RUN=run_word(run.log_n, run.flags, run.input_log_m, run.chain_log_n), BATCH=run.batch,
                   **{name: min(int(v), _MASK) for name, v in (cycles or {}).items()})
     unknown = set(values) - set(RECORD_WORDS)
@@ -116,7 +120,7 @@ class StatusRecord:
     def mismatched_ids(self, params: BuildParams) -> dict:
         """{name: (read, expected)} for every identification word other than STATUS that differs."""
         want = RegisterMap(params).id_values
-        return {n: (self.words[n], want[n]) for n in ID_REGISTERS if n != "STATUS" and self.words[n] != want[n]}
+        return {n: (self.words[n], want[n]) for n in RECORD_ID_WORDS if n != "STATUS" and self.words[n] != want[n]}
 
     def cycles(self) -> dict:
         """The cycle words by name."""

@@ -28,7 +28,8 @@ A + 0x30    argument C+7 ``status``: 64-bit pointer (master ``m00_axi``, so a bu
             identification words, its cycle counts), so a host that cannot read registers learns how
             the run went
 0x800       identification block, read only: MAGIC, VERSION, LANES, LOG_CORE, CHANNELS, STATUS,
-            MIN_LOG_N, MAX_LOG_N (the native sizes 2^MIN_LOG_N .. 2^MAX_LOG_N the kernel runs)
+            MIN_LOG_N, MAX_LOG_N (the native sizes 2^MIN_LOG_N .. 2^MAX_LOG_N the kernel runs), FIELD
+            (the prime field and root chain the kernel computes in: :data:`FIELD_CODES`)
 ==========  =============================================================================
 
 Everything is generated from :class:`~hw.model.params.BuildParams`, so a 4-channel build has four
@@ -55,7 +56,8 @@ __all__ = [
     "KERNEL_NAME", "CONTROL_PORT", "ADDRESS_BITS", "ADDRESS_RANGE", "DATA_BITS", "MASTER_DATA_BITS",
     "CTRL", "GIER", "IP_IER", "IP_ISR", "ARGS_BASE", "POINTER_BASE", "ID_BASE", "RECORD_ARG",
     "CTRL_AP_START", "CTRL_AP_DONE", "CTRL_AP_IDLE", "CTRL_AP_READY", "GIER_ENABLE", "IER_DONE",
-    "ISR_DONE", "MAGIC", "VERSION", "STATUS_BAD_SIZE", "STATUS_AXI_ERROR", "STATUS_AXI_RESP_SHIFT",
+    "ISR_DONE", "MAGIC", "VERSION", "FIELD_CODES", "field_code", "field_of_code", "STATUS_BAD_SIZE",
+    "STATUS_AXI_ERROR", "STATUS_AXI_RESP_SHIFT",
     "STATUS_AXI_RESP_MASK", "STATUS_AXI_WRITE", "STATUS_AXI_CHANNEL_SHIFT", "STATUS_AXI_CHANNEL_MASK",
     "AXI_RESP_NAMES", "decode_status", "ID_REGISTERS", "FLAG_INVERSE", "FLAG_COSET", "FLAGS_KNOWN",
     "STATUS_BAD_BATCH", "STATUS_BAD_SHIFT", "STATUS_BAD_FLAGS", "STATUS_BAD_LDE_PAIR", "STATUS_REJECTED",
@@ -99,8 +101,12 @@ ID_BASE = 0x800
 #: "NTKT" in ASCII.
 MAGIC = 0x4E54_4B54
 #: Bumped whenever this register map changes incompatibly (2: the flags, batch and coset_shift arguments;
-#: 3: input_log_m and chain_log_n; 4: the status argument and record).
-VERSION = 4
+#: 3: input_log_m and chain_log_n; 4: the status argument and record; 5: the FIELD identification word).
+VERSION = 5
+
+#: The FIELD identification word: the code of each field preset (hw.model.field.FIELDS) a kernel may be built
+#: for. Codes are never reused; 0 is no field (what a kernel from before version 5 reads at FIELD's offset).
+FIELD_CODES = {"goldilocks": 1, "goldilocks-plonky2": 2, "babybear": 3, "koalabear": 4}
 
 # -- the ``flags`` argument and the refused-start bits: hw/model/run.py (re-exported here) -------------
 #: STATUS bits 1..14: the first AXI error response (RRESP/BRESP other than OKAY) any HBM master got in
@@ -116,12 +122,25 @@ AXI_RESP_NAMES = {0: "OKAY", 1: "EXOKAY", 2: "SLVERR", 3: "DECERR"}
 #: Names of the identification words, in address order from ID_BASE (4 bytes each). MIN_LOG_N and
 #: MAX_LOG_N (BuildParams.min_log_n / max_log_n: the log_n range the kernel accepts) follow STATUS,
 #: so the older words keep their offsets; a host that does not know them is unaffected.
-ID_REGISTERS = ("MAGIC", "VERSION", "LANES", "LOG_CORE", "CHANNELS", "STATUS", "MIN_LOG_N", "MAX_LOG_N")
+ID_REGISTERS = ("MAGIC", "VERSION", "LANES", "LOG_CORE", "CHANNELS", "STATUS", "MIN_LOG_N", "MAX_LOG_N", "FIELD")
 
 _ID_DOCS = {
     "MIN_LOG_N": "identification: the smallest log_n a start accepts (2^MIN_LOG_N points)",
     "MAX_LOG_N": "identification: the largest log_n a start accepts (2^MAX_LOG_N points, = 2 * LOG_CORE)",
+    "FIELD": "identification: the prime field and root chain the kernel computes in ("
+             + ", ".join(f"{code} {name}" for name, code in FIELD_CODES.items()) + ")",
 }
+
+
+def field_code(name) -> int:
+    """The FIELD word of a kernel built for field ``name`` (a preset name or a Field)."""
+    from .field import get as get_field
+    return FIELD_CODES[get_field(name).name]
+
+
+def field_of_code(code: int) -> str | None:
+    """The field preset a FIELD word names, or None for a code no preset has."""
+    return next((name for name, c in FIELD_CODES.items() if c == code), None)
 
 
 def decode_status(word: int) -> dict:
@@ -357,7 +376,8 @@ class RegisterMap:
         """The identification words a kernel built with these parameters returns (STATUS excluded)."""
         p = self._params
         return {"MAGIC": MAGIC, "VERSION": VERSION, "LANES": p.lanes, "LOG_CORE": p.log_core,
-                "CHANNELS": p.channels, "MIN_LOG_N": p.min_log_n, "MAX_LOG_N": p.max_log_n}
+                "CHANNELS": p.channels, "MIN_LOG_N": p.min_log_n, "MAX_LOG_N": p.max_log_n,
+                "FIELD": field_code(p.field)}
 
     @property
     def supported_log_n(self) -> tuple[int, ...]:

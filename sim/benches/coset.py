@@ -7,7 +7,7 @@ hw.model.ntt.transform(x, coset=g). Inverse coset (``inverse`` = 1): the inverse
 (h = g^-1, written out independently from hw.model.fourstep and pow()) and
 hw.model.ntt.transform(x, inverse=True, coset=g).
 
-Shifts: 1, p - 1, 2^32, 7 and random ones; data random and edge values; random gaps and stalls. Cycle
+Shifts: 1, p - 1, 2^32, 7 and random ones, in the build's field (``params.prime_field``); data random and edge values; random gaps and stalls. Cycle
 counts (no stalls): a coset pass takes exactly ``coset_extra_cycles(f)`` more than the plain one once the
 generator's chains are computed for the shift, ``coset_extra_cycles(f, cached=True)`` when it repeats the
 previous run (tables kept); every size of the build is measured and logged. A pass started right after
@@ -20,22 +20,26 @@ import cocotb
 import numpy as np
 from cocotb.triggers import ClockCycles
 
-from nantucket.hw.model import coset as coset_model, field as F, fourstep, ntt
+from nantucket.hw.model import coset as coset_model, fourstep, ntt
 from nantucket.sim.benches.engine import EngineTB, vectors
 from nantucket.sim.benches.lib import pattern
 from nantucket.hw.flow.runner import bench_facts
 
-EDGE_SHIFTS = (1, F.P - 1, 2**32, 7)
+def edge_shifts(field) -> tuple[int, ...]:
+    """1, p - 1, 2^32 (below p) and 7 (the shift provers use with plonky2's chain)."""
+    return tuple(dict.fromkeys(g for g in (1, field.p - 1, 2**32, 7) if g < field.p))
 
 
 def expected(p, x: np.ndarray, g: int, inverse: bool, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(state after pass 1 as a flat buffer, result) this engine must produce."""
     f1, f2 = p.pass_log_sizes(n)
+    field = p.prime_field
     state, _ = coset_model.coset_passes(p, x, g, n, inverse=inverse)
     if inverse:         # the pass-1 state written out independently: the inverse pass 1, times h^k1
-        want = F.vmul(fourstep.pass1(x, 1 << f1, inverse=True), F.powers(F.inv(g), 1 << f1)[None, :])
+        want = field.vmul(fourstep.pass1(x, 1 << f1, inverse=True, field=field),
+                          field.powers(field.inv(g), 1 << f1)[None, :])
         assert np.array_equal(state, want.reshape(-1))
-    return state, ntt.transform(x, inverse=inverse, coset=g)
+    return state, ntt.transform(x, inverse=inverse, coset=g, field=field)
 
 
 class CosetTB(EngineTB):
@@ -58,8 +62,9 @@ class CosetTB(EngineTB):
         state, c1 = await self.run_pass(x, 1, idle_it, stall_it, n, inverse=inverse)
         result, c2 = await self.run_pass(state, 2, idle_it, stall_it, n, inverse=inverse)
         if g is None:
-            want_state = fourstep.pass1(x, 1 << p.pass_log_sizes(n)[0], inverse=inverse).reshape(-1)
-            want = ntt.transform(x, inverse=inverse)
+            want_state = fourstep.pass1(x, 1 << p.pass_log_sizes(n)[0], inverse=inverse,
+                                        field=self.field).reshape(-1)
+            want = ntt.transform(x, inverse=inverse, field=self.field)
         else:
             want_state, want = expected(p, x, g, inverse, n)
         what = f"2^{n} shift {g} {'inverse' if inverse else 'forward'}"
@@ -68,8 +73,8 @@ class CosetTB(EngineTB):
         return c1, c2
 
 
-def shifts(rng: random.Random, count: int) -> list[int]:
-    return list(EDGE_SHIFTS) + [rng.randrange(2, F.P) for _ in range(count)]
+def shifts(field, rng: random.Random, count: int) -> list[int]:
+    return list(edge_shifts(field)) + [rng.randrange(2, field.p) for _ in range(count)]
 
 
 @cocotb.test()
@@ -81,14 +86,14 @@ async def test_shifts_and_data(dut):
     rng = random.Random(5)
     sizes = tb.sizes
     odd = [n for n in sizes if n % 2] or sizes
-    for i, g in enumerate(shifts(rng, 2)):
+    for i, g in enumerate(shifts(tb.field, rng, 2)):
         for inverse in (False, True):
             n = (sizes[-1], sizes[0], odd[-1])[(2 * i + inverse) % 3]
             kind = ("random", "edges", "max", "impulse")[(2 * i + inverse) % 4]
-            x = vectors(kind, 1 << n, seed=i)
+            x = vectors(kind, 1 << n, seed=i, field=tb.field)
             await tb.transform(x, g, inverse, n, seed=10 * i + inverse)
         if i % 2:
-            x = vectors("random", 1 << sizes[-1], seed=100 + i)
+            x = vectors("random", 1 << sizes[-1], seed=100 + i, field=tb.field)
             await tb.transform(x, None, False, sizes[-1], seed=i)
 
 
@@ -104,7 +109,7 @@ async def test_cycles(dut):
     tb.mode(g)
     await ClockCycles(dut.clk, tb.chain_cycles + 2)        # chains for g computed while idle
     for n in tb.sizes:
-        x = vectors("random", 1 << n, seed=n)
+        x = vectors("random", 1 << n, seed=n, field=tb.field)
         plain = await tb.transform(x, None, False, n, "none", "none")
         fwd = await tb.transform(x, g, False, n, "none", "none")
         inv = await tb.transform(x, g, True, n, "none", "none")
@@ -119,7 +124,7 @@ async def test_cycles(dut):
                       f"(+{100 * (sum(fwd) / sum(plain) - 1):.2f} %), repeated {sum(again)} "
                       f"(+{100 * (sum(again) / sum(plain) - 1):.2f} %)")
     n = tb.sizes[-1]
-    x = vectors("random", 1 << n, seed=3)
+    x = vectors("random", 1 << n, seed=3, field=tb.field)
     plain = await tb.transform(x, None, False, n, "none", "none")
     cold = await tb.transform(x, 12345, True, n, "none", "none")   # the shift changes at the start
     f1 = p.pass_log_sizes(n)[0]
@@ -138,8 +143,8 @@ async def test_shift_changes_while_idle(dut):
     rng = random.Random(9)
     n = tb.sizes[-1]
     for i in range(2):
-        tb.mode(rng.randrange(2, F.P))
+        tb.mode(rng.randrange(2, tb.field.p))
         await ClockCycles(dut.clk, tb.chain_cycles // 3)
-        g = rng.randrange(2, F.P)
-        x = vectors("random", 1 << n, seed=20 + i)
+        g = rng.randrange(2, tb.field.p)
+        x = vectors("random", 1 << n, seed=20 + i, field=tb.field)
         await tb.transform(x, g, bool(i), n, seed=i)

@@ -23,21 +23,24 @@ from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.schedule import pass_schedule
 from nantucket.hw.points import pack_payload, unpack_payload
 from nantucket.hw.run import run_layout
-from nantucket.sim.benches.lib import EDGE_VALUES, pattern, reset, start_clock
+from nantucket.sim.benches.lib import edge_values, pattern, reset, start_clock
 from nantucket.hw.flow.runner import bench_facts
 
 
 
-def vectors(kind: str, n: int, seed: int) -> np.ndarray:
+def vectors(kind: str, n: int, seed: int, field=F.GOLDILOCKS) -> np.ndarray:
+    """n points of ``field`` of one kind: random, edges (the field's edge values), zeros, max (p - 1),
+    impulse (a single 1)."""
     rng = np.random.default_rng(seed)
+    field = F.get(field)
     if kind == "random":
-        return rng.integers(0, F.P, n, dtype=np.uint64)
+        return rng.integers(0, field.p, n, dtype=np.uint64)
     if kind == "edges":
-        return np.resize(np.array(EDGE_VALUES, dtype=np.uint64), n)[rng.permutation(n)]
+        return np.resize(np.array(edge_values(field), dtype=np.uint64), n)[rng.permutation(n)]
     if kind == "zeros":
         return np.zeros(n, dtype=np.uint64)
     if kind == "max":
-        return np.full(n, F.P - 1, dtype=np.uint64)
+        return np.full(n, field.p - 1, dtype=np.uint64)
     if kind == "impulse":
         x = np.zeros(n, dtype=np.uint64)
         x[int(rng.integers(n))] = 1
@@ -50,6 +53,8 @@ class EngineTB:
         facts = bench_facts()
         self.dut = dut
         self.params = BuildParams(**facts["params"]["params"])
+        #: the build's field: the points, the golden model's transforms and the payload layout
+        self.field = self.params.prime_field
         self.latency = facts["props"]["latency"]
         self.beats = facts["props"]["beats_per_pass"]
         self.frame_latencies = facts["props"]["frame_latencies"]
@@ -76,7 +81,7 @@ class EngineTB:
         lanes = self.params.lanes
         for g in range(reads.shape[0]):
             for t in range(reads.shape[1]):
-                out.append(pack_payload((memory[i0], memory[i1]) for i0, i1 in reads[g, t, :lanes]))
+                out.append(pack_payload(((memory[i0], memory[i1]) for i0, i1 in reads[g, t, :lanes]), self.field))
         return out
 
     async def run_pass(self, memory: np.ndarray, pass_index: int, idle, stall,
@@ -108,7 +113,7 @@ class EngineTB:
                 dut.points_in__payload.value = beats[fed]
                 offer = True
             if not offer:
-                dut.points_in__payload.value = random.getrandbits(2 * 64 * lanes)
+                dut.points_in__payload.value = random.getrandbits(2 * self.field.point_bits * lanes)
             dut.points_in__valid.value = int(offer)
             dut.points_out__ready.value = int(not next(stall))
             await Timer(100, unit="ps")
@@ -117,7 +122,7 @@ class EngineTB:
                 fed += 1
                 offer = False
             if int(dut.points_out__valid.value) and int(dut.points_out__ready.value):
-                pairs = unpack_payload(int(dut.points_out__payload.value), lanes)
+                pairs = unpack_payload(int(dut.points_out__payload.value), lanes, self.field)
                 g, t = divmod(got, reads.shape[1])
                 for lane, pair in enumerate(pairs):
                     for j in range(2):
@@ -146,13 +151,14 @@ async def transform(dut, kind: str, idle: str, stall: str, seed: int = 1, log_n:
     p = tb.params
     n = p.max_log_n if log_n is None else log_n
     f1, f2 = p.pass_log_sizes(n)
-    x = vectors(kind, 1 << n, seed)
+    x = vectors(kind, 1 << n, seed, tb.field)
     idle_it, stall_it = pattern(idle, seed=seed), pattern(stall, seed=seed + 1)
     state, c1 = await tb.run_pass(x, 1, idle_it, stall_it, n)
-    assert np.array_equal(state.reshape(1 << f2, 1 << f1), fourstep.pass1(x, 1 << f1)), \
+    assert np.array_equal(state.reshape(1 << f2, 1 << f1), fourstep.pass1(x, 1 << f1, field=tb.field)), \
         f"{kind}, 2^{n}: state after pass 1 differs from the golden model"
     result, c2 = await tb.run_pass(state, 2, idle_it, stall_it, n)
-    assert np.array_equal(result, ntt.ntt(x)), f"{kind}, 2^{n}: result differs from the golden model's NTT"
+    assert np.array_equal(result, ntt.ntt(x, field=tb.field)), \
+        f"{kind}, 2^{n}: result differs from the golden model's NTT"
     beats = (1 << n) // (2 * p.lanes)
     if idle == "none" and stall == "none":
         for c, f in ((c1, f1), (c2, f2)):
@@ -171,18 +177,18 @@ async def batch_run(tb: EngineTB, log_n: int, inverse: bool, kinds: list[str], i
     batch = len(kinds)
     f1, f2 = p.pass_log_sizes(log_n)
     size = 1 << log_n
-    x = np.concatenate([vectors(kind, size, seed + e) for e, kind in enumerate(kinds)])
+    x = np.concatenate([vectors(kind, size, seed + e, tb.field) for e, kind in enumerate(kinds)])
     idle_it, stall_it = pattern(idle, seed=seed), pattern(stall, seed=seed + 1)
     state, c1 = await tb.run_pass(x, 1, idle_it, stall_it, log_n, inverse, batch)
     what = f"{'inverse' if inverse else 'forward'} 2^{log_n} x {batch} ({', '.join(kinds)})"
     for e in range(batch):
         part = slice(e * size, (e + 1) * size)
-        assert np.array_equal(state[part].reshape(1 << f2, 1 << f1), fourstep.pass1(x[part], 1 << f1, inverse)), \
+        assert np.array_equal(state[part].reshape(1 << f2, 1 << f1), fourstep.pass1(x[part], 1 << f1, inverse, field=tb.field)), \
             f"{what}: element {e}'s state after pass 1 differs from the golden model"
     result, c2 = await tb.run_pass(state, 2, idle_it, stall_it, log_n, inverse, batch)
     for e in range(batch):
         part = slice(e * size, (e + 1) * size)
-        assert np.array_equal(result[part], ntt.transform(x[part], inverse=inverse)), \
+        assert np.array_equal(result[part], ntt.transform(x[part], inverse=inverse, field=tb.field)), \
             f"{what}: element {e}'s result differs from the golden model"
     beats = batch * size // (2 * p.lanes)
     if idle == "none" and stall == "none":
@@ -225,11 +231,11 @@ async def test_back_to_back(dut):
     await transform(dut, "random", "none", "none", seed=3)
     tb = EngineTB(dut)
     p = tb.params
-    x = vectors("random", p.n_points, 4)
+    x = vectors("random", p.n_points, 4, tb.field)
     it, st = pattern("random", seed=5), pattern("random", seed=6)
     state, _ = await tb.run_pass(x, 1, it, st)
     result, _ = await tb.run_pass(state, 2, it, st)
-    assert np.array_equal(result, ntt.ntt(x))
+    assert np.array_equal(result, ntt.ntt(x, field=tb.field))
 
 
 @cocotb.test()

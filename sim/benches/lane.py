@@ -32,10 +32,27 @@ from cocotb.triggers import FallingEdge
 from nantucket.hw.model import field as F
 from nantucket.hw.model import lane as LM
 from nantucket.hw.run import lane_run_layout
-from nantucket.sim.benches.lib import EDGE_VALUES, PATTERNS, pattern, reset, start_clock
+from nantucket.hw.twiddles import encode_word, general_multiplier_for
+from nantucket.sim.benches.lib import PATTERNS, edge_values, pattern, reset, start_clock
 from nantucket.hw.flow.runner import bench_facts
 
-P = F.P
+
+def general_words(k: int, f: int, field) -> np.ndarray:
+    """Mask over a 2^f frame's stream (2^(f-1), 2) of a 2^k lane: the words its general stages consume
+    (field values; not a shift stage's shift amount, not the free slot)."""
+    _, stage = LM.twiddle_plan(f)
+    phys = np.asarray(LM.physical_stages(k, f) + (-1,))[stage]
+    return (stage >= 0) & (phys < LM.shift_stages(k, field))
+
+
+def hardware_stream(stream: np.ndarray, k: int, f: int, field) -> np.ndarray:
+    """The model's stream (hw.model.lane.shift_stream) as the lane takes it: the words of its general
+    stages as the field's general multiplier takes them (``encode``, the identity in Goldilocks)."""
+    general = general_words(k, f, field)
+    unit = general_multiplier_for(field)
+    out = stream.copy()
+    out[general] = [encode_word(unit, w) for w in stream[general]]
+    return out
 
 
 def size_order(k: int) -> list[int]:
@@ -51,6 +68,10 @@ class LaneTB:
         facts = bench_facts()
         self.dut = dut
         self.k = facts["params"]["log_core"]
+        #: the lane's field (the ``field`` parameter, default Goldilocks): points, twiddles, reference
+        self.field = F.get(facts["params"].get("field", F.DEFAULT_FIELD.name))
+        self.P = self.field.p
+        self.edges = np.array(edge_values(self.field), dtype=np.uint64)
         self.props = facts["props"]
         self.latencies = {int(f): lat for f, lat in facts["latencies"].items()}
         assert self.latencies[self.k] == self.props["latency"]
@@ -100,14 +121,15 @@ class LaneTB:
         the column n2 (the lane multiplies output m by w_N^(n2 m), N = 2^log_n); None for a plain
         transform."""
         assert len(x) == 1 << self.f
+        fd = self.field
         pairs = LM.to_lane_pairs(x)
-        stream = LM.shift_stream(self.k, scale or 0, inverse=inverse, frame=self.f)
-        w = F.root_of_unity(1 << self.log_n)
-        c = None if not scale or self.normalize else F.pow_(F.inv(w) if self.inverse else w, scale)
-        expect = LM.lane_reference(x, c=c, inverse=inverse)
+        stream = LM.shift_stream(self.k, scale or 0, inverse=inverse, frame=self.f, field=fd)
+        w = fd.root_of_unity(1 << self.log_n)
+        c = None if not scale or self.normalize else fd.pow_(fd.inv(w) if self.inverse else w, scale)
+        expect = LM.lane_reference(x, c=c, inverse=inverse, field=fd)
         if self.normalize:                               # the lane's pass 2 of an inverse run: times 1/N
-            expect = F.vmul(expect, np.uint64(F.inv(1 << self.log_n)))
-        return pairs, stream, expect
+            expect = fd.vmul(expect, np.uint64(fd.inv(1 << self.log_n)))
+        return pairs, hardware_stream(stream, self.k, self.f, fd), expect
 
     def random_scale(self) -> int:
         """A random pass-1 column for ``make_frame``."""
@@ -117,7 +139,7 @@ class LaneTB:
         """Frame f: plain (f = 0 mod 3), pass-1 scaled at random (1 mod 3), inverse twiddles (2 mod 3)."""
         frames = []
         for f in range(n):
-            x = rng.integers(0, P, 1 << self.f, dtype=np.uint64)
+            x = rng.integers(0, self.P, 1 << self.f, dtype=np.uint64)
             scale = self.random_scale() if f % 3 == 1 else None
             frames.append(self.make_frame(x, scale, inverse=f % 3 == 2))
         return frames
@@ -125,7 +147,7 @@ class LaneTB:
     def _garbage(self):
         d = self.dut
         for s in (d.i_x0, d.i_x1, d.i_w_first, d.i_w_rest):
-            s.value = random.getrandbits(64)
+            s.value = random.getrandbits(len(s))
 
     async def run(self, frames, idle, stall, idle_frame_rate: float = 0.0):
         """Send ``frames`` (None = an idle frame); return the output frames as (2^(k-1), 2) arrays."""
@@ -238,19 +260,18 @@ async def test_frame_sizes(dut, stall):
     for i, f in enumerate(tb.sizes):
         n = [2 * f - 1, 2 * f, 2 * tb.k, random.randrange(1, 2 * tb.k + 1)][i % 4]
         await tb.restart(f, n)
-        frames = [tb.make_frame(rng.integers(0, P, 1 << f, dtype=np.uint64), tb.random_scale()),
-                  tb.make_frame(rng.integers(0, P, 1 << f, dtype=np.uint64), None),
-                  tb.make_frame(rng.integers(0, P, 1 << f, dtype=np.uint64), tb.random_scale(), inverse=True),
-                  tb.make_frame(rng.choice(np.array(EDGE_VALUES, dtype=np.uint64), 1 << f), tb.random_scale())]
+        frames = [tb.make_frame(rng.integers(0, tb.P, 1 << f, dtype=np.uint64), tb.random_scale()),
+                  tb.make_frame(rng.integers(0, tb.P, 1 << f, dtype=np.uint64), None),
+                  tb.make_frame(rng.integers(0, tb.P, 1 << f, dtype=np.uint64), tb.random_scale(), inverse=True),
+                  tb.make_frame(rng.choice(tb.edges, 1 << f), tb.random_scale())]
         got = await tb.run(frames, pattern("random", seed=random.getrandbits(32)),
                            pattern(stall, seed=random.getrandbits(32)), idle_frame_rate=0.3)
         tb.check(got, frames)
         # an inverse transform's two passes at this size: pass 1 (inverse), pass 2 (normalize)
         for inverse, normalize in ((True, False), (False, True)):
             await tb.restart(f, n, inverse, normalize)
-            frames = [tb.make_frame(rng.integers(0, P, 1 << f, dtype=np.uint64), tb.random_scale(), inverse=True),
-                      tb.make_frame(rng.choice(np.array(EDGE_VALUES, dtype=np.uint64), 1 << f),
-                                    tb.random_scale(), inverse=True)]
+            frames = [tb.make_frame(rng.integers(0, tb.P, 1 << f, dtype=np.uint64), tb.random_scale(), inverse=True),
+                      tb.make_frame(rng.choice(tb.edges, 1 << f), tb.random_scale(), inverse=True)]
             got = await tb.run(frames, pattern("random", seed=random.getrandbits(32)),
                                pattern(stall, seed=random.getrandbits(32)), idle_frame_rate=0.3)
             tb.check(got, frames)
@@ -267,14 +288,14 @@ async def test_edge_values(dut, stall):
     rng = np.random.default_rng(random.getrandbits(32))
     single = np.zeros(n, dtype=np.uint64)
     single[0] = 1
-    edges = rng.choice(np.array(EDGE_VALUES, dtype=np.uint64), n)
+    edges = rng.choice(tb.edges, n)
     frames = [
         tb.make_frame(np.zeros(n, dtype=np.uint64), None),
-        tb.make_frame(np.full(n, P - 1, dtype=np.uint64), None),
+        tb.make_frame(np.full(n, tb.P - 1, dtype=np.uint64), None),
         tb.make_frame(single, None),
         tb.make_frame(single, (1 << tb.k) - 1),
         tb.make_frame(edges, None),
-        tb.make_frame(np.full(n, P - 1, dtype=np.uint64), tb.random_scale()),
+        tb.make_frame(np.full(n, tb.P - 1, dtype=np.uint64), tb.random_scale()),
     ]
     got = await tb.run(frames, pattern("none"), pattern(stall, seed=random.getrandbits(32)))
     tb.check(got, frames)
@@ -289,11 +310,14 @@ async def test_sim_speed(dut):
 
     tb = LaneTB(dut)
     await tb.start()
-    d, per = dut, tb.period
-    x, w = random.randrange(P), random.randrange(P)
+    d, per, fd = dut, tb.period, tb.field
+    x, w = random.randrange(tb.P), random.randrange(tb.P)
     w &= ~0xFF                          # shift stages read the low 8 bits: shift 0, in every stage's set
     d.i_x0.value, d.i_x1.value = x, x
     d.i_w_first.value, d.i_w_rest.value = w, w
+    # the general stages read w as their multiplier's word: the field value v with encode(v) = w (encode
+    # is v times encode(1))
+    value = fd.mul(w, fd.inv(encode_word(general_multiplier_for(fd), 1)))
     d.i_valid.value = 1
     d.en.value = 1
     cycles = max(int(bench_facts().get("speed_cycles", 4 * per)), tb.latency + 2 * per)
@@ -311,7 +335,8 @@ async def test_sim_speed(dut):
     # The output frame now starting is a constant frame's: compare one whole frame with the lane model.
     pairs = np.full((per, 2), x, dtype=np.uint64)
     stream = np.full((per, 2), w, dtype=np.uint64)
-    expect = LM.scaled_lane_transform(pairs, stream)
+    stream[general_words(tb.k, tb.k, fd)] = value
+    expect = LM.scaled_lane_transform(pairs, stream, field=fd)
     skip = tb.latency % per                     # output frames start `latency` cycles after input frames
     await FallingEdge(d.clk)
     got = []

@@ -18,13 +18,28 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge
 
+from nantucket.hw.model import field as F
 from nantucket.hw.model.field import P
 
-__all__ = ["EDGE_VALUES", "NONCANONICAL_VALUES", "PATTERNS", "pattern", "start_clock", "reset",
+__all__ = ["EDGE_VALUES", "edge_values", "NONCANONICAL_VALUES", "PATTERNS", "pattern", "start_clock", "reset",
            "reset_domains", "PipelineTB", "edge_pairs"]
 
 #: The field's edge values every bench must cover (all canonical).
 EDGE_VALUES = (0, 1, 2, P - 1, P - 2, 2**32 - 1, 2**32, 2**63, 2**64 - 2**32)
+
+
+def edge_values(field=F.GOLDILOCKS) -> tuple[int, ...]:
+    """The edge values of ``field`` (a name or Field): :data:`EDGE_VALUES` in Goldilocks; 0, 1, 2, p-1, p-2
+    and the powers of two around the half and full word below p in a 31-bit field."""
+    field = F.get(field)
+    if field.p == P:
+        return EDGE_VALUES
+    p, half = field.p, field.width // 2
+    return tuple(dict.fromkeys(v for v in (0, 1, 2, p - 1, p - 2, (1 << half) - 1, 1 << half, 1 << (half + 1),
+                                           (1 << (field.width - 1)) - 1, 1 << (field.width - 1), p - (1 << half))
+                               if v < p))
+
+
 #: Values >= p, for inputs that may be non-canonical (any 64-bit value).
 NONCANONICAL_VALUES = (P, P + 1, 2**64 - 2, 2**64 - 1, 2**64 - 2**31)
 

@@ -8,7 +8,8 @@ of one more frame, abandoned by the next start (which must rewind). Starts follo
 input gaps and enable stalls; every output word is checked, and every output must appear exactly
 ``latency`` enabled cycles after its input cycle.
 
-Facts: ``runs`` (optional list of [pass, log_n, rounds, extra]); by default every native log_n of the
+Words are the build's field's (``params.prime_field``), those of general stages as its general multiplier
+takes them (hw.twiddles.encode_word). Facts: ``runs`` (optional list of [pass, log_n, rounds, extra]); by default every native log_n of the
 build, both passes, all rounds (at most ``max_rounds`` if given), plus some abandoned starts, shuffled;
 about half of them inverse and batches of 1 to 3 transforms.
 """
@@ -18,15 +19,34 @@ import random
 import cocotb
 from cocotb.triggers import FallingEdge
 
+import numpy as np
+
+from nantucket.hw.model import lane as LM
 from nantucket.hw.model.params import BuildParams
-from nantucket.hw.model.twiddles import lane_twiddles
+from nantucket.hw.model.twiddles import lane_twiddles as model_twiddles
 from nantucket.hw.run import run_layout
+from nantucket.hw.twiddles import encode_word, general_multiplier_for, twiddle_bits
 from nantucket.sim.benches.lib import PATTERNS, pattern, reset, start_clock
 from nantucket.hw.flow.runner import bench_facts
 
 
-def _split(value: int, lanes: int) -> list[int]:
-    return [(value >> (64 * i)) & ((1 << 64) - 1) for i in range(lanes)]
+def _split(value: int, lanes: int, bits: int = 64) -> list[int]:
+    return [(value >> (bits * i)) & ((1 << bits) - 1) for i in range(lanes)]
+
+
+def lane_twiddles(params: BuildParams, pass_index: int, round_: int, lane: int, **kwargs) -> np.ndarray:
+    """The model's words (hw.model.twiddles.lane_twiddles), those of general stages (field values: not a
+    shift stage's, not the free slot) as the field's general multiplier takes them (the identity in
+    Goldilocks)."""
+    words = model_twiddles(params, pass_index, round_, lane, **kwargs).copy()
+    field, k = params.prime_field, params.log_core
+    f = words.shape[0].bit_length()                  # 2^(f-1) cycles
+    _, stage = LM.twiddle_plan(f)
+    phys = np.asarray(LM.physical_stages(k, f) + (-1,))[stage]
+    general = (stage >= 0) & (phys < LM.shift_stages(k, field))
+    unit = general_multiplier_for(field)
+    words[general] = [encode_word(unit, w) for w in words[general]]
+    return words
 
 
 def _random_run(params: BuildParams, rng: random.Random, **fields) -> int:
@@ -74,6 +94,7 @@ async def test_reset_state(dut):
     facts = bench_facts()
     params = BuildParams(**facts["params"]["params"])
     lanes, k, latency = params.lanes, params.log_core, facts["props"]["latency"]
+    bits = twiddle_bits(params.prime_field)
     cycles, rounds = 1 << (k - 1), min(2, (1 << k) // lanes)
     start_clock(dut.clk)
     dut.en.value = 1
@@ -96,7 +117,7 @@ async def test_reset_state(dut):
             want = lane_twiddles(params, 1, g, lane)
             for t in range(cycles):
                 first, rest = got[g * cycles + t]
-                assert (_split(first, lanes)[lane], _split(rest, lanes)[lane]) == tuple(map(int, want[t])), \
+                assert (_split(first, lanes, bits)[lane], _split(rest, lanes, bits)[lane]) == tuple(map(int, want[t])), \
                     f"round {g} lane {lane} cycle {t}"
 
 
@@ -112,6 +133,7 @@ async def _starts(dut, idle, stall):
     props = facts["props"]
     latency = props["latency"]
     lanes = params.lanes
+    bits = twiddle_bits(params.prime_field)
     rng = random.Random(f"{idle}/{stall}")
     runs = facts.get("runs") or _default_runs(params, props["frame_sizes"], facts.get("max_rounds"), rng)
     start_clock(dut.clk)
@@ -158,5 +180,5 @@ async def _starts(dut, idle, stall):
                                      inverse=bool(inverse), batch=batch)
                 for t in range(min(cycles, total - g * cycles)):
                     first, rest = got[g * cycles + t]
-                    assert (_split(first, lanes)[lane], _split(rest, lanes)[lane]) == tuple(map(int, want[t])), \
+                    assert (_split(first, lanes, bits)[lane], _split(rest, lanes, bits)[lane]) == tuple(map(int, want[t])), \
                         f"{where} round {g} lane {lane} cycle {t}"
