@@ -11,10 +11,11 @@ with :func:`device_options`.
 import importlib
 from typing import Callable
 
+from nantucket.hw.model import field as F
 from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import BuildParams
 
-from .backend_base import Backend, DeviceError, ModelBackend, check_params, keyword_names, unknown_keyword_error
+from .backend_base import Backend, DeviceError, ModelBackend, check_kernel_field, check_params, keyword_names, unknown_keyword_error
 
 __all__ = ["Backend", "DeviceError", "ModelBackend", "BACKENDS", "register_backend", "make_backend",
            "build_params", "backend_options", "check_options", "device_options"]
@@ -25,24 +26,27 @@ ParamsRule = Callable[[int, dict], "BuildParams | None"]
 _PARAMS_RULES: dict[str, ParamsRule] = {}
 
 
-def _given_only(n_points: int, given: dict) -> BuildParams | None:
-    """The model: build options are checked as parameters, and otherwise unused."""
+def _given_only(n_points: int, given: dict, field=None) -> BuildParams | None:
+    """The model: build options are checked as parameters, and otherwise unused (the model computes in
+    any field without a build)."""
     return BuildParams(**given) if given else None
 
 
-def _kernel_given(n_points: int, given: dict) -> BuildParams | None:
+def _kernel_given(n_points: int, given: dict, field=None) -> BuildParams | None:
     """A card: given options name the build the xclbin must hold (the rest at their defaults), checked
     against what the kernel's HBM layout accepts; none given means whatever the xclbin reports."""
     if not given:
         return None
-    params = BuildParams(**given)
+    params = BuildParams(**given) if field is None else BuildParams(**given, field=field)
     HbmLayout(params)
     return params
 
 
-def _kernel_smallest(n_points: int, given: dict) -> BuildParams:
-    """The simulated card: the smallest kernel build that holds n_points, with the given options kept."""
-    return BuildParams.smallest_for(n_points, check=HbmLayout, **given)
+def _kernel_smallest(n_points: int, given: dict, field=None) -> BuildParams:
+    """The simulated card: the smallest kernel build in ``field`` that holds n_points, with the given
+    options kept."""
+    extra = {} if field is None else {"field": check_kernel_field(field).name}
+    return BuildParams.smallest_for(n_points, check=HbmLayout, **given, **extra)
 
 
 def register_backend(name: str, factory: Callable[..., Backend],
@@ -51,12 +55,15 @@ def register_backend(name: str, factory: Callable[..., Backend],
     _PARAMS_RULES[name] = params_rule
 
 
-def build_params(name: str, n_points: int, given: dict) -> BuildParams | None:
+def build_params(name: str, n_points: int, given: dict, field=None) -> BuildParams | None:
     """The BuildParams to give backend ``name`` for n_points and the build options ``given`` (lanes,
-    log_core, channels; absent ones omitted), or None for the backend's own choice. Raises ValueError
+    log_core, channels; absent ones omitted) in ``field`` (a name; None: the default), or None for the
+    backend's own choice. Raises ValueError
     (or TypeError) with a one-line reason when no build the backend accepts fits."""
     _check_name(name)
-    return _PARAMS_RULES.get(name, _given_only)(n_points, given)
+    if field is not None:
+        field = F.get(field, "field").name
+    return _PARAMS_RULES.get(name, _given_only)(n_points, given, field)
 
 
 def _check_name(name) -> None:

@@ -185,7 +185,7 @@ def _build_params(args, n_points: int, context: str):
     given = {k: v for k, v in (("lanes", args.lanes), ("log_core", args.log_core),
                                ("channels", args.channels)) if v is not None}
     try:
-        return backends.build_params(args.backend, n_points, given)
+        return backends.build_params(args.backend, n_points, given, args.field)
     except (TypeError, ValueError) as e:
         raise UsageError(f"{context}: {e}") from e
 

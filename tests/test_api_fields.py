@@ -303,18 +303,32 @@ def test_the_sim_backend_refuses_a_field_its_build_lacks_before_any_work(monkeyp
     def no_work(*a, **k):
         raise AssertionError("the sim backend went on to its build folder")
     monkeypatch.setattr(S, "writable_build_base", no_work)
-    message = "field: the sim card's build computes in goldilocks, not babybear"
+    # without params the card would be built in the field: the kernel moves 64-bit points only
+    message = ("field: the sim card's kernel moves 64-bit points and babybear has 32-bit ones; transform "
+               "babybear on the model backend")
     for call in (lambda: S.SimBackend(field="babybear"), lambda: nantucket.open("sim", field="babybear"),
-                 lambda: nantucket.ntt(np.arange(4, dtype=np.uint32), backend="sim", field="babybear"),
-                 lambda: S.SimBackend(BuildParams(lanes=4, log_core=2, channels=4), field="babybear")):
+                 lambda: nantucket.ntt(np.arange(4, dtype=np.uint32), backend="sim", field="babybear")):
         with pytest.raises(ValueError, match=f"^{message}$"):
             call()
+    with pytest.raises(ValueError, match="^field: the sim card's build computes in goldilocks, not babybear$"):
+        S.SimBackend(BuildParams(lanes=4, log_core=2, channels=4), field="babybear")
     with pytest.raises(ValueError, match="^field: the sim card's build computes in goldilocks, not "
                                          "goldilocks-plonky2$"):
-        S.SimBackend(field="goldilocks-plonky2")
+        S.SimBackend(BuildParams(lanes=4, log_core=2, channels=4), field="goldilocks-plonky2")
     with pytest.raises(ValueError, match="^field: the sim card's build computes in babybear, not goldilocks$"):
         S.SimBackend(BuildParams(lanes=4, log_core=2, channels=4, field="babybear"))
     assert "field" in B.backend_options("sim")
+
+
+def test_the_sim_backend_builds_a_goldilocks_plonky2_card_when_asked_without_params(tmp_path, monkeypatch):
+    import nantucket.host.sim_backend as S
+    monkeypatch.setattr(S, "writable_build_base", lambda: tmp_path)    # nothing is built by the constructor
+    be = S.SimBackend(field="goldilocks-plonky2")
+    assert be.field is nantucket.FIELDS["goldilocks-plonky2"]
+    assert be.params_for(1 << 8).field == "goldilocks-plonky2" and be.params_for(1 << 8).n_points >= 1 << 8
+    assert B.build_params("sim", 1 << 8, {}, "goldilocks-plonky2").field == "goldilocks-plonky2"
+    assert B.build_params("xrt", 1 << 8, {"lanes": 4}, "goldilocks-plonky2").field == "goldilocks-plonky2"
+    assert B.build_params("xrt", 1 << 8, {}, "goldilocks-plonky2") is None      # the card says which build
 
 
 def test_the_xrt_backend_refuses_a_field_its_build_lacks_before_opening():
@@ -323,8 +337,9 @@ def test_the_xrt_backend_refuses_a_field_its_build_lacks_before_opening():
     class NoPyxrt:                      # any use of it would fail the test
         def __getattr__(self, name):
             raise AssertionError(f"pyxrt.{name} used")
-    for params, field, built in [(None, "babybear", "goldilocks"),
-                                 (BuildParams(lanes=4, log_core=2, channels=4), "koalabear", "goldilocks"),
+    # without params the card's identification names its build and field: checked once it is open
+    # (tests/test_kernel_fields.py)
+    for params, field, built in [(BuildParams(lanes=4, log_core=2, channels=4), "koalabear", "goldilocks"),
                                  (BuildParams(field="goldilocks-plonky2"), "goldilocks", "goldilocks-plonky2")]:
         with pytest.raises(ValueError, match=f"^field: the xrt card's build computes in {built}, not {field}$"):
             XrtBackend(params, xclbin="/nonexistent.xclbin", pyxrt_module=NoPyxrt(), field=field)

@@ -217,7 +217,8 @@ def test_the_sim_backend_refuses_babybear_before_reading_any_file(tmp_path, caps
     missing = tmp_path / "nothing-here.txt"
     assert main(["run", str(missing), str(missing), "--field", "babybear", "--backend", "sim"]) == 2
     out, err = capsys.readouterr()
-    assert out == "" and one_line(err, "field: the sim card's build computes in goldilocks, not babybear")
+    assert out == "" and one_line(err, "field: the sim card's kernel moves 64-bit points and babybear has "
+                                       "32-bit ones")
 
 
 @pytest.mark.parametrize("argv, field", [

@@ -421,7 +421,7 @@ def test_each_backend_gets_only_the_options_it_takes(pair, capsys, monkeypatch):
     monkeypatch.setitem(backends.BACKENDS, "model", _StrictModel)
     assert main(["run", *map(str, pair)]) == 0
     monkeypatch.setitem(backends.BACKENDS, "sim", _StrictSim)
-    monkeypatch.setattr(backends, "build_params", lambda name, n, given: None)
+    monkeypatch.setattr(backends, "build_params", lambda name, n, given, field=None: None)
     assert main(["run", *map(str, pair), "--backend", "sim"]) == 0
     assert _StrictSim.seen["params"] is None and callable(_StrictSim.seen["progress"])
 

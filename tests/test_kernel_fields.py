@@ -124,6 +124,21 @@ def test_host_refuses_a_kernel_of_another_field(tmp_path):
         _xrt(tmp_path, plonky2, plonky2, id_overrides={"FIELD": 0})
     with pytest.raises(ValueError, match=f"computes in {FIELD}, not goldilocks"):     # no params: the ID's
         _xrt(tmp_path, None, plonky2, field="goldilocks")
+    assert _xrt(tmp_path, None, plonky2, field=FIELD).params == plonky2      # ... and its field is taken
     with pytest.raises(IdentityMismatch, match="self-test"):
         _xrt(tmp_path, small, plonky2, read_register=False)
     _xrt(tmp_path, plonky2, plonky2, read_register=False)         # its own field passes the self-test
+
+
+def test_cli_runs_a_goldilocks_plonky2_pair_on_the_sim_card(tmp_path, capsys):
+    """`nantucket points/run --field goldilocks-plonky2 --backend sim`: the smallest card for 2^8 points is
+    built in that field (the same L4_k4_C4 build as above), and its output equals the expected file, which
+    `points` computed with the model in that field; a goldilocks run of the same files does not match."""
+    from nantucket.host.cli import main
+    i, e = tmp_path / "in.txt", tmp_path / "exp.txt"
+    assert main(["points", "8", str(i), str(e), "--field", FIELD]) == 0
+    capsys.readouterr()
+    assert main(["run", str(i), str(e), "--backend", "sim", "--field", FIELD]) == 0
+    out = capsys.readouterr().out
+    assert FIELD in out and "L4_k4_C4" in out
+    assert main(["run", str(i), str(e), "--backend", "model"]) == 1          # the other chain's outputs differ

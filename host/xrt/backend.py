@@ -140,7 +140,8 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
                  progress=None, kernel_computes=KERNEL_TRANSFORMS):
         super().__init__()
         check_params(params)
-        self.field = check_build_field(field, params, "the xrt card")
+        # without params the card says which build (and field) it holds: checked once it is open
+        self.field = F.get(field, "field") if params is None else check_build_field(field, params, "the xrt card")
         timeout_s = _check_timeout(timeout_s)
         device, self.xclbin_path = _check_options(device, progress, xclbin)
         computes = _check_computes(kernel_computes)
