@@ -9,19 +9,28 @@ from amaranth.sim import Simulator
 
 from nantucket.hw.model import field as F
 from nantucket.hw.output_scale import OutputScale
-from nantucket.sim.benches.lib import EDGE_VALUES
+from nantucket.sim.benches.lib import edge_values
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
 
-@pytest.mark.parametrize("k", [2, 4, 12])
-def test_output_scale_with_stalls(k):
-    """Frames (of 2^(f-1) cycles for several f <= k, the first 64 cycles at k = 12), each with its own
+#: DSP48E2 of the four multipliers: 12 per Goldilocks multiply/reduce, 2 per Montgomery one.
+DSP_TILES = {"goldilocks": 48, "babybear": 8, "koalabear": 8}
+CASES = [(field, k) for field in DSP_TILES for k in (2, 4, 12)]
+
+
+@pytest.mark.parametrize("field, k", CASES, ids=[f"{f}_k{k}" for f, k in CASES])
+def test_output_scale_with_stalls(field, k):
+    """In each field (Goldilocks: the top roots and 1/N as shifts; BabyBear and KoalaBear: the general
+    path, every factor word and 1/N through the Montgomery multiplier), frames (of 2^(f-1) cycles for several f <= k, the first 64 cycles at k = 12), each with its own
     column and N = 2^n (n = 2k and smaller, down to 0), forward, inverse (w_N^(-column m)) and normalize
     (1/N, the column ignored), edge and random points, random enable stalls, against pow() of the root
     and of 2: Y[m] = X[m] * w_N^(+-column * m) or X[m] / N. The cycle, column, n and the two flags of
     each pair are given one enabled cycle ahead."""
-    dut = OutputScale(k)
+    fd = F.get(field)
+    dut = OutputScale(k, field=fd)
+    assert dut.shifted == (field == "goldilocks")
+    edges = edge_values(fd)
     rng = random.Random(k)
     top = (1 << k) - 1
     frames = [(k, 2 * k, 0, 0, 0), (k, 2 * k, top, 0, 0), (k, 2 * k, rng.randrange(1 << k), 0, 0),
@@ -36,8 +45,9 @@ def test_output_scale_with_stalls(k):
     items = []                                     # (t, column, n, inverse, normalize, x0, x1), back to back
     for f, n, col, inv, norm in frames:
         for t in range(min(1 << (f - 1), 64)):
-            x0 = rng.choice(EDGE_VALUES) if rng.random() < 0.3 else rng.randrange(F.P)
-            items.append((t, col, n, inv, norm, x0, rng.randrange(F.P)))
+            x0 = rng.choice(edges) if rng.random() < 0.3 else rng.randrange(fd.p)
+            x1 = rng.choice(edges) if rng.random() < 0.1 else rng.randrange(fd.p)
+            items.append((t, col, n, inv, norm, x0, x1))
     got = []
 
     async def tb(ctx):
@@ -68,18 +78,20 @@ def test_output_scale_with_stalls(k):
     sim.add_testbench(tb)
     sim.run()
     expect = []
+    p = fd.p
     for t, col, n, inv, norm, x0, x1 in items:
         if norm:
-            f0 = f1 = pow(pow(2, n, F.P), F.P - 2, F.P)           # 1/N by Fermat
+            f0 = f1 = pow(pow(2, n, p), p - 2, p)                 # 1/N by Fermat
         else:
-            w = F.root_of_unity(1 << n)
+            w = fd.root_of_unity(1 << n)
             e0, e1 = col * 2 * t, col * (2 * t + 1)
             if inv:                                               # w^-e = w^(N - e mod N)
                 e0, e1 = (-e0) % (1 << n), (-e1) % (1 << n)
-            f0, f1 = pow(w, e0, F.P), pow(w, e1, F.P)
-        expect.append((x0 * f0 % F.P, x1 * f1 % F.P))
-    assert got == expect
-    assert dut.dsp_tiles == 48
+            f0, f1 = pow(w, e0, p), pow(w, e1, p)
+        expect.append((x0 * f0 % p, x1 * f1 % p))
+    bad = [(i, items[i], g, e) for i, (g, e) in enumerate(zip(got, expect)) if g != e]
+    assert got == expect, bad[:4]
+    assert dut.dsp_tiles == DSP_TILES[field]
 
 
 def test_default_engine_structure():
