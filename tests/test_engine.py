@@ -32,11 +32,12 @@ def test_engine_inverse_and_batches(lanes, k, channels):
               test_module="nantucket.sim.benches.engine", testcase="test_inverse_and_batches")
 
 
-@pytest.mark.parametrize("field", ["goldilocks-plonky2"])
+@pytest.mark.parametrize("field", ["goldilocks-plonky2", "babybear", "koalabear"])
 def test_engine_fields(field):
     """The engine of another field (one L4_k4 build): every size forward with edge vectors and stalls,
     inverse and batches, and coset transforms (sim/benches/coset.py), all against the golden model in that
-    field (hw.model.ntt.transform(..., field=field), fourstep.pass1(..., field=field))."""
+    field (hw.model.ntt.transform(..., field=field), fourstep.pass1(..., field=field)). BabyBear and
+    KoalaBear: 31-bit points in 32-bit payload slots, Montgomery twiddle and factor words."""
     from nantucket.sim.benches.lib import edge_values
     params = BuildParams(lanes=4, log_core=4, channels=2, field=field)
     engine = NttEngine(params)
