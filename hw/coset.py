@@ -28,6 +28,13 @@ enabled cycle from the shift g:
   once the first factors are at its output; the engine holds its first payload until then.
 
 The stream repeats with every frame, so a batch of transforms needs nothing more.
+
+Fields whose multiplier takes encoded words (Montgomery form in BabyBear and KoalaBear, hw/multiplier.py):
+every chain word, table entry and factor is kept as the multiplier's word (a product of two words is the
+word of the product), so the point scale's outputs are canonical field values. The shift arrives as a
+canonical value: the chain job's first round multiplies it by encode(encode(1)) (2^64 mod p), which gives
+its word; tables start from encode(1). The figures above are Goldilocks'; a 31-bit field's exponent has
+31 bits and a round is 11 cycles ((1 + 31 + 2k) rounds).
 """
 
 from amaranth.hdl import Cat, Const, EnableInserter, Module, Mux, Signal, unsigned

@@ -26,7 +26,9 @@ two-word format. The lane never knows which pass it is in: only the twiddle valu
 The pass-1 four-step scale is not folded into the stage twiddles: they stay plain, so stages k-6 .. k-1
 (64th roots of unity, powers of two) are butterflies without a multiplier (ShiftMultiplier) and an
 OutputScale after the bit reversal multiplies output m by w_N^(n2*m); the column n2 rides the stream's
-free slot (hw.model.lane.shift_stream) and is picked up where the second half emits it.
+free slot (hw.model.lane.shift_stream) and is picked up where the second half emits it. In BabyBear and
+KoalaBear (2 has a large order modulo p) only the last stage, whose one twiddle is 1, is shift-only (a
+pass-through); every other stage and the output scale multiply by Montgomery words (hw/multiplier.py).
 
 Run-time frame sizes: ``log_frame`` = f (2..k, taken at ``restart``) makes the lane a lane of
 2^f points, one frame every 2^(f-1) enabled cycles. The frame's a_f = ceil(f/2) and b_f = f - a_f stages
