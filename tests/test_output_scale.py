@@ -110,3 +110,27 @@ def test_default_engine_structure():
     assert count("nt_mulreduce") == 1 + 4 + 2 + 3    # in the butterfly module; 4 + 2 in the lane; 3
     assert len(re.findall(r"^\s*nt_shift_butterfly\w*\s+\S+\s*\(", text, re.M)) == 6
     assert engine.mul_units == lanes * (2 + 4 + 2) + 3
+
+
+@pytest.mark.parametrize("field", ["babybear", "koalabear"])
+def test_montgomery_engine_structure(field):
+    """A 31-bit engine's multipliers, counted in the emitted Verilog: every stage but the last is a
+    general (Montgomery) butterfly, the last a shift butterfly (its one twiddle is 1); the lane's output
+    scale has four Montgomery units and no shifter, the point scale two, the coset factor generator three;
+    no Goldilocks multiply/reduce anywhere."""
+    from nantucket.hw.flow import catalog
+    from nantucket.hw.engine import NttEngine
+    from nantucket.hw.model.params import BuildParams
+    lanes, k = 2, 4
+    engine = NttEngine(BuildParams(lanes=lanes, log_core=k, channels=2, field=field))
+    text = catalog.verilog_of(engine, "engine")
+    count = lambda mod: len(re.findall(rf"^\s*{mod}\s+\S+\s*\(", text, re.M))
+    assert count(f"nt_lane_k{k}_{field}") == lanes
+    assert count(f"nt_butterfly_montgomery_{field}") == k - 1
+    assert len(re.findall(rf"^\s*nt_shift_butterfly_{field}\w*\s+\S+\s*\(", text, re.M)) == 1
+    assert count(f"nt_montmul_{field}") == 1 + 4 + 2 + 3     # in the butterfly module; 4 + 2 in the lane; 3
+    assert "nt_mulreduce" not in text
+    out_scale = text[text.index(f"module \\nt_lane_k{k}_{field}.out_scale "):].split("endmodule")[0]
+    assert len(re.findall(rf"^\s*nt_montmul_{field}\s+\S+\s*\(", out_scale, re.M)) == 4
+    assert "nt_shiftreduce" not in out_scale
+    assert engine.mul_units == lanes * ((k - 1) + 4 + 2) + 3
