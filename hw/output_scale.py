@@ -170,8 +170,11 @@ class OutputScale(wiring.Component):
         else:
             # 1/N as the multiplier's word, in place of R_hi's (the exponent is 0: R_lo's word is 1)
             norm = Signal(self._field.width, name="norm_word")
+            # padded to every value of i_log_n (n > 2k does not occur: those act as 2k)
+            words = self.normalize_words
+            words += [words[-1]] * ((1 << len(self.i_log_n)) - len(words))
             with m.If(en):
-                m.d.sync += norm.eq(Array(Const(w, self._field.width) for w in self.normalize_words)[self.i_log_n])
+                m.d.sync += norm.eq(Array(Const(w, self._field.width) for w in words)[self.i_log_n])
         normalize = Signal(name="normalize_q")
         with m.If(en):
             m.d.sync += normalize.eq(self.i_normalize)

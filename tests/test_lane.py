@@ -641,8 +641,10 @@ def test_lane_bench_fields(field, k):
                      "latencies": {f: lane.latency_at(f) for f in range(2, k + 1)}})
 
 
-@pytest.mark.parametrize("k", [3, pytest.param(12, marks=pytest.mark.full)])
-def test_lint(k):
+@pytest.mark.parametrize("field, k", [("goldilocks", 3), ("babybear", 3),
+                                      pytest.param("goldilocks", 12, marks=pytest.mark.full),
+                                      pytest.param("koalabear", 12, marks=pytest.mark.full)])
+def test_lint(field, k):
     from nantucket.hw.flow import catalog
     from nantucket.hw.flow.runner import lint_verilog
-    lint_verilog(catalog.emit_verilog("lane", log_core=k), "lane")
+    lint_verilog(catalog.emit_verilog("lane", log_core=k, field=field), "lane")
