@@ -28,6 +28,13 @@ enabled cycle from the shift g:
   once the first factors are at its output; the engine holds its first payload until then.
 
 The stream repeats with every frame, so a batch of transforms needs nothing more.
+
+Fields whose multiplier takes encoded words (Montgomery form in BabyBear and KoalaBear, hw/multiplier.py):
+every chain word, table entry and factor is kept as the multiplier's word (a product of two words is the
+word of the product), so the point scale's outputs are canonical field values. The shift arrives as a
+canonical value: the chain job's first round multiplies it by encode(encode(1)) (2^64 mod p), which gives
+its word; tables start from encode(1). The figures above are Goldilocks'; a 31-bit field's exponent has
+31 bits and a round is 11 cycles ((1 + 31 + 2k) rounds).
 """
 
 from amaranth.hdl import Cat, Const, EnableInserter, Module, Mux, Signal, unsigned
@@ -40,7 +47,7 @@ from nantucket.hw.model import coset as coset_model, field as F
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.run import run_layout
 from nantucket.hw.shared import share
-from nantucket.hw.twiddles import encode_word, general_multiplier_for
+from nantucket.hw.multiplier import general_multiplier
 
 # The file's first line: the multipliers built here are emitted once and instantiated (hw/shared.py), so
 # those the shared modules stand for are never elaborated; the warning would only be noise.
@@ -60,7 +67,7 @@ class PointScale(wiring.Component):
 
     def __init__(self, *, field=F.GOLDILOCKS):
         self._field = field = F.get(field)
-        self._general = general_multiplier_for(field)
+        self._general = general_multiplier(field)
         width = field.width
         ports = {"en": In(1), "scale_in": In(1), "scale_out": In(1), "i_f0": In(width), "i_f1": In(width)}
         for side in ("head", "tail"):
@@ -142,11 +149,10 @@ class CosetFactors(wiring.Component):
             raise ValueError(f"output_offsets: no offset for frame sizes {missing}")
         self._params = params
         self._field = field = params.prime_field
-        self._general = general_multiplier_for(field)
-        if any(encode_word(self._general, v) != v for v in (1, 2, field.p - 1)):
-            # the chain job would have to encode the run-time shift first
-            raise ValueError(f"params: coset factors for {field.name} (a multiplier with encoded operands) "
-                             f"are not built")
+        self._general = general_multiplier(field)
+        # the multiplier's word of 1 (Montgomery: 2^32 mod p); encode(v) = v * one for such a multiplier,
+        # so a * encode(one) (mod p) is a's word: the chain job's first round encodes the shift with it
+        self._one = self._general.encode(1)
         self._offsets = {f: int(output_offsets[f]) for f in range(2, k + 1)}
         super().__init__({
             "start": In(1), "pass2": In(1), "run": In(run_layout(params)), "en": In(1),
@@ -157,6 +163,12 @@ class CosetFactors(wiring.Component):
     def ROUND(self) -> int:
         """Cycles of a chain round: issue the square and the product, take both."""
         return self._general.latency + 2
+
+    @property
+    def encodes(self) -> bool:
+        """True when the multiplier's words are not the field values (Montgomery form): tables and chain
+        words are then kept as words, the run-time shift encoded first (one more chain round)."""
+        return self._one != 1
 
     @property
     def exponent_rounds(self) -> int:
@@ -179,8 +191,8 @@ class CosetFactors(wiring.Component):
     @property
     def chain_cycles(self) -> int:
         """Cycles of the background job for a new shift: the exponent rounds (p - 2 has 64 bits in
-        Goldilocks), 2k rounds of h's squares."""
-        return (self.exponent_rounds + self._params.max_log_n) * self.ROUND + 1
+        Goldilocks), 2k rounds of h's squares (and one round to encode the shift, ``encodes``)."""
+        return (self.exponent_rounds + self._params.max_log_n + int(self.encodes)) * self.ROUND + 1
 
     def level_cycles(self, level: int, last: bool) -> int:
         """Cycles of table level t: it issues 2^t products (reading entry j on its step j + 1; the
@@ -206,11 +218,14 @@ class CosetFactors(wiring.Component):
 
     def model(self, shift: int, log_n: int, pass_index: int, inverse: bool, cycles: int) -> list[tuple[int, int]]:
         """Bit-exact reference: the factor pairs ``o_f0``, ``o_f1`` on the first ``cycles`` enabled cycles
-        from ``ready`` on (hw.model.coset.factor_stream, started where the lanes' multipliers are)."""
+        from ``ready`` on (hw.model.coset.factor_stream, started where the lanes' multipliers are), as the
+        multiplier's words (``encode``: the values themselves in Goldilocks)."""
         pairs = coset_model.factor_stream(shift, log_n, pass_index, inverse, self._field)
         period = pairs.shape[0]
         first = (-self._offsets[coset_model.pass_frame(log_n, pass_index)]) % period if inverse else 0
-        return [(int(pairs[(first + t) % period, 0]), int(pairs[(first + t) % period, 1])) for t in range(cycles)]
+        word = self._general.encode
+        return [(word(int(pairs[(first + t) % period, 0])), word(int(pairs[(first + t) % period, 1])))
+                for t in range(cycles)]
 
     def elaborate(self, platform):
         m = Module()
@@ -340,17 +355,24 @@ class CosetFactors(wiring.Component):
         sq = Signal(width, name="chain_square")
         acc = Signal(width, name="chain_acc")
         exponent = Const(coset_model.inverse_exponent(self._field), rounds)
+        one = self._one
+        # encoding: the job's first round, sq = shift * encode(one) = the shift's word (Montgomery only;
+        # without it the gates below are the plain conditions)
+        encoding = Signal(name="chain_encoding") if self.encodes else None
+        live = (lambda cond: cond & ~encoding) if self.encodes else (lambda cond: cond)
         in_exp = rnd < rounds
         m.d.comb += [unit_c.en.eq(1), cw.data.eq(sq),
                      cw.addr.eq(Mux(in_exp, rnd, rnd - rounds + nmax)),
-                     cw.en.eq(job & (cyc == 0) & (~in_exp | (rnd < nmax)) & (rnd < rounds + nmax))]
+                     cw.en.eq(live(job & (cyc == 0) & (~in_exp | (rnd < nmax)) & (rnd < rounds + nmax)))]
         new_shift = Signal(name="new_shift")
         shift = self.run.coset_shift
         with m.If(~job):
             with m.If(~(chain_ok & (key == shift))):
                 m.d.comb += new_shift.eq(1)
-                m.d.sync += [key.eq(shift), sq.eq(shift), acc.eq(1), rnd.eq(0), cyc.eq(0),
+                m.d.sync += [key.eq(shift), sq.eq(shift), acc.eq(one), rnd.eq(0), cyc.eq(0),
                              job.eq(1), chain_ok.eq(0)]
+                if self.encodes:
+                    m.d.sync += encoding.eq(1)
         with m.Elif(key != shift):                      # the shift changed under the job: start again
             m.d.sync += job.eq(0)
         with m.Elif(rnd == rounds + nmax):
@@ -358,16 +380,26 @@ class CosetFactors(wiring.Component):
         with m.Else():
             m.d.sync += cyc.eq(Mux(cyc == self.ROUND - 1, 0, cyc + 1))
             with m.If(cyc == self.ROUND - 1):
-                m.d.sync += rnd.eq(rnd + 1)
+                if self.encodes:
+                    with m.If(encoding):
+                        m.d.sync += encoding.eq(0)
+                    with m.Else():
+                        m.d.sync += rnd.eq(rnd + 1)
+                else:
+                    m.d.sync += rnd.eq(rnd + 1)
             with m.If(cyc == 0):
-                m.d.comb += [unit_c.i_a.eq(sq), unit_c.i_b.eq(sq), unit_c.i_valid.eq(1)]
-            with m.If((cyc == 1) & in_exp):
+                if self.encodes:
+                    r2 = self._general.encode(one)
+                    m.d.comb += [unit_c.i_a.eq(sq), unit_c.i_b.eq(Mux(encoding, r2, sq)), unit_c.i_valid.eq(1)]
+                else:
+                    m.d.comb += [unit_c.i_a.eq(sq), unit_c.i_b.eq(sq), unit_c.i_valid.eq(1)]
+            with m.If(live((cyc == 1) & in_exp)):
                 m.d.comb += [unit_c.i_a.eq(acc),
-                             unit_c.i_b.eq(Mux(exponent.bit_select(rnd[:(rounds - 1).bit_length()], 1), sq, 1)),
+                             unit_c.i_b.eq(Mux(exponent.bit_select(rnd[:(rounds - 1).bit_length()], 1), sq, one)),
                              unit_c.i_valid.eq(1)]
             with m.If(cyc == lat):
                 m.d.sync += sq.eq(unit_c.o_p)
-            with m.If((cyc == lat + 1) & in_exp):
+            with m.If(live((cyc == lat + 1) & in_exp)):
                 m.d.sync += acc.eq(unit_c.o_p)
                 with m.If(rnd == rounds - 1):       # acc is h now: its squares come next
                     m.d.sync += sq.eq(unit_c.o_p)
@@ -420,7 +452,7 @@ class CosetFactors(wiring.Component):
                 m.d.comb += [rd.addr.eq(Cat(idx[:len(addr)], table_set)), rd.en.eq(building | stream_en)]
         for wp, unit, width in ((lo_w, unit_a, len(lo_a[0])), (hi_w, unit_b, len(hi_a[0]))):
             m.d.comb += [wp.en.eq(init | unit.o_valid), wp.addr.eq(Cat(Mux(init, 0, dest)[:width], table_set)),
-                         wp.data.eq(Mux(init, 1, unit.o_p))]
+                         wp.data.eq(Mux(init, self._one, unit.o_p))]
         m.d.comb += [
             unit_a.en.eq(building | stream_en), unit_b.en.eq(building | stream_en),
             unit_a.i_valid.eq(issued & lo_on), unit_b.i_valid.eq(issued),

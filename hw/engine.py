@@ -36,7 +36,8 @@ of 2^n points takes 2^n / (2L) + ``latency_at(f)`` cycles with no stalls.
 Inverse and batches. The run's ``inverse`` makes the
 run the inverse transform, 1/N included, in the same two passes and cycles: the generator sends the
 inverse stream (inverse twiddle rows), pass 1's output scale multiplies by w_N^(-n2 k1) and pass 2's by
-1/N = 2^(192 - n) (a shift); no multiplier is added. The run's ``batch`` = B (>= 1; 0 acts as 1) runs
+1/N (Goldilocks: 2^(192 - n), a shift; BabyBear and KoalaBear: its Montgomery word through the output
+scale's factor multiplier, hw/output_scale.py); no multiplier is added. The run's ``batch`` = B (>= 1; 0 acts as 1) runs
 B transforms stored back to back in one pass of B x as many columns (rows), ``pass_schedule(params,
 pass, n, B)``: the lanes run the elements back to back with the pipeline full, the generator's column
 wraps at each element's N2. A pass then takes B * 2^n / (2L) + ``latency_at(f)`` cycles with no stalls.
@@ -50,6 +51,11 @@ lanes' point scale adds its multiplier's latency, so a coset pass takes ``coset_
 more than a plain one (a plain pass is unchanged;
 ``coset_extra_cycles(f, cached=True)`` when the generator kept the pass's tables), plus
 ``coset.chain_cycles`` once after the shift changed, unless the engine was idle that long before.
+
+Fields. The build's field (``params.prime_field``) reaches every block: 64-bit points in Goldilocks,
+31-bit points (in 32-bit payload slots) in BabyBear and KoalaBear, whose twiddle, scale and coset words
+are in Montgomery form (the field's general multiplier, hw/multiplier.py) and whose lanes have one
+shift-only stage (the last, twiddle 1) where Goldilocks' have six.
 """
 
 from amaranth.hdl import Module, Mux, Signal

@@ -26,7 +26,9 @@ two-word format. The lane never knows which pass it is in: only the twiddle valu
 The pass-1 four-step scale is not folded into the stage twiddles: they stay plain, so stages k-6 .. k-1
 (64th roots of unity, powers of two) are butterflies without a multiplier (ShiftMultiplier) and an
 OutputScale after the bit reversal multiplies output m by w_N^(n2*m); the column n2 rides the stream's
-free slot (hw.model.lane.shift_stream) and is picked up where the second half emits it.
+free slot (hw.model.lane.shift_stream) and is picked up where the second half emits it. In BabyBear and
+KoalaBear (2 has a large order modulo p) only the last stage, whose one twiddle is 1, is shift-only (a
+pass-through); every other stage and the output scale multiply by Montgomery words (hw/multiplier.py).
 
 Run-time frame sizes: ``log_frame`` = f (2..k, taken at ``restart``) makes the lane a lane of
 2^f points, one frame every 2^(f-1) enabled cycles. The frame's a_f = ceil(f/2) and b_f = f - a_f stages
@@ -66,7 +68,8 @@ from nantucket.hw.output_scale import OutputScale
 from nantucket.hw.reorder import FrameReorder
 from nantucket.hw.run import lane_run_layout
 from nantucket.hw.shared import share
-from nantucket.hw.twiddles import general_multiplier_for, shift_multiplier_for, twiddle_bits
+from nantucket.hw.multiplier import ShiftMultiplier, general_multiplier
+from nantucket.hw.twiddles import stream_word_bits
 
 # The file's first line: a lane built for its properties (latencies, sizes) is never elaborated, nor are
 # the sub-blocks a shared lane's module stands for (hw/shared.py); the warning would only be noise.
@@ -87,7 +90,7 @@ def _check_int(name: str, value, lo: int, hi: int) -> int:
 
 def _check_factory(butterfly, field=F.GOLDILOCKS):
     if butterfly is None:
-        general = general_multiplier_for(field)
+        general = general_multiplier(field)
         return lambda: Butterfly(multiplier=general)
     if not callable(butterfly):
         raise TypeError(f"butterfly: expected a callable returning a butterfly component, "
@@ -432,7 +435,7 @@ class Lane(wiring.Component):
     (``field.width``), which stages are shift-only (``shift_stages(k, field)``: the last six in both
     Goldilocks chains), their shift amounts, the output scale's tables and the general multiplier; the
     stream is the field's (``shift_stream(..., field=field)``), general stages' words as that multiplier
-    takes them (hw.twiddles.encode_word).
+    takes them (its ``encode``, hw/multiplier.py).
     Properties: log_core, field, tail_bits, period, latency, stored_points, stored_twiddles, buffer_points,
     butterfly_latencies, mul_units, dsp_tiles; method latency_at(f).
     """
@@ -443,7 +446,7 @@ class Lane(wiring.Component):
         factory = _check_factory(butterfly, field)
         self._default_butterfly = butterfly is None
         self._a, self._b = lane_model.halves(log_core)
-        width, words = field.width, twiddle_bits(field)
+        width, words = field.width, stream_word_bits(field)
         # The second half's words: shift amounts (8 bits) and the column (k bits) when every second-half
         # stage is a shift stage (Goldilocks: b <= 6), else field values.
         self._tail_bits = SHIFT_WORD_BITS if lane_model.shift_stages(log_core, field) <= self._a else words
@@ -481,9 +484,9 @@ class Lane(wiring.Component):
         if stage >= lane_model.shift_stages(self._k, field):
             shifts = set(lane_model.stage_shifts(self._k, stage, field=field)) | set(
                 lane_model.stage_shifts(self._k, stage, inverse=True, field=field))
-            return Butterfly(multiplier=shift_multiplier_for(shifts, field), pass_width=SHIFT_WORD_BITS)
+            return Butterfly(multiplier=ShiftMultiplier(shifts, field=field), pass_width=SHIFT_WORD_BITS)
         if self._default_butterfly and stage == self._a - 1:
-            return Butterfly(multiplier=general_multiplier_for(field), pass_width=self._tail_bits)
+            return Butterfly(multiplier=general_multiplier(field), pass_width=self._tail_bits)
         return factory()
 
     @property

@@ -27,6 +27,15 @@ carry in: e += -u, so the per-cycle path keeps its one adder). ``i_normalize`` (
 where the column is 0) makes Y = X / N instead: 1/N = 2^(192 - n) since 2^192 = 1 mod p, so it is a shift
 amount for the shifter that already serves the factor's power-of-two part (every level of the 0..191
 barrel is built for the 64th roots' amounts), and the exponent is held at 0 (factor 1).
+
+Fields where 2 has a large order (BabyBear, KoalaBear: ``field.shift_count`` is 1, so no root but 1 is
+a shift and 1/N is no power of two the shifter could serve) take the general path: no shifter, the
+whole exponent split over the two ROMs (e_hi, e_lo of k bits each at 2k bits: 4096-word ROMs at k = 12),
+Y = X * (R_hi[e_hi] * R_lo[e_lo]) through the field's general multiplier (Montgomery: the ROM words are
+in Montgomery form, so the factor unit's product is the factor in Montgomery form again, as the scale
+unit takes it), and ``i_normalize`` puts the word of 1/N (a (2k + 1)-word table by n) in place of
+R_hi's, the exponent held at 0 (R_lo[0] = 1). The point waits in a delay line for the factor; latency,
+units and DSP48E2 count are as above with the field's multiplier (Montgomery: latency 19, 8 DSP48E2).
 """
 
 from amaranth.hdl import Array, Cat, Const, EnableInserter, Module, Mux, Signal, unsigned
@@ -38,7 +47,7 @@ from nantucket.hw.arith import pipe
 from nantucket.hw.model import field as F
 from nantucket.hw.model.lane import twiddle_shift
 from nantucket.hw.shared import share
-from nantucket.hw.twiddles import encode_word, general_multiplier_for, shift_multiplier_for
+from nantucket.hw.multiplier import ShiftMultiplier, general_multiplier
 
 # The file's first line: the multipliers built here are emitted once and instantiated (hw/shared.py), so those
 # the shared modules stand for are never elaborated; the warning would only be noise.
@@ -59,13 +68,11 @@ class OutputScale(wiring.Component):
             raise ValueError(f"log_core: must be an int in 2..12, got {log_core!r}")
         self._k = log_core
         self._field = field = F.get(field)
-        if field.shift_count != field.two_order:
-            # 1/N must be a power of two the shifter serves (2 has a small order: Goldilocks)
-            raise ValueError(f"field: the output scale needs 2 to have a small order modulo p, not so in "
-                             f"{field.name}")
-        self._general = general_multiplier_for(field)
+        # the shifter serves the top roots and 1/N only when 2 has a small order modulo p (Goldilocks)
+        self._shifted = field.shift_count == field.two_order
+        self._general = general_multiplier(field)
         n = 2 * log_core
-        self._top_bits = min(field.shift_roots_log, n)
+        self._top_bits = min(field.shift_roots_log, n) if self._shifted else 0
         rest = n - self._top_bits
         self._lo_bits = rest // 2
         self._hi_bits = rest - self._lo_bits
@@ -92,7 +99,7 @@ class OutputScale(wiring.Component):
 
     @property
     def dsp_tiles(self) -> int:
-        return 2 * 2 * self._general.dsp_tiles          # the shifters have none
+        return 2 * 2 * self._general.dsp_tiles          # the shifters (Goldilocks) have none
 
     @property
     def rom_words(self) -> int:
@@ -100,9 +107,24 @@ class OutputScale(wiring.Component):
         return (1 << self._hi_bits) + (1 << self._lo_bits)
 
     @property
+    def shifted(self) -> bool:
+        """True when the factor's top roots and 1/N are shifts (Goldilocks), False on the general path
+        (module docstring)."""
+        return self._shifted
+
+    @property
     def normalize_shifts(self) -> list[int]:
-        """Shift amounts of 1/N = 2^(order - n), n = 1..2k (n = 0: 0), order the order of 2 (192)."""
+        """Shift amounts of 1/N = 2^(order - n), n = 1..2k (n = 0: 0), order the order of 2 (192); empty
+        on the general path (1/N is a multiplier word there, ``normalize_words``)."""
+        if not self._shifted:
+            return []
         return [0] + [self._field.two_order - n for n in range(1, 2 * self._k + 1)]
+
+    @property
+    def normalize_words(self) -> list[int]:
+        """General path: the multiplier's word for 1/N = 1/2^n, n = 0..2k (what replaces R_hi's word)."""
+        field = self._field
+        return [self._general.encode(field.inv(1 << n)) for n in range(2 * self._k + 1)]
 
     def _tables(self):
         """(shift amount of each top-bits root, HI words, LO words): the ROMs hold the words the general
@@ -110,10 +132,12 @@ class OutputScale(wiring.Component):
         field, n = self._field, 2 * self._k
         w = field.root_of_unity(1 << n)
         rest = n - self._top_bits
-        shifts = [twiddle_shift(field.pow_(w, v << rest), field) for v in range(1 << self._top_bits)]
+        shifts = [twiddle_shift(field.pow_(w, v << rest), field) for v in range(1 << self._top_bits)] \
+            if self._shifted else []
         hi = [field.pow_(w, i << self._lo_bits) for i in range(1 << max(1, self._hi_bits))]
         lo = [field.pow_(w, j) for j in range(1 << max(1, self._lo_bits))]
-        return shifts, [encode_word(self._general, v) for v in hi], [encode_word(self._general, v) for v in lo]
+        encode = self._general.encode
+        return shifts, [encode(v) for v in hi], [encode(v) for v in lo]
 
     def elaborate(self, platform):
         m = Module()
@@ -137,11 +161,20 @@ class OutputScale(wiring.Component):
         with m.If(en):
             # -2u = 2 (~u) + 2 = (2 (~u) + 1) + 1
             m.d.sync += acc.eq(add_carry(e0, Cat(neg, step), neg))
-        # 1/N as a shift amount, order - n (0 for n = 0)
-        order = self._field.two_order
-        norm_shift = Signal(range(order), name="norm_shift")
-        with m.If(en):
-            m.d.sync += norm_shift.eq(Mux(self.i_log_n == 0, 0, order - self.i_log_n))
+        if self._shifted:
+            # 1/N as a shift amount, order - n (0 for n = 0)
+            order = self._field.two_order
+            norm = Signal(range(order), name="norm_shift")
+            with m.If(en):
+                m.d.sync += norm.eq(Mux(self.i_log_n == 0, 0, order - self.i_log_n))
+        else:
+            # 1/N as the multiplier's word, in place of R_hi's (the exponent is 0: R_lo's word is 1)
+            norm = Signal(self._field.width, name="norm_word")
+            # padded to every value of i_log_n (n > 2k does not occur: those act as 2k)
+            words = self.normalize_words
+            words += [words[-1]] * ((1 << len(self.i_log_n)) - len(words))
+            with m.If(en):
+                m.d.sync += norm.eq(Array(Const(w, self._field.width) for w in words)[self.i_log_n])
         normalize = Signal(name="normalize_q")
         with m.If(en):
             m.d.sync += normalize.eq(self.i_normalize)
@@ -157,21 +190,28 @@ class OutputScale(wiring.Component):
         m.submodules.rom_hi, m.submodules.rom_lo = rom_hi, rom_lo
         shift_of = Array(Const(s, 8) for s in shifts)
         general = self._general
-        shifter = shift_multiplier_for(sorted(set(shifts) | set(self.normalize_shifts)), self._field)
+        shifter = None
+        if self._shifted:
+            shifter = ShiftMultiplier(sorted(set(shifts) | set(self.normalize_shifts)), field=self._field)
         regs = Module()                                     # local registers, gated by en
         valid = pipe(regs, self.i_valid, 1, "valid_in", reset_less=False)
         out_valid = pipe(regs, valid, 2 * general.latency, "valid", reset_less=False)
         m.d.comb += self.o_valid.eq(out_valid)
         rest = n - self._top_bits
+        if shifter is None:
+            # 1/N's word and the flag, a cycle later: with the ROM words they replace
+            norm_word, norm_on = pipe(regs, norm, 1, "norm_word_q"), pipe(regs, normalize, 1, "normalize_d")
         for port, (e, x, out) in enumerate(((e0, self.i_x0, self.o_x0), (e1, self.i_x1, self.o_x1))):
             factor = general.unit()
             scale = general.unit()
-            shift = shifter.unit()
+            shift = shifter.unit() if shifter else None
             m.submodules[f"factor{port}"] = share(factor)
             m.submodules[f"scale{port}"] = share(scale)
-            m.submodules[f"shift{port}"] = share(shift)
+            if shift is not None:
+                m.submodules[f"shift{port}"] = share(shift)
             for unit in (factor, scale, shift):
-                m.d.comb += unit.en.eq(en)
+                if unit is not None:
+                    m.d.comb += unit.en.eq(en)
             hi_rd = rom_hi.read_port(domain="sync")
             lo_rd = rom_lo.read_port(domain="sync")
             m.d.comb += [hi_rd.en.eq(en), lo_rd.en.eq(en)]
@@ -179,13 +219,20 @@ class OutputScale(wiring.Component):
                 m.d.comb += hi_rd.addr.eq(e[self._lo_bits:rest])
             if self._lo_bits:
                 m.d.comb += lo_rd.addr.eq(e[:self._lo_bits])
-            amount = pipe(regs, Mux(normalize, norm_shift, shift_of[e[rest:]]), 1, f"shift{port}")
-            x1 = pipe(regs, x, 1, f"x{port}")
-            m.d.comb += [
-                factor.i_valid.eq(valid), factor.i_a.eq(hi_rd.data), factor.i_b.eq(lo_rd.data),
-                shift.i_valid.eq(valid), shift.i_a.eq(x1), shift.i_b.eq(amount),
-            ]
-            shifted = pipe(regs, shift.o_p, general.latency - shifter.latency, f"shifted{port}")
+            if shift is not None:
+                amount = pipe(regs, Mux(normalize, norm, shift_of[e[rest:]]), 1, f"shift{port}")
+                x1 = pipe(regs, x, 1, f"x{port}")
+                m.d.comb += [
+                    factor.i_valid.eq(valid), factor.i_a.eq(hi_rd.data), factor.i_b.eq(lo_rd.data),
+                    shift.i_valid.eq(valid), shift.i_a.eq(x1), shift.i_b.eq(amount),
+                ]
+                shifted = pipe(regs, shift.o_p, general.latency - shifter.latency, f"shifted{port}")
+            else:
+                # the point waits for its factor; normalize: 1/N's word for R_hi's (constant while frames flow)
+                x1 = pipe(regs, x, 1, f"x{port}")
+                m.d.comb += [factor.i_valid.eq(valid), factor.i_a.eq(Mux(norm_on, norm_word, hi_rd.data)),
+                             factor.i_b.eq(lo_rd.data)]
+                shifted = pipe(regs, x1, general.latency, f"shifted{port}")
             m.d.comb += [scale.i_valid.eq(factor.o_valid), scale.i_a.eq(shifted), scale.i_b.eq(factor.o_p),
                          out.eq(scale.o_p)]
         m.submodules.regs = EnableInserter(en)(regs)

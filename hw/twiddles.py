@@ -30,50 +30,19 @@ from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
-from .model import field as F
 from .model.lane import physical_stages, scale_slot, shift_stages, shift_stream, twiddle_plan
 from .model.params import BuildParams
+from .multiplier import general_multiplier
 from .run import run_layout
 
-__all__ = ["TwiddleGenerator", "general_multiplier_for", "shift_multiplier_for", "encode_word", "twiddle_bits"]
+__all__ = ["TwiddleGenerator", "stream_word_bits"]
 
 
-# -- the multiplier seam of a field (hw/multiplier.py) ----------------------------------------------------
-# Blocks that multiply by a constant or a twiddle store the word the field's general multiplier must be
-# given for it (``encode``: the value itself in Goldilocks, value * 2^32 mod p in Montgomery form).
-
-def general_multiplier_for(field):
-    """The general multiplier kind (hw.multiplier) of ``field`` (a name or Field)."""
-    field = F.get(field)
-    from . import multiplier
-    if hasattr(multiplier, "general_multiplier"):
-        return multiplier.general_multiplier(field)
-    if field.reduction != "goldilocks":         # a seam that knows only the Goldilocks prime
-        raise ValueError(f"field: no general multiplier for {field.name} in hw.multiplier")
-    return multiplier.GENERAL
-
-
-def shift_multiplier_for(shifts, field):
-    """A shift-only multiplier kind for ``shifts`` in ``field``."""
-    field = F.get(field)
-    from . import multiplier
-    try:
-        return multiplier.ShiftMultiplier(shifts, field=field)
-    except TypeError:                           # a seam that knows only the Goldilocks prime
-        if field.reduction != "goldilocks":
-            raise ValueError(f"field: no shift multiplier for {field.name} in hw.multiplier") from None
-        return multiplier.ShiftMultiplier(shifts)
-
-
-def encode_word(multiplier, value: int) -> int:
-    """The word ``multiplier`` must be given for field value ``value`` (its ``encode``)."""
-    encode = getattr(multiplier, "encode", None)
-    return int(value) if encode is None else int(encode(int(value)))
-
-
-def twiddle_bits(field) -> int:
-    """Bits of a twiddle word: a field value, or a shift amount (8 bits) or a column (up to 12 bits)."""
-    return max(F.get(field).width, 16)
+def stream_word_bits(field) -> int:
+    """Bits of a twiddle-stream word of ``field``: the operand of the field's general multiplier
+    (hw.multiplier: 64 in Goldilocks, 31 in BabyBear and KoalaBear), and at least 16 for a shift amount
+    (8 bits) or a frame's column (up to 12 bits)."""
+    return max(general_multiplier(field).operand_bits, 16)
 
 
 _BRAM36_BITS = 1 << 15      # a BRAM36 without its parity bits: 32K x 1, 16K x 2, 8K x 4, 4K x 8 (9 with parity)
@@ -108,7 +77,7 @@ class TwiddleGenerator(wiring.Component):
     1: pass 2), log_frame (f: frames of 2^f points, 2..k), run (hw.run.run_layout: the generator reads
     ``inverse``, the inverse transform's stream, and ``log_n``, whose pass 1 has 2^floor(n/2) columns
     per transform, where the column wraps), i_valid, o_valid, o_w_first / o_w_rest (one word of
-    ``twiddle_bits(field)`` per lane). The words are the stream of the build's field
+    ``stream_word_bits(field)`` per lane). The words are the stream of the build's field
     (``params.prime_field``), those of general stages as the field's general multiplier takes them.
     Properties: params, latency, mul_units, dsp_tiles, frame_sizes.
     """
@@ -117,7 +86,7 @@ class TwiddleGenerator(wiring.Component):
         if not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
         self._params = params
-        self._word_bits = twiddle_bits(params.prime_field)
+        self._word_bits = stream_word_bits(params.prime_field)
         words = data.ArrayLayout(self._word_bits, params.lanes)
         super().__init__({
             "en": In(1),
@@ -219,7 +188,7 @@ class TwiddleGenerator(wiring.Component):
         above); each row also says whether it carries the frame's free slot, where w1 is 0 (column 0).
         Returns (addr, en, data: w0, w1, free)."""
         k, field = self._params.log_core, self._params.prime_field
-        general = general_multiplier_for(field)
+        general = general_multiplier(field)
         rows = []
         for inverse in (False, True):
             rows += [{"w0": 0, "w1": 0, "free": 0}] * 2          # addresses 0 and 1: no frame of 2^0 or 2^1
@@ -232,7 +201,7 @@ class TwiddleGenerator(wiring.Component):
                 _, stage = twiddle_plan(f)
                 phys = np.asarray(physical_stages(k, f) + (-1,))[stage]
                 valued = (stage >= 0) & (phys < shift_stages(k, field))
-                words[valued] = [encode_word(general, w) for w in words[valued]]
+                words[valued] = [general.encode(int(w)) for w in words[valued]]
                 rows += [{"w0": int(words[t, 0]), "w1": int(words[t, 1]), "free": int(t == free)}
                          for t in range(1 << (f - 1))]
         bits = self._word_bits

@@ -12,12 +12,18 @@ from nantucket.hw.engine import NttEngine
 from nantucket.hw.model import coset as CM, field as F
 from nantucket.hw.model.ntt import transform, transform_naive
 from nantucket.hw.model.params import BuildParams
-from nantucket.sim.benches.lib import EDGE_VALUES, NONCANONICAL_VALUES
+from nantucket.hw.multiplier import general_multiplier
+from nantucket.sim.benches.lib import EDGE_VALUES, NONCANONICAL_VALUES, edge_values
 from nantucket.hw.flow.runner import run_bench
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
 EDGE_SHIFTS = (1, F.P - 1, 2**32, 7)
+
+
+def edge_shifts(field) -> tuple[int, ...]:
+    """1, p - 1, 2^32 (below p), 7, the generator and 2^16 + 1 in ``field``."""
+    return tuple(dict.fromkeys(g for g in EDGE_SHIFTS + (field.generator, 2**16 + 1) if g < field.p))
 
 
 # -- the model -------------------------------------------------------------------------------------
@@ -76,16 +82,25 @@ def test_factor_tables_and_streams():
 
 # -- the blocks in amaranth.sim ----------------------------------------------------------------------
 
-def test_point_scale():
+#: The multiply/reduce latency per field (hw/arith.py MulReduce, hw/mont_reduce.py).
+MUL_LATENCY = {"goldilocks": 12, "babybear": 9, "koalabear": 9}
+
+
+@pytest.mark.parametrize("field", list(MUL_LATENCY))
+def test_point_scale(field):
     """Both sides with random enable stalls, each mode: the multiplied side gives x * f (also for
-    non-canonical x) exactly MulReduce.LATENCY enabled cycles after its input; the other side (both in a
-    plain pass) passes x through in the same cycle."""
-    from nantucket.hw.arith import MulReduce
-    dut = PointScale()
+    non-canonical x of the field's width) exactly the multiplier's latency in enabled cycles after its
+    input, the factor given as the multiplier's word (Montgomery form in BabyBear and KoalaBear); the
+    other side (both in a plain pass) passes x through in the same cycle."""
+    fd = F.get(field)
+    dut = PointScale(field=fd)
     rng = random.Random(1)
-    values = EDGE_VALUES + NONCANONICAL_VALUES
-    items = [tuple(rng.choice(values) if rng.random() < 0.4 else rng.randrange(1 << 64) for _ in range(6))
-             for _ in range(60)]                     # head x0, x1, tail x0, x1, f0, f1
+    top = 1 << fd.width
+    values = tuple(edge_values(fd)) + (NONCANONICAL_VALUES if fd.p == F.P else (fd.p, fd.p + 1, top - 1))
+    items = [tuple(rng.choice(values) if rng.random() < 0.4 else rng.randrange(top) for _ in range(4))
+             + tuple(rng.choice(edge_values(fd)) if rng.random() < 0.3 else rng.randrange(fd.p) for _ in range(2))
+             for _ in range(60)]                     # head x0, x1, tail x0, x1, f0, f1 (field values)
+    word = general_multiplier(fd).encode
     results = {}
 
     async def bench(ctx):
@@ -97,9 +112,9 @@ def test_point_scale():
                 ctx.set(dut.en, en)
                 live = i < len(items)
                 item = items[i] if live else (0,) * 6
-                for port, v in zip((dut.i_head_x0, dut.i_head_x1, dut.i_tail_x0, dut.i_tail_x1,
-                                    dut.i_f0, dut.i_f1), item):
+                for port, v in zip((dut.i_head_x0, dut.i_head_x1, dut.i_tail_x0, dut.i_tail_x1), item[:4]):
                     ctx.set(port, v)
+                ctx.set(dut.i_f0, word(item[4])); ctx.set(dut.i_f1, word(item[5]))
                 ctx.set(dut.i_head_valid, live); ctx.set(dut.i_tail_valid, live)
                 if en and ctx.get(dut.o_head_valid):
                     heads.append((i, ctx.get(dut.o_head_x0), ctx.get(dut.o_head_x1)))
@@ -114,15 +129,15 @@ def test_point_scale():
     sim.add_clock(1e-9)
     sim.add_testbench(bench)
     sim.run()
-    lat = MulReduce.LATENCY
+    lat = MUL_LATENCY[field]
     for (scale_in, scale_out), (heads, tails) in results.items():
         for side, got, multiplied in (("head", heads, scale_in), ("tail", tails, scale_out)):
             want = []
             for t, (hx0, hx1, tx0, tx1, f0, f1) in enumerate(items):
                 x0, x1 = (hx0, hx1) if side == "head" else (tx0, tx1)
-                want.append((t + lat, x0 * f0 % F.P, x1 * f1 % F.P) if multiplied else (t, x0, x1))
+                want.append((t + lat, x0 * f0 % fd.p, x1 * f1 % fd.p) if multiplied else (t, x0, x1))
             assert got == want, f"mode in={scale_in} out={scale_out}, {side}"
-    assert PointScale().latency == lat and PointScale().mul_units == 2
+    assert dut.latency == lat and dut.mul_units == 2
 
 
 def _run_generator(params, offsets, cases, stall_rate=0.3, seed=0):
@@ -164,22 +179,29 @@ def _run_generator(params, offsets, cases, stall_rate=0.3, seed=0):
     return dut, out
 
 
-@pytest.mark.parametrize("k", [4, 5])
-def test_factor_generator(k):
+GENERATOR_CASES = [("goldilocks", 4), ("goldilocks", 5), ("babybear", 4), ("koalabear", 5)]
+
+
+@pytest.mark.parametrize("field, k", GENERATOR_CASES, ids=[f"{f}_k{k}" for f, k in GENERATOR_CASES])
+def test_factor_generator(field, k):
     """Every frame size and mode (forward and inverse, both passes), edge and random shifts, with random
     stalls of the stream: the factors of three frames equal hw.model.coset.factor_stream from the right
     position (inverse: offset by the lanes' latency to their output multipliers). ``ready`` comes exactly
     setup_cycles(f) after the start when the chains are there, setup_cycles(f, cached=True) when the
     pass's table set was built for the same (inverse, n) under the same shift (a new shift drops the
-    sets), and after the chains when the shift changed just before the start."""
-    params = BuildParams(lanes=4, log_core=k, channels=4)
+    sets), and after the chains when the shift changed just before the start. In BabyBear and KoalaBear
+    the factors are Montgomery words (the shift arrives canonical and is encoded by the chain job):
+    decoded they are the model's field values."""
+    params = BuildParams(lanes=4, log_core=k, channels=4, field=field)
+    fd = params.prime_field
+    general = general_multiplier(fd)
     offsets = {f: 41 + 3 * f for f in range(2, k + 1)}
     rng = random.Random(k)
     chain = CosetFactors(params, offsets).chain_cycles
     combos = [(0, 1, 5), (0, 2, 2 * k - 1), (1, 1, 2 * k - 1), (1, 2, 2 * k), (1, 2, 2 * k), (0, 1, 2 * k),
               (0, 1, 2 * k), (0, 1, 5)]
     cases, expect_wait = [], []
-    for i, g in enumerate(EDGE_SHIFTS + (rng.randrange(2, F.P),)):
+    for i, g in enumerate(edge_shifts(fd) + (rng.randrange(2, fd.p),)):
         tags = {}                                   # the generator's table sets, as documented
         for j, (inverse, pass_index, log_n) in enumerate(combos):
             idle = chain + 2 if j == 0 and i % 2 else 0
@@ -192,6 +214,11 @@ def test_factor_generator(k):
         f = CM.pass_frame(log_n, pass_index)
         what = f"shift {g}, inverse {inverse}, pass {pass_index}, 2^{log_n}"
         assert pairs == dut.model(g, log_n, pass_index, bool(inverse), len(pairs)), what
+        # decoded (a * w through the multiplier's model with a = 1), the words are the field's factors
+        values = CM.factor_stream(g, log_n, pass_index, inverse, fd)
+        if not inverse:
+            assert [(general.model(1, a), general.model(1, b)) for a, b in pairs[:len(values)]] == \
+                [tuple(map(int, v)) for v in values], what
         if wait == "cold":
             assert dut.setup_cycles(f) < waited <= dut.setup_cycles(f) + chain + 2, what
         else:

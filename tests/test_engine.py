@@ -32,20 +32,26 @@ def test_engine_inverse_and_batches(lanes, k, channels):
               test_module="nantucket.sim.benches.engine", testcase="test_inverse_and_batches")
 
 
-@pytest.mark.parametrize("field", ["goldilocks-plonky2"])
-def test_engine_fields(field):
-    """The engine of another field (one L4_k4 build): every size forward with edge vectors and stalls,
+#: One L4_k4 build per field in make test; BabyBear at L2_k5 (odd k) in make test-full.
+ENGINE_FIELDS = [("goldilocks-plonky2", 4, 4), ("babybear", 4, 4), ("koalabear", 4, 4),
+                 pytest.param("babybear", 2, 5, marks=pytest.mark.full)]
+
+
+@pytest.mark.parametrize("field, lanes, k", ENGINE_FIELDS,
+                         ids=["goldilocks-plonky2", "babybear", "koalabear", "babybear_L2_k5"])
+def test_engine_fields(field, lanes, k):
+    """The engine of another field (one build each): every size forward with edge vectors and stalls,
     inverse and batches, and coset transforms (sim/benches/coset.py), all against the golden model in that
-    field (hw.model.ntt.transform(..., field=field), fourstep.pass1(..., field=field))."""
+    field (hw.model.ntt.transform(..., field=field), fourstep.pass1(..., field=field)). BabyBear and
+    KoalaBear: 31-bit points in 32-bit payload slots, Montgomery twiddle and factor words."""
     from nantucket.sim.benches.lib import edge_values
-    params = BuildParams(lanes=4, log_core=4, channels=2, field=field)
+    params = BuildParams(lanes=lanes, log_core=k, channels=2, field=field)
     engine = NttEngine(params)
     assert engine._lanes[0].field is params.prime_field
     assert edge_values(field)[:5] == (0, 1, 2, params.prime_field.p - 1, params.prime_field.p - 2)
     run_bench(engine, name="engine", params={"params": params.as_dict()},
               test_module="nantucket.sim.benches.engine",
               testcase=["test_edge_vectors", "test_every_size", "test_inverse_and_batches"])
-    k = params.log_core
     run_bench(engine, name="engine", params={"params": params.as_dict()}, test_module="nantucket.sim.benches.coset",
               facts={"coset_extra": [engine.coset_extra_cycles(f) for f in range(2, k + 1)],
                      "coset_extra_cached": [engine.coset_extra_cycles(f, cached=True) for f in range(2, k + 1)],

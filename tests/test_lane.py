@@ -619,8 +619,14 @@ def test_lane_bench(k):
 #: Other fields' lanes on Verilator: k = 7 (its first stage general: the twiddle words of the field's own
 #: root chain through a multiplier) and, in make test-full, k = 4 (every stage a shift stage in Goldilocks;
 #: the plonky2 engine of tests/test_engine.py runs such lanes in make test).
+#: BabyBear and KoalaBear (Montgomery words, only the last stage shift-only, the general output scale):
+#: k = 5 of KoalaBear in make test, the others in make test-full.
 FIELD_CASES = [pytest.param("goldilocks-plonky2", 4, marks=pytest.mark.full, id="goldilocks-plonky2_k4"),
-               pytest.param("goldilocks-plonky2", 7, id="goldilocks-plonky2_k7")]
+               pytest.param("goldilocks-plonky2", 7, id="goldilocks-plonky2_k7"),
+               pytest.param("koalabear", 5, id="koalabear_k5"),
+               pytest.param("babybear", 4, marks=pytest.mark.full, id="babybear_k4"),
+               pytest.param("babybear", 7, marks=pytest.mark.full, id="babybear_k7"),
+               pytest.param("koalabear", 8, marks=pytest.mark.full, id="koalabear_k8")]
 
 
 @pytest.mark.parametrize("field, k", FIELD_CASES)
@@ -635,8 +641,10 @@ def test_lane_bench_fields(field, k):
                      "latencies": {f: lane.latency_at(f) for f in range(2, k + 1)}})
 
 
-@pytest.mark.parametrize("k", [3, pytest.param(12, marks=pytest.mark.full)])
-def test_lint(k):
+@pytest.mark.parametrize("field, k", [("goldilocks", 3), ("babybear", 3),
+                                      pytest.param("goldilocks", 12, marks=pytest.mark.full),
+                                      pytest.param("koalabear", 12, marks=pytest.mark.full)])
+def test_lint(field, k):
     from nantucket.hw.flow import catalog
     from nantucket.hw.flow.runner import lint_verilog
-    lint_verilog(catalog.emit_verilog("lane", log_core=k), "lane")
+    lint_verilog(catalog.emit_verilog("lane", log_core=k, field=field), "lane")

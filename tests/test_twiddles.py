@@ -13,7 +13,7 @@ from nantucket.hw.model.lane import from_lane_pairs, scaled_lane_transform, shif
 from nantucket.hw.model.ntt import dft_naive
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.twiddles import lane_twiddles
-from nantucket.hw.twiddles import TwiddleGenerator
+from nantucket.hw.twiddles import TwiddleGenerator, stream_word_bits
 from nantucket.hw.flow.runner import run_bench
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
@@ -117,13 +117,18 @@ def test_twiddle_generator(lanes, k, crossed):
 
 
 # L4_k4's generator also runs inside tests/test_engine.py's plonky2 engine: make test-full only.
+# BabyBear and KoalaBear generators run inside tests/test_engine.py's L4_k4 engines: make test-full only.
 @pytest.mark.parametrize("field, lanes, k", [pytest.param("goldilocks-plonky2", 4, 4, marks=pytest.mark.full),
-                                             ("goldilocks-plonky2", 2, 7)],
-                         ids=["plonky2_L4_k4", "plonky2_L2_k7"])
+                                             ("goldilocks-plonky2", 2, 7),
+                                             pytest.param("babybear", 2, 5, marks=pytest.mark.full),
+                                             pytest.param("koalabear", 4, 7, marks=pytest.mark.full)],
+                         ids=["plonky2_L4_k4", "plonky2_L2_k7", "babybear_L2_k5", "koalabear_L4_k7"])
 def test_twiddle_generator_fields(field, lanes, k):
     """Another field's generator: the words of its root chain (at k = 7 its first stage's are field
-    values, the rest shift amounts) against hw.model.twiddles.lane_twiddles of that field, every size,
-    both passes, inverse and batches, random stalls; they differ from Goldilocks' words."""
+    values, the rest shift amounts; in BabyBear and KoalaBear every stage's but the last, in Montgomery
+    form) against hw.model.twiddles.lane_twiddles of that field (general stages' words through the
+    multiplier's ``encode``), every size, both passes, inverse and batches, random stalls; they differ
+    from Goldilocks' words."""
     params = BuildParams(lanes=lanes, log_core=k, channels=2, field=field)
     default = BuildParams(lanes=lanes, log_core=k, channels=2)
     assert not np.array_equal(lane_twiddles(params, 1, 0, 1), lane_twiddles(default, 1, 0, 1))
@@ -165,6 +170,16 @@ def test_default_rom_maps_onto_whole_bram36s():
 def test_rejects_bad_params():
     with pytest.raises(TypeError, match="params"):
         TwiddleGenerator({"lanes": 4})
+
+
+@pytest.mark.parametrize("field, bits", [("goldilocks", 64), ("goldilocks-plonky2", 64), ("babybear", 31),
+                                         ("koalabear", 31)])
+def test_stream_word_bits(field, bits):
+    """A stream word holds the general multiplier's operand: a Goldilocks value (64 bits) or a 31-bit
+    Montgomery word; the generator's ports are that wide per lane."""
+    assert stream_word_bits(field) == bits
+    gen = TwiddleGenerator(BuildParams(lanes=2, log_core=4, channels=2, field=field))
+    assert len(gen.o_w_first.as_value()) == len(gen.o_w_rest.as_value()) == 2 * bits
 
 
 def test_resources():

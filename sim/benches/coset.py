@@ -26,8 +26,10 @@ from nantucket.sim.benches.lib import pattern
 from nantucket.hw.flow.runner import bench_facts
 
 def edge_shifts(field) -> tuple[int, ...]:
-    """1, p - 1, 2^32 (below p) and 7 (the shift provers use with plonky2's chain)."""
-    return tuple(dict.fromkeys(g for g in (1, field.p - 1, 2**32, 7) if g < field.p))
+    """1, p - 1, 2^32 (below p), 7 (the shift provers use with plonky2's chain) and, in a 31-bit field,
+    2^30 and 2^16 + 1 (operand bits at the Montgomery unit's DSP splits)."""
+    extra = (2**30, 2**16 + 1) if field.width < 64 else ()
+    return tuple(dict.fromkeys(g for g in (1, field.p - 1, 2**32, 7) + extra if g < field.p))
 
 
 def expected(p, x: np.ndarray, g: int, inverse: bool, n: int) -> tuple[np.ndarray, np.ndarray]:

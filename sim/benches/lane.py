@@ -32,7 +32,7 @@ from cocotb.triggers import FallingEdge
 from nantucket.hw.model import field as F
 from nantucket.hw.model import lane as LM
 from nantucket.hw.run import lane_run_layout
-from nantucket.hw.twiddles import encode_word, general_multiplier_for
+from nantucket.hw.multiplier import general_multiplier
 from nantucket.sim.benches.lib import PATTERNS, edge_values, pattern, reset, start_clock
 from nantucket.hw.flow.runner import bench_facts
 
@@ -49,9 +49,9 @@ def hardware_stream(stream: np.ndarray, k: int, f: int, field) -> np.ndarray:
     """The model's stream (hw.model.lane.shift_stream) as the lane takes it: the words of its general
     stages as the field's general multiplier takes them (``encode``, the identity in Goldilocks)."""
     general = general_words(k, f, field)
-    unit = general_multiplier_for(field)
+    unit = general_multiplier(field)
     out = stream.copy()
-    out[general] = [encode_word(unit, w) for w in stream[general]]
+    out[general] = [unit.encode(int(w)) for w in stream[general]]
     return out
 
 
@@ -317,7 +317,7 @@ async def test_sim_speed(dut):
     d.i_w_first.value, d.i_w_rest.value = w, w
     # the general stages read w as their multiplier's word: the field value v with encode(v) = w (encode
     # is v times encode(1))
-    value = fd.mul(w, fd.inv(encode_word(general_multiplier_for(fd), 1)))
+    value = fd.mul(w, fd.inv(general_multiplier(fd).encode(1)))
     d.i_valid.value = 1
     d.en.value = 1
     cycles = max(int(bench_facts().get("speed_cycles", 4 * per)), tb.latency + 2 * per)

@@ -9,7 +9,7 @@ input gaps and enable stalls; every output word is checked, and every output mus
 ``latency`` enabled cycles after its input cycle.
 
 Words are the build's field's (``params.prime_field``), those of general stages as its general multiplier
-takes them (hw.twiddles.encode_word). Facts: ``runs`` (optional list of [pass, log_n, rounds, extra]); by default every native log_n of the
+takes them (its ``encode``, hw/multiplier.py). Facts: ``runs`` (optional list of [pass, log_n, rounds, extra]); by default every native log_n of the
 build, both passes, all rounds (at most ``max_rounds`` if given), plus some abandoned starts, shuffled;
 about half of them inverse and batches of 1 to 3 transforms.
 """
@@ -25,7 +25,8 @@ from nantucket.hw.model import lane as LM
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.twiddles import lane_twiddles as model_twiddles
 from nantucket.hw.run import run_layout
-from nantucket.hw.twiddles import encode_word, general_multiplier_for, twiddle_bits
+from nantucket.hw.multiplier import general_multiplier
+from nantucket.hw.twiddles import stream_word_bits
 from nantucket.sim.benches.lib import PATTERNS, pattern, reset, start_clock
 from nantucket.hw.flow.runner import bench_facts
 
@@ -44,8 +45,8 @@ def lane_twiddles(params: BuildParams, pass_index: int, round_: int, lane: int, 
     _, stage = LM.twiddle_plan(f)
     phys = np.asarray(LM.physical_stages(k, f) + (-1,))[stage]
     general = (stage >= 0) & (phys < LM.shift_stages(k, field))
-    unit = general_multiplier_for(field)
-    words[general] = [encode_word(unit, w) for w in words[general]]
+    unit = general_multiplier(field)
+    words[general] = [unit.encode(int(w)) for w in words[general]]
     return words
 
 
@@ -94,7 +95,7 @@ async def test_reset_state(dut):
     facts = bench_facts()
     params = BuildParams(**facts["params"]["params"])
     lanes, k, latency = params.lanes, params.log_core, facts["props"]["latency"]
-    bits = twiddle_bits(params.prime_field)
+    bits = stream_word_bits(params.prime_field)
     cycles, rounds = 1 << (k - 1), min(2, (1 << k) // lanes)
     start_clock(dut.clk)
     dut.en.value = 1
@@ -133,7 +134,7 @@ async def _starts(dut, idle, stall):
     props = facts["props"]
     latency = props["latency"]
     lanes = params.lanes
-    bits = twiddle_bits(params.prime_field)
+    bits = stream_word_bits(params.prime_field)
     rng = random.Random(f"{idle}/{stall}")
     runs = facts.get("runs") or _default_runs(params, props["frame_sizes"], facts.get("max_rounds"), rng)
     start_clock(dut.clk)
