@@ -14,44 +14,15 @@ from nantucket.host import backends as B
 from nantucket.host.backend_base import ModelBackend
 from nantucket.hw.model.params import BuildParams
 
+from field_reference import NAMES, SPEC as REF, naive, rev  # noqa: F401
+
 #: name: (p, generator, 2-adicity, numpy dtype at the API's edges), from each field's definition
-SPEC = {
-    "goldilocks": (2**64 - 2**32 + 1, 7, 32, np.uint64),
-    "goldilocks-plonky2": (2**64 - 2**32 + 1, 14293326489335486720, 32, np.uint64),
-    "babybear": (2**31 - 2**27 + 1, 31, 27, np.uint32),
-    "koalabear": (2**31 - 2**24 + 1, 3, 24, np.uint32),
-}
-NAMES = list(SPEC)
+SPEC = {name: (*REF[name], np.uint32 if REF[name][0] < 2**32 else np.uint64) for name in NAMES}
 SMALL_LOGS = [2, 3, 4, 5, 6]
 
 
-def rev(i: int, k: int) -> int:
-    return int(format(i, f"0{k}b")[::-1], 2) if k else 0
 
 
-def naive(x, name, *, inverse=False, coset=None, order="nn"):
-    """The O(N^2) sums of one row (a list of ints), in the field named, with orders."""
-    p, g, _, _ = SPEC[name]
-    n = len(x)
-    k = n.bit_length() - 1
-    x = [int(v) for v in x]
-    if order[0] == "r":
-        x = [x[rev(j, k)] for j in range(n)]
-    w = pow(g, (p - 1) // n, p)
-    c = 1 if coset is None else coset % p
-    if inverse:
-        w, c = pow(w, p - 2, p), pow(c, p - 2, p)
-    table = [pow(w, e, p) for e in range(n)]
-    out = []
-    for kk in range(n):
-        if inverse:
-            acc = sum(v * table[(j * kk) % n] for j, v in enumerate(x)) % p
-            out.append(acc * pow(n, p - 2, p) % p * pow(c, kk, p) % p)
-        else:
-            out.append(sum(v * pow(c, j, p) * table[(j * kk) % n] for j, v in enumerate(x)) % p)
-    if order[1] == "r":
-        out = [out[rev(i, k)] for i in range(n)]
-    return out
 
 
 def points(name, shape, seed):

@@ -15,40 +15,14 @@ from nantucket.host.cli import build_parser, main
 from nantucket.host.points import PointFileError, read_points, write_points
 from nantucket.host.workloads import make_points
 
-SPEC = {  # name: (p, generator)
-    "goldilocks": (2**64 - 2**32 + 1, 7),
-    "goldilocks-plonky2": (2**64 - 2**32 + 1, 14293326489335486720),
-    "babybear": (2**31 - 2**27 + 1, 31),
-    "koalabear": (2**31 - 2**24 + 1, 3),
-}
+from field_reference import SPEC as REF, naive, rev  # noqa: F401
+
+SPEC = {name: REF[name][:2] for name in REF}  # name: (p, generator)
 THIRTY_ONE = ["babybear", "koalabear"]
 
 
-def rev(i: int, k: int) -> int:
-    return int(format(i, f"0{k}b")[::-1], 2) if k else 0
 
 
-def naive(x, name, *, inverse=False, coset=None, order="nn"):
-    p, g = SPEC[name]
-    n = len(x)
-    k = n.bit_length() - 1
-    x = [int(v) for v in x]
-    if order[0] == "r":
-        x = [x[rev(j, k)] for j in range(n)]
-    w = pow(g, (p - 1) // n, p)
-    c = 1 if coset is None else coset
-    if inverse:
-        w, c = pow(w, p - 2, p), pow(c, p - 2, p)
-    out = []
-    for kk in range(n):
-        if inverse:
-            acc = sum(v * pow(w, j * kk, p) for j, v in enumerate(x)) % p
-            out.append(acc * pow(n, p - 2, p) * pow(c, kk, p) % p)
-        else:
-            out.append(sum(v * pow(c, j, p) * pow(w, j * kk, p) for j, v in enumerate(x)) % p)
-    if order[1] == "r":
-        out = [out[rev(i, k)] for i in range(n)]
-    return out
 
 
 def raw(path, digits: int):

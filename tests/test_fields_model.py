@@ -1,8 +1,8 @@
 """Every model in hw.model, for every field, against an independent computation.
 
-The reference here is written from the fields' definitions alone: each field's prime and generator are
-written below as the provers publish them (not read from hw.model.field), the roots are g^((p-1)/N), and
-the transforms are the O(N^2) sums on Python ints. The models checked: the field's scalar and vector
+The reference (tests/field_reference.py) is written from the fields' definitions alone: each field's
+prime and generator as the provers publish them (not read from hw.model.field), the roots g^((p-1)/N), and
+the transforms as the O(N^2) sums on Python ints. The models checked: the field's scalar and vector
 operations (at the field's edge values), the fast transform (forward, inverse, coset, the four orders,
 batches, zero-extended input), the LDE built from it, the four-step passes, the lane model (plain, scaled
 and with shift stages) and the engine's cycle-by-cycle coset passes on small builds.
@@ -17,19 +17,7 @@ import pytest
 from nantucket.hw.model import coset as coset_model, field as F, fourstep, lane, ntt
 from nantucket.hw.model.params import BuildParams
 
-#: name -> (p, generator, 2-adicity), as the prover libraries define them.
-SPEC = {
-    "goldilocks": (2**64 - 2**32 + 1, 7, 32),
-    "goldilocks-plonky2": (2**64 - 2**32 + 1, 14293326489335486720, 32),
-    "babybear": (2**31 - 2**27 + 1, 31, 27),
-    "koalabear": (2**31 - 2**24 + 1, 3, 24),
-}
-NAMES = list(SPEC)
-
-
-def root(name: str, n: int) -> int:
-    p, g, _ = SPEC[name]
-    return pow(g, (p - 1) // n, p)
+from field_reference import NAMES, SPEC, naive, root
 
 
 def edges(name: str) -> list[int]:
@@ -40,26 +28,7 @@ def edges(name: str) -> list[int]:
 
 
 def dft(name: str, row, *, inverse=False, shift=None) -> list[int]:
-    """X_k = sum_j x_j s^j w^(jk); inverse x_j = s^-j (1/N) sum_k X_k w^-(jk)."""
-    p, _, _ = SPEC[name]
-    n = len(row)
-    w = root(name, n)
-    s = 1 if shift is None else shift % p
-    if inverse:
-        w, s = pow(w, p - 2, p), pow(s, p - 2, p)
-    out = []
-    for k in range(n):
-        acc = sum(int(v) * pow(w, j * k, p) * (1 if inverse else pow(s, j, p)) for j, v in enumerate(row)) % p
-        if inverse:
-            acc = acc * pow(n, p - 2, p) * pow(s, k, p) % p
-        out.append(acc)
-    return out
-
-
-def bitrev(values: list) -> list:
-    n = len(values)
-    bits = n.bit_length() - 1
-    return [values[int(format(i, f"0{bits}b")[::-1], 2) if bits else 0] for i in range(n)]
+    return naive(row, name, inverse=inverse, coset=shift)
 
 
 def rand_rows(name: str, rows: int, n: int, seed: int) -> np.ndarray:
@@ -135,11 +104,7 @@ def test_transform_every_mode(name, log_n):
     shift = 7 if name != "babybear" else 31
     for inverse, coset, order in itertools.product((False, True), (None, shift), ntt.ORDERS):
         got = ntt.transform(x, inverse=inverse, coset=coset, order=order, field=name)
-        want = []
-        for row in x.tolist():
-            inp = bitrev(row) if order[0] == "r" else row
-            out = dft(name, inp, inverse=inverse, shift=coset)
-            want.append(bitrev(out) if order[1] == "r" else out)
+        want = [naive(row, name, inverse=inverse, coset=coset, order=order) for row in x.tolist()]
         assert got.tolist() == want, (inverse, coset, order)
 
 
