@@ -43,7 +43,7 @@ def all_shifts(f=field.GOLDILOCKS) -> tuple[int, ...]:
 
 def shift_operand_bits(f=field.GOLDILOCKS) -> int:
     """Bits of the shift amount operand ``i_b``: 8 for Goldilocks, 1 where only amount 0 exists."""
-    return max(1, (as_field(f).shift_count - 1).bit_length())
+    return as_field(f).shift_bits
 
 
 def check_shifts(shifts, f=field.GOLDILOCKS) -> tuple[int, ...]:

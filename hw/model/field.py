@@ -153,6 +153,11 @@ class Field:
         return order if order <= 4 * self.width else 1
 
     @property
+    def shift_bits(self) -> int:
+        """Bits of a shift amount in a twiddle word: 8 for Goldilocks (amounts below 192), 1 where only 0 exists."""
+        return max(1, (self.shift_count - 1).bit_length())
+
+    @property
     def shift_table(self) -> dict[int, int]:
         """{2^s mod p: s} for s below :attr:`shift_count`."""
         if "shift_table" not in self._cache:

@@ -349,7 +349,7 @@ def decode_stream(stream: np.ndarray, log_core: int, field: Field = _GL) -> tupl
     f = _check_frame(k, log2_exact(stream.shape[-2], "stream cycles") + 1)
     shifted = _shifted_words(k, f, field)
     out = stream.copy()
-    out[..., shifted] = field.vpow(2, stream[..., shifted] & np.uint64(0xFF))
+    out[..., shifted] = field.vpow(2, stream[..., shifted] & np.uint64((1 << field.shift_bits) - 1))
     column = stream[..., scale_slot(f), W_REST] & np.uint64((1 << k) - 1)     # the lane reads k bits
     out[..., scale_slot(f), W_REST] = 0
     return out, column
