@@ -31,7 +31,7 @@ from nantucket.hw.model import ntt as ntt_model
 from nantucket.hw.model.params import BuildParams
 
 __all__ = ["Backend", "DeviceError", "ModelBackend", "ResidentArrays", "CardDriver", "keyword_names",
-           "unknown_keyword_error", "keywords_checked", "check_params", "check_build_field", "check_kernel_field"]
+           "unknown_keyword_error", "keywords_checked", "check_params", "check_build_field"]
 
 
 class DeviceError(RuntimeError):
@@ -96,16 +96,6 @@ def check_build_field(field, params: BuildParams | None, device: str) -> F.Field
     built = params.prime_field if params is not None else F.DEFAULT_FIELD
     if built is not field:
         raise ValueError(f"field: {device}'s build computes in {built.name}, not {field.name}")
-    return field
-
-
-def check_kernel_field(field) -> F.Field:
-    """``field`` when the simulated kernel can be built for it: its DMA and HBM layout move 64-bit points,
-    so both Goldilocks chains; a 31-bit field is a ValueError naming the backend that computes in it."""
-    field = F.get(field, "field")
-    if field.point_bits != 64:
-        raise ValueError(f"field: the sim card's kernel moves 64-bit points and {field.name} has "
-                         f"{field.point_bits}-bit ones; transform {field.name} on the model backend")
     return field
 
 

@@ -15,7 +15,7 @@ from nantucket.hw.model import field as F
 from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import BuildParams
 
-from .backend_base import Backend, DeviceError, ModelBackend, check_kernel_field, check_params, keyword_names, unknown_keyword_error
+from .backend_base import Backend, DeviceError, ModelBackend, check_params, keyword_names, unknown_keyword_error
 
 __all__ = ["Backend", "DeviceError", "ModelBackend", "BACKENDS", "register_backend", "make_backend",
            "build_params", "backend_options", "check_options", "device_options"]
@@ -45,7 +45,7 @@ def _kernel_given(n_points: int, given: dict, field=None) -> BuildParams | None:
 def _kernel_smallest(n_points: int, given: dict, field=None) -> BuildParams:
     """The simulated card: the smallest kernel build in ``field`` that holds n_points, with the given
     options kept."""
-    extra = {} if field is None else {"field": check_kernel_field(field).name}
+    extra = {} if field is None else {"field": F.get(field, "field").name}
     return BuildParams.smallest_for(n_points, check=HbmLayout, **given, **extra)
 
 

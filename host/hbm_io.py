@@ -46,54 +46,58 @@ def point_table(layout: HbmLayout, buffer: str) -> dict[int, np.ndarray]:
     return _POINT_TABLES[key]
 
 
-def _regions(view: np.ndarray, batch: int, words: int) -> np.ndarray:
-    """The first ``batch`` regions of a channel's buffer, as a (batch, words) view."""
-    return np.asarray(view).reshape(-1)[: batch * words].reshape(batch, words)
+def _regions(layout: HbmLayout, view: np.ndarray, batch: int) -> np.ndarray:
+    """The first ``batch`` regions of a channel's buffer (any array of its bytes), as a (batch, words)
+    view of point words (uint64, or uint32 in a 31-bit field)."""
+    words = layout.points_per_channel
+    return layout.channel_words(view)[: batch * words].reshape(batch, words)
 
 
 def scatter_rows(layout: HbmLayout, rows: np.ndarray, buffers, *, buffer: str = "input",
                  reverse: bool = False) -> None:
     """Place the (B, N) ``rows`` as ``buffer`` into the per-channel arrays ``buffers`` (indexable by HBM
     channel, each holding at least B regions), row e in region e; ``reverse``: the rows are in
-    bit-reversed order. Touches only the channels the buffer uses."""
-    rows = np.asarray(rows, dtype=np.uint64)
+    bit-reversed order. Touches only the channels the buffer uses. Rows of another integer type than the
+    field's point words (uint64 rows of a 31-bit field) are converted on the way, in the same pass."""
+    rows = np.asarray(rows)
     batch, n = rows.shape
     if n != layout.n_points:
         raise ValueError(f"rows: expected rows of {layout.n_points} points, got shape {rows.shape}")
-    words, lanes = layout.points_per_channel, layout.unit_points
+    lanes = layout.unit_points
     if reverse:
         def one(item):
             ch, idx = item
-            np.take(rows, idx, axis=1, out=_regions(buffers[ch], batch, words))
+            np.take(rows, idx, axis=1, out=_regions(layout, buffers[ch], batch), mode="wrap")
         each_channel(one, point_table(layout, buffer).items(), rows.size)
         return
     units_of = rows.reshape(batch, n // lanes, lanes)
 
     def one_natural(item):
         ch, units = item
-        dst = _regions(buffers[ch], batch, words).reshape(batch, units.size, lanes)
-        np.take(units_of, units, axis=1, out=dst)
+        dst = _regions(layout, buffers[ch], batch).reshape(batch, units.size, lanes)
+        np.take(units_of, units, axis=1, out=dst, mode="wrap")
     each_channel(one_natural, layout.unit_table(buffer).items(), rows.size)
 
 
 def gather_rows(layout: HbmLayout, buffers, batch: int, *, buffer: str = "output",
                 reverse: bool = False) -> np.ndarray:
     """The (B, N) points of ``buffer`` in the first ``batch`` regions of the per-channel arrays
-    ``buffers``, as a new array (bit-reversed order with ``reverse``)."""
-    n, words, lanes = layout.n_points, layout.points_per_channel, layout.unit_points
-    out = np.empty((batch, n), dtype=np.uint64)
+    ``buffers``, as a new array of the field's point words (uint64, or uint32 in a 31-bit field;
+    bit-reversed order with ``reverse``)."""
+    n, lanes = layout.n_points, layout.unit_points
+    out = np.empty((batch, n), dtype=layout.point_dtype)
     if reverse:
         def one(item):
             ch, idx = item
-            out[:, idx] = _regions(buffers[ch], batch, words)
+            out[:, idx] = _regions(layout, buffers[ch], batch)
         each_channel(one, point_table(layout, buffer).items(), out.size)
         return out
-    unit = unit_dtype(lanes)
+    unit = unit_dtype(lanes, layout.point_bytes)
     units_of = out.view(unit)                       # (batch, N / L): one item per L-point unit
 
     def one_natural(item):
         ch, units = item
-        units_of[:, units] = _regions(buffers[ch], batch, words).view(unit)
+        units_of[:, units] = _regions(layout, buffers[ch], batch).view(unit)
     each_channel(one_natural, layout.unit_table(buffer).items(), out.size)
     return out
 
@@ -119,16 +123,15 @@ def scatter_padded(layout: HbmLayout, rows: np.ndarray, buffers) -> None:
     2^log_n-point run, row e in region e of the per-channel arrays ``buffers``: only the units of the M
     points are written; every other word is left as it was (the kernel, told ``input_log_m`` = m, reads
     none of them)."""
-    rows = np.asarray(rows, dtype=np.uint64)
+    rows = np.asarray(rows)
     batch, m = rows.shape
     lanes, n = layout.unit_points, layout.element_points
     if m & (m - 1) or not lanes <= m <= n:
         raise ValueError(f"rows: expected rows of a power of two from {lanes} to {n} points, got shape {rows.shape}")
-    words = layout.points_per_channel
     units_of = rows.reshape(batch, m // lanes, lanes)
 
     def one(item):
         ch, (unit_rows, units) = item
-        dst = _regions(buffers[ch], batch, words).reshape(batch, -1, lanes)
+        dst = _regions(layout, buffers[ch], batch).reshape(batch, -1, lanes)
         dst[:, unit_rows] = units_of[:, units]
     each_channel(one, live_unit_table(layout, m.bit_length() - 1).items(), rows.size)

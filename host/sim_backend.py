@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nantucket.host.backend_base import (Backend, DeviceError, ResidentArrays, check_build_field, check_kernel_field, check_params,
+from nantucket.host.backend_base import (Backend, DeviceError, ResidentArrays, check_build_field, check_params,
                                         keywords_checked)
 from nantucket.host.kernel_plan import KERNEL_TRANSFORMS
 from nantucket.hw.model import field as F
@@ -66,14 +66,15 @@ def _progress_sink(progress):
 
 
 def smallest_params(n_points: int, field=F.DEFAULT_FIELD) -> BuildParams:
-    """The smallest configuration in ``field`` whose native size 2^(2k) holds n_points (4 lanes, 4 channels)."""
+    """The smallest configuration in ``field`` whose native size 2^(2k) holds n_points (4 channels; 4 lanes,
+    8 in a 31-bit field)."""
     return BuildParams.smallest_for(n_points, check=HbmLayout, field=F.get(field).name)
 
 
 class SimBackend(Backend, ResidentArrays):
     """Runs transforms on the simulated kernel. Options: params (BuildParams or None), field (the field
     the caller's points are in: it must be the build's, ``params.field``; without params the card is built
-    in it, which the kernel can for both Goldilocks chains; another is a ValueError before anything starts), refresh (HBM
+    in it, any preset), refresh (HBM
     refresh windows, default on), stalls (random AXI stalls), progress, cycle_budget (NTT cycles a run
     may take before it counts as timed out; default per run size, 8 x the ideal cycles of the size that
     runs + 2^16).
@@ -97,7 +98,7 @@ class SimBackend(Backend, ResidentArrays):
                  stalls: bool = False, progress=None, cycle_budget: int | None = None):
         super().__init__()
         self._params = check_params(params)
-        self.field = (check_kernel_field(field) if self._params is None
+        self.field = (F.get(field, "field") if self._params is None
                       else check_build_field(field, self._params, "the sim card"))
         self._refresh = _check_flag(refresh, "refresh")
         self._stalls = _check_flag(stalls, "stalls")

@@ -38,7 +38,6 @@ from .engine import NttEngine
 from .model import regmap
 from .model.params import BuildParams
 from .model.record import RECORD_WORDS
-from .points import POINT_BITS
 from .record import RecordWriter
 from .run import run_layout
 
@@ -68,10 +67,6 @@ class NttKernel(wiring.Component):
     def __init__(self, params: BuildParams, *, dma_options: dict | None = None):
         if not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
-        if params.prime_field.point_bits != POINT_BITS:
-            raise ValueError(f"params: the kernel's DMA and HBM layout carry {POINT_BITS}-bit points; a "
-                             f"{params.field} build has {params.prime_field.point_bits}-bit points (its lanes and "
-                             f"engine exist, its kernel top not yet)")
         self._params = params
         self._map = regmap.RegisterMap(params)
         self._control = ControlSlave(params)

@@ -6,22 +6,33 @@ definition instead of bit slicing in every block.
 - :func:`payload_layout`: one engine cycle, ``ArrayLayout(pair_layout(field), L)``; lane l's pair at bits
   [128l, 128l + 128) (Goldilocks), so a payload's flat bits are lane 0 x0, lane 0 x1, lane 1 x0, ...
 - :func:`unit_layout`: a *unit* (see :mod:`hw.model.layout`), L points of one matrix row, point l for
-  lane l; it is L/4 HBM beats at consecutive addresses.
-- :data:`Beat`: one 256-bit HBM beat, four points, the lowest address first.
+  lane l; it is L/P HBM beats at consecutive addresses (P = 4 Goldilocks points a beat, 8 in a 31-bit
+  field).
+- :func:`beat_layout`: one 256-bit HBM beat of a field, P points, the lowest address first; :data:`Beat`
+  is Goldilocks' (four 64-bit points). Blocks that only move beats read ``Beat.size`` (256 in every
+  field).
 """
 
 from amaranth.lib import data
 
 from nantucket.hw.model import field as F
-from nantucket.hw.model.layout import POINTS_PER_BEAT
+from nantucket.hw.model.layout import BEAT_BITS
 
-__all__ = ["POINT_BITS", "PointPair", "Beat", "pair_layout", "payload_layout", "unit_layout", "pack_beat",
-           "unpack_beat", "pack_payload", "unpack_payload"]
+__all__ = ["POINT_BITS", "PointPair", "Beat", "beat_layout", "pair_layout", "payload_layout", "unit_layout",
+           "pack_beat", "unpack_beat", "pack_payload", "unpack_payload"]
 
-#: Bits of a point in HBM beats and units: the DMA and the memory layout are the Goldilocks ones.
+#: Bits of a Goldilocks point (the default field's; a field's own is ``field.point_bits``).
 POINT_BITS = F.GOLDILOCKS.point_bits
 PointPair = data.StructLayout({"x0": POINT_BITS, "x1": POINT_BITS})
-Beat = data.ArrayLayout(POINT_BITS, POINTS_PER_BEAT)
+
+
+def beat_layout(field=F.GOLDILOCKS) -> data.ArrayLayout:
+    """One 256-bit HBM beat of ``field``'s points (``BEAT_BITS / field.point_bits`` of them)."""
+    bits = F.get(field).point_bits
+    return data.ArrayLayout(bits, BEAT_BITS // bits)
+
+
+Beat = beat_layout(F.GOLDILOCKS)
 
 
 def pair_layout(field=F.GOLDILOCKS) -> data.StructLayout:
@@ -35,22 +46,24 @@ def payload_layout(lanes: int, field=F.GOLDILOCKS) -> data.ArrayLayout:
     return data.ArrayLayout(pair_layout(field), lanes)
 
 
-def unit_layout(lanes: int) -> data.ArrayLayout:
-    """One unit: ``lanes`` points of a row, element l for lane l (L/4 beats)."""
-    return data.ArrayLayout(POINT_BITS, lanes)
+def unit_layout(lanes: int, field=F.GOLDILOCKS) -> data.ArrayLayout:
+    """One unit: ``lanes`` points of ``field`` of a row, element l for lane l (L/P beats)."""
+    return data.ArrayLayout(F.get(field).point_bits, lanes)
 
 
 # -- host side: the same layouts as Python ints (benches, backdoor loads) -------------------------------
 
-def pack_beat(points) -> int:
-    """Four points (lowest address first) as the integer value of a :data:`Beat`."""
-    return sum(int(v) << (POINT_BITS * i) for i, v in enumerate(points))
+def pack_beat(points, field=F.GOLDILOCKS) -> int:
+    """A beat's P points of ``field`` (lowest address first) as the integer value of a :func:`beat_layout`."""
+    bits = F.get(field).point_bits
+    return sum(int(v) << (bits * i) for i, v in enumerate(points))
 
 
-def unpack_beat(word: int) -> list[int]:
-    """The four points of a :data:`Beat` value, lowest address first."""
-    mask = (1 << POINT_BITS) - 1
-    return [(int(word) >> (POINT_BITS * i)) & mask for i in range(Beat.length)]
+def unpack_beat(word: int, field=F.GOLDILOCKS) -> list[int]:
+    """The P points of a :func:`beat_layout` value of ``field``, lowest address first."""
+    bits = F.get(field).point_bits
+    mask = (1 << bits) - 1
+    return [(int(word) >> (bits * i)) & mask for i in range(BEAT_BITS // bits)]
 
 
 def pack_payload(pairs, field=F.GOLDILOCKS) -> int:

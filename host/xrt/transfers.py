@@ -169,7 +169,7 @@ class Transfers:
     def download(self, bufs: DeviceBuffers, batch: int, reverse: bool, buffer: str, sink,
                  log_n: int | None) -> np.ndarray:
         """Sync the first ``batch`` regions of ``buffer``'s channels from the device and gather their
-        points: a new (batch, N) array."""
+        points: a new (batch, N) uint64 array."""
         layout = self.rows_layout(bufs, log_n, batch)
         chans = list(layout.buffer_channels(buffer))
         prog = Progress("from-device", len(chans), sink)
@@ -177,4 +177,4 @@ class Transfers:
         t0 = time.perf_counter()
         rows = gather_rows(layout, bufs.views, batch, buffer=buffer, reverse=reverse)
         prog.note(f"gathered {rows.size} points in {time.perf_counter() - t0:.2f} s")
-        return rows
+        return rows.astype(np.uint64, copy=False)       # a backend's rows are uint64 in every field

@@ -13,7 +13,7 @@ emits them (rows L*g + 2j, L*g + 2j + 1 of column block b, slot = lane-input pos
 Batches (``batch`` = B, held through the run like ``log_n``): a pass moves B transforms back to back,
 B x N / 2L pairs. Each element's pairs are those of a single transform (the channels depend only on the
 pair within the element, which the formulas take modulo the element's pairs); the write beats gain the
-element's region, e * N/R/4 beats (:func:`hw.model.layout.element_beat_of`), which falls out of the
+element's region, e * N/R/P beats (P points a beat) (:func:`hw.model.layout.element_beat_of`), which falls out of the
 block number once it counts on across elements. The DMA moves at most 2^max_log_n points per pass
 (B x N <= 2^(2k), the buffers the card allocates); a larger batch is the control's to reject.
 
@@ -27,7 +27,7 @@ from amaranth.hdl import Array, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
-from nantucket.hw.model.layout import (MAX_BURST_BEATS, POINTS_PER_BEAT, HbmLayout, element_beat_of, lane_slot,
+from nantucket.hw.model.layout import (MAX_BURST_BEATS, HbmLayout, element_beat_of, lane_slot, points_per_beat,
                                        sigma_of, slot_channel_of, unit_beat_of)
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.run import max_batch
@@ -82,8 +82,8 @@ def payloads_per_pass(params: BuildParams, log_n, batch=1):
 
 
 def beats_per_channel(params: BuildParams, log_n, batch=1):
-    """Beats each channel reads (and writes) per pass of a batch of B: B x N / R / 4."""
-    return (batch << log_n) >> (_log2(params.channels // 2) + _log2(POINTS_PER_BEAT))
+    """Beats each channel reads (and writes) per pass of a batch of B: B x N / R / P (P points a beat)."""
+    return (batch << log_n) >> (_log2(params.channels // 2) + _log2(points_per_beat(params)))
 
 
 def burst_beats_of(total):
@@ -165,7 +165,9 @@ def chained_unit(index, element, log_t: int, lanes_log: int, rho: int, unit_beat
     blk = (index & ((1 << t2) - 1)) >> lanes_log
     slot = lane_slot(row, t1)
     # the unit's beat within its element is below the element's region (a power of two): OR, not add
-    beat = unit_beat_of(slot, blk, t1, rho, unit_beats_log) | element_beat_of(element, log_t, rho)
+    # (L = 2^lanes_log points in 2^unit_beats_log beats: P = 2^(lanes_log - unit_beats_log) points a beat)
+    beat = (unit_beat_of(slot, blk, t1, rho, unit_beats_log)
+            | element_beat_of(element, log_t, rho, lanes_log - unit_beats_log))
     return slot_channel_of(slot, sigma_of(t1, rho), rho), beat
 
 

@@ -1,6 +1,7 @@
 """Read side of the DMA in the ``ntt`` domain: beats from the read FIFOs become ``points_out`` payloads.
 
-Per logical channel a :class:`UnitCollector` assembles whole units (L points = L/4 beats) into a
+Per logical channel a :class:`UnitCollector` assembles whole units (L points = L/P beats, P points of the
+build's field a beat) into a
 two-unit buffer. Every engine cycle :class:`ReadAssembler` takes unit A (the x0 of all lanes) from the
 channel of slot 2t and unit B (the x1) from the channel of slot 2t + 1, as the
 :class:`~hw.dma.addresses.ReadAddressGenerator` names them; when both slots live on the same channel
@@ -14,7 +15,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from nantucket.hw.model.layout import HbmLayout
-from nantucket.hw.points import Beat, payload_layout, unit_layout
+from nantucket.hw.model import field as F
+from nantucket.hw.points import beat_layout, payload_layout, unit_layout
 
 from .addresses import ReadAddressGenerator, batch_shape, log_n_shape, select, slot_bits
 
@@ -25,16 +27,17 @@ class UnitCollector(wiring.Component):
     """Two-unit buffer filled beat by beat. ``count`` whole units held (0..2), ``head`` the oldest,
     ``second`` the next; ``pop`` (0..2) removes that many from the head at the end of the cycle."""
 
-    def __init__(self, lanes: int):
+    def __init__(self, lanes: int, field=F.GOLDILOCKS):
         self._lanes = lanes
-        super().__init__({"beats": In(stream.Signature(Beat)), "count": Out(range(3)),
-                          "head": Out(unit_layout(lanes)), "second": Out(unit_layout(lanes)),
+        self._field = F.get(field)
+        super().__init__({"beats": In(stream.Signature(beat_layout(field))), "count": Out(range(3)),
+                          "head": Out(unit_layout(lanes, field)), "second": Out(unit_layout(lanes, field)),
                           "pop": In(range(3))})
 
     def elaborate(self, platform):
         m = Module()
-        U = self._lanes // 4                                # beats per unit
-        slots = [Signal(unit_layout(self._lanes), name=f"slot{j}") for j in range(2)]
+        U = self._lanes // beat_layout(self._field).length      # beats per unit
+        slots = [Signal(unit_layout(self._lanes, self._field), name=f"slot{j}") for j in range(2)]
         wsel, rsel = Signal(), Signal()
         wbeat = Signal(range(U)) if U > 1 else Const(0, 1)         # beat of the unit being filled
         fill, unit_done = Signal(), Signal()
@@ -46,7 +49,7 @@ class UnitCollector(wiring.Component):
         with m.If(fill):
             for j in range(2):
                 with m.If(wsel == j):
-                    m.d.sync += slots[j].as_value().word_select(wbeat, Beat.size).eq(self.beats.payload)
+                    m.d.sync += slots[j].as_value().word_select(wbeat, beat_layout(self._field).size).eq(self.beats.payload)
             if U > 1:
                 m.d.sync += wbeat.eq(Mux(wbeat == U - 1, 0, wbeat + 1))
             with m.If(wbeat == U - 1):
@@ -65,28 +68,28 @@ class ReadAssembler(wiring.Component):
 
     def __init__(self, layout: HbmLayout):
         self._layout = layout
-        lanes = layout.params.lanes
+        lanes, field = layout.params.lanes, layout.params.prime_field
         super().__init__({"start": In(1), "pass2": In(1),
                           "log_n": In(log_n_shape(layout.params), init=layout.params.max_log_n),
                           "batch": In(batch_shape(layout.params), init=1),
                           "zero_mask": In(slot_bits(layout.params)),
-                          "beats": In(stream.Signature(Beat)).array(layout.group),
-                          "points": Out(stream.Signature(payload_layout(lanes)))})
+                          "beats": In(stream.Signature(beat_layout(field))).array(layout.group),
+                          "points": Out(stream.Signature(payload_layout(lanes, field)))})
 
     def elaborate(self, platform):
         m = Module()
         lay = self._layout
-        lanes, R = lay.params.lanes, lay.group
+        lanes, R, field = lay.params.lanes, lay.group, lay.params.prime_field
         m.submodules.addresses = gen = ReadAddressGenerator(lay)
         cols = []
         for q in range(R):
-            m.submodules[f"collector{q}"] = col = UnitCollector(lanes)
+            m.submodules[f"collector{q}"] = col = UnitCollector(lanes, field)
             wiring.connect(m, wiring.flipped(self.beats[q]), col.beats)
             cols.append(col)
         ch_a, ch_b = gen.chan_a, gen.chan_b
         zero_a, zero_b = gen.zero_a, gen.zero_b
         counts = [c.count for c in cols]
-        unit_a, unit_b = Signal(unit_layout(lanes)), Signal(unit_layout(lanes))
+        unit_a, unit_b = Signal(unit_layout(lanes, field)), Signal(unit_layout(lanes, field))
         fire = Signal()
         # Slots 2t and 2t + 1 share a channel only when there is one (R = 1): then both units come from its
         # buffer. With R > 1 they never do, at any size (the slot's bit 0 is the channel's), which the

@@ -13,7 +13,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from nantucket.hw.axi import BURST_INCR, RESP_OKAY, Axi4ReadSignature
-from nantucket.hw.points import Beat
+from nantucket.hw.model.layout import BEAT_BITS
 
 __all__ = ["AxiReadMaster"]
 
@@ -28,13 +28,13 @@ class AxiReadMaster(wiring.Component):
 
     def __init__(self, *, total_beats: int, burst_beats: int, fifo_beats: int, addr_width: int):
         self._total, self._burst, self._depth = total_beats, burst_beats, fifo_beats
-        self._axi = Axi4ReadSignature(addr_width=addr_width, data_width=Beat.size)
+        self._axi = Axi4ReadSignature(addr_width=addr_width, data_width=BEAT_BITS)
         super().__init__({
             "start": In(1), "run": In(1), "base": In(addr_width),
             "total": In(range(total_beats + 1), init=total_beats),
             "burst": In(range(burst_beats + 1), init=burst_beats),
             "axi": Out(self._axi),
-            "beats": Out(stream.Signature(Beat)),
+            "beats": Out(stream.Signature(BEAT_BITS)),
             "fifo_level": In(range(fifo_beats + 1)),
             "next_beat": Out(range(total_beats + 1)), "skip": In(1),
             "done": Out(1), "fault": Out(1), "fault_resp": Out(2),

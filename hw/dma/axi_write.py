@@ -11,7 +11,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from nantucket.hw.axi import BURST_INCR, RESP_OKAY, Axi4WriteSignature
-from nantucket.hw.points import Beat
+from nantucket.hw.model.layout import BEAT_BITS
 
 __all__ = ["AxiWriteMaster"]
 
@@ -26,12 +26,12 @@ class AxiWriteMaster(wiring.Component):
 
     def __init__(self, *, total_beats: int, beat_bits: int, write_bursts: int, addr_width: int):
         self._total, self._outstanding = total_beats, write_bursts
-        self._axi = Axi4WriteSignature(addr_width=addr_width, data_width=Beat.size)
+        self._axi = Axi4WriteSignature(addr_width=addr_width, data_width=BEAT_BITS)
         super().__init__({
             "start": In(1), "run": In(1), "base": In(addr_width),
             "total": In(range(total_beats + 1), init=total_beats), "burst_len": In(range(MAX_BURST + 1)),
             "bursts": In(stream.Signature(beat_bits)),
-            "beats": In(stream.Signature(Beat)),
+            "beats": In(stream.Signature(BEAT_BITS)),
             "axi": Out(self._axi),
             "done": Out(1), "fault": Out(1), "fault_resp": Out(2),
         })

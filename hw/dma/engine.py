@@ -23,12 +23,12 @@ Two run modes (fields of ``run``; 0 = off, and the control only starts pairs tha
 
 - ``input_log_m`` = m (pass 1, m < log_n): zero-extended input. Only each element's first 2^m points are
   in HBM; the input units past them (:meth:`HbmLayout.zero_units`) are not read: each read master walks
-  its channel's units and issues a unit burst (L/4 beats) per non-zero one only, and the assembler gives
+  its channel's units and issues a unit burst (L/P beats) per non-zero one only, and the assembler gives
   the engine zeros for the others. The slot mask of the zeros (``zero_slot_mask``) is computed here for
   the run and crossed like the size.
 - ``chain_log_n`` = t (pass 2, t >= log_n): chained output. Every output unit is written, as a burst of
   its own, where the input of a 2^t-point run of the same batch puts it
-  (:meth:`HbmLayout.output_as_input`); each write channel still gets B x N/R/4 beats.
+  (:meth:`HbmLayout.output_as_input`); each write channel still gets B x N/R/P beats (P points a beat).
 
 ``fault`` reports, for one cycle, an AXI response other than OKAY (``hw.axi.fault_layout``: lowest
 HBM channel of that cycle, R or B, RRESP/BRESP).
@@ -41,9 +41,9 @@ from amaranth.lib.fifo import AsyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from nantucket.hw.axi import Axi4Signature, connect_half, fault_layout
-from nantucket.hw.model.layout import POINTS_PER_BEAT, HbmLayout
+from nantucket.hw.model.layout import BEAT_BITS, HbmLayout
 from nantucket.hw.model.params import BuildParams
-from nantucket.hw.points import POINT_BITS, Beat, payload_layout
+from nantucket.hw.points import payload_layout
 from nantucket.hw.run import run_layout
 
 from .addresses import (batch_shape, beat_bits, beats_per_channel, burst_beats_of, log_n_shape, per_size,
@@ -73,7 +73,7 @@ def _packed_init(signals) -> int:
 
 
 class DmaEngine(wiring.Component):
-    """HBM DMA engine for ``params`` (lanes >= 4, see :class:`HbmLayout`).
+    """HBM DMA engine for ``params`` (lanes >= P, the points a beat holds: see :class:`HbmLayout`).
 
     fifo_beats:   depth of each per-channel read AsyncFIFO in 256-bit beats (>= 128, power of 2).
     write_fifo_beats: depth of each per-channel write AsyncFIFO (>= 128, power of 2; the burst-address
@@ -94,9 +94,9 @@ class DmaEngine(wiring.Component):
             if not isinstance(v, int) or isinstance(v, bool):
                 raise TypeError(f"{name}: expected an int, got {type(v).__name__}")
         if fifo_beats < 128 or fifo_beats & (fifo_beats - 1):
-            raise ValueError(f"fifo_beats: must be a power of two >= 128 (512 points), got {fifo_beats}")
+            raise ValueError(f"fifo_beats: must be a power of two >= 128, got {fifo_beats}")
         if write_fifo_beats < 128 or write_fifo_beats & (write_fifo_beats - 1):
-            raise ValueError(f"write_fifo_beats: must be a power of two >= 128 (512 points), got {write_fifo_beats}")
+            raise ValueError(f"write_fifo_beats: must be a power of two >= 128, got {write_fifo_beats}")
         if not 1 <= write_bursts <= 256:
             raise ValueError(f"write_bursts: must be in 1..256, got {write_bursts}")
         layout = HbmLayout(params)          # checks lanes / channels
@@ -107,7 +107,7 @@ class DmaEngine(wiring.Component):
         self._fifo_beats = fifo_beats
         self._write_fifo_beats = write_fifo_beats
         self._write_bursts = write_bursts
-        self._axi = Axi4Signature(addr_width=addr_width, data_width=Beat.size)
+        self._axi = Axi4Signature(addr_width=addr_width, data_width=BEAT_BITS)
         super().__init__({
             "start": In(1),
             "pass_index": In(2),
@@ -116,8 +116,8 @@ class DmaEngine(wiring.Component):
             "busy": Out(1),
             "done": Out(1),
             "fault": Out(fault_layout(params.channels)),
-            "points_out": Out(stream.Signature(payload_layout(params.lanes))),
-            "points_in": In(stream.Signature(payload_layout(params.lanes))),
+            "points_out": Out(stream.Signature(payload_layout(params.lanes, params.prime_field))),
+            "points_in": In(stream.Signature(payload_layout(params.lanes, params.prime_field))),
             "m_axi": Out(self._axi).array(params.channels),
         })
 
@@ -140,7 +140,7 @@ class DmaEngine(wiring.Component):
 
     @property
     def fifo_points(self) -> int:
-        return self._fifo_beats * POINTS_PER_BEAT
+        return self._fifo_beats * self._layout.points_per_beat
 
     @property
     def write_bursts(self) -> int:
@@ -152,7 +152,7 @@ class DmaEngine(wiring.Component):
 
     @property
     def payload_width(self) -> int:
-        return 2 * self._params.lanes * POINT_BITS
+        return 2 * self._params.lanes * self._params.prime_field.point_bits
 
     @property
     def transpose_delay(self) -> int:
@@ -228,8 +228,8 @@ class DmaEngine(wiring.Component):
 
         done_all, masters = [], []
         for q in range(R):
-            rd_fifo = AsyncFIFO(width=Beat.size, depth=D, w_domain="dma", r_domain="ntt")
-            wr_fifo = AsyncFIFO(width=Beat.size, depth=DW, w_domain="ntt", r_domain="dma")
+            rd_fifo = AsyncFIFO(width=BEAT_BITS, depth=D, w_domain="dma", r_domain="ntt")
+            wr_fifo = AsyncFIFO(width=BEAT_BITS, depth=DW, w_domain="ntt", r_domain="dma")
             wa_fifo = AsyncFIFO(width=beat_bits(lay), depth=max(4, DW // lay.unit_beats),
                                 w_domain="ntt", r_domain="dma")
             rd = AxiReadMaster(total_beats=T, burst_beats=lay.burst_beats, fifo_beats=D,

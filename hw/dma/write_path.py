@@ -16,7 +16,8 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from nantucket.hw.model.layout import MAX_BURST_BEATS, HbmLayout
-from nantucket.hw.points import Beat, payload_layout, unit_layout
+from nantucket.hw.model import field as F
+from nantucket.hw.points import beat_layout, payload_layout, unit_layout
 
 from .addresses import (WriteAddressGenerator, batch_shape, beat_bits, beats_per_channel, burst_beats_of,
                         log_n_shape, payloads_per_pass, select)
@@ -24,25 +25,27 @@ from .addresses import (WriteAddressGenerator, batch_shape, beat_bits, beats_per
 __all__ = ["row_pair_layout", "CornerTurn", "UnitSplitter", "WritePath"]
 
 
-def row_pair_layout(lanes: int) -> data.StructLayout:
-    """Two units written together: ``a`` then ``b``."""
-    return data.StructLayout({"a": unit_layout(lanes), "b": unit_layout(lanes)})
+def row_pair_layout(lanes: int, field=F.GOLDILOCKS) -> data.StructLayout:
+    """Two units of ``field`` points written together: ``a`` then ``b``."""
+    return data.StructLayout({"a": unit_layout(lanes, field), "b": unit_layout(lanes, field)})
 
 
 class CornerTurn(wiring.Component):
     """Pass-1 corner turn: two banks of L/2 payloads; a full bank leaves as rows (2j, 2j + 1), j = 0..L/2-1
     (row i of a block is lane i's pairs over the bank's payloads). ``start`` empties both banks."""
 
-    def __init__(self, lanes: int):
+    def __init__(self, lanes: int, field=F.GOLDILOCKS):
         self._lanes = lanes
+        self._field = F.get(field)
         super().__init__({"start": In(1),
-                          "points": In(stream.Signature(payload_layout(lanes))),
-                          "rows": Out(stream.Signature(row_pair_layout(lanes)))})
+                          "points": In(stream.Signature(payload_layout(lanes, field))),
+                          "rows": Out(stream.Signature(row_pair_layout(lanes, field)))})
 
     def elaborate(self, platform):
         m = Module()
         L2 = self._lanes // 2
-        banks = [[Signal(payload_layout(self._lanes), name=f"bank{b}_{i}") for i in range(L2)] for b in range(2)]
+        banks = [[Signal(payload_layout(self._lanes, self._field), name=f"bank{b}_{i}") for i in range(L2)]
+                 for b in range(2)]
         full = [Signal(name=f"full{b}") for b in range(2)]
         wsel, rsel = Signal(), Signal()
         wcnt = Signal(range(max(2, L2)))
@@ -91,22 +94,23 @@ class UnitSplitter(wiring.Component):
     burst; else bursts are the aligned runs of ``burst_mask`` + 1 beats: 8, or one batch element's whole
     stream when it holds fewer, a power of two, so that each element's region starts a burst)."""
 
-    def __init__(self, lanes: int, address_bits: int):
+    def __init__(self, lanes: int, address_bits: int, field=F.GOLDILOCKS):
         self._lanes = lanes
-        unit = unit_layout(lanes)
+        self._beat = beat_layout(field)
+        unit = unit_layout(lanes, field)
         super().__init__({
             "take_a": In(1), "unit_a": In(unit), "beat_a": In(address_bits),
             "take_b": In(1), "unit_b": In(unit), "beat_b": In(address_bits),
             "unit_bursts": In(1), "burst_mask": In(range(MAX_BURST_BEATS), init=MAX_BURST_BEATS - 1),
             "count": Out(range(3)),
-            "beats": Out(stream.Signature(Beat)), "bursts": Out(stream.Signature(address_bits)),
+            "beats": Out(stream.Signature(self._beat)), "bursts": Out(stream.Signature(address_bits)),
         })
 
     def elaborate(self, platform):
         m = Module()
-        U = self._lanes // 4
+        U = self._lanes // self._beat.length               # beats per unit
         abits = len(self.beat_a)
-        units = [Signal(unit_layout(self._lanes), name=f"unit{j}") for j in range(2)]
+        units = [Signal(self.unit_a.shape(), name=f"unit{j}") for j in range(2)]
         addrs = [Signal(abits, name=f"addr{j}") for j in range(2)]
         wsel, rsel = Signal(), Signal()
         rbeat = Signal(range(U)) if U > 1 else Const(0, 1)         # beat of the unit being drained
@@ -134,7 +138,7 @@ class UnitSplitter(wiring.Component):
             burst_start.eq((rbeat == 0) & (self.unit_bursts | ((cur_addr & self.burst_mask) == 0))),
             drain.eq((self.count != 0) & self.beats.ready & (~burst_start | self.bursts.ready)),
             self.beats.valid.eq(drain),
-            self.beats.payload.eq(Array(cur[b * Beat.size:(b + 1) * Beat.size] for b in range(U))[rbeat]),
+            self.beats.payload.eq(Array(cur[b * self._beat.size:(b + 1) * self._beat.size] for b in range(U))[rbeat]),
             self.bursts.valid.eq(drain & burst_start),
             self.bursts.payload.eq(cur_addr),
             unit_out.eq(drain & (rbeat == U - 1)),
@@ -157,22 +161,22 @@ class WritePath(wiring.Component):
 
     def __init__(self, layout: HbmLayout):
         self._layout = layout
-        lanes, R = layout.params.lanes, layout.group
+        lanes, R, field = layout.params.lanes, layout.group, layout.params.prime_field
         super().__init__({
             "start": In(1), "pass2": In(1),
             "log_n": In(log_n_shape(layout.params), init=layout.params.max_log_n),
             "batch": In(batch_shape(layout.params), init=1),
             "chain_log_n": In(log_n_shape(layout.params)),
-            "points": In(stream.Signature(payload_layout(lanes))),
-            "beats": Out(stream.Signature(Beat)).array(R),
+            "points": In(stream.Signature(payload_layout(lanes, field))),
+            "beats": Out(stream.Signature(beat_layout(field))).array(R),
             "bursts": Out(stream.Signature(beat_bits(layout))).array(R),
         })
 
     def elaborate(self, platform):
         m = Module()
         lay = self._layout
-        params, lanes, R = lay.params, lay.params.lanes, lay.group
-        m.submodules.corner_turn = turn = CornerTurn(lanes)
+        params, lanes, R, field = lay.params, lay.params.lanes, lay.group, lay.params.prime_field
+        m.submodules.corner_turn = turn = CornerTurn(lanes, field)
         m.submodules.addresses = gen = WriteAddressGenerator(lay)
         # pass-2 bursts: 8 beats, or one element's stream when shorter (registered: log_n is stable from
         # the start on and the first burst leaves cycles later)
@@ -182,7 +186,7 @@ class WritePath(wiring.Component):
         chain = Signal()
         m.d.comb += chain.eq(self.pass2 & (self.chain_log_n != 0))
         for q in range(R):
-            m.submodules[f"splitter{q}"] = sp = UnitSplitter(lanes, beat_bits(lay))
+            m.submodules[f"splitter{q}"] = sp = UnitSplitter(lanes, beat_bits(lay), field)
             wiring.connect(m, sp.beats, wiring.flipped(self.beats[q]))
             wiring.connect(m, sp.bursts, wiring.flipped(self.bursts[q]))
             m.d.comb += [sp.unit_bursts.eq(~self.pass2 | chain), sp.burst_mask.eq(burst_mask)]
@@ -203,7 +207,7 @@ class WritePath(wiring.Component):
             m.d.sync += [active.eq(1), taken.eq(0)]
 
         # the unit pair offered to the splitters: straight from the payload (pass 2) or the corner turn
-        offer = Signal(row_pair_layout(lanes))
+        offer = Signal(row_pair_layout(lanes, field))
         offer_valid, accept = Signal(), Signal()
         m.d.comb += [turn.start.eq(self.start), gen.start.eq(self.start), gen.pass2.eq(self.pass2),
                      gen.log_n.eq(self.log_n), gen.chain_log_n.eq(self.chain_log_n),

@@ -1,8 +1,8 @@
 """Where every point lives in HBM: the one definition used by the DMA address generators, the HBM model's
 preload and read-back, and the host's scatter/gather.
 
-Vocabulary (K = 2^k = N1 = N2, L lanes, C channels, R = C/2 channels per direction, 4 points per 256-bit
-beat):
+Vocabulary (K = 2^k = N1 = N2, L lanes, C channels, R = C/2 channels per direction, P points per 256-bit
+beat: P = 4 64-bit Goldilocks points, P = 8 32-bit words of a 31-bit field, :func:`points_per_beat`):
 
 - Each of the three logical buffers is viewed as a K x K matrix ``M[row, col]``:
 
@@ -14,7 +14,7 @@ beat):
   output    X[k1 + K*k2]           k2                             k1
   ========  =====================  =============================  =========================
 
-- A *unit* is L consecutive points of one row, ``M[row, L*blk .. L*blk + L-1]``: L/4 beats at consecutive
+- A *unit* is L consecutive points of one row, ``M[row, L*blk .. L*blk + L-1]``: L/P beats at consecutive
   addresses of one channel. It is exactly what the engine's L lanes take (or emit) as their x0 (or x1) in
   one cycle: point l of the unit belongs to lane l. Every engine cycle therefore moves two units in and two
   units out, and each unit is one short, contiguous, aligned piece of one channel.
@@ -24,20 +24,20 @@ beat):
 - Placement of unit (slot s, block blk), with rho = log2 R and sigma = max(ceil(k/2), rho)::
 
       channel index q = (s mod R) XOR ((s >> sigma) mod R)
-      beat            = (blk * K/R + s div R) * L/4
+      beat            = (blk * K/R + s div R) * L/P
 
   Within every aligned group of R consecutive slots the channel index is a bijection, so each channel owns
   exactly one unit per group, and its units in slot order sit at consecutive beats: every channel's reads
   (pass 1 input, pass 2 state) and pass-2 writes (output) are one sequential stream, cut into 8-beat
   bursts. The XOR with the slot's high bits (the residue r of the lane input order) spreads the L rows that
   one pass-1 round emits (consecutive residues) over distinct channels, so pass-1 writes of whole units
-  (L/4-beat bursts, the only non-sequential access) are balanced too.
+  (L/P-beat bursts, the only non-sequential access) are balanced too.
 - Physical channels: logical index q of the input/output buffers is HBM channel 2q, of the state 2q + 1.
   Pass 1 reads the even channels and writes the odd ones; pass 2 the other way round; the output
   overwrites the input in place (same offsets).
 - Batches: B transforms of N points stored back to back (element e at logical indices e*N .. e*N + N-1
   of every buffer). Element e occupies its own region of every channel right after element e-1: it is
-  placed exactly like a single transform, then moved by e * N/R/4 beats (``element_beats``). So every
+  placed exactly like a single transform, then moved by e * N/R/P beats (``element_beats``). So every
   channel's read stream stays one sequential walk over the B elements.
 - Zero-extended input and chained transforms: a 2^n-point input may hold only its first M = 2^m points
   per element (m <= n, the rest zeros). They are the input matrix's first 2^(m - n2) rows, so a unit is
@@ -58,14 +58,15 @@ import numpy as np
 from .params import BuildParams
 
 __all__ = ["each_channel", "unit_dtype", "BUFFERS", "lane_row", "zero_row_mask", "zero_slot_mask",
-           "lde_pair_supported", "lde_pairs", "BEAT_BYTES", "POINTS_PER_BEAT", "MAX_BURST_BEATS", "CHANNEL_WINDOW_BYTES", "PAGE_BYTES",
+           "lde_pair_supported", "lde_pairs", "BEAT_BITS", "BEAT_BYTES", "point_bytes", "points_per_beat",
+           "MAX_BURST_BEATS", "CHANNEL_WINDOW_BYTES", "PAGE_BYTES",
            "HbmLayout", "HbmPlacement",
            "lane_slot", "slot_channel_of", "unit_beat_of", "sigma_of", "element_beat_of"]
 
 BUFFERS = ("input", "state", "output")
-POINT_BYTES = 8
-POINTS_PER_BEAT = 4
-BEAT_BYTES = POINT_BYTES * POINTS_PER_BEAT      # 256-bit AXI data
+#: One HBM beat: the 256-bit AXI data of a pseudo-channel port.
+BEAT_BITS = 256
+BEAT_BYTES = BEAT_BITS // 8
 #: One HBM pseudo-channel's address window on the card (256 MiB): channel c's buffers lie in
 #: [c * CHANNEL_WINDOW_BYTES, (c + 1) * CHANNEL_WINDOW_BYTES).
 CHANNEL_WINDOW_BYTES = 256 << 20
@@ -80,10 +81,22 @@ _UNIT_TABLES: dict[BuildParams, dict[str, dict[int, np.ndarray]]] = {}
 _POOL: ThreadPoolExecutor | None = None
 
 
-def unit_dtype(lanes: int) -> np.dtype:
-    """A unit of ``lanes`` points as one opaque item: numpy moves such items with a fixed-size copy, where
-    a (..., units, lanes) uint64 fancy assignment goes element by element (1.7 x slower at 2^24)."""
-    return np.dtype((np.void, POINT_BYTES * lanes))
+def point_bytes(params: BuildParams) -> int:
+    """Bytes of one point in HBM: the build's field's ``point_bits`` / 8 (8 in Goldilocks, 4 in a 31-bit
+    field: a 31-bit point is one 32-bit word)."""
+    return params.prime_field.point_bits // 8
+
+
+def points_per_beat(params: BuildParams) -> int:
+    """P: points of the build's field in one 256-bit beat (4 Goldilocks points, 8 in a 31-bit field)."""
+    return BEAT_BITS // params.prime_field.point_bits
+
+
+def unit_dtype(lanes: int, point_size: int = 8) -> np.dtype:
+    """A unit of ``lanes`` points of ``point_size`` bytes as one opaque item: numpy moves such items with a
+    fixed-size copy, where a (..., units, lanes) fancy assignment goes element by element (1.7 x slower at
+    2^24)."""
+    return np.dtype((np.void, point_size * lanes))
 
 
 def each_channel(fn, items, n_points: int) -> None:
@@ -167,7 +180,7 @@ def lde_pairs(params: BuildParams) -> frozenset:
     """Every (log_m, log_n) that :func:`lde_pair_supported` accepts for ``params``."""
     if params not in _LDE_PAIRS:
         pairs = set()
-        if params.lanes < POINTS_PER_BEAT or params.core_points < params.channels // 2:
+        if params.lanes < points_per_beat(params) or params.core_points < params.channels // 2:
             _LDE_PAIRS[params] = frozenset()      # no HBM layout: the kernel takes no padded input and writes no chained output
             return _LDE_PAIRS[params]
         rho = _log2(params.channels // 2)
@@ -198,10 +211,10 @@ def unit_beat_of(slot, blk, rows_log, rho, unit_beats_log):
     return (((blk << rows_log) | slot) >> rho) << unit_beats_log
 
 
-def element_beat_of(element, log_n, rho):
+def element_beat_of(element, log_n, rho, beat_points_log):
     """First beat (channel-relative) of batch element ``element`` of 2^log_n-point transforms: element
-    times the N/R/4 beats one element takes in each channel (N/R points, 4 per beat)."""
-    return (element << log_n) >> (rho + 2)
+    times the N/R/P beats one element takes in each channel (N/R points, P = 2^beat_points_log a beat)."""
+    return (element << log_n) >> (rho + beat_points_log)
 
 
 def sigma_of(rows_log, rho):
@@ -219,9 +232,10 @@ class HbmPlacement:
     def __init__(self, params: BuildParams, log_n: int | None = None, batch: int = 1):
         if not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
-        if params.lanes < POINTS_PER_BEAT:
-            raise ValueError(f"params.lanes: the HBM layout needs at least {POINTS_PER_BEAT} lanes "
-                             f"(a unit of L points must fill whole 256-bit beats), got {params.lanes}")
+        if params.lanes < points_per_beat(params):
+            raise ValueError(f"params.lanes: the HBM layout of {params.field} needs at least "
+                             f"{points_per_beat(params)} lanes (a unit of L points must fill whole 256-bit "
+                             f"beats of {points_per_beat(params)} points), got {params.lanes}")
         if params.core_points < params.channels // 2:
             raise ValueError(f"params.channels: {params.channels} channels need 2^k >= {params.channels // 2} "
                              f"rows per round, got k = {params.log_core}")
@@ -290,8 +304,23 @@ class HbmPlacement:
         return self._p.lanes
 
     @property
+    def point_bytes(self) -> int:
+        """Bytes of a point in HBM (8, or 4 in a 31-bit field)."""
+        return point_bytes(self._p)
+
+    @property
+    def points_per_beat(self) -> int:
+        """P: points a 256-bit beat holds (4, or 8 in a 31-bit field)."""
+        return points_per_beat(self._p)
+
+    @property
+    def point_dtype(self) -> np.dtype:
+        """The numpy type of a point as HBM holds it (uint64, or uint32 in a 31-bit field)."""
+        return np.dtype(self._p.prime_field.dtype)
+
+    @property
     def unit_beats(self) -> int:
-        return self._p.lanes // POINTS_PER_BEAT
+        return self._p.lanes // self.points_per_beat
 
     def sigma(self, buffer: str) -> int:
         return sigma_of(self.rows_log(buffer), _log2(self.group))
@@ -303,20 +332,20 @@ class HbmPlacement:
 
     @property
     def element_beats(self) -> int:
-        """Beats one element of the batch takes in each channel (N/R/4): element e starts at beat
+        """Beats one element of the batch takes in each channel (N/R/P): element e starts at beat
         e * element_beats of every channel."""
-        return self.element_points // self.group // POINTS_PER_BEAT
+        return self.element_points // self.group // self.points_per_beat
 
     @property
     def beats_per_channel(self) -> int:
         """Beats of a buffer in each channel, whole batch (B x ``element_beats``)."""
-        return self.points_per_channel // POINTS_PER_BEAT
+        return self.points_per_channel // self.points_per_beat
 
     @property
     def channel_bytes(self) -> int:
         """Bytes the host allocates in each channel (each channel holds exactly one buffer at a time),
         whole batch."""
-        return self.points_per_channel * POINT_BYTES
+        return self.points_per_channel * self.point_bytes
 
     @property
     def burst_beats(self) -> int:
@@ -367,7 +396,7 @@ class HbmPlacement:
 
     def unit_beat(self, buffer: str, slot, blk):
         """First beat (channel-relative) of the unit in ``slot`` of block ``blk``:
-        (blk * rows/R + s div R) * L/4."""
+        (blk * rows/R + s div R) * L/P."""
         return unit_beat_of(slot, blk, self.rows_log(buffer), _log2(self.group), _log2(self.unit_beats))
 
     def physical_channel(self, buffer: str, q):
@@ -385,10 +414,11 @@ class HbmPlacement:
         row, col = index >> cl, index & ((1 << cl) - 1)
         slot = self.slot_of_row(buffer, row)
         lane = col & (self._p.lanes - 1)
-        beat = (self.unit_beat(buffer, slot, col >> log_lanes) + (lane >> _log2(POINTS_PER_BEAT))
-                + element_beat_of(element, self._n, _log2(self.group)))
+        per_beat = self.points_per_beat
+        beat = (self.unit_beat(buffer, slot, col >> log_lanes) + (lane >> _log2(per_beat))
+                + element_beat_of(element, self._n, _log2(self.group), _log2(per_beat)))
         return (self.physical_channel(buffer, self.slot_channel(buffer, slot)), beat,
-                lane & (POINTS_PER_BEAT - 1))
+                lane & (per_beat - 1))
 
     def unit_place(self, buffer: str, row: int, blk: int, element: int = 0) -> tuple[int, int]:
         """(physical channel, first beat) of unit ``M[row, L*blk ..]`` of ``buffer`` in batch element
@@ -429,7 +459,7 @@ class HbmPlacement:
             index = np.arange(self.n_points, dtype=np.int64)
         index = np.asarray(index, dtype=np.int64)
         channel, beat, lane = self.point_place(buffer, index)
-        return channel, (beat * POINTS_PER_BEAT + lane) * POINT_BYTES
+        return channel, (beat * self.points_per_beat + lane) * self.point_bytes
 
 class HbmLayout(HbmPlacement):
     """The HBM placement of the input, state and output buffers for one build (:class:`HbmPlacement`),
@@ -456,7 +486,7 @@ class HbmLayout(HbmPlacement):
             lanes = self._p.lanes
             first = np.arange(0, self.element_points, lanes, dtype=np.int64)
             channel, offset = self.place(buffer, first)
-            row, rem = np.divmod(offset, lanes * POINT_BYTES)
+            row, rem = np.divmod(offset, lanes * self.point_bytes)
             assert not rem.any(), "units are L-aligned in every channel"
             table = {}
             for ch in self.buffer_channels(buffer):
@@ -487,40 +517,52 @@ class HbmLayout(HbmPlacement):
             what = f"{self._b} x {self.element_points}" if self._b > 1 else f"{self.n_points}"
             raise ValueError(f"points: expected {what} points, got shape {pts.shape}")
 
+    def channel_words(self, buffer) -> np.ndarray:
+        """One channel's memory (any array whose bytes are the channel's: uint8, uint64, a mapped buffer)
+        as a flat array of point words (:attr:`point_dtype`), without a copy where the array allows."""
+        words = np.asarray(buffer)
+        if words.dtype != self.point_dtype:
+            words = np.ascontiguousarray(words).reshape(-1).view(self.point_dtype)
+        return words.reshape(-1)
+
     def scatter_into(self, points, buffers, buffer: str = "input") -> None:
         """Place ``points`` (B*N) as ``buffer`` into the per-channel arrays ``buffers`` (indexable by HBM
-        channel; each a uint64 array of at least ``points_per_channel``), touching only the channels the
-        buffer uses: one pass over the data, straight into (for example) a card's mapped buffers."""
-        pts = np.asarray(points, dtype=np.uint64)
+        channel; each an array whose bytes are the channel's memory, at least ``channel_bytes`` of them:
+        :meth:`channel_words`), touching only the channels the buffer uses: one pass over the data,
+        straight into (for example) a card's mapped buffers."""
+        pts = np.asarray(points)
+        if pts.dtype != self.point_dtype:
+            pts = pts.astype(self.point_dtype)
         self._check_points(pts)
         lanes, b = self._p.lanes, self._b
         rows = pts.reshape(b, -1, lanes)              # [element, unit, lane]
 
         def one(item):
             ch, units = item
-            dst = np.asarray(buffers[ch]).reshape(-1)[: b * units.size * lanes]
+            dst = self.channel_words(buffers[ch])[: b * units.size * lanes]
             np.take(rows, units, axis=1, out=dst.reshape(b, -1, lanes))
         each_channel(one, self._element_unit_table(buffer).items(), pts.size)
 
     def gather_from(self, buffers, buffer: str = "output") -> np.ndarray:
         """The B*N points of ``buffer`` (default: the transform's output X) read from per-channel arrays
-        (indexable by HBM channel), as a new array."""
-        out = np.empty(self.n_points, dtype=np.uint64)
+        (indexable by HBM channel, as :meth:`scatter_into` takes them), as a new array of
+        :attr:`point_dtype`."""
+        out = np.empty(self.n_points, dtype=self.point_dtype)
         lanes, b = self._p.lanes, self._b
-        unit = unit_dtype(lanes)
+        unit = unit_dtype(lanes, self.point_bytes)
         rows = out.reshape(b, -1).view(unit)
 
         def one(item):
             ch, units = item
-            src = np.ascontiguousarray(np.asarray(buffers[ch], dtype=np.uint64).reshape(-1)[: b * units.size * lanes])
+            src = np.ascontiguousarray(self.channel_words(buffers[ch])[: b * units.size * lanes])
             rows[:, units] = src.reshape(b, -1).view(unit)
         each_channel(one, self._element_unit_table(buffer).items(), out.size)
         return out
 
     def scatter(self, points, buffer: str = "input") -> list[np.ndarray]:
-        """One uint64 array per channel (C arrays of ``channel_bytes``) holding ``points`` placed as
-        ``buffer``; channels the buffer does not use are zero."""
-        mem = np.zeros((self.channels, self.points_per_channel), dtype=np.uint64)
+        """One array of point words (:attr:`point_dtype`) per channel (C arrays of ``channel_bytes``)
+        holding ``points`` placed as ``buffer``; channels the buffer does not use are zero."""
+        mem = np.zeros((self.channels, self.points_per_channel), dtype=self.point_dtype)
         self.scatter_into(points, mem, buffer)
         return list(mem)
 
@@ -577,6 +619,6 @@ class HbmLayout(HbmPlacement):
         return out
 
     def hbm_bytes_per_transform(self) -> int:
-        """Bytes the DMA moves for one kernel run, all B transforms (every beat it reads or writes carries
-        4 useful points)."""
-        return 4 * self.n_points * POINT_BYTES
+        """Bytes the DMA moves for one kernel run, all B transforms (each pass reads and writes every point
+        once; every beat carries P useful points)."""
+        return 4 * self.n_points * self.point_bytes

@@ -138,16 +138,18 @@ class BuildParams:
     def smallest_for(cls, n_points: int, *, check=None, **given) -> "BuildParams":
         """The build with the smallest core that transforms n_points (up to 2^24).
 
-        Fields in ``given`` are kept as they are; lanes and channels default to 4 (the smallest that the
-        HBM kernel takes with room to spare); log_core, unless given, is the smallest k >= 2 with
-        2^(2k) >= n_points for which the parameters are valid and ``check(params)`` (e.g. the kernel's
-        HbmLayout) raises no ValueError. Raises ValueError saying what cannot be met.
+        Fields in ``given`` are kept as they are; channels default to 4 and lanes to the fewest of 4, 8
+        that ``check`` accepts (the HBM kernel takes 4 Goldilocks lanes, a 31-bit field's 8: a unit fills
+        whole beats); log_core, unless given, is the smallest k >= 2 with 2^(2k) >= n_points for which the
+        parameters are valid and ``check(params)`` (e.g. the kernel's HbmLayout) raises no ValueError.
+        Raises ValueError saying what cannot be met.
         """
         if not isinstance(n_points, int) or isinstance(n_points, bool):
             raise TypeError(f"n_points: expected an int, got {type(n_points).__name__}")
         if n_points < 1:
             raise ValueError(f"n_points: must be >= 1, got {n_points}")
-        fixed = {"lanes": 4, "channels": 4} | given
+        fixed = {"channels": 4} | given
+        lane_counts = [given["lanes"]] if "lanes" in given else [4, 8]
         if "log_core" in given:
             cores = [given["log_core"]]
         else:
@@ -157,12 +159,12 @@ class BuildParams:
                                  f"2^24 points")
             cores = range(k_min, 13)
         error = None
-        for k in cores:
+        for k, lanes in ((k, lanes) for k in cores for lanes in lane_counts):
             try:
-                params = cls(**(fixed | {"log_core": k}))
+                params = cls(**(fixed | {"log_core": k, "lanes": lanes}))
                 if check is not None:
                     check(params)
-            except ValueError as e:     # the options need a larger core (or can never work)
+            except ValueError as e:     # the options need a larger core or more lanes (or can never work)
                 error = e
                 continue
             if params.n_points < n_points:
