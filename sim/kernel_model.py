@@ -335,13 +335,13 @@ class KernelModel:
         """The run's part of channel ``ch``: the layout's bytes (every element of a batch) from the hbm_NN
         base address (a MemoryFault when they leave the master's channel or the buffer there)."""
         base = self.arg_value(R.pointer_arg(ch))
-        return self.hbm.view(base, lay.channel_bytes, bank=ch).view(np.uint64)
+        return self.hbm.view(base, lay.channel_bytes, bank=ch).view(lay.point_dtype)
 
     def _transform(self, run: Run) -> None:
         batch, inverse, coset = run.batch, run.inverse, run.coset
         lay = self.layout_for(run.log_n, batch)
         n = lay.element_points
-        zeros = np.zeros(lay.channel_bytes // 8, dtype=np.uint64)
+        zeros = np.zeros(lay.points_per_channel, dtype=lay.point_dtype)
         reads = set(lay.read_channels(1))       # the pass-1 masters only ever read these
         x = lay.gather([self._channel_words(ch, lay) if ch in reads else zeros
                         for ch in range(self.params.channels)], buffer="input").reshape(batch, n)
@@ -358,7 +358,8 @@ class KernelModel:
             state = state.reshape(n)
         else:
             out = ntt_model.transform(x, inverse=inverse, coset=coset, field=self.params.prime_field).reshape(-1)
-            state = np.full(batch * n, 0xDEAD_BEEF_DEAD_BEEF, dtype=np.uint64)
+            state = np.full(batch * n, 0xDEAD_BEEF_DEAD_BEEF & ((1 << 8 * lay.point_bytes) - 1),
+                            dtype=lay.point_dtype)
         outputs = (("state", state, lay.write_channels(1)),) + ((("output", out, lay.write_channels(2)),)
                                                                 if plain_output else ())
         for buffer, values, written in outputs:
@@ -370,7 +371,7 @@ class KernelModel:
             channel, offset = lay.output_as_input(chain)
             for ch in lay.write_channels(2):
                 mine = channel == ch
-                self._channel_words(ch, target)[offset[mine] // 8] = out[mine]
+                self._channel_words(ch, target)[offset[mine] // lay.point_bytes] = out[mine]
 
 
 class ModelCard:

@@ -34,7 +34,7 @@ from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.record import RECORD_BYTES, StatusRecord
 from nantucket.hw.model.run import FLAG_COSET, FLAG_INVERSE, Run, max_batch
 
-__all__ = ["TrialRun", "draw_run", "RegisterCard", "RegressionFailure", "regress", "EDGE_POINTS", "EDGE_SHIFTS"]
+__all__ = ["TrialRun", "draw_run", "RegisterCard", "RegressionFailure", "regress", "EDGE_POINTS", "EDGE_SHIFTS", "edge_points"]
 
 #: Field values every input mixes in: 0, 1, p-1, p-2 and powers of two around the 32- and 64-bit words.
 EDGE_POINTS = np.array([0, 1, P - 1, P - 2, 1 << 31, (1 << 32) - 1, 1 << 32, (1 << 32) + 1, 1 << 63, P - (1 << 32)],
@@ -121,13 +121,21 @@ def draw_run(rng: np.random.Generator, params: BuildParams, *, refused_share: fl
                     data_seed=int(rng.integers(1 << 31)))
 
 
+def edge_points(p: int = P) -> np.ndarray:
+    """The edge values of the field of modulus ``p``: :data:`EDGE_POINTS` below p, p-1, p-2 and, in a 31-bit
+    field, the powers of two around its half and full word (2^15, 2^16, 2^30 and their neighbours)."""
+    small = [] if p > 1 << 32 else [(1 << 15) - 1, 1 << 15, (1 << 15) + 1, (1 << 16) - 1, 1 << 16, (1 << 16) + 1,
+                                    (1 << 30) - 1, 1 << 30, (1 << 30) + 1]
+    return np.array(sorted({v for v in [*EDGE_POINTS.tolist(), *small] if v < p} | {p - 1, p - 2}),
+                    dtype=np.uint64)
+
+
 def _points(seed: int, shape, p: int = P) -> np.ndarray:
     """Random elements of the field of modulus ``p`` with its edge values mixed in (about one in eight)."""
     rng = np.random.default_rng(seed)
     x = rng.integers(0, p, size=shape, dtype=np.uint64)
     edges = rng.random(shape) < 0.125
-    x[edges] = rng.choice(np.array([v for v in EDGE_POINTS if v < p] + [p - 1, p - 2], dtype=np.uint64),
-                          size=int(edges.sum()))
+    x[edges] = rng.choice(edge_points(p), size=int(edges.sum()))
     return x
 
 

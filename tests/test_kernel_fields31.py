@@ -1,0 +1,160 @@
+"""The whole kernel built for the 31-bit fields (BabyBear, KoalaBear), register by register on the RTL in
+Verilator (sim/cosim.py, sim/regression.py): eight 32-bit points a 256-bit beat through the DMA, the HBM
+layout and the engine, every mode of a small build, against the golden model in that field; the host's
+identity check and the CLI on the sim card.
+
+One Verilator build per field (L8_k4_C4: a 31-bit build needs at least 8 lanes, a unit of L points filling
+whole beats of eight); the sim backend's smallest card for 2^8 points is the same build, so the CLI test
+reuses it.
+"""
+
+import numpy as np
+import pytest
+
+from nantucket.hw.model import ntt, regmap as R
+from nantucket.hw.model import field as F
+from nantucket.hw.model.layout import HbmLayout
+from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.run import FLAG_COSET, FLAG_INVERSE, Run
+from nantucket.sim.cosim import SimulatedKernel
+from nantucket.sim.kernel_model import HbmModel
+from nantucket.sim.regression import RegisterCard, TrialRun, edge_points, regress
+
+pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
+
+FIELDS = ("babybear", "koalabear")
+#: A coset shift provers use (Plonky3's generators are 31 and 3; 7 is a plain non-residue-free choice).
+SHIFT = 7
+
+
+def params_of(field: str) -> BuildParams:
+    return BuildParams(lanes=8, log_core=4, channels=4, field=field)
+
+
+@pytest.fixture(scope="module", params=FIELDS)
+def card(request):
+    p = params_of(request.param)
+    kernel = SimulatedKernel(p, HbmModel(p.channels), HbmLayout(p), progress=lambda line: None)
+    yield RegisterCard(kernel)
+    kernel.close()
+
+
+def _trial(run, seed, *, stalls=True, refresh=True):
+    return TrialRun(run, refresh=refresh, stalls=stalls, data_seed=seed)
+
+
+def test_identification_names_the_field(card):
+    p = card.params
+    k = card.kernel
+    assert k.read(card.rmap.id_offset("FIELD")) == R.FIELD_CODES[p.field]
+    assert R.field_of_code(k.read(card.rmap.id_offset("FIELD"))) == p.field
+    for name in ("MAGIC", "VERSION", "LANES", "LOG_CORE", "CHANNELS", "MIN_LOG_N", "MAX_LOG_N"):
+        assert k.read(card.rmap.id_offset(name)) == card.rmap.id_values[name], name
+
+
+def test_every_mode(card):
+    """Forward, inverse, coset (shift 7 and the edge shift p - 1), inverse coset, the largest batch at the
+    smallest size, a chained output and a zero-extended input, each under AXI stalls and HBM refresh, point
+    by point against hw.model.ntt.transform(..., field=) (inputs mix in the field's edge values:
+    sim/regression.edge_points) and by the status record."""
+    p = card.params
+    n, m = p.max_log_n, p.max_log_n - 1
+    runs = [Run(n), Run(n, FLAG_INVERSE), Run(n, FLAG_COSET, coset_shift=SHIFT),
+            Run(m, FLAG_COSET | FLAG_INVERSE, coset_shift=p.prime_field.p - 1),
+            Run(p.min_log_n, FLAG_INVERSE, batch=R.RegisterMap(p).max_batch(p.min_log_n)),
+            Run(m, FLAG_INVERSE, chain_log_n=n), Run(n, FLAG_COSET, coset_shift=SHIFT, input_log_m=m)]
+    for seed, run in enumerate(runs):
+        card.check(_trial(run, seed))
+
+
+def test_edge_values_through_every_lane(card):
+    """Every edge value of the field (0, 1, p-1, p-2, 2^15, 2^16, 2^30 and neighbours) at every position of
+    a forward and an inverse transform: the kernel's output equals the golden model's."""
+    p, field = card.params, card.params.prime_field
+    n = p.max_log_n - 1                         # two transforms fill the build's buffers
+    edges = edge_points(field.p)
+    x = np.resize(edges, 1 << n)
+    x = np.stack([x, np.roll(x, 1)])
+    for flags in (0, FLAG_INVERSE):
+        HbmLayout(p, n, 2).scatter_into(x.reshape(-1), card.mem, "input")
+        assert card.start(_trial(Run(n, flags, batch=2), 3)) == 0
+        got = HbmLayout(p, n, 2).gather_from(card.mem, "output").reshape(2, -1)
+        want = ntt.transform(x, inverse=bool(flags), field=field)
+        assert np.array_equal(got, want), flags
+    card.sequence = None                        # started outside card.check: its record count restarts
+
+
+def test_low_degree_extension_on_the_card(card):
+    """The LDE in two starts on one card: the inverse transform of 2^m evaluations written as the
+    zero-extended input of a 2^n run (chain_log_n), then the forward coset transform reading it
+    (input_log_m); against the golden model in the build's field, and unlike the same steps in the other
+    31-bit field."""
+    p, field = card.params, card.params.prime_field
+    n, m = p.max_log_n, p.max_log_n - 2
+    rng = np.random.default_rng(5)
+    for mem in card.mem:
+        mem[:] = rng.integers(0, 1 << 64, mem.size, dtype=np.uint64)
+    evaluations = rng.integers(0, field.p, 1 << m, dtype=np.uint64)
+    HbmLayout(p, m, 1).scatter_into(evaluations, card.mem, "input")
+    assert card.start(_trial(Run(m, FLAG_INVERSE, chain_log_n=n), 0)) == 0
+    assert card.start(_trial(Run(n, FLAG_COSET, coset_shift=SHIFT, input_log_m=m), 0)) == 0
+    got = HbmLayout(p, n, 1).gather_from(card.mem, "output")
+    card.sequence = None
+    coefficients = ntt.transform(evaluations, inverse=True, field=field)
+    want = ntt.transform(coefficients, coset=SHIFT, size=1 << n, field=field)
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, f"{bad.size} of {want.size} points differ from the golden model, first at {bad[0]}"
+    other = F.get("koalabear" if field.name == "babybear" else "babybear")
+    assert np.any(got != ntt.transform(ntt.transform(evaluations % other.p, inverse=True, field=other),
+                                       coset=SHIFT, size=1 << n, field=other))
+
+
+def test_shift_check_and_random_regression(card):
+    """A coset start with shift p is refused with bad_shift and touches nothing; then 30 constrained-random
+    starts (sizes, batches, flags, shifts, chained and zero-extended, refused ones) in the build's field."""
+    p = card.params
+    refused = Run(p.max_log_n, FLAG_COSET, coset_shift=p.prime_field.p)
+    assert refused.check(p) == R.STATUS_BAD_SHIFT
+    card.check(_trial(refused, 1))
+    counts = regress(card, 30, seed=13)
+    assert counts["runs"] == 30 and counts["coset"] > 0 and counts["inverse"] > 0
+
+
+# -- the host: identity check through the ID block, and the CLI on the sim card -----------------------------
+
+def _xrt(tmp_path, host_params, card_params, field=None, **knobs):
+    from nantucket.host import xrt as X
+    from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin
+    fake = FakePyxrt(**knobs)
+    path = write_xclbin(tmp_path / "nantucket.xclbin", card_params)
+    field = field or (host_params.field if host_params is not None else "goldilocks")
+    return X.XrtBackend(host_params, xclbin=path, pyxrt_module=fake, field=field, timeout_s=1.0, progress=False)
+
+
+def test_host_refuses_a_kernel_of_the_other_31_bit_field(tmp_path):
+    """BabyBear and KoalaBear kernels move the same 32-bit words; the ID block's FIELD word tells them apart
+    (an IdentityMismatch naming both), and without register access the self-test's known transform does."""
+    from nantucket.host.xrt import IdentityMismatch
+    baby, koala = (BuildParams(lanes=8, log_core=3, channels=4, field=f) for f in FIELDS)
+    for host, kernel in ((baby, koala), (koala, baby)):
+        with pytest.raises(IdentityMismatch, match=rf"computes in the {kernel.field} field, the host asked for "
+                                                   rf"{host.field}$"):
+            _xrt(tmp_path, host, kernel)
+    assert _xrt(tmp_path, None, koala, field="koalabear").params == koala
+    with pytest.raises(IdentityMismatch, match="self-test"):
+        _xrt(tmp_path, baby, koala, read_register=False)
+    _xrt(tmp_path, koala, koala, read_register=False)
+
+
+@pytest.mark.parametrize("field", FIELDS)
+def test_cli_runs_a_31_bit_pair_on_the_sim_card(tmp_path, capsys, field):
+    """`nantucket points/run --field F --backend sim` for 2^8 points: the card is built in that field
+    (L8_k4_C4, the build above) and its output equals the expected file, which `points` computed with the
+    model in that field."""
+    from nantucket.host.cli import main
+    i, e = tmp_path / "in.txt", tmp_path / "exp.txt"
+    assert main(["points", "8", str(i), str(e), "--field", field]) == 0
+    capsys.readouterr()
+    assert main(["run", str(i), str(e), "--backend", "sim", "--field", field]) == 0
+    out = capsys.readouterr().out
+    assert field in out and "L8_k4_C4" in out
