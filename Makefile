@@ -7,7 +7,10 @@ NANTUCKET := $(VENV)/bin/nantucket
 STAMP := $(VENV)/.installed
 BUILD := build
 
-# `make run` defaults; override on the command line: make run LOG_N=16 KIND=skewed BACKEND=model
+# `make run` defaults; override on the command line: make run LOG_N=16 KIND=skewed BACKEND=model FIELD=babybear
+# (FIELD, the prime field of the points and the build: every target that builds or runs takes it)
+FIELD ?= goldilocks
+FIELD_SUFFIX := $(if $(filter goldilocks,$(FIELD)),,_$(FIELD))
 LOG_N ?= 12
 KIND ?= random
 SEED ?= 1
@@ -31,11 +34,12 @@ help:
 	@echo "make soak     N random kernel runs against the golden model (N=$(N), SEED=$(SEED); make test runs 500)"
 	@echo "make coverage  line and toggle coverage of the gateware under the Verilator benches, mapped to hw/"
 	@echo "               source lines (docs/coverage.md)"
-	@echo "make run       generate a 2^$(LOG_N) point pair and check it on the $(BACKEND) backend"
+	@echo "make run       generate a 2^$(LOG_N) point pair and check it on the $(BACKEND) backend (FIELD=$(FIELD))"
 	@echo "               (sim: the kernel RTL in Verilator; model: the golden model)"
 	@echo "make points    only generate the point pair (LOG_N, KIND, SEED)"
 	@echo "make sim       make run on the simulated kernel (LOG_N=$(LOG_N))"
-	@echo "make sim-full  a random 2^24 pair through the default kernel (16 lanes, k=12, 32 channels;"
+	@echo "make sim-full  a random 2^24 pair through the default kernel (16 lanes, k=12, 32 channels; FIELD=babybear:"
+	@echo "               its default build, 32 lanes;"
 	@echo "               LOG_N= for another size, LANES= LOG_CORE= CHANNELS= FIELD= for another build)"
 	@echo "make bench-sizes  every size 2^8 .. 2^24 through the default kernel (table + picture)"
 	@echo "make bench-transforms  inverse, coset and batches through the default kernel (table)"
@@ -79,16 +83,16 @@ coverage: $(STAMP)
 
 points: $(STAMP)
 	@mkdir -p $(RUN_DIR)
-	$(NANTUCKET) points $(LOG_N) $(RUN_DIR)/in_$(LOG_N)_$(KIND).txt $(RUN_DIR)/out_$(LOG_N)_$(KIND).txt --kind $(KIND) --seed $(SEED)
+	$(NANTUCKET) points $(LOG_N) $(RUN_DIR)/in_$(LOG_N)_$(KIND)$(FIELD_SUFFIX).txt $(RUN_DIR)/out_$(LOG_N)_$(KIND)$(FIELD_SUFFIX).txt --kind $(KIND) --seed $(SEED) --field $(FIELD)
 
 ifeq ($(RUN_TARGET),)
 run: points
-	$(NANTUCKET) run $(RUN_DIR)/in_$(LOG_N)_$(KIND).txt $(RUN_DIR)/out_$(LOG_N)_$(KIND).txt --backend $(BACKEND)
+	$(NANTUCKET) run $(RUN_DIR)/in_$(LOG_N)_$(KIND)$(FIELD_SUFFIX).txt $(RUN_DIR)/out_$(LOG_N)_$(KIND)$(FIELD_SUFFIX).txt --backend $(BACKEND) --field $(FIELD)
 else
 # The reference's way: the host on the xclbin, XCL_EMULATION_MODE=hw_emu for emulation, xrt.ini beside it.
 run: points
 	$(if $(filter hw_emu,$(RUN_TARGET)),XCL_EMULATION_MODE=hw_emu )XRT_INI_PATH=$(abspath $(BUILD)/$(RUN_TARGET)/xrt.ini) \
-	  $(NANTUCKET) run $(RUN_DIR)/in_$(LOG_N)_$(KIND).txt $(RUN_DIR)/out_$(LOG_N)_$(KIND).txt --backend xrt \
+	  $(NANTUCKET) run $(RUN_DIR)/in_$(LOG_N)_$(KIND)$(FIELD_SUFFIX).txt $(RUN_DIR)/out_$(LOG_N)_$(KIND)$(FIELD_SUFFIX).txt --backend xrt --field $(FIELD) \
 	  --xclbin $(BUILD)/$(RUN_TARGET)/nantucket.xclbin
 endif
 

@@ -53,9 +53,9 @@ def _engine_latencies(params: BuildParams, log_n: int) -> tuple[int, int]:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--lanes", type=int, default=16)
-    ap.add_argument("--log-core", type=int, default=12)
-    ap.add_argument("--channels", type=int, default=32)
+    ap.add_argument("--lanes", type=int, help="default: the field's default build's (16, or 32 in a 31-bit field)")
+    ap.add_argument("--log-core", type=int, help="default: 12")
+    ap.add_argument("--channels", type=int, help="default: 32")
     ap.add_argument("--field", default=DEFAULT_FIELD.name, help=f"the build's field ({', '.join(FIELD_NAMES)})")
     ap.add_argument("--log-n", type=int, default=None, help="transform size 2^n (default: the build's largest)")
     ap.add_argument("--kind", choices=KINDS, default="random")
@@ -64,7 +64,9 @@ def main(argv=None):
     ap.add_argument("--no-doc", action="store_true", help="do not write docs/performance.md")
     args = ap.parse_args(argv)
     try:
-        params = BuildParams(lanes=args.lanes, log_core=args.log_core, channels=args.channels, field=args.field)
+        given = {k: v for k, v in (("lanes", args.lanes), ("log_core", args.log_core), ("channels", args.channels))
+                 if v is not None}
+        params = BuildParams.default_for(args.field, **given)
         log_n = params.max_log_n if args.log_n is None else params.check_log_n(args.log_n)
     except (TypeError, ValueError) as e:
         print(f"sim-full: {e}", file=sys.stderr)
@@ -119,12 +121,14 @@ def main(argv=None):
     ]
     for k, v in rows:
         progress(f"{k}: {v}")
-    if not args.no_doc and params == BuildParams() and log_n == params.max_log_n:
-        body = ["## Full-size kernel simulation", "",
-                f"Command: `make sim-full` (scripts/sim_full.py, {params.tag()}, {args.kind} points, HBM refresh "
+    if not args.no_doc and params == BuildParams.default_for(params.field) and log_n == params.max_log_n:
+        default = params.field == DEFAULT_FIELD.name
+        command = "make sim-full" if default else f"make sim-full FIELD={params.field}"
+        body = ["## Full-size kernel simulation" + ("" if default else f": {params.field}"), "",
+                f"Command: `{command}` (scripts/sim_full.py, {params.tag()}, {args.kind} points, HBM refresh "
                 f"{'off' if args.no_refresh else 'on'}), {time.strftime('%Y-%m-%d')}.", "",
                 "| what | figure |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows] + ["", NOTE]
-        update_section("sim-full", "\n".join(body))
+        update_section("sim-full" if default else f"sim-full-{params.field}", "\n".join(body))
     print("TEST PASSED" if bad.size == 0 else "TEST FAILED", flush=True)
     return 0 if bad.size == 0 else 1
 

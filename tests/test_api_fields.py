@@ -274,21 +274,32 @@ def test_the_sim_backend_refuses_a_field_its_build_lacks_before_any_work(monkeyp
     def no_work(*a, **k):
         raise AssertionError("the sim backend went on to its build folder")
     monkeypatch.setattr(S, "writable_build_base", no_work)
-    # without params the card would be built in the field: the kernel moves 64-bit points only
-    message = ("field: the sim card's kernel moves 64-bit points and babybear has 32-bit ones; transform "
-               "babybear on the model backend")
-    for call in (lambda: S.SimBackend(field="babybear"), lambda: nantucket.open("sim", field="babybear"),
-                 lambda: nantucket.ntt(np.arange(4, dtype=np.uint32), backend="sim", field="babybear")):
-        with pytest.raises(ValueError, match=f"^{message}$"):
-            call()
     with pytest.raises(ValueError, match="^field: the sim card's build computes in goldilocks, not babybear$"):
         S.SimBackend(BuildParams(lanes=4, log_core=2, channels=4), field="babybear")
     with pytest.raises(ValueError, match="^field: the sim card's build computes in goldilocks, not "
                                          "goldilocks-plonky2$"):
         S.SimBackend(BuildParams(lanes=4, log_core=2, channels=4), field="goldilocks-plonky2")
     with pytest.raises(ValueError, match="^field: the sim card's build computes in babybear, not goldilocks$"):
-        S.SimBackend(BuildParams(lanes=4, log_core=2, channels=4, field="babybear"))
+        S.SimBackend(BuildParams(lanes=8, log_core=3, channels=4, field="babybear"))
+    with pytest.raises(ValueError, match="^field: the sim card's build computes in babybear, not koalabear$"):
+        S.SimBackend(BuildParams(lanes=8, log_core=3, channels=4, field="babybear"), field="koalabear")
     assert "field" in B.backend_options("sim")
+
+
+@pytest.mark.parametrize("field", ["babybear", "koalabear"])
+def test_the_sim_backend_builds_a_31_bit_card_when_asked_without_params(tmp_path, monkeypatch, field):
+    """Without params the card is built in the asked field: at least 8 lanes (eight 32-bit points a beat),
+    a 4-lane build of that field refused with the reason."""
+    import nantucket.host.sim_backend as S
+    monkeypatch.setattr(S, "writable_build_base", lambda: tmp_path)
+    be = S.SimBackend(field=field)
+    assert be.field is nantucket.FIELDS[field]
+    for n in (1 << 4, 1 << 8, 1 << 12):
+        p = be.params_for(n)
+        assert p.field == field and p.lanes == 8 and p.n_points >= n
+    assert B.build_params("sim", 1 << 8, {}, field).field == field
+    with pytest.raises(ValueError, match=f"the HBM layout of {field} needs at least 8 lanes"):
+        B.build_params("sim", 1 << 8, {"lanes": 4}, field)
 
 
 def test_the_sim_backend_builds_a_goldilocks_plonky2_card_when_asked_without_params(tmp_path, monkeypatch):

@@ -187,12 +187,11 @@ def test_log_n_beyond_koalabear_s_two_adicity_is_exit_2_before_any_work(tmp_path
     assert not any(tmp_path.iterdir())
 
 
-def test_the_sim_backend_refuses_babybear_before_reading_any_file(tmp_path, capsys):
+def test_a_4_lane_babybear_card_is_exit_2_before_reading_any_file(tmp_path, capsys):
     missing = tmp_path / "nothing-here.txt"
-    assert main(["run", str(missing), str(missing), "--field", "babybear", "--backend", "sim"]) == 2
+    assert main(["run", str(missing), str(missing), "--field", "babybear", "--backend", "sim", "--lanes", "4"]) == 2
     out, err = capsys.readouterr()
-    assert out == "" and one_line(err, "field: the sim card's kernel moves 64-bit points and babybear has "
-                                       "32-bit ones")
+    assert out == "" and one_line(err, "the HBM layout of babybear needs at least 8 lanes")
 
 
 @pytest.mark.parametrize("argv, field", [

@@ -162,3 +162,18 @@ def test_a_batch_schedule_runs_the_elements_back_to_back(params):
                 np.testing.assert_array_equal(out[e * n:(e + 1) * n], o1)
     with pytest.raises(ValueError, match="batch"):
         pass_schedule(params, 1, params.max_log_n, 0)
+
+
+def test_each_field_has_a_default_build_that_uses_the_bandwidth():
+    """16 lanes of 64-bit points, 32 of 32-bit ones: the same bytes per NTT cycle through the HBM (2L points
+    of the field's width), k = 12 and 32 channels in every field; given fields replace the default's."""
+    from nantucket.hw.model import field as F
+    for name in F.FIELD_NAMES:
+        p = BuildParams.default_for(name)
+        assert (p.field, p.log_core, p.channels) == (name, 12, 32)
+        assert p.points_per_cycle * p.prime_field.point_bits == 2 * 16 * 64, name
+    assert BuildParams.default_for("goldilocks") == BuildParams()
+    assert BuildParams.default_for("babybear").tag() == "L32_k12_C32_babybear"
+    assert BuildParams.default_for(F.KOALABEAR, lanes=8, log_core=5, channels=8).tag() == "L8_k5_C8_koalabear"
+    with pytest.raises(ValueError, match="babybear"):
+        BuildParams.default_for("babybare")

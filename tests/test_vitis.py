@@ -420,3 +420,25 @@ def test_make_clean_leaves_the_xclbins(tmp_path):
     assert sorted(p.name for p in build.iterdir()) == ["hw", "hw_emu"]
     assert (build / "hw" / "nantucket.xclbin").is_file() and (build / "hw_emu" / "nantucket.xclbin").is_file()
     assert f"rm -rf {build}/hw {build}/hw_emu" in _make("-n", "clean-xclbin", f"BUILD={build}").stdout
+
+
+def test_make_build_inputs_takes_the_field_and_its_default_lanes(tmp_path):
+    """FIELD= reaches the build's parameters; without LANES a 31-bit field's build gets its default 32 lanes
+    (BuildParams.default_for: at k = 4 they do not fit, which the one-line error says); an unknown field
+    stops with one line; neither writes anything."""
+    out = tmp_path / "out"
+    r = _make("build-inputs", "FIELD=koalabear", "LANES=8", "LOG_CORE=4", "CHANNELS=4", f"VITIS_OUT={out}")
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = json.loads((out / "build_params.json").read_text())["params"]
+    assert (got["field"], got["lanes"], got["log_core"], got["channels"]) == ("koalabear", 8, 4, 4)
+    for field, needle in (("babybear", "lanes: 32 lanes exceed the 16 columns"), ("babybare", "babybear")):
+        r = _make("build-inputs", f"FIELD={field}", "LOG_CORE=4", "CHANNELS=4", f"VITIS_OUT={tmp_path / field}")
+        assert r.returncode != 0 and needle in r.stderr and not (tmp_path / field).exists(), r.stderr
+
+
+def test_make_run_and_sim_full_take_the_field():
+    run = _make("-n", "run", "FIELD=koalabear", "LOG_N=8").stdout
+    assert run.count("--field koalabear") == 2 and "in_8_random_koalabear.txt" in run
+    assert "--field goldilocks" in _make("-n", "run").stdout
+    full = _make("-n", "sim-full", "FIELD=babybear").stdout
+    assert "--field babybear" in full and "--lanes" not in full

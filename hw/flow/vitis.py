@@ -534,9 +534,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="vitis_build", description="Vitis build of the nantucket kernel")
     ap.add_argument("--target", default="hw", choices=TARGETS)
     ap.add_argument("--platform", default=DEFAULT_PLATFORM)
-    ap.add_argument("--lanes", type=int, default=BuildParams.lanes)
-    ap.add_argument("--log-core", type=int, default=BuildParams.log_core)
-    ap.add_argument("--channels", type=int, default=BuildParams.channels)
+    ap.add_argument("--field", default=BuildParams.field, help="the build's prime field (a preset name)")
+    ap.add_argument("--lanes", type=int, help="default: the field's default build's (16, 32 in a 31-bit field)")
+    ap.add_argument("--log-core", type=int, help="default: 12")
+    ap.add_argument("--channels", type=int, help="default: 32")
     ap.add_argument("--ntt-clock-mhz", type=int, default=NTT_CLOCK_REQUEST_MHZ)
     ap.add_argument("--out-dir", type=Path)
     ap.add_argument("--vpp-flags", default="", help="extra v++ --link flags, one shell-quoted string")
@@ -551,7 +552,9 @@ def main(argv=None) -> int:
                     help=f"re-runs after the intermittent '{HADA_ERROR}' failure")
     args = ap.parse_args(argv)
     try:
-        params = BuildParams(lanes=args.lanes, log_core=args.log_core, channels=args.channels)
+        given = {k: v for k, v in (("lanes", args.lanes), ("log_core", args.log_core), ("channels", args.channels))
+                 if v is not None}
+        params = BuildParams.default_for(args.field, **given)
         if args.rtl is not None:
             text = emit_kernel_verilog(params)
             args.rtl.parent.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,9 @@ __all__ = ["BuildParams", "DEFAULT"]
 
 _LANES = (1, 2, 4, 8, 16, 32)
 _CHANNELS = (2, 4, 8, 16, 32)
+#: Lanes of a field's default build, by point width: the 32 HBM channels carry twice as many 32-bit points
+#: as 64-bit ones at the same clocks, so a 31-bit field's default build runs twice the lanes.
+_DEFAULT_LANES = {64: 16, 32: 32}
 
 
 @dataclass(frozen=True)
@@ -21,7 +24,7 @@ class BuildParams:
     field:     the prime field and root chain, by name (hw.model.field.FIELDS; default "goldilocks").
     """
 
-    lanes: int = 16
+    lanes: int = _DEFAULT_LANES[64]
     log_core: int = 12
     channels: int = 32
     dma_mhz: float = 300.0
@@ -133,6 +136,15 @@ class BuildParams:
     def cycles_per_pass(self) -> int:
         """Ideal NTT cycles for one pass over N points."""
         return self.n_points // self.points_per_cycle
+
+    @classmethod
+    def default_for(cls, field=DEFAULT_FIELD.name, **given) -> "BuildParams":
+        """The default build of ``field`` (a name or Field), with the fields in ``given`` replaced: k = 12,
+        32 channels, and the lanes the HBM bandwidth feeds: 16 of 64-bit Goldilocks points
+        (L16_k12_C32, :data:`DEFAULT`), 32 of a 31-bit field's (L32_k12_C32_babybear)."""
+        name = get_field(field, "field").name
+        lanes = _DEFAULT_LANES[get_field(name).point_bits]
+        return cls(**({"lanes": lanes, "field": name} | given))
 
     @classmethod
     def smallest_for(cls, n_points: int, *, check=None, **given) -> "BuildParams":
