@@ -9,10 +9,13 @@ for each direction, layout included and the buffer syncs (PCIe on a card) exclud
   buffers;
 - from the device: ``HbmLayout.gather_from`` out of the mapped buffers into a new array;
 
-against ``np.copyto`` of the same 2^(2k) uint64 points (128 MiB at 2^24) into a warm buffer. Each
-figure is the best of ``--repeat`` runs. Writes the "xrt-host" section of docs/performance.md.
+against ``np.copyto`` of the same 2^(2k) points (128 MiB of uint64 at 2^24; 64 MiB of uint32 in a 31-bit
+field) into a warm buffer. Each figure is the best of ``--repeat`` runs. Writes the "xrt-host" section of
+docs/performance.md ("xrt-host-F" for another field F than the default).
 
-    .venv/bin/python scripts/bench_xrt_host.py [--lanes 16 --log-core 12 --channels 32] [--repeat 5]
+    .venv/bin/python scripts/bench_xrt_host.py [--field F] [--lanes L --log-core 12 --channels 32] [--repeat 5]
+
+(default: the field's default build, BuildParams.default_for)
 """
 
 import argparse
@@ -46,14 +49,18 @@ def best(fn, repeat: int) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--lanes", type=int, default=16)
-    ap.add_argument("--log-core", type=int, default=12)
-    ap.add_argument("--channels", type=int, default=32)
+    ap.add_argument("--field", default=F.DEFAULT_FIELD.name, choices=F.FIELD_NAMES)
+    ap.add_argument("--lanes", type=int)
+    ap.add_argument("--log-core", type=int)
+    ap.add_argument("--channels", type=int)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--no-doc", action="store_true", help="print only, leave docs/performance.md alone")
     args = ap.parse_args()
-    params = BuildParams(lanes=args.lanes, log_core=args.log_core, channels=args.channels)
-    n, mib = params.n_points, params.n_points * 8 / 2**20
+    given = {k: v for k, v in (("lanes", args.lanes), ("log_core", args.log_core), ("channels", args.channels))
+             if v is not None}
+    params = BuildParams.default_for(args.field, **given)
+    field = params.prime_field
+    n, mib = params.n_points, params.n_points * np.dtype(field.dtype).itemsize / 2**20
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         def build_tables():
@@ -62,10 +69,10 @@ def main() -> int:
                 lay.unit_table(buffer)
         table_s = best(build_tables, 1)        # first build in this process: the one-off cost
         xclbin = write_xclbin(Path(tmp) / "nantucket.xclbin", params)
-        be = XrtBackend(params, xclbin=xclbin, pyxrt_module=FakePyxrt(), progress=False)
-        x = np.random.default_rng(1).integers(0, F.P, size=n, dtype=np.uint64)
-        y = be.run(x)
-        ok = np.array_equal(y, ntt_model.ntt(x))
+        be = XrtBackend(params, xclbin=xclbin, pyxrt_module=FakePyxrt(), field=field, progress=False)
+        x = np.random.default_rng(1).integers(0, field.p, size=n, dtype=np.uint64).astype(field.dtype)
+        y = be.run(x.astype(np.uint64))
+        ok = np.array_equal(y, ntt_model.ntt(x.astype(np.uint64), field=field))
         print(f"{params.tag()}: one run on the stand-in card {'matches' if ok else 'DIFFERS FROM'} the golden "
               f"model; phases " + ", ".join(f"{k} {v:.3f} s" for k, v in be.timings.items()), flush=True)
         if not ok:
@@ -94,11 +101,13 @@ def main() -> int:
     print(f"{verdict}; unit tables built in {table_s:.2f} s once per build; peak RSS {rss:.0f} MiB; "
           f"elapsed {time.perf_counter() - t0:.1f} s")
     if not args.no_doc:
-        update_section("xrt-host", f"""## XRT backend, host path
+        default = field is F.DEFAULT_FIELD
+        update_section("xrt-host" if default else f"xrt-host-{field.name}", f"""## XRT backend, host path{"" if default else ": " + field.name}
 
-Command: `.venv/bin/python scripts/bench_xrt_host.py --repeat {args.repeat}` (XrtBackend on the stand-in
+Command: `.venv/bin/python scripts/bench_xrt_host.py {"" if default else "--field " + field.name + " "}--repeat {args.repeat}` (XrtBackend on the stand-in
 pyxrt `sim/fake_pyxrt.py`, {params.tag()}, N = 2^{params.log_n}, {mib:.0f} MiB of points; best of
-{args.repeat} runs each, all measured in one process side by side; 2 cores, other work possibly running).
+{args.repeat} runs each, all measured in one process side by side; 2 cores, other work possibly running;
+points as {np.dtype(field.dtype).name}, {np.dtype(field.dtype).itemsize} bytes each in HBM).
 What the backend does on the host per direction, layout included, buffer syncs (PCIe on a card) excluded:
 
 | what ({mib:.0f} MiB) | time | rate | ratio |
@@ -111,7 +120,7 @@ that build), so a direction is one row gather (`np.take` into each mapped buffer
 {params.lanes}-point rows per channel, and nothing is copied twice. The correctness run on the stand-in card
 matched the golden model (its phases: {", ".join(f"{k} {v:.3f} s" for k, v in be.timings.items())}; "kernel"
 there is the golden model, not a card). On a card, add the PCIe transfer: 128 MiB took about 41 ms to the
-card and 55 ms back on the reference platform. Peak RSS {rss:.0f} MiB.
+card and 55 ms back on the reference platform ({mib:.0f} MiB here). Peak RSS {rss:.0f} MiB.
 """)
     return 0
 
