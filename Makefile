@@ -41,7 +41,7 @@ help:
 	@echo "make sim-full  a random 2^24 pair through the default kernel (16 lanes, k=12, 32 channels; FIELD=babybear:"
 	@echo "               its default build, 32 lanes;"
 	@echo "               LOG_N= for another size, LANES= LOG_CORE= CHANNELS= FIELD= for another build)"
-	@echo "make bench-sizes  every size 2^8 .. 2^24 through the default kernel (table + picture)"
+	@echo "make bench-sizes  every size 2^8 .. 2^24 through the default kernel (table + picture; FIELD=)"
 	@echo "make bench-transforms  inverse, coset and batches through the default kernel (table)"
 	@echo "make bench-chain       low-degree extension and same-size chains on the card (table)"
 	@echo "make rtl       emit build/rtl/$(if $(filter kernel,$(COMPONENT)),nantucket,$(COMPONENT)).v (COMPONENT, ARGS;"
@@ -105,7 +105,7 @@ sim-full: $(STAMP)
 # Every run-time size of the default build through the kernel RTL (about 15 min): docs/performance.md and
 # docs/img/sizes.svg. SIZES=8-20 for fewer.
 bench-sizes: $(STAMP)
-	$(PY) scripts/bench_sizes.py $(if $(SIZES),--sizes $(SIZES))
+	$(PY) scripts/bench_sizes.py $(if $(SIZES),--sizes $(SIZES)) --field $(FIELD)
 
 bench-transforms: $(STAMP)
 	$(PY) scripts/bench_transforms.py $(if $(SIZES),--sizes $(SIZES))

@@ -4,8 +4,10 @@ golden model. Records NTT cycles, the ratio to the ideal 2 x N / 2L and the proj
 docs/performance.md ("Run-time sizes") and draws docs/img/sizes.svg (projected time against n, with the
 reference's flat 2.47 ms beside it).
 
-Default: the default build (16 lanes, k = 12, 32 channels), n = 8 .. 24. ``--sizes 8-20`` or
-``--sizes 10,16`` for fewer; ``--no-doc`` to only print. The whole default range takes about 15 min.
+Default: the default build (16 lanes, k = 12, 32 channels), n = 8 .. 24. ``--field babybear`` (or
+``FIELD=`` on make): that field's default build (32 lanes), its section "Run-time sizes: babybear" and
+docs/img/sizes_babybear.svg. ``--sizes 8-20`` or ``--sizes 10,16`` for fewer; ``--no-doc`` to only print.
+The whole default range takes about 15 min.
 """
 
 import argparse
@@ -21,7 +23,7 @@ from perfdoc import DOC, update_section  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from nantucket.hw.model import ntt  # noqa: E402
+from nantucket.hw.model import field as F, ntt  # noqa: E402
 from nantucket.hw.model.params import BuildParams  # noqa: E402
 from nantucket.host.sim_backend import SimBackend  # noqa: E402
 from nantucket.host.workloads import make_points  # noqa: E402
@@ -102,15 +104,18 @@ def svg_chart(rows: list[dict], params: BuildParams) -> str:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--lanes", type=int, default=16)
-    ap.add_argument("--log-core", type=int, default=12)
-    ap.add_argument("--channels", type=int, default=32)
+    ap.add_argument("--field", default=F.DEFAULT_FIELD.name, choices=F.FIELD_NAMES)
+    ap.add_argument("--lanes", type=int, help="default: the field's default build's (16; 32 in a 31-bit field)")
+    ap.add_argument("--log-core", type=int, help="default: 12")
+    ap.add_argument("--channels", type=int, help="default: 32")
     ap.add_argument("--sizes", default=None, help="n values, e.g. 8-24 or 10,16 (default: 8..2k)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-doc", action="store_true", help="do not write docs/performance.md and the picture")
     args = ap.parse_args(argv)
     try:
-        params = BuildParams(lanes=args.lanes, log_core=args.log_core, channels=args.channels)
+        given = {k: v for k, v in (("lanes", args.lanes), ("log_core", args.log_core), ("channels", args.channels))
+                 if v is not None}
+        params = BuildParams.default_for(args.field, **given)
         sizes = parse_sizes(args.sizes or f"{max(8, params.min_log_n)}-{params.max_log_n}", params)
     except (TypeError, ValueError) as e:
         print(f"bench_sizes: {e}", file=sys.stderr)
@@ -120,18 +125,19 @@ def main(argv=None):
     def progress(line):
         print(f"[{time.perf_counter() - t_start:7.1f} s] {line}", file=sys.stderr, flush=True)
 
-    backend = SimBackend(params, refresh=True)
+    backend = SimBackend(params, field=params.field, refresh=True)
+    field, default = params.prime_field, params.field == F.DEFAULT_FIELD.name
     rows, failed = [], 0
     try:
         backend.open(params)
         progress(f"simulated card {params.tag()} ready")
         t_ready = time.perf_counter()
         for i, n in enumerate(sizes):
-            x = make_points(n, "random", args.seed + n)
+            x = make_points(n, "random", args.seed + n, field.name).astype(np.uint64)    # a backend's rows
             t0 = time.perf_counter()
             y = backend.run(x)
             wall = time.perf_counter() - t0
-            bad = int(np.count_nonzero(y != ntt.ntt(x)))
+            bad = int(np.count_nonzero(y != ntt.ntt(x, field=field)))
             failed += bad > 0
             cycles = backend.kernel.last_ntt_cycles
             ideal = params.ideal_cycles(n)
@@ -151,20 +157,22 @@ def main(argv=None):
     for r in rows:
         table.append(f"| {r['n']} | {r['cycles']:,} | {r['ideal']:,} | {r['cycles'] / r['ideal']:.3f} | "
                      f"{r['ms'] * 1e3:,.1f} us | {REFERENCE_MS / r['ms']:,.1f} x faster | "
-                     f"{target_met(r['n'], r['cycles'], r['ideal'])} | "
+                     f"{target_met(r['n'], r['cycles'], r['ideal']) if default else ''} | "
                      f"{'PASSED' if not r['bad'] else 'FAILED'} |")
     print("\n".join(table))
     if not args.no_doc and not failed:
-        body = ["## Run-time sizes", "",
-                f"Command: `make bench-sizes` (scripts/bench_sizes.py, {params.tag()}, random points, HBM refresh "
+        picture = PICTURE if default else PICTURE.with_name(f"sizes_{field.name}.svg")
+        body = ["## Run-time sizes" + ("" if default else f": {field.name}"), "",
+                f"Command: `make bench-sizes{'' if default else ' FIELD=' + field.name}` (scripts/bench_sizes.py, "
+                f"{params.tag()}, random points, HBM refresh "
                 f"on, one simulated card running the sizes back to back without a reset), {time.strftime('%Y-%m-%d')}. "
                 f"Projected times at the {params.ntt_mhz:g} MHz NTT clock ({params.dma_mhz:g} MHz DMA); ideal = "
                 f"2 passes x N / {2 * params.lanes} points per cycle. Every point of every size checked against "
                 "the golden model.", "", *table, "",
-                "![Projected kernel time against n, with the reference's flat 2.47 ms](img/sizes.svg)"]
-        update_section("sizes", "\n".join(body))
-        PICTURE.write_text(svg_chart(rows, params))
-        progress(f"wrote {DOC} and {PICTURE}")
+                f"![Projected kernel time against n, with the reference's flat 2.47 ms](img/{picture.name})"]
+        update_section("sizes" if default else f"sizes-{field.name}", "\n".join(body))
+        picture.write_text(svg_chart(rows, params))
+        progress(f"wrote {DOC} and {picture}")
     return 1 if failed else 0
 
 

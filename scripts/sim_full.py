@@ -78,7 +78,7 @@ def main(argv=None):
 
     progress(f"sim-full: {params.tag()}, N = 2^{log_n}, {args.kind} points, "
              f"refresh {'off' if args.no_refresh else 'on'}, C++ {os.environ['NANTUCKET_SIM_OPT']}")
-    x = make_points(log_n, args.kind, args.seed)
+    x = make_points(log_n, args.kind, args.seed, params.field).astype(np.uint64)   # a backend's rows: uint64
     expected = ntt.transform(x, field=params.prime_field)
     progress("golden model done")
     backend = SimBackend(params, field=params.field, refresh=not args.no_refresh, progress=progress)
