@@ -187,6 +187,12 @@ class NttEngine(wiring.Component):
         return (sum(lane.mul_units for lane in self._lanes) + self._twiddles.mul_units
                 + self._coset.mul_units)
 
+    @property
+    def dsp_tiles(self) -> int:
+        """DSP48E2 tiles of the multiply/reduce units (12 a Goldilocks unit, 2 a 31-bit Montgomery one)."""
+        return (sum(lane.dsp_tiles for lane in self._lanes) + self._twiddles.dsp_tiles
+                + self._coset.dsp_tiles)
+
     def elaborate(self, platform):
         m = Module()
         p = self._params

@@ -95,10 +95,10 @@ def _control(**kw):
     return ControlSlave(kw["params"] if set(kw) == {"params"} else BuildParams(**kw))
 
 
-def _dma(lanes: int = 16, log_core: int = 12, channels: int = 32, **kw):
+def _dma(lanes: int = 16, log_core: int = 12, channels: int = 32, field: str = "goldilocks", **kw):
     from nantucket.hw.dma import DmaEngine
     from nantucket.hw.model.params import BuildParams
-    return DmaEngine(BuildParams(lanes=lanes, log_core=log_core, channels=channels), **kw)
+    return DmaEngine(BuildParams(lanes=lanes, log_core=log_core, channels=channels, field=field), **kw)
 
 
 def _params_component(module: str, cls_name: str):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.params import BuildParams
 
-__all__ = ["DEVICE", "PBLOCKS", "DSP_PER_MUL_UNIT", "SlrPlan", "plan", "slr_tcl"]
+__all__ = ["DEVICE", "PBLOCKS", "SlrPlan", "plan", "slr_tcl"]
 
 #: xcu55n resources per SLR (the device's table: 870,720 LUT, 5,952 DSP48E2 of which 5,948 are usable,
 #: 1,344 RAMB36, 640 URAM, in two equal SLRs; HBM's 32 pseudo-channels attach to SLR0).
@@ -27,18 +27,17 @@ DEVICE = {"part": "xcu55n", "slrs": 2, "LUT": 870_720 // 2, "DSP48E2": 5_948 // 
           "URAM": 640 // 2, "hbm_slr": 0}
 #: The platform's dynamic-region pblock per SLR (Xilinx xdma shells for U55N/U55C/U280 name them so).
 PBLOCKS = {0: "pblock_dynamic_SLR0", 1: "pblock_dynamic_SLR1"}
-#: DSP48E2 per 64x64 multiply/reduce unit (hw/arith.py MulReduce; tests/test_arith.py measures it).
-DSP_PER_MUL_UNIT = 12
-
-
 @dataclass(frozen=True)
 class SlrPlan:
-    """Cells (paths below the kernel's top) per SLR and the multiply/reduce units that places there."""
+    """Cells (paths below the kernel's top) per SLR, and the multiply/reduce units and DSP48E2 tiles that
+    places there (the blocks' own ``mul_units`` and ``dsp_tiles``: 12 tiles a Goldilocks unit, 2 a
+    31-bit Montgomery one)."""
     cells: dict[int, tuple[str, ...]]
     mul_units: dict[int, int]
+    dsp_tiles: dict[int, int]
 
     def dsp(self, slr: int) -> int:
-        return self.mul_units[slr] * DSP_PER_MUL_UNIT
+        return self.dsp_tiles[slr]
 
 
 def plan(params: BuildParams) -> SlrPlan:
@@ -47,15 +46,16 @@ def plan(params: BuildParams) -> SlrPlan:
     from nantucket.hw.twiddles import TwiddleGenerator
     half = params.lanes // 2
     from nantucket.hw.engine import NttEngine
-    twiddle_units = TwiddleGenerator(params).mul_units
-    coset_units = NttEngine(params).coset_factors.mul_units
-    lane_units = Lane(params.log_core).mul_units
+    twiddles, coset = TwiddleGenerator(params), NttEngine(params).coset_factors
+    lane = Lane(params.log_core, field=params.prime_field)
     slr0 = ("core/control", "core/dma", "core/status_record", "core/run_sync", "core/start_sync", "core/cycles_sync",
             *(f"core/engine/lane{i}" for i in range(half)))
     slr1 = ("core/engine/twiddles", "core/engine/coset_factors",
             *(f"core/engine/lane{i}" for i in range(half, params.lanes)))
+    rest = params.lanes - half
     return SlrPlan({0: slr0, 1: slr1},
-                   {0: half * lane_units, 1: (params.lanes - half) * lane_units + twiddle_units + coset_units})
+                   {0: half * lane.mul_units, 1: rest * lane.mul_units + twiddles.mul_units + coset.mul_units},
+                   {0: half * lane.dsp_tiles, 1: rest * lane.dsp_tiles + twiddles.dsp_tiles + coset.dsp_tiles})
 
 
 def slr_tcl(params: BuildParams) -> str:
