@@ -158,3 +158,60 @@ def test_cli_runs_a_31_bit_pair_on_the_sim_card(tmp_path, capsys, field):
     assert main(["run", str(i), str(e), "--backend", "sim", "--field", field]) == 0
     out = capsys.readouterr().out
     assert field in out and "L8_k4_C4" in out
+
+
+@pytest.mark.parametrize("field", FIELDS)
+def test_the_library_on_the_sim_card_in_a_31_bit_field(field):
+    """`nantucket.open("sim", field=F, params=L8_k4_C4 of F)` (the build above): its device
+    arrays go through the kernel as uint32: forward and inverse in place on the card, a coset transform,
+    a batch of three, and a blowup-4 LDE chained on the card (the inverse into the coset NTT, nothing
+    through the host); every result equal to the model device's in the same field."""
+    import nantucket
+    f = F.get(field)
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, f.p, (3, 1 << 8), dtype=np.uint32)
+    x[0, :8] = edge_points(f.p)[:8]
+    values = rng.integers(0, f.p, (2, 1 << 6), dtype=np.uint32)
+    steps = []
+    for backend in ("model", "sim"):
+        options = {} if backend == "model" else {"params": params_of(field), "progress": lambda line: None}
+        with nantucket.open(backend, field=field, **options) as dev:
+            a = dev.asarray(x)
+            dev.ntt(a)
+            forward = a.numpy()
+            dev.intt(a)
+            back = a.numpy()
+            coset = dev.ntt(x, coset=SHIFT, inverse=True)
+            lde = dev.lde(values, blowup=4, shift=SHIFT)
+            steps.append((forward, back, coset.numpy(), lde.numpy()))
+    for (name, want), got in zip(zip(("forward", "round trip", "inverse coset", "lde"), steps[0]), steps[1]):
+        assert got.dtype == np.uint32 and np.array_equal(got, want), name
+    assert np.array_equal(steps[1][1], x)
+
+
+@pytest.mark.parametrize("field", FIELDS)
+def test_arrays_stay_on_an_xrt_card_in_a_31_bit_field(tmp_path, field):
+    """On the xrt driver (the stand-in pyxrt, the register-level kernel model): a uint32 array placed on the
+    card is transformed there in place, forward then inverse, with no host round trip, and a blowup-4 LDE
+    chains its two runs on the card (the report says so); the results equal the model device's."""
+    import nantucket
+    from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin
+    p, f = params_of(field), F.get(field)
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, f.p, (2, 1 << 8), dtype=np.uint32)
+    values = rng.integers(0, f.p, (2, 1 << 6), dtype=np.uint32)
+    with nantucket.open("model", field=field) as dev:
+        want_forward = dev.ntt(x).numpy()
+        want_lde = dev.lde(values, blowup=4, shift=SHIFT).numpy()
+    fake = FakePyxrt()
+    xclbin = write_xclbin(tmp_path / "nantucket.xclbin", p)
+    with nantucket.open("xrt", params=p, xclbin=xclbin, pyxrt_module=fake, field=field, progress=False) as dev:
+        a = dev.asarray(x)
+        assert a.resident
+        dev.ntt(a)
+        assert np.array_equal(a.numpy(), want_forward)
+        dev.intt(a)
+        assert np.array_equal(a.numpy(), x) and dev.relayouts == 0
+        lde = dev.lde(values, blowup=4, shift=SHIFT)
+        assert "the LDE ran on the card" in dev.backend.report["Host work"]
+        assert lde.dtype == np.uint32 and np.array_equal(lde.numpy(), want_lde)
