@@ -129,6 +129,12 @@ class MultiDevice:
             r0 += n
         return parts
 
+    def _own(self, a):
+        """a MultiArray, or the one a future of this device's makes (else a unchanged)."""
+        if isinstance(a, _Gather) and isinstance(a._array, MultiArray) and a.device is self:
+            return a._array
+        return a
+
     def _check_own(self, a: MultiArray, name: str) -> None:
         if a._device is not self:
             raise ValueError(f"{name}: the array lives on another device ({a._device.name!r}); "
@@ -169,6 +175,7 @@ class MultiDevice:
     @keywords_checked("MultiDevice.asarray")
     def asarray(self, x, *, wait: bool = True):
         wait = check_wait(wait)
+        x = self._own(x)
         if isinstance(x, MultiArray):
             self._check_own(x, "x")
             return x if wait else self._submit(False, "asarray", [], lambda _: x)
@@ -177,6 +184,7 @@ class MultiDevice:
     @keywords_checked("MultiDevice.ntt")
     def ntt(self, a, *, inverse: bool = False, coset: int | None = None, order: str = "nn", wait: bool = True):
         wait = check_wait(wait)
+        a = self._own(a)
         kw = dict(inverse=inverse, coset=coset, order=order, wait=False)
         if isinstance(a, MultiArray):
             self._check_own(a, "a")
@@ -191,6 +199,7 @@ class MultiDevice:
     @keywords_checked("MultiDevice.lde")
     def lde(self, values, blowup: int, shift: int, *, wait: bool = True):
         wait = check_wait(wait)
+        values = self._own(values)
         blowup = C.check_blowup(blowup)
         if isinstance(values, MultiArray):
             self._check_own(values, "values")
@@ -202,6 +211,7 @@ class MultiDevice:
     @keywords_checked("MultiDevice.numpy")
     def numpy(self, a, *, wait: bool = True):
         wait = check_wait(wait)
+        a = self._own(a)
         if not isinstance(a, MultiArray):
             raise TypeError(f"a: expected a MultiArray, got {type(a).__name__}")
         self._check_own(a, "a")
