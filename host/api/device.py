@@ -65,6 +65,15 @@ def _array_of(x):
     return None
 
 
+def _check_source(x) -> None:
+    """A call given the future of an earlier one fails with that call's error (the arrays it would read
+    are not what it was to make)."""
+    if isinstance(x, DeviceFuture):
+        error = x.exception()
+        if error is not None:
+            raise error
+
+
 class _Plan:
     """A checked call: ``steps`` {stage: callable()} (the last one's value is the call's), the arrays it
     ``reads`` and ``writes`` (for the order of asynchronous calls), the array it makes or transforms."""
@@ -307,6 +316,7 @@ class Device:
         arr = _array_of(a) if points is None else DeviceArray(self, None, shape)
 
         def transform():
+            _check_source(a)
             arr._store = self._transform(self._store_of(arr, "a"), inverse, coset, order)
             return arr
         steps = {"kernel": transform}
@@ -328,6 +338,7 @@ class Device:
         out = DeviceArray(self, None, shape[:-1] + (shape[-1] * blowup,))
 
         def lde():
+            _check_source(values)
             if src is not None:
                 store = self._store_of(src, "values")
             else:
@@ -344,6 +355,7 @@ class Device:
         self._check_own(arr, "a")
 
         def fetch():
+            _check_source(a)
             self._check_open()
             rows = self._fetch(self._store_of(arr, "a"))
             return rows.reshape(arr.shape).astype(arr.dtype, copy=False)    # _fetch's rows are new

@@ -144,14 +144,14 @@ class Pipeline:
                 self._finish(job)
 
     def _finish(self, job: Job) -> None:
-        with self._submit_lock:
-            self._pending.discard(job)
-        job.finished.set()
-        self._slots.release()
         if job.error is not None:
             job.future._future.set_exception(job.error)
         else:
             job.future._future.set_result(job.value)
+        with self._submit_lock:
+            self._pending.discard(job)
+        job.finished.set()
+        self._slots.release()
 
     def drain(self) -> None:
         """Wait for every pending job."""

@@ -78,15 +78,16 @@ class _Gather(DeviceFuture):
             self._left -= 1
             if self._left:
                 return
-        for card, f in self._parts:
-            e = f.exception()
-            if e is not None:
-                self._future.set_exception(self._device._card_error(card, e))
-                return
         try:
-            self._future.set_result(self._combine([f.result() for _, f in self._parts]))
-        except BaseException as e:
+            for card, f in self._parts:
+                e = f.exception()
+                if e is not None:
+                    raise self.device._card_error(card, e)
+            value = self._combine([f.result() for _, f in self._parts])
+        except BaseException as e:          # never leave the future pending
             self._future.set_exception(e)
+        else:
+            self._future.set_result(value)
 
 
 class MultiDevice:
