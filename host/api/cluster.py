@@ -54,15 +54,13 @@ class WorkerLost(DeviceError):
 # -- on the workers -------------------------------------------------------------------------------------
 
 def _device(spec):
-    uid, backend, field, devices, max_pending, options = spec
+    uid, opener, backend, field, devices, max_pending, options = spec
     with _WORKER_LOCK:
         dev = _DEVICES.get(uid)
         if dev is None:
-            from .device import open as open_device
             if backend == "xrt" and devices is None and "device" not in options and "NANTUCKET_XRT_DEVICE" in os.environ:
                 options = dict(options, device=int(os.environ["NANTUCKET_XRT_DEVICE"]))
-            dev = _DEVICES[uid] = open_device(backend, field=field, devices=devices, max_pending=max_pending,
-                                              **options)
+            dev = _DEVICES[uid] = opener(backend, C.check_field(field), devices, max_pending, options)
             _OPENED[uid] = _OPENED.get(uid, 0) + 1
         return dev
 
@@ -155,12 +153,13 @@ class _Task:
 class ClusterDevice:
     """A device per worker of a Dask cluster, as one device (see the module's docstring)."""
 
-    def __init__(self, client, own_client: bool, backend: str, field, devices, max_pending: int, options: dict):
+    def __init__(self, client, own_client: bool, opener, backend: str, field, devices, max_pending: int,
+                 options: dict):
         self.client, self._own_client = client, own_client
         self.name = f"{backend} on {len(self.workers())} workers"
         self.field = field
         self.max_pending = max_pending
-        self._spec = (uuid.uuid4().hex, backend, field.name, devices, max_pending, options)
+        self._spec = (uuid.uuid4().hex, opener, backend, field.name, devices, max_pending, options)
         self._next = itertools.count()
         self._calls = cf.ThreadPoolExecutor(1, thread_name_prefix="nantucket cluster")    # submission order
         self._slots = threading.BoundedSemaphore(max_pending)
@@ -365,8 +364,9 @@ class ClusterDevice:
         return f"<nantucket.ClusterDevice {self.name!r} {self.field.name}{' (closed)' if self.closed else ''}>"
 
 
-def open_cluster(cluster, backend: str, *, field, devices, max_pending: int, **options) -> ClusterDevice:
-    """:func:`nantucket.open` with ``cluster``: a ``distributed.Client`` or a scheduler address."""
+def open_cluster(cluster, backend: str, opener, *, field, devices, max_pending: int, **options) -> ClusterDevice:
+    """:func:`nantucket.open` with ``cluster``: a ``distributed.Client`` or a scheduler address; each
+    worker opens its device with ``opener(backend, field, devices, max_pending, options)``."""
     try:
         import distributed
     except ImportError as e:
@@ -378,10 +378,7 @@ def open_cluster(cluster, backend: str, *, field, devices, max_pending: int, **o
     else:
         raise TypeError(f"cluster: expected a dask.distributed Client or a scheduler address (str), got "
                         f"{type(cluster).__name__} {cluster!r:.40}")
-    if devices is not None:
-        from .device import _check_devices
-        _check_devices(devices, backend, options)
-    dev = ClusterDevice(client, own, backend, field, devices, max_pending, dict(options))
+    dev = ClusterDevice(client, own, opener, backend, field, devices, max_pending, dict(options))
     if not dev.workers():
         dev.close()
         raise ValueError(f"cluster: the scheduler at {client.scheduler.address} has no workers")

@@ -29,12 +29,11 @@ the memory the machine has available (host/memory.py).
 """
 
 import threading
-from numbers import Integral
 
 import numpy as np
 
 from nantucket.host.backend_base import CardDriver, ResidentArrays, keywords_checked
-from nantucket.host.backends import Backend, ModelBackend, backend_options, check_options, make_backend
+from nantucket.host.backends import Backend, ModelBackend, backend_options, make_backend
 from nantucket.host.memory import check_fits
 from nantucket.hw.model import field as F
 from nantucket.hw.model import ntt as ntt_model
@@ -43,9 +42,9 @@ from nantucket.hw.model.run import Run
 from . import checks as C
 from . import resident as RS
 from . import transforms as T
-from .futures import DEFAULT_MAX_PENDING, STAGES, DeviceFuture, Pipeline, check_max_pending, check_wait
+from .futures import DEFAULT_MAX_PENDING, STAGES, DeviceFuture, Pipeline, check_wait
 
-__all__ = ["Device", "ModelDevice", "BackendDevice", "DeviceArray", "open"]
+__all__ = ["Device", "ModelDevice", "BackendDevice", "DeviceArray", "make_device"]
 
 #: Rows up to this length go through the whole-array radix-2 model in one call; longer rows one by one
 #: through the model's fast four-step transform (the model's own threshold between the two).
@@ -627,77 +626,8 @@ class BackendDevice(Device):
         return coeffs
 
 
-def open(backend: str = "model", *, field="goldilocks", devices=None, cluster=None, max_pending=None,
-         **options):
-    """Open a device: ``backend`` is a name of host.backends (model, sim, xrt, ...), ``field`` the prime
-    field it computes in (a name of hw.model.field.FIELDS or a Field; default "goldilocks"), ``options``
-    its constructor's (params=BuildParams(...) for every backend; refresh, stalls, progress, cycle_budget
-    for sim; xclbin, device, timeout_s, progress, ... for xrt). An option the backend does not take is a
-    TypeError naming it and the valid ones (host.backends.backend_options). A card (sim, xrt) refuses a
-    field its build does not compute in (ValueError naming both); a registered backend without a
-    ``field`` keyword computes in Goldilocks only.
-
-    ``devices``: several cards as one device (host/api/multi.py): a count (cards 0 .. count-1), or on
-    xrt a list of card indices. ``cluster``: a dask.distributed Client or a scheduler address, each worker
-    opening its own device (host/api/cluster.py). ``max_pending``: the calls a device holds before a
-    further ``wait=False`` call blocks (default 4; futures.py)."""
-    if not isinstance(backend, str):
-        raise TypeError(f"backend: expected a backend name (str), got {type(backend).__name__}")
-    field = C.check_field(field)
-    max_pending = DEFAULT_MAX_PENDING if max_pending is None else check_max_pending(max_pending)
-    check_options(backend, options, f"open({backend!r})")
-    if cluster is not None:
-        from .cluster import open_cluster
-        return open_cluster(cluster, backend, field=field, devices=devices, max_pending=max_pending, **options)
-    if devices is not None:
-        indices = _check_devices(devices, backend, options)
-        if len(indices) > 1 or backend == "xrt":
-            from .multi import MultiDevice
-            if len(indices) == 1:
-                return _open_one(backend, field, max_pending, dict(options, device=indices[0]))
-            cards, names = [], []
-            try:
-                for i, index in enumerate(indices):
-                    card_options = dict(options, device=index) if backend == "xrt" else options
-                    cards.append(_open_one(backend, field, max_pending, card_options))
-                    names.append(f"xrt device {index}" if backend == "xrt" else f"{backend} card {i}")
-            except BaseException:
-                for c in cards:
-                    c.close()
-                raise
-            return MultiDevice(backend, cards, names)
-    return _open_one(backend, field, max_pending, options)
-
-
-def _check_devices(devices, backend: str, options: dict) -> list[int]:
-    """``devices``: a count >= 1 or (xrt) a list of distinct card indices >= 0; the card indices."""
-    if isinstance(devices, bool) or not isinstance(devices, (Integral, list, tuple)):
-        raise TypeError(f"devices: expected a count of cards (int >= 1) or a list of card indices, got "
-                        f"{type(devices).__name__} {devices!r:.40}")
-    if isinstance(devices, Integral):
-        if devices < 1:
-            raise ValueError(f"devices: expected a count of cards >= 1, got {devices}")
-        indices = list(range(int(devices)))
-    else:
-        if backend != "xrt":
-            raise ValueError(f"devices: a list of card indices is for xrt; {backend} takes a count "
-                             f"(devices={len(devices)})")
-        if not devices:
-            raise ValueError("devices: expected at least one card index, got an empty list")
-        for d in devices:
-            if isinstance(d, bool) or not isinstance(d, Integral):
-                raise TypeError(f"devices: card indices are ints >= 0, got {type(d).__name__} {d!r:.40}")
-            if d < 0:
-                raise ValueError(f"devices: card indices are ints >= 0, got {d}")
-        if len(set(devices)) != len(devices):
-            raise ValueError(f"devices: card indices must be distinct, got {list(devices)}")
-        indices = [int(d) for d in devices]
-    if "device" in options and backend == "xrt":
-        raise ValueError("devices: give device= (one card) or devices= (several), not both")
-    return indices
-
-
-def _open_one(backend: str, field, max_pending: int, options: dict) -> Device:
+def make_device(backend: str, field, max_pending: int, options: dict) -> Device:
+    """One backend opened as a Device (options checked by the caller: host/api/opening.py)."""
     valid = backend_options(backend)
     if valid is None or "field" in valid:
         options = dict(options, field=field)
