@@ -354,13 +354,22 @@ class _Device:
         self.hbm: HbmModel | None = None
         self.kernel_model = None
         self.lock = threading.Lock()                        # allocations from several threads
+        self.deferred_frees: list = []                     # buffers dropped while the lock was held
+        self._link_lock = threading.Lock()
         self._link_free = {True: 0.0, False: 0.0}         # when each direction's last transfer ends
+
+    def free_deferred(self) -> None:
+        """Free the buffers dropped while an allocation held the lock (call holding it)."""
+        while self.deferred_frees:
+            address, size = self.deferred_frees.pop()
+            self.hbm.free(address)
+            self._machine.calls.append(f"free({size}, group {self.hbm.bank_of(address)})")
 
     def transfer(self, to_device: bool, seconds: float) -> None:
         """Take ``seconds`` of the link in one direction, after the transfers already on it: returns when
         this one is over (sleeps are batched: below a millisecond the debt is carried to a later transfer,
         as the OS sleeps no shorter)."""
-        with self.lock:
+        with self._link_lock:
             now = time.monotonic()
             end = self._link_free[to_device] = max(now, self._link_free[to_device]) + seconds
         if end - now > 1e-3:
@@ -428,6 +437,7 @@ class _Bo:
         self._device = device
         try:
             with device.lock:
+                device.free_deferred()
                 self._address = device.hbm.allocate(int(group), int(nbytes))
         except MemoryFault as e:
             raise RuntimeError(f"bad_alloc: {e}") from None
@@ -440,8 +450,17 @@ class _Bo:
         hbm, self._hbm = getattr(self, "_hbm", None), None
         if hbm is not None:
             try:
-                with self._device.lock:
+                # the garbage collector may run this inside an allocation (of this thread, holding the
+                # lock) or while another thread allocates: then the next allocation frees it
+                device = self._device
+                if not device.lock.acquire(blocking=False):
+                    device.deferred_frees.append((self._address, self._size))
+                    return
+                try:
+                    device.free_deferred()
                     hbm.free(self._address)
+                finally:
+                    device.lock.release()
                 self._machine.calls.append(f"free({self._size}, group {hbm.bank_of(self._address)})")
             except Exception:           # interpreter shutdown: nothing left to give back to
                 pass
