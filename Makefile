@@ -58,7 +58,7 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml setup.py
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,dask]'
 	@touch $@
 
 # Two workers: one elaborates Amaranth (single-threaded Python) while the other compiles a Verilator

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import enum
 import json
+import threading
 import time
 import uuid as _uuid
 from pathlib import Path
@@ -45,7 +46,7 @@ from nantucket.hw.model import regmap as R
 from nantucket.hw.model.params import BuildParams
 from .kernel_model import BANK_BYTES, HbmModel, KernelModel, MemoryFault
 
-__all__ = ["FakePyxrt", "write_xclbin", "xclBOSyncDirection", "ert_cmd_state", "FAULTS"]
+__all__ = ["FakePyxrt", "LinkTiming", "write_xclbin", "xclBOSyncDirection", "ert_cmd_state", "FAULTS"]
 
 _FORMAT = "nantucket-fake-xclbin"
 #: The device faults FakePyxrt injects (None: none).
@@ -72,6 +73,50 @@ class ert_cmd_state(enum.IntEnum):
     ERT_CMD_STATE_NORESPONSE = 9
     ERT_CMD_STATE_SKERROR = 10
     ERT_CMD_STATE_SKCRASHED = 11
+
+
+class LinkTiming:
+    """The timing model of a card (off unless given to FakePyxrt): a ``bo.sync`` takes
+    nbytes / rate (``to_card_gbps``, ``from_card_gbps``: the platform's link, PCIe Gen3 x4, 3.24 GB/s to
+    the card and 2.38 GB/s from it), each direction of each card's link one transfer at a time (the link
+    is full duplex: the two directions overlap); a kernel run completes ``BuildParams.ideal_cycles(log_n)``
+    x batch cycles at the build's projected ``ntt_mhz`` after its start, whatever the stand-in's own CPU
+    time (the model computes at the start). ``scale`` multiplies every modelled time (a slower card,
+    when the stand-in's own work would hide the model's times)."""
+
+    def __init__(self, *, to_card_gbps: float = 3.24, from_card_gbps: float = 2.38, kernel: bool = True,
+                 scale: float = 1.0):
+        for name, v in (("to_card_gbps", to_card_gbps), ("from_card_gbps", from_card_gbps), ("scale", scale)):
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not v > 0:
+                raise ValueError(f"{name}: expected a positive number, got {v!r}")
+        self.to_card_gbps, self.from_card_gbps = float(to_card_gbps), float(from_card_gbps)
+        self.kernel, self.scale = bool(kernel), float(scale)
+
+    def sync_seconds(self, nbytes: int, to_device: bool) -> float:
+        rate = self.to_card_gbps if to_device else self.from_card_gbps
+        return nbytes / (rate * 1e9) * self.scale
+
+    def kernel_seconds(self, params: BuildParams, log_n: int, batch: int) -> float:
+        if not self.kernel:
+            return 0.0
+        return params.ideal_cycles(log_n) * max(1, batch) / (params.ntt_mhz * 1e6) * self.scale
+
+    def __repr__(self) -> str:
+        return (f"LinkTiming(to_card_gbps={self.to_card_gbps:g}, from_card_gbps={self.from_card_gbps:g}, "
+                f"kernel={self.kernel}, scale={self.scale:g})")
+
+
+class _TimingOnlyKernel(KernelModel):
+    """The register-level kernel without its transform (``FakePyxrt(compute=False)``): every start is
+    decoded, checked and answered with a status record as usual, the points are left as they are.
+    For benchmarks of the timing model only: the output is not the transform."""
+
+    def _transform(self, run) -> None:
+        pass
+
+
+def _remake(knobs: dict) -> "FakePyxrt":
+    return FakePyxrt(**knobs)
 
 
 def write_xclbin(path, params: BuildParams, kernel_name: str = R.KERNEL_NAME) -> Path:
@@ -102,7 +147,17 @@ class FakePyxrt:
 
     def __init__(self, *, devices: int = 1, fault: str | None = None, fault_channel: int = 0, fault_resp: int = 2,
                  hang: bool = False, read_register: bool = True, id_overrides: dict | None = None,
-                 bank_bytes: int = BANK_BYTES, layout_factory=None, kernel_factory=None):
+                 bank_bytes: int = BANK_BYTES, layout_factory=None, kernel_factory=None,
+                 timing: LinkTiming | None = None, compute: bool = True):
+        if timing is not None and not isinstance(timing, LinkTiming):
+            raise TypeError(f"timing: expected a LinkTiming or None, got {type(timing).__name__}")
+        if not isinstance(compute, bool):
+            raise TypeError(f"compute: expected True or False, got {type(compute).__name__} {compute!r}")
+        # what pickling sends: a copy in another process (a Dask worker) is a new machine of the same knobs
+        self._knobs = dict(devices=devices, fault=fault, fault_channel=fault_channel, fault_resp=fault_resp,
+                           hang=hang, read_register=read_register, id_overrides=id_overrides,
+                           bank_bytes=bank_bytes, timing=timing, compute=compute)
+        self.timing, self.compute = timing, compute
         if not isinstance(hang, bool):
             raise TypeError(f"hang: expected True or False, got {type(hang).__name__} {hang!r}")
         if hang and fault not in (None, "hang"):
@@ -116,7 +171,8 @@ class FakePyxrt:
         self.layout_factory = layout_factory
         # (params, hbm, layout) -> an object with read(offset), write(offset, value): the seam where
         # the sim backend puts the simulated Verilog kernel instead of KernelModel (sim/cosim.py).
-        self.kernel_factory = kernel_factory or (lambda params, hbm, layout: KernelModel(
+        kernel_class = KernelModel if compute else _TimingOnlyKernel
+        self.kernel_factory = kernel_factory or (lambda params, hbm, layout: kernel_class(
             params, hbm, layout, hang=self.hang, id_overrides=self.id_overrides))
         # a hang of the default kernel is the model's own (accepts the start, never finishes); any other
         # kernel is left alone and the runs never complete
@@ -139,6 +195,11 @@ class FakePyxrt:
                                           host_only=_BoFlags.host_only, p2p=_BoFlags.p2p,
                                           svm=_BoFlags.svm))
         self.run = type("run", (_Run,), ns)
+
+    def __reduce__(self):
+        if self.layout_factory is not None or not self._own_kernel:
+            raise TypeError("a FakePyxrt with a layout_factory or kernel_factory cannot be pickled")
+        return _remake, (self._knobs,)
 
     @property
     def hang(self) -> bool:
@@ -289,6 +350,30 @@ class _Device:
             raise RuntimeError(f"No such device: {index} ({m.devices} device(s) found)")
         self.index = index
         self.loaded: _Xclbin | None = None
+        # each card its own HBM, kernel and link (the machine's hbm / kernel_model: the last loaded)
+        self.hbm: HbmModel | None = None
+        self.kernel_model = None
+        self.lock = threading.Lock()                        # allocations from several threads
+        self.deferred_frees: list = []                     # buffers dropped while the lock was held
+        self._link_lock = threading.Lock()
+        self._link_free = {True: 0.0, False: 0.0}         # when each direction's last transfer ends
+
+    def free_deferred(self) -> None:
+        """Free the buffers dropped while an allocation held the lock (call holding it)."""
+        while self.deferred_frees:
+            address, size = self.deferred_frees.pop()
+            self.hbm.free(address)
+            self._machine.calls.append(f"free({size}, group {self.hbm.bank_of(address)})")
+
+    def transfer(self, to_device: bool, seconds: float) -> None:
+        """Take ``seconds`` of the link in one direction, after the transfers already on it: returns when
+        this one is over (sleeps are batched: below a millisecond the debt is carried to a later transfer,
+        as the OS sleeps no shorter)."""
+        with self._link_lock:
+            now = time.monotonic()
+            end = self._link_free[to_device] = max(now, self._link_free[to_device]) + seconds
+        if end - now > 1e-3:
+            time.sleep(end - now)
 
     def load_xclbin(self, xb):
         m = self._machine
@@ -296,8 +381,8 @@ class _Device:
             xb = m.xclbin(xb)
         m.calls.append(f"load_xclbin({xb.path.name})")
         self.loaded = xb
-        m.hbm = HbmModel(HBM_BANKS, m.bank_bytes)
-        m.kernel_model = m.kernel_factory(xb.params, m.hbm, m._layout(xb.params))
+        self.hbm = m.hbm = HbmModel(HBM_BANKS, m.bank_bytes)
+        self.kernel_model = m.kernel_model = m.kernel_factory(xb.params, m.hbm, m._layout(xb.params))
         m._apply_fault(m.kernel_model)
         return xb.get_uuid()
 
@@ -337,7 +422,7 @@ class _Kernel:
         if self.mode != _CuAccessMode.exclusive:
             raise RuntimeError("read_register requires exclusive access to the compute unit")
         self._machine.calls.append(f"read_register(0x{offset:x})")
-        return self._machine.kernel_model.read(offset)
+        return self.device.kernel_model.read(offset)
 
 
 class _Bo:
@@ -349,11 +434,14 @@ class _Bo:
         if device.loaded is None:
             raise RuntimeError("No xclbin loaded")
         self._hbm = None
+        self._device = device
         try:
-            self._address = m.hbm.allocate(int(group), int(nbytes))
+            with device.lock:
+                device.free_deferred()
+                self._address = device.hbm.allocate(int(group), int(nbytes))
         except MemoryFault as e:
             raise RuntimeError(f"bad_alloc: {e}") from None
-        self._hbm = m.hbm
+        self._hbm = device.hbm
         self._size = int(nbytes)
         self._host = np.zeros(self._size, dtype=np.uint8)
 
@@ -362,7 +450,17 @@ class _Bo:
         hbm, self._hbm = getattr(self, "_hbm", None), None
         if hbm is not None:
             try:
-                hbm.free(self._address)
+                # the garbage collector may run this inside an allocation (of this thread, holding the
+                # lock) or while another thread allocates: then the next allocation frees it
+                device = self._device
+                if not device.lock.acquire(blocking=False):
+                    device.deferred_frees.append((self._address, self._size))
+                    return
+                try:
+                    device.free_deferred()
+                    hbm.free(self._address)
+                finally:
+                    device.lock.release()
                 self._machine.calls.append(f"free({self._size}, group {hbm.bank_of(self._address)})")
             except Exception:           # interpreter shutdown: nothing left to give back to
                 pass
@@ -387,9 +485,13 @@ class _Bo:
         size = self._size - offset if size is None else size
         if not (0 <= offset and size >= 0 and offset + size <= self._size):
             raise RuntimeError(f"sync: range {offset}+{size} outside a {self._size}-byte buffer")
-        self._machine.calls.append(f"sync({xclBOSyncDirection(direction).name}, group "
-                                   f"{self._machine.hbm.bank_of(self._address)})")
-        dev = self._machine.hbm.view(self._address + offset, size)
+        m = self._machine
+        m.calls.append(f"sync({xclBOSyncDirection(direction).name}, group {self._hbm.bank_of(self._address)})")
+        if m.timing is not None and direction in (xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE,
+                                                  xclBOSyncDirection.XCL_BO_SYNC_BO_FROM_DEVICE):
+            to_device = direction == xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE
+            self._device.transfer(to_device, m.timing.sync_seconds(size, to_device))
+        dev = self._hbm.view(self._address + offset, size)
         if direction == xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE:
             dev[:] = self._host[offset:offset + size]
         elif direction == xclBOSyncDirection.XCL_BO_SYNC_BO_FROM_DEVICE:
@@ -406,6 +508,7 @@ class _Run:
         self._args: dict[int, object] = {}
         self._state = ert_cmd_state.ERT_CMD_STATE_NEW
         self._hung = False          # started under fault="hang": it never completes
+        self._done_at = 0.0         # with a timing model: when the modelled run is over
 
     def set_arg(self, index: int, value) -> None:
         rmap = self.kernel.rmap
@@ -426,7 +529,8 @@ class _Run:
         self._machine.calls.append(f"set_arg({index})")
 
     def start(self) -> None:
-        km = self._machine.kernel_model
+        km = self.kernel.device.kernel_model
+        t0 = time.monotonic()
         self._machine.calls.append("start")
         if not km.read(R.CTRL) & R.CTRL_AP_IDLE:
             raise RuntimeError("compute unit is busy")
@@ -436,6 +540,11 @@ class _Run:
             for i, off in enumerate(a.word_offsets):
                 km.write(off, (v >> (32 * i)) & 0xFFFF_FFFF)
         km.write(R.CTRL, R.CTRL_AP_START)
+        timing = self._machine.timing
+        if timing is not None:
+            words = {a.name: self._args.get(a.index, 0) for a in self.kernel.rmap.args if not a.is_pointer}
+            log_n, batch = int(words.get("log_n", 0)) & 0xFF, int(words.get("batch", 1) or 1)
+            self._done_at = t0 + timing.kernel_seconds(self.kernel.params, log_n, batch)
         self._state = ert_cmd_state.ERT_CMD_STATE_SUBMITTED
         self._hung = self._machine.hang
 
@@ -443,9 +552,12 @@ class _Run:
         self._machine.calls.append(f"wait({timeout_ms})")
         if self._state == ert_cmd_state.ERT_CMD_STATE_COMPLETED:
             return self._state
-        km = self._machine.kernel_model
+        km = self.kernel.device.kernel_model
         deadline = time.monotonic() + timeout_ms / 1000
         while True:
+            early = self._done_at - time.monotonic()
+            if early > 0 and not self._hung and (timeout_ms == 0 or self._done_at <= deadline):
+                time.sleep(early)                   # the modelled run is not over yet
             if self.state() == ert_cmd_state.ERT_CMD_STATE_COMPLETED:
                 return self._state
             if timeout_ms == 0:
@@ -460,7 +572,8 @@ class _Run:
     def state(self):
         """The current state: a submitted run whose kernel has since raised ap_done is COMPLETED (a hung
         one never is, whatever its kernel does)."""
-        if self._state == ert_cmd_state.ERT_CMD_STATE_SUBMITTED and not self._hung:
-            if self._machine.kernel_model.read(R.CTRL) & R.CTRL_AP_DONE:
+        if (self._state == ert_cmd_state.ERT_CMD_STATE_SUBMITTED and not self._hung
+                and time.monotonic() >= self._done_at):
+            if self.kernel.device.kernel_model.read(R.CTRL) & R.CTRL_AP_DONE:
                 self._state = ert_cmd_state.ERT_CMD_STATE_COMPLETED
         return self._state

@@ -90,13 +90,13 @@ def test_device_methods_refuse_unknown_keywords_and_leave_the_data():
     with nantucket.open("model") as dev:
         a = dev.asarray(X8)
         for call, what, valid in [
-                (lambda: dev.ntt(a, cosett=7), "Device.ntt", "a, inverse, coset, order"),
-                (lambda: dev.ntt(a, invrese=True), "Device.ntt", "a, inverse, coset, order"),
-                (lambda: dev.intt(a, ordr="rr"), "Device.intt", "a, coset, order"),
-                (lambda: dev.intt(a, inverse=False), "Device.intt", "a, coset, order"),
-                (lambda: dev.asarray(X8, copy=True), "Device.asarray", "x"),
-                (lambda: dev.lde(a, 2, 7, shfit=3), "Device.lde", "values, blowup, shift"),
-                (lambda: a.numpy(copy=False), "DeviceArray.numpy", "none"),
+                (lambda: dev.ntt(a, cosett=7), "Device.ntt", "a, inverse, coset, order, wait"),
+                (lambda: dev.ntt(a, invrese=True), "Device.ntt", "a, inverse, coset, order, wait"),
+                (lambda: dev.intt(a, ordr="rr"), "Device.intt", "a, coset, order, wait"),
+                (lambda: dev.intt(a, inverse=False), "Device.intt", "a, coset, order, wait"),
+                (lambda: dev.asarray(X8, copy=True), "Device.asarray", "x, wait"),
+                (lambda: dev.lde(a, 2, 7, shfit=3), "Device.lde", "values, blowup, shift, wait"),
+                (lambda: a.numpy(copy=False), "DeviceArray.numpy", "wait"),
                 (lambda: dev.close(force=True), "Device.close", "none")]:
             with pytest.raises(TypeError, match=rf"^{what}: unknown keyword '\w+' \(valid: {valid}\)"):
                 call()

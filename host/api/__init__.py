@@ -6,6 +6,8 @@ natural-order NTT (:mod:`.transforms`). Reference: docs/api.md.
 
 from .checks import ORDERS
 from .calls import intt, ntt
-from .device import BackendDevice, Device, DeviceArray, ModelDevice, open
+from .device import BackendDevice, Device, DeviceArray, ModelDevice
+from .futures import DeviceFuture
+from .opening import open
 
-__all__ = ["ntt", "intt", "open", "Device", "ModelDevice", "BackendDevice", "DeviceArray", "ORDERS"]
+__all__ = ["ntt", "intt", "open", "Device", "ModelDevice", "BackendDevice", "DeviceArray", "DeviceFuture", "ORDERS"]

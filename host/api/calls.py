@@ -6,7 +6,8 @@ from nantucket.host.backend_base import unknown_keyword_error
 from nantucket.host.backends import backend_options
 
 from . import checks as C
-from .device import DeviceArray, open as open_device
+from .device import DeviceArray
+from .opening import open as open_device
 
 __all__ = ["ntt", "intt"]
 

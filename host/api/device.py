@@ -28,13 +28,12 @@ The model device refuses, before allocating, a transform whose arrays and tempor
 the memory the machine has available (host/memory.py).
 """
 
-import functools
 import threading
 
 import numpy as np
 
 from nantucket.host.backend_base import CardDriver, ResidentArrays, keywords_checked
-from nantucket.host.backends import Backend, ModelBackend, backend_options, check_options, make_backend
+from nantucket.host.backends import Backend, ModelBackend, backend_options, make_backend
 from nantucket.host.memory import check_fits
 from nantucket.hw.model import field as F
 from nantucket.hw.model import ntt as ntt_model
@@ -43,8 +42,9 @@ from nantucket.hw.model.run import Run
 from . import checks as C
 from . import resident as RS
 from . import transforms as T
+from .futures import DEFAULT_MAX_PENDING, STAGES, DeviceFuture, Pipeline, check_wait
 
-__all__ = ["Device", "ModelDevice", "BackendDevice", "DeviceArray", "open"]
+__all__ = ["Device", "ModelDevice", "BackendDevice", "DeviceArray", "make_device"]
 
 #: Rows up to this length go through the whole-array radix-2 model in one call; longer rows one by one
 #: through the model's fast four-step transform (the model's own threshold between the two).
@@ -55,14 +55,31 @@ _CHUNK_POINTS = 1 << 16
 _MEMORY_CHECK_MIN_BYTES = 16 << 20
 
 
-def _serialized(method):
-    """Run ``method`` holding its device's lock (a DeviceArray's: its device's)."""
-    @functools.wraps(method)
-    def locked(self, *args, **kwargs):
-        device = self if isinstance(self, Device) else self._device
-        with device._lock:
-            return method(self, *args, **kwargs)
-    return locked
+def _array_of(x):
+    """The DeviceArray ``x`` is, or will be: x itself, or the array a DeviceFuture makes (None otherwise)."""
+    if isinstance(x, DeviceArray):
+        return x
+    if isinstance(x, DeviceFuture):
+        return x._array
+    return None
+
+
+def _check_source(x) -> None:
+    """A call given the future of an earlier one fails with that call's error (the arrays it would read
+    are not what it was to make)."""
+    if isinstance(x, DeviceFuture):
+        error = x.exception()
+        if error is not None:
+            raise error
+
+
+class _Plan:
+    """A checked call: ``steps`` {stage: callable()} (the last one's value is the call's), the arrays it
+    ``reads`` and ``writes`` (for the order of asynchronous calls), the array it makes or transforms."""
+
+    def __init__(self, what: str, steps: dict, reads=(), writes=(), array=None, value=None):
+        self.what, self.steps, self.reads, self.writes, self.array = what, steps, reads, writes, array
+        self.value = value              # no steps: the call's value, at once
 
 
 class DeviceArray:
@@ -72,6 +89,9 @@ class DeviceArray:
         self._device = device
         self._store = store          # the device's own: (B, N) canonical uint64 rows, or ResidentRows
         self.shape = shape
+        # for asynchronous calls (futures.py): the last job writing this array, the jobs reading it since
+        self._writer = None
+        self._readers: list = []
 
     @property
     def device(self) -> "Device":
@@ -99,12 +119,10 @@ class DeviceArray:
         return self.shape[0]
 
     @keywords_checked("DeviceArray.numpy")
-    @_serialized
-    def numpy(self) -> np.ndarray:
-        """A new numpy array of the device field's dtype with the contents (moved from the device)."""
-        self._device._check_open()
-        rows = self._device._fetch(self._store)
-        return rows.reshape(self.shape).astype(self.dtype, copy=False)    # _fetch's rows are new
+    def numpy(self, *, wait: bool = True) -> np.ndarray:
+        """A new numpy array of the device field's dtype with the contents (moved from the device);
+        ``wait=False``: a DeviceFuture of it (see :meth:`Device.numpy`)."""
+        return self._device.numpy(self, wait=wait)
 
     def __array__(self, dtype=None, copy=None):
         # An implicit conversion would hide a transfer from the device; make it explicit.
@@ -131,6 +149,10 @@ class Device:
         self.field: F.Field = getattr(backend, "field", F.DEFAULT_FIELD)
         self.closed = False
         self._lock = threading.RLock()
+        self._submit_lock = threading.Lock()      # submission order = dependency order
+        self._count_lock = threading.Lock()
+        self.max_pending = DEFAULT_MAX_PENDING
+        self._pipeline: Pipeline | None = None     # the stage threads, from the first wait=False call
         #: bytes moved between host memory and the backend's memory so far
         self.transfers = {"to-device": 0, "from-device": 0}
         #: host round trips of resident arrays between transforms (a placement change; see resident.py)
@@ -161,20 +183,126 @@ class Device:
     # -- public ------------------------------------------------------------------------------------------
 
     @keywords_checked("Device.asarray")
-    @_serialized
-    def asarray(self, x) -> DeviceArray:
+    def asarray(self, x, *, wait: bool = True) -> DeviceArray:
         """x (numpy uint64 array, uint32 for a 31-bit field, or list of ints; 1-D or 2-D; values below the
-        device field's p) as a DeviceArray on this device. A DeviceArray of this device is returned as is."""
-        return self._device_array(x, "x")
+        device field's p) as a DeviceArray on this device. A DeviceArray of this device is returned as is.
+        ``wait=False``: a DeviceFuture of it (every call takes ``wait``; see docs/api.md "Asynchronous
+        calls")."""
+        return self._call(check_wait(wait), lambda: self._asarray_plan(x))
 
     @keywords_checked("Device.ntt")
-    @_serialized
-    def ntt(self, a, *, inverse: bool = False, coset: int | None = None, order: str = "nn") -> DeviceArray:
+    def ntt(self, a, *, inverse: bool = False, coset: int | None = None, order: str = "nn",
+            wait: bool = True) -> DeviceArray:
         """The NTT (or with inverse=True the inverse NTT) of every row of a, in place; returns a.
         If a run fails, a keeps its previous contents (on a card: unless the kernel got to write them).
 
         coset: shift g (0 < g < p of the device's field) or None; order: "nn", "nr", "rn" or "rr" (input then output order,
-        n = natural, r = bit-reversed). See docs/api.md for the definitions."""
+        n = natural, r = bit-reversed). See docs/api.md for the definitions. ``a`` may also be a DeviceFuture
+        of this device's array; ``wait=False`` returns a DeviceFuture."""
+        return self._call(check_wait(wait), lambda: self._ntt_plan(a, inverse, coset, order))
+
+    @keywords_checked("Device.intt")
+    def intt(self, a, *, coset: int | None = None, order: str = "nn", wait: bool = True) -> DeviceArray:
+        """The inverse NTT of every row of a, in place; returns a. Same arguments as :meth:`ntt`."""
+        return self._call(check_wait(wait), lambda: self._ntt_plan(a, True, coset, order))
+
+    @keywords_checked("Device.lde")
+    def lde(self, values, blowup: int, shift: int, *, wait: bool = True) -> DeviceArray:
+        """Low-degree extension, as one sequence on the device; returns a new DeviceArray.
+
+        values: the M evaluations of a polynomial of degree < M on the M-th roots of unity (natural
+        order), 1-D or a (B, M) batch; the result holds its evaluations on the coset
+        shift * <w_(blowup*M)>, natural order: inverse NTT of size M, zero-extension to blowup*M,
+        coset NTT with the shift. values is left unchanged."""
+        return self._call(check_wait(wait), lambda: self._lde_plan(values, blowup, shift))
+
+    @keywords_checked("Device.numpy")
+    def numpy(self, a, *, wait: bool = True) -> np.ndarray:
+        """``a.numpy()``: a new numpy array with the contents of ``a`` (a DeviceArray of this device, or a
+        DeviceFuture of one); ``wait=False``: a DeviceFuture of it."""
+        return self._call(check_wait(wait), lambda: self._numpy_plan(a))
+
+    @keywords_checked("Device.synchronize")
+    def synchronize(self) -> None:
+        """Wait until every call submitted so far has finished (their errors stay with their futures)."""
+        pipe = self._pipeline
+        if pipe is not None:
+            pipe.drain()
+
+    @keywords_checked("Device.close")
+    def close(self) -> None:
+        """Finish the calls submitted so far, then release the backend; the device's arrays become
+        unusable."""
+        with self._lock:
+            if self.closed:
+                return
+            with self._submit_lock:
+                pipe, self._closing = self._pipeline, True
+            if pipe is not None:
+                pipe.stop()
+            self.closed = True
+            self.backend.close()
+
+    # -- calls: checked in the caller's thread, run inline or by the pipeline ----------------------------
+
+    _closing = False
+
+    def _call(self, wait: bool, prepare):
+        """Check the call (``prepare`` -> _Plan) and run it: inline while the device has no pipeline and
+        the caller waits, else through the pipeline (a blocking call then waits for its future, so it
+        runs after the calls submitted before it)."""
+        if wait:
+            with self._lock:
+                if self._pipeline is None:
+                    plan = prepare()
+                    value = plan.value
+                    for stage in STAGES:
+                        if stage in plan.steps:
+                            value = plan.steps[stage]()
+                    return value
+        with self._lock:
+            self._check_open()
+            if self._pipeline is None:
+                self._pipeline = Pipeline(self.name, self.max_pending)
+        if self._pipeline.on_stage_thread():
+            raise RuntimeError(f"device {self.name!r}: a call from inside one of its own calls")
+        with self._submit_lock:
+            if self._closing:
+                raise RuntimeError(f"device {self.name!r} is closed")
+            plan = prepare()
+            future = DeviceFuture(self, plan.what, plan.array)
+            if not plan.steps:
+                future._future.set_result(plan.value)
+            else:
+                deps = []
+                for arr in plan.reads:
+                    deps += [arr._writer] if arr._writer is not None else []
+                for arr in plan.writes:
+                    deps += ([arr._writer] if arr._writer is not None else []) + arr._readers
+                job = self._pipeline.submit(future, plan.steps, deps)
+                for arr in plan.reads:
+                    arr._readers = [r for r in arr._readers if not r.finished.is_set()] + [job]
+                for arr in plan.writes:
+                    arr._writer, arr._readers = job, []
+        return future.result() if wait else future
+
+    def _asarray_plan(self, x) -> _Plan:
+        self._check_open()
+        own = _array_of(x)
+        if own is not None:
+            self._check_own(own, "x")
+            return _Plan("asarray", {}, value=own)
+        points = C.as_points(x, "x", self.field)
+        self._check_sizes("x", points.shape[-1])
+        self._check_memory(points.nbytes, f"x: {_shape_text(points.shape)} on the device")
+        arr = DeviceArray(self, None, points.shape)
+        return _Plan("asarray", {"upload": lambda: self._fill(arr, points)}, writes=[arr], array=arr)
+
+    def _fill(self, arr: DeviceArray, points: np.ndarray) -> DeviceArray:
+        arr._store = self._place(np.ascontiguousarray(points.reshape(-1, points.shape[-1])))
+        return arr
+
+    def _ntt_plan(self, a, inverse, coset, order) -> _Plan:
         self._check_open()
         inverse = C.check_inverse(inverse)
         coset = None if coset is None else C.check_shift(coset, "coset", self.field)
@@ -184,26 +312,18 @@ class Device:
             self._check_sizes("a", shape[-1])
         self._check_memory(self._transform_bytes(shape, inverse) + (0 if points is None else points.nbytes),
                            f"{'inverse ' if inverse else ''}ntt of {_shape_text(shape)}")
+        arr = _array_of(a) if points is None else DeviceArray(self, None, shape)
+
+        def transform():
+            _check_source(a)
+            arr._store = self._transform(self._store_of(arr, "a"), inverse, coset, order)
+            return arr
+        steps = {"kernel": transform}
         if points is not None:
-            a = self._load(points)
-        a._store = self._transform(a._store, inverse, coset, order)
-        return a
+            steps["upload"] = lambda: self._fill(arr, points)
+        return _Plan("intt" if inverse else "ntt", steps, writes=[arr], array=arr)
 
-    @keywords_checked("Device.intt")
-    @_serialized
-    def intt(self, a, *, coset: int | None = None, order: str = "nn") -> DeviceArray:
-        """The inverse NTT of every row of a, in place; returns a. Same arguments as :meth:`ntt`."""
-        return self.ntt(a, inverse=True, coset=coset, order=order)
-
-    @keywords_checked("Device.lde")
-    @_serialized
-    def lde(self, values, blowup: int, shift: int) -> DeviceArray:
-        """Low-degree extension, as one sequence on the device; returns a new DeviceArray.
-
-        values: the M evaluations of a polynomial of degree < M on the M-th roots of unity (natural
-        order), 1-D or a (B, M) batch; the result holds its evaluations on the coset
-        shift * <w_(blowup*M)>, natural order: inverse NTT of size M, zero-extension to blowup*M,
-        coset NTT with the shift. values is left unchanged."""
+    def _lde_plan(self, values, blowup, shift) -> _Plan:
         self._check_open()
         blowup = C.check_blowup(blowup)
         shift = C.check_shift(shift, "shift", self.field)
@@ -213,20 +333,41 @@ class Device:
         copy = 0 if points is None else points.nbytes
         self._check_memory(self._lde_bytes(shape, blowup) + copy,
                            f"lde to {_shape_text(shape[:-1] + (shape[-1] * blowup,))}")
-        if points is None:
-            store = values._store
-        else:
-            store = self._values_store(np.ascontiguousarray(points.reshape(-1, points.shape[-1])))
-        store = self._lde(store, blowup, shift)
-        return DeviceArray(self, store, shape[:-1] + (shape[-1] * blowup,))
+        src = _array_of(values) if points is None else None
+        out = DeviceArray(self, None, shape[:-1] + (shape[-1] * blowup,))
 
-    @keywords_checked("Device.close")
-    @_serialized
-    def close(self) -> None:
-        """Release the backend; the device's arrays become unusable."""
-        if not self.closed:
-            self.closed = True
-            self.backend.close()
+        def lde():
+            _check_source(values)
+            if src is not None:
+                store = self._store_of(src, "values")
+            else:
+                store = self._values_store(np.ascontiguousarray(points.reshape(-1, points.shape[-1])))
+            out._store = self._lde(store, blowup, shift)
+            return out
+        return _Plan("lde", {"kernel": lde}, reads=[src] if src is not None else [], writes=[out], array=out)
+
+    def _numpy_plan(self, a) -> _Plan:
+        self._check_open()
+        arr = _array_of(a)
+        if arr is None:
+            raise TypeError(f"a: expected a DeviceArray (or a DeviceFuture of one), got {type(a).__name__}")
+        self._check_own(arr, "a")
+
+        def fetch():
+            _check_source(a)
+            self._check_open()
+            rows = self._fetch(self._store_of(arr, "a"))
+            return rows.reshape(arr.shape).astype(arr.dtype, copy=False)    # _fetch's rows are new
+        return _Plan("numpy", {"download": fetch}, reads=[arr])
+
+    def _store_of(self, arr: DeviceArray, name: str):
+        if arr._store is None:
+            raise RuntimeError(f"{name}: the array has no contents: the call that was to make it failed")
+        return arr._store
+
+    def _count(self, direction: str, nbytes: int) -> None:
+        with self._count_lock:          # the stages count from their threads
+            self.transfers[direction] += nbytes
 
     def __enter__(self) -> "Device":
         return self
@@ -237,27 +378,17 @@ class Device:
     def __repr__(self) -> str:
         return f"<nantucket.Device {self.name!r} {self.field.name}{' (closed)' if self.closed else ''}>"
 
-    def _device_array(self, x, name: str) -> DeviceArray:
-        self._check_open()
-        if isinstance(x, DeviceArray):
-            self._check_own(x, name)
-            return x
-        points = C.as_points(x, name, self.field)
-        self._check_sizes(name, points.shape[-1])
-        self._check_memory(points.nbytes, f"{name}: {_shape_text(points.shape)} on the device")
-        return self._load(points)
-
     def _own_or_points(self, x, name: str) -> tuple[np.ndarray | None, tuple[int, ...]]:
-        """(None, shape) for a DeviceArray of this device, else (x checked as points, their shape)."""
-        if isinstance(x, DeviceArray):
-            self._check_own(x, name)
-            return None, x.shape
+        """(None, shape) for a DeviceArray of this device (or a DeviceFuture of one), else (x checked as
+        points, their shape)."""
+        own = _array_of(x)
+        if own is not None:
+            self._check_own(own, name)
+            return None, own.shape
+        if isinstance(x, DeviceFuture):
+            raise TypeError(f"{name}: a future of {x.what} is not an array")
         points = C.as_points(x, name, self.field)
         return points, points.shape
-
-    def _load(self, points: np.ndarray) -> DeviceArray:
-        rows = np.ascontiguousarray(points.reshape(-1, points.shape[-1]))
-        return DeviceArray(self, self._place(rows), points.shape)
 
     # -- checks ----------------------------------------------------------------------------------------
 
@@ -298,12 +429,12 @@ class ModelDevice(Device):
     """The golden model: the arrays' buffers are the device memory and are transformed where they are."""
 
     def _place(self, rows):
-        self.transfers["to-device"] += rows.nbytes
+        self._count("to-device", rows.nbytes)
         return rows.copy()
 
     def _fetch(self, rows):
         self._check_memory(rows.nbytes, f"the copy of {_shape_text(rows.shape if len(rows) > 1 else rows.shape[1:])}")
-        self.transfers["from-device"] += rows.nbytes
+        self._count("from-device", rows.nbytes)
         return rows.copy()
 
     def _transform(self, rows, inverse, coset, order):
@@ -372,25 +503,25 @@ class BackendDevice(Device):
         if driver is None:
             return rows.copy()                  # staged: each run moves it
         store = RS.upload_rows(driver, rows)
-        self.transfers["to-device"] += rows.nbytes
+        self._count("to-device", rows.nbytes)
         return store
 
     def _fetch(self, store):
         if not isinstance(store, RS.ResidentRows):
             return store.copy()
         rows = RS.download_rows(store)
-        self.transfers["from-device"] += rows.nbytes
+        self._count("from-device", rows.nbytes)
         return rows
 
     def _run(self, rows, inverse, coset, order):
         """One Backend.run of host rows (the whole batch in one call), counted."""
-        self.transfers["to-device"] += rows.nbytes
+        self._count("to-device", rows.nbytes)
         # a single row goes as a 1-D array and the options only when set: a backend written for the
         # plain interface (run(points, inverse)) keeps working for what it can do
         options = {} if coset is None and order == "nn" else {"coset": coset, "order": order}
         out = self.backend.run(rows[0] if rows.shape[0] == 1 else rows, inverse, **options)
         out = np.asarray(out, dtype=np.uint64).reshape(rows.shape)
-        self.transfers["from-device"] += out.nbytes
+        self._count("from-device", out.nbytes)
         return out
 
     def _relayout(self, store, chunk, placement) -> bool:
@@ -398,8 +529,8 @@ class BackendDevice(Device):
         if chunk.placement == placement:
             return False
         moved = RS.relayout(store, chunk, placement)
-        self.transfers["from-device"] += moved
-        self.transfers["to-device"] += moved
+        self._count("from-device", moved)
+        self._count("to-device", moved)
         return True
 
     @staticmethod
@@ -434,7 +565,7 @@ class BackendDevice(Device):
         for chunk in store.chunks:
             store.driver.upload(chunk.bufs, rows[chunk.row0:chunk.row0 + chunk.rows])
             chunk.placement = RS.INPUT_NATURAL
-        self.transfers["to-device"] += rows.nbytes
+        self._count("to-device", rows.nbytes)
 
     def _values_store(self, rows):
         return rows                         # the LDE moves host values itself (each path counts its own)
@@ -453,7 +584,7 @@ class BackendDevice(Device):
         if on_card and self._in_kernel(driver, True, None) and driver.rmap.lde_pair_ok(log_m, log_t):
             rows = self._fetch(store) if resident else store
             out = RS.lde_chained(driver, rows, log_t, shift)
-            self.transfers["to-device"] += rows.nbytes
+            self._count("to-device", rows.nbytes)
             work = (f"none (the LDE ran on the card: the 2^{log_m}-point inverse chained into the "
                     f"2^{log_t}-point coset NTT)")
             calls = (f"{2 * len(out.chunks)} calls: {len(out.chunks)} x (2^{log_m} inverse chained into "
@@ -463,7 +594,7 @@ class BackendDevice(Device):
             if not on_card:
                 return self._place(self._run(T.zero_extend(coeffs, blowup), False, shift, "nn"))
             out, moved = RS.coset_padded(driver, coeffs, log_t, shift)
-            self.transfers["to-device"] += moved
+            self._count("to-device", moved)
             calls = None
             work = (f"the coefficients through the host, zero-extended on the card (input_log_m = {log_m})"
                     if driver.rmap.lde_pair_ok(log_m, log_t) else
@@ -491,22 +622,12 @@ class BackendDevice(Device):
             driver.execute_run(chunk.bufs, Run.of(store.log_n, batch=chunk.rows, chain_log_n=store.log_n))
         self.relayouts += moved
         coeffs = np.concatenate(parts) if len(parts) > 1 else parts[0]
-        self.transfers["from-device"] += coeffs.nbytes
+        self._count("from-device", coeffs.nbytes)
         return coeffs
 
 
-def open(backend: str = "model", *, field="goldilocks", **options) -> Device:
-    """Open a device: ``backend`` is a name of host.backends (model, sim, xrt, ...), ``field`` the prime
-    field it computes in (a name of hw.model.field.FIELDS or a Field; default "goldilocks"), ``options``
-    its constructor's (params=BuildParams(...) for every backend; refresh, stalls, progress, cycle_budget
-    for sim; xclbin, device, timeout_s, progress, ... for xrt). An option the backend does not take is a
-    TypeError naming it and the valid ones (host.backends.backend_options). A card (sim, xrt) refuses a
-    field its build does not compute in (ValueError naming both); a registered backend without a
-    ``field`` keyword computes in Goldilocks only."""
-    if not isinstance(backend, str):
-        raise TypeError(f"backend: expected a backend name (str), got {type(backend).__name__}")
-    field = C.check_field(field)
-    check_options(backend, options, f"open({backend!r})")
+def make_device(backend: str, field, max_pending: int, options: dict) -> Device:
+    """One backend opened as a Device (options checked by the caller: host/api/opening.py)."""
     valid = backend_options(backend)
     if valid is None or "field" in valid:
         options = dict(options, field=field)
@@ -514,4 +635,6 @@ def open(backend: str = "model", *, field="goldilocks", **options) -> Device:
         raise ValueError(f"field: the {backend} backend computes in {F.DEFAULT_FIELD.name} only, not {field.name}")
     dev = make_backend(backend, **options)
     kind = ModelDevice if isinstance(dev, ModelBackend) else BackendDevice
-    return kind(backend, dev)
+    device = kind(backend, dev)
+    device.max_pending = max_pending
+    return device

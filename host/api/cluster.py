@@ -1,0 +1,385 @@
+"""Several hosts: ``nantucket.open(backend, cluster=client_or_address, ...)`` on Dask distributed.
+
+A :class:`ClusterDevice` splits every batch by rows over the cluster's workers (as equal as the rows
+allow; a single row to the next worker in turn). Each worker opens its own device the first time a call
+of this ClusterDevice reaches it (``nantucket.open(backend, field=..., devices=..., **options)``, kept in
+the worker's process for every later task, not opened per task) and keeps the arrays it made there: a
+:class:`ClusterArray` is its parts' (worker, key), so chained transforms move nothing between hosts and
+``numpy()`` gathers the rows back in order.
+
+A worker that leaves the cluster while it holds a part of a call whose input is host data (``asarray``,
+``ntt``/``lde`` of a numpy array) has that part redone on another worker (the host still has the rows);
+a part that only lived on the worker (a ClusterArray's) is lost, and the call raises :class:`WorkerLost`
+naming the worker. Dask is an optional dependency (``pip install 'nantucket[dask]'``).
+
+On a real cluster run one worker per card (``dask worker SCHEDULER --nworkers 1 --nthreads 1``, and on
+the xrt backend ``NANTUCKET_XRT_DEVICE=i`` in worker i's environment picks its card when the options
+give no ``device``); see docs/api.md "Several hosts".
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import itertools
+import os
+import threading
+import uuid
+
+import numpy as np
+
+from nantucket.host.backend_base import DeviceError, keywords_checked
+
+from . import checks as C
+from .futures import DeviceFuture, check_wait
+
+__all__ = ["ClusterDevice", "ClusterArray", "WorkerLost", "open_cluster"]
+
+#: On a worker: {device uid: Device} opened by this process, {device uid: times opened}, {key: DeviceArray}
+_DEVICES: dict = {}
+_OPENED: dict = {}
+_ARRAYS: dict = {}
+_WORKER_LOCK = threading.Lock()
+#: How often a waiting call checks that the workers it waits for are still there (seconds).
+_POLL_S = 0.25
+
+
+class WorkerLost(DeviceError):
+    """A worker holding part of an array left the cluster: ``worker`` its address."""
+
+    def __init__(self, message: str, worker: str):
+        super().__init__(message)
+        self.worker = worker
+
+
+# -- on the workers -------------------------------------------------------------------------------------
+
+def _device(spec):
+    uid, opener, backend, field, devices, max_pending, options = spec
+    with _WORKER_LOCK:
+        dev = _DEVICES.get(uid)
+        if dev is None:
+            if backend == "xrt" and devices is None and "device" not in options and "NANTUCKET_XRT_DEVICE" in os.environ:
+                options = dict(options, device=int(os.environ["NANTUCKET_XRT_DEVICE"]))
+            dev = _DEVICES[uid] = opener(backend, C.check_field(field), devices, max_pending, options)
+            _OPENED[uid] = _OPENED.get(uid, 0) + 1
+        return dev
+
+
+def _here() -> str:
+    from distributed import get_worker
+    return get_worker().address
+
+
+def _w_put(spec, rows, op, kw):
+    """asarray / ntt / lde of host rows on this worker's device; the new array's handle."""
+    dev = _device(spec)
+    a = getattr(dev, op)(rows, **kw)
+    key = uuid.uuid4().hex
+    _ARRAYS[key] = a
+    return _here(), key
+
+
+def _array(key):
+    try:
+        return _ARRAYS[key]
+    except KeyError:
+        raise RuntimeError(f"the array part {key} is not on worker {_here()} (its worker restarted?)") from None
+
+
+def _w_apply(spec, key, op, kw):
+    """ntt / intt in place (the same handle) or lde (a new one) of an array held here."""
+    a = getattr(_device(spec), op)(_array(key), **kw)
+    if op == "lde":
+        new = uuid.uuid4().hex
+        _ARRAYS[new] = a
+        return _here(), new
+    return _here(), key
+
+
+def _w_numpy(spec, key):
+    return _array(key).numpy()
+
+
+def _w_free(keys):
+    for k in keys:
+        _ARRAYS.pop(k, None)
+
+
+def _w_close(uid):
+    dev = _DEVICES.pop(uid, None)
+    if dev is not None:
+        dev.close()
+
+
+def _w_opened(uid):
+    return _OPENED.get(uid, 0)
+
+
+# -- on the client --------------------------------------------------------------------------------------
+
+class ClusterArray:
+    """An array whose rows live on the cluster's workers: ``parts`` [(worker, key, rows)], in row order."""
+
+    def __init__(self, device: "ClusterDevice", parts: list, shape: tuple[int, ...]):
+        self._device, self._parts, self.shape = device, parts, shape
+
+    device = property(lambda self: self._device)
+    dtype = property(lambda self: self._device.field.dtype)
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape)))
+    workers = property(lambda self: [w for w, _, _ in self._parts])
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    @keywords_checked("ClusterArray.numpy")
+    def numpy(self, *, wait: bool = True) -> np.ndarray:
+        return self._device.numpy(self, wait=wait)
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("a ClusterArray lives on the cluster's workers: call .numpy() to bring its data back")
+
+    def __repr__(self) -> str:
+        return f"ClusterArray(shape={self.shape}, dtype={self.dtype}, workers={self.workers})"
+
+
+class _Task:
+    """One part of a call: ``fn(*args)`` on ``worker``; ``retry``: may run on another worker instead."""
+
+    def __init__(self, fn, args, worker, retry):
+        self.fn, self.args, self.worker, self.retry, self.future = fn, args, worker, retry, None
+
+
+class ClusterDevice:
+    """A device per worker of a Dask cluster, as one device (see the module's docstring)."""
+
+    def __init__(self, client, own_client: bool, opener, backend: str, field, devices, max_pending: int,
+                 options: dict):
+        self.client, self._own_client = client, own_client
+        self.name = f"{backend} on {len(self.workers())} workers"
+        self.field = field
+        self.max_pending = max_pending
+        self._spec = (uuid.uuid4().hex, opener, backend, field.name, devices, max_pending, options)
+        self._next = itertools.count()
+        self._calls = cf.ThreadPoolExecutor(1, thread_name_prefix="nantucket cluster")    # submission order
+        self._slots = threading.BoundedSemaphore(max_pending)
+        self.closed = False
+
+    def workers(self) -> list[str]:
+        """The addresses of the cluster's workers now."""
+        return sorted(self.client.scheduler_info(n_workers=-1)["workers"])
+
+    def opened(self) -> dict[str, int]:
+        """{worker: how many times it opened this device} (once each, however many tasks it ran)."""
+        return self.client.run(_w_opened, self._spec[0])
+
+    # -- running parts ------------------------------------------------------------------------------
+
+    def _submit(self, task: _Task) -> None:
+        task.future = self.client.submit(task.fn, *task.args, workers=[task.worker], allow_other_workers=False,
+                                         pure=False)
+
+    def _run(self, tasks: list[_Task]) -> list:
+        """Every task's value, in order; a task whose worker left is moved to another worker when it may
+        be (``retry``), else WorkerLost."""
+        from distributed import wait as dask_wait
+        for t in tasks:
+            self._submit(t)
+        while True:
+            try:
+                dask_wait([t.future for t in tasks], timeout=_POLL_S)
+            except (TimeoutError, cf.TimeoutError):
+                pass
+            if all(t.future.status == "finished" for t in tasks):
+                return [t.future.result() for t in tasks]
+            alive = self.workers()
+            for t in tasks:
+                if t.future.status == "finished":
+                    continue
+                gone = t.worker not in alive
+                if t.future.status == "error" and not gone:
+                    t.future.result()               # raises the worker's error
+                if gone or t.future.status == "error":
+                    if not t.retry:
+                        raise WorkerLost(f"worker {t.worker} left the cluster holding part of the array "
+                                         "(its rows are lost; compute them again)", t.worker)
+                    if not alive:
+                        raise WorkerLost(f"worker {t.worker} left the cluster and no worker is left", t.worker)
+                    t.future.cancel()
+                    t.worker = alive[next(self._next) % len(alive)]
+                    self._submit(t)
+
+    def _split(self, rows: int) -> list[tuple[str, int, int]]:
+        alive = self.workers()
+        if not alive:
+            raise RuntimeError(f"cluster: no workers left in {self.client.scheduler.address}")
+        if rows == 1:
+            return [(alive[next(self._next) % len(alive)], 0, 1)]
+        k, parts, r0 = min(len(alive), rows), [], 0
+        for i in range(k):
+            n = rows // k + (i < rows % k)
+            parts.append((alive[i], r0, n))
+            r0 += n
+        return parts
+
+    def _put(self, x, name, op, kw, blowup=1):
+        points = self._points(x, name)
+        rows = points.reshape(-1, points.shape[-1])
+        parts = self._split(rows.shape[0])
+        tasks = [_Task(_w_put, (self._spec, points if points.ndim == 1 else rows[r0:r0 + n], op, kw), w, True)
+                 for w, r0, n in parts]
+
+        def run():
+            handles = self._run(tasks)
+            return ClusterArray(self, [(w, k, n) for (w, k), (_, _, n) in zip(handles, parts)],
+                                points.shape[:-1] + (points.shape[-1] * blowup,))
+        return run
+
+    def _apply(self, a, op, kw, blowup=1):
+        tasks = [_Task(_w_apply, (self._spec, key, op, kw), w, False) for w, key, _ in a._parts]
+
+        def run():
+            handles = self._run(tasks)
+            if op != "lde":
+                return a
+            return ClusterArray(self, [(w, k, n) for (w, k), (_, _, n) in zip(handles, a._parts)],
+                                a.shape[:-1] + (a.shape[-1] * blowup,))
+        return run
+
+    def _points(self, x, name):
+        if self.closed:
+            raise RuntimeError(f"device {self.name!r} is closed")
+        if isinstance(x, DeviceFuture):
+            x = x.result()
+        if isinstance(x, ClusterArray):
+            return x
+        return C.as_points(x, name, self.field)
+
+    def _go(self, wait: bool, what: str, run):
+        if wait:
+            return run()
+        self._slots.acquire()
+        fut = DeviceFuture(self, what)
+
+        def job():
+            try:
+                fut._future.set_result(run())
+            except BaseException as e:
+                fut._future.set_exception(e)
+            finally:
+                self._slots.release()
+        self._calls.submit(job)
+        return fut
+
+    def _own(self, a, name):
+        if isinstance(a, DeviceFuture) and a.device is self:
+            a = a.result()
+        if isinstance(a, ClusterArray):
+            if a._device is not self:
+                raise ValueError(f"{name}: the array lives on another device ({a._device.name!r})")
+            if self.closed:
+                raise RuntimeError(f"device {self.name!r} is closed")
+            return a
+        return None
+
+    # -- the Device interface -----------------------------------------------------------------------
+
+    @keywords_checked("ClusterDevice.asarray")
+    def asarray(self, x, *, wait: bool = True):
+        wait = check_wait(wait)
+        own = self._own(x, "x")
+        if own is not None:
+            return self._go(wait, "asarray", lambda: own)
+        return self._go(wait, "asarray", self._put(x, "x", "asarray", {}))
+
+    @keywords_checked("ClusterDevice.ntt")
+    def ntt(self, a, *, inverse: bool = False, coset: int | None = None, order: str = "nn", wait: bool = True):
+        wait = check_wait(wait)
+        kw = dict(inverse=C.check_inverse(inverse), order=C.check_order(order),
+                  coset=None if coset is None else C.check_shift(coset, "coset", self.field))
+        own = self._own(a, "a")
+        run = self._apply(own, "ntt", kw) if own is not None else self._put(a, "a", "ntt", kw)
+        return self._go(wait, "ntt", run)
+
+    @keywords_checked("ClusterDevice.intt")
+    def intt(self, a, *, coset: int | None = None, order: str = "nn", wait: bool = True):
+        return self.ntt(a, inverse=True, coset=coset, order=order, wait=wait)
+
+    @keywords_checked("ClusterDevice.lde")
+    def lde(self, values, blowup: int, shift: int, *, wait: bool = True):
+        wait = check_wait(wait)
+        kw = dict(blowup=C.check_blowup(blowup), shift=C.check_shift(shift, "shift", self.field))
+        own = self._own(values, "values")
+        if own is not None:
+            return self._go(wait, "lde", self._apply(own, "lde", kw, blowup))
+        return self._go(wait, "lde", self._put(values, "values", "lde", kw, blowup))
+
+    @keywords_checked("ClusterDevice.numpy")
+    def numpy(self, a, *, wait: bool = True):
+        wait = check_wait(wait)
+        own = self._own(a, "a")
+        if own is None:
+            raise TypeError(f"a: expected a ClusterArray, got {type(a).__name__}")
+        tasks = [_Task(_w_numpy, (self._spec, key), w, False) for w, key, _ in own._parts]
+
+        def run():
+            rows = self._run(tasks)
+            return rows[0] if own.ndim == 1 else np.concatenate(rows)
+        return self._go(wait, "numpy", run)
+
+    @keywords_checked("ClusterDevice.free")
+    def free(self, a) -> None:
+        """Drop an array's parts on their workers (the workers' memory; ``a`` becomes unusable)."""
+        own = self._own(a, "a")
+        for w, key, _ in own._parts:
+            if w in self.workers():
+                self.client.submit(_w_free, [key], workers=[w], pure=False).result()
+        own._parts = []
+
+    @keywords_checked("ClusterDevice.synchronize")
+    def synchronize(self) -> None:
+        self._calls.submit(lambda: None).result()
+
+    @keywords_checked("ClusterDevice.close")
+    def close(self) -> None:
+        """Finish the calls submitted so far, close every worker's device, and the client if
+        ``open`` made it from an address."""
+        if self.closed:
+            return
+        self._calls.shutdown(wait=True)
+        self.closed = True
+        try:
+            self.client.run(_w_close, self._spec[0])
+        finally:
+            if self._own_client:
+                self.client.close()
+
+    def __enter__(self) -> "ClusterDevice":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<nantucket.ClusterDevice {self.name!r} {self.field.name}{' (closed)' if self.closed else ''}>"
+
+
+def open_cluster(cluster, backend: str, opener, *, field, devices, max_pending: int, **options) -> ClusterDevice:
+    """:func:`nantucket.open` with ``cluster``: a ``distributed.Client`` or a scheduler address; each
+    worker opens its device with ``opener(backend, field, devices, max_pending, options)``."""
+    try:
+        import distributed
+    except ImportError as e:
+        raise RuntimeError(f"cluster: needs Dask distributed ({e}): pip install 'nantucket[dask]'") from e
+    if isinstance(cluster, distributed.Client):
+        client, own = cluster, False
+    elif isinstance(cluster, str):
+        client, own = distributed.Client(cluster, timeout="10s"), True
+    else:
+        raise TypeError(f"cluster: expected a dask.distributed Client or a scheduler address (str), got "
+                        f"{type(cluster).__name__} {cluster!r:.40}")
+    dev = ClusterDevice(client, own, opener, backend, field, devices, max_pending, dict(options))
+    if not dev.workers():
+        dev.close()
+        raise ValueError(f"cluster: the scheduler at {client.scheduler.address} has no workers")
+    return dev

@@ -1,0 +1,137 @@
+"""Throughput of a stream of columns through the xrt driver on the stand-in card's timing model: one card
+and two, each call blocking (no overlap) or submitted with wait=False (the pipeline overlaps the link
+and the kernel), and a two-worker Dask LocalCluster; against the projection for real cards. Writes the
+"stream" section of docs/performance.md.
+
+    .venv/bin/python scripts/bench_stream.py                  # 64 columns of 2^20 points
+    .venv/bin/python scripts/bench_stream.py --log-n 16 --columns 16 --no-doc
+
+The stand-in (nantucket.sim.fake_pyxrt.FakePyxrt) runs with ``timing=LinkTiming()`` (PCIe Gen3 x4:
+3.24 GB/s to the card, 2.38 GB/s from it, each direction of each card one transfer at a time; a kernel
+run takes its ideal cycles at the build's projected NTT clock) and ``compute=False`` (its register-level
+kernel answers every start but does not compute the transform, which the golden model would take about a
+second per 2^20 column for on the CPU). So the wall times are the timing model's plus the host driver's
+own work (the layout step: scatter and gather in numpy), which is real.
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from perfdoc import update_section  # noqa: E402
+
+import nantucket  # noqa: E402
+from nantucket.hw.model.params import BuildParams  # noqa: E402
+from nantucket.sim.fake_pyxrt import FakePyxrt, LinkTiming, write_xclbin  # noqa: E402
+
+TO_GBPS, FROM_GBPS = 3.24, 2.38
+
+
+def stream(dev, column, columns: int, overlap: bool, per_call: int) -> float:
+    """Seconds to send ``columns`` columns (``per_call`` a call) through ``dev`` and bring them back."""
+    batch = np.broadcast_to(column, (per_call, column.size)).copy() if per_call > 1 else column
+    calls = columns // per_call
+    t0 = time.perf_counter()
+    if overlap:
+        futs = [dev.numpy(dev.ntt(batch, wait=False), wait=False) for _ in range(calls)]
+        for f in futs:
+            f.result()
+    else:
+        for _ in range(calls):
+            dev.ntt(batch).numpy()
+    return time.perf_counter() - t0
+
+
+def projection(params: BuildParams, log_n: int, cards: int) -> tuple[float, float]:
+    """(seconds per column without overlap, with) on real cards: link in, kernel, link out."""
+    nbytes = (1 << log_n) * 8
+    t_in, t_out = nbytes / (TO_GBPS * 1e9), nbytes / (FROM_GBPS * 1e9)
+    t_kernel = params.ideal_cycles(log_n) / (params.ntt_mhz * 1e6)
+    return (t_in + t_kernel + t_out) / cards, max(t_in, t_kernel, t_out) / cards
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--log-n", type=int, default=20, help="log2 of the points per column (default 20)")
+    ap.add_argument("--columns", type=int, default=64, help="columns in the stream (default 64)")
+    ap.add_argument("--scale", type=float, default=1.0, help="the timing model's slow-down (default 1: the "
+                    "platform's rates)")
+    ap.add_argument("--no-dask", action="store_true", help="skip the Dask LocalCluster")
+    ap.add_argument("--no-doc", action="store_true", help="print only, leave docs/performance.md alone")
+    args = ap.parse_args(argv)
+    params = BuildParams()
+    n = 1 << args.log_n
+    column = np.random.default_rng(1).integers(0, nantucket.P, n, dtype=np.uint64)
+    timing = LinkTiming(scale=args.scale)
+    tmp = Path(tempfile.mkdtemp(prefix="bench_stream_"))
+    xclbin = write_xclbin(tmp / "nantucket.xclbin", params)
+    opts = dict(params=params, xclbin=xclbin, progress=False, timeout_s=60.0)
+    rows = []
+
+    def row(what, cards, overlap, seconds):
+        proj = projection(params, args.log_n, cards)[1 if overlap else 0] * args.scale
+        per = seconds / args.columns
+        rows.append((what, per, proj))
+        print(f"{what:<58} {per * 1e3:8.2f} ms/column  ({args.columns / seconds:7.1f} columns/s; "
+              f"projected {proj * 1e3:.2f} ms)", flush=True)
+
+    for cards, per_call in ((1, 1), (2, 2)):
+        for overlap in (False, True):
+            fake = FakePyxrt(devices=2, timing=timing, compute=False)
+            with nantucket.open("xrt", pyxrt_module=fake, devices=list(range(cards)), **opts) as dev:
+                dev.ntt(np.broadcast_to(column, (per_call, n)).copy()).numpy()     # tables and buffers
+                seconds = stream(dev, column, args.columns, overlap, per_call)
+            how = "wait=False, pipelined" if overlap else "each call blocking"
+            unit = "a column a call" if per_call == 1 else f"{per_call} columns a call, one a card"
+            row(f"{cards} card{'s' if cards > 1 else ''}, {unit}, {how}", cards, overlap, seconds)
+    if not args.no_dask:
+        import distributed
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=True,
+                                           dashboard_address=None, silence_logs=50)
+        client = distributed.Client(cluster)
+        try:
+            fake = FakePyxrt(devices=1, timing=timing, compute=False)      # each worker: its own card
+            with nantucket.open("xrt", cluster=client, pyxrt_module=fake, **opts) as dev:
+                for _ in range(2):
+                    dev.ntt(np.broadcast_to(column, (2, n)).copy()).numpy()
+                seconds = stream(dev, column, args.columns, True, 2)
+            row("Dask LocalCluster, 2 workers x 1 card, 2 columns a call, wait=False", 2, True, seconds)
+        finally:
+            client.close()
+            cluster.close()
+    if args.no_doc:
+        return 0
+    cpu = os.cpu_count()
+    lines = [
+        "## A stream of columns: overlap, two cards, two Dask workers",
+        "",
+        f"{args.columns} columns of 2^{args.log_n} points (8 bytes each: {n * 8 / 2**20:.0f} MiB a column) "
+        f"through the xrt driver and back (`dev.ntt(x).numpy()`), default build {params.tag()}. **The wall "
+        "times come from the stand-in card's timing model** (`nantucket.sim.fake_pyxrt.LinkTiming`: PCIe "
+        f"Gen3 x4, {TO_GBPS} GB/s to the card and {FROM_GBPS} GB/s from it, each direction of each card one "
+        f"transfer at a time; a kernel run its ideal cycles at the projected {params.ntt_mhz:g} MHz"
+        + (f"; every modelled time x {args.scale:g}" if args.scale != 1 else "")
+        + "), with `compute=False` (the stand-in's kernel does not compute the transform), plus the host "
+        f"driver's own work, which is real: the layout step (scatter into and gather from the HBM channel "
+        f"buffers, numpy) on this {cpu}-core machine, shared with other jobs while measured. The projection "
+        "is the link and kernel alone on real cards: in + kernel + out a column without overlap, the "
+        "slowest of the three with it, divided by the cards (each card its own link).",
+        "",
+        "| stream | ms a column | projected ms a column (real cards) |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {what} | {per * 1e3:.2f} | {proj * 1e3:.2f} |" for what, per, proj in rows]
+    lines += ["", f"Measured with `.venv/bin/python scripts/bench_stream.py --log-n {args.log_n} --columns "
+              f"{args.columns}" + (f" --scale {args.scale:g}" if args.scale != 1 else "") + "`."]
+    update_section("stream", "\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""Several hosts: open(backend, cluster=...) on a Dask LocalCluster of two worker processes (one cluster
+for the module: worker processes are slow to start)."""
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+import nantucket
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       silence_logs=50)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def rand(shape, seed):
+    return np.random.default_rng(seed).integers(0, nantucket.P, shape, dtype=np.uint64)
+
+
+def test_a_batch_splits_over_the_workers_each_opening_its_device_once(client):
+    x, v = rand((5, 512), 1), rand((3, 64), 2)
+    with nantucket.open("model", cluster=client) as dev, nantucket.open("model") as ref:
+        a = dev.asarray(x)
+        assert sorted(set(a.workers)) == dev.workers() and len(dev.workers()) == 2
+        dev.ntt(a, coset=7, order="nr")
+        assert np.array_equal(a.numpy(), nantucket.ntt(x, coset=7, order="nr"))
+        dev.intt(a, coset=7, order="rn")
+        assert np.array_equal(a.numpy(), x)
+        assert np.array_equal(dev.lde(v, 4, 3).numpy(), ref.lde(v, 4, 3).numpy())
+        futs = [dev.ntt(row, wait=False) for row in x]          # single rows: to the workers in turn
+        assert [f.result().numpy().tolist() for f in futs] == nantucket.ntt(x).tolist()
+        assert set(dev.opened().values()) == {1}                  # once per worker, not per task
+
+
+def test_cluster_arguments_are_checked(client):
+    with pytest.raises(TypeError, match="^cluster: expected a dask.distributed Client or a scheduler address"):
+        nantucket.open("model", cluster=3)
+    with pytest.raises(TypeError, match="unknown keyword 'refresh'"):
+        nantucket.open("model", cluster=client, refresh=False)
+    with pytest.raises(ValueError, match="^devices: expected a count of cards >= 1, got 0"):
+        nantucket.open("model", cluster=client, devices=0)
+
+
+# last: the cluster's nanny restarts the worker, which takes a while
+def test_a_lost_worker_is_named_and_host_data_goes_to_another(client):
+    x = rand((4, 256), 3)
+    with nantucket.open("model", cluster=client) as dev:
+        a = dev.asarray(x)
+        gone = a.workers[0]
+        client.run(os._exit, 1, workers=[gone], on_error="ignore")
+        deadline = time.monotonic() + 30
+        while gone in dev.workers() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with pytest.raises(nantucket.DeviceError, match=f"^worker {gone} left the cluster holding part of the array"):
+            a.numpy()
+        # the rows are still on the host: the call goes to the workers there are
+        assert np.array_equal(dev.ntt(x).numpy(), nantucket.ntt(x))

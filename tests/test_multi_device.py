@@ -1,0 +1,97 @@
+"""Several cards as one device: open(backend, devices=...) splits batches by rows over its cards."""
+
+import time
+
+import numpy as np
+import pytest
+
+import nantucket
+from nantucket.hw.model.params import BuildParams
+from nantucket.host.api.multi import CardError, MultiArray
+from nantucket.sim.fake_pyxrt import FakePyxrt, LinkTiming, write_xclbin
+
+SMALL = BuildParams(lanes=4, log_core=3, channels=4)            # native 2^4 .. 2^6
+
+
+def rand(shape, seed):
+    return np.random.default_rng(seed).integers(0, nantucket.P, shape, dtype=np.uint64)
+
+
+def open_cards(tmp_path, devices=(0, 1), cards=2, **knobs):
+    fake = FakePyxrt(devices=cards, **knobs)
+    xclbin = write_xclbin(tmp_path / "nantucket.xclbin", SMALL)
+    return fake, nantucket.open("xrt", params=SMALL, xclbin=xclbin, pyxrt_module=fake, timeout_s=5.0,
+                                progress=False, devices=list(devices))
+
+
+def test_model_cards_split_a_batch_by_rows_and_give_the_rows_back_in_order():
+    x, v = rand((5, 256), 1), rand((3, 32), 2)
+    with nantucket.open("model", devices=2) as dev, nantucket.open("model") as ref:
+        a = dev.asarray(x)
+        assert isinstance(a, MultiArray) and a.shape == (5, 256)
+        assert [c.transfers["to-device"] for c in dev.cards] == [3 * 256 * 8, 2 * 256 * 8]
+        dev.ntt(a, coset=5, order="nr")
+        assert np.array_equal(a.numpy(), nantucket.ntt(x, coset=5, order="nr"))
+        dev.intt(a, coset=5, order="rn")
+        assert np.array_equal(a.numpy(wait=False).result(), x)
+        assert np.array_equal(dev.lde(v, 4, 7).numpy(), ref.lde(v, 4, 7).numpy())
+        # single rows go to the cards in turn
+        before = [c.transfers["to-device"] for c in dev.cards]
+        futs = [dev.ntt(row, wait=False) for row in x[:4]]
+        assert [f.result().numpy().tolist() for f in futs] == nantucket.ntt(x[:4]).tolist()
+        grown = [c.transfers["to-device"] - b for c, b in zip(dev.cards, before)]
+        assert grown == [2 * 256 * 8, 2 * 256 * 8]
+
+
+def test_xrt_cards_each_run_their_part_and_a_failing_card_is_named(tmp_path):
+    x = rand((4, 64), 3)
+    fake, dev = open_cards(tmp_path)
+    with dev:
+        assert np.array_equal(dev.ntt(x).numpy(), nantucket.ntt(x))
+        # two rows a card, and this build takes 2^6 points a call: two calls on each card
+        assert [len(c.backend.kernel_runs) for c in dev.cards] == [2, 2]
+        fake.set_fault("axi-read", 2)                  # the card loaded last: device 1
+        with pytest.raises(CardError, match=r"^card 1 of 2 \(xrt device 1\): HBM channel 2") as e:
+            dev.ntt(x)
+        assert isinstance(e.value.cause, nantucket.KernelAxiError) and e.value.card == 1
+
+
+def test_two_cards_run_at_the_same_time_on_the_timing_model(tmp_path):
+    """The same 8 columns on one and on two stand-in cards, each card with its own link and kernel."""
+    x = rand((8, 64), 4)
+    timing = LinkTiming(scale=200000)          # the modelled link dominates the stand-in's own work
+    walls = []
+    for devices in ([0], [0, 1]):
+        _, dev = open_cards(tmp_path, devices, timing=timing)
+        with dev:
+            dev.ntt(x[:2]).numpy()
+            t0 = time.perf_counter()
+            futs = [dev.numpy(dev.ntt(x[i:i + 2], wait=False), wait=False) for i in range(0, 8, 2)]
+            out = np.concatenate([f.result() for f in futs])
+            walls.append(time.perf_counter() - t0)
+        assert np.array_equal(out, nantucket.ntt(x))
+    assert walls[1] < 0.8 * walls[0], walls
+
+
+@pytest.mark.parametrize("devices, error, message", [
+    (0, ValueError, "devices: expected a count of cards >= 1, got 0"),
+    ([-1], ValueError, "devices: card indices are ints >= 0, got -1"),
+    ([0, 0], ValueError, r"devices: card indices must be distinct, got \[0, 0\]"),
+    ([], ValueError, "devices: expected at least one card index"),
+    ("2", TypeError, "devices: expected a count of cards"),
+    (True, TypeError, "devices: expected a count of cards"),
+    ([0.5], TypeError, "devices: card indices are ints"),
+])
+def test_bad_devices_are_one_line_errors(tmp_path, devices, error, message):
+    xclbin = write_xclbin(tmp_path / "nantucket.xclbin", SMALL)
+    with pytest.raises(error, match=f"^{message}"):
+        nantucket.open("xrt", params=SMALL, xclbin=xclbin, pyxrt_module=FakePyxrt(devices=2), devices=devices)
+
+
+def test_devices_keyword_conflicts_and_lists_off_xrt():
+    with pytest.raises(ValueError, match="^devices: a list of card indices is for xrt; model takes a count"):
+        nantucket.open("model", devices=[0, 1])
+    with pytest.raises(ValueError, match="^devices: give device= .* or devices= .*, not both"):
+        nantucket.open("xrt", devices=[0, 1], device=0, pyxrt_module=FakePyxrt())
+    with pytest.raises(TypeError, match="unknown keyword 'devics'"):
+        nantucket.open("model", devics=2)
