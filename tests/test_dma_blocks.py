@@ -33,7 +33,7 @@ BUILDS = [BuildParams(lanes=4, log_core=2, channels=4), BuildParams(lanes=4, log
           BuildParams(lanes=4, log_core=4, channels=8), BuildParams(lanes=8, log_core=5, channels=2),
           BuildParams(lanes=16, log_core=6, channels=32), BuildParams(lanes=16, log_core=8, channels=4),
           BuildParams(lanes=8, log_core=4, channels=4, field="babybear"),
-          BuildParams(lanes=16, log_core=6, channels=8, field="koalabear")]
+          BuildParams(lanes=16, log_core=5, channels=8, field="koalabear")]
 #: (lanes, field) of the blocks built per unit: units of one and two beats in each point width
 UNIT_SHAPES = [(4, "goldilocks"), (8, "goldilocks"), (8, "babybear"), (16, "koalabear")]
 UNIT_IDS = [f"L{lanes}_{field}" for lanes, field in UNIT_SHAPES]
@@ -438,7 +438,7 @@ def test_unit_splitter_drains_units_as_beats(lanes, field, unit_bursts):
 STREAM_BUILDS = [BuildParams(lanes=4, log_core=3, channels=4), BuildParams(lanes=8, log_core=4, channels=2),
                  BuildParams(lanes=4, log_core=4, channels=8),
                  BuildParams(lanes=8, log_core=4, channels=4, field="babybear"),
-                 BuildParams(lanes=16, log_core=5, channels=2, field="koalabear")]
+                 BuildParams(lanes=16, log_core=4, channels=2, field="koalabear")]
 
 
 @pytest.mark.parametrize("params", STREAM_BUILDS, ids=lambda p: p.tag())
@@ -638,7 +638,7 @@ def _check_write_path(params, wanted):
 
 EXT_BUILDS = [BuildParams(lanes=4, log_core=3, channels=4), BuildParams(lanes=4, log_core=4, channels=8),
               BuildParams(lanes=8, log_core=5, channels=2), BuildParams(lanes=8, log_core=4, channels=4, field="babybear"),
-              BuildParams(lanes=16, log_core=6, channels=4, field="koalabear"),
+              BuildParams(lanes=16, log_core=5, channels=4, field="koalabear"),
               BuildParams(lanes=16, log_core=8, channels=4)]
 #: the read master's skip walk beat by beat: the builds but the largest
 SKIP_BUILDS = EXT_BUILDS[:-1]
