@@ -17,7 +17,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 from nantucket.hw.dma.engine import READ_FIFO_BEATS, WRITE_FIFO_BEATS
-from nantucket.hw.model.layout import POINTS_PER_BEAT, HbmLayout
+from nantucket.hw.model.layout import HbmLayout, points_per_beat
 from nantucket.hw.model.params import DEFAULT, BuildParams
 from nantucket.hw.model.schedule import first_half_stages
 
@@ -167,7 +167,7 @@ def block_diagram(p: BuildParams) -> str:
     svg.text(65, 205, "(AXI4-Lite)", 10, "middle")
     svg.text(65, 218, "interrupt", 10, "middle")
     _dma_domain(svg, p, r)
-    _crossing(svg, r, READ_FIFO_BEATS * POINTS_PER_BEAT, WRITE_FIFO_BEATS * POINTS_PER_BEAT)
+    _crossing(svg, r, READ_FIFO_BEATS * points_per_beat(p), WRITE_FIFO_BEATS * points_per_beat(p))
     _ntt_domain(svg, p)
     svg.arrow([(120, 141), (176, 141)], both=True)
     svg.arrow([(605, 227), (850, 227)], "start, pass", (727, 220), size=10)

@@ -20,8 +20,8 @@ class DmaAxiTop(wiring.Component):
             "run": In(run_layout(params), init={"log_n": params.max_log_n, "batch": 1}),
             "busy": Out(1), "done": Out(1),
             "base": In(data.ArrayLayout(axi.addr_width, params.channels)),
-            "points_out": Out(stream.Signature(payload_layout(params.lanes))),
-            "points_in": In(stream.Signature(payload_layout(params.lanes))),
+            "points_out": Out(stream.Signature(payload_layout(params.lanes, params.prime_field))),
+            "points_in": In(stream.Signature(payload_layout(params.lanes, params.prime_field))),
         }
         for c in range(params.channels):
             members[f"m{c:02d}_axi"] = Out(wiring.Signature({

@@ -1,7 +1,8 @@
 """DMA engine: parameter checks, a fast amaranth.sim loopback, the cocotb/Verilator loopback bench
 (sim/benches/dma_loopback.py) and the AXI-RAM bench, each over every run size of its builds (N = 2^4 ..
 2^16, C = 2 .. 32 channels) and batches of B = 1, 2, 3 transforms, sizes and batches switching without
-reset."""
+reset; in Goldilocks (four 64-bit points a beat) and in the 31-bit fields (eight 32-bit words a beat),
+random words of the point width with the field's edge words among them."""
 
 import random
 
@@ -10,11 +11,13 @@ import pytest
 from amaranth.sim import Simulator
 
 from nantucket.hw.dma import DmaEngine
-from nantucket.hw.model.layout import BEAT_BYTES, HbmLayout
+from nantucket.hw.model.layout import BEAT_BITS, BEAT_BYTES, HbmLayout
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.run import Run
 from nantucket.hw.model.schedule import loopback_passes, pass_schedule
+from nantucket.hw.points import pack_beat, unpack_beat
 from nantucket.hw.run import run_bits
+from nantucket.sim.benches.dma_loopback import dma_points
 from nantucket.sim.hbm import DmaLoopback
 from nantucket.hw.flow.runner import run_bench
 
@@ -32,10 +35,43 @@ def test_parameter_errors():
         DmaEngine(BuildParams(lanes=4, log_core=4, channels=4), write_bursts=2.0)
     dma = DmaEngine(BuildParams(lanes=4, log_core=4, channels=4))
     assert dma.fifo_points == 512 and dma.payload_width == 512 and dma.transpose_delay == 2
+    # a 31-bit field's unit of L 32-bit words fills whole beats of eight from 8 lanes on
+    for field in ("babybear", "koalabear"):
+        with pytest.raises(ValueError, match=rf"lanes: the HBM layout of {field} needs at least 8 lanes.*got 4"):
+            DmaEngine(BuildParams(lanes=4, log_core=4, channels=4, field=field))
+    dma = DmaEngine(BuildParams(lanes=8, log_core=4, channels=4, field="babybear"))
+    assert dma.fifo_points == 128 * 8 and dma.payload_width == 8 * 2 * 32 and dma.transpose_delay == 4
+
+
+def test_loopback_passes_keeps_the_words():
+    """The loopback model moves point words of any width as they are (uint32 words of a 31-bit field, the
+    top bit set too): state and output against the pass schedule, index by index."""
+    params = BuildParams(lanes=8, log_core=4, channels=4, field="babybear")
+    x = np.random.default_rng(3).integers(0, 2**32, 3 << 6, dtype=np.uint32)
+    x[:4] = [0xFFFF_FFFF, 0x8000_0000, params.prime_field.p - 1, 0]
+    state, out = loopback_passes(params, x, 6, 3)
+    assert state.dtype == out.dtype == np.uint32
+    r1, w1 = pass_schedule(params, 1, 6, 3)
+    r2, w2 = pass_schedule(params, 2, 6, 3)
+    for reads, writes, src, dst in ((r1, w1, x, state), (r2, w2, state, out)):
+        for i, j in zip(reads.reshape(-1).tolist(), writes.reshape(-1).tolist()):
+            assert dst[j] == src[i]
+    assert sorted(out.tolist()) == sorted(x.tolist())
 
 
 def _sentinel(channel: int, beat: int) -> int:
     return (0x5EED << 240) | (channel << 32) | beat
+
+
+def _beats(words, field) -> list[int]:
+    """Point words of ``field`` (lowest address first) as 256-bit beats."""
+    per = BEAT_BITS // field.point_bits
+    return [pack_beat(beat, field) for beat in np.asarray(words).reshape(-1, per)]
+
+
+def _words(beats, field) -> np.ndarray:
+    """256-bit beats as the field's point words."""
+    return np.array([w for v in beats for w in unpack_beat(v, field)], dtype=field.dtype)
 
 def _backdoor(dut):
     """(write, read) through the loopback's HBM backdoor: ``write(ctx, channel, first beat, words)`` and
@@ -92,6 +128,7 @@ def _run_pysim(params, runs_wanted, *, refresh, stalls, seed=1):
     braces, guard words just before and after the run's buffers in every channel untouched."""
     dut = DmaLoopback(params, refresh_period=60, refresh_cycles=12, latency=8, seed=seed)
     rng = np.random.default_rng(seed)
+    field = params.prime_field
     g = dut.guard_beats
     runs = []                   # (log_n, batch, x, memory after the run, AXI bursts issued)
     issued = {}                 # (channel, "ar" / "aw") -> [(first beat, beats)] in issue order
@@ -107,14 +144,13 @@ def _run_pysim(params, runs_wanted, *, refresh, stalls, seed=1):
         ctx.set(dut.loop_stall_en, stalls)
         for log_n, batch in runs_wanted:
             lay = HbmLayout(params, log_n, batch)
-            x = rng.integers(0, 2**64, lay.n_points, dtype=np.uint64)
+            x = dma_points(rng, lay.n_points, field)
             inputs = lay.scatter(x, "input")
             for c in range(params.channels):
                 for b in guards(lay):
                     await write(ctx, c, b, [_sentinel(c, b)])
             for c in lay.buffer_channels("input"):
-                await write(ctx, c, g, [sum(int(v) << (64 * j) for j, v in enumerate(beat))
-                                        for beat in inputs[c].reshape(-1, 4)])
+                await write(ctx, c, g, _beats(inputs[c], field))
             issued.clear()
             ctx.set(dut.run.as_value(), run_bits(params, Run.of(log_n, batch=batch)))
             for ps in (1, 2):
@@ -129,10 +165,9 @@ def _run_pysim(params, runs_wanted, *, refresh, stalls, seed=1):
                 else:
                     raise AssertionError(f"log_n = {log_n}, B = {batch}: pass {ps} timed out")
             assert all(ctx.get(dut.err[c]) == 0 for c in range(params.channels)), f"log_n = {log_n}, B = {batch}"
-            mem = np.zeros((params.channels, lay.points_per_channel), dtype=np.uint64)
+            mem = np.zeros((params.channels, lay.points_per_channel), dtype=lay.point_dtype)
             for c in range(params.channels):
-                for b, v in enumerate(await read(ctx, c, range(g, g + lay.beats_per_channel))):
-                    mem[c, 4 * b:4 * b + 4] = [(v >> (64 * j)) & (2**64 - 1) for j in range(4)]
+                mem[c] = _words(await read(ctx, c, range(g, g + lay.beats_per_channel)), field)
                 for b, v in zip(guards(lay), await read(ctx, c, guards(lay))):
                     assert v == _sentinel(c, b), f"log_n = {log_n}, B = {batch}: channel {c} guard beat {b} written"
             runs.append((log_n, batch, x, list(mem), dict(issued)))
@@ -172,12 +207,21 @@ def _sizes(params, seed=0):
                                     BuildParams(lanes=4, log_core=3, channels=4),
                                     BuildParams(lanes=4, log_core=4, channels=4),
                                     BuildParams(lanes=4, log_core=4, channels=8),
+                                    # 31-bit fields: eight 32-bit words a beat, one beat a unit (8 lanes) or
+                                    # two (16 lanes)
+                                    BuildParams(lanes=8, log_core=4, channels=4, field="babybear"),
+                                    BuildParams(lanes=16, log_core=4, channels=2, field="babybear"),
+                                    pytest.param(BuildParams(lanes=8, log_core=5, channels=2, field="koalabear"),
+                                                 marks=pytest.mark.full),
+                                    pytest.param(BuildParams(lanes=16, log_core=5, channels=4, field="koalabear"),
+                                                 marks=pytest.mark.full),
                                     pytest.param(BuildParams(lanes=8, log_core=5, channels=8),
                                                  marks=pytest.mark.full)], ids=lambda p: p.tag())
 def test_loopback_pysim(params):
     """Both passes of runs of every size and batches through the DMA with refresh and stalls: the data
-    against the golden passes, every AXI address and burst length against the host layout
-    (``HbmLayout.bursts``) of that size and batch, nothing outside the run's buffers touched."""
+    (random words of the field's point width and its edge words) against the golden passes, every AXI
+    address and burst length against the host layout (``HbmLayout.bursts``) of that size and batch,
+    nothing outside the run's buffers touched."""
     _run_pysim(params, _sizes(params), refresh=True, stalls=True)
 
 
@@ -213,6 +257,8 @@ def _run_pysim_chain(params, chains, *, seed=2):
     other data (so none of them was read); and every AXI burst of the four passes against the layout."""
     dut = DmaLoopback(params, refresh_period=60, refresh_cycles=12, latency=8, seed=seed)
     rng = np.random.default_rng(seed)
+    field = params.prime_field
+    per = BEAT_BITS // field.point_bits       # points a beat
     g = dut.guard_beats
     results = []                # (n, t, B, x, even channels before, after the chain, the t run's memory, bursts)
     issued = {}
@@ -220,11 +266,10 @@ def _run_pysim_chain(params, chains, *, seed=2):
     write, read = _backdoor(dut)
 
     async def dump(ctx, lay):
-        """The run's buffers (every channel) plus one guard beat either side, as points."""
-        mem = np.zeros((params.channels, lay.points_per_channel + 8), dtype=np.uint64)
+        """The run's buffers (every channel) plus one guard beat either side, as point words."""
+        mem = np.zeros((params.channels, lay.points_per_channel + 2 * per), dtype=lay.point_dtype)
         for c in range(params.channels):
-            for b, v in enumerate(await read(ctx, c, range(g - 1, g + lay.beats_per_channel + 1))):
-                mem[c, 4 * b:4 * b + 4] = [(v >> (64 * j)) & (2**64 - 1) for j in range(4)]
+            mem[c] = _words(await read(ctx, c, range(g - 1, g + lay.beats_per_channel + 1)), field)
         return mem
 
     async def run_pass(ctx, ps, log_n, batch, log_m, chain):
@@ -245,14 +290,13 @@ def _run_pysim_chain(params, chains, *, seed=2):
             ctx.set(s, 1)
         for n, t, batch in chains:
             lay_t = HbmLayout(params, t, batch)
-            x = rng.integers(0, 2**64, batch << n, dtype=np.uint64)
+            x = dma_points(rng, batch << n, field)
             inputs = HbmLayout(params, n, batch).scatter(x, "input")
             for c in lay_t.buffer_channels("input"):
-                # the n-run's input, then other data up to the t run's buffer end and its guards
-                rest = [sum(int(v) << (64 * j) for j, v in enumerate(rng.integers(1, 2**63, 4)))
-                        for _ in range(lay_t.beats_per_channel + 2 - inputs[c].size // 4)]
-                await write(ctx, c, g - 1, rest[:1] + [sum(int(v) << (64 * j) for j, v in enumerate(beat))
-                                                      for beat in inputs[c].reshape(-1, 4)] + rest[1:])
+                # the n-run's input, then other (non-zero) words up to the t run's buffer end and its guards
+                rest = _beats(rng.integers(1, 1 << field.point_bits, per * (lay_t.beats_per_channel + 2)
+                                           - inputs[c].size, dtype=field.dtype), field)
+                await write(ctx, c, g - 1, rest[:1] + _beats(inputs[c], field) + rest[1:])
             before = await dump(ctx, lay_t)
             # the chain is set through pass 1 and the zero extension through pass 2: each pass ignores the other
             bursts = [await run_pass(ctx, 1, n, batch, 0, t), await run_pass(ctx, 2, n, batch, 0, t)]
@@ -269,18 +313,19 @@ def _run_pysim_chain(params, chains, *, seed=2):
         _, out = loopback_passes(params, x, n, batch)
         # the chained output: every point where output_as_input says, every other word as it was
         ch, off = lay_n.output_as_input(t)
-        pos = off // 8 + 4                                   # points from the guard beat before the buffer
+        pos = off // lay_n.point_bytes + per                 # points from the guard beat before the buffer
         assert np.array_equal(chained[ch, pos], out), f"{run}: output points"
         untouched = np.zeros(chained.shape, dtype=bool)
         untouched[lay_t.buffer_channels("output")] = True      # pass 1 wrote the others (the state)
         untouched[ch, pos] = False
         assert np.array_equal(chained[untouched], before[untouched]), f"{run}: a word not in the output written"
-        assert np.all(before[untouched] != 0), "the zero units hold data"
+        # the zero units hold data (random non-zero words; zeros only where the input has its edge value 0)
+        assert np.count_nonzero(before[untouched] == 0) <= np.count_nonzero(x == 0), "the zero units hold data"
         # the zero-extended run: the golden passes of the output padded with zeros
-        x_t = np.zeros((batch, 1 << t), dtype=np.uint64)
+        x_t = np.zeros((batch, 1 << t), dtype=lay_t.point_dtype)
         x_t[:, :1 << n] = out.reshape(batch, -1)
         state, out_t = loopback_passes(params, x_t.reshape(-1), t, batch)
-        inner = list(after[:, 4:-4])
+        inner = list(after[:, per:-per])
         assert np.array_equal(lay_t.gather(inner, "state"), state), f"{run}: the 2^{t} run's state"
         assert np.array_equal(lay_t.gather(inner, "output"), out_t), f"{run}: the 2^{t} run's output"
         want = [{(c, "ar"): b for c, b in lay_n.bursts(1, "read").items()}
@@ -301,7 +346,11 @@ def _run_pysim_chain(params, chains, *, seed=2):
                  id="L4_k4_C4"),
     pytest.param(BuildParams(lanes=8, log_core=5, channels=8), [(7, 10, 1), (8, 8, 2), (6, 9, 1)], id="L8_k5_C8",
                  marks=pytest.mark.full),
-    pytest.param(BuildParams(lanes=8, log_core=5, channels=2), [(6, 10, 1), (7, 7, 3)], id="L8_k5_C2")])
+    pytest.param(BuildParams(lanes=8, log_core=5, channels=2), [(6, 10, 1), (7, 7, 3)], id="L8_k5_C2"),
+    pytest.param(BuildParams(lanes=8, log_core=4, channels=4, field="koalabear"), [(6, 8, 1), (7, 7, 2)],
+                 id="L8_k4_C4_koalabear"),
+    pytest.param(BuildParams(lanes=16, log_core=5, channels=2, field="babybear"), [(8, 10, 1), (9, 9, 1)],
+                 id="L16_k5_C2_babybear", marks=pytest.mark.full)])
 def test_chain_and_zero_extension_pysim(params, chains):
     """A chained pass 2 and the zero-extended pass 1 that reads its output, with refresh and stalls (see
     :func:`_run_pysim_chain`), pairs where a chained row pair shares a channel and where it does not,
@@ -314,27 +363,36 @@ def test_chain_and_zero_extension_pysim(params, chains):
 # units); make test-full adds the same corners larger: 2^8 .. 2^12 with C = 32 and 2^8 .. 2^16 with 16
 # lanes. C = 32 uses 4 lanes here: the 16-lane, C = 32 engine takes about 10 minutes to build on 2 cores
 # (it passed at N = 2^16, see docs/performance.md), and scripts/bench_dma.py builds and runs it at full size.
+# A 31-bit field (eight 32-bit words a beat): 2^6 .. 2^8 with 8 lanes (a unit is one beat); make test-full
+# adds 2^8 .. 2^12 with 16 lanes and C = 8 (two beats a unit).
 VERILATOR_CASES = [pytest.param(p, id=p.tag(), marks=[pytest.mark.full] if full else [])
                    for p, full in [(BuildParams(lanes=4, log_core=4, channels=2), False),
                                    (BuildParams(lanes=4, log_core=5, channels=32), False),
                                    (BuildParams(lanes=16, log_core=6, channels=4), False),
+                                   (BuildParams(lanes=8, log_core=4, channels=4, field="babybear"), False),
                                    (BuildParams(lanes=4, log_core=6, channels=32), True),
-                                   (BuildParams(lanes=16, log_core=8, channels=4), True)]]
+                                   (BuildParams(lanes=16, log_core=8, channels=4), True),
+                                   (BuildParams(lanes=16, log_core=6, channels=8, field="koalabear"), True)]]
 
 
 @pytest.mark.parametrize("params", VERILATOR_CASES)
 def test_loopback_verilator(params):
-    """The loopback bench; on the 16-lane build also its chained output read back zero-extended
-    (test_chain_zero_extension: one build covers it, and 16 lanes give multi-beat units)."""
-    tests = ["test_two_passes", "test_backdoor"] + (["test_chain_zero_extension"] if params.lanes == 16 else [])
+    """The loopback bench; on the 16-lane builds and the 31-bit ones also its chained output read back
+    zero-extended (test_chain_zero_extension: 16 lanes give multi-beat units, a 31-bit field the other
+    point width)."""
+    chain = params.lanes == 16 or params.prime_field.point_bits == 32
+    tests = ["test_two_passes", "test_backdoor"] + (["test_chain_zero_extension"] if chain else [])
     run_bench(DmaLoopback(params), name="dma_loopback", params=params.as_dict(), testcase=tests,
               test_module="nantucket.sim.benches.dma_loopback")
 
 
 @pytest.mark.parametrize("params", [BuildParams(lanes=4, log_core=4, channels=4),
-                                    BuildParams(lanes=8, log_core=5, channels=8)], ids=lambda p: p.tag())
+                                    BuildParams(lanes=8, log_core=5, channels=8),
+                                    BuildParams(lanes=8, log_core=4, channels=4, field="koalabear")],
+                         ids=lambda p: p.tag())
 def test_dma_against_axiram(params):
-    """The same engine against cocotbext-axi's AxiRam (an independent AXI slave model)."""
+    """The same engine against cocotbext-axi's AxiRam (an independent AXI slave model), Goldilocks and a
+    31-bit field (eight 32-bit words a beat, the bytes in AxiRam read back as the field's words)."""
     from nantucket.sim.dma_axi_top import DmaAxiTop
     run_bench(DmaAxiTop(params), name="dma_axiram", params=params.as_dict(),
               test_module="nantucket.sim.benches.dma_axiram")

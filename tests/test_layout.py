@@ -1,10 +1,11 @@
 """The HBM layout model: a bijection per buffer, consistent with the engine's pass schedule, sequential
-per channel where the DMA streams, 4 KiB-safe bursts, and balanced channel use at the default build."""
+per channel where the DMA streams, 4 KiB-safe bursts, and balanced channel use at the default build; in
+Goldilocks (four 64-bit points a 256-bit beat) and in the 31-bit fields (eight 32-bit words a beat)."""
 
 import numpy as np
 import pytest
 
-from nantucket.hw.model.layout import BEAT_BYTES, PAGE_BYTES, POINTS_PER_BEAT, HbmLayout
+from nantucket.hw.model.layout import BEAT_BYTES, PAGE_BYTES, HbmLayout
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.schedule import pass_schedule
 
@@ -16,6 +17,10 @@ CASES = [
     BuildParams(lanes=16, log_core=6, channels=32),
     BuildParams(lanes=16, log_core=7, channels=4),
     BuildParams(lanes=16, log_core=8, channels=32),
+    # 31-bit fields: a unit of 8 lanes is one beat of eight words, of 16 lanes two
+    BuildParams(lanes=8, log_core=4, channels=4, field="babybear"),
+    BuildParams(lanes=8, log_core=5, channels=2, field="koalabear"),
+    BuildParams(lanes=16, log_core=6, channels=32, field="babybear"),
 ]
 IDS = [p.tag() for p in CASES]
 #: every run-time size of every build (the build's largest size is the layout's default)
@@ -23,10 +28,16 @@ SIZED = [(p, n) for p in CASES for n in range(p.min_log_n, p.max_log_n + 1)]
 SIZED_IDS = [f"{p.tag()}-n{n}" for p, n in SIZED]
 #: batches of B back-to-back transforms: small and large sizes, one and several channels, odd B
 BATCHED = [(CASES[0], 8, 2), (CASES[1], 8, 3), (CASES[2], 8, 3), (CASES[3], 7, 2), (CASES[3], 10, 3),
-           (CASES[4], 9, 3), (CASES[5], 11, 2), (CASES[6], 8, 5)]
+           (CASES[4], 9, 3), (CASES[5], 11, 2), (CASES[6], 8, 5), (CASES[7], 6, 3), (CASES[8], 8, 3),
+           (CASES[9], 9, 2)]
 #: every size with B = 1, then the batches
 SIZED_B = [(p, n, 1) for p, n in SIZED] + BATCHED
 SIZED_B_IDS = SIZED_IDS + [f"{p.tag()}-n{n}-B{b}" for p, n, b in BATCHED]
+
+
+def _points(lay, seed):
+    """Random point words for ``lay``: any word of the field's point width (64 or 32 bits)."""
+    return np.random.default_rng(seed).integers(0, 1 << (8 * lay.point_bytes), lay.n_points, dtype=lay.point_dtype)
 
 
 @pytest.mark.parametrize("params, log_n", SIZED, ids=SIZED_IDS)
@@ -35,7 +46,7 @@ def test_every_point_placed_once(params, log_n, buffer):
     lay = HbmLayout(params, log_n)
     ch, off = lay.place(buffer)
     assert set(np.unique(ch)) == set(lay.buffer_channels(buffer))
-    assert off.min() >= 0 and off.max() < lay.channel_bytes and np.all(off % 8 == 0)
+    assert off.min() >= 0 and off.max() < lay.channel_bytes and np.all(off % lay.point_bytes == 0)
     key = ch * lay.channel_bytes + off
     assert np.unique(key).size == lay.n_points
     # each channel holds exactly channel_bytes of the buffer
@@ -45,8 +56,7 @@ def test_every_point_placed_once(params, log_n, buffer):
 @pytest.mark.parametrize("params, log_n", SIZED, ids=SIZED_IDS)
 def test_scatter_gather_round_trip(params, log_n):
     lay = HbmLayout(params, log_n)
-    rng = np.random.default_rng(1)
-    x = rng.integers(0, 2**64, lay.n_points, dtype=np.uint64)
+    x = _points(lay, 1)
     for buffer in ("input", "state", "output"):
         bufs = lay.scatter(x, buffer)
         assert len(bufs) == params.channels and all(b.nbytes == lay.channel_bytes for b in bufs)
@@ -67,15 +77,77 @@ def test_scatter_gather_round_trip(params, log_n):
 def test_scatter_and_gather_put_every_point_where_place_says(params, log_n, buffer):
     """The host's fast paths (unit tables, row gathers) against the per-point definition."""
     lay = HbmLayout(params, log_n)
-    x = np.random.default_rng(3).integers(0, 2**64, lay.n_points, dtype=np.uint64)
+    x = _points(lay, 3)
     mem = lay.scatter(x, buffer)
     ch, off = lay.place(buffer)
-    assert np.array_equal(np.stack(mem)[ch, off // 8], x)
-    views = {c: np.full(lay.points_per_channel, 7, dtype=np.uint64) for c in range(params.channels)}
+    assert np.array_equal(np.stack(mem)[ch, off // lay.point_bytes], x)
+    views = {c: np.full(lay.points_per_channel, 7, dtype=lay.point_dtype) for c in range(params.channels)}
     lay.scatter_into(x, views, buffer)
     assert all(np.array_equal(views[c], mem[c]) for c in lay.buffer_channels(buffer))
     assert all((views[c] == 7).all() for c in set(range(params.channels)) - set(lay.buffer_channels(buffer)))
     assert np.array_equal(lay.gather_from(views, buffer), x)
+
+
+BEARS = [p for p in CASES if p.prime_field.point_bits == 32]
+
+
+@pytest.mark.parametrize("params", BEARS, ids=[p.tag() for p in BEARS])
+@pytest.mark.parametrize("buffer", ["input", "state", "output"])
+def test_31bit_channel_bytes_hold_eight_points_a_beat(params, buffer):
+    """A 31-bit field's channel, byte by byte, as the DMA sees it: 256-bit beats at 32-byte steps, each
+    holding 8 consecutive points of one unit as 32-bit little-endian words, point j of the beat at bytes
+    4j .. 4j + 3 (the beat's lowest address first). Built here from point_place's (channel, beat, point
+    of the beat) alone and compared with the bytes scatter writes, then read back as beats."""
+    from nantucket.hw.points import unpack_beat
+    lay = HbmLayout(params, params.max_log_n, 2)
+    assert (lay.points_per_beat, lay.point_bytes, lay.point_dtype) == (8, 4, np.uint32)
+    assert lay.unit_beats == params.lanes // 8 and lay.channel_bytes == lay.beats_per_channel * BEAT_BYTES
+    x = _points(lay, 7)
+    x[:4] = [params.prime_field.p - 1, 0xFFFF_FFFF, 1 << 31, 0]       # the word's every bit travels
+    want = {c: bytearray(lay.channel_bytes) for c in lay.buffer_channels(buffer)}
+    index = np.arange(lay.n_points)
+    chans, beats, slots = (np.asarray(a) for a in lay.point_place(buffer, index))
+    for i, c, b, j in zip(index.tolist(), chans.tolist(), beats.tolist(), slots.tolist()):
+        assert 0 <= j < 8
+        want[c][BEAT_BYTES * b + 4 * j:BEAT_BYTES * b + 4 * j + 4] = int(x[i]).to_bytes(4, "little")
+    mem = lay.scatter(x, buffer)
+    for c, raw in want.items():
+        assert mem[c].tobytes() == bytes(raw), f"channel {c}"
+    # every beat: 8 consecutive indices of one row, the first a multiple of 8, in lane order
+    beat_of = chans.astype(np.int64) * lay.beats_per_channel + beats
+    order = np.lexsort((slots, beat_of))
+    first = index[order].reshape(-1, 8)
+    assert np.all(first[:, 0] % 8 == 0) and np.all(np.diff(first, axis=1) == 1)
+    # the beats as the HBM models hold them: 256-bit words, the field's words lowest first
+    c = lay.buffer_channels(buffer)[-1]
+    words = [int.from_bytes(mem[c].tobytes()[BEAT_BYTES * b:BEAT_BYTES * (b + 1)], "little")
+             for b in range(lay.beats_per_channel)]
+    assert np.array_equal(np.array([w for v in words for w in unpack_beat(v, params.prime_field)],
+                                   dtype=np.uint32), mem[c])
+
+
+@pytest.mark.parametrize("field", ["babybear", "koalabear"])
+def test_31bit_scatter_gather_round_trip_through_bytes(field):
+    """A 31-bit layout scatters into byte buffers (as a card's mapped memory is) and gathers back every word
+    of every buffer, batches too; uint64 points below 2^32 are taken as words (a field's values as the
+    host holds them), and the channel arrays are the point words of ``scatter``."""
+    params = BuildParams(lanes=16, log_core=5, channels=4, field=field)
+    for log_n, batch in ((10, 1), (8, 3)):
+        lay = HbmLayout(params, log_n, batch)
+        x = _points(lay, log_n)
+        x[:3] = [params.prime_field.p - 1, 0xFFFF_FFFF, 0]
+        for buffer in ("input", "state", "output"):
+            raw = [np.full(lay.channel_bytes, 0xA5, dtype=np.uint8) for _ in range(params.channels)]
+            lay.scatter_into(x.astype(np.uint64), raw, buffer)
+            words = lay.scatter(x, buffer)
+            for c in range(params.channels):
+                if c in lay.buffer_channels(buffer):
+                    assert raw[c].tobytes() == words[c].tobytes(), (log_n, batch, buffer, c)
+                else:
+                    assert (raw[c] == 0xA5).all() and not words[c].any()
+            back = lay.gather_from(raw, buffer)
+            assert back.dtype == np.uint32 and np.array_equal(back, x), (log_n, batch, buffer)
+            assert np.array_equal(lay.gather(words, buffer), x)
 
 
 @pytest.mark.parametrize("params", CASES, ids=IDS)
@@ -93,11 +165,11 @@ def _units(lay, buffer, idx):
     """idx[..., L] global indices one engine cycle moves as x0 (or x1) of all lanes -> (channel, first beat),
     asserting they form exactly one unit: one channel, consecutive points starting on a beat boundary."""
     ch, off = lay.place(buffer, idx)
-    pt = off // 8
+    pt = off // lay.point_bytes
     assert np.all(ch == ch[..., :1])
     assert np.all(pt == pt[..., :1] + np.arange(idx.shape[-1]))
     assert np.all(pt[..., 0] % (lay.unit_points) == 0)
-    return ch[..., 0], pt[..., 0] // POINTS_PER_BEAT
+    return ch[..., 0], pt[..., 0] // lay.points_per_beat
 
 
 def _assert_sequential_per_channel(chans, beats, lay, channel_set):
@@ -162,10 +234,12 @@ def test_bursts_cover_each_channel_and_never_cross_4k(params, log_n, batch):
                 assert np.all(covered == 1)
 
 
-def test_default_build_balance():
+@pytest.mark.parametrize("field", ["goldilocks", "babybear"])
+def test_default_build_balance(field):
     """k = 12, L = 16, C = 32: pass-2 reads visit all 16 channels in every 8 cycles; each pass-1 round's
     16 rows go to 16 distinct channels; units per channel are equal in every window of 8 cycles."""
-    lay = HbmLayout(BuildParams())
+    lay = HbmLayout(BuildParams(field=field))
+    word = 8 if field == "goldilocks" else 4           # bytes of a point in HBM
     r = lay.group
     for p, d in ((1, "read"), (2, "read"), (2, "write")):
         ch = lay.cycle_units(p, d)[:, 0]
@@ -173,8 +247,8 @@ def test_default_build_balance():
         assert np.all(np.sort(windows, axis=1) == np.sort(windows[:1], axis=1))
     ch = lay.cycle_units(1, "write")[:, 0].reshape(-1, lay.unit_points)   # one block of L/2 cycles
     assert np.all(np.sort(ch, axis=1) == np.array(lay.write_channels(1)))
-    assert lay.burst_beats == 8 and lay.unit_beats == 4
-    assert lay.hbm_bytes_per_transform() == 4 * 2**24 * 8
+    assert lay.burst_beats == 8 and lay.unit_beats == 16 * word // BEAT_BYTES
+    assert lay.hbm_bytes_per_transform() == 4 * 2**24 * word
 
 
 def test_parameter_errors():
@@ -182,6 +256,13 @@ def test_parameter_errors():
         HbmLayout({"lanes": 16})
     with pytest.raises(ValueError, match="lanes"):
         HbmLayout(BuildParams(lanes=2, log_core=4, channels=4))
+    for field in ("babybear", "koalabear"):        # a unit of 4 32-bit words is half a beat
+        with pytest.raises(ValueError, match=rf"lanes: the HBM layout of {field} needs at least 8 lanes.*got 4"):
+            HbmLayout(BuildParams(lanes=4, log_core=4, channels=4, field=field))
+    bear = HbmLayout(BuildParams(lanes=8, log_core=4, channels=4, field="babybear"))
+    for bad in ([1 << 32], [-1]):                  # no such 32-bit word: refused, not cut to one
+        with pytest.raises(ValueError, match="points: a babybear point is a 32-bit word"):
+            bear.scatter(np.resize(np.array(bad), bear.n_points))
     with pytest.raises(ValueError, match="channels"):
         HbmLayout(BuildParams(lanes=4, log_core=3, channels=32))
     lay = HbmLayout(BuildParams(lanes=4, log_core=4, channels=4))
@@ -254,18 +335,20 @@ def test_formulas_agree_on_ints_arrays_and_amaranth_values(params, log_n):
         assert [tuple(r) for r in arr] == ints == got[buffer], buffer
         ch, off = lay.place(buffer, idx)
         assert np.array_equal(ch, np.array([t[0] for t in ints]))
-        assert np.array_equal(off, np.array([(4 * t[1] + t[2]) * 8 for t in ints]))
+        assert np.array_equal(off, np.array([(lay.points_per_beat * t[1] + t[2]) * lay.point_bytes for t in ints]))
 
 
-def test_large_moves_on_threads_put_every_point_where_place_says():
+@pytest.mark.parametrize("params", [BuildParams(lanes=4, log_core=9, channels=8),
+                                    BuildParams(lanes=8, log_core=9, channels=8, field="koalabear")],
+                         ids=lambda p: p.tag())
+def test_large_moves_on_threads_put_every_point_where_place_says(params):
     """From 2^18 points the host's scatter and gather split the channels over threads."""
-    params = BuildParams(lanes=4, log_core=9, channels=8)
     lay = HbmLayout(params)
-    x = np.random.default_rng(4).integers(0, 2**64, params.n_points, dtype=np.uint64)
-    views = {c: np.zeros(lay.points_per_channel, dtype=np.uint64) for c in range(params.channels)}
+    x = _points(lay, 4)
+    views = {c: np.zeros(lay.points_per_channel, dtype=lay.point_dtype) for c in range(params.channels)}
     lay.scatter_into(x, views, "input")
     ch, off = lay.place("input")
-    assert np.array_equal(np.stack([views[c] for c in range(params.channels)])[ch, off // 8], x)
+    assert np.array_equal(np.stack([views[c] for c in range(params.channels)])[ch, off // lay.point_bytes], x)
     assert np.array_equal(lay.gather_from(views, "input"), x)
 
 
@@ -277,13 +360,14 @@ def test_batch_element_is_the_single_placement_moved_by_its_region(params, log_n
     batch's own formula)."""
     one, lay = HbmLayout(params, log_n), HbmLayout(params, log_n, batch)
     n, per_channel = 1 << log_n, (1 << log_n) // (params.channels // 2)
+    word = params.prime_field.point_bits // 8
     assert lay.n_points == batch * n and lay.points_per_channel == batch * per_channel
     assert lay.channel_bytes == batch * one.channel_bytes and lay.element_beats == one.beats_per_channel
     ch, off = lay.place(buffer)
     ch1, off1 = one.place(buffer)
     element = np.arange(batch * n) // n
     assert np.array_equal(ch, np.tile(ch1, batch))
-    assert np.array_equal(off, np.tile(off1, batch) + element * per_channel * 8)
+    assert np.array_equal(off, np.tile(off1, batch) + element * per_channel * word)
     assert np.unique(ch * lay.channel_bytes + off).size == batch * n
     assert off.max() < lay.channel_bytes
 
@@ -292,11 +376,11 @@ def test_batch_element_is_the_single_placement_moved_by_its_region(params, log_n
 def test_batch_scatter_gather_round_trip(params, log_n, batch):
     """The host's fast paths (one element's unit table, offset per element) against place, both ways."""
     lay = HbmLayout(params, log_n, batch)
-    x = np.random.default_rng(5).integers(0, 2**64, lay.n_points, dtype=np.uint64)
+    x = _points(lay, 5)
     for buffer in ("input", "state", "output"):
         mem = lay.scatter(x, buffer)
         ch, off = lay.place(buffer)
-        assert np.array_equal(np.stack(mem)[ch, off // 8], x)
+        assert np.array_equal(np.stack(mem)[ch, off // lay.point_bytes], x)
         assert np.array_equal(lay.gather(mem, buffer), x)
         # the unit table lists every unit of the batch where place puts its first point
         table = lay.unit_table(buffer)

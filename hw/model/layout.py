@@ -532,6 +532,11 @@ class HbmLayout(HbmPlacement):
         straight into (for example) a card's mapped buffers."""
         pts = np.asarray(points)
         if pts.dtype != self.point_dtype:
+            # a value no point word holds would be cut to one silently (a uint64 into a 31-bit field's words)
+            if pts.size and not 0 <= int(pts.min()) <= int(pts.max()) < 1 << (8 * self.point_bytes):
+                bad = int(pts.max()) if int(pts.min()) >= 0 else int(pts.min())
+                raise ValueError(f"points: a {self._p.field} point is a {8 * self.point_bytes}-bit word in HBM, "
+                                 f"got {bad:#x}")
             pts = pts.astype(self.point_dtype)
         self._check_points(pts)
         lanes, b = self._p.lanes, self._b

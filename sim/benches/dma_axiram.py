@@ -3,7 +3,9 @@ HBM model written by somebody else, with random pauses on every AXI channel and 
 random gaps on both stream sides. Transforms of every size of the build back to back (no reset between
 them), as batches of 1, 3 and 2 transforms in turn (up to a quarter of the largest size's points), both
 passes each; every point checked against the layout model and the pass schedule of that size and batch,
-and every byte of every channel outside the run's B regions left as it was."""
+and every byte of every channel outside the run's B regions left as it was. Points are the build's field's
+words (64-bit Goldilocks points, or 32-bit words of a 31-bit field, eight a beat), random words of that
+width with the field's edge words among them (:func:`sim.benches.dma_loopback.dma_points`)."""
 
 import random
 
@@ -19,6 +21,7 @@ from nantucket.hw.model.run import Run
 from nantucket.hw.model.schedule import loopback_passes
 from nantucket.hw.run import run_bits
 from nantucket.hw.flow.runner import bench_facts
+from nantucket.sim.benches.dma_loopback import dma_points
 
 GUARD = 4096
 
@@ -102,7 +105,7 @@ async def run_pass(dut, p, ps, log_n, batch, *, input_log_m=0, chain_log_n=0):
 def preload(rams, lay, rng, size):
     """Random bytes over every RAM, then random points in ``lay``'s input placement ``GUARD`` bytes in;
     returns the points and the fill bytes."""
-    x = rng.integers(0, 2**64, lay.n_points, dtype=np.uint64)
+    x = dma_points(rng, lay.n_points, lay.params.prime_field)
     fill = bytes(rng.integers(0, 256, size, dtype=np.uint8))
     bufs = lay.scatter(x, "input")
     for c, ram in enumerate(rams):
@@ -133,22 +136,23 @@ async def test_axiram_chain(dut):
             await run_pass(dut, p, ps, n, batch, chain_log_n=t)
         _, out = loopback_passes(p, x, n, batch)
         ch, off = lay_n.output_as_input(t)
+        word, width = lay_n.point_dtype, lay_n.point_bytes
         for c, ram in enumerate(rams):
-            raw = np.frombuffer(ram.read(0, size), dtype=np.uint64)
-            want = np.frombuffer(before[c], dtype=np.uint64).copy()
+            raw = np.frombuffer(ram.read(0, size), dtype=word)
+            want = np.frombuffer(before[c], dtype=word).copy()
             if c in lay_n.buffer_channels("output"):
                 mine = ch == c
-                want[(GUARD + off[mine]) // 8] = out[mine]
+                want[(GUARD + off[mine]) // width] = out[mine]
                 assert np.array_equal(raw, want), f"{batch} x 2^{n} -> 2^{t}: channel {c} not as output_as_input says"
             else:        # the state: pass 1 wrote it, nothing else around it
                 end = GUARD + lay_n.channel_bytes
-                assert raw[:GUARD // 8].tobytes() == before[c][:GUARD] and raw[end // 8:].tobytes() == before[c][end:]
+                assert raw[:GUARD // width].tobytes() == before[c][:GUARD] and raw[end // width:].tobytes() == before[c][end:]
         for ps in (1, 2):
             await run_pass(dut, p, ps, t, batch, input_log_m=n)
-        x_t = np.zeros((batch, 1 << t), dtype=np.uint64)
+        x_t = np.zeros((batch, 1 << t), dtype=lay_t.point_dtype)
         x_t[:, :1 << n] = out.reshape(batch, -1)
         state, out_t = loopback_passes(p, x_t.reshape(-1), t, batch)
-        inner = [np.frombuffer(ram.read(GUARD, lay_t.channel_bytes), dtype=np.uint64) for ram in rams]
+        inner = [np.frombuffer(ram.read(GUARD, lay_t.channel_bytes), dtype=lay_t.point_dtype) for ram in rams]
         assert np.array_equal(lay_t.gather(inner, "state"), state), f"{batch} x 2^{n} -> 2^{t}: state"
         assert np.array_equal(lay_t.gather(inner, "output"), out_t), f"{batch} x 2^{n} -> 2^{t}: output"
         dut._log.info(f"{batch} x 2^{n} chained into 2^{t} and read back zero-extended: right")
@@ -193,7 +197,7 @@ async def test_axiram(dut, stalls):
             raw = ram.read(0, size)
             assert raw[:GUARD] == fill[:GUARD], f"{batch} x 2^{log_n}: channel {c} written before its buffer"
             assert raw[end:] == fill[end:], f"{batch} x 2^{log_n}: channel {c} written after its buffer"
-            inner.append(np.frombuffer(raw[GUARD:end], dtype=np.uint64))
+            inner.append(np.frombuffer(raw[GUARD:end], dtype=lay.point_dtype))
         assert np.array_equal(lay.gather(inner, "state"), state), f"{batch} x 2^{log_n}: state"
         assert np.array_equal(lay.gather(inner, "output"), out), f"{batch} x 2^{log_n}: output"
         dut._log.info(f"{batch} x 2^{log_n} points: both passes right, nothing outside the buffers written")

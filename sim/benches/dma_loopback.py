@@ -7,8 +7,9 @@ transforms in turn (up to a quarter of the largest size's points); the two refre
 halves, so with stalls and without, every size 2^min_log_n .. 2^max_log_n is run. The
 first test of a simulation writes sentinels everywhere (guard regions around every buffer and the whole
 state buffer); before each run the input buffer of the run's size is preloaded (random points and the
-field's edge values) and sentinels are put in guard words just before and after the run's buffer in
-every channel. After pass 1 and pass 2 the run's buffers are read back and checked against the layout
+field's edge words, :func:`dma_points`) and sentinels are put in guard words just before and after the
+run's buffer in every channel. The build's field sets the point width: four 64-bit Goldilocks points a
+256-bit beat, or eight 32-bit words of a 31-bit field. After pass 1 and pass 2 the run's buffers are read back and checked against the layout
 model and the pass schedule of that size (never against the DUT):
 
 - the state holds state[writes1] = x[reads1] and the output X[writes2] = state[reads2], i.e. every point
@@ -29,15 +30,40 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, First, RisingEdge, Timer
 
-from nantucket.hw.model.field import P
-from nantucket.hw.model.layout import POINTS_PER_BEAT, HbmLayout, lde_pairs
+from nantucket.hw.model import field as F
+from nantucket.hw.model.layout import HbmLayout, lde_pairs
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.run import Run
 from nantucket.hw.model.schedule import loopback_passes
 from nantucket.hw.points import pack_beat, unpack_beat
 from nantucket.hw.run import run_bits
-from nantucket.sim.benches.lib import EDGE_VALUES, NONCANONICAL_VALUES, reset_domains
+from nantucket.sim.benches.arith import field_edge_values, field_noncanonical_values
+from nantucket.sim.benches.lib import reset_domains
+from nantucket.sim.regression import edge_points
 from nantucket.hw.flow.runner import bench_facts
+
+
+def dma_edge_words(field) -> np.ndarray:
+    """The words a DMA bench puts among its random points, as the field's point words: the words at or
+    above p first (the DMA moves words without arithmetic, so non-canonical ones, and in a 31-bit field
+    the 32-bit word's top bit, travel as they are), then the field's edge values (0, 1, p-1, p-2, around
+    2^15, 2^16, 2^30 in a 31-bit field: ``sim.regression.edge_points`` and ``field_edge_values``)."""
+    f = F.get(field)
+    top = 1 << f.point_bits
+    words = dict.fromkeys([*field_noncanonical_values(f), f.p, f.p + 1, top - 2, top - 1, top >> 1, (top >> 1) - 1,
+                           *edge_points(f.p).tolist(), *field_edge_values(f)])
+    return np.array(sorted(words, key=lambda v: v < f.p), dtype=f.dtype)      # stable: >= p first
+
+
+def dma_points(rng, n: int, field) -> np.ndarray:
+    """``n`` random point words of ``field`` (any word of its point width) with :func:`dma_edge_words`, in
+    turn from the first, at random places (a quarter of the points at most)."""
+    f = F.get(field)
+    x = rng.integers(0, 1 << f.point_bits, n, dtype=f.dtype)
+    edges = dma_edge_words(f)
+    count = min(n // 4, 4 * edges.size)
+    x[rng.choice(n, size=count, replace=False)] = np.resize(edges, count)
+    return x
 
 
 
@@ -52,6 +78,7 @@ class LoopbackTB:
         facts = bench_facts()
         self.dut = dut
         self.params = BuildParams(**facts["params"])
+        self.field = self.params.prime_field
         self.props = facts["props"]
         self.layout = HbmLayout(self.params)       # the largest size: what the channel models hold
         self.guard = self.props["guard_beats"]
@@ -90,7 +117,8 @@ class LoopbackTB:
         return out
 
     def beats_of(self, points: np.ndarray) -> list[int]:
-        return [pack_beat(beat) for beat in points.reshape(-1, POINTS_PER_BEAT)]
+        """Point words (the field's, lowest address first) as 256-bit beats."""
+        return [pack_beat(beat, self.field) for beat in points.reshape(-1, self.layout.points_per_beat)]
 
     async def preload(self, lay: HbmLayout, x: np.ndarray):
         """The input buffer of ``lay``'s size and sentinels in the guard words around it in every channel;
@@ -139,11 +167,12 @@ class LoopbackTB:
         return [(v >> (32 * i)) & 0xFFFF_FFFF for i in range(9)]
 
     async def dump(self, beats) -> np.ndarray:
-        """Beats ``beats`` of every channel as points, one row per channel."""
-        mem = np.zeros((self.params.channels, len(beats) * 4), dtype=np.uint64)
+        """Beats ``beats`` of every channel as point words, one row per channel."""
+        per = self.layout.points_per_beat
+        mem = np.zeros((self.params.channels, len(beats) * per), dtype=self.layout.point_dtype)
         for c in range(self.params.channels):
             for i, v in enumerate(await self.read_channel(c, beats)):
-                mem[c, 4 * i:4 * i + 4] = unpack_beat(v)
+                mem[c, per * i:per * (i + 1)] = unpack_beat(v, self.field)
         return mem
 
 
@@ -178,11 +207,7 @@ async def one_run(tb: LoopbackTB, log_n: int, batch: int, rng) -> str:
     dut, p = tb.dut, tb.params
     lay = HbmLayout(p, log_n, batch)
     n = lay.n_points
-    x = rng.integers(0, 2**64, n, dtype=np.uint64)
-    # non-canonical values first, so that even the smallest run carries some
-    edges = np.array(list(NONCANONICAL_VALUES) + list(EDGE_VALUES), dtype=np.uint64)
-    count = min(n // 4, 4 * edges.size)
-    x[rng.choice(n, size=count, replace=False)] = np.resize(edges, count)
+    x = dma_points(rng, n, tb.field)
     await tb.preload(lay, x)
     state, out = loopback_passes(p, x, log_n, batch)
 
@@ -212,7 +237,7 @@ async def one_run(tb: LoopbackTB, log_n: int, batch: int, rng) -> str:
         for i, word in zip(tb.guard_words(lay), words):
             assert word == sentinel(c, i), f"log_n = {log_n}, B = {batch}: guard beat {i} of channel {c} overwritten"
     # points are opaque to the DMA: canonical or not, they travel bit-exactly
-    assert np.any(x >= np.uint64(P))
+    assert np.any(x >= tb.field.p)
     return (f"{batch} x 2^{log_n}: pass 1 {stats[0]['ntt_cycles']} / pass 2 {stats[1]['ntt_cycles']} NTT cycles "
             f"for {cycles} ideal")
 
@@ -266,11 +291,11 @@ async def test_chain_zero_extension(dut):
     unit = [0] * 9
     for n, t, batch in chain_runs(p):
         lay_n, lay_t = HbmLayout(p, n, batch), HbmLayout(p, t, batch)
-        x = rng.integers(0, 2**64, lay_n.n_points, dtype=np.uint64)
-        bt = lay_t.beats_per_channel
+        x = dma_points(rng, lay_n.n_points, tb.field)
+        bt, per, size = lay_t.beats_per_channel, lay_t.points_per_beat, lay_t.point_bytes
         before = {}
         for c, buf in zip(lay_t.buffer_channels("input"), np.asarray(lay_n.scatter(x, "input"))[0::2]):
-            words = rng.integers(1, 2**64, 4 * bt, dtype=np.uint64)
+            words = rng.integers(1, 1 << tb.field.point_bits, per * bt, dtype=lay_t.point_dtype)
             words[:buf.size] = buf
             before[c] = words
             await tb.write_channel(c, tb.beats_of(words), start=tb.guard)
@@ -282,15 +307,15 @@ async def test_chain_zero_extension(dut):
         _, out = loopback_passes(p, x, n, batch)
         mem = await tb.dump(list(range(tb.guard, tb.guard + bt)))
         ch, off = lay_n.output_as_input(t)
-        assert np.array_equal(mem[ch, off // 8], out), f"{batch} x 2^{n} -> 2^{t}: output points misplaced"
+        assert np.array_equal(mem[ch, off // size], out), f"{batch} x 2^{n} -> 2^{t}: output points misplaced"
         for c, words in before.items():
             words = words.copy()
             mine = ch == c
-            words[off[mine] // 8] = out[mine]
+            words[off[mine] // size] = out[mine]
             assert np.array_equal(mem[c], words), f"{batch} x 2^{n} -> 2^{t}: channel {c}: a word not in the output written"
         cycles = lay_t.n_points // p.points_per_cycle
         stats += [await tb.run_pass(ps, t, 40 * cycles + 20000, batch, input_log_m=n) for ps in (1, 2)]
-        x_t = np.zeros((batch, 1 << t), dtype=np.uint64)
+        x_t = np.zeros((batch, 1 << t), dtype=lay_t.point_dtype)
         x_t[:, :1 << n] = out.reshape(batch, -1)
         state, out_t = loopback_passes(p, x_t.reshape(-1), t, batch)
         mem = list(await tb.dump(list(range(tb.guard, tb.guard + bt))))
