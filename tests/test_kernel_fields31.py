@@ -3,9 +3,9 @@ Verilator (sim/cosim.py, sim/regression.py): eight 32-bit points a 256-bit beat 
 layout and the engine, every mode of a small build, against the golden model in that field; the host's
 identity check and the CLI on the sim card.
 
-One Verilator build per field (L8_k4_C4: a 31-bit build needs at least 8 lanes, a unit of L points filling
-whole beats of eight); the sim backend's smallest card for 2^8 points is the same build, so the CLI test
-reuses it.
+One Verilator build per field: BabyBear L8_k4_C4 (a 31-bit build needs at least 8 lanes, a unit of L
+points filling whole beats of eight; the sim backend's smallest card for 2^8 points, so the CLI test reuses
+it), KoalaBear L8_k5_C8 (more channels and a larger core; the CLI test names it).
 """
 
 import numpy as np
@@ -28,7 +28,8 @@ SHIFT = 7
 
 
 def params_of(field: str) -> BuildParams:
-    return BuildParams(lanes=8, log_core=4, channels=4, field=field)
+    return (BuildParams(lanes=8, log_core=4, channels=4, field=field) if field == "babybear" else
+            BuildParams(lanes=8, log_core=5, channels=8, field=field))
 
 
 @pytest.fixture(scope="module", params=FIELDS)
@@ -146,32 +147,34 @@ def test_host_refuses_a_kernel_of_the_other_31_bit_field(tmp_path):
     _xrt(tmp_path, koala, koala, read_register=False)
 
 
-@pytest.mark.parametrize("field", FIELDS)
-def test_cli_runs_a_31_bit_pair_on_the_sim_card(tmp_path, capsys, field):
-    """`nantucket points/run --field F --backend sim` for 2^8 points: the card is built in that field
-    (L8_k4_C4, the build above) and its output equals the expected file, which `points` computed with the
-    model in that field."""
+@pytest.mark.parametrize("field, log_n, options", [
+    ("babybear", 8, []), ("koalabear", 10, ["--lanes", "8", "--log-core", "5", "--channels", "8"])])
+def test_cli_runs_a_31_bit_pair_on_the_sim_card(tmp_path, capsys, field, log_n, options):
+    """`nantucket points/run --field F --backend sim`: the card is built in that field (BabyBear: the
+    smallest for 2^8 points, L8_k4_C4; KoalaBear: `--lanes 8 --log-core 5 --channels 8`, the builds above)
+    and its output equals the expected file, which `points` computed with the model in that field."""
     from nantucket.host.cli import main
     i, e = tmp_path / "in.txt", tmp_path / "exp.txt"
-    assert main(["points", "8", str(i), str(e), "--field", field]) == 0
+    assert main(["points", str(log_n), str(i), str(e), "--field", field]) == 0
     capsys.readouterr()
-    assert main(["run", str(i), str(e), "--backend", "sim", "--field", field]) == 0
+    assert main(["run", str(i), str(e), "--backend", "sim", "--field", field, *options]) == 0
     out = capsys.readouterr().out
-    assert field in out and "L8_k4_C4" in out
+    assert field in out and params_of(field).tag().removesuffix("_" + field) in out
 
 
 @pytest.mark.parametrize("field", FIELDS)
 def test_the_library_on_the_sim_card_in_a_31_bit_field(field):
-    """`nantucket.open("sim", field=F, params=L8_k4_C4 of F)` (the build above): its device
-    arrays go through the kernel as uint32: forward and inverse in place on the card, a coset transform,
-    a batch of three, and a blowup-4 LDE chained on the card (the inverse into the coset NTT, nothing
-    through the host); every result equal to the model device's in the same field."""
+    """`nantucket.open("sim", field=F, params=)` with the build above: its device arrays go through the
+    kernel as uint32 (the sim card stages them in host memory: a run per call): forward then inverse, an
+    inverse coset transform, a batch of three, and a blowup-4 LDE; every result equal to the model
+    device's in the same field."""
     import nantucket
     f = F.get(field)
     rng = np.random.default_rng(7)
-    x = rng.integers(0, f.p, (3, 1 << 8), dtype=np.uint32)
+    n = params_of(field).max_log_n
+    x = rng.integers(0, f.p, (3, 1 << n), dtype=np.uint32)
     x[0, :8] = edge_points(f.p)[:8]
-    values = rng.integers(0, f.p, (2, 1 << 6), dtype=np.uint32)
+    values = rng.integers(0, f.p, (2, 1 << (n - 2)), dtype=np.uint32)
     steps = []
     for backend in ("model", "sim"):
         options = {} if backend == "model" else {"params": params_of(field), "progress": lambda line: None}
@@ -198,8 +201,8 @@ def test_arrays_stay_on_an_xrt_card_in_a_31_bit_field(tmp_path, field):
     from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin
     p, f = params_of(field), F.get(field)
     rng = np.random.default_rng(11)
-    x = rng.integers(0, f.p, (2, 1 << 8), dtype=np.uint32)
-    values = rng.integers(0, f.p, (2, 1 << 6), dtype=np.uint32)
+    x = rng.integers(0, f.p, (2, 1 << p.max_log_n), dtype=np.uint32)
+    values = rng.integers(0, f.p, (2, 1 << (p.max_log_n - 2)), dtype=np.uint32)
     with nantucket.open("model", field=field) as dev:
         want_forward = dev.ntt(x).numpy()
         want_lde = dev.lde(values, blowup=4, shift=SHIFT).numpy()

