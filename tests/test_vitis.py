@@ -373,13 +373,14 @@ def test_make_build_inputs_honours_every_knob(tmp_path):
     cfg = tmp_path / "extra.cfg"
     cfg.write_text("[advanced]\n")
     out = tmp_path / "out"
-    r = _make("build-inputs", "TARGET=hw_emu", "LANES=4", "LOG_CORE=4", "CHANNELS=4", f"VITIS_OUT={out}",
+    r = _make("build-inputs", "TARGET=hw_emu", "FIELD=koalabear", "LANES=8", "LOG_CORE=4", "CHANNELS=4", f"VITIS_OUT={out}",
               "PLATFORM=my_platform", "VITIS_FLAGS=--optimize 3 --temp_dir 'a b'", f"VITIS_CFG={cfg}",
               "SLR_PLAN=1")
     assert r.returncode == 0, r.stdout + r.stderr
     got = json.loads((out / "build_params.json").read_text())
     assert got["target"] == "hw_emu" and got["platform"] == "my_platform"
-    assert (got["params"]["lanes"], got["params"]["log_core"], got["params"]["channels"]) == (4, 4, 4)
+    assert (got["params"]["lanes"], got["params"]["log_core"], got["params"]["channels"]) == (8, 4, 4)
+    assert got["params"]["field"] == "koalabear"
     assert got["vpp_flags"] == ["--optimize", "3", "--temp_dir", "a b"]
     assert got["config_files"] == [str(cfg)] and got["slr_plan"] is True
     script = (out / "build.sh").read_text()
@@ -422,15 +423,10 @@ def test_make_clean_leaves_the_xclbins(tmp_path):
     assert f"rm -rf {build}/hw {build}/hw_emu" in _make("-n", "clean-xclbin", f"BUILD={build}").stdout
 
 
-def test_make_build_inputs_takes_the_field_and_its_default_lanes(tmp_path):
-    """FIELD= reaches the build's parameters; without LANES a 31-bit field's build gets its default 32 lanes
-    (BuildParams.default_for: at k = 4 they do not fit, which the one-line error says); an unknown field
-    stops with one line; neither writes anything."""
-    out = tmp_path / "out"
-    r = _make("build-inputs", "FIELD=koalabear", "LANES=8", "LOG_CORE=4", "CHANNELS=4", f"VITIS_OUT={out}")
-    assert r.returncode == 0, r.stdout + r.stderr
-    got = json.loads((out / "build_params.json").read_text())["params"]
-    assert (got["field"], got["lanes"], got["log_core"], got["channels"]) == ("koalabear", 8, 4, 4)
+def test_make_build_inputs_gives_a_31_bit_field_its_default_lanes(tmp_path):
+    """Without LANES a 31-bit field's build gets its default 32 lanes (BuildParams.default_for), which at
+    k = 4 do not fit: the one-line error says so; an unknown field stops with one line; neither writes
+    anything. (FIELD= with LANES= reaching the build: test_make_build_inputs_honours_every_knob.)"""
     for field, needle in (("babybear", "lanes: 32 lanes exceed the 16 columns"), ("babybare", "babybear")):
         r = _make("build-inputs", f"FIELD={field}", "LOG_CORE=4", "CHANNELS=4", f"VITIS_OUT={tmp_path / field}")
         assert r.returncode != 0 and needle in r.stderr and not (tmp_path / field).exists(), r.stderr
