@@ -12,9 +12,9 @@ from nantucket.hw.model import ntt, regmap as R
 from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.run import FLAG_COSET, FLAG_INVERSE, Run
-from nantucket.sim.cosim import SimulatedKernel
-from nantucket.sim.kernel_model import HbmModel
-from nantucket.sim.regression import RegisterCard, TrialRun, regress
+from nantucket.sim.regression import regress
+
+from kernel_cards import check_identification, every_mode, fake_xrt, register_card, trial
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
@@ -26,22 +26,13 @@ SHIFT = 7
 
 @pytest.fixture(scope="module")
 def card():
-    kernel = SimulatedKernel(PARAMS, HbmModel(PARAMS.channels), HbmLayout(PARAMS), progress=lambda line: None)
-    yield RegisterCard(kernel)
-    kernel.close()
-
-
-def _trial(run, seed, *, stalls=True, refresh=True):
-    return TrialRun(run, refresh=refresh, stalls=stalls, data_seed=seed)
+    yield from register_card(PARAMS)
 
 
 def test_identification_names_the_field(card):
     """The FIELD word reads the build's field's code (not the default's), the rest of the ID block as ever."""
-    k = card.kernel
-    assert k.read(card.rmap.id_offset("FIELD")) == R.FIELD_CODES[FIELD] != R.FIELD_CODES["goldilocks"]
-    assert R.field_of_code(k.read(card.rmap.id_offset("FIELD"))) == FIELD
-    for name in ("MAGIC", "VERSION", "LANES", "LOG_CORE", "CHANNELS", "MIN_LOG_N", "MAX_LOG_N"):
-        assert k.read(card.rmap.id_offset(name)) == card.rmap.id_values[name], name
+    assert R.FIELD_CODES[FIELD] != R.FIELD_CODES["goldilocks"]
+    check_identification(card)
 
 
 def test_every_mode(card):
@@ -49,13 +40,8 @@ def test_every_mode(card):
     chained output and a zero-extended input, each under AXI stalls and HBM refresh, point by point against
     hw.model.ntt.transform(..., field=goldilocks-plonky2) and by the status record (sim/regression.py)."""
     p = PARAMS
-    n, m = p.max_log_n, p.max_log_n - 1
-    runs = [Run(n), Run(n, FLAG_INVERSE), Run(n, FLAG_COSET, coset_shift=SHIFT),
-            Run(m, FLAG_COSET | FLAG_INVERSE, coset_shift=p.prime_field.p - 1),
-            Run(p.min_log_n, FLAG_INVERSE, batch=R.RegisterMap(p).max_batch(p.min_log_n)),
-            Run(m, FLAG_INVERSE, chain_log_n=n), Run(n, FLAG_COSET, coset_shift=SHIFT, input_log_m=m)]
-    for seed, run in enumerate(runs):
-        card.check(_trial(run, seed))
+    for seed, run in enumerate(every_mode(p, SHIFT)):
+        card.check(trial(run, seed))
 
 
 def test_low_degree_extension_on_the_card(card):
@@ -70,8 +56,8 @@ def test_low_degree_extension_on_the_card(card):
         mem[:] = rng.integers(0, 1 << 64, mem.size, dtype=np.uint64)
     evaluations = rng.integers(0, field.p, 1 << m, dtype=np.uint64)
     HbmLayout(p, m, 1).scatter_into(evaluations, card.mem, "input")
-    assert card.start(_trial(Run(m, FLAG_INVERSE, chain_log_n=n), 0)) == 0
-    assert card.start(_trial(Run(n, FLAG_COSET, coset_shift=SHIFT, input_log_m=m), 0)) == 0
+    assert card.start(trial(Run(m, FLAG_INVERSE, chain_log_n=n), 0)) == 0
+    assert card.start(trial(Run(n, FLAG_COSET, coset_shift=SHIFT, input_log_m=m), 0)) == 0
     got = HbmLayout(p, n, 1).gather_from(card.mem, "output")
     card.sequence = None                        # started outside card.check: its record count restarts
     coefficients = ntt.transform(evaluations, inverse=True, field=field)
@@ -88,23 +74,12 @@ def test_shift_check_and_random_regression(card):
     the build's field."""
     refused = Run(PARAMS.max_log_n, FLAG_COSET, coset_shift=PARAMS.prime_field.p)
     assert refused.check(PARAMS) == R.STATUS_BAD_SHIFT
-    card.check(_trial(refused, 1))              # STATUS as Run.check says, no point written
+    card.check(trial(refused, 1))              # STATUS as Run.check says, no point written
     counts = regress(card, 40, seed=11)
     assert counts["runs"] == 40 and counts["coset"] > 0 and counts["inverse"] > 0
 
 
 # -- the host's identity check (host/xrt/identity.py) on the kernel model behind a fake pyxrt ----------------
-
-def _xrt(tmp_path, host_params, card_params, field=None, **knobs):
-    """An XrtBackend for ``host_params`` (points in its field, or ``field``) on a fake card built with
-    ``card_params``."""
-    from nantucket.host import xrt as X
-    from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin
-    fake = FakePyxrt(**knobs)
-    path = write_xclbin(tmp_path / "nantucket.xclbin", card_params)
-    field = field or (host_params.field if host_params is not None else "goldilocks")
-    return X.XrtBackend(host_params, xclbin=path, pyxrt_module=fake, field=field, timeout_s=1.0, progress=False)
-
 
 def test_host_refuses_a_kernel_of_another_field(tmp_path):
     """Through the ID block: a goldilocks-plonky2 kernel opened for goldilocks (and the other way round) is
@@ -117,17 +92,17 @@ def test_host_refuses_a_kernel_of_another_field(tmp_path):
     for host, card in ((small, plonky2), (plonky2, small)):
         with pytest.raises(IdentityMismatch, match=rf"computes in the {card.field} field, the host asked for "
                                                    rf"{host.field}$"):
-            _xrt(tmp_path, host, card)
-    be = _xrt(tmp_path, plonky2, plonky2)
+            fake_xrt(tmp_path, host, card)
+    be = fake_xrt(tmp_path, plonky2, plonky2)
     assert be.params == plonky2 and f"FIELD {R.FIELD_CODES[FIELD]} ({FIELD})" in be.report["Identity"]
     with pytest.raises(IdentityMismatch, match="FIELD reads 0"):
-        _xrt(tmp_path, plonky2, plonky2, id_overrides={"FIELD": 0})
+        fake_xrt(tmp_path, plonky2, plonky2, id_overrides={"FIELD": 0})
     with pytest.raises(ValueError, match=f"computes in {FIELD}, not goldilocks"):     # no params: the ID's
-        _xrt(tmp_path, None, plonky2, field="goldilocks")
-    assert _xrt(tmp_path, None, plonky2, field=FIELD).params == plonky2      # ... and its field is taken
+        fake_xrt(tmp_path, None, plonky2, field="goldilocks")
+    assert fake_xrt(tmp_path, None, plonky2, field=FIELD).params == plonky2      # ... and its field is taken
     with pytest.raises(IdentityMismatch, match="self-test"):
-        _xrt(tmp_path, small, plonky2, read_register=False)
-    _xrt(tmp_path, plonky2, plonky2, read_register=False)         # its own field passes the self-test
+        fake_xrt(tmp_path, small, plonky2, read_register=False)
+    fake_xrt(tmp_path, plonky2, plonky2, read_register=False)         # its own field passes the self-test
 
 
 def test_cli_runs_a_goldilocks_plonky2_pair_on_the_sim_card(tmp_path, capsys):

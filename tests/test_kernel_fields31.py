@@ -16,14 +16,14 @@ from nantucket.hw.model import field as F
 from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.run import FLAG_COSET, FLAG_INVERSE, Run
-from nantucket.sim.cosim import SimulatedKernel
-from nantucket.sim.kernel_model import HbmModel
-from nantucket.sim.regression import RegisterCard, TrialRun, edge_points, regress
+from nantucket.sim.regression import edge_points, regress
+
+from kernel_cards import check_identification, every_mode, fake_xrt, register_card, trial
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
 FIELDS = ("babybear", "koalabear")
-#: A coset shift provers use (Plonky3's generators are 31 and 3; 7 is a plain non-residue-free choice).
+#: The coset shift of these tests (any 0 < s < p is a valid shift; Plonky3 uses its generators 31 and 3).
 SHIFT = 7
 
 
@@ -34,23 +34,11 @@ def params_of(field: str) -> BuildParams:
 
 @pytest.fixture(scope="module", params=FIELDS)
 def card(request):
-    p = params_of(request.param)
-    kernel = SimulatedKernel(p, HbmModel(p.channels), HbmLayout(p), progress=lambda line: None)
-    yield RegisterCard(kernel)
-    kernel.close()
-
-
-def _trial(run, seed, *, stalls=True, refresh=True):
-    return TrialRun(run, refresh=refresh, stalls=stalls, data_seed=seed)
+    yield from register_card(params_of(request.param))
 
 
 def test_identification_names_the_field(card):
-    p = card.params
-    k = card.kernel
-    assert k.read(card.rmap.id_offset("FIELD")) == R.FIELD_CODES[p.field]
-    assert R.field_of_code(k.read(card.rmap.id_offset("FIELD"))) == p.field
-    for name in ("MAGIC", "VERSION", "LANES", "LOG_CORE", "CHANNELS", "MIN_LOG_N", "MAX_LOG_N"):
-        assert k.read(card.rmap.id_offset(name)) == card.rmap.id_values[name], name
+    check_identification(card)
 
 
 def test_every_mode(card):
@@ -59,13 +47,8 @@ def test_every_mode(card):
     by point against hw.model.ntt.transform(..., field=) (inputs mix in the field's edge values:
     sim/regression.edge_points) and by the status record."""
     p = card.params
-    n, m = p.max_log_n, p.max_log_n - 1
-    runs = [Run(n), Run(n, FLAG_INVERSE), Run(n, FLAG_COSET, coset_shift=SHIFT),
-            Run(m, FLAG_COSET | FLAG_INVERSE, coset_shift=p.prime_field.p - 1),
-            Run(p.min_log_n, FLAG_INVERSE, batch=R.RegisterMap(p).max_batch(p.min_log_n)),
-            Run(m, FLAG_INVERSE, chain_log_n=n), Run(n, FLAG_COSET, coset_shift=SHIFT, input_log_m=m)]
-    for seed, run in enumerate(runs):
-        card.check(_trial(run, seed))
+    for seed, run in enumerate(every_mode(p, SHIFT)):
+        card.check(trial(run, seed))
 
 
 def test_edge_values_through_every_lane(card):
@@ -78,7 +61,7 @@ def test_edge_values_through_every_lane(card):
     x = np.stack([x, np.roll(x, 1)])
     for flags in (0, FLAG_INVERSE):
         HbmLayout(p, n, 2).scatter_into(x.reshape(-1), card.mem, "input")
-        assert card.start(_trial(Run(n, flags, batch=2), 3)) == 0
+        assert card.start(trial(Run(n, flags, batch=2), 3)) == 0
         got = HbmLayout(p, n, 2).gather_from(card.mem, "output").reshape(2, -1)
         want = ntt.transform(x, inverse=bool(flags), field=field)
         assert np.array_equal(got, want), flags
@@ -97,8 +80,8 @@ def test_low_degree_extension_on_the_card(card):
         mem[:] = rng.integers(0, 1 << 64, mem.size, dtype=np.uint64)
     evaluations = rng.integers(0, field.p, 1 << m, dtype=np.uint64)
     HbmLayout(p, m, 1).scatter_into(evaluations, card.mem, "input")
-    assert card.start(_trial(Run(m, FLAG_INVERSE, chain_log_n=n), 0)) == 0
-    assert card.start(_trial(Run(n, FLAG_COSET, coset_shift=SHIFT, input_log_m=m), 0)) == 0
+    assert card.start(trial(Run(m, FLAG_INVERSE, chain_log_n=n), 0)) == 0
+    assert card.start(trial(Run(n, FLAG_COSET, coset_shift=SHIFT, input_log_m=m), 0)) == 0
     got = HbmLayout(p, n, 1).gather_from(card.mem, "output")
     card.sequence = None
     coefficients = ntt.transform(evaluations, inverse=True, field=field)
@@ -116,21 +99,12 @@ def test_shift_check_and_random_regression(card):
     p = card.params
     refused = Run(p.max_log_n, FLAG_COSET, coset_shift=p.prime_field.p)
     assert refused.check(p) == R.STATUS_BAD_SHIFT
-    card.check(_trial(refused, 1))
+    card.check(trial(refused, 1))
     counts = regress(card, 30, seed=13)
     assert counts["runs"] == 30 and counts["coset"] > 0 and counts["inverse"] > 0
 
 
 # -- the host: identity check through the ID block, and the CLI on the sim card -----------------------------
-
-def _xrt(tmp_path, host_params, card_params, field=None, **knobs):
-    from nantucket.host import xrt as X
-    from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin
-    fake = FakePyxrt(**knobs)
-    path = write_xclbin(tmp_path / "nantucket.xclbin", card_params)
-    field = field or (host_params.field if host_params is not None else "goldilocks")
-    return X.XrtBackend(host_params, xclbin=path, pyxrt_module=fake, field=field, timeout_s=1.0, progress=False)
-
 
 def test_host_refuses_a_kernel_of_the_other_31_bit_field(tmp_path):
     """BabyBear and KoalaBear kernels move the same 32-bit words; the ID block's FIELD word tells them apart
@@ -140,11 +114,11 @@ def test_host_refuses_a_kernel_of_the_other_31_bit_field(tmp_path):
     for host, kernel in ((baby, koala), (koala, baby)):
         with pytest.raises(IdentityMismatch, match=rf"computes in the {kernel.field} field, the host asked for "
                                                    rf"{host.field}$"):
-            _xrt(tmp_path, host, kernel)
-    assert _xrt(tmp_path, None, koala, field="koalabear").params == koala
+            fake_xrt(tmp_path, host, kernel)
+    assert fake_xrt(tmp_path, None, koala, field="koalabear").params == koala
     with pytest.raises(IdentityMismatch, match="self-test"):
-        _xrt(tmp_path, baby, koala, read_register=False)
-    _xrt(tmp_path, koala, koala, read_register=False)
+        fake_xrt(tmp_path, baby, koala, read_register=False)
+    fake_xrt(tmp_path, koala, koala, read_register=False)
 
 
 @pytest.mark.parametrize("field, log_n, options", [
