@@ -51,3 +51,29 @@ def fake_xrt(tmp_path, host_params, card_params, field=None, **knobs):
     path = write_xclbin(tmp_path / "nantucket.xclbin", card_params)
     field = field or (host_params.field if host_params is not None else "goldilocks")
     return X.XrtBackend(host_params, xclbin=path, pyxrt_module=fake, field=field, timeout_s=1.0, progress=False)
+
+
+def lde_on_card(card, shift: int, seed: int = 5):
+    """The prover's LDE in two starts on one card, the data never leaving it: the inverse transform of 2^m
+    random evaluations (m = 2k - 2) written as the zero-extended input of a 2^2k run (chain_log_n), then
+    the forward coset transform with ``shift`` reading it (input_log_m), on memory filled with garbage;
+    checked against the golden model's inverse then coset transform in the build's field. Returns
+    (evaluations, output, n) for the caller's own checks."""
+    import numpy as np
+    from nantucket.hw.model import ntt
+    p, field = card.params, card.params.prime_field
+    n, m = p.max_log_n, p.max_log_n - 2
+    rng = np.random.default_rng(seed)
+    for mem in card.mem:
+        mem[:] = rng.integers(0, 1 << 64, mem.size, dtype=np.uint64)
+    evaluations = rng.integers(0, field.p, 1 << m, dtype=np.uint64)
+    HbmLayout(p, m, 1).scatter_into(evaluations, card.mem, "input")
+    assert card.start(trial(Run(m, FLAG_INVERSE, chain_log_n=n), 0)) == 0
+    assert card.start(trial(Run(n, FLAG_COSET, coset_shift=shift, input_log_m=m), 0)) == 0
+    got = HbmLayout(p, n, 1).gather_from(card.mem, "output")
+    card.sequence = None                        # started outside card.check: its record count restarts
+    want = ntt.transform(ntt.transform(evaluations, inverse=True, field=field), coset=shift, size=1 << n,
+                         field=field)
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, f"{bad.size} of {want.size} points differ from the golden model, first at {bad[0]}"
+    return evaluations, got, n

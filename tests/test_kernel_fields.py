@@ -9,12 +9,11 @@ import numpy as np
 import pytest
 
 from nantucket.hw.model import ntt, regmap as R
-from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import BuildParams
-from nantucket.hw.model.run import FLAG_COSET, FLAG_INVERSE, Run
+from nantucket.hw.model.run import FLAG_COSET, Run
 from nantucket.sim.regression import regress
 
-from kernel_cards import check_identification, every_mode, fake_xrt, register_card, trial
+from kernel_cards import check_identification, every_mode, fake_xrt, lde_on_card, register_card, trial
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
@@ -49,21 +48,7 @@ def test_low_degree_extension_on_the_card(card):
     evaluations written as the zero-extended input of a 2^n run (chain_log_n), then the forward coset
     transform with shift 7 reading it (input_log_m); against the golden model's inverse then coset transform
     in plonky2's chain, and not equal to the same two transforms in the default chain."""
-    p, field = PARAMS, PARAMS.prime_field
-    n, m = p.max_log_n, p.max_log_n - 2
-    rng = np.random.default_rng(5)
-    for mem in card.mem:
-        mem[:] = rng.integers(0, 1 << 64, mem.size, dtype=np.uint64)
-    evaluations = rng.integers(0, field.p, 1 << m, dtype=np.uint64)
-    HbmLayout(p, m, 1).scatter_into(evaluations, card.mem, "input")
-    assert card.start(trial(Run(m, FLAG_INVERSE, chain_log_n=n), 0)) == 0
-    assert card.start(trial(Run(n, FLAG_COSET, coset_shift=SHIFT, input_log_m=m), 0)) == 0
-    got = HbmLayout(p, n, 1).gather_from(card.mem, "output")
-    card.sequence = None                        # started outside card.check: its record count restarts
-    coefficients = ntt.transform(evaluations, inverse=True, field=field)
-    want = ntt.transform(coefficients, coset=SHIFT, size=1 << n, field=field)
-    bad = np.flatnonzero(got != want)
-    assert bad.size == 0, f"{bad.size} of {want.size} points differ from the golden model, first at {bad[0]}"
+    evaluations, got, n = lde_on_card(card, SHIFT)
     other = ntt.transform(ntt.transform(evaluations, inverse=True), coset=SHIFT, size=1 << n)
     assert not np.array_equal(got, other)
 

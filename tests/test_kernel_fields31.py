@@ -18,7 +18,7 @@ from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.run import FLAG_COSET, FLAG_INVERSE, Run
 from nantucket.sim.regression import edge_points, regress
 
-from kernel_cards import check_identification, every_mode, fake_xrt, register_card, trial
+from kernel_cards import check_identification, every_mode, fake_xrt, lde_on_card, register_card, trial
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
@@ -73,21 +73,8 @@ def test_low_degree_extension_on_the_card(card):
     zero-extended input of a 2^n run (chain_log_n), then the forward coset transform reading it
     (input_log_m); against the golden model in the build's field, and unlike the same steps in the other
     31-bit field."""
-    p, field = card.params, card.params.prime_field
-    n, m = p.max_log_n, p.max_log_n - 2
-    rng = np.random.default_rng(5)
-    for mem in card.mem:
-        mem[:] = rng.integers(0, 1 << 64, mem.size, dtype=np.uint64)
-    evaluations = rng.integers(0, field.p, 1 << m, dtype=np.uint64)
-    HbmLayout(p, m, 1).scatter_into(evaluations, card.mem, "input")
-    assert card.start(trial(Run(m, FLAG_INVERSE, chain_log_n=n), 0)) == 0
-    assert card.start(trial(Run(n, FLAG_COSET, coset_shift=SHIFT, input_log_m=m), 0)) == 0
-    got = HbmLayout(p, n, 1).gather_from(card.mem, "output")
-    card.sequence = None
-    coefficients = ntt.transform(evaluations, inverse=True, field=field)
-    want = ntt.transform(coefficients, coset=SHIFT, size=1 << n, field=field)
-    bad = np.flatnonzero(got != want)
-    assert bad.size == 0, f"{bad.size} of {want.size} points differ from the golden model, first at {bad[0]}"
+    evaluations, got, n = lde_on_card(card, SHIFT)
+    field = card.params.prime_field
     other = F.get("koalabear" if field.name == "babybear" else "babybear")
     assert np.any(got != ntt.transform(ntt.transform(evaluations % other.p, inverse=True, field=other),
                                        coset=SHIFT, size=1 << n, field=other))
