@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import enum
 import json
+import collections
 import threading
 import time
 import uuid as _uuid
@@ -180,6 +181,9 @@ class FakePyxrt:
         self.kernel_model: KernelModel | None = None
         self.hbm: HbmModel | None = None
         self.calls: list[str] = []                         # what the adapter did, in order
+        #: the timing model's link transfers, (card, to_device, start, end) in time.monotonic() seconds
+        #: (modelled: the end is when the transfer is over on the link), the latest 4096
+        self.link_log: collections.deque = collections.deque(maxlen=4096)
         machine = self
         ns = {"_machine": machine}
         self.uuid = type("uuid", (_Uuid,), ns)
@@ -371,7 +375,9 @@ class _Device:
         as the OS sleeps no shorter)."""
         with self._link_lock:
             now = time.monotonic()
-            end = self._link_free[to_device] = max(now, self._link_free[to_device]) + seconds
+            start = max(now, self._link_free[to_device])
+            end = self._link_free[to_device] = start + seconds
+            self._machine.link_log.append((self.index, to_device, start, end))
         if end - now > 1e-3:
             time.sleep(end - now)
 
