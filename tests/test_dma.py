@@ -386,8 +386,10 @@ def test_loopback_verilator(params):
               test_module="nantucket.sim.benches.dma_loopback")
 
 
+# L8_k5_C8 (two-beat Goldilocks units, 8 channels) runs in make test-full; make test keeps one build per
+# point width (multi-beat units are the 16-lane loopback builds' above).
 @pytest.mark.parametrize("params", [BuildParams(lanes=4, log_core=4, channels=4),
-                                    BuildParams(lanes=8, log_core=5, channels=8),
+                                    pytest.param(BuildParams(lanes=8, log_core=5, channels=8), marks=pytest.mark.full),
                                     BuildParams(lanes=8, log_core=4, channels=4, field="koalabear")],
                          ids=lambda p: p.tag())
 def test_dma_against_axiram(params):
