@@ -545,7 +545,7 @@ class HbmLayout(HbmPlacement):
         def one(item):
             ch, units = item
             dst = self.channel_words(buffers[ch])[: b * units.size * lanes]
-            np.take(rows, units, axis=1, out=dst.reshape(b, -1, lanes))
+            np.take(rows, units, axis=1, out=dst.reshape(b, -1, lanes), mode="wrap")   # in range: no buffering
         each_channel(one, self._element_unit_table(buffer).items(), pts.size)
 
     def gather_from(self, buffers, buffer: str = "output") -> np.ndarray:
