@@ -642,7 +642,10 @@ class BackendDevice(Device):
             work = (f"none (the LDE ran on the card: the 2^{log_m}-point inverse chained into the 2^{log_t}-point "
                     f"coset NTT{', through ' + hops if len(path) > 2 else ''}"
                     f"{'; the coefficients brought back' if coeffs else ''})")
-            calls = f"{len(tags)} calls: {len(out.chunks)} x ({len(tags) // len(out.chunks)} chained: {hops}), batch {out.rows}"
+            per = len(tags) // len(out.chunks)
+            through = f" through {', '.join(f'2^{s}' for s in path[1:-1])}" if len(path) > 2 else ""
+            calls = (f"{len(tags)} calls: {len(out.chunks)} x (2^{log_m} inverse chained{through} into 2^{log_t} coset"
+                     f"{f', {per} runs' if per != 2 else ''}), batch {out.rows}")
         else:
             c, inv_where = self._coefficients(store, order[0] == "r"), "card"
             inv_calls = self.backend.calls_made() - before
