@@ -198,3 +198,21 @@ def test_lde_below_the_native_sizes_is_staged(tmp_path):
         got = ext.numpy()
     want, want_c = ref_lde(values, 4, 7, "nr")
     assert np.array_equal(got, want) and np.array_equal(coeffs, want_c)
+
+
+# -- the simulated card (the kernel RTL in Verilator) -----------------------------------------------
+
+def test_sim_lde_chains_on_the_simulated_kernel():
+    """The build the other sim tests use (the smallest that holds 2^6 points, L4_k3_C4): the LDE of a
+    (2, 16) batch to 2^6 points chained on the simulated kernel, the orders in the layout step and the
+    coefficients brought back between the runs; nothing the host computes, the independent result."""
+    from nantucket.host.sim_backend import smallest_params
+    values = rand((2, 16), seed=61)
+    want, want_c = ref_lde(values, 4, 7, "rr")
+    with nantucket.open("sim", params=smallest_params(64), progress=lambda line: None) as dev:
+        ext, coeffs = dev.lde(values, 4, 7, order="rr", return_coeffs=True)
+        got = ext.numpy()
+        steps = dev.backend.steps
+    assert np.array_equal(got, want) and np.array_equal(coeffs, want_c)
+    assert all(s["where"] == "card" and s["host_work"].startswith("none") for s in steps)
+    assert all(s["cycles"] for s in steps if s["kernel_calls"])
