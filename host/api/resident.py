@@ -211,9 +211,20 @@ def chained_lde_blowups(params) -> dict[int, list[int]]:
             for m in range(params.min_log_n, params.max_log_n + 1)}
 
 
-def chained_lde_table(params) -> str:
-    """``chained_lde_blowups`` as the markdown table of docs/api.md (one row per M)."""
-    lines = ["| M | blowups chained on the card |", "|---|---|"]
-    for m, blowups in chained_lde_blowups(params).items():
-        lines.append(f"| 2^{m} | {', '.join(str(b) for b in blowups) or 'none (1 only)'} |")
+def chained_lde_table(params, blowups=(2, 4, 8, 16)) -> str:
+    """The markdown table of docs/api.md: for each native M of the build ``params`` and each blowup, the
+    kernel runs of the LDE chained on the card per chunk (:func:`lde_path`, :func:`lde_runs`): 2 where the
+    build places the pair itself, 2 more for each size between; "-" where blowup x M is past the build's
+    largest transform."""
+    from nantucket.hw.model.regmap import RegisterMap
+    rmap = RegisterMap(params)
+    lines = ["| M | " + " | ".join(f"blowup {b}" for b in blowups) + " |", "|---|" + "---|" * len(blowups)]
+    for m in range(params.min_log_n, params.max_log_n + 1):
+        cells = []
+        for b in blowups:
+            path = lde_path(rmap, m, m + b.bit_length() - 1)
+            cells.append("-" if path is None else
+                         f"{2 * len(path) - 2}" + (f" (via {', '.join(f'2^{s}' for s in path[1:-1])})"
+                                                   if len(path) > 2 else ""))
+        lines.append(f"| 2^{m} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
