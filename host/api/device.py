@@ -624,9 +624,9 @@ class BackendDevice(Device):
         if path is not None:
             rows = self._fetch(store) if resident else store
             tags: list[str] = []
-            out, c = RS.lde_chained(driver, rows, log_t, shift, path=path, reverse_in=order[0] == "r",
-                                    reverse_out=order[1] == "r", coeffs=coeffs,
-                                    on_run=lambda step, run: tags.append(step))
+            out, c = self._chunked(keeps, driver, log_t, rows, lambda part: RS.lde_chained(
+                driver, part, log_t, shift, path=path, reverse_in=order[0] == "r", reverse_out=order[1] == "r",
+                coeffs=coeffs, on_run=lambda step, run: tags.append(step)))
             self._count("to-device", rows.nbytes)
             if c is not None:
                 self._count("from-device", c.nbytes)
@@ -646,6 +646,12 @@ class BackendDevice(Device):
             through = f" through {', '.join(f'2^{s}' for s in path[1:-1])}" if len(path) > 2 else ""
             calls = (f"{len(tags)} calls: {len(out.chunks)} x (2^{log_m} inverse chained{through} into 2^{log_t} coset"
                      f"{f', {per} runs' if per != 2 else ''}), batch {out.rows}")
+            if not keeps:
+                self.backend.report["Host work"] = work
+                self.backend.report["Kernel calls"] = calls
+                self.backend.note_steps(steps)
+                self._count("from-device", out.rows_host.nbytes)
+                return out.rows_host, c
         else:
             c, inv_where = self._coefficients(store, order[0] == "r"), "card"
             inv_calls = self.backend.calls_made() - before
@@ -695,6 +701,24 @@ class BackendDevice(Device):
             self._count("from-device", rows.nbytes)
             return rows, (c if coeffs else None)
         return out, (c if coeffs else None)
+
+    def _chunked(self, keeps: bool, driver, log_t: int, rows, run):
+        """``run(rows)`` -> (ResidentRows, coefficients or None) on the card; for a backend whose arrays
+        stay staged (sim: its simulated HBM holds one buffer set at a time) a chunk of the largest batch at
+        a time, each brought back and released before the next (``rows_host`` of the result)."""
+        if keeps:
+            return run(rows)
+        limit, outs, cs, chunks = driver.batch_limit(log_t), [], [], []
+        for r0 in range(0, rows.shape[0], limit):
+            out, c = run(rows[r0:r0 + limit])
+            outs.append(RS.download_rows(out))
+            chunks += [RS.Chunk(r0 + ch.row0, ch.rows, None) for ch in out.chunks]
+            out.release()
+            cs.append(c)
+        done = RS.ResidentRows(driver, 1 << log_t, chunks)      # released: only what ran where, for the report
+        done.rows_host = np.concatenate(outs) if len(outs) > 1 else outs[0]
+        got = None if cs[0] is None else (np.concatenate(cs) if len(cs) > 1 else cs[0])
+        return done, got
 
     def _card_steps(self, driver, tags: list[str], log_m: int, log_t: int, work: dict) -> list[dict]:
         """The step records of kernel runs tagged in order with their steps (RS.lde_runs)."""
