@@ -114,19 +114,19 @@ def plan_steps(params: BuildParams, log_n: int, rows: int = 1) -> list[dict]:
 
 
 def _twiddled_transpose(y: np.ndarray, field: F.Field, w: int, row_factor: int, shift: int) -> np.ndarray:
-    """rows2[b1, a2] = y[a2, b1] x row_factor^b1 x (shift x w^b1)^a2, row by row (2 field products a
-    point, no table of N twiddles)."""
-    n2, n1 = y.shape
-    out = np.empty((n1, n2), dtype=np.uint64)
+    """y: (B, N2, N1), the step-1 rows of B transforms. rows2[r, b1, a2] = y[r, a2, b1] x row_factor^b1 x
+    (shift x w^b1)^a2, one b1 at a time for every r (2 field products a point, no table of N twiddles)."""
+    batch, n2, n1 = y.shape
+    out = np.empty((batch, n1, n2), dtype=np.uint64)
     # row b1's factors: cur = shift^a2 x (w^b1)^a2 x row_factor^b1, each row's from the last one's times
     # base = w^a2 x row_factor
     base = field.powers(w, n2, start=row_factor)
     cur = field.powers(shift, n2)
     for b1 in range(n1):
-        out[b1] = field.vmul(y[:, b1], cur)
+        out[:, b1] = field.vmul(y[:, :, b1], cur[None, :])
         if b1 + 1 < n1:
             cur = field.vmul(cur, base)
-    return out
+    return out.reshape(batch * n1, n2)
 
 
 def four_step(x: np.ndarray, *, inverse: bool, coset: int | None, order: str, field: F.Field,
@@ -188,8 +188,7 @@ def four_step(x: np.ndarray, *, inverse: bool, coset: int | None, order: str, fi
         row_factor, tw_shift = 1, g
     rows2 = step("twiddles", None, B * N1, inverse, None, "nn",
                  f"transposes and twiddles of {B} x 2^{log_n} points (2 field products a point)",
-                 lambda: np.concatenate([_twiddled_transpose(y[r * N2:(r + 1) * N2], field, w, row_factor,
-                                                             tw_shift) for r in range(B)]))
+                 lambda: _twiddled_transpose(y.reshape(B, N2, N1), field, w, row_factor, tw_shift))
     del y
     # step 2: N1 transforms of N2 points per row of x, the inverse coset's (g^N1)^-b2 in the kernel
     shift2 = field.pow_(g, N1) if g is not None and inverse else None
