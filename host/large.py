@@ -117,13 +117,13 @@ def _twiddled_transpose(y: np.ndarray, field: F.Field, w: int, row_factor: int, 
     """y: (B, N2, N1), the step-1 rows of B transforms. rows2[r, b1, a2] = y[r, a2, b1] x row_factor^b1 x
     (shift x w^b1)^a2, one b1 at a time for every r (2 field products a point, no table of N twiddles)."""
     batch, n2, n1 = y.shape
-    out = np.empty((batch, n1, n2), dtype=np.uint64)
+    out = np.ascontiguousarray(y.transpose(0, 2, 1))           # the transpose: rows b1
     # row b1's factors: cur = shift^a2 x (w^b1)^a2 x row_factor^b1, each row's from the last one's times
     # base = w^a2 x row_factor
     base = field.powers(w, n2, start=row_factor)
     cur = field.powers(shift, n2)
     for b1 in range(n1):
-        out[:, b1] = field.vmul(y[:, :, b1], cur[None, :])
+        out[:, b1] = field.vmul(out[:, b1], cur[None, :])
         if b1 + 1 < n1:
             cur = field.vmul(cur, base)
     return out.reshape(batch * n1, n2)

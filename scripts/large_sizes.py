@@ -80,7 +80,8 @@ def section(params: BuildParams, rows: list[dict], measure: int, per_point: floa
         f"link = the points to the card and back once per step at {link.to_card_gbps:g} / "
         f"{link.from_card_gbps:g} GB/s (PCIe Gen3 x4, `sim.fake_pyxrt.LinkTiming`), directions not "
         f"overlapped; host = the transposes and twiddles of host/large.py measured here at 2^{measure} "
-        f"points ({per_point * 1e9:.1f} ns a point, numpy, one thread) and scaled by N. The kernel's HBM "
+        f"points ({per_point * 1e9:.1f} ns a point, numpy, one thread, 2 cores shared with other jobs) "
+        f"and scaled by N. The kernel's HBM "
         f"traffic is 4 x N x {params.prime_field.point_bytes} bytes a step (each pass reads and writes "
         "every point once).",
         "",
@@ -102,8 +103,9 @@ def section(params: BuildParams, rows: list[dict], measure: int, per_point: floa
         "points stay in host memory between the steps, so the size is bounded by the host's memory "
         "(about 3 copies of the array: the input, the step's rows, its output) and the field's 2-adicity, "
         "not by the HBM.",
-        "- The kernel is a few per cent of the time: the host's transposes and twiddles (numpy, one "
-        "thread) dominate, then the link. Applying the twiddles on the card (a per-row coset shift, "
+        f"- The kernel is {max(r['kernel_s'] / (r['kernel_s'] + r['link_s'] + r['host_s']) for r in rows):.2%} "
+        "of the total or less: the host's transposes and twiddles (numpy, one thread; its Goldilocks "
+        "product is most of it) dominate, then the link. Applying the twiddles on the card (a per-row coset shift, "
         "docs/api.md \"Sizes past one kernel call\") removes two field products a point from the host; "
         "keeping the points on the card between the steps (the transpose in the HBM layout) would remove "
         "the link's second round trip.",
@@ -127,7 +129,7 @@ def main(argv=None) -> int:
     link = LinkTiming()
     per_point = host_seconds_per_point(params.prime_field, args.measure, params.min_log_n)
     rows = rows_for(params, sizes, per_point, link)
-    command = "python scripts/large_sizes.py" + (f" --sizes {args.sizes}" if args.sizes != "25-28" else "")
+    command = ".venv/bin/python scripts/large_sizes.py" + (f" --sizes {args.sizes}" if args.sizes != "25-28" else "")
     body = section(params, rows, args.measure, per_point, link, command)
     print(body)
     if not args.no_doc:
