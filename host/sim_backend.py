@@ -34,6 +34,9 @@ from nantucket.hw.model.params import BuildParams
 from nantucket.hw.flow.build_root import writable_build_base
 from nantucket.hw.flow.scratch import exit_on_termination, scratch_dir
 
+#: log2 of the largest size a sim build transforms in one call (k = 12); larger sizes run on that build
+#: as a four-step over its calls (host/large.py)
+_LARGEST_SIM_LOG_N = 24
 #: Prefix of the scratch directory holding the card's xclbin, in the system temp dir.
 SCRATCH_PREFIX = "nantucket-sim-"
 
@@ -122,28 +125,34 @@ class SimBackend(Backend, ResidentArrays):
         #: driver's ``kernel_measured``; None when they carry none)
         self.kernel_measured: dict | None = None
         self.kernel_log_n: int | None = None    # log2 of the size the kernel ran last
+        #: the steps of the last run when it was past one kernel call (host/large.py), else None
+        self.large_steps: list[dict] | None = None
 
     def _note(self, line: str) -> None:
         if self._say is not None:
             self._say(line)
 
     def params_for(self, n_points: int) -> BuildParams:
-        return self._params if self._params is not None else smallest_params(n_points, self.field)
+        """The build of a run of n_points: the given one, else the smallest that holds n_points (past the
+        largest sim build's 2^24, that build: the size runs as a four-step over its calls, host/large.py)."""
+        if self._params is not None:
+            return self._params
+        return smallest_params(min(n_points, 1 << _LARGEST_SIM_LOG_N), self.field)
 
     def supports(self, n_points: int) -> str | None:
         if n_points < 1 or n_points & (n_points - 1):
             return f"{n_points} points: the size must be a power of two"
+        if n_points > 1 << self.field.two_adicity:
+            return (f"{n_points} points: {self.field.name} has roots of unity up to 2^{self.field.two_adicity}")
         try:
             p = self.params_for(n_points)
-        except ValueError:
-            return f"{n_points} points: the largest sim build (k = 12) transforms at most 2^24 points"
+        except ValueError as e:
+            return f"{n_points} points: no sim build: {e}"
         try:
             HbmLayout(p)                # the simulated card places the points with the HBM layout
         except ValueError as e:
             return f"the {p.tag()} build cannot run on the simulated card: {e}"
-        if n_points > p.n_points:
-            return f"{n_points} points: the {p.tag()} build transforms at most 2^{p.log_n} points"
-        return None
+        return None                     # past p.n_points: the four-step over calls (host/large.py)
 
     def open(self, params: BuildParams):
         """Start (or reuse) the simulated card for ``params``: the XRT driver over the fake pyxrt whose
@@ -278,6 +287,13 @@ class SimBackend(Backend, ResidentArrays):
         self.report.update(self.cycles_report(params, log_n))
         self.steps = [dict(st, cycles=self.kernel_cycles, projected_s=self.kernel_cycles / (params.ntt_mhz * 1e6))
                       for st in device.steps]
+        #: the steps of a run past one kernel call (host/large.py), with the kernel's cycles of each
+        self.large_steps = None
+        if getattr(device, "large_steps", None) is not None:
+            from nantucket.host.large import step_figures
+            base = len(device.kernel_runs) - len(self._cycles)
+            self.large_steps = step_figures(params, device._large_step_objects,
+                                            lambda i: self._cycles[i - base][2])
         # what the kernel counted itself (its status records), when it counts
         self.kernel_measured = device.kernel_measured
         self.report.update({key: device.report[key] for key in MEASURED_LINES if key in device.report})
@@ -288,10 +304,16 @@ class SimBackend(Backend, ResidentArrays):
         """The kernel's own cycles over the calls since the last run started, against B x the ideal."""
         cycles = self.kernel_cycles = sum(c for _, _, c in self._cycles if c is not None)
         elements = sum(b for _, b, _ in self._cycles)
-        ideal = params.ideal_cycles(log_n) * max(1, elements)
+        sizes = sorted({n for n, _, _ in self._cycles})
+        if len(sizes) > 1:          # a four-step over calls of several sizes (host/large.py): each its ideal
+            ideal = sum(params.ideal_cycles(n) * b for n, b, _ in self._cycles)
+            what = " + ".join(f"{sum(b for m, b, _ in self._cycles if m == n)} x 2^{n}" for n in sizes)
+        else:
+            ideal = params.ideal_cycles(sizes[0] if sizes else log_n) * max(1, elements)
+            size = sizes[0] if sizes else log_n
+            what = f"{elements} x 2^{size}" if elements > 1 else f"2^{size}"
         calls = len(self._cycles)
         over = f" over {calls} calls" if calls > 1 else ""
-        what = f"{elements} x 2^{log_n}" if elements > 1 else f"2^{log_n}"
         return {
             "Kernel cycles": f"{cycles} NTT cycles{over} ({cycles / ideal:.3f} x the {ideal}-cycle ideal of "
                              f"{what} points)",

@@ -21,6 +21,7 @@ from nantucket.hw.model.run import Run
 from nantucket.hw.flow.build_root import build_base
 from nantucket.host.backend_base import (Backend, CardDriver, ResidentArrays, check_build_field, check_params,
                                         keywords_checked, step_record)
+from nantucket.host import large
 from nantucket.host.kernel_plan import KERNEL_TRANSFORMS, plan_transform
 
 from . import identity
@@ -168,6 +169,9 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self.kernel_measured: dict | None = None
         self._status_buffer = None
         self._device = None
+        #: the steps of the last run when it was past one kernel call (host/large.py: a dict per step
+        #: with kernel_calls, cycles, ideal_cycles, host_work, seconds), else None
+        self.large_steps: list[dict] | None = None
         self._open(device, params, layout)
 
     @noting_errors
@@ -213,17 +217,20 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         return max(n_points.bit_length() - 1, self.params.min_log_n)
 
     def supports(self, n_points: int) -> str | None:
-        native = self.params.n_points
+        """None for every power of two up to the field's largest transform: natively up to 2^(2k) points
+        per call, beyond as the four-step over kernel calls (host/large.py)."""
         if n_points < 1 or n_points & (n_points - 1):
             return f"{n_points} points: the size must be a power of two"
-        if n_points > native:
-            return (f"{n_points} points: this kernel ({self.params.tag()}) transforms at most "
-                    f"{native} = 2^{self.params.log_n} points")
+        largest = self.field.two_adicity
+        if n_points > 1 << largest:
+            return (f"{n_points} points: {self.field.name} has roots of unity up to 2^{largest} (this kernel, "
+                    f"{self.params.tag()}, transforms 2^{self.params.log_n} points a call, more as a four-step)")
         return None
 
     def driver_for(self, n_points: int) -> "XrtBackend | None":
         """This driver, when it runs n_points natively (device-resident arrays), else None."""
-        if self._device is None or self.supports(n_points) or n_points < 1 << self.params.min_log_n:
+        if (self._device is None or self.supports(n_points) or n_points < 1 << self.params.min_log_n
+                or n_points > self.params.n_points):
             return None
         return self
 
@@ -320,6 +327,9 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         reason = self.supports(n)
         if reason:
             raise UnsupportedSize(reason)
+        if n > self.params.n_points:
+            return self._run_large(rows, inverse, coset, order).reshape(x.shape)
+        self.large_steps = None
         layout = self.layout_for(self.kernel_size(n))
         plan = plan_transform(n, layout.log_n, inverse, coset, order, self.kernel_computes)
         sink, limit = progress_sink(self._progress_opt, rows.size), self.batch_limit(layout.log_n)
@@ -349,6 +359,29 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self._last_run = (plan, layout, limit)
         self._report_measured()
         return y.reshape(x.shape[:-1] + (n,))
+
+    def _run_large(self, rows: np.ndarray, inverse: bool, coset, order: str) -> np.ndarray:
+        """A size past one kernel call: the four-step over batched kernel calls (host/large.py), its
+        steps in :attr:`large_steps` and the report."""
+        steps: list = []
+        n = rows.shape[1]
+        log_n = n.bit_length() - 1
+        t0 = time.perf_counter()
+        y = large.four_step(rows, inverse=inverse, coset=None if coset is None else int(coset), order=order,
+                            field=self.field, min_log_n=self.params.min_log_n, max_log_n=self.params.max_log_n,
+                            native=lambda r, i, c, o: self.run(r, i, coset=c, order=o), steps=steps,
+                            calls=lambda: len(self.kernel_runs))
+        n1, n2 = large.split_log_n(log_n, self.params.min_log_n, self.params.max_log_n)
+        self._large_step_objects = steps
+        self.large_steps = large.step_figures(self.params, steps)
+        self.report.update(large.summary(steps, log_n, n1, n2))
+        self.report.pop("Measured cycles", None)
+        self.report.pop("Measured time", None)
+        self.kernel_measured = None
+        self.timings = {"to-device": 0.0, "kernel": time.perf_counter() - t0, "from-device": 0.0}
+        self.kernel_log_n = log_n
+        self._last_run = None
+        return y
 
     @property
     def last_record(self) -> StatusRecord | None:
@@ -385,6 +418,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self.report["Kernel calls"] = kernel_calls_text(rows, self.batch_limit(log_n), calls, plan.run(1).flags)
         self.report["Host work"] = "none (the points stayed on the card)"
         self.steps = [step_record("transform", log_n, where="card", kernel_calls=calls)]
+        self.large_steps = None
         self.timings = {}               # no host phases: the caller times its own calls
         self.kernel_log_n = log_n
         self._last_run = (plan, self.layout_for(log_n), self.batch_limit(log_n))

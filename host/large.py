@@ -1,0 +1,238 @@
+"""Transforms larger than one kernel call: the four-step over kernel calls, orchestrated by the host driver.
+
+A build transforms at most 2^(2k) points per kernel call (``BuildParams.max_log_n``). A transform of
+N = 2^n > 2^(2k) points splits N = N1 x N2 (n = n1 + n2, both sizes the kernel runs natively, or a size
+that splits again) and runs as two batched steps, each a transform of rows the kernel takes:
+
+With the input index a = N2 a1 + a2 and the output index b = b1 + N1 b2 (a1, b1 < N1; a2, b2 < N2),
+w = w_N (w^-1 for the inverse):
+
+    X[b1 + N1 b2] = sum_a2 w_N2^(a2 b2) [ w^(a2 b1) sum_a1 x[N2 a1 + a2] w_N1^(a1 b1) ]
+
+1. **columns:** N2 transforms of N1 points, one per a2 (the strided columns of x seen as an (N1, N2)
+   matrix): the rows ``Y[a2, :]`` of one batched kernel call (or the fewest calls of the kernel's largest
+   batch);
+2. **between the steps** (the host): the transpose to rows ``Y[:, b1]`` and the twiddles w^(a2 b1);
+3. **rows:** N1 transforms of N2 points, one per b1; X[b1 + N1 b2] is element b2 of row b1.
+
+The twiddle of row b1 is a coset shift of that row: element a2 is scaled by (w^b1)^a2, so a kernel with a
+coset shift per row of a batch (shift_r = shift0 x step^r) could apply it; the kernel has one shift per
+call, so the host applies the twiddles (docs/api.md, "Sizes past one kernel call", says what is left).
+
+The other transform options cost nothing more:
+
+- **coset** g (forward): x[a] g^a = (g^N2)^a1 g^a2: step 1 is a coset call with the shift g^N2, and g^a2
+  joins the twiddle: row b1 is scaled by (g w^b1)^a2;
+- **inverse**: both steps are inverse calls (1/N1 and 1/N2 inside the kernel: 1/N); with a coset the
+  output factor g^-b = g^-b1 (g^N1)^-b2: step 2 is an inverse coset call with the shift g^N1 and the
+  constant g^-b1 of row b1 joins its twiddle;
+- **orders**: a bit-reversed input is x_r.reshape(N2, N1) with its rows in bit-reversed order, each row
+  read bit-reversed (the kernel's input order); a bit-reversed output is step 2's rows in bit-reversed
+  order, each written bit-reversed (the kernel's output order). Only the natural orders need the host's
+  transposes (before step 1, after step 2).
+
+A step whose rows are themselves larger than one call splits again (the backend's ``run`` of those rows
+comes back here). :func:`four_step` computes with any ``native(rows, inverse, coset, order)`` callable
+(the driver's batched kernel calls, or the golden model in tests); each step's figures are kept as a
+:class:`Step` (kernel calls, the kernel's cycles where the backend counts them, the host's work and
+seconds), for the run report.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field as dc_field
+from typing import Callable
+
+import numpy as np
+
+from nantucket.hw.model import field as F
+from nantucket.hw.model.ntt import bit_reverse_indices
+from nantucket.hw.model.params import BuildParams
+
+__all__ = ["Step", "split_log_n", "four_step", "plan_steps", "step_figures", "ORDERS"]
+
+ORDERS = ("nn", "nr", "rn", "rr")
+
+#: native(rows (B, M) uint64, inverse, coset or None, order) -> the (B, M) transformed rows
+Native = Callable[[np.ndarray, bool, "int | None", str], np.ndarray]
+
+
+@dataclass
+class Step:
+    """One step of a transform past one kernel call: what it ran and what it cost.
+
+    name: "columns", "twiddles" or "rows"; log_n: the size of each transform of the step (None for the
+    host's twiddle step); rows: how many transforms; inverse, coset (the shift of the step's kernel calls),
+    order (the step's input and output order); kernel_calls: the kernel calls it made (0: host only);
+    cycles: the kernel's NTT cycles over them, where the backend counts them (sim), else None;
+    ideal_cycles: rows x BuildParams.ideal_cycles(log_n) of the native steps; host_work: what the host
+    computed; seconds: its wall time on the host (the kernel's calls included)."""
+
+    name: str
+    log_n: int | None
+    rows: int
+    inverse: bool = False
+    coset: int | None = None
+    order: str = "nn"
+    kernel_calls: int = 0
+    cycles: int | None = None
+    ideal_cycles: int | None = None
+    host_work: str = ""
+    seconds: float = 0.0
+    #: the index of the step's first kernel call in the backend's ``kernel_runs`` (to attach cycles)
+    first_call: int = dc_field(default=0, repr=False)
+
+    def as_dict(self) -> dict:
+        out = asdict(self)
+        out.pop("first_call")
+        return out
+
+
+def split_log_n(log_n: int, min_log_n: int, max_log_n: int) -> tuple[int, int]:
+    """(n1, n2) of a transform of 2^log_n > 2^max_log_n points: n2 (the rows of step 2) as large as a call
+    takes and n1 = log_n - n2 (the columns of step 1) at least ``min_log_n``, so that both are native when
+    log_n <= min_log_n + max_log_n; beyond, n1 is larger than a call and splits again."""
+    if log_n <= max_log_n:
+        raise ValueError(f"log_n: 2^{log_n} points fit one kernel call (at most 2^{max_log_n}): no split")
+    n2 = min(max_log_n, log_n - min_log_n)
+    if n2 < 1:
+        n2 = max_log_n
+    return log_n - n2, n2
+
+
+def plan_steps(params: BuildParams, log_n: int, rows: int = 1) -> list[dict]:
+    """The kernel calls of a 2^log_n-point transform of ``rows`` rows on a build, step by step (the
+    native steps only, each split until it is native): [{"log_n", "rows", "kernel_calls"}], without
+    running anything (for projections: scripts/large_sizes.py)."""
+    if log_n <= params.max_log_n:
+        n = max(log_n, params.min_log_n)
+        per = 1 << (params.max_log_n - n)
+        return [{"log_n": n, "rows": rows, "kernel_calls": -(-rows // per)}]
+    n1, n2 = split_log_n(log_n, params.min_log_n, params.max_log_n)
+    return plan_steps(params, n1, rows << n2) + plan_steps(params, n2, rows << n1)
+
+
+def _twiddled_transpose(y: np.ndarray, field: F.Field, w: int, row_factor: int, shift: int) -> np.ndarray:
+    """y: (B, N2, N1), the step-1 rows of B transforms. rows2[r, b1, a2] = y[r, a2, b1] x row_factor^b1 x
+    (shift x w^b1)^a2, one b1 at a time for every r (2 field products a point, no table of N twiddles)."""
+    batch, n2, n1 = y.shape
+    out = np.ascontiguousarray(y.transpose(0, 2, 1))           # the transpose: rows b1
+    # row b1's factors: cur = shift^a2 x (w^b1)^a2 x row_factor^b1, each row's from the last one's times
+    # base = w^a2 x row_factor
+    base = field.powers(w, n2, start=row_factor)
+    cur = field.powers(shift, n2)
+    for b1 in range(n1):
+        out[:, b1] = field.vmul(out[:, b1], cur[None, :])
+        if b1 + 1 < n1:
+            cur = field.vmul(cur, base)
+    return out.reshape(batch * n1, n2)
+
+
+def four_step(x: np.ndarray, *, inverse: bool, coset: int | None, order: str, field: F.Field,
+              min_log_n: int, max_log_n: int, native: Native, steps: list | None = None,
+              calls: Callable[[], int] | None = None) -> np.ndarray:
+    """The transform of every row of ``x`` ((B, N) canonical uint64 rows, N = 2^n > 2^max_log_n) as the
+    four-step over ``native`` calls (each of rows of at most 2^max_log_n points, or rows that split again
+    through ``native``). ``steps``: a list that gets a :class:`Step` per step and row of ``x``;
+    ``calls``: a callable giving the backend's count of kernel calls so far (for ``Step.kernel_calls``)."""
+    x = np.asarray(x, dtype=np.uint64)
+    if x.ndim == 1:
+        return four_step(x[None], inverse=inverse, coset=coset, order=order, field=field, min_log_n=min_log_n,
+                         max_log_n=max_log_n, native=native, steps=steps, calls=calls)[0]
+    n_total = x.shape[1]
+    log_n = n_total.bit_length() - 1
+    if n_total != 1 << log_n:
+        raise ValueError(f"x: {n_total} points is not a power of two")
+    if order not in ORDERS:
+        raise ValueError(f"order: expected one of {', '.join(ORDERS)}, got {order!r}")
+    n1, n2 = split_log_n(log_n, min_log_n, max_log_n)
+    N1, N2 = 1 << n1, 1 << n2
+    p = field.p
+    w = field.root_of_unity(n_total)
+    if inverse:
+        w = field.inv(w)
+    g = None if coset is None else int(coset) % p
+    count = calls or (lambda: 0)
+    out = np.empty_like(x)
+
+    def step(name, log_size, rows, inv, shift, step_order, work, fn):
+        c0, t0 = count(), time.perf_counter()
+        value = fn()
+        if steps is not None:
+            steps.append(Step(name, log_size, rows, inv, shift, step_order, count() - c0, host_work=work,
+                              seconds=time.perf_counter() - t0, first_call=c0))
+        return value
+
+    B = x.shape[0]
+    # step 1: N2 transforms of N1 points per row of x, the coset's g^N2 in the kernel
+    if order[0] == "r":
+        rev2 = bit_reverse_indices(n2)
+        rows1 = np.concatenate([x[r].reshape(N2, N1)[rev2] for r in range(B)])   # each read "r"
+        gather = "row gather (bit-reversed rows)"
+    else:
+        rows1 = np.ascontiguousarray(x.reshape(B, N1, N2).transpose(0, 2, 1)).reshape(B * N2, N1)
+        gather = "transpose"
+    shift1 = None if g is None or inverse else field.pow_(g, N2)
+    order1 = order[0] + "n"
+    y = step("columns", n1, B * N2, inverse, shift1, order1, f"{gather} of {B} x 2^{log_n} points",
+             lambda: native(rows1, inverse, shift1, order1))
+    del rows1
+    # between the steps: the transposes and the twiddles (the forward coset's g^a2, the inverse coset's
+    # g^-b1 with them)
+    if g is None:
+        row_factor, tw_shift = 1, 1
+    elif inverse:
+        row_factor, tw_shift = field.inv(g), 1
+    else:
+        row_factor, tw_shift = 1, g
+    rows2 = step("twiddles", None, B * N1, inverse, None, "nn",
+                 f"transposes and twiddles of {B} x 2^{log_n} points (2 field products a point)",
+                 lambda: _twiddled_transpose(y.reshape(B, N2, N1), field, w, row_factor, tw_shift))
+    del y
+    # step 2: N1 transforms of N2 points per row of x, the inverse coset's (g^N1)^-b2 in the kernel
+    shift2 = field.pow_(g, N1) if g is not None and inverse else None
+    order2 = "n" + order[1]
+    if order[1] == "r":
+        rev1 = bit_reverse_indices(n1)
+        scatter = "row scatter (bit-reversed rows)"
+
+        def finish(z):
+            for r in range(B):
+                out[r] = z[r * N1:(r + 1) * N1][rev1].reshape(-1)
+    else:
+        scatter = "transpose"
+
+        def finish(z):
+            out[:] = z.reshape(B, N1, N2).transpose(0, 2, 1).reshape(B, -1)
+    step("rows", n2, B * N1, inverse, shift2, order2, f"{scatter} of {B} x 2^{log_n} points",
+         lambda: finish(native(rows2, inverse, shift2, order2)))
+    return out
+
+
+def step_figures(params: BuildParams, steps: list[Step], cycles_of_call=None) -> list[dict]:
+    """The steps as plain dicts for a report, with ``ideal_cycles`` of the native steps and, given
+    ``cycles_of_call(i)`` (the kernel's NTT cycles of the backend's call i, or None), their cycles."""
+    out = []
+    for s in steps:
+        if s.log_n is not None and s.log_n <= params.max_log_n:
+            s.ideal_cycles = s.rows * params.ideal_cycles(max(s.log_n, params.min_log_n))
+        if cycles_of_call is not None and s.kernel_calls:
+            got = [cycles_of_call(i) for i in range(s.first_call, s.first_call + s.kernel_calls)]
+            s.cycles = None if any(c is None for c in got) else sum(got)
+        out.append(s.as_dict())
+    return out
+
+
+def summary(steps: list[Step], log_n: int, n1: int, n2: int) -> dict[str, str]:
+    """The report's lines of a transform past one kernel call (Kernel size, Kernel calls, Host work)."""
+    calls = sum(s.kernel_calls for s in steps)
+    parts = ", ".join(f"{s.name} {s.rows} x 2^{s.log_n} in {s.kernel_calls}" for s in steps if s.log_n is not None)
+    rows = steps[0].rows >> n2 if steps else 1
+    return {
+        "Kernel size": (f"2^{log_n} points as a four-step over kernel calls: 2^{n2} x 2^{n1}-point "
+                        f"transforms, then 2^{n1} x 2^{n2}-point ones"),
+        "Kernel calls": f"{calls} calls in 2 steps ({parts})",
+        "Host work": (f"four-step: the transposes and the between-steps twiddles (2 field products a point) "
+                      f"of {rows} x 2^{log_n} points on the host"),
+    }
