@@ -293,11 +293,12 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
 
     @noting_errors
     def download(self, bufs: DeviceBuffers, batch: int, *, reverse: bool = False, buffer: str = "output",
-                 sink=None, log_n: int | None = None) -> np.ndarray:
+                 sink=None, log_n: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """Sync the first ``batch`` regions of ``buffer``'s channels (of 2^log_n-point runs; default the
         size ``bufs`` are sized for) from the device and gather their points: a new (batch, N) array
-        (bit-reversed order with ``reverse``)."""
-        return self._transfers.download(bufs, batch, reverse, buffer, sink, log_n)
+        (bit-reversed order with ``reverse``); ``out``: written into that array instead (any strides: the
+        columns of an (N, B) matrix, extension limbs; hbm_io.gather_rows) and returned."""
+        return self._transfers.download(bufs, batch, reverse, buffer, sink, log_n, out)
 
     # -- running (runs.py) ---------------------------------------------------------------------------
 
