@@ -322,7 +322,8 @@ class Device:
             return _Plan("asarray", {}, value=own)
         points, layout = self._own_or_points(x, "x", axis, ext)
         self._check_sizes("x", layout.n)
-        self._check_memory(points.nbytes, f"x: {_shape_text(layout.rows_shape)} on the device")
+        self._check_memory(points.nbytes, f"x: {_shape_text(layout.shape if layout.plain else layout.rows_shape)} "
+                                          f"on the device")
         arr = DeviceArray(self, None, points.shape, layout)
         return _Plan("asarray", {"upload": lambda: self._fill(arr, points)}, writes=[arr], array=arr)
 
@@ -337,7 +338,7 @@ class Device:
         coset = None if coset is None else C.check_shift(coset, "coset", self.field)
         order = C.check_order(order)
         points, layout = self._own_or_points(a, "a", axis, ext)
-        shape = layout.rows_shape
+        shape = layout.shape if layout.plain else layout.rows_shape     # rows of N points
         if points is not None:
             self._check_sizes("a", shape[-1])
         self._check_memory(self._transform_bytes(shape, inverse) + (0 if points is None else points.nbytes),
@@ -358,7 +359,7 @@ class Device:
         blowup = C.check_blowup(blowup)
         shift = C.check_shift(shift, "shift", self.field)
         points, layout = self._own_or_points(values, "values", axis, ext)
-        shape = layout.rows_shape
+        shape = layout.shape if layout.plain else layout.rows_shape     # rows of N points
         C.check_lde_pair(shape[-1], blowup, "values", self.field)
         self._check_sizes("values", shape[-1], shape[-1] * blowup)
         copy = 0 if points is None else points.nbytes
