@@ -159,6 +159,25 @@ class Shape:
             shape[self.batch_axis] = elements
         return Shape(shape, self.axis, self.ext)
 
+    def part(self, x, e0: int, e1: int):
+        """Elements [e0, e1) of ``x`` (an array of this shape; a view), along the batch axis."""
+        if self.batch_axis is None:
+            return x
+        return x[e0:e1] if self.batch_axis == 0 else x[:, e0:e1]
+
+    def join(self, parts: list) -> np.ndarray:
+        """Arrays of this layout's parts (:meth:`part`) as one, in order."""
+        return parts[0] if self.batch_axis is None else np.concatenate(parts, axis=self.batch_axis)
+
+    def check_same(self, axis, ext, name: str) -> None:
+        """``axis`` and ``ext`` given with an array of this layout: None or its own, else a ValueError."""
+        if ext is not None and check_ext(ext) != self.ext:
+            held = "base-field points" if self.ext is None else f"ext={self.ext} limbs"
+            raise ValueError(f"ext: {name} holds {held} (set when it was made), not ext={ext}")
+        if axis is not None and check_axis(axis, self.ndim, self.shape, self.ext) != self.axis:
+            raise ValueError(f"axis: {name} holds its points on axis {self.axis} (set when it was made), not "
+                             f"axis={axis}")
+
     def view(self, x: np.ndarray) -> np.ndarray:
         """The rows of ``x`` (an array of this shape) as a view: (rows, N) where the strides allow it,
         else (elements, D, N). Writing into it writes into ``x``."""

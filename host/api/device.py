@@ -457,13 +457,7 @@ class Device:
 
 def _check_layout(arr: DeviceArray, axis, ext, name: str) -> None:
     """``axis`` and ``ext`` given with a DeviceArray: None or the array's own (a ValueError otherwise)."""
-    layout = arr._layout
-    if ext is not None and C.check_ext(ext) != layout.ext:
-        raise ValueError(f"ext: {name} holds {'base-field points' if layout.ext is None else f'ext={layout.ext} limbs'} "
-                         f"(set when it was made), not ext={ext}")
-    if axis is not None and C.check_axis(axis, layout.ndim, layout.shape, layout.ext) != layout.axis:
-        raise ValueError(f"axis: {name} holds its points on axis {layout.axis} (set when it was made), not "
-                         f"axis={axis}")
+    arr._layout.check_same(axis, ext, name)
 
 
 def _contiguous_rows(rows: np.ndarray) -> np.ndarray:
