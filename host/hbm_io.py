@@ -61,6 +61,11 @@ def _lead(rows: np.ndarray) -> tuple[int, int]:
     return int(np.prod(rows.shape[:-1])), rows.shape[-1]
 
 
+#: Rows per block of a strided scatter (:func:`scatter_rows`): 16 points of each row of an (N, B) matrix
+#: are 128 contiguous bytes, two cache lines, read once.
+STRIDED_BLOCK_ROWS = 16
+
+
 def scatter_rows(layout: HbmLayout, rows: np.ndarray, buffers, *, buffer: str = "input",
                  reverse: bool = False) -> None:
     """Place the (B, N) ``rows`` as ``buffer`` into the per-channel arrays ``buffers`` (indexable by HBM
@@ -70,26 +75,47 @@ def scatter_rows(layout: HbmLayout, rows: np.ndarray, buffers, *, buffer: str = 
 
     ``rows`` may be any strided view, read where it is: the transpose of an (N, B) matrix whose columns
     are the polynomials, or an (E, D, N) view (more leading axes count the regions in C order: the D
-    limbs of extension-field elements); the column or limb order is composed into the same gather, with
-    no separate transpose pass."""
+    limbs of extension-field elements). The column or limb order is composed into the same pass: a view
+    whose points are not contiguous goes in blocks of STRIDED_BLOCK_ROWS rows, each read from the matrix
+    into a small scratch block (whole cache lines of every matrix row) and scattered from there, so no
+    transpose of the whole array is ever made."""
     rows = np.asarray(rows)
     batch, n = _lead(rows)
     if n != layout.n_points:
         raise ValueError(f"rows: expected rows of {layout.n_points} points, got shape {rows.shape}")
+    if rows.strides[-1] == rows.itemsize or batch == 1:
+        _scatter_block(layout, rows, buffers, buffer, reverse, 0, batch)
+        return
+    inner = batch // rows.shape[0]                  # rows per index of the first axis (the limbs)
+    per = max(1, STRIDED_BLOCK_ROWS // inner)
+    scratch = np.empty((per,) + rows.shape[1:], dtype=rows.dtype)
+    for i0 in range(0, rows.shape[0], per):
+        part = rows[i0:i0 + per]
+        block = scratch[:part.shape[0]]
+        np.copyto(block, part)
+        _scatter_block(layout, block, buffers, buffer, reverse, i0 * inner, batch)
+
+
+def _scatter_block(layout: HbmLayout, rows: np.ndarray, buffers, buffer: str, reverse: bool, r0: int,
+                   batch: int) -> None:
+    """:func:`scatter_rows` of rows r0 .. r0 + len(rows) of a ``batch``."""
+    count, n = _lead(rows)
     lead = rows.shape[:-1]
     lanes = layout.unit_points
+
+    def regions(ch):
+        return _regions(layout, buffers[ch], batch)[r0:r0 + count]
     if reverse:
         def one(item):
             ch, idx = item
-            np.take(rows, idx, axis=-1, out=_regions(layout, buffers[ch], batch).reshape(lead + (-1,)),
-                    mode="wrap")
+            np.take(rows, idx, axis=-1, out=regions(ch).reshape(lead + (-1,)), mode="wrap")
         each_channel(one, point_table(layout, buffer).items(), rows.size)
         return
     units_of = rows.reshape(lead + (n // lanes, lanes))       # a view: only the last axis splits
 
     def one_natural(item):
         ch, units = item
-        dst = _regions(layout, buffers[ch], batch).reshape(lead + (units.size, lanes))
+        dst = regions(ch).reshape(lead + (units.size, lanes))
         np.take(units_of, units, axis=-2, out=dst, mode="wrap")
     each_channel(one_natural, layout.unit_table(buffer).items(), rows.size)
 
