@@ -5,8 +5,10 @@ A backend owns its device memory: ``run(points, inverse, coset=None, order="nn")
 orders "nn" / "nr" / "rn" / "rr"), moves the result out and returns it; ``timings`` holds the seconds each phase took in the last run
 (``to-device``, ``kernel``, ``from-device``), ``report`` any further lines a device has to say
 (kernel cycles, projected time, the size the kernel ran, ...) and ``kernel_log_n`` log2 of the size its
-kernel transformed in the last run (None for a device without a kernel, such as the model). The
-registry of backends by name is host/backends.py.
+kernel transformed in the last run (None for a device without a kernel, such as the model), and
+``steps`` one :func:`step_record` per step of the last call (one for a transform; an LDE's inverse,
+zero-extension and coset forward), which the run report lists. The registry of backends by name is
+host/backends.py.
 
 A backend that can keep arrays on its card between transforms declares :class:`ResidentArrays`; the
 driver it hands out for them declares :class:`CardDriver` (host/api/device.py checks both with
@@ -30,7 +32,7 @@ from nantucket.hw.model import field as F
 from nantucket.hw.model import ntt as ntt_model
 from nantucket.hw.model.params import BuildParams
 
-__all__ = ["Backend", "DeviceError", "ModelBackend", "ResidentArrays", "CardDriver", "keyword_names",
+__all__ = ["Backend", "DeviceError", "step_record", "STEP_KEYS", "ModelBackend", "ResidentArrays", "CardDriver", "keyword_names",
            "unknown_keyword_error", "keywords_checked", "check_params", "check_build_field"]
 
 
@@ -99,6 +101,22 @@ def check_build_field(field, params: BuildParams | None, device: str) -> F.Field
     return field
 
 
+#: The fields of a step record, in the order the report shows them.
+STEP_KEYS = ("step", "log_n", "where", "kernel_calls", "cycles", "projected_s", "cpu_s", "host_work")
+
+
+def step_record(step: str, log_n: int, *, where: str = "host", kernel_calls: int = 0, cycles: int | None = None,
+                projected_s: float | None = None, cpu_s: float | None = None, host_work: str = "none") -> dict:
+    """One step of a call as the report lists it (a JSON-ready dict): ``step`` its name ("transform";
+    an LDE's "inverse", "zero-extension", "coset forward"), ``log_n`` the size it works on, ``where`` it
+    ran ("card", "host", or "card and host"), ``kernel_calls``, the kernel's NTT ``cycles`` over them
+    (None where no device counts them), ``projected_s`` those cycles at the build's NTT clock, ``cpu_s``
+    the host CPU time of a step computed on the host (the model), ``host_work`` what the host computed
+    for it beyond the layout step ("none" when nothing)."""
+    return {"step": step, "log_n": int(log_n), "where": where, "kernel_calls": int(kernel_calls),
+            "cycles": cycles, "projected_s": projected_s, "cpu_s": cpu_s, "host_work": host_work}
+
+
 class Backend:
     """Base class: a device that can transform a vector of points."""
 
@@ -110,6 +128,8 @@ class Backend:
         self.timings: dict[str, float] = {}
         self.report: dict[str, str] = {}
         self.kernel_log_n: int | None = None
+        #: the steps of the last call (step_record each), for the run report
+        self.steps: list[dict] = []
 
     def supports(self, n_points: int) -> str | None:
         """None when n_points can be transformed, else a one-line reason."""
@@ -124,6 +144,28 @@ class Backend:
     def note_resident(self, n: int, rows: int, calls: int, inverse: bool, coset, order: str) -> None:
         """A transform ran on device-resident data (host/api/resident.py) in ``calls`` kernel calls:
         a backend with a report updates it, as :meth:`run` would."""
+
+    def calls_made(self) -> int:
+        """How many kernel calls this backend has made so far (0 for a device without a kernel)."""
+        return 0
+
+    def call_cycles(self, calls: int) -> list[int | None]:
+        """The kernel's NTT cycles of each of the last ``calls`` kernel calls (None where nothing counts
+        them: a card reports its own measured counts instead)."""
+        return [None] * calls
+
+    def note_steps(self, steps: list[dict]) -> None:
+        """The steps of a composite call (an LDE) that ran through this backend (host/api/device.py): kept
+        in ``steps``; a backend with a report sums them up there: its "Kernel calls" and, where the host
+        computed something, its "Host work" say it step by step."""
+        self.steps = list(steps)
+        calls = sum(st["kernel_calls"] for st in steps)
+        self.report["Kernel calls"] = self.report.get("Kernel calls") if self.report.get("Kernel calls", "").startswith(
+            f"{calls} calls:") else (f"{calls} call{'s' if calls != 1 else ''}: " + ", ".join(
+                f"{st['step']} {st['kernel_calls']}" for st in steps))
+        work = [f"{st['step']}: {st['host_work']}" for st in steps if not st["host_work"].startswith("none")]
+        if work:
+            self.report["Host work"] = "; ".join(work)
 
     def locate(self, index: int) -> str | None:
         """Where output point ``index`` of the last run lived in device memory, as a short text such as
@@ -142,6 +184,13 @@ class ResidentArrays(abc.ABC):
     def driver_for(self, n_points: int) -> "CardDriver | None":
         """The driver that holds arrays of ``n_points`` per row on the card, or None: such arrays stay
         in host memory and each transform is one :meth:`Backend.run`."""
+
+    def call_driver(self, n_points: int) -> "CardDriver | None":
+        """The driver for the kernel runs of one call of ``n_points`` per row whose buffers are released
+        (or handed to a resident array by :meth:`driver_for`) before the call returns, such as an LDE
+        chained on the card: by default :meth:`driver_for`'s. A backend whose arrays stay staged may
+        still run such a call on its card (the sim backend)."""
+        return self.driver_for(n_points)
 
 
 class CardDriver(abc.ABC):

@@ -33,7 +33,7 @@ from .points import PointFileError, encode_points, point_format, read_points
 from .progress import Progress
 from .run_report import DEFAULT_LOG_DIR, ChatterLog, RunReport, version
 from .workloads import KINDS, make_points
-from .cli_args import (Parser, UsageError, batch_arg, check_coset, coset_arg, field_arg, flush_stdout, int_arg,
+from .cli_args import (Parser, UsageError, batch_arg, blowup_arg, check_coset, coset_arg, field_arg, flush_stdout, int_arg,
                        order_arg, order_text, path_arg, say)
 from .cli_rtl import add_rtl, add_synth
 
@@ -116,6 +116,25 @@ def _transform_options(p, what: str) -> None:
                    help="input and output order: natural or bit-reversed (default in=nat,out=nat)")
     p.add_argument("--batch", type=batch_arg, default=1, metavar="B",
                    help="B transforms of N points back to back (the point files hold B x N points)")
+    p.add_argument("--blowup", type=blowup_arg, metavar="F",
+                   help=f"{what} the low-degree extension instead: the N values' interpolant evaluated on "
+                        "the coset G x <w_FN> (G from --coset, default 1), F x N points a row")
+
+
+def _check_lde_options(args) -> None:
+    """--blowup takes no --inverse (the LDE is an inverse then a forward), and F x N stays a size."""
+    if getattr(args, "blowup", None) is not None and args.inverse:
+        raise UsageError("--blowup: an LDE takes no --inverse (it is the inverse NTT, the zero-extension "
+                         "and the coset NTT)")
+
+
+def _lde_expected(rows: np.ndarray, blowup: int, shift: int, order: str, field) -> np.ndarray:
+    """The golden model's LDE of (B, N) rows: the inverse (input order), zero-extended, the coset forward
+    (output order)."""
+    coeffs = ntt_model.transform(rows, inverse=True, order=order[0] + "n", field=field)
+    ext = np.zeros((rows.shape[0], rows.shape[1] * blowup), dtype=np.uint64)
+    ext[:, :rows.shape[1]] = coeffs
+    return ntt_model.transform(ext, coset=shift, order="n" + order[1], field=field)
 
 
 def cmd_points(args) -> int:
@@ -125,6 +144,10 @@ def cmd_points(args) -> int:
         raise UsageError(f"LOG_N: must be in 1..{s} (a transform in {field.name} has at most 2^{s} points), "
                          f"got {args.log_n}")
     check_coset(args.coset, field)
+    _check_lde_options(args)
+    if args.blowup is not None and args.log_n + args.blowup.bit_length() - 1 > s:
+        raise UsageError(f"--blowup: {args.blowup} x 2^{args.log_n} points is beyond {field.name}'s largest "
+                         f"transform, 2^{s}")
     total = args.batch << args.log_n
     named = f"LOG_N {args.log_n}" + (f" x --batch {args.batch}" if args.batch > 1 else "")
     text = "text" in (point_format(args.input), point_format(args.expected))
@@ -139,8 +162,11 @@ def cmd_points(args) -> int:
                      for e in range(args.batch)])
     x = rows.reshape(-1)
     _doing(f"computing the expected transform of {named} ({total} points)")
-    y = ntt_model.transform(rows, inverse=args.inverse, coset=args.coset, order=args.order,
-                            field=field).reshape(-1)
+    if args.blowup is not None:
+        y = _lde_expected(rows, args.blowup, 1 if args.coset is None else args.coset, args.order, field).reshape(-1)
+    else:
+        y = ntt_model.transform(rows, inverse=args.inverse, coset=args.coset, order=args.order,
+                                field=field).reshape(-1)
     # Both files staged, then both renamed: a failure never leaves a new INPUT beside an old EXPECTED.
     with OutputBatch() as batch:
         _doing(f"encoding INPUT {args.input}")
@@ -148,6 +174,8 @@ def cmd_points(args) -> int:
         _doing(f"encoding EXPECTED {args.expected}")
         batch.add(expected_target, encode_points(args.expected, y, field))
     what = " ".join(filter(None, ["inverse" if args.inverse else "", "coset" if args.coset else "", "NTT"]))
+    if args.blowup is not None:
+        what = f"LDE (blowup {args.blowup}, shift {1 if args.coset is None else args.coset})"
     batch = f" ({args.batch} transforms of 2^{args.log_n})" if args.batch > 1 else ""
     order = f", order {order_text(args.order)}" if args.order != "nn" else ""
     kind = args.kind if field is F.DEFAULT_FIELD else f"{args.kind} {field.name}"
@@ -204,6 +232,7 @@ def _check_run_arguments(args):
             raise UsageError(f"--{option}: the {args.backend} backend takes no {option} "
                              f"(only {', '.join(users)} does)")
     check_coset(args.coset, args.field)
+    _check_lde_options(args)
     if args.xclbin is not None:
         _check_xclbin(args.xclbin)
     params = _build_params(args, 1, f"build parameters for the {args.backend} backend")
@@ -266,12 +295,15 @@ def _run(args, output, report, progress) -> int:
     n = x.size // args.batch
     params = _build_params(args, n, str(args.input))
     # x is in memory already; the rest of the run (EXPECTED, the transform, the output) must fit too
-    _fits(_run_bytes(x.size, n, args.coset is not None) - x.nbytes,
+    _fits(_run_bytes(x.size * (args.blowup or 1), n * (args.blowup or 1), True if args.blowup else args.coset is not None)
+          - x.nbytes,
           f"{args.input}: a run of its {x.size} points")
     _doing(f"reading EXPECTED {args.expected}")
     expected = read_points(args.expected, args.batch, args.field)
-    if expected.size != x.size:
-        raise UsageError(f"{args.expected}: holds {expected.size} points but {args.input} holds {x.size}")
+    blowup = args.blowup or 1
+    if expected.size != x.size * blowup:
+        raise UsageError(f"{args.expected}: holds {expected.size} points but {args.input} holds {x.size}"
+                         + (f" (an LDE with --blowup {blowup} gives {x.size * blowup})" if args.blowup else ""))
     report.header(args, n, time.perf_counter() - t0)
     progress.stage("transform", args.backend)
     _doing(f"transforming {x.size} points on the {args.backend} backend")
@@ -317,7 +349,10 @@ def _transform(args, params, x, report, progress):
             try:
                 a = dev.asarray(x.reshape(args.batch, n) if args.batch > 1 else x)
                 t1 = time.perf_counter()
-                dev.ntt(a, inverse=args.inverse, coset=args.coset, order=args.order)
+                if args.blowup is not None:
+                    a = dev.lde(a, args.blowup, 1 if args.coset is None else args.coset, order=args.order)
+                else:
+                    dev.ntt(a, inverse=args.inverse, coset=args.coset, order=args.order)
                 t2 = time.perf_counter()
                 y = a.numpy().reshape(-1)
             except (TypeError, ValueError) as e:
@@ -333,11 +368,14 @@ def _transform(args, params, x, report, progress):
             kernel_log_n = getattr(dev.backend, "kernel_log_n", None)
             kernel_cycles = getattr(dev.backend, "kernel_cycles", None)
             kernel_measured = getattr(dev.backend, "kernel_measured", None)
+            steps = list(getattr(dev.backend, "steps", None) or [])
+            transfers = dict(dev.transfers)
             locate = dev.backend.locate
         finally:
             dev.close()
     # Printed once the log no longer holds stdout.
-    report.device(args.backend, timings, device_report, t3 - t0, log, kernel_log_n, kernel_cycles, kernel_measured)
+    report.device(args.backend, timings, device_report, t3 - t0, log, kernel_log_n, kernel_cycles, kernel_measured,
+                  steps=steps, transfers=transfers)
     return y, locate
 
 

@@ -10,7 +10,7 @@ from nantucket.hw.model import field as F
 from nantucket.hw.model.field import P
 
 __all__ = ["UsageError", "Parser", "path_arg", "convert_param", "coset_arg", "check_coset", "field_arg", "order_arg",
-           "batch_arg", "int_arg", "order_text", "say", "flush_stdout"]
+           "batch_arg", "blowup_arg", "int_arg", "order_text", "say", "flush_stdout"]
 
 # What the help promises: ASCII decimal digits, or 0x and hex digits. int() also takes signs, blanks,
 # underscores ("1_000") and the digits of every script ("٧"), none of which the help mentions.
@@ -132,6 +132,15 @@ def int_arg(minimum: int, what: str):
 
 #: argparse type of --batch: B >= 1 transforms.
 batch_arg = int_arg(1, "a number of transforms B >= 1")
+_blowup_int = int_arg(1, "a blowup, a power of two >= 1")
+
+
+def blowup_arg(text: str) -> int:
+    """--blowup: a power of two >= 1 in ASCII decimal digits."""
+    value = _blowup_int(text)
+    if value & (value - 1):
+        raise argparse.ArgumentTypeError(f"expected a power of two >= 1, got {value}")
+    return value
 
 
 def convert_param(text: str):

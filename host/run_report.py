@@ -18,6 +18,7 @@ from importlib.metadata import PackageNotFoundError, version as _dist_version
 import numpy as np
 
 from nantucket.hw.model import field as F
+from nantucket.hw.model.platform import PCIE_FROM_CARD_GBPS, PCIE_LINK, PCIE_TO_CARD_GBPS, pcie_seconds
 
 from .cli_args import order_text, say
 
@@ -29,6 +30,10 @@ DEFAULT_LOG_DIR = os.path.join("build", "log")
 
 #: Backends whose phase timings are the wall time of a simulation, not of a device.
 _SIMULATED = {"sim"}
+#: Step names as the text report's labels show them (18 characters at most)
+_SHORT = {"zero-extension": "zero-ext", "coset forward": "coset fwd"}
+#: Backends that compute on this host's CPU: their compute phase is CPU time, not a kernel's.
+_ON_THE_CPU = {"model"}
 
 
 def version() -> str:
@@ -68,7 +73,13 @@ class RunReport:
         self.line("Field", f"{field.name} (p = {field.p})", "field", field.name)
         self.line("Input points", args.input, "input")
         self.line("Expected points", args.expected, "expected")
-        self.line("Direction", "inverse" if args.inverse else "forward", "direction")
+        blowup = getattr(args, "blowup", None)
+        if blowup is not None:
+            self.line("Direction", f"LDE, blowup {blowup}: inverse 2^{n.bit_length() - 1}, zero-extension, "
+                      f"coset forward 2^{(n * blowup).bit_length() - 1}", "direction", "lde")
+        else:
+            self.line("Direction", "inverse" if args.inverse else "forward", "direction")
+        self.fields["blowup"] = blowup          # null for a transform
         self.line("Batch", f"{args.batch} transform{'s' if args.batch > 1 else ''} of {n} points", "batch",
                   args.batch)
         coset = getattr(args, "coset", None)
@@ -82,24 +93,33 @@ class RunReport:
 
     def device(self, backend: str, timings: dict, report: dict, wall_s: float, log,
                kernel_log_n: int | None = None, kernel_cycles: int | None = None,
-               kernel_measured: dict | None = None) -> None:
+               kernel_measured: dict | None = None, steps: list | None = None,
+               transfers: dict | None = None) -> None:
         """The device's phase timings (wall clock of the host, or of the simulator for a simulated
         device) and its own report lines (kernel cycles, projected time, the size the kernel ran, the
         kernel's measured cycles and time, ...); ``kernel_log_n`` (log2 of the size the kernel
         transformed, None without a kernel), ``kernel_cycles`` (the simulated kernel's NTT cycles over the
         run's calls, None where no device counts them) and ``kernel_measured`` (what the kernel counted
         itself in its status records: pass 1 and pass 2 DMA and NTT cycles, the total and its seconds at
-        the DMA clock; None when its records carry no counts) also go into the JSON object."""
+        the DMA clock; None when its records carry no counts) also go into the JSON object. ``steps``: the
+        backend's step records of the call (host.backend_base.step_record), a line each and the JSON's
+        ``steps``; ``transfers``: the bytes the device moved each way, which the projected end-to-end time
+        puts over the card's PCIe link (hw.model.platform) beside the kernel-only time."""
         self.fields["kernel_cycles"] = kernel_cycles
         self.fields["kernel_measured"] = kernel_measured
         simulated = backend in _SIMULATED
+        cpu = backend in _ON_THE_CPU
         self.fields["clock"] = "simulator" if simulated else "host"
         for phase, seconds in timings.items():
             # A simulated kernel phase is the simulator's wall time (preload, simulation, read-back);
-            # the kernel's own time is in the device report (cycles, projected time).
+            # the kernel's own time is in the device report (cycles, projected time). The model has no
+            # kernel: its compute phase is this host's CPU at work (the call's wall time).
             suffix = " (simulator wall)" if simulated and phase == "kernel" else ""
+            if cpu and phase == "kernel":
+                phase, suffix = "cpu", " (the golden model on this host's CPU, wall clock)"
             self.fields["timings_s"][phase] = seconds
-            self.line(f"{phase.capitalize()} time", f"{seconds * 1e3:.3f} ms{suffix}")
+            label = "CPU time" if phase == "cpu" else f"{phase.capitalize()} time"
+            self.line(label, f"{seconds * 1e3:.3f} ms{suffix}")
         self.fields["timings_s"]["device"] = wall_s
         started = ", simulator start included" if simulated else ""
         self.line("Device wall time", f"{wall_s:.3f} s (transfers and runs{started})")
@@ -108,8 +128,55 @@ class RunReport:
             self.fields["kernel_log_n"] = kernel_log_n
         for label, text in report.items():
             self.line(label, text)
+        self._steps(steps or [])
+        self._projection(steps or [], transfers, kernel_measured, simulated)
         if log is not None and log.holds_something():
             self.log_path = self.fields["log"] = log.path
+
+    def _steps(self, steps: list) -> None:
+        """A line per step of the call (an LDE's three; a transform's one) and the JSON's ``steps``."""
+        self.fields["steps"] = steps
+        for i, st in enumerate(steps, 1):
+            parts = [f"2^{st['log_n']}", f"on the {st['where']}" if st["where"] != "card and host" else
+                     "on the card and the host"]
+            calls = st["kernel_calls"]
+            parts.append(f"{calls} kernel call{'s' if calls != 1 else ''}")
+            if st.get("cycles") is not None:
+                parts.append(f"{st['cycles']} NTT cycles")
+            if st.get("projected_s") is not None:
+                parts.append(f"{st['projected_s'] * 1e3:.4f} ms projected")
+            if st.get("cpu_s") is not None:
+                parts.append(f"{st['cpu_s'] * 1e3:.3f} ms CPU")
+            parts.append(f"host work: {st['host_work']}")
+            self.line(f"Step {i} {_SHORT.get(st['step'], st['step'])}", ", ".join(parts))
+
+    def _projection(self, steps: list, transfers: dict | None, measured: dict | None, simulated: bool) -> None:
+        """The kernel-only projected time (the steps' cycles at the NTT clock; on a card without them the
+        kernel's measured time) and the projected end-to-end time adding the PCIe transfers of the bytes
+        the device moved at the platform's measured link rates: their own lines and JSON fields
+        (``projected_kernel_s``, ``projected_pcie_s``, ``projected_end_to_end_s``, ``transfers_bytes``,
+        ``link``), null where there is no kernel time to project (the model)."""
+        kernel_s = None
+        projected = [st.get("projected_s") for st in steps if st["kernel_calls"]]
+        if projected and all(v is not None for v in projected):
+            kernel_s, source = sum(projected), "projected from the kernel's cycles"
+        elif measured is not None and measured.get("seconds") is not None:
+            kernel_s, source = measured["seconds"], "measured by the kernel"
+        moved = {"to-device": 0, "from-device": 0, **(transfers or {})}
+        pcie_s = pcie_seconds(moved["to-device"], moved["from-device"])
+        self.fields["transfers_bytes"] = moved
+        self.fields["link"] = {"name": PCIE_LINK, "to_card_gbps": PCIE_TO_CARD_GBPS,
+                               "from_card_gbps": PCIE_FROM_CARD_GBPS}
+        self.fields["projected_kernel_s"] = kernel_s
+        self.fields["projected_pcie_s"] = pcie_s if kernel_s is not None else None
+        self.fields["projected_end_to_end_s"] = kernel_s + pcie_s if kernel_s is not None else None
+        if kernel_s is None:
+            return
+        self.line("Kernel only", f"{kernel_s * 1e3:.4f} ms ({source}, every step)")
+        self.line("End to end", f"{(kernel_s + pcie_s) * 1e3:.4f} ms projected: the kernel plus "
+                  f"{moved['to-device']} bytes to the card at {PCIE_TO_CARD_GBPS:g} GB/s and "
+                  f"{moved['from-device']} back at {PCIE_FROM_CARD_GBPS:g} GB/s ({PCIE_LINK}, measured), "
+                  f"{pcie_s * 1e3:.4f} ms, one after the other")
 
     def output_failed(self, path: str, message: str) -> None:
         """--output could not be written: the JSON says so next to the verdict (which still stands: the

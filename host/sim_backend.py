@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from nantucket.host.backend_base import (Backend, DeviceError, ResidentArrays, check_build_field, check_params,
-                                        keywords_checked)
+                                        keywords_checked, step_record)
 from nantucket.host.kernel_plan import KERNEL_TRANSFORMS
 from nantucket.hw.model import field as F
 from nantucket.hw.model.layout import HbmLayout
@@ -115,6 +115,7 @@ class SimBackend(Backend, ResidentArrays):
         self.machine = None         # sim.fake_pyxrt.FakePyxrt of the open card
         self._last_driver = None     # the XRT driver of the last run, for locate()
         self._cycles: list[tuple[int, int, int]] = []    # (log_n, batch, NTT cycles) of each kernel call
+        self._history: list[int | None] = []             # NTT cycles of every kernel call, in order
         #: the kernel's NTT cycles over the calls of the last run (None before the first)
         self.kernel_cycles: int | None = None
         #: the kernel's own counts over the calls of the last run, from its status records (the XRT
@@ -176,6 +177,48 @@ class SimBackend(Backend, ResidentArrays):
 
     def _count_cycles(self, log_n: int, batch: int, flags: int) -> None:
         self._cycles.append((log_n, batch, self.kernel.last_ntt_cycles))
+        self._history.append(self.kernel.last_ntt_cycles)
+
+    def calls_made(self) -> int:
+        return len(self._history)
+
+    def call_cycles(self, calls: int) -> list[int | None]:
+        return list(self._history[len(self._history) - calls:]) if calls else []
+
+    def call_driver(self, n_points: int):
+        """The simulated card's XRT driver for the runs of one call (an LDE chained on the card) of a
+        native size of the build: its buffers are the only ones the simulated HBM then holds (run()'s
+        scratch buffers are freed first), and the call releases them before it returns. None for a size
+        below the build's native range."""
+        params = self.params_for(n_points)
+        if self.supports(n_points) or n_points < 1 << params.min_log_n:
+            return None
+        with self._lock:
+            device = self.open(params)
+            device._free_buffers()
+            self._cycles = []
+            return device
+
+    def note_steps(self, steps: list[dict]) -> None:
+        """An LDE's steps (host/api/device.py): the report's cycles and projected time cover every
+        kernel call of every step."""
+        super().note_steps(steps)
+        device = self._device
+        if device is None:
+            return
+        params = device.params
+        cycles = [st["cycles"] for st in steps if st["kernel_calls"]]
+        calls = sum(st["kernel_calls"] for st in steps)
+        log_t = max(st["log_n"] for st in steps)
+        self.kernel_log_n = log_t
+        self.report["Build params"] = f"{params.tag()} (native sizes 2^{params.min_log_n} .. 2^{params.max_log_n})"
+        self.report["Kernel size"] = f"2^{log_t} points, native (the LDE's result)"
+        if cycles and all(c is not None for c in cycles):
+            total = self.kernel_cycles = sum(cycles)
+            self.report["Kernel cycles"] = f"{total} NTT cycles over {calls} calls (every step; per step below)"
+            self.report["Projected time"] = (f"{total / (params.ntt_mhz * 1e6) * 1e3:.4f} ms at {params.ntt_mhz:g} MHz "
+                                             f"(DMA at {params.dma_mhz:g} MHz)")
+        self.kernel_measured = device.kernel_measured
 
     def driver_for(self, n_points: int):
         """None: arrays on the simulated card stay staged in host memory. Its HBM channel models hold one
@@ -233,6 +276,8 @@ class SimBackend(Backend, ResidentArrays):
                          f"AXI stalls {'on' if self._stalls else 'off'}; build and start {t1 - t0:.1f} s",
         }
         self.report.update(self.cycles_report(params, log_n))
+        self.steps = [dict(st, cycles=self.kernel_cycles, projected_s=self.kernel_cycles / (params.ntt_mhz * 1e6))
+                      for st in device.steps]
         # what the kernel counted itself (its status records), when it counts
         self.kernel_measured = device.kernel_measured
         self.report.update({key: device.report[key] for key in MEASURED_LINES if key in device.report})

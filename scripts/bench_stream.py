@@ -28,9 +28,10 @@ from perfdoc import update_section  # noqa: E402
 
 import nantucket  # noqa: E402
 from nantucket.hw.model.params import BuildParams  # noqa: E402
+from nantucket.hw.model.platform import PCIE_FROM_CARD_GBPS, PCIE_TO_CARD_GBPS  # noqa: E402
 from nantucket.sim.fake_pyxrt import FakePyxrt, LinkTiming, write_xclbin  # noqa: E402
 
-TO_GBPS, FROM_GBPS = 3.24, 2.38
+TO_GBPS, FROM_GBPS = PCIE_TO_CARD_GBPS, PCIE_FROM_CARD_GBPS
 
 
 def stream(dev, column, columns: int, overlap: bool, per_call: int) -> float:

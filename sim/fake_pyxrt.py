@@ -45,6 +45,7 @@ import numpy as np
 
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.platform import PCIE_FROM_CARD_GBPS, PCIE_TO_CARD_GBPS
 from .kernel_model import BANK_BYTES, HbmModel, KernelModel, MemoryFault
 
 __all__ = ["FakePyxrt", "LinkTiming", "write_xclbin", "xclBOSyncDirection", "ert_cmd_state", "FAULTS"]
@@ -78,15 +79,15 @@ class ert_cmd_state(enum.IntEnum):
 
 class LinkTiming:
     """The timing model of a card (off unless given to FakePyxrt): a ``bo.sync`` takes
-    nbytes / rate (``to_card_gbps``, ``from_card_gbps``: the platform's link, PCIe Gen3 x4, 3.24 GB/s to
-    the card and 2.38 GB/s from it), each direction of each card's link one transfer at a time (the link
+    nbytes / rate (``to_card_gbps``, ``from_card_gbps``: by default the platform's link as measured,
+    hw.model.platform: PCIe Gen3 x4, 3.24 GB/s to the card and 2.38 GB/s from it), each direction of each card's link one transfer at a time (the link
     is full duplex: the two directions overlap); a kernel run completes ``BuildParams.ideal_cycles(log_n)``
     x batch cycles at the build's projected ``ntt_mhz`` after its start, whatever the stand-in's own CPU
     time (the model computes at the start). ``scale`` multiplies every modelled time (a slower card,
     when the stand-in's own work would hide the model's times)."""
 
-    def __init__(self, *, to_card_gbps: float = 3.24, from_card_gbps: float = 2.38, kernel: bool = True,
-                 scale: float = 1.0):
+    def __init__(self, *, to_card_gbps: float = PCIE_TO_CARD_GBPS, from_card_gbps: float = PCIE_FROM_CARD_GBPS,
+                 kernel: bool = True, scale: float = 1.0):
         for name, v in (("to_card_gbps", to_card_gbps), ("from_card_gbps", from_card_gbps), ("scale", scale)):
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not v > 0:
                 raise ValueError(f"{name}: expected a positive number, got {v!r}")

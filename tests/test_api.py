@@ -627,11 +627,11 @@ def test_lde_runs_as_one_chained_sequence_on_the_card(tmp_path, keep):
 LDE_CASES = [
     (BuildParams(lanes=8, log_core=5, channels=8), 6, 2),       # smallest native M
     (BuildParams(lanes=8, log_core=5, channels=8), 6, 8),       # the largest blowup from 2^6: (6, 9)
-    (BuildParams(lanes=8, log_core=5, channels=8), 6, 16),      # (6, 10) unsupported: fallback
+    (BuildParams(lanes=8, log_core=5, channels=8), 6, 16),      # (6, 10) unsupported: through a size between
     (BuildParams(lanes=8, log_core=5, channels=8), 7, 8),       # up to the largest size
     (BuildParams(lanes=8, log_core=5, channels=8), 9, 2),
     (BuildParams(lanes=4, log_core=4, channels=4), 4, 8),       # (4, 7)
-    (BuildParams(lanes=4, log_core=4, channels=4), 4, 16),      # (4, 8) unsupported: fallback
+    (BuildParams(lanes=4, log_core=4, channels=4), 4, 16),      # (4, 8) unsupported: through a size between
     (BuildParams(lanes=4, log_core=4, channels=4), 5, 8),       # (5, 8)
     (BuildParams(lanes=4, log_core=4, channels=4), 2, 4),       # M below the native range: staged values
     (BuildParams(lanes=4, log_core=4, channels=4), 7, 1),       # blowup 1: the pair (7, 7)
@@ -641,11 +641,13 @@ LDE_CASES = [
 @pytest.mark.parametrize("params, log_m, blowup", LDE_CASES,
                          ids=[f"{p.tag()}-M2^{m}-x{b}" for p, m, b in LDE_CASES])
 def test_lde_at_the_edges_of_the_lde_pairs(tmp_path, params, log_m, blowup):
-    """A (3, M) batch: chained on the card (no coefficients to the host) exactly when lde_pairs has
-    (m, t), else the counted fallback; the same result either way, the golden model's."""
-    from nantucket.hw.model.layout import lde_pairs
+    """A (3, M) batch: chained on the card (no coefficients to the host) exactly when lde_path finds a
+    chain of pairs lde_pairs has (every native M), else the counted fallback; the same result either way,
+    the golden model's."""
+    from nantucket.host.api.resident import lde_path
+    from nantucket.hw.model.regmap import RegisterMap
     log_t = log_m + (blowup.bit_length() - 1)
-    chained = (log_m, log_t) in lde_pairs(params)
+    chained = lde_path(RegisterMap(params), log_m, log_t) is not None
     fake, dev = open_fake_xrt(tmp_path, params)
     values = rand_points((3, 1 << log_m), seed=log_m * 7 + blowup)
     with dev:
@@ -662,12 +664,16 @@ def test_lde_at_the_edges_of_the_lde_pairs(tmp_path, params, log_m, blowup):
 @pytest.mark.parametrize("blowup", [8, 16], ids=["chained", "fallback"])
 def test_lde_of_a_resident_bit_reversed_array(tmp_path, blowup):
     """values resident and bit-reversed in the input placement (left so by an "nr" transform): chained,
-    they come back once from where they sit; in the fallback ((4, 8) is not a pair of L4_k4_C4) the inverse
-    runs on the card in their own buffers after one counted relayout to natural order, the coefficients come
-    back, a forward run restores the values in place. Either way a is unchanged and the result exact."""
+    they come back once from where they sit; in the fallback (a kernel without the coset, so the coset NTT
+    is the host's around a staged run) the inverse runs on the card in their own buffers after one counted
+    relayout to natural order, the coefficients come back, a forward run restores the values in place.
+    Either way a is unchanged and the result exact."""
     params = BuildParams(lanes=4, log_core=4, channels=4)
     chained = blowup == 8
-    fake, dev = open_fake_xrt(tmp_path, params)
+    fake = FakePyxrt()
+    xclbin = write_xclbin(tmp_path / "nantucket.xclbin", params)
+    dev = nantucket.open("xrt", params=params, xclbin=xclbin, pyxrt_module=fake, timeout_s=5.0, progress=False,
+                         kernel_computes=frozenset({"inverse", "batch"} | ({"coset"} if chained else set())))
     x = rand_points((2, 16), seed=blowup)
     with dev:
         a = dev.ntt(dev.asarray(x), order="nr")
@@ -675,8 +681,10 @@ def test_lde_of_a_resident_bit_reversed_array(tmp_path, blowup):
         ext = dev.lde(a, blowup, BIG_SHIFT)
         row = x.nbytes
         assert dev.relayouts == (0 if chained else 1)
-        assert dev.transfers["from-device"] - before["from-device"] == (row if chained else 2 * row)
-        assert dev.transfers["to-device"] - before["to-device"] == (row if chained else row + blowup * row)
+        # the fallback: the relayout (a row each way), the coefficients back, the zero-extended staged run
+        # (blowup rows each way) and its result to the card
+        assert dev.transfers["from-device"] - before["from-device"] == (row if chained else 2 * row + blowup * row)
+        assert dev.transfers["to-device"] - before["to-device"] == (row if chained else row + 2 * blowup * row)
         got, values = ext.numpy(), a.numpy()
     assert np.array_equal(values, nantucket.ntt(x, order="nr")), "lde changed its input"
     assert np.array_equal(got, ref_lde(values, blowup, BIG_SHIFT))

@@ -143,6 +143,27 @@ def reference_lde(x, field, axis, ext, blowup, shift):
     return array_of(rows, axis, ext, x.ndim == (1 if ext is None else 2), x.dtype)
 
 
+def points_axis(a: np.ndarray, axis: int, ext: int | None) -> int:
+    """The array axis holding the points (``axis`` counts the axes that are not the limbs)."""
+    return axis % (a.ndim - (ext is not None))
+
+
+def reversed_points(a: np.ndarray, axis: int, ext: int | None) -> np.ndarray:
+    """``a`` with every polynomial's points in bit-reversed order (its own inverse)."""
+    ax = points_axis(a, axis, ext)
+    n = a.shape[ax]
+    return np.take(a, [rev(i, n.bit_length() - 1) for i in range(n)], axis=ax)
+
+
+def reference_lde_ordered(x, field, axis, ext, blowup, shift, order):
+    """(evaluations, coefficients) of lde(x, ..., order=order, return_coeffs=True): the values' order
+    undone, the natural-order interpolant's coefficients and its evaluations, the result's order applied."""
+    natural = reversed_points(x, axis, ext) if order[0] == "r" else x
+    coeffs = reference(natural, field, axis, ext, inverse=True)
+    evals = reference_lde(natural, field, axis, ext, blowup, shift)
+    return (reversed_points(evals, axis, ext) if order[1] == "r" else evals), coeffs
+
+
 def points(shape, field, seed):
     p = SPEC[field][0]
     dtype = np.uint64 if p > 2**32 else np.uint32
@@ -231,6 +252,24 @@ def test_lde_evaluates_the_interpolant_on_the_coset(field, axis, ext, blowup):
         a = dev.asarray(x, axis=axis, ext=d)
         again = dev.lde(a, blowup, SHIFT)           # a device array's own axis and ext
         assert np.array_equal(again.numpy(), want)
+
+
+@pytest.mark.parametrize("field", FIELDS)
+@pytest.mark.parametrize("axis, ext, order", [(0, "ext", "nr"), (-1, "ext", "rr"), (0, None, "rn"), (0, 3, "nn")])
+def test_lde_orders_and_coefficients_keep_the_shape(field, axis, ext, order):
+    """lde's order and return_coeffs with axis and ext: the evaluations in the values' layout, each
+    polynomial's points in the result's order, and the coefficients (natural order) in the values' shape,
+    axis and limbs; from host points and from a device array of them alike."""
+    d = EXT[field][0] if ext == "ext" else ext
+    x = points(shaped(8, 2, axis, d), field, seed=len(order) + (d or 0))
+    want, want_c = reference_lde_ordered(x, field, axis, d, 2, SHIFT, order)
+    with nantucket.open("model", field=field) as dev:
+        out, coeffs = dev.lde(x, 2, SHIFT, order=order, return_coeffs=True, axis=axis, ext=d)
+        assert out.shape == want.shape and out.ext == d and out.axis == (0 if axis == 0 else 1)
+        assert coeffs.shape == x.shape and coeffs.dtype == x.dtype and coeffs.flags.c_contiguous
+        assert np.array_equal(coeffs, want_c) and np.array_equal(out.numpy(), want)
+        again, coeffs2 = dev.lde(dev.asarray(x, axis=axis, ext=d), 2, SHIFT, order=order, return_coeffs=True)
+        assert np.array_equal(coeffs2, want_c) and np.array_equal(again.numpy(), want)
 
 
 # -- bad input ---------------------------------------------------------------------------------------
@@ -336,6 +375,50 @@ def test_xrt_arrays_are_resident_and_the_layout_step_reads_and_writes_in_place(t
         assert np.array_equal(out, model.lde(x, 2, SHIFT, axis=axis, ext=d).numpy())
 
 
+@pytest.mark.parametrize("field", FIELDS)
+@pytest.mark.parametrize("axis, ext, b, order, computes", [
+    (0, "ext", 3, "nr", None), (0, "ext", 2, "rn", None), (0, 3, 2, "rr", None), (-1, "ext", 2, "nr", None)])
+def test_xrt_lde_orders_and_coefficients_with_axis_and_ext(tmp_path, field, axis, ext, b, order, computes):
+    """The LDE chained on the stand-in card with the orders in the layout step and the coefficients
+    brought back, for columns of extension elements (an element's limbs split over kernel calls for D = 3
+    and 4: 2 LDE transforms per call) and a kernel without the inverse (the coefficients through the
+    host): the values read in place, the result and the coefficients in the values' layout, resident and
+    then transformed back on the card without a relayout."""
+    d = EXT[field][0] if ext == "ext" else ext
+    p = small_params(field)
+    x = points(shaped(1 << (p.min_log_n + 1), b, axis, d), field, seed=b + len(order))
+    want, want_c = reference_lde_ordered(x, field, axis, d, 2, SHIFT, order)
+    fake = FakePyxrt()
+    xclbin = write_xclbin(tmp_path / "nantucket.xclbin", p)
+    options = {} if computes is None else {"kernel_computes": computes}
+    with nantucket.open("xrt", params=p, xclbin=xclbin, pyxrt_module=fake, field=field, timeout_s=5.0,
+                        progress=False, **options) as dev:
+        wide = x.astype(np.uint64)
+        ups = []
+        upload = dev.backend.upload
+
+        def spy_upload(bufs, rows, **kw):
+            ups.append(rows)
+            return upload(bufs, rows, **kw)
+        dev.backend.upload = spy_upload
+        out, coeffs = dev.lde(wide, 2, SHIFT, order=order, return_coeffs=True, axis=axis, ext=d)
+        if computes is None:
+            assert "LDE ran on the card" in dev.backend.report["Host work"]
+            assert ups and all(np.shares_memory(r, wide) for r in ups), "a copy went to the scatter"
+        assert out.resident and out.shape == want.shape and out.axis == (0 if axis == 0 else 1) and out.ext == d
+        assert coeffs.shape == x.shape and coeffs.dtype == x.dtype
+        assert np.array_equal(coeffs, want_c)
+        assert np.array_equal(out.numpy(), want)
+        dev.intt(out, coset=SHIFT, order=order[1] + "n")        # back to the coefficients, zero-extended
+        if computes is None:
+            assert dev.relayouts == 0
+        back = out.numpy()
+    ax = points_axis(x, axis, d)
+    m = x.shape[ax]
+    assert np.array_equal(np.take(back, range(m), axis=ax), want_c)
+    assert not np.take(back, range(m, 2 * m), axis=ax).any()
+
+
 # -- the sim card (kernel RTL in Verilator): the small builds of tests/test_api.py and test_kernel_fields31.py
 
 SIM_BUILDS = {
@@ -348,7 +431,8 @@ SIM_BUILDS = {
 @pytest.mark.parametrize("field", list(SIM_BUILDS))
 def test_sim_card_transforms_columns_and_extension_limbs(field):
     """On the simulated kernel: columns of extension elements forward with a coset and a bit-reversed
-    output, back, an lde, and a (B, N) row batch of extension elements: every result the reference's."""
+    output, back, an lde (also with a bit-reversed result and the coefficients back), and a (B, N) row
+    batch of extension elements: every result the reference's."""
     d = EXT[field][0]
     x = points((16, 2, d), field, seed=1)           # 2 columns of 16 elements
     rows = points((2, 16, d), field, seed=2)
@@ -359,6 +443,9 @@ def test_sim_card_transforms_columns_and_extension_limbs(field):
         dev.intt(a, coset=SHIFT, order="rn")
         assert np.array_equal(a.numpy(), x)
         assert np.array_equal(dev.lde(x, 2, SHIFT, axis=0, ext=d).numpy(), reference_lde(x, field, 0, d, 2, SHIFT))
+        out, coeffs = dev.lde(x, 2, SHIFT, axis=0, ext=d, order="nr", return_coeffs=True)
+        want, want_c = reference_lde_ordered(x, field, 0, d, 2, SHIFT, "nr")
+        assert np.array_equal(coeffs, want_c) and np.array_equal(out.numpy(), want)
         assert np.array_equal(dev.ntt(rows, ext=d, inverse=True).numpy(), reference(rows, field, -1, d, inverse=True))
 
 

@@ -63,7 +63,8 @@ def test_json_report_is_one_object(pair, capsys):
     report = json.loads(out)
     assert out.count("\n") == 1 and err == ""
     assert report["verdict"] == "PASSED" and report["n"] == 64 and report["mismatch_count"] == 0
-    assert {"read", "to-device", "kernel", "from-device"} <= set(report["timings_s"])
+    # the model has no kernel: its compute phase is CPU time
+    assert {"read", "to-device", "cpu", "from-device"} <= set(report["timings_s"])
 
 
 def test_json_mismatches_name_index_and_location(pair, tmp_path, capsys, chatty):
@@ -295,3 +296,63 @@ def test_sim_run_of_a_batch_reports_the_cycles_of_every_call(tmp_path, monkeypat
         f"{30 * ideal} NTT cycles over 2 calls (3.000 x the {10 * ideal}-cycle ideal of 10 x 2^5 points)"
     assert report["device_report"]["Kernel calls"] == "2 calls, batch 10 (split: at most 8 per call), flags coset"
     assert "coset" not in report["device_report"]["Host work"]
+
+
+def test_sim_lde_reports_every_step_and_the_link(tmp_path, monkeypatch, capsys):
+    """An LDE (--blowup 16 from 2^4 on L4_k4_C4, whose (4, 8) pair goes through 2^5) on the sim backend
+    (its kernel stubbed): chained on the card, no host work in any step; the steps' calls and cycles add up
+    to the run's; the end-to-end projection adds the bytes moved at the platform's link rates."""
+    import nantucket.sim.cosim
+    from nantucket.hw.model.platform import pcie_seconds
+    monkeypatch.setattr(nantucket.sim.cosim, "SimulatedKernel", _CountingKernel)
+    monkeypatch.chdir(tmp_path)
+    inp, exp = tmp_path / "in.txt", tmp_path / "exp.txt"
+    flags = ["--blowup", "16", "--coset", "7", "--order", "out=rev", "--batch", "2"]
+    assert main(["points", "4", str(inp), str(exp), *flags]) == 0
+    capsys.readouterr()
+    build = ["--backend", "sim", "--lanes", "4", "--log-core", "4", "--channels", "4"]
+    assert main(["run", str(inp), str(exp), *build, *flags, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdict"] == "PASSED" and report["direction"] == "lde" and report["blowup"] == 16
+    steps = report["steps"]
+    assert [s["step"] for s in steps] == ["inverse", "zero-extension", "coset forward"]
+    assert all(s["where"] == "card" and s["host_work"].startswith("none") for s in steps)
+    # per batch element: the 2^4 inverse, a forward and an inverse run at 2^5, the 2^8 coset NTT
+    assert [s["kernel_calls"] for s in steps] == [2, 4, 2]
+    cycles = lambda log_n: 3 * 2 * (1 << log_n) // 8        # the stub's cycles of one element
+    assert [s["cycles"] for s in steps] == [2 * cycles(4), 2 * (2 * cycles(5)), 2 * cycles(8)]
+    assert report["kernel_cycles"] == sum(s["cycles"] for s in steps)
+    moved = report["transfers_bytes"]
+    assert moved == {"to-device": 2 * 16 * 8, "from-device": 2 * 256 * 8}
+    assert report["projected_kernel_s"] == pytest.approx(report["kernel_cycles"] / 464e6)
+    assert report["projected_pcie_s"] == pytest.approx(pcie_seconds(moved["to-device"], moved["from-device"]))
+    assert report["projected_end_to_end_s"] == pytest.approx(report["projected_kernel_s"] + report["projected_pcie_s"])
+    assert main(["run", str(inp), str(exp), *build, *flags]) == 0
+    out = capsys.readouterr().out
+    assert "Step 3 coset fwd.. 2^8, on the card, 2 kernel calls" in out
+    assert "End to end........ " in out and "Kernel only....... " in out
+
+
+def test_model_lde_report_says_the_host_did_it_all(tmp_path, capsys):
+    """On the model every step is the host's CPU, and there is no kernel time to project."""
+    inp, exp = tmp_path / "in.bin", tmp_path / "exp.bin"
+    assert main(["points", "5", str(inp), str(exp), "--blowup", "4"]) == 0
+    capsys.readouterr()
+    assert main(["run", str(inp), str(exp), "--blowup", "4", "--order", "in=rev", "--json"]) == 1
+    assert main(["points", "5", str(inp), str(exp), "--blowup", "4", "--order", "in=rev"]) == 0
+    capsys.readouterr()
+    assert main(["run", str(inp), str(exp), "--blowup", "4", "--order", "in=rev", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [s["where"] for s in report["steps"]] == ["host"] * 3
+    assert all(s["cpu_s"] is not None and "golden model" in s["host_work"] for s in report["steps"])
+    assert report["projected_end_to_end_s"] is None and "kernel" not in report["timings_s"]
+
+
+def test_blowup_refuses_inverse_and_a_wrong_expected_size(tmp_path, capsys):
+    inp, exp = tmp_path / "in.txt", tmp_path / "exp.txt"
+    assert main(["points", "4", str(inp), str(exp), "--blowup", "2", "--inverse"]) == 2
+    assert main(["points", "4", str(inp), str(exp), "--blowup", "3"]) == 2
+    assert main(["points", "4", str(inp), str(exp)]) == 0
+    assert main(["run", str(inp), str(exp), "--blowup", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "--blowup" in err and "power of two" in err and "an LDE with --blowup 2 gives 32" in err

@@ -29,10 +29,11 @@ the memory the machine has available (host/memory.py).
 """
 
 import threading
+import time
 
 import numpy as np
 
-from nantucket.host.backend_base import CardDriver, ResidentArrays, keywords_checked
+from nantucket.host.backend_base import CardDriver, ResidentArrays, keywords_checked, step_record
 from nantucket.host.backends import Backend, ModelBackend, backend_options, make_backend
 from nantucket.host.memory import check_fits
 from nantucket.hw.model import field as F
@@ -192,8 +193,10 @@ class Device:
         """Transform every row of the storage; returns the storage holding the result."""
         raise NotImplementedError
 
-    def _lde(self, store, blowup: int, shift: int):
-        """The LDE of every row of the storage as a new storage (the values' storage unchanged)."""
+    def _lde(self, store, blowup: int, shift: int, order: str = "nn", coeffs: bool = False):
+        """The LDE of every row of the storage as a new storage (the values' storage unchanged), its input
+        and output orders ``order``; returns (the storage, the (B, M) coefficients as host rows, natural
+        order, or None without ``coeffs``)."""
         raise NotImplementedError
 
     def _values_store(self, rows: np.ndarray):
@@ -232,16 +235,20 @@ class Device:
         return self._call(check_wait(wait), lambda: self._ntt_plan(a, True, coset, order, axis, ext))
 
     @keywords_checked("Device.lde")
-    def lde(self, values, blowup: int, shift: int, *, axis: int | None = None, ext: int | None = None,
-            wait: bool = True) -> DeviceArray:
+    def lde(self, values, blowup: int, shift: int, *, order: str = "nn", return_coeffs: bool = False,
+            axis: int | None = None, ext: int | None = None, wait: bool = True):
         """Low-degree extension, as one sequence on the device; returns a new DeviceArray.
 
-        values: the M evaluations of a polynomial of degree < M on the M-th roots of unity (natural
-        order), 1-D or a (B, M) batch; the result holds its evaluations on the coset
-        shift * <w_(blowup*M)>, natural order: inverse NTT of size M, zero-extension to blowup*M,
-        coset NTT with the shift. values is left unchanged. axis, ext: as for :meth:`ntt` (the result has
-        the same ones)."""
-        return self._call(check_wait(wait), lambda: self._lde_plan(values, blowup, shift, axis, ext))
+        values: the M evaluations of a polynomial of degree < M on the M-th roots of unity, 1-D or a
+        (B, M) batch; the result holds its evaluations on the coset shift * <w_(blowup*M)>: inverse NTT
+        of size M, zero-extension to blowup*M, coset NTT with the shift. ``order``: the values' order then
+        the result's ("nn", the default; "nr": bit-reversed evaluations, a Merkle tree's leaves; "rn",
+        "rr"), composed into the layout step where the data is on a card. ``return_coeffs``: return
+        (evaluations, coefficients), the coefficients (natural order, a numpy array of the values' shape,
+        axis and ext) the inverse step computed. axis, ext: as for :meth:`ntt` (the result has the same
+        ones). values is left unchanged."""
+        return self._call(check_wait(wait), lambda: self._lde_plan(values, blowup, shift, order, return_coeffs,
+                                                                   axis, ext))
 
     @keywords_checked("Device.numpy")
     def numpy(self, a, *, wait: bool = True) -> np.ndarray:
@@ -354,10 +361,14 @@ class Device:
             steps["upload"] = lambda: self._fill(arr, points)
         return _Plan("intt" if inverse else "ntt", steps, writes=[arr], array=arr)
 
-    def _lde_plan(self, values, blowup, shift, axis=None, ext=None) -> _Plan:
+    def _lde_plan(self, values, blowup, shift, order="nn", return_coeffs=False, axis=None, ext=None) -> _Plan:
         self._check_open()
         blowup = C.check_blowup(blowup)
         shift = C.check_shift(shift, "shift", self.field)
+        order = C.check_order(order)
+        if not isinstance(return_coeffs, (bool, np.bool_)):
+            raise TypeError(f"return_coeffs: expected True or False, got {type(return_coeffs).__name__} "
+                            f"{return_coeffs!r:.60}")
         points, layout = self._own_or_points(values, "values", axis, ext)
         shape = layout.shape if layout.plain else layout.rows_shape     # rows of N points
         C.check_lde_pair(shape[-1], blowup, "values", self.field)
@@ -375,7 +386,9 @@ class Device:
                 store = self._store_of(src, "values")
             else:
                 store = self._values_store(layout.view(points))
-            out._store = self._lde(store, blowup, shift)
+            out._store, coeffs = self._lde(store, blowup, shift, order, bool(return_coeffs))
+            if return_coeffs:
+                return out, _in_layout(coeffs, layout, self.field.dtype)
             return out
         return _Plan("lde", {"kernel": lde}, reads=[src] if src is not None else [], writes=[out], array=out)
 
@@ -460,6 +473,14 @@ def _check_layout(arr: DeviceArray, axis, ext, name: str) -> None:
     arr._layout.check_same(axis, ext, name)
 
 
+def _in_layout(rows: np.ndarray, layout: C.Shape, dtype) -> np.ndarray:
+    """(R, N) host rows as a new array of ``layout``'s shape (its points axis, its limbs) and ``dtype``."""
+    out = np.empty(layout.shape, dtype=dtype)
+    view = layout.view(out)
+    np.copyto(view, rows.reshape(view.shape), casting="unsafe")
+    return out
+
+
 def _contiguous_rows(rows: np.ndarray) -> np.ndarray:
     """A new C-contiguous (R, N) uint64 copy of (R, N) or (E, D, N) rows of any strides (one pass)."""
     out = np.empty((rows.size // rows.shape[-1], rows.shape[-1]), dtype=np.uint64)
@@ -471,6 +492,10 @@ def _shape_text(shape: tuple[int, ...]) -> str:
     """(8, 2^20) -> '8 x 2^20 points'; (2^31,) -> '2^31 points'."""
     n = f"2^{shape[-1].bit_length() - 1}"
     return f"{shape[0]} x {n} points" if len(shape) > 1 else f"{n} points"
+
+
+#: What the model device's host computes: everything
+_MODEL_WORK = "all of it (the golden model on this host's CPU)"
 
 
 class ModelDevice(Device):
@@ -491,7 +516,12 @@ class ModelDevice(Device):
         np.copyto(out, rows.reshape(out.shape), casting="unsafe")
 
     def _transform(self, rows, inverse, coset, order):
-        return T.transform(rows, self._rows_ntt, inverse, coset, order, self.field)
+        t0 = time.process_time()
+        out = T.transform(rows, self._rows_ntt, inverse, coset, order, self.field)
+        self.backend.steps = [step_record("transform", rows.shape[1].bit_length() - 1, cpu_s=time.process_time() - t0,
+                                          host_work=_MODEL_WORK)]
+        self.backend.report["Host work"] = _MODEL_WORK
+        return out
 
     # The model's peak allocations, measured with tracemalloc (numpy reports its buffers) and rounded up:
     # a transform holds about three arrays of the whole size at once (the bit-reversed or scaled copy, the
@@ -520,8 +550,12 @@ class ModelDevice(Device):
         return (2 * 8 * total + 3 * 8 * total * blowup
                 + max(self._row_temps(m, total, True), self._row_temps(t, total * blowup, False)))
 
-    def _lde(self, rows, blowup, shift):
-        return T.lde(rows, self._rows_ntt, blowup, shift, self.field)
+    def _lde(self, rows, blowup, shift, order="nn", coeffs=False):
+        steps: list[dict] = []
+        out, c = T.lde(rows, self._rows_ntt, blowup, shift, self.field, order, steps)
+        self.backend.steps = steps
+        self.backend.report["Host work"] = _MODEL_WORK
+        return out, (c if coeffs else None)
 
     def _rows_ntt(self, rows, inverse):
         out = np.empty_like(rows)
@@ -632,56 +666,171 @@ class BackendDevice(Device):
     def _values_store(self, rows):
         return rows                         # the LDE moves host values itself (each path counts its own)
 
-    def _lde(self, store, blowup, shift):
-        """On a card, when the kernel takes the pair of sizes (RegisterMap.lde_pair_ok) and computes the
-        inverse and the coset: the values to the card once (a resident array's through the host: there is
-        no copy between buffer sets on the card) and the two runs chained there. Otherwise the coefficients
-        come from :meth:`_coefficients`, and the coset NTT runs on the card when the size is native there
-        (only the M points' units written when the pair is supported), else as one staged run."""
+    def _call_driver(self, n: int) -> CardDriver | None:
+        """The driver for the runs of one call of n points per row (host.backend_base.ResidentArrays.
+        call_driver: the sim backend runs an LDE on its card although its arrays stay staged)."""
+        if not isinstance(self.backend, ResidentArrays):
+            return None
+        driver = self.backend.call_driver(n)
+        return driver if isinstance(driver, CardDriver) else None
+
+    def _lde(self, store, blowup, shift, order="nn", coeffs=False):
+        """On a card, when the kernel computes the inverse and the coset and the build chains 2^m to 2^t
+        (RS.lde_path: directly, or through sizes between where the pair itself is not placed evenly): the
+        values to the card once (a resident array's through the host: there is no copy between buffer sets
+        on the card) and every run chained there, the orders in the layout step; with ``coeffs`` the
+        inverse's coefficients come back between the runs. Otherwise the coefficients come from
+        :meth:`_coefficients`, and the coset NTT runs on the card when the size is native there (only the M
+        points' units written when the pair is supported), else as one staged run. A backend whose
+        arrays stay staged (sim) gets the result back at once. Fills ``backend.steps``."""
         resident = isinstance(store, RS.ResidentRows)
         m = store.n if resident else store.shape[-1]
         log_m, log_t = m.bit_length() - 1, (m * blowup).bit_length() - 1
-        driver = self._driver(m * blowup)
+        keeps = self._driver(m * blowup) is not None       # the result stays on the card
+        driver = self._call_driver(m * blowup)
         on_card = driver is not None and self._in_kernel(driver, False, shift)
-        if on_card and self._in_kernel(driver, True, None) and driver.rmap.lde_pair_ok(log_m, log_t):
+        path = RS.lde_path(driver.rmap, log_m, log_t) if on_card and self._in_kernel(driver, True, None) else None
+        before = self.backend.calls_made()
+        if path is not None:
             rows = self._fetch(store) if resident else store
-            out = RS.lde_chained(driver, rows, log_t, shift)
+            tags: list[str] = []
+            out, c = self._chunked(keeps, driver, log_t, rows, lambda part: RS.lde_chained(
+                driver, part, log_t, shift, path=path, reverse_in=order[0] == "r", reverse_out=order[1] == "r",
+                coeffs=coeffs, on_run=lambda step, run: tags.append(step)))
             self._count("to-device", rows.nbytes)
-            work = (f"none (the LDE ran on the card: the 2^{log_m}-point inverse chained into the "
-                    f"2^{log_t}-point coset NTT)")
-            calls = (f"{2 * len(out.chunks)} calls: {len(out.chunks)} x (2^{log_m} inverse chained into "
-                     f"2^{log_t} coset), batch {out.rows}")
+            if c is not None:
+                self._count("from-device", c.nbytes)
+            hops = " -> ".join(f"2^{s}" for s in path)
+            zero = ("on the card: the inverse writes the coefficients as the zero-extended input of the next "
+                    "size (chain_log_n), which reads only them (input_log_m)"
+                    + (f"; through {hops}, a forward and an inverse run at each size between (the build "
+                       f"cannot place 2^{log_m} points evenly in a 2^{log_t}-point input)" if len(path) > 2 else ""))
+            steps = self._card_steps(driver, tags, log_m, log_t, {
+                "inverse": "none" if not coeffs else "none (the coefficients come back: an inverse kept at "
+                           f"2^{log_m} and a forward run restoring the values, then the chained inverse)",
+                "zero-extension": "none (" + zero + ")", "coset forward": "none"})
+            work = (f"none (the LDE ran on the card: the 2^{log_m}-point inverse chained into the 2^{log_t}-point "
+                    f"coset NTT{', through ' + hops if len(path) > 2 else ''}"
+                    f"{'; the coefficients brought back' if coeffs else ''})")
+            per = len(tags) // len(out.chunks)
+            through = f" through {', '.join(f'2^{s}' for s in path[1:-1])}" if len(path) > 2 else ""
+            calls = (f"{len(tags)} calls: {len(out.chunks)} x (2^{log_m} inverse chained{through} into 2^{log_t} coset"
+                     f"{f', {per} runs' if per != 2 else ''}), batch {out.rows}")
+            if not keeps:
+                self.backend.report["Host work"] = work
+                self.backend.report["Kernel calls"] = calls
+                self.backend.note_steps(steps)
+                self._count("from-device", out.rows_host.nbytes)
+                return out.rows_host, c
         else:
-            coeffs = self._coefficients(store)
+            c, inv_where = self._coefficients(store, order[0] == "r"), "card"
+            inv_calls = self.backend.calls_made() - before
+            # asked again: the inverse may have run on another build of a staged backend
+            driver = self._call_driver(m * blowup)
+            on_card = driver is not None and self._in_kernel(driver, False, shift)
             if not on_card:
-                return self._place(self._run(T.zero_extend(coeffs, blowup), False, shift, "nn"))
-            out, moved = RS.coset_padded(driver, coeffs, log_t, shift)
+                mid = self.backend.calls_made()
+                out = self._run(T.zero_extend(c, blowup), False, shift, "n" + order[1])
+                self.backend.steps = [
+                    step_record("inverse", log_m, where=inv_where, kernel_calls=inv_calls),
+                    step_record("zero-extension", log_t, host_work=f"the coefficients zero-extended on the host "
+                                f"to 2^{log_t} points (the coefficients came back, the zeros go to the device)"),
+                    step_record("coset forward", log_t, where="card", kernel_calls=self.backend.calls_made() - mid)]
+                self._fill_cycles(self.backend.steps, driver)
+                self.backend.note_steps(self.backend.steps)
+                return self._place(out), (c if coeffs else None)
+            padded = driver.rmap.lde_pair_ok(log_m, log_t)
+            mid = self.backend.calls_made()
+            out, moved = RS.coset_padded(driver, c, log_t, shift)
+            for chunk in out.chunks:
+                chunk.placement = ("input", order[1] == "r")
             self._count("to-device", moved)
             calls = None
-            work = (f"the coefficients through the host, zero-extended on the card (input_log_m = {log_m})"
-                    if driver.rmap.lde_pair_ok(log_m, log_t) else
-                    "the coefficients through the host, zero-extended there (the build cannot place "
-                    f"2^{log_m} points in a 2^{log_t}-point input)")
-        self.backend.note_resident(out.n, out.rows, len(out.chunks), False, shift, "nn")
+            why = ("the kernel computes no inverse" if not self._in_kernel(driver, True, None) else
+                   f"2^{log_m} points are below the kernel's native sizes")
+            work = (f"the coefficients through the host ({why}), zero-extended on the card (input_log_m = {log_m})"
+                    if padded else f"the coefficients through the host ({why}), zero-extended there")
+            self.backend.steps = [
+                step_record("inverse", log_m, where=inv_where, kernel_calls=inv_calls,
+                            host_work="none (the coefficients come to the host)"),
+                step_record("zero-extension", log_t, where="card" if padded else "host",
+                            host_work="none (the host writes only the coefficients' units; the kernel reads "
+                                      f"them zero-extended, input_log_m = {log_m})" if padded else
+                                      f"the coefficients zero-extended on the host to 2^{log_t} points"),
+                step_record("coset forward", log_t, where="card", kernel_calls=self.backend.calls_made() - mid)]
+            steps = self.backend.steps
+            self._fill_cycles(steps, driver)
+        self.backend.note_resident(out.n, out.rows, len(out.chunks), False, shift, "n" + order[1])
         self.backend.report["Host work"] = work
         if calls is not None:
             self.backend.report["Kernel calls"] = calls
-        return out
+        self.backend.note_steps(steps)
+        if not keeps:                       # a staged backend: the result comes back now
+            rows = RS.download_rows(out)
+            out.release()
+            self._count("from-device", rows.nbytes)
+            return rows, (c if coeffs else None)
+        return out, (c if coeffs else None)
 
-    def _coefficients(self, store) -> np.ndarray:
-        """The inverse NTT of the values' rows, as host rows: a resident array's on the card in its own
-        buffers (then restored there by a forward run: ntt(intt(v)) = v, nothing uploaded), else one
-        staged Backend.run."""
+    def _chunked(self, keeps: bool, driver, log_t: int, rows, run):
+        """``run(rows)`` -> (ResidentRows, coefficients or None) on the card; for a backend whose arrays
+        stay staged (sim: its simulated HBM holds one buffer set at a time) a chunk of the largest batch at
+        a time (RS.parts: views of ``rows``, (R, N) or (E, D, N)), each brought back and released before
+        the next (``rows_host`` of the result, (R, N))."""
+        if keeps:
+            return run(rows)
+        outs, cs, chunks = [], [], []
+        for r0, part in RS.parts(driver, rows, log_t):     # (R, N) rows or an (E, D, N) view: whole rows
+            out, c = run(part)
+            outs.append(RS.download_rows(out))
+            chunks += [RS.Chunk(r0 + ch.row0, ch.rows, None) for ch in out.chunks]
+            out.release()
+            cs.append(c)
+        done = RS.ResidentRows(driver, 1 << log_t, chunks)      # released: only what ran where, for the report
+        done.rows_host = np.concatenate(outs) if len(outs) > 1 else outs[0]
+        got = None if cs[0] is None else (np.concatenate(cs) if len(cs) > 1 else cs[0])
+        return done, got
+
+    def _card_steps(self, driver, tags: list[str], log_m: int, log_t: int, work: dict) -> list[dict]:
+        """The step records of kernel runs tagged in order with their steps (RS.lde_runs)."""
+        cycles = self.backend.call_cycles(len(tags))
+        steps = []
+        for name, size in (("inverse", log_m), ("zero-extension", log_t), ("coset forward", log_t)):
+            mine = [cy for tag, cy in zip(tags, cycles) if tag == name]
+            steps.append(step_record(name, size, where="card", kernel_calls=len(mine), host_work=work[name]))
+            if mine and all(cy is not None for cy in mine):
+                steps[-1]["cycles"] = sum(mine)
+                steps[-1]["projected_s"] = sum(mine) / (driver.params.ntt_mhz * 1e6)
+        return steps
+
+    def _fill_cycles(self, steps: list[dict], driver) -> None:
+        """The cycles of the steps' kernel calls (the last ones made, in the steps' order), where counted."""
+        total = sum(st["kernel_calls"] for st in steps)
+        cycles = self.backend.call_cycles(total)
+        i = 0
+        for st in steps:
+            mine = cycles[i:i + st["kernel_calls"]]
+            i += st["kernel_calls"]
+            if mine and all(cy is not None for cy in mine) and driver is not None:
+                st["cycles"] = sum(mine)
+                st["projected_s"] = sum(mine) / (driver.params.ntt_mhz * 1e6)
+
+    def _coefficients(self, store, reverse_in: bool = False) -> np.ndarray:
+        """The inverse NTT of the values' rows (bit-reversed order with ``reverse_in``), as host rows: a
+        resident array's on the card in its own buffers (then restored there by a forward run:
+        ntt(intt(v)) = v, nothing uploaded), else one staged Backend.run."""
         if not isinstance(store, RS.ResidentRows) or not self._in_kernel(store.driver, True, None):
             rows = self._fetch(store) if isinstance(store, RS.ResidentRows) else store
-            return self._run(rows, True, None, "nn")
+            return self._run(rows, True, None, "rn" if reverse_in else "nn")
         driver, parts, moved = store.driver, [], False
         for chunk in store.chunks:
-            moved |= self._relayout(store, chunk, RS.INPUT_NATURAL)
+            moved |= self._relayout(store, chunk, ("input", reverse_in))
             driver.execute_run(chunk.bufs, Run.of(store.log_n, inverse=True, batch=chunk.rows,
                                                   chain_log_n=store.log_n))
+            chunk.placement = RS.INPUT_NATURAL          # the coefficients, natural order
             parts.append(RS.download_rows(store, [chunk]))
             driver.execute_run(chunk.bufs, Run.of(store.log_n, batch=chunk.rows, chain_log_n=store.log_n))
+            chunk.placement = ("input", reverse_in)     # the values again, where they were
         self.relayouts += moved
         coeffs = np.concatenate(parts) if len(parts) > 1 else parts[0]
         self._count("from-device", coeffs.nbytes)

@@ -33,8 +33,8 @@ from nantucket.hw.model.run import Run
 
 from .transforms import zero_extend
 
-__all__ = ["Chunk", "ResidentRows", "upload_rows", "download_rows", "relayout", "INPUT_NATURAL",
-           "lde_chained", "coset_padded"]
+__all__ = ["Chunk", "ResidentRows", "parts", "upload_rows", "download_rows", "relayout", "INPUT_NATURAL",
+           "lde_chained", "lde_path", "lde_runs", "coset_padded"]
 
 #: The placement asarray() puts points in, and every transform leaves them in: the kernel's input,
 #: natural order.
@@ -79,7 +79,7 @@ def _row_count(part: np.ndarray) -> int:
     return part.size // part.shape[-1]
 
 
-def _parts(driver, rows: np.ndarray, log_n: int):
+def parts(driver, rows: np.ndarray, log_n: int):
     """(row0, part) of the chunks of at most the kernel's largest batch of 2^log_n points. ``rows``: (R, N)
     rows, or an (E, D, N) view of E elements' D extension limbs (row e * D + l; host/api/checks.Shape):
     its chunks are whole elements where D fits in a batch, else the limbs of one element; every part is a
@@ -113,12 +113,12 @@ def _rows_of(view: np.ndarray, r0: int, rows: int) -> np.ndarray | None:
 
 
 def upload_rows(driver, rows: np.ndarray) -> ResidentRows:
-    """New buffers holding the (B, N) ``rows`` (or an (E, D, N) view: :func:`_parts`; any strides: the
+    """New buffers holding the (B, N) ``rows`` (or an (E, D, N) view: :func:`parts`; any strides: the
     layout step reads them in place) placed as the kernel's natural-order input."""
     n = rows.shape[-1]
     layout = driver.layout_for(n.bit_length() - 1)
     chunks = []
-    for r0, part in _parts(driver, rows, layout.log_n):
+    for r0, part in parts(driver, rows, layout.log_n):
         bufs = driver.allocate(layout, _row_count(part))
         driver.upload(bufs, part)
         chunks.append(Chunk(r0, _row_count(part), bufs))
@@ -142,9 +142,8 @@ def download_rows(store: ResidentRows, chunks=None, out: np.ndarray | None = Non
             for i, r in enumerate(range(c.row0, c.row0 + c.rows)):
                 out[r // d, r % d] = part[i]
         return out
-    parts = [store.driver.download(c.bufs, c.rows, buffer=c.placement[0], reverse=c.placement[1])
-             for c in chunks]
-    return np.concatenate(parts) if len(parts) != 1 else parts[0]
+    got = [store.driver.download(c.bufs, c.rows, buffer=c.placement[0], reverse=c.placement[1]) for c in chunks]
+    return np.concatenate(got) if len(got) != 1 else got[0]
 
 
 def relayout(store: ResidentRows, chunk: Chunk, placement: tuple[str, bool]) -> int:
@@ -156,24 +155,75 @@ def relayout(store: ResidentRows, chunk: Chunk, placement: tuple[str, bool]) -> 
     return rows.nbytes
 
 
-def lde_chained(driver, rows: np.ndarray, log_t: int, shift: int) -> ResidentRows:
-    """The LDE of the (B, M) host ``rows`` (or an (E, D, M) view: :func:`_parts`) (evaluations, natural order) to 2^log_t points on the coset
-    ``shift``, as a new resident array in the natural input placement. Per chunk: buffers sized for
-    2^log_t points, the M points uploaded where a 2^m-point run reads them, then two runs with nothing
-    between them: the inverse (``chain_log_n`` = t: the coefficients land as the zero-extended input of
-    the 2^t-point run) and the coset NTT (``input_log_m`` = m; ``chain_log_n`` = t keeps the result in
-    the input placement). Needs ``driver.rmap.lde_pair_ok(m, t)``."""
+def lde_path(rmap, log_m: int, log_t: int) -> list[int] | None:
+    """The sizes an LDE from 2^log_m to 2^log_t points chains through on the card: [m, s1, ..., t] with
+    every consecutive pair one the build places (``rmap.lde_pair_ok``), the fewest kernel cycles first
+    (a hop through s costs a forward and an inverse run of 2^s points), or None when no such chain
+    exists (a size outside the native range). [m, t] is the direct chain of two runs."""
+    if not (rmap.log_n_supported(log_m) and rmap.log_n_supported(log_t)) or log_t < log_m:
+        return None
+    if rmap.lde_pair_ok(log_m, log_t):
+        return [log_m, log_t]
+    # cheapest chain over the sizes between: cost of a hop through s ~ 2 x 2^s points
+    best: dict[int, tuple[int, list[int]]] = {log_m: (0, [log_m])}
+    for s in range(log_m + 1, log_t + 1):
+        options = [(cost + (0 if s == log_t else 2 << s), path + [s]) for r, (cost, path) in best.items()
+                   if rmap.lde_pair_ok(r, s)]
+        if options:
+            best[s] = min(options)
+    return best[log_t][1] if log_t in best else None
+
+
+def lde_runs(path: list[int], shift: int, batch: int, *, coeffs_back: bool = False) -> list[tuple[str, Run]]:
+    """The kernel runs of a chained LDE along ``path`` (:func:`lde_path`), each with the step it belongs to
+    ("inverse", "zero-extension", "coset forward"): the 2^m inverse writing the coefficients as the
+    zero-extended input of the next size; at every size s between, a forward run (the evaluations on the
+    2^s-th roots, read zero-extended) and an inverse one writing the 2^s coefficients (their upper part
+    zero) as the next size's input: the zero-extension done on the card; then the 2^t coset NTT reading
+    the zero-extended input, its result left in the input placement. ``coeffs_back``: the inverse first
+    keeps the coefficients in the 2^m input placement (where the host reads exactly the M points), then a
+    forward run of the same size restores the values before the chained inverse (kernel runs of 2^m points
+    instead of moving 2^s zero-extended points over the link)."""
+    m, t = path[0], path[-1]
+    runs = []
+    if coeffs_back:
+        runs += [("inverse", Run.of(m, inverse=True, batch=batch, chain_log_n=m)),
+                 ("inverse", Run.of(m, batch=batch, chain_log_n=m))]
+    runs.append(("inverse", Run.of(m, inverse=True, batch=batch, chain_log_n=path[1])))
+    for prev, s, nxt in zip(path, path[1:], path[2:]):
+        runs += [("zero-extension", Run.of(s, batch=batch, input_log_m=prev, chain_log_n=s)),
+                 ("zero-extension", Run.of(s, inverse=True, batch=batch, chain_log_n=nxt))]
+    runs.append(("coset forward", Run.of(t, coset=shift, batch=batch, input_log_m=path[-2], chain_log_n=t)))
+    return runs
+
+
+def lde_chained(driver, rows: np.ndarray, log_t: int, shift: int, *, path: list[int] | None = None,
+                reverse_in: bool = False, reverse_out: bool = False, coeffs: bool = False, on_run=None):
+    """The LDE of the (B, M) host ``rows`` (or an (E, D, M) view: :func:`parts`; any strides: the layout
+    step reads them in place) (evaluations; bit-reversed order with ``reverse_in``) to
+    2^log_t points on the coset ``shift``, as a new resident array in the input placement (its order
+    bit-reversed with ``reverse_out``: the layout tables, no pass). Per chunk: buffers sized for 2^log_t
+    points, the M points uploaded where a 2^m-point run reads them, then the runs of :func:`lde_runs`
+    along ``path`` (default the direct pair, which needs ``driver.rmap.lde_pair_ok(m, t)``) with nothing
+    between them but, with ``coeffs``, the download of the coefficients. ``on_run(step, run)`` is called
+    after each kernel run. Returns the array, and the (B, M) coefficients (natural order) or None."""
     log_m = rows.shape[-1].bit_length() - 1
+    path = [log_m, log_t] if path is None else path
     layout = driver.layout_for(log_t)
-    chunks = []
-    for r0, part in _parts(driver, rows, log_t):
+    chunks, got = [], []
+    for r0, part in parts(driver, rows, log_t):
         batch = _row_count(part)
         bufs = driver.allocate(layout, batch)
-        driver.upload(bufs, part)
-        driver.execute_run(bufs, Run.of(log_m, inverse=True, batch=batch, chain_log_n=log_t))
-        driver.execute_run(bufs, Run.of(log_t, coset=shift, batch=batch, input_log_m=log_m, chain_log_n=log_t))
-        chunks.append(Chunk(r0, batch, bufs))
-    return ResidentRows(driver, 1 << log_t, chunks)
+        driver.upload(bufs, part, reverse=reverse_in)
+        for i, (step, run) in enumerate(lde_runs(path, shift, batch, coeffs_back=coeffs)):
+            driver.execute_run(bufs, run)
+            if on_run is not None:
+                on_run(step, run)
+            if coeffs and i == 0:
+                got.append(driver.download(bufs, batch, buffer="input", log_n=log_m))
+        chunks.append(Chunk(r0, batch, bufs, ("input", bool(reverse_out))))
+    return ResidentRows(driver, 1 << log_t, chunks), (None if not coeffs else np.concatenate(got) if len(got) > 1
+                                                      else got[0])
 
 
 def coset_padded(driver, coeffs: np.ndarray, log_t: int, shift: int) -> tuple[ResidentRows, int]:
@@ -185,7 +235,7 @@ def coset_padded(driver, coeffs: np.ndarray, log_t: int, shift: int) -> tuple[Re
     extended = driver.rmap.lde_pair_ok(log_m, log_t)
     layout = driver.layout_for(log_t)
     chunks, moved = [], 0
-    for r0, part in _parts(driver, coeffs, log_t):
+    for r0, part in parts(driver, coeffs, log_t):
         bufs = driver.allocate(layout, part.shape[0])
         if extended:
             moved += driver.upload_padded(bufs, part)
@@ -205,9 +255,20 @@ def chained_lde_blowups(params) -> dict[int, list[int]]:
             for m in range(params.min_log_n, params.max_log_n + 1)}
 
 
-def chained_lde_table(params) -> str:
-    """``chained_lde_blowups`` as the markdown table of docs/api.md (one row per M)."""
-    lines = ["| M | blowups chained on the card |", "|---|---|"]
-    for m, blowups in chained_lde_blowups(params).items():
-        lines.append(f"| 2^{m} | {', '.join(str(b) for b in blowups) or 'none (1 only)'} |")
+def chained_lde_table(params, blowups=(2, 4, 8, 16)) -> str:
+    """The markdown table of docs/api.md: for each native M of the build ``params`` and each blowup, the
+    kernel runs of the LDE chained on the card per chunk (:func:`lde_path`, :func:`lde_runs`): 2 where the
+    build places the pair itself, 2 more for each size between; "-" where blowup x M is past the build's
+    largest transform."""
+    from nantucket.hw.model.regmap import RegisterMap
+    rmap = RegisterMap(params)
+    lines = ["| M | " + " | ".join(f"blowup {b}" for b in blowups) + " |", "|---|" + "---|" * len(blowups)]
+    for m in range(params.min_log_n, params.max_log_n + 1):
+        cells = []
+        for b in blowups:
+            path = lde_path(rmap, m, m + b.bit_length() - 1)
+            cells.append("-" if path is None else
+                         f"{2 * len(path) - 2}" + (f" (via {', '.join(f'2^{s}' for s in path[1:-1])})"
+                                                   if len(path) > 2 else ""))
+        lines.append(f"| 2^{m} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -16,10 +16,12 @@ the host driver's layout step (orders); on a card the LDE's zero extension is th
 build cannot place and the staged devices (docs/api.md, "The LDE on the card").
 """
 
+import time
 from typing import Callable
 
 import numpy as np
 
+from nantucket.host.backend_base import step_record
 from nantucket.hw.model import field as F
 from nantucket.hw.model.ntt import bit_reverse_indices, log2_exact
 
@@ -76,10 +78,30 @@ def zero_extend(rows: np.ndarray, blowup: int) -> np.ndarray:
 
 
 def lde(rows: np.ndarray, rows_ntt: RowsNtt, blowup: int, shift: int,
-        field: F.Field = F.DEFAULT_FIELD) -> np.ndarray:
+        field: F.Field = F.DEFAULT_FIELD, order: str = "nn", steps: list | None = None):
     """Low-degree extension of every row of a (B, M) array of evaluations on the M-th roots of unity:
-    their interpolating polynomials evaluated on the coset shift * <w_(blowup*M)>, natural order."""
+    their interpolating polynomials evaluated on the coset shift * <w_(blowup*M)>. ``order``: the
+    values' order then the result's (n natural, r bit-reversed). Returns (the (B, blowup M) result, the
+    (B, M) coefficients, natural order). ``steps``: a list that gets one record per step (inverse,
+    zero-extension, coset forward) with its CPU seconds (:func:`host.backend_base.step_record`)."""
+    m, t = rows.shape[1], rows.shape[1] * blowup
+    log_m, log_t = m.bit_length() - 1, t.bit_length() - 1
+    t0 = time.process_time()
+    if order[0] == "r":
+        rows = bit_reverse(rows)
     coeffs = rows_ntt(rows, True)
-    extended = np.zeros((rows.shape[0], rows.shape[1] * blowup), dtype=np.uint64)
-    extended[:, :rows.shape[1]] = coset_scale(coeffs, shift, field)     # the zeros scale to zeros
-    return rows_ntt(extended, False)
+    t1 = time.process_time()
+    extended = np.zeros((rows.shape[0], t), dtype=np.uint64)
+    extended[:, :m] = coset_scale(coeffs, shift, field)     # the zeros scale to zeros
+    t2 = time.process_time()
+    out = rows_ntt(extended, False)
+    if order[1] == "r":
+        out = bit_reverse(out)
+    t3 = time.process_time()
+    if steps is not None:
+        work = "all of it (the golden model on the CPU)"
+        steps += [step_record("inverse", log_m, host_work=work, cpu_s=t1 - t0),
+                  step_record("zero-extension", log_t, host_work=f"{work}, with the coset scale g^j",
+                              cpu_s=t2 - t1),
+                  step_record("coset forward", log_t, host_work=work, cpu_s=t3 - t2)]
+    return out, coeffs

@@ -20,7 +20,7 @@ from nantucket.hw.model.record import CYCLE_WORDS, StatusRecord
 from nantucket.hw.model.run import Run
 from nantucket.hw.flow.build_root import build_base
 from nantucket.host.backend_base import (Backend, CardDriver, ResidentArrays, check_build_field, check_params,
-                                        keywords_checked)
+                                        keywords_checked, step_record)
 from nantucket.host.kernel_plan import KERNEL_TRANSFORMS, plan_transform
 
 from . import identity
@@ -344,6 +344,8 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
                                     "orders are part of the placement)")
         self.report["Kernel size"] = kernel_size_text(layout.log_n, n)
         self.report["Kernel calls"] = kernel_calls_text(rows.shape[0], limit, len(outs), plan.run(1).flags)
+        self.steps = [step_record("transform", layout.log_n, where="card and host" if plan.host_work() else "card",
+                                  kernel_calls=len(outs), host_work=", ".join(plan.host_work()) or "none")]
         self.kernel_log_n = layout.log_n
         self._last_run = (plan, layout, limit)
         self._report_measured()
@@ -383,10 +385,14 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self.report["Kernel size"] = kernel_size_text(log_n, n)
         self.report["Kernel calls"] = kernel_calls_text(rows, self.batch_limit(log_n), calls, plan.run(1).flags)
         self.report["Host work"] = "none (the points stayed on the card)"
+        self.steps = [step_record("transform", log_n, where="card", kernel_calls=calls)]
         self.timings = {}               # no host phases: the caller times its own calls
         self.kernel_log_n = log_n
         self._last_run = (plan, self.layout_for(log_n), self.batch_limit(log_n))
         self._report_measured()
+
+    def calls_made(self) -> int:
+        return len(self.kernel_runs)
 
     def locate(self, index: int) -> str | None:
         """Where output point ``index`` (of the flattened result) of the last run sat in HBM: the kernel
