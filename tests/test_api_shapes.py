@@ -377,7 +377,8 @@ def test_xrt_arrays_are_resident_and_the_layout_step_reads_and_writes_in_place(t
 
 @pytest.mark.parametrize("field", FIELDS)
 @pytest.mark.parametrize("axis, ext, b, order, computes", [
-    (0, "ext", 3, "nr", None), (0, "ext", 2, "rn", None), (0, 3, 2, "rr", None), (-1, "ext", 2, "nr", None)])
+    (0, "ext", 3, "nr", None), (0, "ext", 2, "rn", None), (0, 3, 2, "rr", None), (-1, "ext", 2, "nr", None),
+    (0, "ext", 3, "nr", frozenset({"coset", "batch"}))])
 def test_xrt_lde_orders_and_coefficients_with_axis_and_ext(tmp_path, field, axis, ext, b, order, computes):
     """The LDE chained on the stand-in card with the orders in the layout step and the coefficients
     brought back, for columns of extension elements (an element's limbs split over kernel calls for D = 3

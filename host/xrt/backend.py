@@ -312,8 +312,8 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self._check_open()
         self._runs.check_not_stuck()
         x = F.as_u64(points)
-        if x.size and x.max() >= F.P:          # one read pass; reduce only when needed
-            x = F.vcanon(x)
+        if x.size and x.max() >= self.field.p:     # one read pass; reduce only when needed
+            x = self.field.vcanon(x)
         if x.ndim not in (1, 2) or x.size == 0:
             raise UnsupportedSize(f"points: expected a 1-D array or a (B, N) batch, got shape {x.shape}")
         rows = x.reshape(-1, x.shape[-1])
@@ -322,7 +322,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         if reason:
             raise UnsupportedSize(reason)
         layout = self.layout_for(self.kernel_size(n))
-        plan = plan_transform(n, layout.log_n, inverse, coset, order, self.kernel_computes)
+        plan = plan_transform(n, layout.log_n, inverse, coset, order, self.kernel_computes, self.field)
         sink, limit = progress_sink(self._progress_opt, rows.size), self.batch_limit(layout.log_n)
         times, outs = np.zeros(3), []
         self._records.clear()
@@ -381,7 +381,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
 
     def note_resident(self, n, rows, calls, inverse, coset, order) -> None:
         log_n = n.bit_length() - 1
-        plan = plan_transform(n, log_n, inverse, coset, order, self.kernel_computes)
+        plan = plan_transform(n, log_n, inverse, coset, order, self.kernel_computes, self.field)
         self.report["Kernel size"] = kernel_size_text(log_n, n)
         self.report["Kernel calls"] = kernel_calls_text(rows, self.batch_limit(log_n), calls, plan.run(1).flags)
         self.report["Host work"] = "none (the points stayed on the card)"
