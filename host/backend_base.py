@@ -225,8 +225,9 @@ class CardDriver(abc.ABC):
 
     @abc.abstractmethod
     def download(self, bufs, batch: int, *, reverse: bool = False, buffer: str = "output", sink=None,
-                 log_n: int | None = None) -> np.ndarray:
-        """The first ``batch`` rows of ``buffer`` in ``bufs``, as a new (batch, N) host array."""
+                 log_n: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        """The first ``batch`` rows of ``buffer`` in ``bufs``, as a new (batch, N) host array (or written
+        into ``out``, any strided array of batch x N points, and returned)."""
 
     @abc.abstractmethod
     def execute_run(self, bufs, run) -> None:

@@ -53,38 +53,102 @@ def _regions(layout: HbmLayout, view: np.ndarray, batch: int) -> np.ndarray:
     return layout.channel_words(view)[: batch * words].reshape(batch, words)
 
 
+def _lead(rows: np.ndarray) -> tuple[int, int]:
+    """(batch, N) of rows whose last axis holds the N points and whose leading axes, in C order, count
+    the batch elements (a (B, N) array, or an (E, D, N) view: element e's D limbs)."""
+    if rows.ndim < 2:
+        raise ValueError(f"rows: expected a (B, N) array of rows, got shape {rows.shape}")
+    return int(np.prod(rows.shape[:-1])), rows.shape[-1]
+
+
+#: Rows per block of a strided scatter (:func:`scatter_rows`): 16 points of each row of an (N, B) matrix
+#: are 128 contiguous bytes, two cache lines, read once.
+STRIDED_BLOCK_ROWS = 16
+
+
 def scatter_rows(layout: HbmLayout, rows: np.ndarray, buffers, *, buffer: str = "input",
                  reverse: bool = False) -> None:
     """Place the (B, N) ``rows`` as ``buffer`` into the per-channel arrays ``buffers`` (indexable by HBM
     channel, each holding at least B regions), row e in region e; ``reverse``: the rows are in
     bit-reversed order. Touches only the channels the buffer uses. Rows of another integer type than the
-    field's point words (uint64 rows of a 31-bit field) are converted on the way, in the same pass."""
+    field's point words (uint64 rows of a 31-bit field) are converted on the way, in the same pass.
+
+    ``rows`` may be any strided view, read where it is: the transpose of an (N, B) matrix whose columns
+    are the polynomials, or an (E, D, N) view (more leading axes count the regions in C order: the D
+    limbs of extension-field elements). The column or limb order is composed into the same pass: a view
+    whose points are not contiguous goes in blocks of STRIDED_BLOCK_ROWS rows, each read from the matrix
+    into a small scratch block (whole cache lines of every matrix row) and scattered from there, so no
+    transpose of the whole array is ever made."""
     rows = np.asarray(rows)
-    batch, n = rows.shape
+    batch, n = _lead(rows)
     if n != layout.n_points:
         raise ValueError(f"rows: expected rows of {layout.n_points} points, got shape {rows.shape}")
+    if rows.strides[-1] == rows.itemsize or batch == 1:
+        _scatter_block(layout, rows, buffers, buffer, reverse, 0, batch)
+        return
+    inner = batch // rows.shape[0]                  # rows per index of the first axis (the limbs)
+    per = max(1, STRIDED_BLOCK_ROWS // inner)
+    scratch = np.empty((per,) + rows.shape[1:], dtype=rows.dtype)
+    for i0 in range(0, rows.shape[0], per):
+        part = rows[i0:i0 + per]
+        block = scratch[:part.shape[0]]
+        np.copyto(block, part)
+        _scatter_block(layout, block, buffers, buffer, reverse, i0 * inner, batch)
+
+
+def _scatter_block(layout: HbmLayout, rows: np.ndarray, buffers, buffer: str, reverse: bool, r0: int,
+                   batch: int) -> None:
+    """:func:`scatter_rows` of rows r0 .. r0 + len(rows) of a ``batch``."""
+    count, n = _lead(rows)
+    lead = rows.shape[:-1]
     lanes = layout.unit_points
+
+    def regions(ch):
+        return _regions(layout, buffers[ch], batch)[r0:r0 + count]
     if reverse:
         def one(item):
             ch, idx = item
-            np.take(rows, idx, axis=1, out=_regions(layout, buffers[ch], batch), mode="wrap")
+            np.take(rows, idx, axis=-1, out=regions(ch).reshape(lead + (-1,)), mode="wrap")
         each_channel(one, point_table(layout, buffer).items(), rows.size)
         return
-    units_of = rows.reshape(batch, n // lanes, lanes)
+    units_of = rows.reshape(lead + (n // lanes, lanes))       # a view: only the last axis splits
 
     def one_natural(item):
         ch, units = item
-        dst = _regions(layout, buffers[ch], batch).reshape(batch, units.size, lanes)
-        np.take(units_of, units, axis=1, out=dst, mode="wrap")
+        dst = regions(ch).reshape(lead + (units.size, lanes))
+        np.take(units_of, units, axis=-2, out=dst, mode="wrap")
     each_channel(one_natural, layout.unit_table(buffer).items(), rows.size)
 
 
 def gather_rows(layout: HbmLayout, buffers, batch: int, *, buffer: str = "output",
-                reverse: bool = False) -> np.ndarray:
+                reverse: bool = False, out: np.ndarray | None = None) -> np.ndarray:
     """The (B, N) points of ``buffer`` in the first ``batch`` regions of the per-channel arrays
     ``buffers``, as a new array of the field's point words (uint64, or uint32 in a 31-bit field;
-    bit-reversed order with ``reverse``)."""
+    bit-reversed order with ``reverse``).
+
+    ``out``: write them there instead and return it: any writable array of B x N points whose last axis
+    holds the points (leading axes: the regions in C order), of any strides and integer dtype, such as the
+    transpose of an (N, B) matrix or an (E, D, N) view of extension limbs; the gather writes each point
+    straight to its place (no separate transpose pass)."""
     n, lanes = layout.n_points, layout.unit_points
+    if out is not None:
+        got_batch, got_n = _lead(out)
+        if (got_batch, got_n) != (batch, n):
+            raise ValueError(f"out: expected {batch} rows of {n} points, got shape {out.shape}")
+        lead = out.shape[:-1]
+        if reverse:
+            def one_out(item):
+                ch, idx = item
+                out[..., idx] = _regions(layout, buffers[ch], batch).reshape(lead + (-1,))
+            each_channel(one_out, point_table(layout, buffer).items(), out.size)
+            return out
+        units_out = out.reshape(lead + (n // lanes, lanes))     # a view: only the last axis splits
+
+        def one_out_natural(item):
+            ch, units = item
+            units_out[..., units, :] = _regions(layout, buffers[ch], batch).reshape(lead + (units.size, lanes))
+        each_channel(one_out_natural, layout.unit_table(buffer).items(), out.size)
+        return out
     out = np.empty((batch, n), dtype=layout.point_dtype)
     if reverse:
         def one(item):

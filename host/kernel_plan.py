@@ -14,7 +14,8 @@ orders into the placement at no cost. What is left for the host is only what the
   with g^j before (forward) or g^(-j) after (inverse).
 
 When the host touches the points before or after the kernel, it does the orders there too (the data is
-on the host anyway); otherwise they go to the layout step.
+on the host anyway); otherwise they go to the layout step. Every product the host computes is in the
+plan's field (the build's: Goldilocks, BabyBear, KoalaBear), on the uint64 rows the driver holds.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class TransformPlan:
     kernel_coset: bool          # FLAG_COSET with shift ``coset``
     host_before: bool           # the host prepares the rows (order, coset scale, padding) before the kernel
     host_after: bool            # the host finishes the rows (padding, inverse, coset scale, order) after it
+    field: F.Field = F.DEFAULT_FIELD    # the field of the host's products (the build's)
 
     @property
     def padded(self) -> bool:
@@ -85,7 +87,7 @@ class TransformPlan:
         if self.order[0] == "r":
             rows = rows[:, bit_reverse_indices(n.bit_length() - 1)]
         if self.coset is not None and not self.inverse and not self.kernel_coset:
-            rows = F.vmul(rows, F.powers(self.coset, n))
+            rows = self.field.vmul(rows, self.field.powers(self.coset, n))
         if self.padded:
             padded = np.zeros((rows.shape[0], 1 << self.log_n), dtype=np.uint64)
             padded[:, :n] = rows
@@ -96,15 +98,15 @@ class TransformPlan:
         """The kernel's (B, N) natural-order output as the (B, n) result (only when ``host_after``)."""
         if not self.host_after:
             return rows
-        n, big = self.n, 1 << self.log_n
+        n, big, f = self.n, 1 << self.log_n, self.field
         if self.padded:
             rows = rows[:, :: big // n]
             if self.kernel_inverse:
-                rows = F.vmul(rows, np.uint64(big // n))
+                rows = f.vmul(rows, np.uint64(big // n))
         if self.inverse and not self.kernel_inverse:
-            rows = F.vmul(rows[:, (-np.arange(n)) % n], np.uint64(F.inv(n)))
+            rows = f.vmul(rows[:, (-np.arange(n)) % n], np.uint64(f.inv(n)))
         if self.coset is not None and self.inverse and not self.kernel_coset:
-            rows = F.vmul(rows, F.powers(F.inv(self.coset), n))
+            rows = f.vmul(rows, f.powers(f.inv(self.coset), n))
         if self.order[1] == "r":
             rows = rows[:, bit_reverse_indices(n.bit_length() - 1)]
         return np.ascontiguousarray(rows)
@@ -120,17 +122,19 @@ class TransformPlan:
 
 
 def plan_transform(n: int, log_n: int, inverse: bool, coset: int | None, order: str,
-                   kernel_computes=KERNEL_TRANSFORMS) -> TransformPlan:
-    """The split of a request of n-point rows on a kernel running 2^log_n points (n <= 2^log_n)."""
+                   kernel_computes=KERNEL_TRANSFORMS, field: F.Field = F.DEFAULT_FIELD) -> TransformPlan:
+    """The split of a request of n-point rows on a kernel running 2^log_n points (n <= 2^log_n), the
+    host's part computed in ``field`` (the build's)."""
     if order not in ORDERS:
         raise ValueError(f"order: expected one of {', '.join(ORDERS)} (input then output; n natural, "
                          f"r bit-reversed), got {order!r}")
-    if coset is not None and not 0 < coset < F.P:
-        raise ValueError(f"coset: the shift must satisfy 0 < g < p, got {coset}")
+    if coset is not None and not 0 < coset < field.p:
+        raise ValueError(f"coset: the shift must satisfy 0 < g < p (the {field.name} modulus p = {field.p}), "
+                         f"got {coset}")
     padded = n < 1 << log_n
     k_inv = inverse and "inverse" in kernel_computes
     k_coset = (coset is not None and "coset" in kernel_computes
                and (not inverse or (k_inv and not padded)))
     before = padded or (coset is not None and not inverse and not k_coset)
     after = padded or (inverse and not k_inv) or (coset is not None and inverse and not k_coset)
-    return TransformPlan(n, log_n, inverse, coset, order, k_inv, k_coset, before, after)
+    return TransformPlan(n, log_n, inverse, coset, order, k_inv, k_coset, before, after, field)

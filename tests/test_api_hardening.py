@@ -55,12 +55,12 @@ XRT_OPTIONS = "params, xclbin, device, pyxrt_module, field, layout, timeout_s, p
 NTT_XRT_OPTIONS = "params, xclbin, device, pyxrt_module, layout, timeout_s, progress, kernel_computes"
 
 TYPOS = [  # (call, the message's start, its unknown keyword, its valid list)
-    (lambda: nantucket.ntt(X8, cosett=7), "ntt", "cosett", "inverse, coset, order, backend, field, params"),
-    (lambda: nantucket.ntt(X8, invrese=True), "ntt", "invrese", "inverse, coset, order, backend, field, params"),
-    (lambda: nantucket.intt(X8, ordr="rr"), "intt", "ordr", "coset, order, backend, field, params"),
-    (lambda: nantucket.intt(X8, inverse=True), "intt", "inverse", "coset, order, backend, field, params"),
+    (lambda: nantucket.ntt(X8, cosett=7), "ntt", "cosett", "inverse, coset, order, axis, ext, backend, field, params"),
+    (lambda: nantucket.ntt(X8, invrese=True), "ntt", "invrese", "inverse, coset, order, axis, ext, backend, field, params"),
+    (lambda: nantucket.intt(X8, ordr="rr"), "intt", "ordr", "coset, order, axis, ext, backend, field, params"),
+    (lambda: nantucket.intt(X8, inverse=True), "intt", "inverse", "coset, order, axis, ext, backend, field, params"),
     (lambda: nantucket.ntt(X8, backend="xrt", xclbn="a.xclbin"), "ntt", "xclbn",
-     "inverse, coset, order, backend, field, " + NTT_XRT_OPTIONS),
+     "inverse, coset, order, axis, ext, backend, field, " + NTT_XRT_OPTIONS),
     (lambda: nantucket.open("sim", parms=SMALL), r"open\('sim'\)", "parms", SIM_OPTIONS),
     (lambda: nantucket.open("model", refesh=False), r"open\('model'\)", "refesh", "params, field"),
     (lambda: nantucket.open("model", refresh=False), r"open\('model'\)", "refresh", "params, field"),
@@ -90,12 +90,12 @@ def test_device_methods_refuse_unknown_keywords_and_leave_the_data():
     with nantucket.open("model") as dev:
         a = dev.asarray(X8)
         for call, what, valid in [
-                (lambda: dev.ntt(a, cosett=7), "Device.ntt", "a, inverse, coset, order, wait"),
-                (lambda: dev.ntt(a, invrese=True), "Device.ntt", "a, inverse, coset, order, wait"),
-                (lambda: dev.intt(a, ordr="rr"), "Device.intt", "a, coset, order, wait"),
-                (lambda: dev.intt(a, inverse=False), "Device.intt", "a, coset, order, wait"),
-                (lambda: dev.asarray(X8, copy=True), "Device.asarray", "x, wait"),
-                (lambda: dev.lde(a, 2, 7, shfit=3), "Device.lde", "values, blowup, shift, order, return_coeffs, wait"),
+                (lambda: dev.ntt(a, cosett=7), "Device.ntt", "a, inverse, coset, order, axis, ext, wait"),
+                (lambda: dev.ntt(a, invrese=True), "Device.ntt", "a, inverse, coset, order, axis, ext, wait"),
+                (lambda: dev.intt(a, ordr="rr"), "Device.intt", "a, coset, order, axis, ext, wait"),
+                (lambda: dev.intt(a, inverse=False), "Device.intt", "a, coset, order, axis, ext, wait"),
+                (lambda: dev.asarray(X8, copy=True), "Device.asarray", "x, axis, ext, wait"),
+                (lambda: dev.lde(a, 2, 7, shfit=3), "Device.lde", "values, blowup, shift, order, return_coeffs, axis, ext, wait"),
                 (lambda: a.numpy(copy=False), "DeviceArray.numpy", "wait"),
                 (lambda: dev.close(force=True), "Device.close", "none")]:
             with pytest.raises(TypeError, match=rf"^{what}: unknown keyword '\w+' \(valid: {valid}\)"):

@@ -12,15 +12,18 @@ from .opening import open as open_device
 __all__ = ["ntt", "intt"]
 
 
-def ntt(x, *, inverse: bool = False, coset: int | None = None, order: str = "nn", backend: str = "model",
-        field="goldilocks", **options) -> np.ndarray:
+def ntt(x, *, inverse: bool = False, coset: int | None = None, order: str = "nn", axis: int = -1,
+        ext: int | None = None, backend: str = "model", field="goldilocks", **options) -> np.ndarray:
     """The NTT of x over ``field``, as a new numpy array of x's shape and the field's dtype (uint64 for
     Goldilocks, uint32 for the 31-bit fields BabyBear and KoalaBear).
 
     x: numpy uint64 array (uint32 too for a 31-bit field) or list of ints, 1-D (N points) or 2-D (B rows
     of N points, each row transformed), values in [0, p), N a power of two up to 2^(the field's
     2-adicity). inverse: the inverse NTT (with the 1/N scale). coset: shift g, 0 < g < p, or None.
-    order: "nn", "nr", "rn", "rr" (input then output order, n = natural, r = bit-reversed). field: a
+    order: "nn", "nr", "rn", "rr" (input then output order, n = natural, r = bit-reversed). axis: the
+    axis of each polynomial's points (-1: rows, the default; 0: the columns of an (N, B) matrix). ext: D,
+    the trailing axis holds the D limbs of extension-field elements, transformed limb by limb (axis counts
+    the other axes); see docs/api.md "Shapes". field: a
     preset's name (hw.model.field.FIELDS: goldilocks, goldilocks-plonky2, babybear, koalabear) or a
     Field. backend and options: as for :func:`nantucket.open`.
 
@@ -28,25 +31,26 @@ def ntt(x, *, inverse: bool = False, coset: int | None = None, order: str = "nn"
     the backend takes included (TypeError naming it and the valid ones); for several transforms on one
     device (sim and xrt start a simulator or open a card) use :func:`nantucket.open`.
     """
-    _check_keywords("ntt", ("inverse", "coset", "order", "backend", "field"), backend, options)
+    _check_keywords("ntt", ("inverse", "coset", "order", "axis", "ext", "backend", "field"), backend, options)
     if isinstance(x, DeviceArray):
         raise TypeError("x: a DeviceArray is transformed by its device: use dev.ntt(a) (or a.numpy())")
     field = C.check_field(field)
-    points = C.as_points(x, "x", field)
+    points, layout = C.as_shaped(x, "x", field, axis, ext)
     inverse = C.check_inverse(inverse)
     coset = None if coset is None else C.check_shift(coset, "coset", field)
     order = C.check_order(order)
     with open_device(backend, field=field, **options) as dev:
-        a = dev.asarray(points)
+        a = dev.asarray(points, axis=layout.axis, ext=layout.ext)
         dev.ntt(a, inverse=inverse, coset=coset, order=order)
         return a.numpy()
 
 
-def intt(x, *, coset: int | None = None, order: str = "nn", backend: str = "model", field="goldilocks",
-         **options) -> np.ndarray:
+def intt(x, *, coset: int | None = None, order: str = "nn", axis: int = -1, ext: int | None = None,
+         backend: str = "model", field="goldilocks", **options) -> np.ndarray:
     """The inverse NTT of x: ``ntt(x, inverse=True, ...)``."""
-    _check_keywords("intt", ("coset", "order", "backend", "field"), backend, options)
-    return ntt(x, inverse=True, coset=coset, order=order, backend=backend, field=field, **options)
+    _check_keywords("intt", ("coset", "order", "axis", "ext", "backend", "field"), backend, options)
+    return ntt(x, inverse=True, coset=coset, order=order, axis=axis, ext=ext, backend=backend, field=field,
+               **options)
 
 
 def _check_keywords(what: str, own: tuple[str, ...], backend, options: dict) -> None:

@@ -120,8 +120,12 @@ def _w_opened(uid):
 class ClusterArray:
     """An array whose rows live on the cluster's workers: ``parts`` [(worker, key, rows)], in row order."""
 
-    def __init__(self, device: "ClusterDevice", parts: list, shape: tuple[int, ...]):
-        self._device, self._parts, self.shape = device, parts, shape
+    def __init__(self, device: "ClusterDevice", parts: list, shape: tuple[int, ...], layout: C.Shape | None = None):
+        self._device, self._parts, self.shape = device, parts, tuple(shape)
+        self._layout = layout if layout is not None else C.Shape.rows_of(self.shape)
+
+    axis = property(lambda self: self._layout.axis)
+    ext = property(lambda self: self._layout.ext)
 
     device = property(lambda self: self._device)
     dtype = property(lambda self: self._device.field.dtype)
@@ -222,38 +226,40 @@ class ClusterDevice:
             r0 += n
         return parts
 
-    def _put(self, x, name, op, kw, blowup=1):
-        points = self._points(x, name)
-        rows = points.reshape(-1, points.shape[-1])
-        parts = self._split(rows.shape[0])
-        tasks = [_Task(_w_put, (self._spec, points if points.ndim == 1 else rows[r0:r0 + n], op, kw), w, True)
-                 for w, r0, n in parts]
+    def _put(self, x, name, op, kw, blowup=1, axis=None, ext=None):
+        """Host points split over the workers by the batch's elements (rows, or columns with axis 0; the
+        limbs of an element together), each part a contiguous copy (it is pickled anyway)."""
+        points, layout = self._points(x, name, axis, ext)
+        parts = self._split(layout.elements)
+        kw = dict(kw, axis=layout.axis, ext=layout.ext)
+        tasks = [_Task(_w_put, (self._spec, np.ascontiguousarray(layout.part(points, e0, e0 + n)), op, kw), w, True)
+                 for w, e0, n in parts]
+        out = layout.resized(layout.n * blowup)
 
         def run():
             handles = self._run(tasks)
-            return ClusterArray(self, [(w, k, n) for (w, k), (_, _, n) in zip(handles, parts)],
-                                points.shape[:-1] + (points.shape[-1] * blowup,))
+            return ClusterArray(self, [(w, k, n) for (w, k), (_, _, n) in zip(handles, parts)], out.shape, out)
         return run
 
     def _apply(self, a, op, kw, blowup=1):
         tasks = [_Task(_w_apply, (self._spec, key, op, kw), w, False) for w, key, _ in a._parts]
+        out = a._layout.resized(a._layout.n * blowup)
 
         def run():
             handles = self._run(tasks)
             if op != "lde":
                 return a
-            return ClusterArray(self, [(w, k, n) for (w, k), (_, _, n) in zip(handles, a._parts)],
-                                a.shape[:-1] + (a.shape[-1] * blowup,))
+            return ClusterArray(self, [(w, k, n) for (w, k), (_, _, n) in zip(handles, a._parts)], out.shape, out)
         return run
 
-    def _points(self, x, name):
+    def _points(self, x, name, axis=None, ext=None):
         if self.closed:
             raise RuntimeError(f"device {self.name!r} is closed")
         if isinstance(x, DeviceFuture):
             x = x.result()
         if isinstance(x, ClusterArray):
             return x
-        return C.as_points(x, name, self.field)
+        return C.as_shaped(x, name, self.field, -1 if axis is None else axis, ext)
 
     def _go(self, wait: bool, what: str, run):
         if wait:
@@ -285,34 +291,41 @@ class ClusterDevice:
     # -- the Device interface -----------------------------------------------------------------------
 
     @keywords_checked("ClusterDevice.asarray")
-    def asarray(self, x, *, wait: bool = True):
+    def asarray(self, x, *, axis: int | None = None, ext: int | None = None, wait: bool = True):
         wait = check_wait(wait)
         own = self._own(x, "x")
         if own is not None:
+            own._layout.check_same(axis, ext, "x")
             return self._go(wait, "asarray", lambda: own)
-        return self._go(wait, "asarray", self._put(x, "x", "asarray", {}))
+        return self._go(wait, "asarray", self._put(x, "x", "asarray", {}, axis=axis, ext=ext))
 
     @keywords_checked("ClusterDevice.ntt")
-    def ntt(self, a, *, inverse: bool = False, coset: int | None = None, order: str = "nn", wait: bool = True):
+    def ntt(self, a, *, inverse: bool = False, coset: int | None = None, order: str = "nn",
+            axis: int | None = None, ext: int | None = None, wait: bool = True):
         wait = check_wait(wait)
         kw = dict(inverse=C.check_inverse(inverse), order=C.check_order(order),
                   coset=None if coset is None else C.check_shift(coset, "coset", self.field))
         own = self._own(a, "a")
-        run = self._apply(own, "ntt", kw) if own is not None else self._put(a, "a", "ntt", kw)
+        if own is not None:
+            own._layout.check_same(axis, ext, "a")
+        run = self._apply(own, "ntt", kw) if own is not None else self._put(a, "a", "ntt", kw, axis=axis, ext=ext)
         return self._go(wait, "ntt", run)
 
     @keywords_checked("ClusterDevice.intt")
-    def intt(self, a, *, coset: int | None = None, order: str = "nn", wait: bool = True):
-        return self.ntt(a, inverse=True, coset=coset, order=order, wait=wait)
+    def intt(self, a, *, coset: int | None = None, order: str = "nn", axis: int | None = None,
+             ext: int | None = None, wait: bool = True):
+        return self.ntt(a, inverse=True, coset=coset, order=order, axis=axis, ext=ext, wait=wait)
 
     @keywords_checked("ClusterDevice.lde")
-    def lde(self, values, blowup: int, shift: int, *, wait: bool = True):
+    def lde(self, values, blowup: int, shift: int, *, axis: int | None = None, ext: int | None = None,
+            wait: bool = True):
         wait = check_wait(wait)
         kw = dict(blowup=C.check_blowup(blowup), shift=C.check_shift(shift, "shift", self.field))
         own = self._own(values, "values")
         if own is not None:
+            own._layout.check_same(axis, ext, "values")
             return self._go(wait, "lde", self._apply(own, "lde", kw, blowup))
-        return self._go(wait, "lde", self._put(values, "values", "lde", kw, blowup))
+        return self._go(wait, "lde", self._put(values, "values", "lde", kw, blowup, axis=axis, ext=ext))
 
     @keywords_checked("ClusterDevice.numpy")
     def numpy(self, a, *, wait: bool = True):
@@ -323,8 +336,7 @@ class ClusterDevice:
         tasks = [_Task(_w_numpy, (self._spec, key), w, False) for w, key, _ in own._parts]
 
         def run():
-            rows = self._run(tasks)
-            return rows[0] if own.ndim == 1 else np.concatenate(rows)
+            return own._layout.join(self._run(tasks))       # along the batch axis
         return self._go(wait, "numpy", run)
 
     @keywords_checked("ClusterDevice.free")

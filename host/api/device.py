@@ -84,12 +84,16 @@ class _Plan:
 
 
 class DeviceArray:
-    """A 1-D (N) or 2-D (B, N) array of field elements held by a device. Get it back with :meth:`numpy`."""
+    """A 1-D (N) or 2-D (B, N) array of field elements held by a device (or (N, B) columns with
+    ``axis`` 0, with a trailing axis of ``ext`` limbs for an extension field). Get it back with
+    :meth:`numpy`, in the same shape."""
 
-    def __init__(self, device: "Device", store, shape: tuple[int, ...]):
+    def __init__(self, device: "Device", store, shape: tuple[int, ...], layout: C.Shape | None = None):
         self._device = device
         self._store = store          # the device's own: (B, N) canonical uint64 rows, or ResidentRows
-        self.shape = shape
+        self.shape = tuple(shape)
+        #: how the shape maps onto the rows the device holds (the points axis, the limbs)
+        self._layout = layout if layout is not None else C.Shape.rows_of(self.shape)
         # for asynchronous calls (futures.py): the last job writing this array, the jobs reading it since
         self._writer = None
         self._readers: list = []
@@ -102,6 +106,17 @@ class DeviceArray:
     def resident(self) -> bool:
         """Whether the points live in the card's device buffers (else in host memory)."""
         return isinstance(self._store, RS.ResidentRows)
+
+    @property
+    def axis(self) -> int:
+        """The axis holding each polynomial's points, among the axes that are not limbs (0 for 1-D arrays and
+        columns, 1 for rows)."""
+        return self._layout.axis
+
+    @property
+    def ext(self) -> int | None:
+        """The limbs of an extension element on the trailing axis (None: base-field points)."""
+        return self._layout.ext
 
     @property
     def dtype(self) -> np.dtype:
@@ -169,6 +184,11 @@ class Device:
         """The storage's (B, N) rows as a new host array (counting what moves)."""
         raise NotImplementedError
 
+    def _fetch_into(self, store, out: np.ndarray) -> None:
+        """The storage's rows written into ``out``, a (B, N) or (E, D, N) view of the result (any strides:
+        checks.Shape.view), counting what moves."""
+        np.copyto(out, self._fetch(store).reshape(out.shape), casting="unsafe")
+
     def _transform(self, store, inverse: bool, coset, order: str):
         """Transform every row of the storage; returns the storage holding the result."""
         raise NotImplementedError
@@ -186,32 +206,37 @@ class Device:
     # -- public ------------------------------------------------------------------------------------------
 
     @keywords_checked("Device.asarray")
-    def asarray(self, x, *, wait: bool = True) -> DeviceArray:
+    def asarray(self, x, *, axis: int | None = None, ext: int | None = None, wait: bool = True) -> DeviceArray:
         """x (numpy uint64 array, uint32 for a 31-bit field, or list of ints; 1-D or 2-D; values below the
-        device field's p) as a DeviceArray on this device. A DeviceArray of this device is returned as is.
-        ``wait=False``: a DeviceFuture of it (every call takes ``wait``; see docs/api.md "Asynchronous
-        calls")."""
-        return self._call(check_wait(wait), lambda: self._asarray_plan(x))
+        device field's p) as a DeviceArray on this device, of x's shape. A DeviceArray of this device is
+        returned as is. ``axis``: the axis of each polynomial's points (-1, the default: rows; 0: the
+        columns of an (N, B) matrix); ``ext``: D, the trailing axis holds the D limbs of extension-field
+        elements (``axis`` counts the other axes); transforms of the array use both (docs/api.md,
+        "Shapes"). ``wait=False``: a DeviceFuture of it (every call takes ``wait``; see docs/api.md
+        "Asynchronous calls")."""
+        return self._call(check_wait(wait), lambda: self._asarray_plan(x, axis, ext))
 
     @keywords_checked("Device.ntt")
     def ntt(self, a, *, inverse: bool = False, coset: int | None = None, order: str = "nn",
-            wait: bool = True) -> DeviceArray:
+            axis: int | None = None, ext: int | None = None, wait: bool = True) -> DeviceArray:
         """The NTT (or with inverse=True the inverse NTT) of every row of a, in place; returns a.
         If a run fails, a keeps its previous contents (on a card: unless the kernel got to write them).
 
         coset: shift g (0 < g < p of the device's field) or None; order: "nn", "nr", "rn" or "rr" (input then output order,
-        n = natural, r = bit-reversed). See docs/api.md for the definitions. ``a`` may also be a DeviceFuture
+        n = natural, r = bit-reversed). axis, ext: as for :meth:`asarray` (a DeviceArray's own by default; a
+        different one is a ValueError). See docs/api.md for the definitions. ``a`` may also be a DeviceFuture
         of this device's array; ``wait=False`` returns a DeviceFuture."""
-        return self._call(check_wait(wait), lambda: self._ntt_plan(a, inverse, coset, order))
+        return self._call(check_wait(wait), lambda: self._ntt_plan(a, inverse, coset, order, axis, ext))
 
     @keywords_checked("Device.intt")
-    def intt(self, a, *, coset: int | None = None, order: str = "nn", wait: bool = True) -> DeviceArray:
+    def intt(self, a, *, coset: int | None = None, order: str = "nn", axis: int | None = None,
+             ext: int | None = None, wait: bool = True) -> DeviceArray:
         """The inverse NTT of every row of a, in place; returns a. Same arguments as :meth:`ntt`."""
-        return self._call(check_wait(wait), lambda: self._ntt_plan(a, True, coset, order))
+        return self._call(check_wait(wait), lambda: self._ntt_plan(a, True, coset, order, axis, ext))
 
     @keywords_checked("Device.lde")
     def lde(self, values, blowup: int, shift: int, *, order: str = "nn", return_coeffs: bool = False,
-            wait: bool = True):
+            axis: int | None = None, ext: int | None = None, wait: bool = True):
         """Low-degree extension, as one sequence on the device; returns a new DeviceArray.
 
         values: the M evaluations of a polynomial of degree < M on the M-th roots of unity, 1-D or a
@@ -219,9 +244,11 @@ class Device:
         of size M, zero-extension to blowup*M, coset NTT with the shift. ``order``: the values' order then
         the result's ("nn", the default; "nr": bit-reversed evaluations, a Merkle tree's leaves; "rn",
         "rr"), composed into the layout step where the data is on a card. ``return_coeffs``: return
-        (evaluations, coefficients), the coefficients (natural order, a numpy array of values' shape) the
-        inverse step computed. values is left unchanged."""
-        return self._call(check_wait(wait), lambda: self._lde_plan(values, blowup, shift, order, return_coeffs))
+        (evaluations, coefficients), the coefficients (natural order, a numpy array of the values' shape,
+        axis and ext) the inverse step computed. axis, ext: as for :meth:`ntt` (the result has the same
+        ones). values is left unchanged."""
+        return self._call(check_wait(wait), lambda: self._lde_plan(values, blowup, shift, order, return_coeffs,
+                                                                   axis, ext))
 
     @keywords_checked("Device.numpy")
     def numpy(self, a, *, wait: bool = True) -> np.ndarray:
@@ -293,33 +320,37 @@ class Device:
                     arr._writer, arr._readers = job, []
         return future.result() if wait else future
 
-    def _asarray_plan(self, x) -> _Plan:
+    def _asarray_plan(self, x, axis=None, ext=None) -> _Plan:
         self._check_open()
         own = _array_of(x)
         if own is not None:
             self._check_own(own, "x")
+            _check_layout(own, axis, ext, "x")
             return _Plan("asarray", {}, value=own)
-        points = C.as_points(x, "x", self.field)
-        self._check_sizes("x", points.shape[-1])
-        self._check_memory(points.nbytes, f"x: {_shape_text(points.shape)} on the device")
-        arr = DeviceArray(self, None, points.shape)
+        points, layout = self._own_or_points(x, "x", axis, ext)
+        self._check_sizes("x", layout.n)
+        self._check_memory(points.nbytes, f"x: {_shape_text(layout.shape if layout.plain else layout.rows_shape)} "
+                                          f"on the device")
+        arr = DeviceArray(self, None, points.shape, layout)
         return _Plan("asarray", {"upload": lambda: self._fill(arr, points)}, writes=[arr], array=arr)
 
     def _fill(self, arr: DeviceArray, points: np.ndarray) -> DeviceArray:
-        arr._store = self._place(np.ascontiguousarray(points.reshape(-1, points.shape[-1])))
+        # the rows as a view of the points (columns, limbs): the device's placement reads them in place
+        arr._store = self._place(arr._layout.view(points))
         return arr
 
-    def _ntt_plan(self, a, inverse, coset, order) -> _Plan:
+    def _ntt_plan(self, a, inverse, coset, order, axis=None, ext=None) -> _Plan:
         self._check_open()
         inverse = C.check_inverse(inverse)
         coset = None if coset is None else C.check_shift(coset, "coset", self.field)
         order = C.check_order(order)
-        points, shape = self._own_or_points(a, "a")
+        points, layout = self._own_or_points(a, "a", axis, ext)
+        shape = layout.shape if layout.plain else layout.rows_shape     # rows of N points
         if points is not None:
             self._check_sizes("a", shape[-1])
         self._check_memory(self._transform_bytes(shape, inverse) + (0 if points is None else points.nbytes),
                            f"{'inverse ' if inverse else ''}ntt of {_shape_text(shape)}")
-        arr = _array_of(a) if points is None else DeviceArray(self, None, shape)
+        arr = _array_of(a) if points is None else DeviceArray(self, None, points.shape, layout)
 
         def transform():
             _check_source(a)
@@ -330,7 +361,7 @@ class Device:
             steps["upload"] = lambda: self._fill(arr, points)
         return _Plan("intt" if inverse else "ntt", steps, writes=[arr], array=arr)
 
-    def _lde_plan(self, values, blowup, shift, order="nn", return_coeffs=False) -> _Plan:
+    def _lde_plan(self, values, blowup, shift, order="nn", return_coeffs=False, axis=None, ext=None) -> _Plan:
         self._check_open()
         blowup = C.check_blowup(blowup)
         shift = C.check_shift(shift, "shift", self.field)
@@ -338,24 +369,26 @@ class Device:
         if not isinstance(return_coeffs, (bool, np.bool_)):
             raise TypeError(f"return_coeffs: expected True or False, got {type(return_coeffs).__name__} "
                             f"{return_coeffs!r:.60}")
-        points, shape = self._own_or_points(values, "values")
+        points, layout = self._own_or_points(values, "values", axis, ext)
+        shape = layout.shape if layout.plain else layout.rows_shape     # rows of N points
         C.check_lde_pair(shape[-1], blowup, "values", self.field)
         self._check_sizes("values", shape[-1], shape[-1] * blowup)
         copy = 0 if points is None else points.nbytes
         self._check_memory(self._lde_bytes(shape, blowup) + copy,
                            f"lde to {_shape_text(shape[:-1] + (shape[-1] * blowup,))}")
         src = _array_of(values) if points is None else None
-        out = DeviceArray(self, None, shape[:-1] + (shape[-1] * blowup,))
+        out_layout = layout.resized(shape[-1] * blowup)
+        out = DeviceArray(self, None, out_layout.shape, out_layout)
 
         def lde():
             _check_source(values)
             if src is not None:
                 store = self._store_of(src, "values")
             else:
-                store = self._values_store(np.ascontiguousarray(points.reshape(-1, points.shape[-1])))
+                store = self._values_store(layout.view(points))
             out._store, coeffs = self._lde(store, blowup, shift, order, bool(return_coeffs))
             if return_coeffs:
-                return out, coeffs.reshape(shape).astype(self.field.dtype, copy=False)
+                return out, _in_layout(coeffs, layout, self.field.dtype)
             return out
         return _Plan("lde", {"kernel": lde}, reads=[src] if src is not None else [], writes=[out], array=out)
 
@@ -369,8 +402,10 @@ class Device:
         def fetch():
             _check_source(a)
             self._check_open()
-            rows = self._fetch(self._store_of(arr, "a"))
-            return rows.reshape(arr.shape).astype(arr.dtype, copy=False)    # _fetch's rows are new
+            out = np.empty(arr.shape, dtype=arr.dtype)
+            # the rows straight into their places (columns, limbs): one pass, the layout's view of out
+            self._fetch_into(self._store_of(arr, "a"), arr._layout.view(out))
+            return out
         return _Plan("numpy", {"download": fetch}, reads=[arr])
 
     def _store_of(self, arr: DeviceArray, name: str):
@@ -391,17 +426,18 @@ class Device:
     def __repr__(self) -> str:
         return f"<nantucket.Device {self.name!r} {self.field.name}{' (closed)' if self.closed else ''}>"
 
-    def _own_or_points(self, x, name: str) -> tuple[np.ndarray | None, tuple[int, ...]]:
-        """(None, shape) for a DeviceArray of this device (or a DeviceFuture of one), else (x checked as
-        points, their shape)."""
+    def _own_or_points(self, x, name: str, axis=None, ext=None) -> tuple[np.ndarray | None, C.Shape]:
+        """(None, its layout) for a DeviceArray of this device (or a DeviceFuture of one; ``axis`` and
+        ``ext`` None or its own), else (x checked as points, their layout: checks.Shape, ``axis`` default
+        -1)."""
         own = _array_of(x)
         if own is not None:
             self._check_own(own, name)
-            return None, own.shape
+            _check_layout(own, axis, ext, name)
+            return None, own._layout
         if isinstance(x, DeviceFuture):
             raise TypeError(f"{name}: a future of {x.what} is not an array")
-        points = C.as_points(x, name, self.field)
-        return points, points.shape
+        return C.as_shaped(x, name, self.field, -1 if axis is None else axis, ext)
 
     # -- checks ----------------------------------------------------------------------------------------
 
@@ -432,6 +468,26 @@ class Device:
         return 0
 
 
+def _check_layout(arr: DeviceArray, axis, ext, name: str) -> None:
+    """``axis`` and ``ext`` given with a DeviceArray: None or the array's own (a ValueError otherwise)."""
+    arr._layout.check_same(axis, ext, name)
+
+
+def _in_layout(rows: np.ndarray, layout: C.Shape, dtype) -> np.ndarray:
+    """(R, N) host rows as a new array of ``layout``'s shape (its points axis, its limbs) and ``dtype``."""
+    out = np.empty(layout.shape, dtype=dtype)
+    view = layout.view(out)
+    np.copyto(view, rows.reshape(view.shape), casting="unsafe")
+    return out
+
+
+def _contiguous_rows(rows: np.ndarray) -> np.ndarray:
+    """A new C-contiguous (R, N) uint64 copy of (R, N) or (E, D, N) rows of any strides (one pass)."""
+    out = np.empty((rows.size // rows.shape[-1], rows.shape[-1]), dtype=np.uint64)
+    np.copyto(out.reshape(rows.shape), rows, casting="unsafe")
+    return out
+
+
 def _shape_text(shape: tuple[int, ...]) -> str:
     """(8, 2^20) -> '8 x 2^20 points'; (2^31,) -> '2^31 points'."""
     n = f"2^{shape[-1].bit_length() - 1}"
@@ -447,12 +503,17 @@ class ModelDevice(Device):
 
     def _place(self, rows):
         self._count("to-device", rows.nbytes)
-        return rows.copy()
+        return _contiguous_rows(rows)
 
     def _fetch(self, rows):
         self._check_memory(rows.nbytes, f"the copy of {_shape_text(rows.shape if len(rows) > 1 else rows.shape[1:])}")
         self._count("from-device", rows.nbytes)
         return rows.copy()
+
+    def _fetch_into(self, rows, out):
+        self._check_memory(rows.nbytes, f"the copy of {_shape_text(rows.shape if len(rows) > 1 else rows.shape[1:])}")
+        self._count("from-device", rows.nbytes)
+        np.copyto(out, rows.reshape(out.shape), casting="unsafe")
 
     def _transform(self, rows, inverse, coset, order):
         t0 = time.process_time()
@@ -525,10 +586,10 @@ class BackendDevice(Device):
         return driver
 
     def _place(self, rows):
-        driver = self._driver(rows.shape[1])
+        driver = self._driver(rows.shape[-1])
         if driver is None:
-            return rows.copy()                  # staged: each run moves it
-        store = RS.upload_rows(driver, rows)
+            return _contiguous_rows(rows)       # staged: each run moves it
+        store = RS.upload_rows(driver, rows)    # a view (columns, limbs) is read in place by the scatter
         self._count("to-device", rows.nbytes)
         return store
 
@@ -539,8 +600,17 @@ class BackendDevice(Device):
         self._count("from-device", rows.nbytes)
         return rows
 
+    def _fetch_into(self, store, out):
+        if not isinstance(store, RS.ResidentRows):
+            np.copyto(out, store.reshape(out.shape), casting="unsafe")
+            return
+        RS.download_rows(store, out=out)        # the gather writes each point in its place
+        self._count("from-device", store.nbytes)
+
     def _run(self, rows, inverse, coset, order):
         """One Backend.run of host rows (the whole batch in one call), counted."""
+        if rows.ndim != 2:                      # (E, D, N) limbs: the backend takes (R, N) rows
+            rows = _contiguous_rows(rows)
         self._count("to-device", rows.nbytes)
         # a single row goes as a 1-D array and the options only when set: a backend written for the
         # plain interface (run(points, inverse)) keeps working for what it can do
@@ -614,7 +684,7 @@ class BackendDevice(Device):
         points' units written when the pair is supported), else as one staged run. A backend whose
         arrays stay staged (sim) gets the result back at once. Fills ``backend.steps``."""
         resident = isinstance(store, RS.ResidentRows)
-        m = store.n if resident else store.shape[1]
+        m = store.n if resident else store.shape[-1]
         log_m, log_t = m.bit_length() - 1, (m * blowup).bit_length() - 1
         keeps = self._driver(m * blowup) is not None       # the result stays on the card
         driver = self._call_driver(m * blowup)
@@ -705,12 +775,13 @@ class BackendDevice(Device):
     def _chunked(self, keeps: bool, driver, log_t: int, rows, run):
         """``run(rows)`` -> (ResidentRows, coefficients or None) on the card; for a backend whose arrays
         stay staged (sim: its simulated HBM holds one buffer set at a time) a chunk of the largest batch at
-        a time, each brought back and released before the next (``rows_host`` of the result)."""
+        a time (RS.parts: views of ``rows``, (R, N) or (E, D, N)), each brought back and released before
+        the next (``rows_host`` of the result, (R, N))."""
         if keeps:
             return run(rows)
-        limit, outs, cs, chunks = driver.batch_limit(log_t), [], [], []
-        for r0 in range(0, rows.shape[0], limit):
-            out, c = run(rows[r0:r0 + limit])
+        outs, cs, chunks = [], [], []
+        for r0, part in RS.parts(driver, rows, log_t):     # (R, N) rows or an (E, D, N) view: whole rows
+            out, c = run(part)
             outs.append(RS.download_rows(out))
             chunks += [RS.Chunk(r0 + ch.row0, ch.rows, None) for ch in out.chunks]
             out.release()

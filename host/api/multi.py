@@ -4,7 +4,9 @@ A :class:`MultiDevice` holds one :class:`~host.api.device.Device` per card (each
 futures.py) and splits every batch by rows: a (B, N) array goes to the cards in contiguous parts (as
 equal as B allows), each card moving and transforming its part at the same time as the others, and the
 results come back in row order. A single row (1-D, or B = 1) goes whole to the next card in turn, so a
-stream of single columns spreads over the cards too. A card that fails is named in the error
+stream of single columns spreads over the cards too. With ``axis=0`` the batch's elements are the
+columns of an (N, B) matrix, and with ``ext`` each element has D limbs: the parts are then columns
+(views; the card's layout step reads them in place) and the limbs stay together. A card that fails is named in the error
 (:class:`CardError`). Nobody splits one transform across cards: each row is one card's.
 """
 
@@ -36,8 +38,12 @@ class MultiArray:
     """A 1-D (N) or 2-D (B, N) array held by the cards of a :class:`MultiDevice`, in row order: ``parts``
     [(card, DeviceArray)]."""
 
-    def __init__(self, device: "MultiDevice", parts: list, shape: tuple[int, ...]):
-        self._device, self._parts, self.shape = device, parts, shape
+    def __init__(self, device: "MultiDevice", parts: list, shape: tuple[int, ...], layout: C.Shape | None = None):
+        self._device, self._parts, self.shape = device, parts, tuple(shape)
+        self._layout = layout if layout is not None else C.Shape.rows_of(self.shape)
+
+    axis = property(lambda self: self._layout.axis)
+    ext = property(lambda self: self._layout.ext)
 
     device = property(lambda self: self._device)
     dtype = property(lambda self: self._device.field.dtype)
@@ -143,71 +149,79 @@ class MultiDevice:
         if self.closed:
             raise RuntimeError(f"device {self.name!r} is closed")
 
-    def _points(self, x, name: str):
+    def _points(self, x, name: str, axis=None, ext=None):
+        """x checked as points, and their layout (checks.Shape; ``axis`` default -1)."""
         if isinstance(x, (DeviceArray, DeviceFuture)):
             raise TypeError(f"{name}: an array of a single card's device: give the MultiDevice its "
                             f"{name}.numpy() or a MultiArray of its own")
         if self.closed:
             raise RuntimeError(f"device {self.name!r} is closed")
-        return C.as_points(x, name, self.field)
+        return C.as_shaped(x, name, self.field, -1 if axis is None else axis, ext)
 
-    def _submit(self, wait: bool, what: str, parts, combine, array_shape=None):
+    def _submit(self, wait: bool, what: str, parts, combine, array_layout=None):
         """parts: [(card, DeviceFuture)]; the gathered value (wait) or its future."""
         array = None
-        if array_shape is not None:
-            array = MultiArray(self, [(c, f._array) for c, f in parts], array_shape)
+        if array_layout is not None:
+            array = MultiArray(self, [(c, f._array) for c, f in parts], array_layout.shape, array_layout)
             combine = (lambda _: array)
         fut = _Gather(self, what, parts, combine, array)
         return fut.result() if wait else fut
 
-    def _on_rows(self, x, name: str, call, what: str, wait: bool, blowup: int = 1):
-        """``call(card, rows)`` for each part of the host points x (a new MultiArray)."""
-        points = self._points(x, name)
-        rows = points.reshape(-1, points.shape[-1])
+    def _on_rows(self, x, name: str, call, what: str, wait: bool, blowup: int = 1, axis=None, ext=None):
+        """``call(card, part, axis, ext)`` for each part of the host points x (a new MultiArray): the
+        batch's elements (rows, or columns with axis 0) split over the cards, each part a view."""
+        points, layout = self._points(x, name, axis, ext)
         parts = []
-        for card, r0, n in self._split(rows.shape[0]):
-            part = points if points.ndim == 1 else rows[r0:r0 + n]
-            parts.append((card, call(self.cards[card], part)))
-        shape = points.shape[:-1] + (points.shape[-1] * blowup,)
-        return self._submit(wait, what, parts, None, shape)
+        for card, e0, n in self._split(layout.elements):
+            parts.append((card, call(self.cards[card], layout.part(points, e0, e0 + n), layout.axis, layout.ext)))
+        return self._submit(wait, what, parts, None, layout.resized(layout.n * blowup))
 
     # -- the Device interface -----------------------------------------------------------------------
 
     @keywords_checked("MultiDevice.asarray")
-    def asarray(self, x, *, wait: bool = True):
+    def asarray(self, x, *, axis: int | None = None, ext: int | None = None, wait: bool = True):
         wait = check_wait(wait)
         x = self._own(x)
         if isinstance(x, MultiArray):
             self._check_own(x, "x")
+            x._layout.check_same(axis, ext, "x")
             return x if wait else self._submit(False, "asarray", [], lambda _: x)
-        return self._on_rows(x, "x", lambda dev, part: dev.asarray(part, wait=False), "asarray", wait)
+        return self._on_rows(x, "x", lambda dev, part, ax, ex: dev.asarray(part, axis=ax, ext=ex, wait=False),
+                             "asarray", wait, axis=axis, ext=ext)
 
     @keywords_checked("MultiDevice.ntt")
-    def ntt(self, a, *, inverse: bool = False, coset: int | None = None, order: str = "nn", wait: bool = True):
+    def ntt(self, a, *, inverse: bool = False, coset: int | None = None, order: str = "nn",
+            axis: int | None = None, ext: int | None = None, wait: bool = True):
         wait = check_wait(wait)
         a = self._own(a)
         kw = dict(inverse=inverse, coset=coset, order=order, wait=False)
         if isinstance(a, MultiArray):
             self._check_own(a, "a")
+            a._layout.check_same(axis, ext, "a")
             parts = [(card, self.cards[card].ntt(arr, **kw)) for card, arr in a._parts]
             return self._submit(wait, "ntt", parts, lambda _: a)
-        return self._on_rows(a, "a", lambda dev, part: dev.ntt(part, **kw), "ntt", wait)
+        return self._on_rows(a, "a", lambda dev, part, ax, ex: dev.ntt(part, axis=ax, ext=ex, **kw), "ntt", wait,
+                             axis=axis, ext=ext)
 
     @keywords_checked("MultiDevice.intt")
-    def intt(self, a, *, coset: int | None = None, order: str = "nn", wait: bool = True):
-        return self.ntt(a, inverse=True, coset=coset, order=order, wait=wait)
+    def intt(self, a, *, coset: int | None = None, order: str = "nn", axis: int | None = None,
+             ext: int | None = None, wait: bool = True):
+        return self.ntt(a, inverse=True, coset=coset, order=order, axis=axis, ext=ext, wait=wait)
 
     @keywords_checked("MultiDevice.lde")
-    def lde(self, values, blowup: int, shift: int, *, wait: bool = True):
+    def lde(self, values, blowup: int, shift: int, *, axis: int | None = None, ext: int | None = None,
+            wait: bool = True):
         wait = check_wait(wait)
         values = self._own(values)
         blowup = C.check_blowup(blowup)
         if isinstance(values, MultiArray):
             self._check_own(values, "values")
+            values._layout.check_same(axis, ext, "values")
             parts = [(card, self.cards[card].lde(arr, blowup, shift, wait=False)) for card, arr in values._parts]
-            return self._submit(wait, "lde", parts, None, values.shape[:-1] + (values.shape[-1] * blowup,))
-        return self._on_rows(values, "values", lambda dev, part: dev.lde(part, blowup, shift, wait=False), "lde",
-                             wait, blowup)
+            return self._submit(wait, "lde", parts, None, values._layout.resized(values._layout.n * blowup))
+        return self._on_rows(values, "values",
+                             lambda dev, part, ax, ex: dev.lde(part, blowup, shift, axis=ax, ext=ex, wait=False),
+                             "lde", wait, blowup, axis=axis, ext=ext)
 
     @keywords_checked("MultiDevice.numpy")
     def numpy(self, a, *, wait: bool = True):
@@ -217,10 +231,10 @@ class MultiDevice:
             raise TypeError(f"a: expected a MultiArray, got {type(a).__name__}")
         self._check_own(a, "a")
         parts = [(card, self.cards[card].numpy(arr, wait=False)) for card, arr in a._parts]
-        one = a.ndim == 1
+        layout = a._layout
 
         def combine(rows):
-            return rows[0] if one else np.concatenate(rows)
+            return layout.join(rows)            # along the batch axis: rows, or columns with axis 0
         return self._submit(wait, "numpy", parts, combine)
 
     @keywords_checked("MultiDevice.synchronize")

@@ -33,7 +33,7 @@ from nantucket.hw.model.run import Run
 
 from .transforms import zero_extend
 
-__all__ = ["Chunk", "ResidentRows", "upload_rows", "download_rows", "relayout", "INPUT_NATURAL",
+__all__ = ["Chunk", "ResidentRows", "parts", "upload_rows", "download_rows", "relayout", "INPUT_NATURAL",
            "lde_chained", "lde_path", "lde_runs", "coset_padded"]
 
 #: The placement asarray() puts points in, and every transform leaves them in: the kernel's input,
@@ -75,32 +75,75 @@ class ResidentRows:
         self.chunks = []
 
 
-def _parts(driver, rows: np.ndarray, log_n: int):
-    """(row0, rows) of the chunks of at most the kernel's largest batch of 2^log_n points."""
+def _row_count(part: np.ndarray) -> int:
+    return part.size // part.shape[-1]
+
+
+def parts(driver, rows: np.ndarray, log_n: int):
+    """(row0, part) of the chunks of at most the kernel's largest batch of 2^log_n points. ``rows``: (R, N)
+    rows, or an (E, D, N) view of E elements' D extension limbs (row e * D + l; host/api/checks.Shape):
+    its chunks are whole elements where D fits in a batch, else the limbs of one element; every part is a
+    view of ``rows``."""
     limit = driver.batch_limit(log_n)
-    for r0 in range(0, rows.shape[0], limit):
-        yield r0, rows[r0:r0 + limit]
+    if rows.ndim == 2:
+        for r0 in range(0, rows.shape[0], limit):
+            yield r0, rows[r0:r0 + limit]
+        return
+    elements, d = rows.shape[0], rows.shape[1]
+    if d <= limit:
+        per = limit // d
+        for e0 in range(0, elements, per):
+            yield e0 * d, rows[e0:e0 + per]
+        return
+    for e in range(elements):
+        for l0 in range(0, d, limit):
+            yield e * d + l0, rows[e, l0:l0 + limit]
+
+
+def _rows_of(view: np.ndarray, r0: int, rows: int) -> np.ndarray | None:
+    """Rows [r0, r0 + rows) of a (R, N) or (E, D, N) view, as a view (None when they are not one slice)."""
+    if view.ndim == 2:
+        return view[r0:r0 + rows]
+    d = view.shape[1]
+    if r0 % d == 0 and rows % d == 0:
+        return view[r0 // d:(r0 + rows) // d]
+    if r0 // d == (r0 + rows - 1) // d:
+        return view[r0 // d, r0 % d:r0 % d + rows]
+    return None
 
 
 def upload_rows(driver, rows: np.ndarray) -> ResidentRows:
-    """New buffers holding the (B, N) ``rows`` placed as the kernel's natural-order input."""
-    n = rows.shape[1]
+    """New buffers holding the (B, N) ``rows`` (or an (E, D, N) view: :func:`parts`; any strides: the
+    layout step reads them in place) placed as the kernel's natural-order input."""
+    n = rows.shape[-1]
     layout = driver.layout_for(n.bit_length() - 1)
     chunks = []
-    for r0, part in _parts(driver, rows, layout.log_n):
-        bufs = driver.allocate(layout, part.shape[0])
+    for r0, part in parts(driver, rows, layout.log_n):
+        bufs = driver.allocate(layout, _row_count(part))
         driver.upload(bufs, part)
-        chunks.append(Chunk(r0, part.shape[0], bufs))
+        chunks.append(Chunk(r0, _row_count(part), bufs))
     return ResidentRows(driver, n, chunks)
 
 
-def download_rows(store: ResidentRows, chunks=None) -> np.ndarray:
+def download_rows(store: ResidentRows, chunks=None, out: np.ndarray | None = None) -> np.ndarray:
     """The (B, N) rows of ``store`` (or of the given chunks) brought back to the host, logical order,
-    from whichever placement each chunk is in."""
+    from whichever placement each chunk is in. ``out``: a writable (B, N) or (E, D, N) view (of the whole
+    array; any strides) the layout step's gather writes each chunk's rows into, returned."""
     chunks = store.chunks if chunks is None else chunks
-    parts = [store.driver.download(c.bufs, c.rows, buffer=c.placement[0], reverse=c.placement[1])
-             for c in chunks]
-    return np.concatenate(parts) if len(parts) != 1 else parts[0]
+    if out is not None:
+        for c in chunks:
+            dst = _rows_of(out, c.row0, c.rows)
+            if dst is not None:
+                store.driver.download(c.bufs, c.rows, buffer=c.placement[0], reverse=c.placement[1], out=dst)
+                continue
+            # a chunk across elements of an (E, D, N) view (an upload from a view of other strides)
+            part = store.driver.download(c.bufs, c.rows, buffer=c.placement[0], reverse=c.placement[1])
+            d = out.shape[1]
+            for i, r in enumerate(range(c.row0, c.row0 + c.rows)):
+                out[r // d, r % d] = part[i]
+        return out
+    got = [store.driver.download(c.bufs, c.rows, buffer=c.placement[0], reverse=c.placement[1]) for c in chunks]
+    return np.concatenate(got) if len(got) != 1 else got[0]
 
 
 def relayout(store: ResidentRows, chunk: Chunk, placement: tuple[str, bool]) -> int:
@@ -156,30 +199,31 @@ def lde_runs(path: list[int], shift: int, batch: int, *, coeffs_back: bool = Fal
 
 def lde_chained(driver, rows: np.ndarray, log_t: int, shift: int, *, path: list[int] | None = None,
                 reverse_in: bool = False, reverse_out: bool = False, coeffs: bool = False, on_run=None):
-    """The LDE of the (B, M) host ``rows`` (evaluations; bit-reversed order with ``reverse_in``) to
+    """The LDE of the (B, M) host ``rows`` (or an (E, D, M) view: :func:`parts`; any strides: the layout
+    step reads them in place) (evaluations; bit-reversed order with ``reverse_in``) to
     2^log_t points on the coset ``shift``, as a new resident array in the input placement (its order
     bit-reversed with ``reverse_out``: the layout tables, no pass). Per chunk: buffers sized for 2^log_t
     points, the M points uploaded where a 2^m-point run reads them, then the runs of :func:`lde_runs`
     along ``path`` (default the direct pair, which needs ``driver.rmap.lde_pair_ok(m, t)``) with nothing
     between them but, with ``coeffs``, the download of the coefficients. ``on_run(step, run)`` is called
     after each kernel run. Returns the array, and the (B, M) coefficients (natural order) or None."""
-    log_m = rows.shape[1].bit_length() - 1
+    log_m = rows.shape[-1].bit_length() - 1
     path = [log_m, log_t] if path is None else path
     layout = driver.layout_for(log_t)
-    chunks, parts = [], []
-    for r0, part in _parts(driver, rows, log_t):
-        bufs = driver.allocate(layout, part.shape[0])
+    chunks, got = [], []
+    for r0, part in parts(driver, rows, log_t):
+        batch = _row_count(part)
+        bufs = driver.allocate(layout, batch)
         driver.upload(bufs, part, reverse=reverse_in)
-        batch = part.shape[0]
         for i, (step, run) in enumerate(lde_runs(path, shift, batch, coeffs_back=coeffs)):
             driver.execute_run(bufs, run)
             if on_run is not None:
                 on_run(step, run)
             if coeffs and i == 0:
-                parts.append(driver.download(bufs, batch, buffer="input", log_n=log_m))
-        chunks.append(Chunk(r0, part.shape[0], bufs, ("input", bool(reverse_out))))
-    got = None if not coeffs else (np.concatenate(parts) if len(parts) > 1 else parts[0])
-    return ResidentRows(driver, 1 << log_t, chunks), got
+                got.append(driver.download(bufs, batch, buffer="input", log_n=log_m))
+        chunks.append(Chunk(r0, batch, bufs, ("input", bool(reverse_out))))
+    return ResidentRows(driver, 1 << log_t, chunks), (None if not coeffs else np.concatenate(got) if len(got) > 1
+                                                      else got[0])
 
 
 def coset_padded(driver, coeffs: np.ndarray, log_t: int, shift: int) -> tuple[ResidentRows, int]:
@@ -191,7 +235,7 @@ def coset_padded(driver, coeffs: np.ndarray, log_t: int, shift: int) -> tuple[Re
     extended = driver.rmap.lde_pair_ok(log_m, log_t)
     layout = driver.layout_for(log_t)
     chunks, moved = [], 0
-    for r0, part in _parts(driver, coeffs, log_t):
+    for r0, part in parts(driver, coeffs, log_t):
         bufs = driver.allocate(layout, part.shape[0])
         if extended:
             moved += driver.upload_padded(bufs, part)

@@ -300,11 +300,12 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
 
     @noting_errors
     def download(self, bufs: DeviceBuffers, batch: int, *, reverse: bool = False, buffer: str = "output",
-                 sink=None, log_n: int | None = None) -> np.ndarray:
+                 sink=None, log_n: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """Sync the first ``batch`` regions of ``buffer``'s channels (of 2^log_n-point runs; default the
         size ``bufs`` are sized for) from the device and gather their points: a new (batch, N) array
-        (bit-reversed order with ``reverse``)."""
-        return self._transfers.download(bufs, batch, reverse, buffer, sink, log_n)
+        (bit-reversed order with ``reverse``); ``out``: written into that array instead (any strides: the
+        columns of an (N, B) matrix, extension limbs; hbm_io.gather_rows) and returned."""
+        return self._transfers.download(bufs, batch, reverse, buffer, sink, log_n, out)
 
     # -- running (runs.py) ---------------------------------------------------------------------------
 
@@ -318,8 +319,8 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self._check_open()
         self._runs.check_not_stuck()
         x = F.as_u64(points)
-        if x.size and x.max() >= F.P:          # one read pass; reduce only when needed
-            x = F.vcanon(x)
+        if x.size and x.max() >= self.field.p:     # one read pass; reduce only when needed
+            x = self.field.vcanon(x)
         if x.ndim not in (1, 2) or x.size == 0:
             raise UnsupportedSize(f"points: expected a 1-D array or a (B, N) batch, got shape {x.shape}")
         rows = x.reshape(-1, x.shape[-1])
@@ -331,7 +332,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
             return self._run_large(rows, inverse, coset, order).reshape(x.shape)
         self.large_steps = None
         layout = self.layout_for(self.kernel_size(n))
-        plan = plan_transform(n, layout.log_n, inverse, coset, order, self.kernel_computes)
+        plan = plan_transform(n, layout.log_n, inverse, coset, order, self.kernel_computes, self.field)
         sink, limit = progress_sink(self._progress_opt, rows.size), self.batch_limit(layout.log_n)
         times, outs = np.zeros(3), []
         self._records.clear()
@@ -413,7 +414,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
 
     def note_resident(self, n, rows, calls, inverse, coset, order) -> None:
         log_n = n.bit_length() - 1
-        plan = plan_transform(n, log_n, inverse, coset, order, self.kernel_computes)
+        plan = plan_transform(n, log_n, inverse, coset, order, self.kernel_computes, self.field)
         self.report["Kernel size"] = kernel_size_text(log_n, n)
         self.report["Kernel calls"] = kernel_calls_text(rows, self.batch_limit(log_n), calls, plan.run(1).flags)
         self.report["Host work"] = "none (the points stayed on the card)"

@@ -137,8 +137,10 @@ class Transfers:
 
     def upload(self, bufs: DeviceBuffers, rows: np.ndarray, reverse: bool, buffer: str, sink) -> int:
         """Place the (B, N) rows as ``buffer`` of a 2^log2(N)-point run in ``bufs`` and sync them to the
-        device; returns the bytes synced."""
-        batch, n = rows.shape
+        device; returns the bytes synced. ``rows`` may be a strided view, and have more leading axes
+        (counting the regions in C order: hbm_io.scatter_rows)."""
+        n = rows.shape[-1]
+        batch = rows.size // n
         layout = self.rows_layout(bufs, n.bit_length() - 1, batch)
         t0 = time.perf_counter()
         scatter_rows(layout, rows, bufs.views, buffer=buffer, reverse=reverse)  # straight into the maps
@@ -167,14 +169,17 @@ class Transfers:
         return self.sync(bufs, chans, layout.channel_bytes * batch, True, prog)
 
     def download(self, bufs: DeviceBuffers, batch: int, reverse: bool, buffer: str, sink,
-                 log_n: int | None) -> np.ndarray:
+                 log_n: int | None, out: np.ndarray | None = None) -> np.ndarray:
         """Sync the first ``batch`` regions of ``buffer``'s channels from the device and gather their
-        points: a new (batch, N) uint64 array."""
+        points: a new (batch, N) uint64 array, or written into ``out`` (hbm_io.gather_rows) and ``out``
+        returned."""
         layout = self.rows_layout(bufs, log_n, batch)
         chans = list(layout.buffer_channels(buffer))
         prog = Progress("from-device", len(chans), sink)
         self.sync(bufs, chans, layout.channel_bytes * batch, False, prog)
         t0 = time.perf_counter()
-        rows = gather_rows(layout, bufs.views, batch, buffer=buffer, reverse=reverse)
+        rows = gather_rows(layout, bufs.views, batch, buffer=buffer, reverse=reverse, out=out)
         prog.note(f"gathered {rows.size} points in {time.perf_counter() - t0:.2f} s")
+        if out is not None:
+            return out
         return rows.astype(np.uint64, copy=False)       # a backend's rows are uint64 in every field
