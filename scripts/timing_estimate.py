@@ -258,10 +258,11 @@ def supported_mhz(rows: list[dict]) -> dict[str, float]:
 STAGES = (
     "Pipelined for this estimate (issue 28): every delay line read by logic ends in a flip-flop instead of an "
     "SRL output (the butterfly's sum, twiddle and pass-through lines, the lane's commutator, stream and coset "
-    "delays, MulReduce's rows and `lo`, ShiftReduce's sign and shift-amount registers: the last stage keeps a "
+    "delays, MulReduce's `q`, rows and `lo`, ShiftReduce's sign and shift-amount registers: the last stage keeps a "
     "reset, which no tool packs into an SRL; 0 cycles); the DMA registers AXI R before its FIFO (+1 dma cycle "
     "from R to the FIFO, no throughput lost) and the synchronized pass start before its fan-out in the ntt "
-    "domain (+1 ntt cycle per pass start). No block's latency changed.")
+    "domain (+1 ntt cycle per pass start); the lane registers its halves' active stage counts at restart "
+    "with the frame size (0 cycles). No block's latency changed.")
 
 
 def reading(rows: list[dict]) -> str:
