@@ -63,11 +63,17 @@ def field_tag(f: field.Field) -> str:
     return next((name for name, g in field.FIELDS.items() if g.p == f.p), f"p{f.p:x}")
 
 
-def pipe(m: Module, value, stages: int, name: str, *, reset_less: bool = True):
+def pipe(m: Module, value, stages: int, name: str, *, reset_less: bool = True, last_ff: bool = False):
     """``value`` delayed by ``stages`` register stages (clock-enable gating is added by the caller's
-    EnableInserter). Reset-less chains become SRL shift registers in synthesis."""
+    EnableInserter). Reset-less chains become SRL shift registers in synthesis.
+
+    ``last_ff``: the last stage keeps a reset, so synthesis leaves it a flip-flop after the SRL (a flop with a
+    reset is never packed into one, by Yosys or Vivado): for a delay line read by logic, whose SRL output
+    (about 1 ns clock-to-out on UltraScale+, 1.47 ns in Yosys' library) would otherwise start the path. No
+    cycle is added."""
     for i in range(stages):
-        r = Signal(len(value), name=f"{name}_d{i + 1}", reset_less=reset_less)
+        keep = last_ff and i == stages - 1
+        r = Signal(len(value), name=f"{name}_d{i + 1}", reset_less=reset_less and not keep)
         m.d.sync += r.eq(value)
         value = r
     return value
@@ -226,10 +232,19 @@ class MulReduce(_Pipeline):
         tiles = [[reg(len(ai) + len(bj), reg(len(ai) + len(bj), ai * bj, f"m{i}{j}"), f"p{i}{j}")
                   for j, bj in enumerate(b_parts)] for i, ai in enumerate(a_parts)]
         # 4: pairs within a row (b pieces 16 bits apart)
-        q = [[reg(len(row[0]) + 17, row[0] + (row[1] << 16), f"q{i}0"),
-              reg(len(row[2]) + 17, row[2] + (row[3] << 16), f"q{i}1")] for i, row in enumerate(tiles)]
+        # (q and the rows keep a reset: their low bits are the tiles' passed down unchanged, a delay line
+        # the next adders read, which synthesis would otherwise pack into SRLs; see pipe's last_ff)
+        q = []
+        for i, row in enumerate(tiles):
+            pair = [Signal(len(row[0]) + 17, name=f"q{i}0"), Signal(len(row[2]) + 17, name=f"q{i}1")]
+            m.d.sync += [pair[0].eq(row[0] + (row[1] << 16)), pair[1].eq(row[2] + (row[3] << 16))]
+            q.append(pair)
         # 5: rows r_i = a_i * b
-        rows = [reg(len(ai) + 64, qi[0] + (qi[1] << 32), f"r{i}") for i, (ai, qi) in enumerate(zip(a_parts, q))]
+        rows = []
+        for i, (ai, qi) in enumerate(zip(a_parts, q)):
+            row = Signal(len(ai) + 64, name=f"r{i}")
+            m.d.sync += row.eq(qi[0] + (qi[1] << 32))
+            rows.append(row)
         # 6: carry-save the three shifted rows into two 128-bit words
         x, y, z = [Signal(128, name=f"row{i}_aligned") for i in range(3)]
         m.d.comb += [x.eq(rows[0] << a_offs[0]), y.eq(rows[1] << a_offs[1]), z.eq(rows[2] << a_offs[2])]
@@ -241,7 +256,8 @@ class MulReduce(_Pipeline):
         c_hi = reg(64, cs_c[64:], "cs_carry_hi")
         # 8: high half with the carry out of the low half (the product is < 2^128: drop bit 128)
         hi = reg(64, s_hi + c_hi + lo_sum[64], "hi")
-        lo = reg(64, lo_sum[:64], "lo")
+        lo = Signal(64, name="lo")             # with a reset: its low 22 bits end a delay line (r0's) read by logic
+        m.d.sync += lo.eq(lo_sum[:64])
         # 9: lo - hh and hl * (2^32 - 1)
         hh, hl = hi[32:], hi[:32]
         d = reg(65, lo - hh, "lo_minus_hh")

@@ -126,8 +126,10 @@ class Butterfly(wiring.Component):
         ]
         # Everything below is local registers: gate them with the same enable.
         delays = Module()
-        delays.d.comb += mul.i_b.eq(pipe(delays, self.i_w[:self.twiddle_bits], sub.latency, "w"))
-        delays.d.comb += self.o_x0.eq(pipe(delays, add.o_sum, self.latency - add.latency, "sum"))
-        delays.d.comb += self.o_w_pass.eq(pipe(delays, self.i_w_pass, self.latency, "w_pass"))
+        # (a shift multiplier decodes its amount straight from i_b: the twiddle's line ends in a flip-flop too)
+        delays.d.comb += mul.i_b.eq(pipe(delays, self.i_w[:self.twiddle_bits], sub.latency, "w", last_ff=True))
+        # the outputs feed the lane's commutator and replay muxes: their delay lines end in a flip-flop
+        delays.d.comb += self.o_x0.eq(pipe(delays, add.o_sum, self.latency - add.latency, "sum", last_ff=True))
+        delays.d.comb += self.o_w_pass.eq(pipe(delays, self.i_w_pass, self.latency, "w_pass", last_ff=True))
         m.submodules.delays = EnableInserter(self.en)(delays)
         return m

@@ -105,9 +105,11 @@ def _twiddle_bits(bf) -> int:
 
 
 def _delay(m: Module, en, value, depth: int, name: str):
-    """``value`` delayed by ``depth`` enabled cycles in reset-less registers (SRLs in synthesis)."""
+    """``value`` delayed by ``depth`` enabled cycles in reset-less registers (SRLs in synthesis) but the
+    last, which keeps a reset so it stays a flip-flop: every delay here is read by a mux, and an SRL output
+    starting that path was over the NTT clock's period (hw.arith.pipe's ``last_ff``; no cycle added)."""
     for i in range(depth):
-        r = Signal(len(value), name=f"{name}_{i}", reset_less=True)
+        r = Signal(len(value), name=f"{name}_{i}", reset_less=i < depth - 1)
         with m.If(en):
             m.d.sync += r.eq(value)
         value = r
@@ -661,13 +663,18 @@ class Lane(wiring.Component):
         in_cycle, _ = frame_bits(slot_phase, "slot")
         m.d.comb += self.o_slot_start.eq(in_cycle == 0)
 
-        # active stages of each half: a_f and b_f
-        with m.Switch(frame):
-            for f in sizes:
-                with m.Case(f):
-                    m.d.comb += [h1.i_depth.eq(lane_model.halves(f)[0]), h2.i_depth.eq(lane_model.halves(f)[1])]
-            with m.Default():
-                m.d.comb += [h1.i_depth.eq(0), h2.i_depth.eq(0)]
+        # active stages of each half: a_f and b_f, registered at restart like the frame size itself (decoded
+        # from ``frame`` they were LUT levels in front of every stage's input mux and adder carry chain)
+        depth1 = Signal(range(self._a + 1), name="depth1", init=self._a)
+        depth2 = Signal(range(self._b + 1), name="depth2", init=self._b)
+        with m.If(self.restart):
+            with m.Switch(self.log_frame):
+                for f in sizes:
+                    with m.Case(f):
+                        m.d.sync += [depth1.eq(lane_model.halves(f)[0]), depth2.eq(lane_model.halves(f)[1])]
+                with m.Default():
+                    m.d.sync += [depth1.eq(0), depth2.eq(0)]
+        m.d.comb += [h1.i_depth.eq(depth1), h2.i_depth.eq(depth2)]
         for blk in (h1, turn, h2, rev, tw2):
             m.d.comb += blk.en.eq(en)
         for blk in (turn, rev, tw2):

@@ -149,7 +149,8 @@ class ShiftReduce(_Pipeline):
         m.d.comb += r_in.eq(Mux(q_in, self.i_b - 96, self.i_b))
         low = self._shift_by(self.i_a, r_in, range(4), 64 + 15, "shift_low", m)
         q1 = reg(1, q_in if signs == {0, 1} else Const(signs == {1}, 1), "q1")
-        r_hi = reg(3, r_in[4:], "r_hi")
+        r_hi = Signal(3, name="r_hi")       # with a reset: a flip-flop, not the end of an SRL from the twiddle line
+        m.d.sync += r_hi.eq(r_in[4:])
         # 2: shift by r[4:7] (16, 32, 64): t = a * 2^r < 2^160
         t = self._shift_by(low, Cat(Const(0, 4), r_hi), range(4, 7), 160, "t", m)
         q2 = reg(1, q1, "q2")
@@ -169,7 +170,8 @@ class ShiftReduce(_Pipeline):
         v = Signal(65, name="s_plus_eps")
         m.d.comb += v.eq(s[:64] + EPS)
         y = reg(64, Mux(s[64] | v[64], v[:64], s[:64]), "canon")
-        q6 = reg(1, q5, "q6")
+        q6 = Signal(name="q6")              # with a reset: a flip-flop after the q2..q5 SRL (arith.pipe's last_ff)
+        m.d.sync += q6.eq(q5)
         # 7: the sign of 2^(96 q) = (-1)^q
         if 1 in signs:
             neg = Signal(64, name="negated")

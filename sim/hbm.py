@@ -3,10 +3,15 @@
 :class:`HbmChannelModel` is one pseudo-channel: an AXI4 slave memory (256-bit beats) with
 
 - a configurable read latency (each AR becomes serviceable ``latency`` cycles after it was accepted),
-- a bandwidth cap of ``hbm_num / hbm_den`` beats per AXI cycle (one pseudo-channel at the HBM clock:
-  450 MHz x 32 B against a 300 MHz AXI port is 3/2, so the AXI port itself is the limit),
+- a bandwidth cap of ``hbm_num / hbm_den`` beats per AXI cycle (one pseudo-channel's port at its clock
+  limit, :data:`HBM_PORT_MHZ` = 450 MHz x 32 B, against the DMA's clock: 1/1 at 450 MHz, 3/2 at 300 MHz, so
+  the AXI port itself is the limit; read and write beats of one channel share it),
 - refresh: for ``refresh_cycles`` of every ``refresh_period`` cycles it neither accepts requests or write
-  data nor returns read data (default 96 / 480 = 20 %, windows of about 320 ns at 300 MHz),
+  data nor returns read data (default 320 ns of every 1.6 us = 20 %: 144 / 720 DMA cycles at 450 MHz),
+
+The defaults of the cycle counts (read latency, refresh, cap) are times (:func:`hbm_timing`), converted to
+DMA cycles at the model's ``dma_mhz`` (the build's ``BuildParams.dma_mhz`` in the DMA and kernel benches).
+
 - optional random stalls on every ready (AR, AW, W) and valid (R, B) from an LFSR,
 - protocol checks (sticky ``err`` bits): access outside the window, a burst crossing 4 KiB, WLAST on the
   wrong beat, a size/burst type other than full-width INCR; and a histogram of burst lengths,
@@ -55,12 +60,36 @@ from nantucket.hw.shared import VerilogCollector
 __all__ = ["HbmChannelModel", "channel_models", "DmaLoopback", "ERR_RANGE", "ERR_4K", "ERR_WLAST", "ERR_PROTO",
            "CHANNEL_SPAN", "HBM_DIR_PLUSARG", "memory_file", "write_load_file", "read_dump_file"]
 
-# The HBM model's defaults, defined once (the channel models, the kernel harness and the DMA benches read
-# them): a read returns its first beat 32 DMA cycles after the address, and each controller refreshes
-# 96 of every 480 DMA cycles (20 %, taking no request meanwhile).
-HBM_LATENCY = 32
-REFRESH_PERIOD = 480
-REFRESH_CYCLES = 96
+# The HBM model's timing, defined once as times (the channel models, the kernel harness and the DMA benches
+# read it through hbm_timing): a read returns its first beat 106.7 ns after the address (32 cycles of the
+# first 300 MHz DMA clock), each controller refreshes 320 ns of every 1.6 us (20 %, taking no request
+# meanwhile), and a pseudo-channel's AXI port moves at most one 32-byte beat per cycle of its 450 MHz limit.
+HBM_PORT_MHZ = 450.0
+HBM_LATENCY_NS = 320 / 3
+REFRESH_PERIOD_NS = 1600.0
+REFRESH_NS = 320.0
+
+
+def hbm_timing(dma_mhz: float) -> dict:
+    """The model's cycle counts at a DMA clock of ``dma_mhz``: ``latency``, ``refresh_period``,
+    ``refresh_cycles`` (DMA cycles, rounded) and the bandwidth cap ``hbm_num / hbm_den`` beats per DMA cycle
+    (HBM_PORT_MHZ / dma_mhz as a fraction with a denominator of at most 64)."""
+    from fractions import Fraction
+    if isinstance(dma_mhz, bool) or not isinstance(dma_mhz, (int, float)) or not dma_mhz > 0:
+        raise ValueError(f"dma_mhz: expected a positive number, got {dma_mhz!r}")
+    cycles = lambda ns: max(1, round(ns * dma_mhz / 1000))                                  # noqa: E731
+    cap = Fraction(HBM_PORT_MHZ / dma_mhz).limit_denominator(64)
+    if cap.numerator > 64:
+        cap = Fraction(64, 1)
+    return {"latency": cycles(HBM_LATENCY_NS), "refresh_period": cycles(REFRESH_PERIOD_NS),
+            "refresh_cycles": cycles(REFRESH_NS), "hbm_num": cap.numerator, "hbm_den": cap.denominator}
+
+
+# The cycle counts at the default build's DMA clock (scripts that take them as option defaults).
+_DEFAULT_TIMING = hbm_timing(BuildParams().dma_mhz)
+HBM_LATENCY = _DEFAULT_TIMING["latency"]
+REFRESH_PERIOD = _DEFAULT_TIMING["refresh_period"]
+REFRESH_CYCLES = _DEFAULT_TIMING["refresh_cycles"]
 
 ERR_RANGE, ERR_4K, ERR_WLAST, ERR_PROTO = 1, 2, 4, 8
 CHANNEL_SPAN = CHANNEL_WINDOW_BYTES      # bytes of one pseudo-channel's address window
@@ -216,10 +245,23 @@ def read_dump_file(path, depth: int, beat_bytes: int = BEAT_BYTES) -> np.ndarray
 
 
 class HbmChannelModel(wiring.Component):
-    def __init__(self, *, depth_beats: int, window_base: int = 0, latency: int = HBM_LATENCY,
-                 refresh_period: int = REFRESH_PERIOD, refresh_cycles: int = REFRESH_CYCLES, refresh_phase: int = 0,
-                 stall_rate: int = 64, seed: int = 1, hbm_num: int = 3, hbm_den: int = 2,
-                 queue: int = 16, addr_width: int = 64, init=(), store: bool = True, files: str | None = None):
+    """One HBM pseudo-channel (see the module doc). ``latency``, ``refresh_period``, ``refresh_cycles``,
+    ``hbm_num`` and ``hbm_den`` default to :func:`hbm_timing` at ``dma_mhz`` (default: the default build's
+    DMA clock)."""
+
+    def __init__(self, *, depth_beats: int, window_base: int = 0, latency: int | None = None,
+                 refresh_period: int | None = None, refresh_cycles: int | None = None, refresh_phase: int = 0,
+                 stall_rate: int = 64, seed: int = 1, hbm_num: int | None = None, hbm_den: int | None = None,
+                 queue: int = 16, addr_width: int = 64, init=(), store: bool = True, files: str | None = None,
+                 dma_mhz: float | None = None):
+        timing = hbm_timing(BuildParams().dma_mhz if dma_mhz is None else dma_mhz)
+        latency = timing["latency"] if latency is None else latency
+        refresh_period = timing["refresh_period"] if refresh_period is None else refresh_period
+        refresh_cycles = timing["refresh_cycles"] if refresh_cycles is None else refresh_cycles
+        if (hbm_num is None) != (hbm_den is None):
+            raise ValueError("hbm_num, hbm_den: give both or neither")
+        if hbm_num is None:
+            hbm_num, hbm_den = timing["hbm_num"], timing["hbm_den"]
         _int("depth_beats", depth_beats, 1)
         _int("window_base", window_base, 0)
         _int("latency", latency, 1, 4096)
@@ -464,13 +506,16 @@ class HbmChannelModel(wiring.Component):
             m.d.sync += [b_valid.eq((b_pending - b_fire + w_end != 0) & ~t.stall[4]), b_resp.eq(self.inject_bresp)]
 
 
-def channel_models(channels: int, *, seed: int = 1, refresh_period: int = REFRESH_PERIOD, files: str | None = None,
-                   **options) -> list:
+def channel_models(channels: int, *, seed: int = 1, refresh_period: int | None = None, files: str | None = None,
+                   dma_mhz: float | None = None, **options) -> list:
     """One HbmChannelModel per pseudo-channel, channel c's window at ``c * CHANNEL_SPAN`` (the address
     XRT gives a buffer in HBM[c]), refresh phases and stall seeds spread over the channels as on a card
     whose controllers refresh independently. ``files="hbm"`` gives channel c the file memory ``hbm<c>``.
-    ``options`` go to every model."""
-    return [HbmChannelModel(window_base=c * CHANNEL_SPAN, refresh_period=refresh_period,
+    ``options`` go to every model; the timing defaults to :func:`hbm_timing` at ``dma_mhz`` (default: the
+    default build's DMA clock)."""
+    if refresh_period is None:
+        refresh_period = hbm_timing(BuildParams().dma_mhz if dma_mhz is None else dma_mhz)["refresh_period"]
+    return [HbmChannelModel(window_base=c * CHANNEL_SPAN, refresh_period=refresh_period, dma_mhz=dma_mhz,
                             refresh_phase=(c * 2654435761 + seed * 97) % refresh_period,
                             seed=(seed * 1000003 + c * 7919) % (2**32 - 1) + 1,
                             files=None if files is None else f"{files}{c}", **options)
@@ -488,10 +533,10 @@ class DmaLoopback(wiring.Component):
     """
 
     def __init__(self, params: BuildParams, *, fifo_beats: int = READ_FIFO_BEATS,
-                 write_fifo_beats: int = WRITE_FIFO_BEATS, latency: int = HBM_LATENCY,
-                 refresh_period: int = REFRESH_PERIOD, refresh_cycles: int = REFRESH_CYCLES, stall_rate: int = 64,
+                 write_fifo_beats: int = WRITE_FIFO_BEATS, latency: int | None = None,
+                 refresh_period: int | None = None, refresh_cycles: int | None = None, stall_rate: int = 64,
                  loop_stall_rate: int = 64, guard_beats: int = 8, loop_depth: int = 4, seed: int = 1,
-                 store: bool = True, hbm_num: int = 3, hbm_den: int = 2):
+                 store: bool = True, hbm_num: int | None = None, hbm_den: int | None = None):
         if not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
         _int("guard_beats", guard_beats, 0)
@@ -505,7 +550,7 @@ class DmaLoopback(wiring.Component):
         self._models = channel_models(params.channels, depth_beats=self._depth, latency=latency,
                                       refresh_period=refresh_period, refresh_cycles=refresh_cycles,
                                       stall_rate=stall_rate, seed=seed, store=store,
-                                      hbm_num=hbm_num, hbm_den=hbm_den)
+                                      hbm_num=hbm_num, hbm_den=hbm_den, dma_mhz=params.dma_mhz)
         self._loop_stall = loop_stall_rate
         self._loop_depth = loop_depth
         self._seed = seed

@@ -29,7 +29,7 @@ from nantucket.hw.kernel import VitisKernel
 from nantucket.hw.model import regmap
 from nantucket.hw.model.layout import BEAT_BYTES, PAGE_BYTES, HbmLayout
 from nantucket.hw.model.params import BuildParams
-from .hbm import CHANNEL_SPAN, HBM_LATENCY, REFRESH_CYCLES, REFRESH_PERIOD, channel_models
+from .hbm import CHANNEL_SPAN, channel_models
 
 __all__ = ["KernelHarness", "FILE_STEM", "RECORD_PAGE_BEATS"]
 
@@ -40,10 +40,11 @@ RECORD_PAGE_BEATS = PAGE_BYTES // BEAT_BYTES
 
 
 class KernelHarness(wiring.Component):
-    """VitisKernel(params) + C HbmChannelModels. ``depth_beats`` defaults to the layout's buffer size."""
+    """VitisKernel(params) + C HbmChannelModels. ``depth_beats`` defaults to the layout's buffer size; the
+    HBM timing (``latency``, ``refresh_*``) to sim.hbm.hbm_timing at the build's DMA clock."""
 
-    def __init__(self, params: BuildParams, *, depth_beats: int | None = None, latency: int = HBM_LATENCY,
-                 refresh_period: int = REFRESH_PERIOD, refresh_cycles: int = REFRESH_CYCLES, stall_rate: int = 64,
+    def __init__(self, params: BuildParams, *, depth_beats: int | None = None, latency: int | None = None,
+                 refresh_period: int | None = None, refresh_cycles: int | None = None, stall_rate: int = 64,
                  seed: int = 1):
         if not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
@@ -57,7 +58,7 @@ class KernelHarness(wiring.Component):
         self._kernel = VitisKernel(params)
         self._models = channel_models(params.channels, depth_beats=depth_beats, latency=latency,
                                       refresh_period=refresh_period, refresh_cycles=refresh_cycles,
-                                      stall_rate=stall_rate, seed=seed, files=FILE_STEM)
+                                      stall_rate=stall_rate, seed=seed, files=FILE_STEM, dma_mhz=params.dma_mhz)
         members = {name: member for name, member in self._kernel.signature.members.items()
                    if not name.startswith("m") or not name[1:3].isdigit()}
         chans = params.channels

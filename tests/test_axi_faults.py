@@ -88,8 +88,8 @@ def _runs(params, injections):
             status.append(await _read(ctx, bus, rmap.id_offset("STATUS")))
 
     sim = Simulator(card)
-    sim.add_clock(1 / 300e6, domain="dma")
-    sim.add_clock(1 / 464e6, domain="ntt")
+    sim.add_clock(1e-6 / params.dma_mhz, domain="dma")
+    sim.add_clock(1e-6 / params.ntt_mhz, domain="ntt")
     sim.add_testbench(bench)
     sim.run()
     return status

@@ -113,8 +113,8 @@ def _simulate_with_burst_log(dut, params, tb, issued):
                         issued.setdefault((c, kind), []).append((beat, length + 1))
 
     sim = Simulator(dut)
-    sim.add_clock(1 / 300e6, domain="dma")
-    sim.add_clock(1 / 464e6, domain="ntt")
+    sim.add_clock(1e-6 / params.dma_mhz, domain="dma")
+    sim.add_clock(1e-6 / params.ntt_mhz, domain="ntt")
     sim.add_testbench(tb)
     sim.add_process(monitor)
     sim.run()

@@ -384,8 +384,8 @@ def test_the_report_gives_the_kernels_measured_cycles_and_time(tmp_path):
     assert be.report["Measured cycles"] == (f"pass 1 {work + 1} DMA / {work + 2} NTT cycles, pass 2 {work + 3} DMA "
                                             f"/ {work + 4} NTT cycles, total {2 * work + 50} DMA cycles (measured "
                                             "by the kernel)")
-    seconds = (2 * work + 50) / 300e6
-    assert be.report["Measured time"] == (f"{seconds * 1e3:.4f} ms at the 300 MHz DMA clock (measured by the "
+    seconds = (2 * work + 50) / (SMALL.dma_mhz * 1e6)
+    assert be.report["Measured time"] == (f"{seconds * 1e3:.4f} ms at the {SMALL.dma_mhz:g} MHz DMA clock (measured by the "
                                           "kernel, start to status record)")
     # 9 transforms of 2^4: calls of 4, 4 and 1 (B x N <= 2^6): the counts add up
     be.run(points(9 * 16).reshape(9, 16))
@@ -393,7 +393,7 @@ def test_the_report_gives_the_kernels_measured_cycles_and_time(tmp_path):
     assert be.report["Measured cycles"].endswith(f"total {total} DMA cycles over 3 calls (measured by the kernel)")
     assert be.kernel_measured == {"pass1_dma_cycles": 9 * 16 + 3, "pass1_ntt_cycles": 9 * 16 + 6,
                                   "pass2_dma_cycles": 9 * 16 + 9, "pass2_ntt_cycles": 9 * 16 + 12,
-                                  "total_dma_cycles": total, "calls": 3, "seconds": pytest.approx(total / 300e6)}
+                                  "total_dma_cycles": total, "calls": 3, "seconds": pytest.approx(total / (SMALL.dma_mhz * 1e6))}
 
 
 def test_a_kernel_without_counts_reports_no_measured_figures(tmp_path):
@@ -416,7 +416,7 @@ def test_nantucket_run_json_carries_the_measured_figures(tmp_path, monkeypatch, 
     assert main(["run", str(inp), str(exp), "--backend", "xrt", "--xclbin", str(xclbin), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["kernel_measured"]["total_dma_cycles"] == 114 and report["kernel_measured"]["calls"] == 1
-    assert report["device_report"]["Measured time"].startswith(f"{114 / 300e6 * 1e3:.4f} ms")
+    assert report["device_report"]["Measured time"].startswith(f"{114 / (SMALL.dma_mhz * 1e6) * 1e3:.4f} ms")
 
 
 def test_the_sim_backend_reports_its_kernels_record_next_to_its_cycles(tmp_path, monkeypatch):

@@ -1,6 +1,8 @@
 """scripts/timing_estimate.py: reading Yosys' sta/ltp reports and writing only its own doc section."""
 
 import importlib.util
+
+import pytest
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -83,10 +85,88 @@ def test_periods_follow_the_build_clocks():
     assert T.periods_ps() == T.periods_ps(p.ntt_mhz, p.dma_mhz)
 
 
-def test_estimate_runs_on_the_twiddle_generator(tmp_path):
-    """The block ABC9 aborted on (the sliced twiddle ROM): the estimate finishes with a timed path."""
-    rows = T.estimate(["twiddles"], tmp_path, 300, T.periods_ps(450, 450))
-    assert [r["domain"] for r in rows] == ["ntt"]
-    assert isinstance(rows[0]["arrival_ps"], int) and rows[0]["arrival_ps"] > 0
-    text = T.table(rows, 300)
-    assert rows[0]["period_ps"] == 2222 and ("over 2222" in text or "fits 2222" in text)
+def _fake_yosys(tmp_path, monkeypatch, body: str):
+    """Point the estimate at a stand-in for Yosys: a Python script with ``body`` (argv[2] is the Yosys
+    script), counting its runs in ``runs``."""
+    import sys
+    exe = tmp_path / "fake_yosys.py"
+    exe.write_text("import os, signal, sys\n"
+                   "runs = open('runs', 'a+'); runs.write(sys.argv[2] + '\\n'); runs.close()\n"
+                   "n = len(open('runs').read().splitlines())\n" + body)
+    monkeypatch.setattr(T, "yosys_command", lambda: [sys.executable, str(exe)])
+    return lambda: (tmp_path / "runs").read_text().splitlines()
+
+
+def test_a_yosys_run_killed_by_a_signal_runs_again(tmp_path, monkeypatch):
+    """SIGBUS while another process rewrites YoWASP's cache: the same run again, RETRIES times at most."""
+    runs = _fake_yosys(tmp_path, monkeypatch, "if n < 3: os.kill(os.getpid(), signal.SIGBUS)\n")
+    assert T.run_yosys("synth_xilinx {options}", tmp_path, tmp_path / "log", "") == ""
+    assert runs() == ["synth_xilinx "] * 3
+    (tmp_path / "runs").unlink()
+    _fake_yosys(tmp_path, monkeypatch, "os.kill(os.getpid(), signal.SIGBUS)\n")
+    with pytest.raises(RuntimeError, match="yosys failed"):
+        T.run_yosys("synth_xilinx {options}", tmp_path, tmp_path / "log", "")
+    assert len(runs()) == T.RETRIES + 1
+
+
+def test_an_abc9_exit_runs_again_with_dff(tmp_path, monkeypatch):
+    """ABC9 exits without a message on some netlists: once more with -dff, which the row then names."""
+    runs = _fake_yosys(tmp_path, monkeypatch,
+                       "if '-dff' not in sys.argv[2]:\n"
+                       "    print('2.49.14.5. Executing ABC9.'); print('Running ABC command: \"/yosys-abc\"')\n"
+                       "    sys.exit(1)\n")
+    assert T.run_yosys("synth_xilinx -flatten {options}", tmp_path, tmp_path / "log") == "-dff"
+    assert runs() == ["synth_xilinx -flatten ", "synth_xilinx -flatten -dff"]
+    # any other failure is reported, naming the log
+    (tmp_path / "runs").unlink()
+    _fake_yosys(tmp_path, monkeypatch, "print('ERROR: syntax'); sys.exit(1)\n")
+    with pytest.raises(RuntimeError, match=str(tmp_path / "log")):
+        T.run_yosys("synth_xilinx {options}", tmp_path, tmp_path / "log")
+    assert len(runs()) == 1
+
+
+def test_block_parameters_small_and_default_build():
+    from nantucket.hw.model.params import BuildParams
+    d = BuildParams()
+    assert T.block_params("butterfly") == {} == T.block_params("butterfly", "default")
+    assert T.block_params("lane") == {"log_core": 4} and T.block_params("lane", "default") == {"log_core": d.log_core}
+    assert T.block_params("dma", "default") == {"lanes": d.lanes, "log_core": d.log_core, "channels": d.channels}
+    with pytest.raises(ValueError, match="build"):
+        T.block_params("dma", "large")
+    assert T.main(["--blocks", "nope"]) == 2 and T.main(["--ntt-mhz", "0"]) == 2
+
+
+def _check_rows(rows, periods):
+    """Every row: a timed path (arrival and levels), its estimate, and the verdict against its domain's
+    period in the table."""
+    text = T.table(rows, T.ROUTE_PS)
+    for r in rows:
+        assert r["period_ps"] == periods[r["domain"]]
+        assert isinstance(r["arrival_ps"], int) and r["arrival_ps"] > 0 and r["levels"] >= 0
+        assert r["estimate_ps"] == r["arrival_ps"] + T.ROUTE_PS * (r["levels"] + 1)
+        worst = max(r["estimate_ps"], r["depth_ps"])
+        line = next(l for l in text.splitlines() if l.startswith(f"| {r['block']} |") and f" {r['domain']} |" in l)
+        assert (f"fits {r['period_ps']}" in line) == (worst <= r["period_ps"])
+        assert (f"over {r['period_ps']} by {worst - r['period_ps']}" in line) == (worst > r["period_ps"])
+    return text
+
+
+def test_estimate_runs_on_the_control_block_of_a_small_build(tmp_path):
+    """The control slave of the small build (about 30 s): its dma-domain worst path against the period
+    of the build's dma clock."""
+    from nantucket.hw.model.params import BuildParams
+    periods = T.periods_ps()
+    rows = T.estimate(["control"], tmp_path, T.ROUTE_PS, periods)
+    assert [(r["block"], r["domain"]) for r in rows] == [("control", "dma")]
+    assert periods["dma"] == BuildParams().period_ps("dma")
+    _check_rows(rows, periods)
+
+
+@pytest.mark.full
+def test_estimate_runs_on_every_block_of_the_small_build(tmp_path, capsys):
+    """Every block and domain (several minutes): the command line's table, one row per block and domain."""
+    periods = T.periods_ps()
+    rows = T.estimate(list(T.BLOCKS), tmp_path, T.ROUTE_PS, periods)
+    assert [(r["block"], r["domain"]) for r in rows] == [(b, d) for b, (_, clocks, _) in T.BLOCKS.items()
+                                                         for d in clocks]
+    _check_rows(rows, periods)

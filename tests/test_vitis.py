@@ -124,12 +124,14 @@ def test_package_tcl(params, tmp_path):
 
 def test_kernel_frequency_and_commands(tmp_path):
     vb = V.VitisBuild(BuildParams(), "hw_emu", out_dir=tmp_path)
-    assert vb.kernel_frequency == "0:300|1:500"
+    # clock 0 is the build's DMA clock (450 MHz by default: the HBM ports' limit), clock 1 the NTT request
+    assert vb.kernel_frequency == "0:450|1:500"
+    assert V.VitisBuild(BuildParams(dma_mhz=300), out_dir=tmp_path).kernel_frequency == "0:300|1:500"
     steps = dict(vb.commands())
     assert list(steps) == ["package", "link", "emconfig"]
     link = steps["link"]
     assert link[:4] == ["v++", "-l", "-t", "hw_emu"]
-    assert link[link.index("--kernel_frequency") + 1] == "0:300|1:500"
+    assert link[link.index("--kernel_frequency") + 1] == "0:450|1:500"
     assert link[link.index("-o") + 1] == str(tmp_path / "nantucket.xclbin")
     assert "package" in steps and list(dict(V.VitisBuild(out_dir=tmp_path).commands())) == ["package", "link"]
 
@@ -298,7 +300,7 @@ def test_build_runs_the_tools_in_order(tmp_path, target):
     assert (vb.rtl_dir / "nantucket.v").read_text() == stub_verilog(params)
     assert (target == "hw_emu") == (vb.out_dir / "emconfig.json").is_file()
     link = log.read_text().splitlines()[1]
-    assert f"--platform {plat / V.DEFAULT_PLATFORM}.xpfm" in link and "0:300|1:500" in link
+    assert f"--platform {plat / V.DEFAULT_PLATFORM}.xpfm" in link and f"0:{round(params.dma_mhz)}|1:500" in link
 
 
 def test_build_reports_a_failing_step(tmp_path):

@@ -6,6 +6,12 @@ size), issued only while everything already asked for fits in the FIFO
 back-pressured and AR/R need no other flow control. ``skip`` (zero-extended input: the burst at
 ``next_beat`` holds only zeros, which the DMA does not read) steps over the burst without an AR. A beat whose RRESP is not OKAY still goes to the FIFO
 (the transform goes on) but raises ``fault`` for that cycle with the response in ``fault_resp``.
+
+R is registered once before anything reads it (``rvalid`` comes from a port mux and would otherwise
+reach the FIFO's write pointer and LUTRAM write enable through four LUT levels: over a 450 MHz period by
+the open-flow estimate, docs/performance.md). Since R is never back-pressured the register needs no skid
+buffer; a beat in it still counts as in flight, so the FIFO space reserved for it stays reserved. Cost: one
+dma cycle more from R to the FIFO (each burst's beats arrive one cycle later; no throughput lost).
 """
 
 from amaranth.hdl import Module, Mux, Signal
@@ -56,12 +62,19 @@ class AxiReadMaster(wiring.Component):
             axi.arburst.eq(BURST_INCR),
             axi.rready.eq(1),
             ar_fire.eq(axi.arvalid & axi.arready),
-            r_fire.eq(axi.rvalid & axi.rready),
-            self.beats.valid.eq(r_fire),
-            self.beats.payload.eq(axi.rdata),
             self.done.eq((req == T) & (inflight == 0)),
-            self.fault.eq(r_fire & (axi.rresp != RESP_OKAY)),
-            self.fault_resp.eq(axi.rresp),
+        ]
+        # the registered R beat (see the module doc): r_fire is its arrival at the FIFO
+        r_valid = Signal(name="r_valid_q")
+        r_data = Signal(len(axi.rdata), name="r_data_q", reset_less=True)
+        r_resp = Signal(2, name="r_resp_q", reset_less=True)
+        m.d.sync += [r_valid.eq(axi.rvalid & axi.rready), r_data.eq(axi.rdata), r_resp.eq(axi.rresp)]
+        m.d.comb += [
+            r_fire.eq(r_valid),
+            self.beats.valid.eq(r_fire),
+            self.beats.payload.eq(r_data),
+            self.fault.eq(r_fire & (r_resp != RESP_OKAY)),
+            self.fault_resp.eq(r_resp),
         ]
         with m.If(ar_fire | skip):
             m.d.sync += req.eq(req + BL)

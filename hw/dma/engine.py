@@ -188,8 +188,12 @@ class DmaEngine(wiring.Component):
                                                  init=_packed_init(state_d))
         pass2_n, log_n_n, batch_n, chain_n, zero_mask_n = state_n
         m.submodules.sync_start = start_sync = PulseSynchronizer("dma", "ntt", stages=3)
+        # The synchronizer's output is a LUT (the XOR of its last two stages) that fanned out through 8 LUT
+        # levels to the assembler and the write path: registered once here (one ntt cycle later to start a
+        # pass; the state crossing is settled even earlier then).
         start_n = Signal()
-        m.d.comb += [start_sync.i.eq(start_d), start_n.eq(start_sync.o)]
+        m.d.comb += start_sync.i.eq(start_d)
+        m.d.ntt += start_n.eq(start_sync.o)
         dma_side = dict(pass2=pass2_d, active=active_d, start=start_d, log_n=log_n_d, zero_mask=zero_mask_d,
                         chain=chain_d)
         ntt_side = dict(pass2=pass2_n, start=start_n, log_n=log_n_n, batch=batch_n, zero_mask=zero_mask_n,

@@ -20,14 +20,17 @@ class BuildParams:
     lanes:     L, parallel 2^k-point pipelines (the reference's "chains"); 2L points per NTT cycle.
     log_core:  k, log2 of the points one lane transforms at a time (2..12); N = 2^(2k) natively.
     channels:  C, HBM pseudo-channels (AXI4 masters); half are read and half written in each pass.
-    dma_mhz / ntt_mhz: the two kernel clocks used for projections and Vitis link settings.
+    dma_mhz / ntt_mhz: the two kernel clocks, in MHz: "dma" (ap_clk: control, DMA, the HBM AXI ports; 450,
+               the HBM ports' limit) and "ntt" (ap_clk_2: the engine). Every consumer reads them: the Vitis
+               link's kernel frequency, the clock-crossing constraints, the simulated clocks and the HBM
+               model's cycle counts, the open-flow timing estimate's periods and every projected time.
     field:     the prime field and root chain, by name (hw.model.field.FIELDS; default "goldilocks").
     """
 
     lanes: int = _DEFAULT_LANES[64]
     log_core: int = 12
     channels: int = 32
-    dma_mhz: float = 300.0
+    dma_mhz: float = 450.0
     ntt_mhz: float = 464.0
     field: str = DEFAULT_FIELD.name
 
