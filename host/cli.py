@@ -293,6 +293,11 @@ def _run(args, output, report, progress) -> int:
     _doing(f"reading INPUT {args.input}")
     x = read_points(args.input, args.batch, args.field)
     n = x.size // args.batch
+    blowup = args.blowup or 1
+    largest = args.field.two_adicity
+    if n * blowup > 1 << largest:       # past one kernel call runs as a four-step; past this, nothing does
+        raise UsageError(f"{args.input}: {n} points{f' x --blowup {blowup}' if args.blowup else ''}: "
+                         f"{args.field.name} has roots of unity up to 2^{largest}")
     params = _build_params(args, n, str(args.input))
     # x is in memory already; the rest of the run (EXPECTED, the transform, the output) must fit too
     _fits(_run_bytes(x.size * (args.blowup or 1), n * (args.blowup or 1), True if args.blowup else args.coset is not None)
@@ -300,7 +305,6 @@ def _run(args, output, report, progress) -> int:
           f"{args.input}: a run of its {x.size} points")
     _doing(f"reading EXPECTED {args.expected}")
     expected = read_points(args.expected, args.batch, args.field)
-    blowup = args.blowup or 1
     if expected.size != x.size * blowup:
         raise UsageError(f"{args.expected}: holds {expected.size} points but {args.input} holds {x.size}"
                          + (f" (an LDE with --blowup {blowup} gives {x.size * blowup})" if args.blowup else ""))

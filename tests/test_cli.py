@@ -169,25 +169,24 @@ def test_kernel_build_options_are_checked_before_any_file_is_read(tmp_path, caps
     assert needle in err and "absent" not in err and err.count("\n") == 1 and out == ""
 
 
-def test_sim_too_many_points_is_a_usage_error_before_expected_is_read(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("backend", ["sim", "model"])
+def test_past_the_fields_largest_transform_is_a_usage_error_before_expected_is_read(tmp_path, capsys, monkeypatch,
+                                                                                    backend):
+    """Sizes past one kernel call run (as a four-step); past the field's 2-adicity nothing does: BabyBear's
+    2^27, refused (one line naming INPUT, exit 2) before EXPECTED is read."""
     import nantucket.host.cli as cli
     reads = []
 
-    def fake_read(path, batch=1, field=None):           # a 2^25-point INPUT without writing 600 MB
+    def fake_read(path, batch=1, field=None):           # a 2^28-point INPUT without writing it (nor touching it)
         reads.append(path)
         if len(reads) > 1:
             raise AssertionError("EXPECTED was read although INPUT cannot run")
-        return np.empty(1 << 25, dtype=np.uint64)
+        return np.empty(1 << 28, dtype=np.uint64)
     monkeypatch.setattr(cli, "read_points", fake_read)
-    assert main(["run", str(tmp_path / "big.txt"), str(tmp_path / "exp.txt"), "--backend", "sim"]) == 2
+    assert main(["run", str(tmp_path / "big.txt"), str(tmp_path / "exp.txt"), "--backend", backend,
+                 "--field", "babybear"]) == 2
     err = capsys.readouterr().err
-    assert "big.txt" in err and "2^24" in err and err.count("\n") == 1
-
-
-def test_sim_input_larger_than_the_given_core(pair, capsys):
-    assert main(["run", *map(str, pair), "--backend", "sim", "--log-core", "4"]) == 2
-    err = capsys.readouterr().err
-    assert "1024 points" in err and "2^8" in err and err.count("\n") == 1
+    assert "big.txt" in err and "2^27" in err and "babybear" in err and err.count("\n") == 1
 
 
 @pytest.mark.parametrize("argv_tail", [["--mismatches", "-1"], ["--mismatches", "x"], ["--device", "-1"]])

@@ -169,9 +169,6 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self.kernel_measured: dict | None = None
         self._status_buffer = None
         self._device = None
-        #: the steps of the last run when it was past one kernel call (host/large.py: a dict per step
-        #: with kernel_calls, cycles, ideal_cycles, host_work, seconds), else None
-        self.large_steps: list[dict] | None = None
         self._open(device, params, layout)
 
     @noting_errors
@@ -330,7 +327,6 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
             raise UnsupportedSize(reason)
         if n > self.params.n_points:
             return self._run_large(rows, inverse, coset, order).reshape(x.shape)
-        self.large_steps = None
         layout = self.layout_for(self.kernel_size(n))
         plan = plan_transform(n, layout.log_n, inverse, coset, order, self.kernel_computes, self.field)
         sink, limit = progress_sink(self._progress_opt, rows.size), self.batch_limit(layout.log_n)
@@ -355,26 +351,28 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self.report["Kernel size"] = kernel_size_text(layout.log_n, n)
         self.report["Kernel calls"] = kernel_calls_text(rows.shape[0], limit, len(outs), plan.run(1).flags)
         self.steps = [step_record("transform", layout.log_n, where="card and host" if plan.host_work() else "card",
-                                  kernel_calls=len(outs), host_work=", ".join(plan.host_work()) or "none")]
+                                  kernel_calls=len(outs), host_work=", ".join(plan.host_work()) or "none",
+                                  rows=rows.shape[0])]
         self.kernel_log_n = layout.log_n
         self._last_run = (plan, layout, limit)
         self._report_measured()
         return y.reshape(x.shape[:-1] + (n,))
 
     def _run_large(self, rows: np.ndarray, inverse: bool, coset, order: str) -> np.ndarray:
-        """A size past one kernel call: the four-step over batched kernel calls (host/large.py), its
-        steps in :attr:`large_steps` and the report."""
+        """A size past one kernel call: the four-step over batched kernel calls (host/large.py), a step
+        record per step in :attr:`steps` (a step whose rows split again with that run's steps as its
+        ``parts``) and the report."""
         steps: list = []
         n = rows.shape[1]
         log_n = n.bit_length() - 1
-        t0 = time.perf_counter()
+        t0, first = time.perf_counter(), len(self.kernel_runs)
         y = large.four_step(rows, inverse=inverse, coset=None if coset is None else int(coset), order=order,
                             field=self.field, min_log_n=self.params.min_log_n, max_log_n=self.params.max_log_n,
                             native=lambda r, i, c, o: self.run(r, i, coset=c, order=o), steps=steps,
                             calls=lambda: len(self.kernel_runs))
         n1, n2 = large.split_log_n(log_n, self.params.min_log_n, self.params.max_log_n)
-        self._large_step_objects = steps
-        self.large_steps = large.step_figures(self.params, steps)
+        self.steps = [self._step_of(s, log_n, rows.shape[0]) for s in steps]
+        self.note_composite(first, len(self.kernel_runs), self.steps)
         self.report.update(large.summary(steps, log_n, n1, n2))
         self.report.pop("Measured cycles", None)
         self.report.pop("Measured time", None)
@@ -383,6 +381,18 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self.kernel_log_n = log_n
         self._last_run = None
         return y
+
+    def _step_of(self, step: "large.Step", log_n: int, batch: int) -> dict:
+        """The step record (host.backend_base.step_record) of a step of the four-step of ``batch`` x 2^log_n
+        points: the host's step (no size of its own) works on the whole transforms, a step whose rows were
+        past one call has the steps of their own four-step as its ``parts``."""
+        calls = step.kernel_calls
+        host = bool(step.host_work) and not step.host_work.startswith("none")
+        whole = step.log_n is None
+        return step_record(step.name, log_n if whole else step.log_n, rows=batch if whole else step.rows,
+                           where=("card and host" if host else "card") if calls else "host", kernel_calls=calls,
+                           seconds=step.seconds, host_work=step.host_work or "none",
+                           parts=self.parts_of(step.first_call, step.first_call + calls) if calls else None)
 
     @property
     def last_record(self) -> StatusRecord | None:
@@ -418,8 +428,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self.report["Kernel size"] = kernel_size_text(log_n, n)
         self.report["Kernel calls"] = kernel_calls_text(rows, self.batch_limit(log_n), calls, plan.run(1).flags)
         self.report["Host work"] = "none (the points stayed on the card)"
-        self.steps = [step_record("transform", log_n, where="card", kernel_calls=calls)]
-        self.large_steps = None
+        self.steps = [step_record("transform", log_n, where="card", kernel_calls=calls, rows=rows)]
         self.timings = {}               # no host phases: the caller times its own calls
         self.kernel_log_n = log_n
         self._last_run = (plan, self.layout_for(log_n), self.batch_limit(log_n))
