@@ -80,8 +80,12 @@ class RunReport:
         else:
             self.line("Direction", "inverse" if args.inverse else "forward", "direction")
         self.fields["blowup"] = blowup          # null for a transform
-        self.line("Batch", f"{args.batch} transform{'s' if args.batch > 1 else ''} of {n} points", "batch",
+        axis, ext = getattr(args, "axis", -1), getattr(args, "ext", None)
+        layout = ((", the columns of an N x B matrix (axis 0)" if axis == 0 else "")
+                  + (f", {ext} limbs a point (ext {ext})" if ext else ""))
+        self.line("Batch", f"{args.batch} transform{'s' if args.batch > 1 else ''} of {n} points{layout}", "batch",
                   args.batch)
+        self.fields["axis"], self.fields["ext"] = axis, ext       # -1: back to back; null: base-field points
         coset = getattr(args, "coset", None)
         self.line("Coset", "none" if coset is None else f"shift g = {coset} (0x{coset:x})")
         self.fields["coset"] = coset            # null without a coset

@@ -259,7 +259,10 @@ class SimBackend(Backend, ResidentArrays):
         try:
             device = self.open(params)
             t1 = time.perf_counter()
+            extra = dict(device.extra_transfers)
             y = device.run(points, inverse=inverse, coset=coset, order=order)
+            for direction, moved in device.extra_transfers.items():
+                self.extra_transfers[direction] += moved - extra[direction]
         except SimulationError as e:
             self.close()
             raise DeviceError(f"simulated kernel: {e}") from e

@@ -420,6 +420,9 @@ def test_sim_run_past_one_kernel_call_lists_every_step(tmp_path, monkeypatch, ca
     assert [s["kernel_calls"] for s in steps if s["kernel_calls"]] == [p["kernel_calls"] for p in plan]
     assert report["kernel_cycles"] == sum(s["cycles"] for s in steps if s["kernel_calls"])
     assert report["projected_kernel_s"] == pytest.approx(report["kernel_cycles"] / 464e6)
+    # the points to the card and back once per step: twice
+    points = 8 * batch << log_n
+    assert report["transfers_bytes"] == {"to-device": 2 * points, "from-device": 2 * points}
     assert main(["run", str(inp), str(exp), *_TINY, *flags]) == 0
     out = capsys.readouterr().out
     assert "Step 1 columns" in out and "Step 2 twiddles" in out and "Step 3 rows" in out and "TEST PASSED" in out
@@ -445,6 +448,9 @@ def test_sim_lde_past_one_kernel_call_nests_the_four_step(tmp_path, monkeypatch,
     assert [p["step"] for p in steps[2]["parts"]] == ["columns", "twiddles", "rows"]
     _check_step_cycles(steps[2:])
     assert report["kernel_cycles"] == steps[0]["cycles"] + steps[2]["cycles"]
+    # the values to the card and their coefficients back (2^5), the zero-extended 2^9 points to the card and
+    # back once per step of its four-step (twice)
+    assert report["transfers_bytes"] == {"to-device": 8 * (32 + 2 * 512), "from-device": 8 * (32 + 2 * 512)}
     assert main(["run", str(inp), str(exp), *_TINY, *flags]) == 0
     out = capsys.readouterr().out
     assert all(f"Step 3.{i} " in out for i in (1, 2, 3)) and "TEST PASSED" in out
@@ -465,3 +471,26 @@ def test_sim_a_step_past_one_call_nests_again(tmp_path, monkeypatch, capsys):
     assert report["verdict"] == "PASSED" and steps[0]["log_n"] == 7 and steps[0]["parts"] is not None
     _check_step_cycles(steps)
     assert report["kernel_cycles"] == sum(s["cycles"] for s in steps if s["kernel_calls"])
+    # three kernel steps (the columns' two, the rows): the points to the card and back three times
+    assert report["transfers_bytes"] == {"to-device": 3 * 8 << 13, "from-device": 3 * 8 << 13}
+    assert report["timings_s"]["to-device"] > 0 and report["timings_s"]["from-device"] > 0
+
+
+def test_sim_columns_of_limbs_past_one_kernel_call(tmp_path, monkeypatch, capsys):
+    """--axis 0 --ext 2 --batch 2 at 2^7 on the tiny build: the file an N x 2 matrix of 2-limb points, its
+    4 limb columns transformed as a four-step over the build's calls (4 rows in each step's count)."""
+    import nantucket.sim.cosim
+    from nantucket.host import large as L
+    monkeypatch.setattr(nantucket.sim.cosim, "SimulatedKernel", _CountingKernel)
+    monkeypatch.chdir(tmp_path)
+    inp, exp = tmp_path / "in.txt", tmp_path / "exp.txt"
+    flags = ["--batch", "2", "--axis", "0", "--ext", "2", "--inverse", "--coset", "3"]
+    assert main(["points", "7", str(inp), str(exp), *flags]) == 0
+    capsys.readouterr()
+    assert main(["run", str(inp), str(exp), *_TINY, *flags, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    n1, n2 = L.split_log_n(7, 4, 6)
+    assert report["verdict"] == "PASSED" and (report["axis"], report["ext"]) == (0, 2)
+    assert [(s["step"], s["rows"]) for s in report["steps"]] == [("columns", 4 << n2), ("twiddles", 4),
+                                                                 ("rows", 4 << n1)]
+    _check_step_cycles(report["steps"])
