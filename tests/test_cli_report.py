@@ -373,6 +373,23 @@ def test_blowup_refuses_inverse_and_a_wrong_expected_size(tmp_path, capsys):
 _TINY = ["--backend", "sim", "--lanes", "4", "--log-core", "3", "--channels", "4"]
 
 
+def _stub_run(tmp_path, monkeypatch, capsys, log_n: int, flags: list, text: bool = False):
+    """`nantucket points LOG_N` then `run` with ``flags`` on the tiny build, the sim kernel stubbed: the
+    JSON report (and with ``text`` the text report of the same run, second)."""
+    import nantucket.sim.cosim
+    monkeypatch.setattr(nantucket.sim.cosim, "SimulatedKernel", _CountingKernel)
+    monkeypatch.chdir(tmp_path)
+    inp, exp = tmp_path / "in.txt", tmp_path / "exp.txt"
+    assert main(["points", str(log_n), str(inp), str(exp), *flags]) == 0
+    capsys.readouterr()
+    assert main(["run", str(inp), str(exp), *_TINY, *flags, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    if not text:
+        return report
+    assert main(["run", str(inp), str(exp), *_TINY, *flags]) == 0
+    return report, capsys.readouterr().out
+
+
 def _stub_cycles(rows: int, log_n: int) -> int:
     """The stub kernel's NTT cycles of ``rows`` transforms of 2^log_n points (4 lanes: 8 points a cycle)."""
     return 3 * 2 * rows * (1 << log_n) // 8
@@ -398,16 +415,9 @@ def test_sim_run_past_one_kernel_call_lists_every_step(tmp_path, monkeypatch, ca
     """`nantucket run` of a file past the build's 2^6 points a call: the four-step over its calls, PASSED;
     the report has a line per step (columns, twiddles, rows) and --json their records, whose cycles are the
     stub kernel's for each step's transforms and add up to the run's."""
-    import nantucket.sim.cosim
     from nantucket.host import large as L
     from nantucket.hw.model.params import BuildParams
-    monkeypatch.setattr(nantucket.sim.cosim, "SimulatedKernel", _CountingKernel)
-    monkeypatch.chdir(tmp_path)
-    inp, exp = tmp_path / "in.txt", tmp_path / "exp.txt"
-    assert main(["points", str(log_n), str(inp), str(exp), *flags]) == 0
-    capsys.readouterr()
-    assert main(["run", str(inp), str(exp), *_TINY, *flags, "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    report, out = _stub_run(tmp_path, monkeypatch, capsys, log_n, flags, text=True)
     batch = 2 if "--batch" in flags else 1
     n1, n2 = L.split_log_n(log_n, 4, 6)
     steps = report["steps"]
@@ -423,23 +433,14 @@ def test_sim_run_past_one_kernel_call_lists_every_step(tmp_path, monkeypatch, ca
     # the points to the card and back once per step: twice
     points = 8 * batch << log_n
     assert report["transfers_bytes"] == {"to-device": 2 * points, "from-device": 2 * points}
-    assert main(["run", str(inp), str(exp), *_TINY, *flags]) == 0
-    out = capsys.readouterr().out
     assert "Step 1 columns" in out and "Step 2 twiddles" in out and "Step 3 rows" in out and "TEST PASSED" in out
 
 
 def test_sim_lde_past_one_kernel_call_nests_the_four_step(tmp_path, monkeypatch, capsys):
     """An LDE from 2^5 to 2^9 (--blowup 16) on the tiny build: the inverse in one call, the zero-extension on
     the host, the 2^9 coset NTT a four-step whose steps are its ``parts`` (text: "Step 3.1 columns" ...)."""
-    import nantucket.sim.cosim
-    monkeypatch.setattr(nantucket.sim.cosim, "SimulatedKernel", _CountingKernel)
-    monkeypatch.chdir(tmp_path)
-    inp, exp = tmp_path / "in.txt", tmp_path / "exp.txt"
     flags = ["--blowup", "16", "--coset", "7", "--order", "out=rev"]
-    assert main(["points", "5", str(inp), str(exp), *flags]) == 0
-    capsys.readouterr()
-    assert main(["run", str(inp), str(exp), *_TINY, *flags, "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    report, out = _stub_run(tmp_path, monkeypatch, capsys, 5, flags, text=True)
     steps = report["steps"]
     assert report["verdict"] == "PASSED"
     assert [(s["step"], s["where"], s["parts"] is not None) for s in steps] == [
@@ -451,22 +452,13 @@ def test_sim_lde_past_one_kernel_call_nests_the_four_step(tmp_path, monkeypatch,
     # the values to the card and their coefficients back (2^5), the zero-extended 2^9 points to the card and
     # back once per step of its four-step (twice)
     assert report["transfers_bytes"] == {"to-device": 8 * (32 + 2 * 512), "from-device": 8 * (32 + 2 * 512)}
-    assert main(["run", str(inp), str(exp), *_TINY, *flags]) == 0
-    out = capsys.readouterr().out
     assert all(f"Step 3.{i} " in out for i in (1, 2, 3)) and "TEST PASSED" in out
 
 
 def test_sim_a_step_past_one_call_nests_again(tmp_path, monkeypatch, capsys):
     """2^13 on the tiny build: 2^7-point columns (past one call themselves) x 2^6-point rows; the columns
-    step's parts are their own four-step, listed as "Step 1.1" ..."""
-    import nantucket.sim.cosim
-    monkeypatch.setattr(nantucket.sim.cosim, "SimulatedKernel", _CountingKernel)
-    monkeypatch.chdir(tmp_path)
-    inp, exp = tmp_path / "in.txt", tmp_path / "exp.txt"
-    assert main(["points", "13", str(inp), str(exp)]) == 0
-    capsys.readouterr()
-    assert main(["run", str(inp), str(exp), *_TINY, "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    step's parts are their own four-step (its kernel steps and the rows step: three round trips)."""
+    report = _stub_run(tmp_path, monkeypatch, capsys, 13, [])
     steps = report["steps"]
     assert report["verdict"] == "PASSED" and steps[0]["log_n"] == 7 and steps[0]["parts"] is not None
     _check_step_cycles(steps)
@@ -479,16 +471,9 @@ def test_sim_a_step_past_one_call_nests_again(tmp_path, monkeypatch, capsys):
 def test_sim_columns_of_limbs_past_one_kernel_call(tmp_path, monkeypatch, capsys):
     """--axis 0 --ext 2 --batch 2 at 2^7 on the tiny build: the file an N x 2 matrix of 2-limb points, its
     4 limb columns transformed as a four-step over the build's calls (4 rows in each step's count)."""
-    import nantucket.sim.cosim
     from nantucket.host import large as L
-    monkeypatch.setattr(nantucket.sim.cosim, "SimulatedKernel", _CountingKernel)
-    monkeypatch.chdir(tmp_path)
-    inp, exp = tmp_path / "in.txt", tmp_path / "exp.txt"
     flags = ["--batch", "2", "--axis", "0", "--ext", "2", "--inverse", "--coset", "3"]
-    assert main(["points", "7", str(inp), str(exp), *flags]) == 0
-    capsys.readouterr()
-    assert main(["run", str(inp), str(exp), *_TINY, *flags, "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    report = _stub_run(tmp_path, monkeypatch, capsys, 7, flags)
     n1, n2 = L.split_log_n(7, 4, 6)
     assert report["verdict"] == "PASSED" and (report["axis"], report["ext"]) == (0, 2)
     assert [(s["step"], s["rows"]) for s in report["steps"]] == [("columns", 4 << n2), ("twiddles", 4),
