@@ -430,6 +430,9 @@ def test_sim_run_past_one_kernel_call_lists_every_step(tmp_path, monkeypatch, ca
     assert [s["kernel_calls"] for s in steps if s["kernel_calls"]] == [p["kernel_calls"] for p in plan]
     assert report["kernel_cycles"] == sum(s["cycles"] for s in steps if s["kernel_calls"])
     assert report["projected_kernel_s"] == pytest.approx(report["kernel_cycles"] / 464e6)
+    # the kernel's own counts (its status records) over the calls of every step
+    assert report["kernel_measured"]["calls"] == sum(p["kernel_calls"] for p in plan)
+    assert "Measured time" in report["device_report"]
     # the points to the card and back once per step: twice
     points = 8 * batch << log_n
     assert report["transfers_bytes"] == {"to-device": 2 * points, "from-device": 2 * points}

@@ -367,14 +367,16 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         log_n = n.bit_length() - 1
         t0, first = time.perf_counter(), len(self.kernel_runs)
         phases = dict.fromkeys(("to-device", "kernel", "from-device"), 0.0)
-        moved = [0]
+        moved, measured = [0], []
 
         def native(r, i, c, o):
-            """A step's batched kernel calls (their rows may split again), their phases summed."""
+            """A step's batched kernel calls (their rows may split again), their phases, bytes and the
+            kernel's own counts summed."""
             out = self.run(r, i, coset=c, order=o)
             for phase, seconds in self.timings.items():
                 phases[phase] += seconds
             moved[0] += r.nbytes
+            measured.append(self.kernel_measured)
             return out
 
         y = large.four_step(rows, inverse=inverse, coset=None if coset is None else int(coset), order=order,
@@ -387,9 +389,9 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self.steps = [self._step_of(s, log_n, rows.shape[0]) for s in steps]
         self.note_composite(first, len(self.kernel_runs), self.steps)
         self.report.update(large.summary(steps, log_n, n1, n2))
-        self.report.pop("Measured cycles", None)
-        self.report.pop("Measured time", None)
-        self.kernel_measured = None
+        # what the kernel counted itself over every step's calls, when it counted in each
+        self._measured_report(None if not measured or None in measured else
+                              {key: sum(m[key] for m in measured) for key in measured[0]})
         # the transfers and kernel calls of every step (the host's transposes and twiddles in no phase: the
         # steps' seconds say them)
         self.timings = phases
@@ -420,22 +422,28 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         the register-level model does not)."""
         records = [r for r in self._records if any(r.cycles().values())]
         self._records.clear()
+        if not records:
+            self._measured_report(None)
+            return
+        sums = {name.lower(): sum(r[name] for r in records) for name in CYCLE_WORDS}
+        self._measured_report(dict(sums, calls=len(records),
+                                   seconds=sum(r.kernel_seconds(self.params) for r in records)))
+
+    def _measured_report(self, measured: dict | None) -> None:
+        """``kernel_measured`` and the report's lines of the kernel's own counts (none: removed)."""
         for key in MEASURED_LINES:
             self.report.pop(key, None)
-        self.kernel_measured = None
-        if not records:
+        self.kernel_measured = measured
+        if measured is None:
             return
-        sums = {name: sum(r[name] for r in records) for name in CYCLE_WORDS}
-        seconds = sum(r.kernel_seconds(self.params) for r in records)
-        over = f" over {len(records)} calls" if len(records) > 1 else ""
+        m = measured
+        over = f" over {m['calls']} calls" if m["calls"] > 1 else ""
         self.report["Measured cycles"] = (
-            f"pass 1 {sums['PASS1_DMA_CYCLES']} DMA / {sums['PASS1_NTT_CYCLES']} NTT cycles, pass 2 "
-            f"{sums['PASS2_DMA_CYCLES']} DMA / {sums['PASS2_NTT_CYCLES']} NTT cycles, total "
-            f"{sums['TOTAL_DMA_CYCLES']} DMA cycles{over} (measured by the kernel)")
-        self.report["Measured time"] = (f"{seconds * 1e3:.4f} ms at the {self.params.dma_mhz:g} MHz DMA clock "
+            f"pass 1 {m['pass1_dma_cycles']} DMA / {m['pass1_ntt_cycles']} NTT cycles, pass 2 "
+            f"{m['pass2_dma_cycles']} DMA / {m['pass2_ntt_cycles']} NTT cycles, total "
+            f"{m['total_dma_cycles']} DMA cycles{over} (measured by the kernel)")
+        self.report["Measured time"] = (f"{m['seconds'] * 1e3:.4f} ms at the {self.params.dma_mhz:g} MHz DMA clock "
                                         "(measured by the kernel, start to status record)")
-        self.kernel_measured = dict({name.lower(): value for name, value in sums.items()}, calls=len(records),
-                                    seconds=seconds)
 
     def note_resident(self, n, rows, calls, inverse, coset, order) -> None:
         log_n = n.bit_length() - 1
