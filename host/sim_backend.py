@@ -181,6 +181,7 @@ class SimBackend(Backend, ResidentArrays):
                                       timeout_s=24 * 3600.0,
                                       progress=self._say or False, kernel_computes=SIM_KERNEL_COMPUTES)
             self._device.after_run = self._count_cycles
+            self._device.run_buffer_sets = 1        # the simulated channels hold one call's buffers
             return self._device
 
     def _count_cycles(self, log_n: int, batch: int, flags: int) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as cf_wait
 from dataclasses import astuple
 from numbers import Integral, Real
 from pathlib import Path
@@ -34,6 +36,10 @@ __all__ = ["XrtBackend", "default_xclbin", "MEASURED_LINES"]
 
 #: The report lines of the kernel's own cycle counts (its status records), when it counts them.
 MEASURED_LINES = ("Measured cycles", "Measured time")
+#: Buffer sets a run of several kernel calls turns through: the call being uploaded, the one running,
+#: the one coming back (three times the largest call's 2^(2k) points of HBM: 384 MiB on the default build;
+#: two would make the upload of call i+1 wait for the read-back of call i-1).
+_BUFFER_SETS = 3
 
 
 def default_xclbin() -> Path:
@@ -156,6 +162,10 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self.kernel_computes = computes
         self._transfers, self._runs = Transfers(self), KernelRuns(self)
         self._scratch: DeviceBuffers | None = None      # the buffers of run(), kept while they fit
+        self._scratch_more: dict[int, DeviceBuffers] = {}   # its further sets, for a run of several calls
+        #: buffer sets a run of several kernel calls turns through (1: one call after the other in one set,
+        #: for a card whose memory holds one call's buffers, as the simulated one)
+        self.run_buffer_sets = _BUFFER_SETS
         self._last_run = None           # (plan, layout, batch limit) of the last run, for locate()
         #: (log_n, batch, flags) of every kernel call that completed, in order
         self.kernel_runs: list[tuple[int, int, int]] = []
@@ -250,21 +260,28 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self._check_open()
         return self._transfers.allocate(layout, batch)
 
-    def _allocate(self, layout: HbmLayout, batch: int = 1) -> DeviceBuffers:
-        """The scratch buffers of ``run`` for ``batch`` transforms of ``layout``'s size: the current ones
-        while they fit, else the old ones are freed first (never while a run may still use them: run()
-        refuses to go on past a run that timed out)."""
-        cur = self._scratch
+    def _allocate(self, layout: HbmLayout, batch: int = 1, *, index: int = 0) -> DeviceBuffers:
+        """Scratch buffer set ``index`` of ``run`` (0, or up to _BUFFER_SETS - 1 for a run of several
+        calls) for ``batch`` transforms of ``layout``'s size: the current ones while they fit, else the
+        old ones are freed first (never while a run may still use them: run() refuses to go on past a
+        run that timed out)."""
+        cur = self._scratch if index == 0 else self._scratch_more.get(index)
         if cur is not None and cur.layout is layout and batch <= cur.batch and cur.bos:
             return cur
-        self._free_buffers()
-        self._scratch = self.allocate(layout, batch)
-        return self._scratch
+        if cur is not None:
+            cur.release()
+        bufs = self.allocate(layout, batch)
+        if index == 0:
+            self._scratch = bufs
+        else:
+            self._scratch_more[index] = bufs
+        return bufs
 
     def _free_buffers(self) -> None:
-        if self._scratch is not None:
-            self._scratch.release()
-        self._scratch = None
+        for bufs in [self._scratch, *self._scratch_more.values()]:
+            if bufs is not None:
+                bufs.release()
+        self._scratch, self._scratch_more = None, {}
 
     @property
     def layout(self) -> HbmLayout | None:
@@ -330,20 +347,8 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         layout = self.layout_for(self.kernel_size(n))
         plan = plan_transform(n, layout.log_n, inverse, coset, order, self.kernel_computes, self.field)
         sink, limit = progress_sink(self._progress_opt, rows.size), self.batch_limit(layout.log_n)
-        times, outs = np.zeros(3), []
         self._records.clear()
-        for r0 in range(0, rows.shape[0], limit):
-            t0 = time.perf_counter()
-            chunk = plan.prepare(rows[r0:r0 + limit])
-            bufs = self._allocate(layout, min(rows.shape[0], limit))
-            self.upload(bufs, chunk, reverse=plan.layout_reverse_in, sink=sink)
-            t1 = time.perf_counter()
-            self.execute_run(bufs, plan.run(chunk.shape[0]))
-            t2 = time.perf_counter()
-            outs.append(plan.finish(self.download(bufs, chunk.shape[0], reverse=plan.layout_reverse_out,
-                                                  sink=sink)))
-            times += (t1 - t0, t2 - t1, time.perf_counter() - t2)
-            del bufs
+        outs, times = self._run_calls(rows, plan, layout, limit, sink)
         y = outs[0] if len(outs) == 1 else np.concatenate(outs)
         self.timings = dict(zip(("to-device", "kernel", "from-device"), map(float, times)))
         self.report["Host work"] = (", ".join(plan.host_work()) or "layout only (scatter and gather; the "
@@ -357,6 +362,62 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self._last_run = (plan, layout, limit)
         self._report_measured()
         return y.reshape(x.shape[:-1] + (n,))
+
+    def _run_calls(self, rows: np.ndarray, plan, layout: HbmLayout, limit: int, sink) -> tuple[list, np.ndarray]:
+        """The kernel calls of :meth:`run`, ``limit`` rows a call: the results per call, and the seconds
+        spent moving points to the card, in the kernel and bringing them back (summed per phase).
+
+        One call: upload, run, download. Several: ``run_buffer_sets`` buffer sets (three) in turn, so that while the kernel runs
+        call i, one thread moves call i+1's points to the card and another brings call i-1's back (the
+        link's two directions and the kernel all busy: a stream of calls goes at the pace of the slowest
+        of them, not of their sum). Calls run in order; the host prepares a call's rows on the upload
+        thread and finishes them on the download one."""
+        times = np.zeros(3)
+        starts = range(0, rows.shape[0], limit)
+
+        def upload(bufs, r0):
+            t0 = time.perf_counter()
+            chunk = plan.prepare(rows[r0:r0 + limit])
+            self.upload(bufs, chunk, reverse=plan.layout_reverse_in, sink=sink)
+            times[0] += time.perf_counter() - t0
+            return chunk.shape[0]
+
+        def download(bufs, batch):
+            t0 = time.perf_counter()
+            out = plan.finish(self.download(bufs, batch, reverse=plan.layout_reverse_out, sink=sink))
+            times[2] += time.perf_counter() - t0
+            return out
+
+        def execute(bufs, batch):
+            t0 = time.perf_counter()
+            self.execute_run(bufs, plan.run(batch))
+            times[1] += time.perf_counter() - t0
+
+        n_sets = self.run_buffer_sets
+        if len(starts) == 1 or n_sets == 1:
+            bufs, outs = self._allocate(layout, min(rows.shape[0], limit)), []
+            for r0 in starts:
+                batch = upload(bufs, r0)
+                execute(bufs, batch)
+                outs.append(download(bufs, batch))
+            return outs, times
+        sets = [self._allocate(layout, limit, index=i) for i in range(n_sets)]
+        ups, downs = [], []
+        with ThreadPoolExecutor(1, thread_name_prefix="xrt-up") as to_card, \
+                ThreadPoolExecutor(1, thread_name_prefix="xrt-down") as from_card:
+            try:
+                ups.append(to_card.submit(upload, sets[0], 0))
+                for i, _ in enumerate(starts):
+                    batch = ups[i].result()
+                    if i + 1 < len(starts):
+                        if i + 1 >= n_sets:                 # its set is free once that call's points are back
+                            downs[i + 1 - n_sets].result()
+                        ups.append(to_card.submit(upload, sets[(i + 1) % n_sets], starts[i + 1]))
+                    execute(sets[i % n_sets], batch)
+                    downs.append(from_card.submit(download, sets[i % n_sets], batch))
+                return [d.result() for d in downs], times
+            finally:                                        # on an error: nothing left using the buffers
+                cf_wait(ups + downs)
 
     def _run_large(self, rows: np.ndarray, inverse: bool, coset, order: str) -> np.ndarray:
         """A size past one kernel call: the four-step over batched kernel calls (host/large.py), a step
