@@ -71,6 +71,8 @@ BLOCKS = {
     "dma": (SMALL, {"dma": "dma_clk", "ntt": "ntt_clk"}, ""),
     "control": (SMALL, {"dma": "clk"}, ""),
 }
+#: Yosys command keeping the synchronizer flops (ASYNC_REG wires) flip-flops, as Vivado does.
+KEEP_SYNCHRONIZERS = "setattr -set keep 1 w:* a:ASYNC_REG %i"
 #: Runs of Yosys killed by a signal (SIGBUS while another process rewrites YoWASP's cache) are re-run.
 RETRIES = 2
 _ABC_LINE = "Running ABC command"
@@ -111,6 +113,10 @@ def sta_of(name: str, params: dict, clock: str, others: list[str], workdir: Path
     cut = "; ".join(f"delete w:{o} %co1 w:{o} %d" for o in others)
     script = "; ".join(filter(None, [
         f"read_verilog {name}.v",
+        # Vivado never packs ASYNC_REG flops (the clock-domain synchronizers' stages) into an SRL; Yosys
+        # would (xilinx_srl), and the synchronizer's last stage then launched the ntt side's worst path at
+        # an SRL's clock-to-out. A kept wire between two flops stops Yosys' SRL chains, so keep theirs.
+        KEEP_SYNCHRONIZERS,
         f"synth_xilinx -family xcup -top {name} -flatten -noiopad -noclkbuf {{options}}",
         cut, "opt_clean",
         f"tee -q -o sta_{clock}.txt sta",
@@ -262,7 +268,16 @@ STAGES = (
     "reset, which no tool packs into an SRL; 0 cycles); the DMA registers AXI R before its FIFO (+1 dma cycle "
     "from R to the FIFO, no throughput lost) and the synchronized pass start before its fan-out in the ntt "
     "domain (+1 ntt cycle per pass start); the lane registers its halves' active stage counts at restart "
-    "with the frame size (0 cycles). No block's latency changed.")
+    "with the frame size (0 cycles). Then: `FrameReorder` registers its outputs after the port swap "
+    "(`READ_LATENCY` 2, the corner turn's twiddle table likewise: +1 ntt cycle per reorder), and the lane "
+    "registers the points and twiddle words between the coset point scale and the first half "
+    "(`Lane.INPUT_LATENCY`, +1 ntt cycle): +3 ntt cycles of lane latency per pass, +6 per run; the control "
+    "slave's start checks go through one register stage (per size: the size, its batch bound and its "
+    "LDE pairs; then picked by log_n), which no start waits for (`refused` settles 2 dma cycles after the "
+    "last argument write commits, a start comes 3 or more after it; 0 cycles); the DMA's write path "
+    "computes its readies from its free room only, not from a valid (the same handshakes, 0 cycles). "
+    "Synchronizer flops (`ASYNC_REG`) are kept flip-flops in Yosys, as Vivado keeps them (`KEEP_SYNCHRONIZERS`): "
+    "packed into an SRL they were the DMA ntt side's worst path.")
 
 
 def reading(rows: list[dict]) -> str:
@@ -279,8 +294,8 @@ def reading(rows: list[dict]) -> str:
     d = deepest["depth"]
     return (f"Reading it: {len(over)} of the {len(rows)} block/domain paths are over their period; their sta "
             f"paths start at {', '.join(starts)} (an SRL16E is a delay line read by logic; Yosys prices its "
-            "clock-to-out at 1.47 ns and an UltraScale+ SRL output is slow too, about 1 ns; Yosys also packs "
-            "the ASYNC_REG synchronizer stages into SRLs, which Vivado never does). The worst is "
+            "clock-to-out at 1.47 ns and an UltraScale+ SRL output is slow too, about 1 ns; an input port is "
+            "a path that starts in the block's neighbour, at arrival 0 here). The worst is "
             f"{worst['block']} ({worst['domain']}, {worst_ps(worst)} ps); the deepest chain is "
             f"{deepest['block']}'s ({d['luts']} LUT + {d['carry8']} CARRY8, {deepest['depth_ps']} ps at these "
             f"figures). The clocks every row of a domain fits by this estimate: {meets}. {STAGES} Which clock "

@@ -170,3 +170,35 @@ def test_estimate_runs_on_every_block_of_the_small_build(tmp_path, capsys):
     assert [(r["block"], r["domain"]) for r in rows] == [(b, d) for b, (_, clocks, _) in T.BLOCKS.items()
                                                          for d in clocks]
     _check_rows(rows, periods)
+
+
+def test_synchronizer_flops_stay_flip_flops(tmp_path):
+    """Vivado keeps ASYNC_REG flops out of SRLs; the estimate's Yosys script does the same
+    (KEEP_SYNCHRONIZERS), while a plain synth_xilinx packs the same 3-stage synchronizer into an SRL
+    (about 10 s)."""
+    import subprocess
+    from amaranth.hdl import Module, Signal
+    from amaranth.lib import wiring
+    from amaranth.lib.cdc import FFSynchronizer
+    from amaranth.lib.wiring import In, Out
+    from nantucket.hw.flow.catalog import verilog_of
+    from nantucket.hw.flow.synth import yosys_command
+
+    class Crossing(wiring.Component):
+        i: In(1)
+        o: Out(1)
+
+        def elaborate(self, platform):
+            m = Module()
+            m.submodules.sync = FFSynchronizer(self.i, self.o, stages=3)
+            return m
+    (tmp_path / "x.v").write_text(verilog_of(Crossing(), "x"))
+
+    def srls(keep: bool) -> int:
+        script = "; ".join(filter(None, ["read_verilog x.v", T.KEEP_SYNCHRONIZERS if keep else "",
+                                         "synth_xilinx -family xcup -top x -flatten -noiopad -noclkbuf",
+                                         "tee -q -o count.txt select -count t:SRL*"]))
+        subprocess.run(yosys_command() + ["-q", "-p", script], cwd=tmp_path, check=True, capture_output=True)
+        return int((tmp_path / "count.txt").read_text().split()[0])
+    assert srls(keep=False) == 1
+    assert srls(keep=True) == 0
