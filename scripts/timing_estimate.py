@@ -67,6 +67,9 @@ REGISTER_PS = 150                      # clock-to-out plus setup of a fabric reg
 CARRY8_PS = 40                         # one CARRY8 step of a carry chain (estimate)
 BEGIN = "<!-- timing-estimate:begin (scripts/timing_estimate.py --write-doc) -->"
 END = "<!-- timing-estimate:end -->"
+#: The default build's table has a section of its own (``--build default --write-doc``), after the small one's.
+BEGIN_DEFAULT = "<!-- timing-estimate-default:begin (scripts/timing_estimate.py --build default --write-doc) -->"
+END_DEFAULT = "<!-- timing-estimate-default:end -->"
 SMALL = {"lanes": 4, "log_core": 4, "channels": 2}
 #: block -> (catalog parameters, {domain: clock port}, extra synth_xilinx options)
 BLOCKS = {
@@ -301,6 +304,19 @@ def doc_section(rows: list[dict], route_ps: int, build: str = "the small build's
                 "default build's lane, k = 12, takes many minutes in Yosys)", flags: str = "") -> str:
     periods = {r["domain"]: r["period_ps"] for r in rows}
     clocks = ", ".join(f"{ps} ps ({1e6 / ps:.0f} MHz) for {d}" for d, ps in sorted(periods.items()))
+    if "--build default" in flags:
+        return "\n".join([
+            BEGIN_DEFAULT,
+            "### The same at the default build's parameters",
+            "",
+            f"Measured with `.venv/bin/python scripts/timing_estimate.py --write-doc{flags}`: the method above, "
+            f"the blocks at {build}; periods {clocks}.",
+            "",
+            table(rows, route_ps),
+            "",
+            reading(rows, stages=False),
+            END_DEFAULT,
+        ]) + "\n"
     return "\n".join([
         BEGIN,
         "## Timing estimate from the open flow (an estimate, not a Vivado report)",
@@ -364,10 +380,11 @@ STAGES = (
     "packed into an SRL they were the DMA ntt side's worst path.")
 
 
-def reading(rows: list[dict]) -> str:
+def reading(rows: list[dict], stages: bool = True) -> str:
     """What the table says, from the rows: which paths are over their period, where they start, and the
     clock each domain meets by the estimate."""
     over = [r for r in rows if worst_ps(r) > r["period_ps"]]
+    STAGES = globals()["STAGES"] if stages else "The register stages: the section above."
     meets = ", ".join(f"{d} {mhz:.0f} MHz" for d, mhz in sorted(supported_mhz(rows).items()))
     if not over:
         return (f"Reading it: every block fits its domain's period by this estimate (the clocks every row "
@@ -387,9 +404,15 @@ def reading(rows: list[dict]) -> str:
 
 
 def write_doc(section: str, path: Path) -> None:
+    """Replace the section's own text (between its markers: the small build's, or the default build's when
+    ``section`` is that one) in ``path``; a new default-build section goes right after the small one."""
+    begin, end = (BEGIN_DEFAULT, END_DEFAULT) if section.startswith(BEGIN_DEFAULT) else (BEGIN, END)
     text = path.read_text() if path.exists() else ""
-    if BEGIN in text and END in text:
-        text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END) + 1:]
+    if begin in text and end in text:
+        text = text[:text.index(begin)] + section + text[text.index(end) + len(end) + 1:]
+    elif begin == BEGIN_DEFAULT and END in text:
+        cut = text.index(END) + len(END) + 1
+        text = text[:cut] + "\n" + section + text[cut:]
     else:
         text = text.rstrip("\n") + "\n\n" + section
     tmp = path.with_name(path.name + ".tmp")
