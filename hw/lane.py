@@ -721,7 +721,14 @@ class Lane(wiring.Component):
         # the bit reversal emits that frame; the output scale takes it one enabled cycle ahead.
         out = m.submodules.out_scale = self._out_scale
         rev_cycle, rev_parity = frame_bits(rev_phase, "reverse")
-        out_cycle, out_parity = frame_bits(phase_counter("out_next_phase", 5, ahead=1), "out_next")
+        # the output scale's next cycle and parity, from a phase two cycles ahead through a register: the phase
+        # counter and the frame-size switch in front of the scale's step arithmetic were 5 LUT levels over the
+        # NTT clock's period (issue 28; no cycle added). Right after a restart the register is one cycle stale,
+        # while the lane is empty.
+        cycle_n, parity_n = frame_bits(phase_counter("out_next_phase", 5, ahead=2), "out_next")
+        out_cycle, out_parity = Signal.like(cycle_n, name="out_next_cycle_q"), Signal(name="out_next_parity_q")
+        with m.If(en):
+            m.d.sync += [out_cycle.eq(cycle_n), out_parity.eq(parity_n)]
         column = [Signal(k, name=f"column{i}") for i in range(2)]
         for parity in range(2):
             with m.If(en & (rev_cycle == 0) & (rev_parity == parity)):
