@@ -395,9 +395,11 @@ def reading(rows: list[dict], stages: bool = True) -> str:
     deepest = max(rows, key=lambda r: r["depth_ps"])
     d = deepest["depth"]
     return (f"Reading it: {len(over)} of the {len(rows)} block/domain paths are over their period; their sta "
-            f"paths start at {', '.join(starts)} (an SRL16E is a delay line read by logic; Yosys prices its "
-            "clock-to-out at 1.47 ns and an UltraScale+ SRL output is slow too, about 1 ns; an input port is "
-            "a path that starts in the block's neighbour, at arrival 0 here). The worst is "
+            f"paths start at {', '.join(starts)} ("
+            + ("an SRL16E is a delay line read by logic; Yosys prices its clock-to-out at 1.47 ns and an "
+               "UltraScale+ SRL output is slow too, about 1 ns; " if any(x.startswith("SRL") for x in starts) else "")
+            + "an input port is a path that starts in the block's neighbour, at arrival 0 here; the costliest "
+            "chains start at the registers the table names). The worst is "
             f"{worst['block']} ({worst['domain']}, {worst_ps(worst)} ps); the costliest chain is "
             f"{deepest['block']}'s ({d['luts']} LUT + {d['carry8']} CARRY8, {deepest['depth_ps']} ps at these "
             f"figures). The clocks every row of a domain fits by this estimate: {meets}. {STAGES} Which clock "
