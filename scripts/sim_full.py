@@ -90,6 +90,8 @@ def main(argv=None):
         t_run = time.perf_counter() - t0
     finally:
         cycles = backend.kernel.last_ntt_cycles if backend.kernel else None
+        record = getattr(getattr(backend, "_device", None), "last_record", None)     # the run's status record
+        dma_cycles = record["TOTAL_DMA_CYCLES"] if record else None
         phases = dict(backend.kernel.timings) if backend.kernel else {}
         backend.close()
     bad = np.flatnonzero(y != expected)
@@ -113,8 +115,9 @@ def main(argv=None):
         ("overhead", f"{cycles - ideal:,} cycles: engine latency {latencies[0]:,} + {latencies[1]:,} (twiddle "
                      f"prefill + lane pipeline, once per pass) + {cycles - ideal - sum(latencies):,} of DMA, HBM "
                      f"latency and pass turnaround"),
-        ("projected kernel time", f"{ms:.3f} ms at {params.ntt_mhz:g} MHz NTT / {params.dma_mhz:g} MHz DMA "
-                                  f"(reference: 2.47 ms on a C1100)"),
+        ("DMA cycles", f"{dma_cycles:,} DMA cycles from start to record (the status record's TOTAL_DMA_CYCLES)"
+                       if dma_cycles else "n/a"),
+        ("projected kernel time", f"{ms:.3f} ms at {params.clock_note()} (reference: 2.47 ms on a C1100)"),
         ("simulation speed", f"{cycles / phases['kernel']:,.0f} NTT cycles/s (C++ {os.environ['NANTUCKET_SIM_OPT']})"
          if "kernel" in phases else "n/a"),
         ("peak memory", f"{rss:.1f} GiB (largest process)"),
