@@ -219,6 +219,7 @@ class ControlSlave(wiring.Component):
             return Cat(*[arg_words[off] for off in rmap.arg(name).word_offsets])
         args = {a.name: arg(a.name) for a in rmap.args}
         args["coset_shift"] = Cat(args.pop("coset_shift_lo"), args.pop("coset_shift_hi"))
+        args["row_step"] = Cat(args.pop("row_step_lo"), args.pop("row_step_hi"))
         return args
 
     def _decode_run(self, m, args):
@@ -231,7 +232,9 @@ class ControlSlave(wiring.Component):
                      self.run.coset_shift.eq(args["coset_shift"]),
                      # an input of all 2^log_n points is the plain run (the DMA keeps its sequential reads)
                      self.run.input_log_m.eq(Mux(input_log_m == log_n, 0, input_log_m)),
-                     self.run.chain_log_n.eq(args["chain_log_n"])]
+                     self.run.chain_log_n.eq(args["chain_log_n"]),
+                     # 0 or 1: every element the same shift (the coset generator steps on values > 1)
+                     self.run.row_step.eq(Mux(args["row_step"][1:].any(), args["row_step"], 0))]
         for pa in self._rmap.pointer_args:
             m.d.comb += self.base[pa.channel].eq(args[pa.name])
         m.d.comb += [self.record.address.eq(args[self._rmap.record_arg.name]),
@@ -331,8 +334,10 @@ class ControlSlave(wiring.Component):
                 m.d.comb += [batch_ok.eq(batch >= 1), lde_pair_ok.eq(1)]     # the size is refused anyway
         coset = (flags & R.FLAG_COSET).any()
         shift_ok = (coset_shift != 0) & (coset_shift < self._params.prime_field.p)      # the build's p
+        row_step = args["row_step"]
+        step_bad = row_step[1:].any() & (~coset | (row_step >= self._params.prime_field.p))
         m.d.comb += self.refused.eq(Mux(self.supported, 0, R.STATUS_BAD_SIZE)
                                     | Mux(batch_ok, 0, R.STATUS_BAD_BATCH)
-                                    | Mux(coset & ~shift_ok, R.STATUS_BAD_SHIFT, 0)
+                                    | Mux((coset & ~shift_ok) | step_bad, R.STATUS_BAD_SHIFT, 0)
                                     | Mux((flags & ~R.FLAGS_KNOWN & 0xFFFF_FFFF).any(), R.STATUS_BAD_FLAGS, 0)
                                     | Mux(lde_pair_ok, 0, R.STATUS_BAD_LDE_PAIR))
