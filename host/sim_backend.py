@@ -236,15 +236,16 @@ class SimBackend(Backend, ResidentArrays):
         parameters each size may pick another build, whose opening closes the card."""
         return None
 
-    def run(self, points, inverse: bool = False, *, coset=None, order="nn") -> np.ndarray:
+    def run(self, points, inverse: bool = False, *, coset=None, order="nn", row_step=None) -> np.ndarray:
+        """The transform on the simulated card (``row_step``: XrtBackend.run's)."""
         with self._lock:
             try:
-                return self._run(points, inverse, coset, order)
+                return self._run(points, inverse, coset, order, row_step)
             except DeviceError as e:
                 self._note(f"sim: error: {e}")
                 raise
 
-    def _run(self, points, inverse, coset, order) -> np.ndarray:
+    def _run(self, points, inverse, coset, order, row_step=None) -> np.ndarray:
         from nantucket.host.xrt import KernelTimeout, XclbinLoadFailed
         from nantucket.host.xrt.backend import MEASURED_LINES
         from nantucket.sim.cosim import SimulationError
@@ -257,7 +258,7 @@ class SimBackend(Backend, ResidentArrays):
         try:
             device = self.open(params)
             t1 = time.perf_counter()
-            y = device.run(points, inverse=inverse, coset=coset, order=order)
+            y = device.run(points, inverse=inverse, coset=coset, order=order, row_step=row_step)
         except SimulationError as e:
             self.close()
             raise DeviceError(f"simulated kernel: {e}") from e

@@ -311,11 +311,12 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
 
     @noting_errors
     def run(self, points: np.ndarray, inverse: bool = False, *, coset: int | None = None,
-            order: str = "nn") -> np.ndarray:
+            order: str = "nn", row_step: int | None = None) -> np.ndarray:
         """The transform of ``points``: 1-D (n points) or 2-D (B rows of n points, each transformed);
         ``coset`` a shift 0 < g < p or None, ``order`` input then output order ("nn", "nr", "rn",
-        "rr"). The kernel computes the inverse, the coset and the batch (split into calls of the
-        largest batch it takes); see host/kernel_plan.py for what is left to the host."""
+        "rr"); ``row_step`` s (with a coset, sizes of one call): row r has the shift g x s^r (the kernel's
+        ``row_step`` argument). The kernel computes the inverse, the coset and the batch (split into calls
+        of the largest batch it takes); see host/kernel_plan.py for what is left to the host."""
         self._check_open()
         self._runs.check_not_stuck()
         x = F.as_u64(points)
@@ -328,7 +329,11 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         reason = self.supports(n)
         if reason:
             raise UnsupportedSize(reason)
+        if row_step is not None and not (isinstance(row_step, int) and 0 <= row_step < self.field.p):
+            raise ValueError(f"row_step: expected a field element 0 <= s < p, got {row_step!r}")
         if n > self.params.n_points:
+            if row_step is not None and row_step > 1:
+                raise UnsupportedSize(f"row_step: {n} points is past one kernel call (2^{self.params.max_log_n})")
             return self._run_large(rows, inverse, coset, order).reshape(x.shape)
         self.large_steps = None
         layout = self.layout_for(self.kernel_size(n))
@@ -342,7 +347,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
             bufs = self._allocate(layout, min(rows.shape[0], limit))
             self.upload(bufs, chunk, reverse=plan.layout_reverse_in, sink=sink)
             t1 = time.perf_counter()
-            self.execute_run(bufs, plan.run(chunk.shape[0]))
+            self.execute_run(bufs, plan.run(chunk.shape[0], row_step=row_step, first_row=r0))
             t2 = time.perf_counter()
             outs.append(plan.finish(self.download(bufs, chunk.shape[0], reverse=plan.layout_reverse_out,
                                                   sink=sink)))
@@ -370,8 +375,9 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         t0 = time.perf_counter()
         y = large.four_step(rows, inverse=inverse, coset=None if coset is None else int(coset), order=order,
                             field=self.field, min_log_n=self.params.min_log_n, max_log_n=self.params.max_log_n,
-                            native=lambda r, i, c, o: self.run(r, i, coset=c, order=o), steps=steps,
-                            calls=lambda: len(self.kernel_runs))
+                            native=lambda r, i, c, o, s=None: self.run(r, i, coset=c, order=o, row_step=s),
+                            steps=steps, calls=lambda: len(self.kernel_runs),
+                            row_steps={"coset", "inverse"} <= set(self.kernel_computes))
         n1, n2 = large.split_log_n(log_n, self.params.min_log_n, self.params.max_log_n)
         self._large_step_objects = steps
         self.large_steps = large.step_figures(self.params, steps)
