@@ -115,16 +115,23 @@ def split_log_n(log_n: int, min_log_n: int, max_log_n: int) -> tuple[int, int]:
     return log_n - n2, n2
 
 
-def plan_steps(params: BuildParams, log_n: int, rows: int = 1) -> list[dict]:
+def plan_steps(params: BuildParams, log_n: int, rows: int = 1, *, inverse: bool = False,
+               row_steps: bool = False) -> list[dict]:
     """The kernel calls of a 2^log_n-point transform of ``rows`` rows on a build, step by step (the
     native steps only, each split until it is native): [{"log_n", "rows", "kernel_calls"}], without
-    running anything (for projections: scripts/large_sizes.py)."""
+    running anything (for projections: scripts/large_sizes.py). ``row_steps``: the twiddles in the
+    kernel's row steps (:func:`four_step`), whose step makes its calls per transform row."""
     if log_n <= params.max_log_n:
         n = max(log_n, params.min_log_n)
         per = 1 << (params.max_log_n - n)
         return [{"log_n": n, "rows": rows, "kernel_calls": -(-rows // per)}]
     n1, n2 = split_log_n(log_n, params.min_log_n, params.max_log_n)
-    return plan_steps(params, n1, rows << n2) + plan_steps(params, n2, rows << n1)
+    first, second = plan_steps(params, n1, rows << n2), plan_steps(params, n2, rows << n1)
+    if row_steps and card_twiddles(log_n, inverse, params.min_log_n, params.max_log_n):
+        stepped = first if inverse else second
+        each = stepped[0]["rows"] // rows
+        stepped[0]["kernel_calls"] = rows * -(-each // (1 << (params.max_log_n - stepped[0]["log_n"])))
+    return first + second
 
 
 def _twiddled_transpose(y: np.ndarray, field: F.Field, w: int, row_factor: int, shift: int) -> np.ndarray:
