@@ -32,7 +32,7 @@ from nantucket.hw.model import field as F
 from nantucket.hw.model import ntt as ntt_model
 from nantucket.hw.model.params import BuildParams
 
-__all__ = ["Backend", "DeviceError", "step_record", "STEP_KEYS", "ModelBackend", "ResidentArrays", "CardDriver", "keyword_names",
+__all__ = ["Backend", "DeviceError", "step_record", "STEP_KEYS", "fill_step_cycles", "flat_steps", "ModelBackend", "ResidentArrays", "CardDriver", "keyword_names",
            "unknown_keyword_error", "keywords_checked", "check_params", "check_build_field"]
 
 
@@ -102,19 +102,52 @@ def check_build_field(field, params: BuildParams | None, device: str) -> F.Field
 
 
 #: The fields of a step record, in the order the report shows them.
-STEP_KEYS = ("step", "log_n", "where", "kernel_calls", "cycles", "projected_s", "cpu_s", "host_work")
+STEP_KEYS = ("step", "log_n", "rows", "where", "kernel_calls", "cycles", "projected_s", "cpu_s", "seconds",
+             "host_work", "parts")
 
 
 def step_record(step: str, log_n: int, *, where: str = "host", kernel_calls: int = 0, cycles: int | None = None,
-                projected_s: float | None = None, cpu_s: float | None = None, host_work: str = "none") -> dict:
+                projected_s: float | None = None, cpu_s: float | None = None, host_work: str = "none",
+                rows: int | None = None, seconds: float | None = None, parts: list | None = None) -> dict:
     """One step of a call as the report lists it (a JSON-ready dict): ``step`` its name ("transform";
-    an LDE's "inverse", "zero-extension", "coset forward"), ``log_n`` the size it works on, ``where`` it
-    ran ("card", "host", or "card and host"), ``kernel_calls``, the kernel's NTT ``cycles`` over them
-    (None where no device counts them), ``projected_s`` those cycles at the build's NTT clock, ``cpu_s``
-    the host CPU time of a step computed on the host (the model), ``host_work`` what the host computed
-    for it beyond the layout step ("none" when nothing)."""
-    return {"step": step, "log_n": int(log_n), "where": where, "kernel_calls": int(kernel_calls),
-            "cycles": cycles, "projected_s": projected_s, "cpu_s": cpu_s, "host_work": host_work}
+    an LDE's "inverse", "zero-extension", "coset forward"; a transform past one kernel call's "columns",
+    "twiddles", "rows", host/large.py), ``log_n`` the size it works on (each transform's), ``rows`` how many
+    transforms of that size (None where the caller does not say), ``where`` it ran ("card", "host", or
+    "card and host"), ``kernel_calls``, the kernel's NTT ``cycles`` over them (None where no device counts
+    them), ``projected_s`` those cycles at the build's NTT clock, ``cpu_s`` the host CPU time of a step
+    computed on the host (the model), ``seconds`` the host's wall time of the step, its kernel calls
+    included (None where not timed), ``host_work`` what the host computed for it beyond the layout step
+    ("none" when nothing), ``parts`` the steps of a composite step (a step that itself ran as a four-step
+    over kernel calls: their kernel calls and cycles add up to the step's), else None."""
+    return {"step": step, "log_n": int(log_n), "rows": None if rows is None else int(rows), "where": where,
+            "kernel_calls": int(kernel_calls), "cycles": cycles, "projected_s": projected_s, "cpu_s": cpu_s,
+            "seconds": seconds, "host_work": host_work, "parts": parts}
+
+
+def fill_step_cycles(steps: list[dict], cycles: list, ntt_mhz: float) -> list:
+    """Give ``steps`` (whose kernel calls are, in order, the calls whose NTT cycles ``cycles`` lists) their
+    ``cycles`` and ``projected_s`` (at ``ntt_mhz``) where every call of a step was counted, a composite
+    step's from its ``parts``; returns the cycles left over (none when the steps made exactly those calls)."""
+    rest = list(cycles)
+    for st in steps:
+        if st.get("parts"):
+            rest = fill_step_cycles(st["parts"], rest, ntt_mhz)
+            got = [p.get("cycles") for p in st["parts"] if p["kernel_calls"]]
+        else:
+            got, rest = rest[:st["kernel_calls"]], rest[st["kernel_calls"]:]
+        if st["kernel_calls"] and len(got) and all(c is not None for c in got):
+            st["cycles"] = int(sum(got))
+            st["projected_s"] = st["cycles"] / (ntt_mhz * 1e6)
+    return rest
+
+
+def flat_steps(steps: list[dict]) -> list[dict]:
+    """The leaves of ``steps`` in order (a composite step replaced by its parts, recursively): the steps
+    that each made their own kernel calls."""
+    out = []
+    for st in steps:
+        out += flat_steps(st["parts"]) if st.get("parts") else [st]
+    return out
 
 
 class Backend:
@@ -130,6 +163,14 @@ class Backend:
         self.kernel_log_n: int | None = None
         #: the steps of the last call (step_record each), for the run report
         self.steps: list[dict] = []
+        #: bytes run() moved between host memory and the device beyond the one round trip of the points
+        #: its caller gave (a transform past one kernel call moves them to the card and back once per
+        #: kernel step), counted as the points' uint64 bytes like the API's ``Device.transfers``, over the
+        #: backend's life: what a projection of the link's time adds to the caller's count
+        self.extra_transfers = {"to-device": 0, "from-device": 0}
+        #: the step records of the last few composite runs (transforms past one kernel call, host/large.py),
+        #: each with the range of kernel calls it made: (first call, end), for :meth:`parts_of`
+        self._composites: list[tuple[int, int, list[dict]]] = []
 
     def supports(self, n_points: int) -> str | None:
         """None when n_points can be transformed, else a one-line reason."""
@@ -154,10 +195,47 @@ class Backend:
         them: a card reports its own measured counts instead)."""
         return [None] * calls
 
+    def note_composite(self, first: int, end: int, steps: list[dict]) -> None:
+        """A run past one kernel call made kernel calls ``first`` .. ``end`` - 1 (in :meth:`calls_made`'s
+        count) in ``steps`` (its step records): kept a while, so that the step of a composite call that ran
+        it (an LDE's inverse or coset forward) gets them as its ``parts``."""
+        self._composites = (self._composites + [(first, end, steps)])[-8:]
+
+    def parts_of(self, first: int, end: int) -> list[dict] | None:
+        """The step records of the runs past one kernel call noted (:meth:`note_composite`) between kernel
+        calls ``first`` and ``end``, when they made every call of that range, else None."""
+        parts = [st for f, e, steps in self._composites if first <= f and e <= end for st in steps]
+        if not parts or sum(st["kernel_calls"] for st in parts) != end - first:
+            return None
+        return parts
+
+    def _attach_parts(self, steps: list[dict]) -> None:
+        """A step of ``steps`` (the last kernel calls made, in order) that ran as a four-step over kernel
+        calls gets that run's steps as its ``parts`` (host/large.py), the cycles they counted, and the
+        host work they did."""
+        first = self.calls_made() - sum(st["kernel_calls"] for st in steps)
+        for st in steps:
+            calls = st["kernel_calls"]
+            parts = self.parts_of(first, first + calls) if calls and not st.get("parts") else None
+            first += calls
+            if parts is None:
+                continue
+            st["parts"] = parts
+            got = [p.get("cycles") for p in parts if p["kernel_calls"]]
+            if st.get("cycles") is None and got and all(c is not None for c in got):
+                st["cycles"] = sum(got)
+                st["projected_s"] = sum(p["projected_s"] for p in parts if p["kernel_calls"])
+            work = [f"{p['step']}: {p['host_work']}" for p in parts if not p["host_work"].startswith("none")]
+            if work and st["host_work"].startswith("none"):
+                st["host_work"] = "as a four-step over kernel calls (" + "; ".join(work) + ")"
+                st["where"] = "card and host"
+
     def note_steps(self, steps: list[dict]) -> None:
         """The steps of a composite call (an LDE) that ran through this backend (host/api/device.py): kept
-        in ``steps``; a backend with a report sums them up there: its "Kernel calls" and, where the host
+        in ``steps`` (a step that ran as a four-step over kernel calls with that run's steps as its
+        ``parts``); a backend with a report sums them up there: its "Kernel calls" and, where the host
         computed something, its "Host work" say it step by step."""
+        self._attach_parts(steps)
         self.steps = list(steps)
         calls = sum(st["kernel_calls"] for st in steps)
         self.report["Kernel calls"] = self.report.get("Kernel calls") if self.report.get("Kernel calls", "").startswith(

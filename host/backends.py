@@ -43,10 +43,15 @@ def _kernel_given(n_points: int, given: dict, field=None) -> BuildParams | None:
 
 
 def _kernel_smallest(n_points: int, given: dict, field=None) -> BuildParams:
-    """The simulated card: the smallest kernel build in ``field`` that holds n_points, with the given
-    options kept."""
+    """The simulated card: the smallest kernel build in ``field`` that holds n_points in one call, with the
+    given options kept; a size past the largest sim build's (k = 12: 2^24 points) runs on that build, one
+    past the given ``log_core``'s 2^(2k) on that one: as a four-step over its calls (host/large.py), as
+    the sim backend itself does without parameters (SimBackend.params_for)."""
+    from .sim_backend import _LARGEST_SIM_LOG_N
     extra = {} if field is None else {"field": F.get(field, "field").name}
-    return BuildParams.smallest_for(n_points, check=HbmLayout, **given, **extra)
+    if "log_core" in given:             # the given core, whatever the size
+        n_points = 1
+    return BuildParams.smallest_for(min(n_points, 1 << _LARGEST_SIM_LOG_N), check=HbmLayout, **given, **extra)
 
 
 def register_backend(name: str, factory: Callable[..., Backend],

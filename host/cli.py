@@ -33,8 +33,8 @@ from .points import PointFileError, encode_points, point_format, read_points
 from .progress import Progress
 from .run_report import DEFAULT_LOG_DIR, ChatterLog, RunReport, version
 from .workloads import KINDS, make_points
-from .cli_args import (Parser, UsageError, batch_arg, blowup_arg, check_coset, coset_arg, field_arg, flush_stdout, int_arg,
-                       order_arg, order_text, path_arg, say)
+from .cli_args import (Parser, UsageError, axis_arg, batch_arg, blowup_arg, check_coset, coset_arg, ext_arg, field_arg,
+                       flush_stdout, int_arg, order_arg, order_text, path_arg, say)
 from .cli_rtl import add_rtl, add_synth
 
 __all__ = ["main", "UsageError"]
@@ -119,6 +119,32 @@ def _transform_options(p, what: str) -> None:
     p.add_argument("--blowup", type=blowup_arg, metavar="F",
                    help=f"{what} the low-degree extension instead: the N values' interpolant evaluated on "
                         "the coset G x <w_FN> (G from --coset, default 1), F x N points a row")
+    p.add_argument("--axis", type=axis_arg, default=-1, metavar="0|-1",
+                   help="0: the files hold a row-major N x B matrix, each of its B columns a transform (a "
+                        "prover's trace); -1 (default): the B transforms back to back")
+    p.add_argument("--ext", type=ext_arg, metavar="D",
+                   help="each point is an extension-field element of D limbs, stored one after the other "
+                        "(the files hold D values a point; the transform acts limb by limb)")
+
+
+def _limbs(args) -> int:
+    """D, the values a point takes in the files (1 without --ext)."""
+    return getattr(args, "ext", None) or 1
+
+
+def _file_order(rows: np.ndarray, args) -> np.ndarray:
+    """The (B x D, N) rows of a batch (row e x D + l: limb l of transform e) as the files hold their values,
+    flat: (B, N, D) in C order, or (N, B, D) with --axis 0 (each column a transform)."""
+    batch, d = rows.shape[0] // _limbs(args), _limbs(args)
+    cube = rows.reshape(batch, d, rows.shape[1])
+    return cube.transpose((2, 0, 1) if args.axis == 0 else (0, 2, 1)).reshape(-1)
+
+
+def _array_shape(args, n: int) -> tuple[int, ...]:
+    """The shape the files' flat values take for the device (the API's ``axis`` and ``ext``): (N, B) with
+    --axis 0, (B, N) for a batch, (N,) for one transform; with --ext a trailing axis of D limbs."""
+    shape = (n, args.batch) if args.axis == 0 else (args.batch, n) if args.batch > 1 else (n,)
+    return shape + ((args.ext,) if args.ext else ())
 
 
 def _check_lde_options(args) -> None:
@@ -148,25 +174,28 @@ def cmd_points(args) -> int:
     if args.blowup is not None and args.log_n + args.blowup.bit_length() - 1 > s:
         raise UsageError(f"--blowup: {args.blowup} x 2^{args.log_n} points is beyond {field.name}'s largest "
                          f"transform, 2^{s}")
-    total = args.batch << args.log_n
-    named = f"LOG_N {args.log_n}" + (f" x --batch {args.batch}" if args.batch > 1 else "")
+    rows_n = args.batch * _limbs(args)         # the rows of one transform each: limbs transform alone
+    total = rows_n << args.log_n
+    named = (f"LOG_N {args.log_n}" + (f" x --batch {args.batch}" if args.batch > 1 else "")
+             + (f" x --ext {args.ext}" if args.ext else ""))
     text = "text" in (point_format(args.input), point_format(args.expected))
-    _fits(_points_bytes(args.log_n, args.batch, args.coset is not None, text),
+    _fits(_points_bytes(args.log_n, rows_n, args.coset is not None, text),
           f"{named} ({total} points; {field.name} allows LOG_N up to {s}, this machine's memory decides)")
     input_target = check_output(args.input, "INPUT")
     expected_target = check_output(args.expected, "EXPECTED", inputs=[("INPUT", args.input)])
     t0 = time.perf_counter()
-    # row e of a batch: the kind's points with seed + e (row 0 is the file of --batch 1)
+    # row e of a batch: the kind's points with seed + e (row 0 is the file of --batch 1); with --ext D,
+    # limb l of transform e is row e x D + l (seed + e x D + l): a transform acts on each limb alone
     _doing(f"generating {named} ({total} points)")
     rows = np.stack([make_points(args.log_n, args.kind, args.seed + e, field).astype(np.uint64, copy=False)
-                     for e in range(args.batch)])
-    x = rows.reshape(-1)
+                     for e in range(rows_n)])
+    x = _file_order(rows, args)
     _doing(f"computing the expected transform of {named} ({total} points)")
     if args.blowup is not None:
-        y = _lde_expected(rows, args.blowup, 1 if args.coset is None else args.coset, args.order, field).reshape(-1)
+        y = _lde_expected(rows, args.blowup, 1 if args.coset is None else args.coset, args.order, field)
     else:
-        y = ntt_model.transform(rows, inverse=args.inverse, coset=args.coset, order=args.order,
-                                field=field).reshape(-1)
+        y = ntt_model.transform(rows, inverse=args.inverse, coset=args.coset, order=args.order, field=field)
+    y = _file_order(y, args)
     # Both files staged, then both renamed: a failure never leaves a new INPUT beside an old EXPECTED.
     with OutputBatch() as batch:
         _doing(f"encoding INPUT {args.input}")
@@ -177,6 +206,7 @@ def cmd_points(args) -> int:
     if args.blowup is not None:
         what = f"LDE (blowup {args.blowup}, shift {1 if args.coset is None else args.coset})"
     batch = f" ({args.batch} transforms of 2^{args.log_n})" if args.batch > 1 else ""
+    batch += (", as the columns of a matrix" if args.axis == 0 else "") + (f", {args.ext} limbs a point" if args.ext else "")
     order = f", order {order_text(args.order)}" if args.order != "nn" else ""
     kind = args.kind if field is F.DEFAULT_FIELD else f"{args.kind} {field.name}"
     say(f"Wrote {x.size} {kind} points{batch} to {args.input} and their {what}{order} to "
@@ -291,16 +321,20 @@ def _run(args, output, report, progress) -> int:
     progress.stage("read")
     t0 = time.perf_counter()
     _doing(f"reading INPUT {args.input}")
-    x = read_points(args.input, args.batch, args.field)
-    n = x.size // args.batch
+    x = _read(args.input, args)
+    n = x.size // (args.batch * _limbs(args))
+    blowup = args.blowup or 1
+    largest = args.field.two_adicity
+    if n * blowup > 1 << largest:       # past one kernel call runs as a four-step; past this, nothing does
+        raise UsageError(f"{args.input}: {n} points{f' x --blowup {blowup}' if args.blowup else ''}: "
+                         f"{args.field.name} has roots of unity up to 2^{largest}")
     params = _build_params(args, n, str(args.input))
     # x is in memory already; the rest of the run (EXPECTED, the transform, the output) must fit too
     _fits(_run_bytes(x.size * (args.blowup or 1), n * (args.blowup or 1), True if args.blowup else args.coset is not None)
           - x.nbytes,
           f"{args.input}: a run of its {x.size} points")
     _doing(f"reading EXPECTED {args.expected}")
-    expected = read_points(args.expected, args.batch, args.field)
-    blowup = args.blowup or 1
+    expected = _read(args.expected, args)
     if expected.size != x.size * blowup:
         raise UsageError(f"{args.expected}: holds {expected.size} points but {args.input} holds {x.size}"
                          + (f" (an LDE with --blowup {blowup} gives {x.size * blowup})" if args.blowup else ""))
@@ -327,6 +361,17 @@ def _run(args, output, report, progress) -> int:
     return status
 
 
+def _read(path, args) -> np.ndarray:
+    """A point file's values, B x D x 2^n of them (--batch B, --ext D)."""
+    try:
+        return read_points(path, args.batch * _limbs(args), args.field)
+    except PointFileError as e:
+        if not args.ext:
+            raise
+        raise UsageError(f"{e} (with --ext {args.ext}: {args.batch} transform{'s' if args.batch > 1 else ''} "
+                         f"of {args.ext}-limb points)") from e
+
+
 def _transform(args, params, x, report, progress):
     """x transformed on the device through the library API, the device's chatter going to a log;
     reports the device's timings. Returns the points and the device's locate (see Backend.locate)."""
@@ -341,13 +386,14 @@ def _transform(args, params, x, report, progress):
         except backends.DeviceError as e:
             raise backends.DeviceError(f"{e}{log.hint() if log else ''}") from e
         try:
-            n = x.size // args.batch
+            n = x.size // (args.batch * _limbs(args))
             reason = dev.backend.supports(n)
             if reason:
                 raise UsageError(f"{args.input}: {reason}")
+            extra = dict(getattr(dev.backend, "extra_transfers", {}))
             t0 = time.perf_counter()
             try:
-                a = dev.asarray(x.reshape(args.batch, n) if args.batch > 1 else x)
+                a = dev.asarray(x.reshape(_array_shape(args, n)), axis=0 if args.axis == 0 else None, ext=args.ext)
                 t1 = time.perf_counter()
                 if args.blowup is not None:
                     a = dev.lde(a, args.blowup, 1 if args.coset is None else args.coset, order=args.order)
@@ -369,7 +415,9 @@ def _transform(args, params, x, report, progress):
             kernel_cycles = getattr(dev.backend, "kernel_cycles", None)
             kernel_measured = getattr(dev.backend, "kernel_measured", None)
             steps = list(getattr(dev.backend, "steps", None) or [])
-            transfers = dict(dev.transfers)
+            # the API's count, and what the backend moved beyond it (a four-step's round trip per step)
+            transfers = {k: v + getattr(dev.backend, "extra_transfers", {}).get(k, 0) - extra.get(k, 0)
+                         for k, v in dev.transfers.items()}
             locate = dev.backend.locate
         finally:
             dev.close()

@@ -10,7 +10,7 @@ from nantucket.hw.model import field as F
 from nantucket.hw.model.field import P
 
 __all__ = ["UsageError", "Parser", "path_arg", "convert_param", "coset_arg", "check_coset", "field_arg", "order_arg",
-           "batch_arg", "blowup_arg", "int_arg", "order_text", "say", "flush_stdout"]
+           "batch_arg", "blowup_arg", "axis_arg", "ext_arg", "int_arg", "order_text", "say", "flush_stdout"]
 
 # What the help promises: ASCII decimal digits, or 0x and hex digits. int() also takes signs, blanks,
 # underscores ("1_000") and the digits of every script ("٧"), none of which the help mentions.
@@ -141,6 +141,19 @@ def blowup_arg(text: str) -> int:
     if value & (value - 1):
         raise argparse.ArgumentTypeError(f"expected a power of two >= 1, got {value}")
     return value
+
+
+def axis_arg(text: str) -> int:
+    """--axis: -1 (or 1: the file's transforms back to back, the default) or 0 (the file is a row-major
+    N x B matrix whose columns are the transforms)."""
+    if text not in ("-1", "0", "1"):
+        raise argparse.ArgumentTypeError(f"expected 0 (the file is an N x B matrix, each column a transform) or "
+                                         f"-1 (the transforms back to back), got {_shown(text)}")
+    return -1 if text == "1" else int(text)
+
+
+#: argparse type of --ext: D >= 1 limbs of an extension-field element.
+ext_arg = int_arg(1, "a number of limbs D >= 1 (2 for GoldilocksExt2, 4 for a quartic extension)")
 
 
 def convert_param(text: str):

@@ -135,6 +135,10 @@ def gather_rows(layout: HbmLayout, buffers, batch: int, *, buffer: str = "output
         got_batch, got_n = _lead(out)
         if (got_batch, got_n) != (batch, n):
             raise ValueError(f"out: expected {batch} rows of {n} points, got shape {out.shape}")
+        if out.dtype == layout.point_dtype and out.flags.c_contiguous:
+            # plain rows (a 1-D or (B, N) result): the unit-item gather below, into out itself
+            _gather_into(layout, buffers, batch, buffer, reverse, out.reshape(batch, n))
+            return out
         lead = out.shape[:-1]
         if reverse:
             def one_out(item):
@@ -149,7 +153,12 @@ def gather_rows(layout: HbmLayout, buffers, batch: int, *, buffer: str = "output
             units_out[..., units, :] = _regions(layout, buffers[ch], batch).reshape(lead + (units.size, lanes))
         each_channel(one_out_natural, layout.unit_table(buffer).items(), out.size)
         return out
-    out = np.empty((batch, n), dtype=layout.point_dtype)
+    return _gather_into(layout, buffers, batch, buffer, reverse, np.empty((batch, n), dtype=layout.point_dtype))
+
+
+def _gather_into(layout: HbmLayout, buffers, batch: int, buffer: str, reverse: bool, out: np.ndarray) -> np.ndarray:
+    """:func:`gather_rows` into a C-contiguous (B, N) array of the field's point words."""
+    n, lanes = layout.n_points, layout.unit_points
     if reverse:
         def one(item):
             ch, idx = item

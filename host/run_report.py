@@ -80,8 +80,12 @@ class RunReport:
         else:
             self.line("Direction", "inverse" if args.inverse else "forward", "direction")
         self.fields["blowup"] = blowup          # null for a transform
-        self.line("Batch", f"{args.batch} transform{'s' if args.batch > 1 else ''} of {n} points", "batch",
+        axis, ext = getattr(args, "axis", -1), getattr(args, "ext", None)
+        layout = ((", the columns of an N x B matrix (axis 0)" if axis == 0 else "")
+                  + (f", {ext} limbs a point (ext {ext})" if ext else ""))
+        self.line("Batch", f"{args.batch} transform{'s' if args.batch > 1 else ''} of {n} points{layout}", "batch",
                   args.batch)
+        self.fields["axis"], self.fields["ext"] = axis, ext       # -1: back to back; null: base-field points
         coset = getattr(args, "coset", None)
         self.line("Coset", "none" if coset is None else f"shift g = {coset} (0x{coset:x})")
         self.fields["coset"] = coset            # null without a coset
@@ -134,10 +138,18 @@ class RunReport:
             self.log_path = self.fields["log"] = log.path
 
     def _steps(self, steps: list) -> None:
-        """A line per step of the call (an LDE's three; a transform's one) and the JSON's ``steps``."""
+        """A line per step of the call (an LDE's three; a transform's one; a transform past one kernel
+        call's columns, twiddles and rows) and the JSON's ``steps``; a composite step's parts (a step that
+        ran as a four-step over kernel calls) follow it as "Step 2.1", "Step 2.2", ... (nested in the JSON
+        as its ``parts``)."""
         self.fields["steps"] = steps
+        self._step_lines(steps, "")
+
+    def _step_lines(self, steps: list, prefix: str) -> None:
         for i, st in enumerate(steps, 1):
-            parts = [f"2^{st['log_n']}", f"on the {st['where']}" if st["where"] != "card and host" else
+            rows = st.get("rows")
+            size = f"2^{st['log_n']}" if rows in (None, 1) else f"{rows} x 2^{st['log_n']}"
+            parts = [size, f"on the {st['where']}" if st["where"] != "card and host" else
                      "on the card and the host"]
             calls = st["kernel_calls"]
             parts.append(f"{calls} kernel call{'s' if calls != 1 else ''}")
@@ -147,8 +159,13 @@ class RunReport:
                 parts.append(f"{st['projected_s'] * 1e3:.4f} ms projected")
             if st.get("cpu_s") is not None:
                 parts.append(f"{st['cpu_s'] * 1e3:.3f} ms CPU")
+            if st.get("seconds") is not None:
+                parts.append(f"{st['seconds'] * 1e3:.3f} ms wall")
             parts.append(f"host work: {st['host_work']}")
-            self.line(f"Step {i} {_SHORT.get(st['step'], st['step'])}", ", ".join(parts))
+            number = f"{prefix}{i}"
+            self.line(f"Step {number} {_SHORT.get(st['step'], st['step'])}", ", ".join(parts))
+            if st.get("parts"):
+                self._step_lines(st["parts"], f"{number}.")
 
     def _projection(self, steps: list, transfers: dict | None, measured: dict | None, simulated: bool) -> None:
         """The kernel-only projected time (the steps' cycles at the NTT clock; on a card without them the

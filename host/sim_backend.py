@@ -17,6 +17,7 @@ Without explicit build parameters it picks the smallest build that holds N point
 size up to the build's 2^(2k) runs on that build: natively from 2^min_log_n, zero-padded below.
 """
 
+import copy
 import sys
 import threading
 import time
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from nantucket.host.backend_base import (Backend, DeviceError, ResidentArrays, check_build_field, check_params,
-                                        keywords_checked, step_record)
+                                        fill_step_cycles, keywords_checked)
 from nantucket.host.kernel_plan import KERNEL_TRANSFORMS
 from nantucket.hw.model import field as F
 from nantucket.hw.model.layout import HbmLayout
@@ -125,8 +126,6 @@ class SimBackend(Backend, ResidentArrays):
         #: driver's ``kernel_measured``; None when they carry none)
         self.kernel_measured: dict | None = None
         self.kernel_log_n: int | None = None    # log2 of the size the kernel ran last
-        #: the steps of the last run when it was past one kernel call (host/large.py), else None
-        self.large_steps: list[dict] | None = None
 
     def _note(self, line: str) -> None:
         if self._say is not None:
@@ -182,6 +181,7 @@ class SimBackend(Backend, ResidentArrays):
                                       timeout_s=24 * 3600.0,
                                       progress=self._say or False, kernel_computes=SIM_KERNEL_COMPUTES)
             self._device.after_run = self._count_cycles
+            self._device.run_buffer_sets = 1        # the simulated channels hold one call's buffers
             return self._device
 
     def _count_cycles(self, log_n: int, batch: int, flags: int) -> None:
@@ -198,9 +198,9 @@ class SimBackend(Backend, ResidentArrays):
         """The simulated card's XRT driver for the runs of one call (an LDE chained on the card) of a
         native size of the build: its buffers are the only ones the simulated HBM then holds (run()'s
         scratch buffers are freed first), and the call releases them before it returns. None for a size
-        below the build's native range."""
+        outside the build's native range (below: zero-padded; past one call: the four-step of run())."""
         params = self.params_for(n_points)
-        if self.supports(n_points) or n_points < 1 << params.min_log_n:
+        if self.supports(n_points) or not 1 << params.min_log_n <= n_points <= params.n_points:
             return None
         with self._lock:
             device = self.open(params)
@@ -210,9 +210,11 @@ class SimBackend(Backend, ResidentArrays):
 
     def note_steps(self, steps: list[dict]) -> None:
         """An LDE's steps (host/api/device.py): the report's cycles and projected time cover every
-        kernel call of every step."""
-        super().note_steps(steps)
+        kernel call of every step (steps that ran through run(), one after the other, counted here)."""
         device = self._device
+        if device is not None and all(st.get("cycles") is None for st in steps if st["kernel_calls"]):
+            fill_step_cycles(steps, self.call_cycles(sum(st["kernel_calls"] for st in steps)), device.params.ntt_mhz)
+        super().note_steps(steps)
         if device is None:
             return
         params = device.params
@@ -221,7 +223,8 @@ class SimBackend(Backend, ResidentArrays):
         log_t = max(st["log_n"] for st in steps)
         self.kernel_log_n = log_t
         self.report["Build params"] = f"{params.tag()} (native sizes 2^{params.min_log_n} .. 2^{params.max_log_n})"
-        self.report["Kernel size"] = f"2^{log_t} points, native (the LDE's result)"
+        self.report["Kernel size"] = (f"2^{log_t} points, native (the LDE's result)" if log_t <= params.max_log_n else
+                                      f"2^{log_t} points as a four-step over kernel calls (the LDE's result)")
         if cycles and all(c is not None for c in cycles):
             total = self.kernel_cycles = sum(cycles)
             self.report["Kernel cycles"] = f"{total} NTT cycles over {calls} calls (every step; per step below)"
@@ -253,12 +256,15 @@ class SimBackend(Backend, ResidentArrays):
         shape = np.shape(points)
         n = int(shape[-1]) if shape else 1
         params = self.params_for(n)
-        t0 = time.perf_counter()
+        t0, first = time.perf_counter(), len(self._history)
         self._cycles = []
         try:
             device = self.open(params)
             t1 = time.perf_counter()
+            extra = dict(device.extra_transfers)
             y = device.run(points, inverse=inverse, coset=coset, order=order, row_step=row_step)
+            for direction, moved in device.extra_transfers.items():
+                self.extra_transfers[direction] += moved - extra[direction]
         except SimulationError as e:
             self.close()
             raise DeviceError(f"simulated kernel: {e}") from e
@@ -286,15 +292,12 @@ class SimBackend(Backend, ResidentArrays):
                          f"AXI stalls {'on' if self._stalls else 'off'}; build and start {t1 - t0:.1f} s",
         }
         self.report.update(self.cycles_report(params, log_n))
-        self.steps = [dict(st, cycles=self.kernel_cycles, projected_s=self.kernel_cycles / (params.ntt_mhz * 1e6))
-                      for st in device.steps]
-        #: the steps of a run past one kernel call (host/large.py), with the kernel's cycles of each
-        self.large_steps = None
-        if getattr(device, "large_steps", None) is not None:
-            from nantucket.host.large import step_figures
-            base = len(device.kernel_runs) - len(self._cycles)
-            self.large_steps = step_figures(params, device._large_step_objects,
-                                            lambda i: self._cycles[i - base][2])
+        # the driver's steps (a run past one kernel call: the four-step's, host/large.py) with the cycles
+        # of their kernel calls
+        self.steps = copy.deepcopy(device.steps)
+        fill_step_cycles(self.steps, [c for _, _, c in self._cycles], params.ntt_mhz)
+        if n > params.n_points:
+            self.note_composite(first, len(self._history), self.steps)
         # what the kernel counted itself (its status records), when it counts
         self.kernel_measured = device.kernel_measured
         self.report.update({key: device.report[key] for key in MEASURED_LINES if key in device.report})

@@ -153,6 +153,7 @@ def test_lint(name, field_name):
     lint_verilog(catalog.emit_verilog(name, field=field_name), name)
 
 
+@pytest.mark.full          # about 2 min of synthesis; the butterflies' DSP tests in make test cover its tiles
 def test_mulreduce_maps_to_12_dsp(tmp_path):
     """The 3 x 4 tiling must land on exactly 12 DSP48E2 (a plain 64x64 `*` takes more)."""
     from nantucket.hw.flow.synth import synthesize

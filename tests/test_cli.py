@@ -169,25 +169,24 @@ def test_kernel_build_options_are_checked_before_any_file_is_read(tmp_path, caps
     assert needle in err and "absent" not in err and err.count("\n") == 1 and out == ""
 
 
-def test_sim_too_many_points_is_a_usage_error_before_expected_is_read(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("backend", ["sim", "model"])
+def test_past_the_fields_largest_transform_is_a_usage_error_before_expected_is_read(tmp_path, capsys, monkeypatch,
+                                                                                    backend):
+    """Sizes past one kernel call run (as a four-step); past the field's 2-adicity nothing does: BabyBear's
+    2^27, refused (one line naming INPUT, exit 2) before EXPECTED is read."""
     import nantucket.host.cli as cli
     reads = []
 
-    def fake_read(path, batch=1, field=None):           # a 2^25-point INPUT without writing 600 MB
+    def fake_read(path, batch=1, field=None):           # a 2^28-point INPUT without writing it (nor touching it)
         reads.append(path)
         if len(reads) > 1:
             raise AssertionError("EXPECTED was read although INPUT cannot run")
-        return np.empty(1 << 25, dtype=np.uint64)
+        return np.empty(1 << 28, dtype=np.uint64)
     monkeypatch.setattr(cli, "read_points", fake_read)
-    assert main(["run", str(tmp_path / "big.txt"), str(tmp_path / "exp.txt"), "--backend", "sim"]) == 2
+    assert main(["run", str(tmp_path / "big.txt"), str(tmp_path / "exp.txt"), "--backend", backend,
+                 "--field", "babybear"]) == 2
     err = capsys.readouterr().err
-    assert "big.txt" in err and "2^24" in err and err.count("\n") == 1
-
-
-def test_sim_input_larger_than_the_given_core(pair, capsys):
-    assert main(["run", *map(str, pair), "--backend", "sim", "--log-core", "4"]) == 2
-    err = capsys.readouterr().err
-    assert "1024 points" in err and "2^8" in err and err.count("\n") == 1
+    assert "big.txt" in err and "2^27" in err and "babybear" in err and err.count("\n") == 1
 
 
 @pytest.mark.parametrize("argv_tail", [["--mismatches", "-1"], ["--mismatches", "x"], ["--device", "-1"]])
@@ -283,3 +282,62 @@ def test_run_with_flags_on_the_xrt_backend_reports_the_kernel_calls(tmp_path, mo
     assert "TEST PASSED" in out and "Batch............. 5 transforms of 64 points" in out
     assert "Kernel calls...... 2 calls, batch 5 (split: at most 4 per call), flags inverse+coset" in out
     assert fake.kernel_model.runs == 2 and fake.kernel_model.coset_shift == 2**63 + 1
+
+
+# -- --axis and --ext: how the flat files order a batch's points -------------------------------------------
+
+@pytest.mark.parametrize("flags, shape", [
+    (["--batch", "3", "--axis", "0"], lambda n: (n, 3, 1)),                 # an N x 3 matrix, row-major
+    (["--batch", "3", "--ext", "2"], lambda n: (3, n, 2)),                  # 3 transforms, 2 limbs a point
+    (["--batch", "2", "--axis", "0", "--ext", "4"], lambda n: (n, 2, 4)),
+    (["--ext", "2"], lambda n: (1, n, 2)),
+])
+def test_axis_and_ext_order_the_files_values(tmp_path, capsys, flags, shape):
+    """`points` writes, and `run` reads, the values in the layout the flags say: with --axis 0 the file is
+    a row-major N x B matrix (column e a transform), with --ext D each point's D limbs follow one another.
+    Checked against the golden model on each column and limb of the file read as that array; `run` of the
+    same flags passes on the model, and the files read back to back (no flags) do not match."""
+    i, e = tmp_path / "in.txt", tmp_path / "exp.txt"
+    coset = ["--coset", "7", "--order", "out=rev"]
+    assert main(["points", "6", str(i), str(e), *flags, *coset]) == 0
+    rows = int(np.prod(shape(64))) // 64                    # B x D transforms of 64 values
+    x, y = read_points(i, rows), read_points(e, rows)
+    cube_x, cube_y = x.reshape(shape(64)), y.reshape(shape(64))
+    points_axis = 0 if "--axis" in flags else 1
+    for b in range(cube_x.shape[1 - points_axis]):
+        for limb in range(cube_x.shape[2]):
+            col = (lambda c: c[:, b, limb]) if points_axis == 0 else (lambda c: c[b, :, limb])
+            assert np.array_equal(col(cube_y), N.transform(col(cube_x), coset=7, order="nr")), (b, limb)
+    capsys.readouterr()
+    assert main(["run", str(i), str(e), *flags, *coset, "--json"]) == 0
+    report = __import__("json").loads(capsys.readouterr().out)
+    assert report["verdict"] == "PASSED" and report["n"] == 64
+    assert report["axis"] == (0 if "--axis" in flags else -1)
+    assert report["ext"] == (int(flags[flags.index("--ext") + 1]) if "--ext" in flags else None)
+    if shape(64)[2] > 1 or "--axis" in flags:           # the same values read back to back differ
+        assert main(["run", str(i), str(e), "--batch", str(rows), *coset]) == 1
+
+
+def test_axis_and_ext_with_the_lde(tmp_path, capsys):
+    """--blowup with --axis 0 and --ext 2: each column's limbs extended alone, the result an (F x N) x B
+    matrix of D-limb points, checked against the golden model's LDE of each column and limb."""
+    i, e = tmp_path / "in.bin", tmp_path / "exp.npy"
+    flags = ["--batch", "2", "--axis", "0", "--ext", "2", "--blowup", "4", "--coset", "5"]
+    assert main(["points", "4", str(i), str(e), *flags]) == 0
+    x, y = read_points(i, 4).reshape(16, 2, 2), read_points(e, 4).reshape(64, 2, 2)
+    for b in range(2):
+        for limb in range(2):
+            coeffs = N.transform(x[:, b, limb], inverse=True)
+            ext = np.concatenate([coeffs, np.zeros(48, dtype=np.uint64)])
+            assert np.array_equal(y[:, b, limb], N.transform(ext, coset=5))
+    assert main(["run", str(i), str(e), *flags]) == 0
+    assert "TEST PASSED" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv_tail, needle", [(["--axis", "2"], "--axis"), (["--ext", "0"], "--ext"),
+                                               (["--ext", "3"], "in.txt: ")])
+def test_bad_axis_and_ext_are_one_line_errors(pair, capsys, argv_tail, needle):
+    """An --axis other than 0 / -1, an --ext below 1, and a file whose count is not B x D x 2^n: exit 2."""
+    assert main(["run", *map(str, pair), *argv_tail]) == 2
+    out, err = capsys.readouterr()
+    assert needle in err and err.count("\n") == 1 and out == ""

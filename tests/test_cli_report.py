@@ -170,13 +170,17 @@ def test_progress_draws_on_a_stream_only_when_asked(tmp_path):
 
 # -- sizes that cannot run: one line, exit 2 --------------------------------------------------------------
 
-def test_make_run_log_n_25_on_sim_is_exit_2(tmp_path, capsys, monkeypatch):
-    """`make run LOG_N=25` = `nantucket points 25 in out` then `nantucket run in out --backend sim`; the
-    sim builds hold at most 2^24 points. Kept small: the generator, the model and the file contents are
-    stand-ins (no 2^25-point files are written), the commands and their checks are the CLI's own."""
+def test_make_run_log_n_25_on_sim_takes_the_largest_build(tmp_path, capsys, monkeypatch):
+    """`make run LOG_N=25` = `nantucket points 25 in out` then `nantucket run in out --backend sim`: past the
+    largest sim build's 2^24 the CLI hands the sim backend that build (k = 12), on which the size runs as a
+    four-step over its calls (the four-step itself: the tests below, on a tiny build). Kept small: the
+    generator, the model, the file contents and the device are stand-ins (no 2^25-point files are written,
+    no k = 12 card simulated), the commands and their checks are the CLI's own."""
     import nantucket.host.cli as cli
+    from nantucket.hw.model.layout import HbmLayout
+    from nantucket.hw.model.params import BuildParams
     big = np.zeros(1 << 25, dtype=np.uint64)             # calloc'd: no memory is touched
-    written = {}
+    written, given = {}, []
     monkeypatch.setattr(cli, "make_points", lambda log_n, kind, seed, field=None: big[: 1 << log_n])
     monkeypatch.setattr(cli.ntt_model, "ntt", lambda x, inverse=False, field=None: x)
 
@@ -186,13 +190,18 @@ def test_make_run_log_n_25_on_sim_is_exit_2(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(cli, "encode_points", encode)
     monkeypatch.setattr(cli, "read_points", lambda path, batch=1, field=None: written[str(path)])
     monkeypatch.setattr(cli.memory, "check_fits", lambda nbytes, what: None)   # nothing big is allocated
+
+    def device(args, params, x, report, progress):        # the device: the build it is given, recorded
+        given.append(params)
+        return x, lambda i: None
+    monkeypatch.setattr(cli, "_transform", device)
     i, e = tmp_path / "in_25_random.txt", tmp_path / "out_25_random.txt"
     assert main(["points", "25", str(i), str(e)]) == 0
     assert written[str(i)].size == 1 << 25
     capsys.readouterr()
-    assert main(["run", str(i), str(e), "--backend", "sim"]) == 2
-    out, err = capsys.readouterr()
-    assert out == "" and err.count("\n") == 1 and str(i) in err and "2^24" in err
+    assert main(["run", str(i), str(e), "--backend", "sim"]) == 0
+    largest = BuildParams.smallest_for(1 << 24, check=HbmLayout)
+    assert given == [largest] and largest.log_core == 12 and largest.n_points < 1 << 25
 
 
 def test_out_of_memory_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
@@ -356,3 +365,120 @@ def test_blowup_refuses_inverse_and_a_wrong_expected_size(tmp_path, capsys):
     assert main(["run", str(inp), str(exp), "--blowup", "2"]) == 2
     err = capsys.readouterr().err
     assert "--blowup" in err and "power of two" in err and "an LDE with --blowup 2 gives 32" in err
+
+
+# -- sizes past one kernel call on the command line (the sim backend, its kernel stubbed) --------------------
+
+#: a tiny build: native 2^4 .. 2^6 points a call, so 2^7 and up run as a four-step over its calls
+_TINY = ["--backend", "sim", "--lanes", "4", "--log-core", "3", "--channels", "4"]
+
+
+def _stub_run(tmp_path, monkeypatch, capsys, log_n: int, flags: list, text: bool = False):
+    """`nantucket points LOG_N` then `run` with ``flags`` on the tiny build, the sim kernel stubbed: the
+    JSON report (and with ``text`` the text report of the same run, second)."""
+    import nantucket.sim.cosim
+    monkeypatch.setattr(nantucket.sim.cosim, "SimulatedKernel", _CountingKernel)
+    monkeypatch.chdir(tmp_path)
+    inp, exp = tmp_path / "in.txt", tmp_path / "exp.txt"
+    assert main(["points", str(log_n), str(inp), str(exp), *flags]) == 0
+    capsys.readouterr()
+    assert main(["run", str(inp), str(exp), *_TINY, *flags, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    if not text:
+        return report
+    assert main(["run", str(inp), str(exp), *_TINY, *flags]) == 0
+    return report, capsys.readouterr().out
+
+
+def _stub_cycles(rows: int, log_n: int) -> int:
+    """The stub kernel's NTT cycles of ``rows`` transforms of 2^log_n points (4 lanes: 8 points a cycle)."""
+    return 3 * 2 * rows * (1 << log_n) // 8
+
+
+def _check_step_cycles(steps: list) -> None:
+    """Every step's cycles are the stub's for its transforms (a size below the build's 2^4 runs zero-padded
+    to 2^4; a composite step's: its parts')."""
+    for st in steps:
+        if st["parts"]:
+            _check_step_cycles(st["parts"])
+            assert st["cycles"] == sum(p["cycles"] or 0 for p in st["parts"])
+            assert st["kernel_calls"] == sum(p["kernel_calls"] for p in st["parts"])
+        elif st["kernel_calls"]:
+            assert st["cycles"] == _stub_cycles(st["rows"], max(st["log_n"], 4)), st
+        else:
+            assert st["cycles"] is None and st["where"] == "host"
+
+
+@pytest.mark.parametrize("log_n, flags", [(8, ["--coset", "7", "--order", "out=rev", "--batch", "2"]),
+                                          (9, ["--inverse", "--order", "in=rev"])])
+def test_sim_run_past_one_kernel_call_lists_every_step(tmp_path, monkeypatch, capsys, log_n, flags):
+    """`nantucket run` of a file past the build's 2^6 points a call: the four-step over its calls, PASSED;
+    the report has a line per step (columns, twiddles, rows) and --json their records, whose cycles are the
+    stub kernel's for each step's transforms and add up to the run's."""
+    from nantucket.host import large as L
+    from nantucket.hw.model.params import BuildParams
+    report, out = _stub_run(tmp_path, monkeypatch, capsys, log_n, flags, text=True)
+    batch = 2 if "--batch" in flags else 1
+    n1, n2 = L.split_log_n(log_n, 4, 6)
+    steps = report["steps"]
+    assert report["verdict"] == "PASSED" and report["kernel_log_n"] == log_n
+    assert [(s["step"], s["log_n"], s["rows"]) for s in steps] == [
+        ("columns", n1, batch << n2), ("twiddles", log_n, batch), ("rows", n2, batch << n1)]
+    assert steps[1]["where"] == "host" and steps[1]["kernel_calls"] == 0 and "twiddles" in steps[1]["host_work"]
+    _check_step_cycles(steps)
+    plan = L.plan_steps(BuildParams(lanes=4, log_core=3, channels=4), log_n, batch)
+    assert [s["kernel_calls"] for s in steps if s["kernel_calls"]] == [p["kernel_calls"] for p in plan]
+    assert report["kernel_cycles"] == sum(s["cycles"] for s in steps if s["kernel_calls"])
+    assert report["projected_kernel_s"] == pytest.approx(report["kernel_cycles"] / 464e6)
+    # the kernel's own counts (its status records) over the calls of every step
+    assert report["kernel_measured"]["calls"] == sum(p["kernel_calls"] for p in plan)
+    assert "Measured time" in report["device_report"]
+    # the points to the card and back once per step: twice
+    points = 8 * batch << log_n
+    assert report["transfers_bytes"] == {"to-device": 2 * points, "from-device": 2 * points}
+    assert "Step 1 columns" in out and "Step 2 twiddles" in out and "Step 3 rows" in out and "TEST PASSED" in out
+
+
+def test_sim_lde_past_one_kernel_call_nests_the_four_step(tmp_path, monkeypatch, capsys):
+    """An LDE from 2^5 to 2^9 (--blowup 16) on the tiny build: the inverse in one call, the zero-extension on
+    the host, the 2^9 coset NTT a four-step whose steps are its ``parts`` (text: "Step 3.1 columns" ...)."""
+    flags = ["--blowup", "16", "--coset", "7", "--order", "out=rev"]
+    report, out = _stub_run(tmp_path, monkeypatch, capsys, 5, flags, text=True)
+    steps = report["steps"]
+    assert report["verdict"] == "PASSED"
+    assert [(s["step"], s["where"], s["parts"] is not None) for s in steps] == [
+        ("inverse", "card", False), ("zero-extension", "host", False), ("coset forward", "card and host", True)]
+    assert steps[0]["cycles"] == _stub_cycles(1, 5) and steps[0]["kernel_calls"] == 1
+    assert [p["step"] for p in steps[2]["parts"]] == ["columns", "twiddles", "rows"]
+    _check_step_cycles(steps[2:])
+    assert report["kernel_cycles"] == steps[0]["cycles"] + steps[2]["cycles"]
+    # the values to the card and their coefficients back (2^5), the zero-extended 2^9 points to the card and
+    # back once per step of its four-step (twice)
+    assert report["transfers_bytes"] == {"to-device": 8 * (32 + 2 * 512), "from-device": 8 * (32 + 2 * 512)}
+    assert all(f"Step 3.{i} " in out for i in (1, 2, 3)) and "TEST PASSED" in out
+
+
+def test_sim_a_step_past_one_call_nests_again(tmp_path, monkeypatch, capsys):
+    """2^13 on the tiny build: 2^7-point columns (past one call themselves) x 2^6-point rows; the columns
+    step's parts are their own four-step (its kernel steps and the rows step: three round trips)."""
+    report = _stub_run(tmp_path, monkeypatch, capsys, 13, [])
+    steps = report["steps"]
+    assert report["verdict"] == "PASSED" and steps[0]["log_n"] == 7 and steps[0]["parts"] is not None
+    _check_step_cycles(steps)
+    assert report["kernel_cycles"] == sum(s["cycles"] for s in steps if s["kernel_calls"])
+    # three kernel steps (the columns' two, the rows): the points to the card and back three times
+    assert report["transfers_bytes"] == {"to-device": 3 * 8 << 13, "from-device": 3 * 8 << 13}
+    assert report["timings_s"]["to-device"] > 0 and report["timings_s"]["from-device"] > 0
+
+
+def test_sim_columns_of_limbs_past_one_kernel_call(tmp_path, monkeypatch, capsys):
+    """--axis 0 --ext 2 --batch 2 at 2^7 on the tiny build: the file an N x 2 matrix of 2-limb points, its
+    4 limb columns transformed as a four-step over the build's calls (4 rows in each step's count)."""
+    from nantucket.host import large as L
+    flags = ["--batch", "2", "--axis", "0", "--ext", "2", "--inverse", "--coset", "3"]
+    report = _stub_run(tmp_path, monkeypatch, capsys, 7, flags)
+    n1, n2 = L.split_log_n(7, 4, 6)
+    assert report["verdict"] == "PASSED" and (report["axis"], report["ext"]) == (0, 2)
+    assert [(s["step"], s["rows"]) for s in report["steps"]] == [("columns", 4 << n2), ("twiddles", 4),
+                                                                 ("rows", 4 << n1)]
+    _check_step_cycles(report["steps"])

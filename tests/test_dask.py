@@ -41,6 +41,32 @@ def test_a_batch_splits_over_the_workers_each_opening_its_device_once(client):
         assert set(dev.opened().values()) == {1}                  # once per worker, not per task
 
 
+def test_lde_order_and_coefficients_over_the_workers(client):
+    """lde's order and return_coeffs across the workers: the evaluations as one device gives them, the
+    coefficients (the inverse of the values in their order) joined back in order, from host rows, from
+    columns (axis=0) and from a ClusterArray; the ClusterArray is a host.api.split.SplitArray."""
+    from nantucket.host.api.split import SplitArray
+    v = rand((5, 64), 4)
+    coeffs = nantucket.intt(v, order="rn")
+    with nantucket.open("model", cluster=client) as dev, nantucket.open("model") as ref:
+        want = ref.lde(v, 4, 3, order="rr").numpy()
+        a, c = dev.lde(v, 4, 3, order="rr", return_coeffs=True)
+        assert len(set(a.workers)) == 2 and np.array_equal(a.numpy(), want) and np.array_equal(c, coeffs)
+        a, c = dev.lde(v.T, 4, 3, order="rr", return_coeffs=True, axis=0, wait=False).result()
+        assert np.array_equal(a.numpy(), want.T) and np.array_equal(c, coeffs.T)
+        held = dev.asarray(v)
+        a, c = dev.lde(held, 4, 3, order="rr", return_coeffs=True)
+        assert np.array_equal(a.numpy(), want) and np.array_equal(c, coeffs)
+        assert np.array_equal(dev.lde(held, 4, 3, order="nr").numpy(), ref.lde(v, 4, 3, order="nr").numpy())
+        with pytest.raises(TypeError, match="^return_coeffs: expected True or False"):
+            dev.lde(v, 4, 3, return_coeffs=1)
+        assert isinstance(a, SplitArray) and repr(a).startswith("ClusterArray(shape=(5, 256), dtype=uint64, workers=[")
+        with pytest.raises(TypeError, match="^a ClusterArray lives on the cluster's workers"):
+            np.asarray(a)
+        with pytest.raises(TypeError, match="^ClusterArray.numpy: unknown keyword 'copy'"):
+            a.numpy(copy=False)
+
+
 def test_cluster_arguments_are_checked(client):
     with pytest.raises(TypeError, match="^cluster: expected a dask.distributed Client or a scheduler address"):
         nantucket.open("model", cluster=3)

@@ -367,7 +367,7 @@ def test_chain_and_zero_extension_pysim(params, chains):
 # adds 2^8 .. 2^12 with 16 lanes and C = 8 (two beats a unit).
 VERILATOR_CASES = [pytest.param(p, id=p.tag(), marks=[pytest.mark.full] if full else [])
                    for p, full in [(BuildParams(lanes=4, log_core=4, channels=2), False),
-                                   (BuildParams(lanes=4, log_core=5, channels=32), False),
+                                   (BuildParams(lanes=4, log_core=5, channels=32), True),
                                    (BuildParams(lanes=16, log_core=6, channels=4), False),
                                    (BuildParams(lanes=8, log_core=4, channels=4, field="babybear"), False),
                                    (BuildParams(lanes=4, log_core=6, channels=32), True),

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable
 
 PARAMS = BuildParams(lanes=4, log_core=4, channels=4)
 #: Random runs in `make test` (make soak runs more: scripts/soak.py).
-REGRESSION_RUNS = int(os.environ.get("NANTUCKET_REGRESSION_RUNS", "500"))
+REGRESSION_RUNS = int(os.environ.get("NANTUCKET_REGRESSION_RUNS", "200"))
 
 
 @pytest.fixture(scope="module")

@@ -114,16 +114,39 @@ def test_the_driver_runs_sizes_past_one_call_on_the_kernel_model(tmp_path):
             assert np.array_equal(got, ntt.transform(x, inverse=inverse, coset=coset, order=order)), log_n
             calls = sum(s["kernel_calls"] for s in L.plan_steps(SMALL, log_n, 3))
             assert fake.kernel_model.runs - runs == calls
-            steps = backend.large_steps
-            assert [s["name"] for s in steps] == ["columns", "twiddles", "rows"]
+            steps = backend.steps
+            assert [s["step"] for s in steps] == ["columns", "twiddles", "rows"]
             assert sum(s["kernel_calls"] for s in steps) == calls and steps[1]["kernel_calls"] == 0
             n1, n2 = L.split_log_n(log_n, SMALL.min_log_n, SMALL.max_log_n)
             assert (steps[0]["log_n"], steps[0]["rows"], steps[2]["log_n"], steps[2]["rows"]) == (n1, 3 << n2, n2, 3 << n1)
+            # the host's step works on the whole transforms; every step here is of rows one call takes
+            assert (steps[1]["log_n"], steps[1]["rows"], steps[1]["where"]) == (log_n, 3, "host")
+            assert all(s["parts"] is None for s in steps)
             assert backend.report["Kernel calls"].startswith(f"{calls} calls in 2 steps")
             assert backend.kernel_log_n == log_n
-        # a size of one call afterwards: the steps are gone
+        # a size of one call afterwards: one step again
         dev.ntt(rand(field, 64, seed=1)).numpy()
-        assert backend.large_steps is None
+        assert [s["step"] for s in backend.steps] == ["transform"]
+
+
+def test_a_step_past_one_call_lists_its_own_steps(tmp_path):
+    """2^13 on a build of 2^4 .. 2^6 points a call: 2^13 = 2^7 x 2^6, the 2^7-point columns themselves a
+    four-step (2^4 x 2^3): the columns step carries their steps as its parts, whose kernel calls add up to
+    its own and to what the kernel model ran."""
+    fake, dev = open_fake(tmp_path, SMALL)
+    x = rand(F.GOLDILOCKS, 1 << 13, seed=13)
+    with dev:
+        assert np.array_equal(dev.ntt(x, coset=7).numpy(), ntt.transform(x, coset=7))
+        steps = dev.backend.steps
+    assert [(s["step"], s["log_n"], s["rows"]) for s in steps] == [("columns", 7, 1 << 6), ("twiddles", 13, 1),
+                                                                   ("rows", 6, 1 << 7)]
+    parts = steps[0]["parts"]
+    assert [(p["step"], p["log_n"], p["rows"]) for p in parts] == [("columns", 4, 1 << 9), ("twiddles", 7, 1 << 6),
+                                                                   ("rows", 3, 1 << 10)]
+    assert sum(p["kernel_calls"] for p in parts) == steps[0]["kernel_calls"] > 0
+    assert steps[0]["where"] == "card and host" and steps[2]["parts"] is None
+    assert sum(s["kernel_calls"] for s in steps) == fake.kernel_model.runs == \
+        sum(s["kernel_calls"] for s in L.plan_steps(SMALL, 13))
 
 
 def test_lde_past_one_call_on_the_kernel_model(tmp_path):
@@ -134,7 +157,18 @@ def test_lde_past_one_call_on_the_kernel_model(tmp_path):
     big = rand(F.GOLDILOCKS, 1 << 7, seed=3)
     with dev, nantucket.open("model") as model:
         assert np.array_equal(dev.lde(values, 8, 7).numpy(), model.lde(values, 8, 7).numpy())
+        # the inverse of 2^5 in one call, the 2^8 coset NTT a four-step: its steps are that step's parts
+        steps = dev.backend.steps
+        assert [(s["step"], s["parts"] is not None) for s in steps] == \
+            [("inverse", False), ("zero-extension", False), ("coset forward", True)]
+        assert [p["step"] for p in steps[2]["parts"]] == ["columns", "twiddles", "rows"]
+        assert sum(p["kernel_calls"] for p in steps[2]["parts"]) == steps[2]["kernel_calls"]
+        assert steps[2]["where"] == "card and host" and "four-step" in steps[2]["host_work"]
+        runs = fake.kernel_model.runs
         assert np.array_equal(dev.lde(big, 2, 3).numpy(), model.lde(big, 2, 3).numpy())
+        steps = dev.backend.steps
+        assert steps[0]["parts"] is not None and steps[2]["parts"] is not None
+        assert sum(s["kernel_calls"] for s in steps) == fake.kernel_model.runs - runs
 
 
 def test_the_kernel_rtl_runs_sizes_past_one_call():
@@ -147,9 +181,10 @@ def test_the_kernel_rtl_runs_sizes_past_one_call():
             x = rand(field, 1 << log_n, seed=log_n)
             got = dev.ntt(x, inverse=inverse, coset=coset, order=order).numpy()
             assert np.array_equal(got, ntt.transform(x, inverse=inverse, coset=coset, order=order)), log_n
-            steps = backend.large_steps
+            steps = backend.steps
             kernel_steps = [s for s in steps if s["kernel_calls"]]
-            assert all(isinstance(s["cycles"], int) and s["cycles"] >= s["ideal_cycles"] for s in kernel_steps)
+            assert all(isinstance(s["cycles"], int) and s["cycles"] >= s["rows"] * RTL.ideal_cycles(s["log_n"])
+                       for s in kernel_steps)
             assert sum(s["cycles"] for s in kernel_steps) == backend.kernel_cycles
             assert "four-step" in backend.report["Host work"] and "over" in backend.report["Kernel cycles"]
     assert isinstance(dev.backend, SimBackend)

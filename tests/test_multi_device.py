@@ -42,6 +42,62 @@ def test_model_cards_split_a_batch_by_rows_and_give_the_rows_back_in_order():
         assert grown == [2 * 256 * 8, 2 * 256 * 8]
 
 
+@pytest.mark.parametrize("order", ["nr", "rr", "rn"])
+def test_lde_order_and_coefficients_over_cards(order):
+    """lde's order and return_coeffs on two model cards: the evaluations as one device gives them, the
+    coefficients (natural order) the inverse of the values in their order, joined back by rows, by columns
+    with axis=0, of a 1-D polynomial, and of a MultiArray already on the cards (wait=False: a future of
+    the pair)."""
+    v = rand((5, 32), 4)
+    coeffs = nantucket.intt(v, order=order[0] + "n")
+    with nantucket.open("model", devices=2) as dev, nantucket.open("model") as ref:
+        want = ref.lde(v, 4, 7, order=order).numpy()
+        a, c = dev.lde(v, 4, 7, order=order, return_coeffs=True)
+        assert isinstance(a, MultiArray) and a.shape == (5, 128) and len(a._parts) == 2
+        assert np.array_equal(a.numpy(), want) and np.array_equal(c, coeffs)
+        a, c = dev.lde(v.T, 4, 7, order=order, return_coeffs=True, axis=0)
+        assert a.axis == 0 and np.array_equal(a.numpy(), want.T) and np.array_equal(c, coeffs.T)
+        a, c = dev.lde(v[2], 4, 7, order=order, return_coeffs=True)
+        assert np.array_equal(a.numpy(), want[2]) and np.array_equal(c, coeffs[2])
+        held = dev.asarray(v)
+        fut = dev.lde(held, 4, 7, order=order, return_coeffs=True, wait=False)
+        a, c = fut.result()
+        assert np.array_equal(a.numpy(), want) and np.array_equal(c, coeffs)
+        assert np.array_equal(dev.lde(held, 4, 7, order=order).numpy(), want)      # the array alone
+        with pytest.raises(TypeError, match="^return_coeffs: expected True or False"):
+            dev.lde(v, 4, 7, return_coeffs="yes")
+        with pytest.raises(ValueError, match="^order"):
+            dev.lde(v, 4, 7, order="xx")
+
+
+def test_lde_coefficients_on_xrt_cards(tmp_path):
+    """The LDE chained on each stand-in card (2^4 -> 2^6 on the tiny build) with its coefficients brought
+    back, in the bit-reversed output order a Merkle tree takes."""
+    v = rand((4, 16), 5)
+    fake, dev = open_cards(tmp_path)
+    with dev, nantucket.open("model") as ref:
+        a, c = dev.lde(v, 4, 3, order="nr", return_coeffs=True)
+        assert np.array_equal(a.numpy(), ref.lde(v, 4, 3, order="nr").numpy())
+        assert np.array_equal(c, nantucket.intt(v))
+        assert all(len(card.backend.kernel_runs) > 0 for card in dev.cards)
+
+
+def test_the_split_arrays_share_their_base():
+    """MultiArray (and ClusterArray, tests/test_dask.py) are host.api.split.SplitArray: their properties,
+    no implicit conversion, a repr naming the holders, numpy's keywords checked under their own name."""
+    from nantucket.host.api.split import SplitArray
+    x = rand((3, 64), 6)
+    with nantucket.open("model", devices=2) as dev:
+        a = dev.asarray(x)
+        assert isinstance(a, SplitArray)
+        assert (a.shape, a.ndim, a.size, len(a), a.axis, a.ext, a.dtype) == ((3, 64), 2, 192, 3, 1, None, np.uint64)
+        with pytest.raises(TypeError, match="^a MultiArray lives on its cards: call .numpy()"):
+            np.asarray(a)
+        assert repr(a) == "MultiArray(shape=(3, 64), dtype=uint64, cards=[0, 1])"
+        with pytest.raises(TypeError, match="^MultiArray.numpy: unknown keyword 'copy'"):
+            a.numpy(copy=False)
+
+
 def test_xrt_cards_each_run_their_part_and_a_failing_card_is_named(tmp_path):
     x = rand((4, 64), 3)
     fake, dev = open_cards(tmp_path)

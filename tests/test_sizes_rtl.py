@@ -16,6 +16,8 @@ from nantucket.host.workloads import KINDS, make_points
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
 BUILDS = [BuildParams(lanes=4, log_core=4, channels=4), BuildParams(lanes=8, log_core=5, channels=8)]
+#: the 8-lane build in make test-full, as in tests/test_kernel.py
+CARDS = [pytest.param(p, id=p.tag(), marks=[pytest.mark.full] if p.lanes == 8 else []) for p in BUILDS]
 
 
 def _card(params, refresh=True):
@@ -24,7 +26,7 @@ def _card(params, refresh=True):
     return backend
 
 
-@pytest.fixture(scope="module", params=BUILDS, ids=[p.tag() for p in BUILDS])
+@pytest.fixture(scope="module", params=CARDS)
 def card(request):
     # HBM refresh off: its windows come at fixed times, so with it on a run's cycle count depends on
     # when it starts

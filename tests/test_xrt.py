@@ -856,7 +856,8 @@ def test_shift_words_are_c_ints_and_reach_the_kernel_whole(tmp_path):
 
 
 def test_a_batch_larger_than_the_kernel_takes_is_split(tmp_path):
-    """B x N > 2^(2k): calls of the largest batch that fits, in one buffer set of that batch."""
+    """B x N > 2^(2k): calls of the largest batch that fits, in three buffer sets of that batch (the call
+    going up, the one running, the one coming back), allocated once and kept for the next run."""
     fake, be = make(SMALL, tmp_path)                    # 2^6 points per call at most
     fake.calls.clear()
     x = points(9 * 16, 3).reshape(9, 16)
@@ -864,8 +865,11 @@ def test_a_batch_larger_than_the_kernel_takes_is_split(tmp_path):
     assert be.kernel_runs == [(4, 4, R.FLAG_COSET), (4, 4, R.FLAG_COSET), (4, 1, R.FLAG_COSET)]
     nbytes = 4 * Layout(SMALL, 4).channel_bytes
     assert [c for c in fake.calls if c.startswith("bo(")] == \
-        [f"bo({nbytes}, group {ch})" for ch in range(SMALL.channels)]
+        [f"bo({nbytes}, group {ch})" for _ in range(3) for ch in range(SMALL.channels)]
     assert "3 calls, batch 9 (split: at most 4 per call)" in be.report["Kernel calls"]
+    fake.calls.clear()
+    assert np.array_equal(be.run(x[::-1]), ntt_model.transform(x[::-1]))
+    assert not [c for c in fake.calls if c.startswith("bo(")]
     be.kernel_runs.clear()
     y = points(2 * 64, 4).reshape(2, 64)                # the largest size: one transform per call
     assert np.array_equal(be.run(y, inverse=True), ntt_model.transform(y, inverse=True))

@@ -255,8 +255,8 @@ def as_shaped(x, name: str = "x", field: Field = F.DEFAULT_FIELD, axis=-1, ext=N
         raise ValueError(f"{name}: empty array (shape {arr.shape}); there is nothing to transform")
     check_length(shape.n, arr.shape, name, field)
     if isinstance(x, np.ndarray):
-        bad = arr >= arr.dtype.type(field.p)
-        if bad.any():
+        if int(arr.max()) >= field.p:           # one reduction pass; the comparison array only on error
+            bad = arr >= arr.dtype.type(field.p)
             idx = np.unravel_index(int(np.argmax(bad)), arr.shape)
             where = idx[0] if arr.ndim == 1 else tuple(int(i) for i in idx)
             raise ValueError(f"{name}: value {int(arr[idx])} at index {where} is not below {_p_text(field)} "

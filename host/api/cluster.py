@@ -31,6 +31,7 @@ from nantucket.host.backend_base import DeviceError, keywords_checked
 
 from . import checks as C
 from .futures import DeviceFuture, check_wait
+from .split import SplitArray, check_flag
 
 __all__ = ["ClusterDevice", "ClusterArray", "WorkerLost", "open_cluster"]
 
@@ -70,13 +71,18 @@ def _here() -> str:
     return get_worker().address
 
 
-def _w_put(spec, rows, op, kw):
-    """asarray / ntt / lde of host rows on this worker's device; the new array's handle."""
-    dev = _device(spec)
-    a = getattr(dev, op)(rows, **kw)
+def _keep(a):
+    """Keep the array a call made here (an LDE's with ``return_coeffs``: (array, coefficients)); its
+    handle (this worker, its key, the coefficients or None)."""
+    a, coeffs = a if isinstance(a, tuple) else (a, None)
     key = uuid.uuid4().hex
     _ARRAYS[key] = a
-    return _here(), key
+    return _here(), key, coeffs
+
+
+def _w_put(spec, rows, op, kw):
+    """asarray / ntt / lde of host rows on this worker's device; the new array's handle."""
+    return _keep(getattr(_device(spec), op)(rows, **kw))
 
 
 def _array(key):
@@ -90,10 +96,8 @@ def _w_apply(spec, key, op, kw):
     """ntt / intt in place (the same handle) or lde (a new one) of an array held here."""
     a = getattr(_device(spec), op)(_array(key), **kw)
     if op == "lde":
-        new = uuid.uuid4().hex
-        _ARRAYS[new] = a
-        return _here(), new
-    return _here(), key
+        return _keep(a)
+    return _here(), key, None
 
 
 def _w_numpy(spec, key):
@@ -117,34 +121,14 @@ def _w_opened(uid):
 
 # -- on the client --------------------------------------------------------------------------------------
 
-class ClusterArray:
+class ClusterArray(SplitArray):
     """An array whose rows live on the cluster's workers: ``parts`` [(worker, key, rows)], in row order."""
 
-    def __init__(self, device: "ClusterDevice", parts: list, shape: tuple[int, ...], layout: C.Shape | None = None):
-        self._device, self._parts, self.shape = device, parts, tuple(shape)
-        self._layout = layout if layout is not None else C.Shape.rows_of(self.shape)
-
-    axis = property(lambda self: self._layout.axis)
-    ext = property(lambda self: self._layout.ext)
-
-    device = property(lambda self: self._device)
-    dtype = property(lambda self: self._device.field.dtype)
-    ndim = property(lambda self: len(self.shape))
-    size = property(lambda self: int(np.prod(self.shape)))
+    _where, _holders_name = "the cluster's workers", "workers"
     workers = property(lambda self: [w for w, _, _ in self._parts])
 
-    def __len__(self) -> int:
-        return self.shape[0]
-
-    @keywords_checked("ClusterArray.numpy")
-    def numpy(self, *, wait: bool = True) -> np.ndarray:
-        return self._device.numpy(self, wait=wait)
-
-    def __array__(self, dtype=None, copy=None):
-        raise TypeError("a ClusterArray lives on the cluster's workers: call .numpy() to bring its data back")
-
-    def __repr__(self) -> str:
-        return f"ClusterArray(shape={self.shape}, dtype={self.dtype}, workers={self.workers})"
+    def _holders(self) -> list:
+        return self.workers
 
 
 class _Task:
@@ -228,7 +212,8 @@ class ClusterDevice:
 
     def _put(self, x, name, op, kw, blowup=1, axis=None, ext=None):
         """Host points split over the workers by the batch's elements (rows, or columns with axis 0; the
-        limbs of an element together), each part a contiguous copy (it is pickled anyway)."""
+        limbs of an element together), each part a contiguous copy (it is pickled anyway). An LDE with
+        ``return_coeffs`` gives (the ClusterArray, the parts' coefficients joined in the points' layout)."""
         points, layout = self._points(x, name, axis, ext)
         parts = self._split(layout.elements)
         kw = dict(kw, axis=layout.axis, ext=layout.ext)
@@ -238,8 +223,15 @@ class ClusterDevice:
 
         def run():
             handles = self._run(tasks)
-            return ClusterArray(self, [(w, k, n) for (w, k), (_, _, n) in zip(handles, parts)], out.shape, out)
+            a = ClusterArray(self, [(w, k, n) for (w, k, _), (_, _, n) in zip(handles, parts)], out.shape, out)
+            return self._with_coeffs(a, handles, layout, kw)
         return run
+
+    @staticmethod
+    def _with_coeffs(a, handles, layout, kw):
+        """``a``, or (``a``, the coefficients of the parts joined in ``layout``) for an LDE's
+        ``return_coeffs``."""
+        return (a, layout.join([c for _, _, c in handles])) if kw.get("return_coeffs") else a
 
     def _apply(self, a, op, kw, blowup=1):
         tasks = [_Task(_w_apply, (self._spec, key, op, kw), w, False) for w, key, _ in a._parts]
@@ -249,7 +241,8 @@ class ClusterDevice:
             handles = self._run(tasks)
             if op != "lde":
                 return a
-            return ClusterArray(self, [(w, k, n) for (w, k), (_, _, n) in zip(handles, a._parts)], out.shape, out)
+            new = ClusterArray(self, [(w, k, n) for (w, k, _), (_, _, n) in zip(handles, a._parts)], out.shape, out)
+            return self._with_coeffs(new, handles, a._layout, kw)
         return run
 
     def _points(self, x, name, axis=None, ext=None):
@@ -317,10 +310,13 @@ class ClusterDevice:
         return self.ntt(a, inverse=True, coset=coset, order=order, axis=axis, ext=ext, wait=wait)
 
     @keywords_checked("ClusterDevice.lde")
-    def lde(self, values, blowup: int, shift: int, *, axis: int | None = None, ext: int | None = None,
-            wait: bool = True):
+    def lde(self, values, blowup: int, shift: int, *, order: str = "nn", return_coeffs: bool = False,
+            axis: int | None = None, ext: int | None = None, wait: bool = True):
+        """Device.lde split by the batch's elements over the workers; with ``return_coeffs`` (a new
+        ClusterArray, the coefficients of every worker's part joined back in order)."""
         wait = check_wait(wait)
-        kw = dict(blowup=C.check_blowup(blowup), shift=C.check_shift(shift, "shift", self.field))
+        kw = dict(blowup=C.check_blowup(blowup), shift=C.check_shift(shift, "shift", self.field),
+                  order=C.check_order(order), return_coeffs=check_flag(return_coeffs, "return_coeffs"))
         own = self._own(values, "values")
         if own is not None:
             own._layout.check_same(axis, ext, "values")

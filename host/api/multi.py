@@ -15,13 +15,13 @@ from __future__ import annotations
 import concurrent.futures as cf
 import threading
 
-import numpy as np
 
 from nantucket.host.backend_base import DeviceError, keywords_checked
 
 from . import checks as C
 from .device import DeviceArray
 from .futures import DeviceFuture, check_wait
+from .split import SplitArray, check_flag
 
 __all__ = ["MultiDevice", "MultiArray", "CardError"]
 
@@ -34,36 +34,15 @@ class CardError(DeviceError):
         self.card, self.cause = card, cause
 
 
-class MultiArray:
+class MultiArray(SplitArray):
     """A 1-D (N) or 2-D (B, N) array held by the cards of a :class:`MultiDevice`, in row order: ``parts``
     [(card, DeviceArray)]."""
 
-    def __init__(self, device: "MultiDevice", parts: list, shape: tuple[int, ...], layout: C.Shape | None = None):
-        self._device, self._parts, self.shape = device, parts, tuple(shape)
-        self._layout = layout if layout is not None else C.Shape.rows_of(self.shape)
-
-    axis = property(lambda self: self._layout.axis)
-    ext = property(lambda self: self._layout.ext)
-
-    device = property(lambda self: self._device)
-    dtype = property(lambda self: self._device.field.dtype)
-    ndim = property(lambda self: len(self.shape))
-    size = property(lambda self: int(np.prod(self.shape)))
+    _where, _holders_name = "its cards", "cards"
     resident = property(lambda self: all(a.resident for _, a in self._parts))
 
-    def __len__(self) -> int:
-        return self.shape[0]
-
-    @keywords_checked("MultiArray.numpy")
-    def numpy(self, *, wait: bool = True) -> np.ndarray:
-        """The rows back from every card, in order (``wait=False``: a future of them)."""
-        return self._device.numpy(self, wait=wait)
-
-    def __array__(self, dtype=None, copy=None):
-        raise TypeError("a MultiArray lives on its cards: call .numpy() to bring its data back")
-
-    def __repr__(self) -> str:
-        return f"MultiArray(shape={self.shape}, dtype={self.dtype}, cards={[c for c, _ in self._parts]})"
+    def _holders(self) -> list:
+        return [c for c, _ in self._parts]
 
 
 class _Gather(DeviceFuture):
@@ -158,23 +137,28 @@ class MultiDevice:
             raise RuntimeError(f"device {self.name!r} is closed")
         return C.as_shaped(x, name, self.field, -1 if axis is None else axis, ext)
 
-    def _submit(self, wait: bool, what: str, parts, combine, array_layout=None):
-        """parts: [(card, DeviceFuture)]; the gathered value (wait) or its future."""
+    def _submit(self, wait: bool, what: str, parts, combine, array_layout=None, coeffs_layout=None):
+        """parts: [(card, DeviceFuture)]; the gathered value (wait) or its future: the new MultiArray of
+        ``array_layout`` (with ``coeffs_layout``: it and the coefficients of every card's part joined in
+        order, an LDE's ``return_coeffs``)."""
         array = None
         if array_layout is not None:
             array = MultiArray(self, [(c, f._array) for c, f in parts], array_layout.shape, array_layout)
-            combine = (lambda _: array)
+            combine = (lambda _: array) if coeffs_layout is None else (
+                lambda got: (array, coeffs_layout.join([c for _, c in got])))
         fut = _Gather(self, what, parts, combine, array)
         return fut.result() if wait else fut
 
-    def _on_rows(self, x, name: str, call, what: str, wait: bool, blowup: int = 1, axis=None, ext=None):
-        """``call(card, part, axis, ext)`` for each part of the host points x (a new MultiArray): the
-        batch's elements (rows, or columns with axis 0) split over the cards, each part a view."""
+    def _on_rows(self, x, name: str, call, what: str, wait: bool, blowup: int = 1, axis=None, ext=None,
+                 coeffs: bool = False):
+        """``call(card, part, axis, ext)`` for each part of the host points x (a new MultiArray; with
+        ``coeffs`` and the coefficients, joined in the points' layout): the batch's elements (rows, or
+        columns with axis 0) split over the cards, each part a view."""
         points, layout = self._points(x, name, axis, ext)
         parts = []
         for card, e0, n in self._split(layout.elements):
             parts.append((card, call(self.cards[card], layout.part(points, e0, e0 + n), layout.axis, layout.ext)))
-        return self._submit(wait, what, parts, None, layout.resized(layout.n * blowup))
+        return self._submit(wait, what, parts, None, layout.resized(layout.n * blowup), layout if coeffs else None)
 
     # -- the Device interface -----------------------------------------------------------------------
 
@@ -209,19 +193,23 @@ class MultiDevice:
         return self.ntt(a, inverse=True, coset=coset, order=order, axis=axis, ext=ext, wait=wait)
 
     @keywords_checked("MultiDevice.lde")
-    def lde(self, values, blowup: int, shift: int, *, axis: int | None = None, ext: int | None = None,
-            wait: bool = True):
+    def lde(self, values, blowup: int, shift: int, *, order: str = "nn", return_coeffs: bool = False,
+            axis: int | None = None, ext: int | None = None, wait: bool = True):
+        """Device.lde split by the batch's elements over the cards; with ``return_coeffs`` (a new
+        MultiArray, the coefficients of every card's part joined back in order)."""
         wait = check_wait(wait)
         values = self._own(values)
         blowup = C.check_blowup(blowup)
+        kw = dict(order=C.check_order(order), return_coeffs=check_flag(return_coeffs, "return_coeffs"), wait=False)
         if isinstance(values, MultiArray):
             self._check_own(values, "values")
             values._layout.check_same(axis, ext, "values")
-            parts = [(card, self.cards[card].lde(arr, blowup, shift, wait=False)) for card, arr in values._parts]
-            return self._submit(wait, "lde", parts, None, values._layout.resized(values._layout.n * blowup))
+            parts = [(card, self.cards[card].lde(arr, blowup, shift, **kw)) for card, arr in values._parts]
+            return self._submit(wait, "lde", parts, None, values._layout.resized(values._layout.n * blowup),
+                                values._layout if kw["return_coeffs"] else None)
         return self._on_rows(values, "values",
-                             lambda dev, part, ax, ex: dev.lde(part, blowup, shift, axis=ax, ext=ex, wait=False),
-                             "lde", wait, blowup, axis=axis, ext=ext)
+                             lambda dev, part, ax, ex: dev.lde(part, blowup, shift, axis=ax, ext=ex, **kw),
+                             "lde", wait, blowup, axis=axis, ext=ext, coeffs=kw["return_coeffs"])
 
     @keywords_checked("MultiDevice.numpy")
     def numpy(self, a, *, wait: bool = True):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as cf_wait
 from dataclasses import astuple
 from numbers import Integral, Real
 from pathlib import Path
@@ -34,6 +36,10 @@ __all__ = ["XrtBackend", "default_xclbin", "MEASURED_LINES"]
 
 #: The report lines of the kernel's own cycle counts (its status records), when it counts them.
 MEASURED_LINES = ("Measured cycles", "Measured time")
+#: Buffer sets a run of several kernel calls turns through: the call being uploaded, the one running,
+#: the one coming back (three times the largest call's 2^(2k) points of HBM: 384 MiB on the default build;
+#: two would make the upload of call i+1 wait for the read-back of call i-1).
+_BUFFER_SETS = 3
 
 
 def default_xclbin() -> Path:
@@ -156,6 +162,10 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self.kernel_computes = computes
         self._transfers, self._runs = Transfers(self), KernelRuns(self)
         self._scratch: DeviceBuffers | None = None      # the buffers of run(), kept while they fit
+        self._scratch_more: dict[int, DeviceBuffers] = {}   # its further sets, for a run of several calls
+        #: buffer sets a run of several kernel calls turns through (1: one call after the other in one set,
+        #: for a card whose memory holds one call's buffers, as the simulated one)
+        self.run_buffer_sets = _BUFFER_SETS
         self._last_run = None           # (plan, layout, batch limit) of the last run, for locate()
         #: (log_n, batch, flags) of every kernel call that completed, in order
         self.kernel_runs: list[tuple[int, int, int]] = []
@@ -169,9 +179,6 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self.kernel_measured: dict | None = None
         self._status_buffer = None
         self._device = None
-        #: the steps of the last run when it was past one kernel call (host/large.py: a dict per step
-        #: with kernel_calls, cycles, ideal_cycles, host_work, seconds), else None
-        self.large_steps: list[dict] | None = None
         self._open(device, params, layout)
 
     @noting_errors
@@ -253,21 +260,28 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self._check_open()
         return self._transfers.allocate(layout, batch)
 
-    def _allocate(self, layout: HbmLayout, batch: int = 1) -> DeviceBuffers:
-        """The scratch buffers of ``run`` for ``batch`` transforms of ``layout``'s size: the current ones
-        while they fit, else the old ones are freed first (never while a run may still use them: run()
-        refuses to go on past a run that timed out)."""
-        cur = self._scratch
+    def _allocate(self, layout: HbmLayout, batch: int = 1, *, index: int = 0) -> DeviceBuffers:
+        """Scratch buffer set ``index`` of ``run`` (0, or up to _BUFFER_SETS - 1 for a run of several
+        calls) for ``batch`` transforms of ``layout``'s size: the current ones while they fit, else the
+        old ones are freed first (never while a run may still use them: run() refuses to go on past a
+        run that timed out)."""
+        cur = self._scratch if index == 0 else self._scratch_more.get(index)
         if cur is not None and cur.layout is layout and batch <= cur.batch and cur.bos:
             return cur
-        self._free_buffers()
-        self._scratch = self.allocate(layout, batch)
-        return self._scratch
+        if cur is not None:
+            cur.release()
+        bufs = self.allocate(layout, batch)
+        if index == 0:
+            self._scratch = bufs
+        else:
+            self._scratch_more[index] = bufs
+        return bufs
 
     def _free_buffers(self) -> None:
-        if self._scratch is not None:
-            self._scratch.release()
-        self._scratch = None
+        for bufs in [self._scratch, *self._scratch_more.values()]:
+            if bufs is not None:
+                bufs.release()
+        self._scratch, self._scratch_more = None, {}
 
     @property
     def layout(self) -> HbmLayout | None:
@@ -335,24 +349,11 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
             if row_step is not None and row_step > 1:
                 raise UnsupportedSize(f"row_step: {n} points is past one kernel call (2^{self.params.max_log_n})")
             return self._run_large(rows, inverse, coset, order).reshape(x.shape)
-        self.large_steps = None
         layout = self.layout_for(self.kernel_size(n))
         plan = plan_transform(n, layout.log_n, inverse, coset, order, self.kernel_computes, self.field)
         sink, limit = progress_sink(self._progress_opt, rows.size), self.batch_limit(layout.log_n)
-        times, outs = np.zeros(3), []
         self._records.clear()
-        for r0 in range(0, rows.shape[0], limit):
-            t0 = time.perf_counter()
-            chunk = plan.prepare(rows[r0:r0 + limit])
-            bufs = self._allocate(layout, min(rows.shape[0], limit))
-            self.upload(bufs, chunk, reverse=plan.layout_reverse_in, sink=sink)
-            t1 = time.perf_counter()
-            self.execute_run(bufs, plan.run(chunk.shape[0], row_step=row_step, first_row=r0))
-            t2 = time.perf_counter()
-            outs.append(plan.finish(self.download(bufs, chunk.shape[0], reverse=plan.layout_reverse_out,
-                                                  sink=sink)))
-            times += (t1 - t0, t2 - t1, time.perf_counter() - t2)
-            del bufs
+        outs, times = self._run_calls(rows, plan, layout, limit, sink, row_step)
         y = outs[0] if len(outs) == 1 else np.concatenate(outs)
         self.timings = dict(zip(("to-device", "kernel", "from-device"), map(float, times)))
         self.report["Host work"] = (", ".join(plan.host_work()) or "layout only (scatter and gather; the "
@@ -360,35 +361,124 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self.report["Kernel size"] = kernel_size_text(layout.log_n, n)
         self.report["Kernel calls"] = kernel_calls_text(rows.shape[0], limit, len(outs), plan.run(1).flags)
         self.steps = [step_record("transform", layout.log_n, where="card and host" if plan.host_work() else "card",
-                                  kernel_calls=len(outs), host_work=", ".join(plan.host_work()) or "none")]
+                                  kernel_calls=len(outs), host_work=", ".join(plan.host_work()) or "none",
+                                  rows=rows.shape[0])]
         self.kernel_log_n = layout.log_n
         self._last_run = (plan, layout, limit)
         self._report_measured()
         return y.reshape(x.shape[:-1] + (n,))
 
+    def _run_calls(self, rows: np.ndarray, plan, layout: HbmLayout, limit: int, sink,
+                   row_step: int | None = None) -> tuple[list, np.ndarray]:
+        """The kernel calls of :meth:`run`, ``limit`` rows a call: the results per call, and the seconds
+        spent moving points to the card, in the kernel and bringing them back (summed per phase). With a
+        ``row_step``, each call's run starts at its first row's shift.
+
+        One call: upload, run, download. Several: ``run_buffer_sets`` buffer sets (three) in turn, so that while the kernel runs
+        call i, one thread moves call i+1's points to the card and another brings call i-1's back (the
+        link's two directions and the kernel all busy: a stream of calls goes at the pace of the slowest
+        of them, not of their sum). Calls run in order; the host prepares a call's rows on the upload
+        thread and finishes them on the download one."""
+        times = np.zeros(3)
+        starts = range(0, rows.shape[0], limit)
+
+        def upload(bufs, r0):
+            t0 = time.perf_counter()
+            chunk = plan.prepare(rows[r0:r0 + limit])
+            self.upload(bufs, chunk, reverse=plan.layout_reverse_in, sink=sink)
+            times[0] += time.perf_counter() - t0
+            return chunk.shape[0]
+
+        def download(bufs, batch):
+            t0 = time.perf_counter()
+            out = plan.finish(self.download(bufs, batch, reverse=plan.layout_reverse_out, sink=sink))
+            times[2] += time.perf_counter() - t0
+            return out
+
+        def execute(bufs, batch, r0):
+            t0 = time.perf_counter()
+            self.execute_run(bufs, plan.run(batch, row_step=row_step, first_row=r0))
+            times[1] += time.perf_counter() - t0
+
+        n_sets = self.run_buffer_sets
+        if len(starts) == 1 or n_sets == 1:
+            bufs, outs = self._allocate(layout, min(rows.shape[0], limit)), []
+            for r0 in starts:
+                batch = upload(bufs, r0)
+                execute(bufs, batch, r0)
+                outs.append(download(bufs, batch))
+            return outs, times
+        sets = [self._allocate(layout, limit, index=i) for i in range(n_sets)]
+        ups, downs = [], []
+        with ThreadPoolExecutor(1, thread_name_prefix="xrt-up") as to_card, \
+                ThreadPoolExecutor(1, thread_name_prefix="xrt-down") as from_card:
+            try:
+                ups.append(to_card.submit(upload, sets[0], 0))
+                for i, _ in enumerate(starts):
+                    batch = ups[i].result()
+                    if i + 1 < len(starts):
+                        if i + 1 >= n_sets:                 # its set is free once that call's points are back
+                            downs[i + 1 - n_sets].result()
+                        ups.append(to_card.submit(upload, sets[(i + 1) % n_sets], starts[i + 1]))
+                    execute(sets[i % n_sets], batch, starts[i])
+                    downs.append(from_card.submit(download, sets[i % n_sets], batch))
+                return [d.result() for d in downs], times
+            finally:                                        # on an error: nothing left using the buffers
+                cf_wait(ups + downs)
+
     def _run_large(self, rows: np.ndarray, inverse: bool, coset, order: str) -> np.ndarray:
-        """A size past one kernel call: the four-step over batched kernel calls (host/large.py), its
-        steps in :attr:`large_steps` and the report."""
+        """A size past one kernel call: the four-step over batched kernel calls (host/large.py), a step
+        record per step in :attr:`steps` (a step whose rows split again with that run's steps as its
+        ``parts``) and the report."""
         steps: list = []
         n = rows.shape[1]
         log_n = n.bit_length() - 1
-        t0 = time.perf_counter()
+        t0, first = time.perf_counter(), len(self.kernel_runs)
+        phases = dict.fromkeys(("to-device", "kernel", "from-device"), 0.0)
+        moved, measured = [0], []
+
+        def native(r, i, c, o, s=None):
+            """A step's batched kernel calls (their rows may split again), their phases, bytes and the
+            kernel's own counts summed; ``s`` the step's row step (its twiddles on the card)."""
+            out = self.run(r, i, coset=c, order=o, row_step=s)
+            for phase, seconds in self.timings.items():
+                phases[phase] += seconds
+            moved[0] += r.nbytes
+            measured.append(self.kernel_measured)
+            return out
+
         y = large.four_step(rows, inverse=inverse, coset=None if coset is None else int(coset), order=order,
                             field=self.field, min_log_n=self.params.min_log_n, max_log_n=self.params.max_log_n,
-                            native=lambda r, i, c, o, s=None: self.run(r, i, coset=c, order=o, row_step=s),
-                            steps=steps, calls=lambda: len(self.kernel_runs),
+                            native=native, steps=steps, calls=lambda: len(self.kernel_runs),
                             row_steps={"coset", "inverse"} <= set(self.kernel_computes))
         n1, n2 = large.split_log_n(log_n, self.params.min_log_n, self.params.max_log_n)
-        self._large_step_objects = steps
-        self.large_steps = large.step_figures(self.params, steps)
+        # every step's rows went to the card and back: beyond the caller's one round trip of the points
+        for direction in self.extra_transfers:
+            self.extra_transfers[direction] += moved[0] - rows.nbytes
+        self.steps = [self._step_of(s, log_n, rows.shape[0]) for s in steps]
+        self.note_composite(first, len(self.kernel_runs), self.steps)
         self.report.update(large.summary(steps, log_n, n1, n2))
-        self.report.pop("Measured cycles", None)
-        self.report.pop("Measured time", None)
-        self.kernel_measured = None
-        self.timings = {"to-device": 0.0, "kernel": time.perf_counter() - t0, "from-device": 0.0}
+        # what the kernel counted itself over every step's calls, when it counted in each
+        self._measured_report(None if not measured or None in measured else
+                              {key: sum(m[key] for m in measured) for key in measured[0]})
+        # the transfers and kernel calls of every step (the host's transposes and twiddles in no phase: the
+        # steps' seconds say them)
+        self.timings = phases
         self.kernel_log_n = log_n
         self._last_run = None
         return y
+
+    def _step_of(self, step: "large.Step", log_n: int, batch: int) -> dict:
+        """The step record (host.backend_base.step_record) of a step of the four-step of ``batch`` x 2^log_n
+        points: the host's step (no size of its own) works on the whole transforms, a step whose rows were
+        past one call has the steps of their own four-step as its ``parts``."""
+        calls = step.kernel_calls
+        host = bool(step.host_work) and not step.host_work.startswith("none")
+        whole = step.log_n is None
+        return step_record(step.name, log_n if whole else step.log_n, rows=batch if whole else step.rows,
+                           where=("card and host" if host else "card") if calls else "host", kernel_calls=calls,
+                           seconds=step.seconds, host_work=step.host_work or "none",
+                           parts=self.parts_of(step.first_call, step.first_call + calls) if calls else None)
 
     @property
     def last_record(self) -> StatusRecord | None:
@@ -401,22 +491,28 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         the register-level model does not)."""
         records = [r for r in self._records if any(r.cycles().values())]
         self._records.clear()
+        if not records:
+            self._measured_report(None)
+            return
+        sums = {name.lower(): sum(r[name] for r in records) for name in CYCLE_WORDS}
+        self._measured_report(dict(sums, calls=len(records),
+                                   seconds=sum(r.kernel_seconds(self.params) for r in records)))
+
+    def _measured_report(self, measured: dict | None) -> None:
+        """``kernel_measured`` and the report's lines of the kernel's own counts (none: removed)."""
         for key in MEASURED_LINES:
             self.report.pop(key, None)
-        self.kernel_measured = None
-        if not records:
+        self.kernel_measured = measured
+        if measured is None:
             return
-        sums = {name: sum(r[name] for r in records) for name in CYCLE_WORDS}
-        seconds = sum(r.kernel_seconds(self.params) for r in records)
-        over = f" over {len(records)} calls" if len(records) > 1 else ""
+        m = measured
+        over = f" over {m['calls']} calls" if m["calls"] > 1 else ""
         self.report["Measured cycles"] = (
-            f"pass 1 {sums['PASS1_DMA_CYCLES']} DMA / {sums['PASS1_NTT_CYCLES']} NTT cycles, pass 2 "
-            f"{sums['PASS2_DMA_CYCLES']} DMA / {sums['PASS2_NTT_CYCLES']} NTT cycles, total "
-            f"{sums['TOTAL_DMA_CYCLES']} DMA cycles{over} (measured by the kernel)")
-        self.report["Measured time"] = (f"{seconds * 1e3:.4f} ms at the {self.params.dma_mhz:g} MHz DMA clock "
+            f"pass 1 {m['pass1_dma_cycles']} DMA / {m['pass1_ntt_cycles']} NTT cycles, pass 2 "
+            f"{m['pass2_dma_cycles']} DMA / {m['pass2_ntt_cycles']} NTT cycles, total "
+            f"{m['total_dma_cycles']} DMA cycles{over} (measured by the kernel)")
+        self.report["Measured time"] = (f"{m['seconds'] * 1e3:.4f} ms at the {self.params.dma_mhz:g} MHz DMA clock "
                                         "(measured by the kernel, start to status record)")
-        self.kernel_measured = dict({name.lower(): value for name, value in sums.items()}, calls=len(records),
-                                    seconds=seconds)
 
     def note_resident(self, n, rows, calls, inverse, coset, order) -> None:
         log_n = n.bit_length() - 1
@@ -424,8 +520,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self.report["Kernel size"] = kernel_size_text(log_n, n)
         self.report["Kernel calls"] = kernel_calls_text(rows, self.batch_limit(log_n), calls, plan.run(1).flags)
         self.report["Host work"] = "none (the points stayed on the card)"
-        self.steps = [step_record("transform", log_n, where="card", kernel_calls=calls)]
-        self.large_steps = None
+        self.steps = [step_record("transform", log_n, where="card", kernel_calls=calls, rows=rows)]
         self.timings = {}               # no host phases: the caller times its own calls
         self.kernel_log_n = log_n
         self._last_run = (plan, self.layout_for(log_n), self.batch_limit(log_n))

@@ -1,0 +1,72 @@
+"""What an array split over several devices is: :class:`SplitArray`, the base of the arrays of a
+MultiDevice (its cards, host/api/multi.py) and of a ClusterDevice (its workers, host/api/cluster.py).
+
+Such an array holds ``parts`` (one per device holding some of its batch's elements, in order; what a
+part is, the subclass says), its ``shape`` and its layout (``checks.Shape``: ``axis`` and ``ext``);
+``numpy()`` asks the device that made it to gather the parts back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nantucket.host.backend_base import keywords_checked
+
+from . import checks as C
+
+__all__ = ["SplitArray", "check_flag"]
+
+
+def check_flag(value, name: str) -> bool:
+    """A True/False option of a split call (``return_coeffs``), checked before any part is sent."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected True or False, got {type(value).__name__} {value!r:.60}")
+    return bool(value)
+
+
+class SplitArray:
+    """A 1-D (N) or 2-D (B, N) array (with ``ext``, a trailing axis of limbs) whose batch elements live on
+    the devices of ``device``, in order: ``parts`` as the subclass keeps them. Subclasses name where the
+    parts live (``_where``, for the error of ``np.asarray``) and list their holders (:meth:`_holders`,
+    for ``repr``)."""
+
+    #: where the parts live ("its cards"), for messages
+    _where = "several devices"
+    #: the repr's name for the holders of the parts
+    _holders_name = "devices"
+
+    def __init__(self, device, parts: list, shape: tuple[int, ...], layout: C.Shape | None = None):
+        self._device, self._parts, self.shape = device, parts, tuple(shape)
+        self._layout = layout if layout is not None else C.Shape.rows_of(self.shape)
+
+    axis = property(lambda self: self._layout.axis)
+    ext = property(lambda self: self._layout.ext)
+
+    device = property(lambda self: self._device)
+    dtype = property(lambda self: self._device.field.dtype)
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape)))
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # numpy's unknown-keyword error names the subclass ("MultiArray.numpy")
+        cls.numpy = keywords_checked(f"{cls.__name__}.numpy")(SplitArray._numpy)
+
+    def _holders(self) -> list:
+        """Who holds each part, in order (cards, workers)."""
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def _numpy(self, *, wait: bool = True) -> np.ndarray:
+        """The parts back from every device, joined in order (``wait=False``: a future of them)."""
+        return self._device.numpy(self, wait=wait)
+
+    numpy = _numpy
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(f"a {type(self).__name__} lives on {self._where}: call .numpy() to bring its data back")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(shape={self.shape}, dtype={self.dtype}, {self._holders_name}={self._holders()})"
