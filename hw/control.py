@@ -74,7 +74,8 @@ class ControlSlave(wiring.Component):
     - ``supported`` (Out 1): the ``log_n`` register is in ``params.min_log_n .. params.max_log_n`` (two
       compares of the 32-bit register, ``regmap.supported_log_n``).
     - ``refused`` (Out 32): the STATUS bits (bad_size, bad_batch, bad_shift, bad_flags, bad_lde_pair) the arguments
-      earn, as ``RegisterMap.check_start``; 0 when the run may go. The kernel answers a start with
+      earn, as ``RegisterMap.check_start``; 0 when the run may go. Registered: it follows an argument write one
+      cycle after the registers, and is settled before any start (``_decode_refusal``). The kernel answers a start with
       ``refused != 0`` by ``done`` + ``reject`` without running.
     - ``done`` (In 1): pulse from the kernel when the run finished; ignored while idle.
     - ``reject`` (In 1): with ``done``: the start was refused; ``refused`` goes into STATUS.
@@ -309,35 +310,58 @@ class ControlSlave(wiring.Component):
             m.d.sync += rvalid.eq(0)
 
     def _decode_refusal(self, m, args):
-        """``refused``: RegisterMap.check_start on the full argument registers (combinational)."""
+        """``refused``: RegisterMap.check_start on the full argument registers, in two steps: every check
+        per size (and the size-independent ones) into a register, then the per-size results picked by
+        ``log_n`` (issue 28: the checks in one cycle were 6 LUT + 2 CARRY8 deep, over the dma clock's
+        period). So ``refused`` follows an argument write one cycle later than the registers do: 2 cycles
+        after the write commits, while a start comes 3 or more cycles after the last argument write
+        commits (a commit every second cycle at most, ``start`` the cycle after the CTRL commit): no run
+        waits for it."""
         rmap = self._rmap
         log_n, flags, batch = args["log_n"], args["flags"], args["batch"]
         input_log_m, chain_log_n, coset_shift = args["input_log_m"], args["chain_log_n"], args["coset_shift"]
-        batch_ok, lde_pair_ok = Signal(), Signal()
         sizes = rmap.supported_log_n
-        with m.Switch(log_n):
-            for n in sizes:
-                with m.Case(n):
-                    # the (log_m, n) and (n, t) pairs the layout places evenly: constants of the build
-                    input_ok = (input_log_m == 0)
-                    for lm in sizes:
-                        if rmap.lde_pair_ok(lm, n):
-                            input_ok = input_ok | (input_log_m == lm)
-                    chain_ok = (chain_log_n == 0)
-                    for t in sizes:
-                        if rmap.lde_pair_ok(n, t):
-                            chain_ok = chain_ok | ((chain_log_n == t) & (batch >= 1)
-                                                   & (batch <= rmap.max_batch(t)))
-                    m.d.comb += [batch_ok.eq((batch >= 1) & (batch <= rmap.max_batch(n))),
-                                 lde_pair_ok.eq(input_ok & chain_ok)]
-            with m.Default():
-                m.d.comb += [batch_ok.eq(batch >= 1), lde_pair_ok.eq(1)]     # the size is refused anyway
+
+        batch_any = batch.any()
+
+        def batch_in(n):
+            # 1 <= batch <= 2^j (max_batch is a power of two) as LUT logic, not two compares' carry chains
+            j = rmap.max_batch(n).bit_length() - 1
+            if j >= len(batch):
+                return batch_any
+            above = batch[j + 1:].any() if j + 1 < len(batch) else C(0, 1)
+            past = batch[j] & batch[:j].any() if j else C(0, 1)
+            return batch_any & ~above & ~past
+        # the register stage: per size n, log_n == n, its batch check and its (log_m, n) / (n, t) pairs
+        # (constants of the build); the other checks do not depend on the size
+        is_n = {n: Signal(name=f"chk_size{n}") for n in sizes}
+        batch_ok_n = {n: Signal(name=f"chk_batch{n}") for n in sizes}
+        lde_ok_n = {n: Signal(name=f"chk_lde{n}") for n in sizes}
+        supported_q, batch_ge1_q = Signal(name="chk_supported"), Signal(name="chk_batch_ge1")
+        shift_bad_q, flags_bad_q = Signal(name="chk_shift_bad"), Signal(name="chk_flags_bad")
+        for n in sizes:
+            input_ok = (input_log_m == 0)
+            for lm in sizes:
+                if rmap.lde_pair_ok(lm, n):
+                    input_ok = input_ok | (input_log_m == lm)
+            chain_ok = (chain_log_n == 0)
+            for t in sizes:
+                if rmap.lde_pair_ok(n, t):
+                    chain_ok = chain_ok | ((chain_log_n == t) & batch_in(t))
+            m.d.sync += [is_n[n].eq(log_n == n), batch_ok_n[n].eq(batch_in(n)), lde_ok_n[n].eq(input_ok & chain_ok)]
         coset = (flags & R.FLAG_COSET).any()
         shift_ok = (coset_shift != 0) & (coset_shift < self._params.prime_field.p)      # the build's p
+        # a row step above 1: with the coset only, a field element (s < p)
         row_step = args["row_step"]
         step_bad = row_step[1:].any() & (~coset | (row_step >= self._params.prime_field.p))
-        m.d.comb += self.refused.eq(Mux(self.supported, 0, R.STATUS_BAD_SIZE)
+        m.d.sync += [supported_q.eq(self.supported), batch_ge1_q.eq(batch_any),
+                     shift_bad_q.eq((coset & ~shift_ok) | step_bad),
+                     flags_bad_q.eq((flags & ~R.FLAGS_KNOWN & 0xFFFF_FFFF).any())]
+        # picked by the size (an unsupported size: batch >= 1 only, the pairs not checked)
+        batch_ok = Cat(*[is_n[n] & batch_ok_n[n] for n in sizes]).any() | (~supported_q & batch_ge1_q)
+        lde_pair_ok = Cat(*[is_n[n] & lde_ok_n[n] for n in sizes]).any() | ~supported_q
+        m.d.comb += self.refused.eq(Mux(supported_q, 0, R.STATUS_BAD_SIZE)
                                     | Mux(batch_ok, 0, R.STATUS_BAD_BATCH)
-                                    | Mux((coset & ~shift_ok) | step_bad, R.STATUS_BAD_SHIFT, 0)
-                                    | Mux((flags & ~R.FLAGS_KNOWN & 0xFFFF_FFFF).any(), R.STATUS_BAD_FLAGS, 0)
+                                    | Mux(shift_bad_q, R.STATUS_BAD_SHIFT, 0)
+                                    | Mux(flags_bad_q, R.STATUS_BAD_FLAGS, 0)
                                     | Mux(lde_pair_ok, 0, R.STATUS_BAD_LDE_PAIR))

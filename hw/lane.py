@@ -341,7 +341,8 @@ class SecondHalfTwiddles(wiring.Component):
 
     Ports: en, log_frame (f = 2..k, constant while frames flow; (a_f, b_f) = halves(f)), i_phase (k bits,
     the corner turn's write phase: parity at bit f - 1), i_w (first-half ``o_w_rest``), o_w_first,
-    o_w_rest (aligned with the corner turn's output: latency 1 like its read port).
+    o_w_rest (aligned with the corner turn's output: ``latency`` = FrameReorder.READ_LATENCY like it, the
+    table's read register and an output register).
     """
 
     def __init__(self, log_core: int, width: int = 64):
@@ -353,7 +354,7 @@ class SecondHalfTwiddles(wiring.Component):
 
     @property
     def latency(self) -> int:
-        return 1
+        return FrameReorder.READ_LATENCY
 
     @property
     def stored_twiddles(self) -> int:
@@ -395,8 +396,9 @@ class SecondHalfTwiddles(wiring.Component):
                 wp.data.eq(self.i_w),
                 rp.en.eq(self.en),
                 rp.addr.eq(r_addr),
-                port.eq(rp.data),
             ]
+            with m.If(self.en):                 # the output register, as the corner turn's
+                m.d.sync += port.eq(rp.data)
         return m
 
 
@@ -552,11 +554,16 @@ class Lane(wiring.Component):
         """Points held by each small reorder buffer (commutator), first half then second half."""
         return self._half1.buffer_points + self._half2.buffer_points
 
-    def _block_latencies(self, log_frame: int) -> tuple[int, int, int, int, int]:
-        """Latencies of the first half, corner turn, second half, bit reversal, output scale at f."""
+    #: The register between the head (the coset point scale's bypass or multiplier) and the first half:
+    #: the first active stage's input mux and adder start at a flip-flop (issue 28; +1 enabled cycle).
+    INPUT_LATENCY = 1
+
+    def _block_latencies(self, log_frame: int) -> tuple[int, int, int, int, int, int]:
+        """Latencies of the input register, first half, corner turn, second half, bit reversal, output
+        scale at f."""
         f = _check_int("log_frame", log_frame, 2, self._k)
         af, bf = lane_model.halves(f)
-        return (self._half1.latency_at(af), self._turn.latency_at(f), self._half2.latency_at(bf),
+        return (self.INPUT_LATENCY, self._half1.latency_at(af), self._turn.latency_at(f), self._half2.latency_at(bf),
                 self._reverse.latency_at(f), self._out_scale.latency)
 
     def latency_at(self, log_frame: int) -> int:
@@ -628,7 +635,7 @@ class Lane(wiring.Component):
 
         def phase_counter(name: str, blocks: int, ahead: int = 0, lane_input: bool = False):
             """Free-running k-bit phase (parity at bit f - 1, the cycle within the frame below) of the data
-            at the input of block ``blocks`` (0 = first half, 1 = turn, ...), ``ahead`` enabled cycles
+            at the input of block ``blocks`` (0 = the input register, 1 = first half, 2 = turn, ...), ``ahead`` enabled cycles
             early. Restarts to the new frame size's value."""
             init = {f: (ahead - sum(self._block_latencies(f)[:blocks])) % (1 << k) for f in sizes}
             late = {f: init[f] if lane_input else (init[f] - head) % (1 << k) for f in sizes}
@@ -655,11 +662,11 @@ class Lane(wiring.Component):
                     m.d.comb += [cycle.eq(0), parity.eq(0)]
             return cycle, parity
 
-        in_phase = phase_counter("in_phase", 0)
+        in_phase = phase_counter("in_phase", 1)
         slot_phase = phase_counter("slot_phase", 0, lane_input=True)
-        turn_phase = phase_counter("turn_phase", 1)
-        h2_phase = phase_counter("half2_phase", 2)
-        rev_phase = phase_counter("reverse_phase", 3)
+        turn_phase = phase_counter("turn_phase", 2)
+        h2_phase = phase_counter("half2_phase", 3)
+        rev_phase = phase_counter("reverse_phase", 4)
         in_cycle, _ = frame_bits(slot_phase, "slot")
         m.d.comb += self.o_slot_start.eq(in_cycle == 0)
 
@@ -682,16 +689,20 @@ class Lane(wiring.Component):
         m.d.comb += [turn.restart.eq(self.restart), rev.restart.eq(self.restart)]
         # with the head scaled the twiddle words wait at the head as long as the points
         words_in = Cat(self.i_w_first, self.i_w_rest)
-        words = Mux(coset_in, _delay(m, en, words_in, head, "coset_w"), words_in)
+        words = _delay(m, en, Mux(coset_in, _delay(m, en, words_in, head, "coset_w"), words_in),
+                       self.INPUT_LATENCY, "in_w")
         m.d.comb += [
             points.en.eq(en), points.scale_in.eq(coset_in), points.scale_out.eq(coset_out),
             points.i_f0.eq(self.i_f0), points.i_f1.eq(self.i_f1),
             points.i_head_valid.eq(self.i_valid), points.i_head_x0.eq(self.i_x0), points.i_head_x1.eq(self.i_x1),
             self.o_valid.eq(points.o_tail_valid), self.o_x0.eq(points.o_tail_x0), self.o_x1.eq(points.o_tail_x1),
         ]
+        # the input register (INPUT_LATENCY): valid keeps its reset, the points none
+        head_valid = _delay(m, en, points.o_head_valid, self.INPUT_LATENCY, "in_valid")
+        head_x = _delay(m, en, Cat(points.o_head_x0, points.o_head_x1), self.INPUT_LATENCY, "in_x")
         m.d.comb += [
-            h1.i_phase.eq(in_phase), h1.i_valid.eq(points.o_head_valid),
-            h1.i_x0.eq(points.o_head_x0), h1.i_x1.eq(points.o_head_x1),
+            h1.i_phase.eq(in_phase), h1.i_valid.eq(head_valid),
+            h1.i_x0.eq(head_x[:len(self.i_x0)]), h1.i_x1.eq(head_x[len(self.i_x0):]),
             h1.i_w_first.eq(words[:len(self.i_w_first)]), h1.i_w_rest.eq(words[len(self.i_w_first):]),
 
             turn.i_phase.eq(turn_phase), turn.i_valid.eq(h1.o_valid),
@@ -710,7 +721,7 @@ class Lane(wiring.Component):
         # the bit reversal emits that frame; the output scale takes it one enabled cycle ahead.
         out = m.submodules.out_scale = self._out_scale
         rev_cycle, rev_parity = frame_bits(rev_phase, "reverse")
-        out_cycle, out_parity = frame_bits(phase_counter("out_next_phase", 4, ahead=1), "out_next")
+        out_cycle, out_parity = frame_bits(phase_counter("out_next_phase", 5, ahead=1), "out_next")
         column = [Signal(k, name=f"column{i}") for i in range(2)]
         for parity in range(2):
             with m.If(en & (rev_cycle == 0) & (rev_parity == parity)):

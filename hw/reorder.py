@@ -93,9 +93,15 @@ class FrameReorder(wiring.Component):
     i_phase (k bits; frame parity at bit f - 1, below it the cycle within the frame of the pair entering
     now; bits above ignored), i_valid, i_x0, i_x1, o_valid, o_x0, o_x1.
     The pair entering on cycle t of a frame holds points write_order[t]; the pair leaving on cycle t
-    of the frame holds points read_order[t]. Output frames start ``latency_at(f)`` = 2^(f-1) + 1 enabled
-    cycles after input frames; ``o_valid`` is the valid flag stored with the point on ``o_x0``.
+    of the frame holds points read_order[t]. Output frames start ``latency_at(f)`` = 2^(f-1) +
+    ``READ_LATENCY`` enabled cycles after input frames; ``o_valid`` is the valid flag stored with the point
+    on ``o_x0``. The outputs are registers (after the banks' read register and the port swap), so the
+    logic they feed starts at a flip-flop (issue 28: the swap mux in front of the next stage's input mux
+    and adder was over the NTT clock's period); a restart clears ``o_valid`` at once.
     """
+
+    #: Enabled cycles a point spends past its frame's delay: the banks' read register and the output register.
+    READ_LATENCY = 2
 
     def __init__(self, orders: Mapping[int, tuple], width: int = 64, *, ram_style: str | None = None):
         if not isinstance(width, int) or isinstance(width, bool):
@@ -135,7 +141,7 @@ class FrameReorder(wiring.Component):
         """Enabled cycles from a 2^f-point frame's first input pair to its first output pair."""
         if log_frame not in self._orders:
             raise ValueError(f"log_frame: must be one of {list(self._orders)}, got {log_frame!r}")
-        return (1 << (log_frame - 1)) + 1
+        return (1 << (log_frame - 1)) + self.READ_LATENCY
 
     @property
     def latency(self) -> int:
@@ -251,9 +257,11 @@ class FrameReorder(wiring.Component):
         d0, d1 = banks[0][1].data, banks[1][1].data
         out0 = Mux(swap_q, d1, d0)
         out1 = Mux(swap_q, d0, d1)
-        m.d.comb += [
-            self.o_x0.eq(out0[:self._width]),
-            self.o_valid.eq(out0[self._width] & fresh_q),
-            self.o_x1.eq(out1[:self._width]),
-        ]
+        # The output register (READ_LATENCY's second cycle): valid keeps its reset, so a restart drops
+        # whatever the register held of the old frames.
+        with m.If(self.restart):
+            m.d.sync += self.o_valid.eq(0)
+        with m.Elif(self.en):
+            m.d.sync += [self.o_x0.eq(out0[:self._width]), self.o_valid.eq(out0[self._width] & fresh_q),
+                         self.o_x1.eq(out1[:self._width])]
         return m

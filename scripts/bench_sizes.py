@@ -166,7 +166,7 @@ def main(argv=None):
                 f"Command: `make bench-sizes{'' if default else ' FIELD=' + field.name}` (scripts/bench_sizes.py, "
                 f"{params.tag()}, random points, HBM refresh "
                 f"on, one simulated card running the sizes back to back without a reset), {time.strftime('%Y-%m-%d')}. "
-                f"Projected times at the {params.ntt_mhz:g} MHz NTT clock ({params.dma_mhz:g} MHz DMA); ideal = "
+                f"Projected times at {params.clock_note()}; ideal = "
                 f"2 passes x N / {2 * params.lanes} points per cycle. Every point of every size checked against "
                 "the golden model.", "", *table, "",
                 f"![Projected kernel time against n, with the reference's flat 2.47 ms](img/{picture.name})"]

@@ -113,8 +113,7 @@ def main(argv=None):
         ("overhead", f"{cycles - ideal:,} cycles: engine latency {latencies[0]:,} + {latencies[1]:,} (twiddle "
                      f"prefill + lane pipeline, once per pass) + {cycles - ideal - sum(latencies):,} of DMA, HBM "
                      f"latency and pass turnaround"),
-        ("projected kernel time", f"{ms:.3f} ms at {params.ntt_mhz:g} MHz NTT / {params.dma_mhz:g} MHz DMA "
-                                  f"(reference: 2.47 ms on a C1100)"),
+        ("projected kernel time", f"{ms:.3f} ms at {params.clock_note()} (reference: 2.47 ms on a C1100)"),
         ("simulation speed", f"{cycles / phases['kernel']:,.0f} NTT cycles/s (C++ {os.environ['NANTUCKET_SIM_OPT']})"
          if "kernel" in phases else "n/a"),
         ("peak memory", f"{rss:.1f} GiB (largest process)"),

@@ -25,6 +25,10 @@ Why it stopped with ``yosys failed on ...`` (issue 28), two causes, both handled
   running at that moment dies with SIGBUS when it next touches a page not yet read (ABC's code is the
   first such page in a long run, so this too shows up as "ABC9 aborts"). A run killed by a signal is
   simply run again (up to ``RETRIES`` times).
+- Yosys' output on a file: YoWASP's Yosys lost all of it after ABC's first run and sometimes exited 1 at
+  the end of a good run (reproduced with ``write_json``; with its output discarded and ``-l`` the same
+  run exits 0). So Yosys writes its own log (``-l``); an exit in ABC with ``-dff`` already is run again
+  too (``RETRIES`` times).
 
 Blocks are synthesized at the small build's parameters (L = 4, k = 4, C = 2; the butterfly has none,
 it is the same at every build) unless ``--build default`` asks for the default build's (L = 16, k = 12,
@@ -37,6 +41,8 @@ docs/performance.md (nothing else of that file is touched). Tool chatter goes to
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
 import subprocess
 import sys
@@ -61,6 +67,9 @@ REGISTER_PS = 150                      # clock-to-out plus setup of a fabric reg
 CARRY8_PS = 40                         # one CARRY8 step of a carry chain (estimate)
 BEGIN = "<!-- timing-estimate:begin (scripts/timing_estimate.py --write-doc) -->"
 END = "<!-- timing-estimate:end -->"
+#: The default build's table has a section of its own (``--build default --write-doc``), after the small one's.
+BEGIN_DEFAULT = "<!-- timing-estimate-default:begin (scripts/timing_estimate.py --build default --write-doc) -->"
+END_DEFAULT = "<!-- timing-estimate-default:end -->"
 SMALL = {"lanes": 4, "log_core": 4, "channels": 2}
 #: block -> (catalog parameters, {domain: clock port}, extra synth_xilinx options)
 BLOCKS = {
@@ -71,6 +80,8 @@ BLOCKS = {
     "dma": (SMALL, {"dma": "dma_clk", "ntt": "ntt_clk"}, ""),
     "control": (SMALL, {"dma": "clk"}, ""),
 }
+#: Yosys command keeping the synchronizer flops (ASYNC_REG wires) flip-flops, as Vivado does.
+KEEP_SYNCHRONIZERS = "setattr -set keep 1 w:* a:ASYNC_REG %i"
 #: Runs of Yosys killed by a signal (SIGBUS while another process rewrites YoWASP's cache) are re-run.
 RETRIES = 2
 _ABC_LINE = "Running ABC command"
@@ -83,20 +94,28 @@ def run_yosys(script: str, cwd: Path, log_path: Path, options: str = "") -> str:
     RuntimeError naming the log if it still fails."""
     tries = 0
     while True:
-        with open(log_path, "w") as log:
-            r = subprocess.run(yosys_command() + ["-p", script.replace("{options}", options)], cwd=cwd, stdout=log,
-                               stderr=subprocess.STDOUT)
+        # Yosys writes its own log (-l): with its output on a file instead, YoWASP's Yosys lost everything
+        # after ABC's first run and sometimes exited 1 at the end of a good run (seen with write_json)
+        log_path.unlink(missing_ok=True)
+        with open(log_path.with_name(log_path.name + ".stderr"), "w") as err:
+            r = subprocess.run(yosys_command() + ["-p", script.replace("{options}", options), "-l", os.path.relpath(log_path, cwd)],
+                               cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
         if r.returncode == 0:
             return options
-        tail = log_path.read_text(errors="replace").rstrip().splitlines()[-1:]
+        tail = (log_path.read_text(errors="replace") if log_path.exists() else "").rstrip().splitlines()[-1:]
         killed = r.returncode < 0 or r.returncode > 128
         if killed and tries < RETRIES:
             tries += 1
             print(f"[timing] yosys killed by a signal (rc {r.returncode}), running again", file=sys.stderr)
             continue
-        if not killed and "-dff" not in options.split() and tail and tail[0].startswith(_ABC_LINE):
+        in_abc = bool(tail) and tail[0].startswith(_ABC_LINE)
+        if not killed and "-dff" not in options.split() and in_abc:
             options = (options + " -dff").strip()
             print("[timing] ABC9 exited on this netlist: running again with -dff", file=sys.stderr)
+            continue
+        if in_abc and tries < RETRIES:          # with -dff too: the machine hiccup above, once more
+            tries += 1
+            print("[timing] ABC exited again: running again", file=sys.stderr)
             continue
         raise RuntimeError(f"yosys failed (rc {r.returncode}); log {log_path}")
 _LOGIC = re.compile(r"^(LUT\d|MUXF\d|CARRY\d)$")
@@ -111,27 +130,99 @@ def sta_of(name: str, params: dict, clock: str, others: list[str], workdir: Path
     cut = "; ".join(f"delete w:{o} %co1 w:{o} %d" for o in others)
     script = "; ".join(filter(None, [
         f"read_verilog {name}.v",
+        # Vivado never packs ASYNC_REG flops (the clock-domain synchronizers' stages) into an SRL; Yosys
+        # would (xilinx_srl), and the synchronizer's last stage then launched the ntt side's worst path at
+        # an SRL's clock-to-out. A kept wire between two flops stops Yosys' SRL chains, so keep theirs.
+        KEEP_SYNCHRONIZERS,
         f"synth_xilinx -family xcup -top {name} -flatten -noiopad -noclkbuf {{options}}",
         cut, "opt_clean",
         f"tee -q -o sta_{clock}.txt sta",
-        # Logic depth: cut at every register (and DSP), the longest combinational chain in cells.
-        "delete t:DSP48E2 t:FD* t:SRL* t:RAM* t:URAM*",
-        f"tee -q -o ltp_{clock}.txt ltp -noff",
+        # the netlist, for the costliest chain between registers (costliest_chain)
+        f"select {name}", f"write_json -compat-int -selected net_{clock}.json",
     ]))
     try:
         options = run_yosys(script, out, out / f"yosys_{clock}.log", options)
     except RuntimeError as e:
         raise RuntimeError(f"yosys failed on {name} ({clock}): {e}") from None
-    return {**sta_path((out / f"sta_{clock}.txt").read_text()), "options": options,
-            "depth": chain_depth((out / f"ltp_{clock}.txt").read_text())}
+    net = out / f"net_{clock}.json"
+    depth = costliest_chain(json.loads(net.read_text()), name)
+    net.unlink()                                # tens of MB at the default build's parameters
+    return {**sta_path((out / f"sta_{clock}.txt").read_text()), "options": options, "depth": depth}
 
 
-def chain_depth(ltp_text: str) -> dict:
-    """LUTs, CARRY8 equivalents (2 of Yosys' CARRY4) and carry chains on the path Yosys' ltp prints."""
-    hops = re.findall(r"^\s+\d+: .*?\(via (\S+)\)$", ltp_text, re.M)
-    kinds = "".join("c" if "carry" in h.lower() else "l" for h in hops)
-    carries = kinds.count("c")
-    return {"luts": len(hops) - carries, "carry8": (carries + 1) // 2, "chains": len(re.findall("c+", kinds))}
+_COMB = re.compile(r"^(LUT\d|MUXF\d|CARRY\d|INV)$")
+
+
+def costliest_chain(netlist: dict, top: str) -> dict:
+    """The combinational chain between two sequential cells (registers, SRLs, RAMs, DSPs; or a port of
+    the block) that costs most at the UltraScale+-like figures: a LUT or MUXF ``US_LOGIC_PS`` plus
+    ``ROUTE_PS`` for the net into it; a carry chain ``ROUTE_PS`` for the net into it plus ``CARRY8_PS``
+    per CARRY8 (2 of Yosys' CARRY4; CI from the CO before is inside the chain); an INV nothing (Vivado
+    folds it into its neighbours); then a routed net to the capturing cell and ``REGISTER_PS``. Returns
+    its LUTs, CARRY8s and carry chains, its price (``ps``) and the cells it starts and ends at.
+    (Yosys' ``ltp`` finds the chain with the most cells, which is not the costliest: a carry chain has
+    many cheap cells.)"""
+    module = netlist["modules"][top]
+    driver, users = {}, {}                      # bit -> comb cell driving it; bit -> comb cells reading it
+    comb = {n: c for n, c in module["cells"].items() if _COMB.match(c["type"])}
+    kind = {}
+    for name, c in module["cells"].items():
+        for port, bits in c["connections"].items():
+            out = c["port_directions"].get(port) == "output"
+            for b in bits:
+                if isinstance(b, int):
+                    if out:
+                        kind.setdefault(b, c["type"])
+                        if name in comb:
+                            driver[b] = name
+                    elif name in comb:
+                        users.setdefault(b, []).append((name, port))
+    # longest path over comb cells in topological order (Kahn); a cell's inputs are bits
+    pending = {n: sum(1 for p, bits in c["connections"].items() if c["port_directions"].get(p) == "input"
+                      for b in bits if isinstance(b, int) and b in driver) for n, c in comb.items()}
+    best = {}                                   # bit -> (ps, luts, carry4, chains, start bit) at that bit
+    ready = [n for n, k in pending.items() if k == 0]
+
+    def at(b):
+        return best.get(b) or (0, 0, 0, 0, b)
+    while ready:
+        name = ready.pop()
+        c = comb[name]
+        t = c["type"]
+        arrive = (-1, 0, 0, 0, None)
+        for port, bits in c["connections"].items():
+            if c["port_directions"].get(port) != "input":
+                continue
+            for b in bits:
+                if not isinstance(b, int):
+                    continue
+                ps, luts, c4, chains, start = at(b)
+                if t.startswith("CARRY"):
+                    inside = port == "CI" and b in driver and comb[driver[b]]["type"].startswith("CARRY")
+                    cand = (ps + CARRY8_PS // 2 + (0 if inside else ROUTE_PS), luts, c4 + 1,
+                            chains + (0 if inside else 1), start)
+                elif t == "INV":
+                    cand = (ps, luts, c4, chains, start)
+                else:
+                    cand = (ps + US_LOGIC_PS + ROUTE_PS, luts + 1, c4, chains, start)
+                arrive = max(arrive, cand)
+        for port, bits in c["connections"].items():
+            if c["port_directions"].get(port) == "output":
+                for b in bits:
+                    if isinstance(b, int):
+                        best[b] = arrive if arrive[0] >= 0 else (0, 0, 0, 0, b)
+                        for user, _ in users.get(b, ()):
+                            pending[user] -= 1
+                            if pending[user] == 0:
+                                ready.append(user)
+    # endpoints: every bit read by a sequential cell or leaving the block
+    ends = [b for c in module["cells"].values() if not _COMB.match(c["type"])
+            for p, bits in c["connections"].items() if c["port_directions"].get(p) == "input"
+            for b in bits if isinstance(b, int)]
+    ends += [b for p in module["ports"].values() if p["direction"] == "output" for b in p["bits"] if isinstance(b, int)]
+    ps, luts, c4, chains, start = max((at(b) for b in ends), default=(0, 0, 0, 0, None))
+    return {"luts": luts, "carry8": (c4 + 1) // 2, "chains": chains,
+            "ps": REGISTER_PS + ps + ROUTE_PS, "start": kind.get(start, "input port")}
 
 
 def sta_path(sta_text: str) -> dict:
@@ -179,7 +270,7 @@ def estimate(blocks: list[str], workdir: Path, route_ps: int, periods: dict[str,
             total = None if r["arrival_ps"] is None else r["arrival_ps"] + route_ps * (r["levels"] + 1)
             d = r["depth"]
             deep = (REGISTER_PS + d["luts"] * (US_LOGIC_PS + route_ps) + d["chains"] * route_ps
-                    + d["carry8"] * CARRY8_PS + route_ps)
+                    + d["carry8"] * CARRY8_PS + route_ps)       # costliest_chain's price at route_ps
             rows.append({"block": name, "params": params_of, "domain": domain, "period_ps": periods[domain],
                          **r, "estimate_ps": total,
                          "depth_ps": deep, "seconds": round(time.monotonic() - t0)})
@@ -188,7 +279,7 @@ def estimate(blocks: list[str], workdir: Path, route_ps: int, periods: dict[str,
 
 def table(rows: list[dict], route_ps: int) -> str:
     lines = ["| block | parameters | domain | sta path: levels | Yosys delay (ps) | + routing (ps) | "
-             "estimate (ps) | deepest chain | its estimate (ps) | vs period (ps) |",
+             "estimate (ps) | costliest chain (from) | its estimate (ps) | vs period (ps) |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         params = " ".join(f"{k}={v}" for k, v in r["params"].items()) or "default"
@@ -205,7 +296,7 @@ def table(rows: list[dict], route_ps: int) -> str:
                    f"{r['estimate_ps']} ")
         d = r["depth"]
         lines.append(f"| {r['block']} | {params} | {r['domain']} {sta}| {d['luts']} LUT + {d['carry8']} "
-                     f"CARRY8 | {r['depth_ps']} | {verdict} |")
+                     f"CARRY8 ({d.get('start', '?')}) | {r['depth_ps']} | {verdict} |")
     return "\n".join(lines)
 
 
@@ -213,6 +304,19 @@ def doc_section(rows: list[dict], route_ps: int, build: str = "the small build's
                 "default build's lane, k = 12, takes many minutes in Yosys)", flags: str = "") -> str:
     periods = {r["domain"]: r["period_ps"] for r in rows}
     clocks = ", ".join(f"{ps} ps ({1e6 / ps:.0f} MHz) for {d}" for d, ps in sorted(periods.items()))
+    if "--build default" in flags:
+        return "\n".join([
+            BEGIN_DEFAULT,
+            "### The same at the default build's parameters",
+            "",
+            f"Measured with `.venv/bin/python scripts/timing_estimate.py --write-doc{flags}`: the method above, "
+            f"the blocks at {build}; periods {clocks}.",
+            "",
+            table(rows, route_ps),
+            "",
+            reading(rows, stages=False),
+            END_DEFAULT,
+        ]) + "\n"
     return "\n".join([
         BEGIN,
         "## Timing estimate from the open flow (an estimate, not a Vivado report)",
@@ -225,11 +329,13 @@ def doc_section(rows: list[dict], route_ps: int, build: str = "the small build's
         "about 0.1-0.15 ns), so the logic part is pessimistic; nets have no delay in Yosys, so "
         f"{route_ps} ps of routing per net on the path (levels + 1) is added. DSP48E2 paths are not timed "
         "(no delays in the library; Vivado absorbs the multiply pipeline registers into the DSPs). "
-        "The deepest chain (Yosys `ltp` with registers, SRLs, RAMs and DSPs cut; Yosys maps carries to "
-        "CARRY4, counted here as CARRY8 = 2 CARRY4) is also priced with UltraScale+-like figures: "
-        f"{REGISTER_PS} ps for the registers, {US_LOGIC_PS} ps per LUT, {CARRY8_PS} ps per CARRY8 and "
-        f"{route_ps} ps per routed net (into each LUT and each carry chain, and to the capturing "
-        f"register). The verdict takes the worse of the two estimates against the domain's period: {clocks} "
+        "The costliest chain (`costliest_chain` on the netlist Yosys writes: every combinational chain "
+        "between two sequential cells or ports, the one that costs most) is priced with UltraScale+-like "
+        f"figures: {REGISTER_PS} ps for the registers, {US_LOGIC_PS} ps per LUT, {CARRY8_PS} ps per CARRY8 "
+        f"(Yosys maps carries to CARRY4, 2 to a CARRY8), {route_ps} ps per routed net (into each LUT and "
+        "each carry chain, and to the capturing register), an INV folded into its neighbours (until issue "
+        "28's second round the chain was Yosys `ltp`'s, the one with the most cells, which prefers a long "
+        "cheap carry chain to a deep LUT one). The verdict takes the worse of the two estimates against the domain's period: {clocks} "
         "(the build's ntt_mhz and dma_mhz). The twiddle generator is synthesized with `-dff` (ABC9 aborts "
         "on its sliced ROM without it; any block ABC9 exits on is re-run with `-dff`, and its row says so). "
         f"Parameters: {build}.",
@@ -242,7 +348,7 @@ def doc_section(rows: list[dict], route_ps: int, build: str = "the small build's
 
 
 def worst_ps(row: dict) -> int:
-    """The worse of a row's two estimates (the sta path with routing, the deepest chain priced)."""
+    """The worse of a row's two estimates (the sta path with routing, the costliest chain)."""
     return max(x for x in (row["estimate_ps"], row["depth_ps"]) if x is not None)
 
 
@@ -262,13 +368,23 @@ STAGES = (
     "reset, which no tool packs into an SRL; 0 cycles); the DMA registers AXI R before its FIFO (+1 dma cycle "
     "from R to the FIFO, no throughput lost) and the synchronized pass start before its fan-out in the ntt "
     "domain (+1 ntt cycle per pass start); the lane registers its halves' active stage counts at restart "
-    "with the frame size (0 cycles). No block's latency changed.")
+    "with the frame size (0 cycles). Then: `FrameReorder` registers its outputs after the port swap "
+    "(`READ_LATENCY` 2, the corner turn's twiddle table likewise: +1 ntt cycle per reorder), and the lane "
+    "registers the points and twiddle words between the coset point scale and the first half "
+    "(`Lane.INPUT_LATENCY`, +1 ntt cycle): +3 ntt cycles of lane latency per pass, +6 per run; the control "
+    "slave's start checks go through one register stage (per size: the size, its batch bound and its "
+    "LDE pairs; then picked by log_n), which no start waits for (`refused` settles 2 dma cycles after the "
+    "last argument write commits, a start comes 3 or more after it; 0 cycles); the DMA's write path "
+    "computes its readies from its free room only, not from a valid (the same handshakes, 0 cycles). "
+    "Synchronizer flops (`ASYNC_REG`) are kept flip-flops in Yosys, as Vivado keeps them (`KEEP_SYNCHRONIZERS`): "
+    "packed into an SRL they were the DMA ntt side's worst path.")
 
 
-def reading(rows: list[dict]) -> str:
+def reading(rows: list[dict], stages: bool = True) -> str:
     """What the table says, from the rows: which paths are over their period, where they start, and the
     clock each domain meets by the estimate."""
     over = [r for r in rows if worst_ps(r) > r["period_ps"]]
+    STAGES = globals()["STAGES"] if stages else "The register stages: the section above."
     meets = ", ".join(f"{d} {mhz:.0f} MHz" for d, mhz in sorted(supported_mhz(rows).items()))
     if not over:
         return (f"Reading it: every block fits its domain's period by this estimate (the clocks every row "
@@ -279,18 +395,24 @@ def reading(rows: list[dict]) -> str:
     d = deepest["depth"]
     return (f"Reading it: {len(over)} of the {len(rows)} block/domain paths are over their period; their sta "
             f"paths start at {', '.join(starts)} (an SRL16E is a delay line read by logic; Yosys prices its "
-            "clock-to-out at 1.47 ns and an UltraScale+ SRL output is slow too, about 1 ns; Yosys also packs "
-            "the ASYNC_REG synchronizer stages into SRLs, which Vivado never does). The worst is "
-            f"{worst['block']} ({worst['domain']}, {worst_ps(worst)} ps); the deepest chain is "
+            "clock-to-out at 1.47 ns and an UltraScale+ SRL output is slow too, about 1 ns; an input port is "
+            "a path that starts in the block's neighbour, at arrival 0 here). The worst is "
+            f"{worst['block']} ({worst['domain']}, {worst_ps(worst)} ps); the costliest chain is "
             f"{deepest['block']}'s ({d['luts']} LUT + {d['carry8']} CARRY8, {deepest['depth_ps']} ps at these "
             f"figures). The clocks every row of a domain fits by this estimate: {meets}. {STAGES} Which clock "
             "the projections assume, and why: docs/build.md.")
 
 
 def write_doc(section: str, path: Path) -> None:
+    """Replace the section's own text (between its markers: the small build's, or the default build's when
+    ``section`` is that one) in ``path``; a new default-build section goes right after the small one."""
+    begin, end = (BEGIN_DEFAULT, END_DEFAULT) if section.startswith(BEGIN_DEFAULT) else (BEGIN, END)
     text = path.read_text() if path.exists() else ""
-    if BEGIN in text and END in text:
-        text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END) + 1:]
+    if begin in text and end in text:
+        text = text[:text.index(begin)] + section + text[text.index(end) + len(end) + 1:]
+    elif begin == BEGIN_DEFAULT and END in text:
+        cut = text.index(END) + len(END) + 1
+        text = text[:cut] + "\n" + section + text[cut:]
     else:
         text = text.rstrip("\n") + "\n\n" + section
     tmp = path.with_name(path.name + ".tmp")

@@ -1,8 +1,8 @@
 """The simulator end of sim/cosim.py: serves register accesses and HBM backdoor requests for the host.
 
 One cocotb test that connects to the host's socket and executes its commands against
-sim.kernel_harness.KernelHarness with the clocks of the real card: ap_clk 300 MHz (DMA), ap_clk_2
-464 MHz (NTT). AXI4-Lite goes through cocotbext-axi's AxiLiteMaster, like XRT's register writes.
+sim.kernel_harness.KernelHarness with the build's clocks (BuildParams.dma_mhz on ap_clk, the DMA, and
+ntt_mhz on ap_clk_2, the NTT engine: 450 and 464 MHz by default). AXI4-Lite goes through cocotbext-axi's AxiLiteMaster, like XRT's register writes.
 """
 
 import socket

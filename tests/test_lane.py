@@ -247,8 +247,9 @@ def test_lane_frame_sizes(k):
 
 
 def test_lane_latency_at():
-    """latency_at(f) is a chain of the active stages only: 2^(f-1) + 1 per reorder, the last ceil(f/2)
-    and floor(f/2) butterflies of each half and their commutators (2^(d-1) - 1 cycles for d stages)."""
+    """latency_at(f) is a chain of the active stages only: the input register, 2^(f-1) +
+    FrameReorder.READ_LATENCY per reorder, the last ceil(f/2) and floor(f/2) butterflies of each half and
+    their commutators (2^(d-1) - 1 cycles for d stages)."""
     from nantucket.hw.arith import MulReduce
     for k in (4, 7, 12):
         lane = Lane(k)
@@ -261,7 +262,8 @@ def test_lane_latency_at():
             phys = LM.physical_stages(k, f)
             assert [lat[s] for s in phys] == active
             assert lane.latency_at(f) == (sum(active) + (1 << (af - 1)) - 1 + (1 << (bf - 1)) - 1
-                                          + 2 * ((1 << (f - 1)) + 1) + 1 + 2 * MulReduce.LATENCY)
+                                          + 2 * ((1 << (f - 1)) + FrameReorder.READ_LATENCY) + 1
+                                          + 2 * MulReduce.LATENCY + Lane.INPUT_LATENCY)
     with pytest.raises(ValueError, match="log_frame"):
         Lane(4).latency_at(5)
     with pytest.raises(ValueError, match="log_frame"):
@@ -361,7 +363,7 @@ def test_frame_reorder(k, seed, sizes):
     orders = {f: (_random_bit_permutation_order(f, rng), _random_bit_permutation_order(f, rng))
               for f in range(2, k + 1)}
     dut = FrameReorder(orders)
-    assert dut.frame_sizes == tuple(range(2, k + 1)) and dut.latency == dut.latency_at(k) == dut.period + 1
+    assert dut.frame_sizes == tuple(range(2, k + 1)) and dut.latency == dut.latency_at(k) == dut.period + FrameReorder.READ_LATENCY
     runs = [(f, rng.integers(0, 1 << 64, (3, 1 << (f - 1), 2), dtype=np.uint64)) for f in sizes]
     got = [[] for _ in runs]
     prng = random.Random(seed)
@@ -455,8 +457,9 @@ def test_properties_k12():
     # count the coset point scale's 2 units too (hw/coset.py)
     assert out.butterfly_latencies == [general] * 6 + [shift] * 5 + [ModSub.LATENCY]
     assert out.mul_units == 6 + 4 + 2 and out.dsp_tiles == 12 * MulReduce.DSP_TILES
-    assert out.latency == (6 * general + 5 * shift + ModSub.LATENCY + 2 * 31 + 2 * (2048 + 1)
-                           + 1 + 2 * MulReduce.LATENCY)
+    assert out.latency == (6 * general + 5 * shift + ModSub.LATENCY + 2 * 31
+                           + 2 * (2048 + FrameReorder.READ_LATENCY) + 1 + 2 * MulReduce.LATENCY
+                           + Lane.INPUT_LATENCY)
 
 
 def test_catalog_entry():

@@ -30,16 +30,6 @@ Warning: Endpoint blk.$x has no (* sta_arrival *) value.
 Arrival histogram:
     1100 (<unknown>)
 """
-LTP = """
-Longest topological path in blk (length=6):
-    0: \\a [1]
-    1: $n1 (via $lut$1)
-    2: $n2 (via $alu.slice[0].genblk1.carry4)
-    3: $n3 (via $alu.slice[1].genblk1.carry4)
-    4: $n4 (via $alu.slice[2].genblk1.carry4)
-    5: $n5 (via $lut$2)
-    6: $n6 (via $alu2.slice[0].genblk1.carry4)
-"""
 
 
 def test_sta_path_counts_logic_cells_only():
@@ -53,9 +43,37 @@ def test_sta_path_counts_logic_cells_only():
     assert from_port != STA and T.sta_path(from_port)["path"][-1] == "input port"
 
 
-def test_chain_depth_groups_carries():
-    # 2 LUTs, 4 CARRY4 in two chains (3 + 1) -> 2 CARRY8 equivalents
-    assert T.chain_depth(LTP) == {"luts": 2, "carry8": 2, "chains": 2}
+def _cell(kind, **ports):
+    """A netlist cell for costliest_chain: ports as name=(direction, bits)."""
+    return {"type": kind, "port_directions": {p: d for p, (d, _) in ports.items()},
+            "connections": {p: b for p, (_, b) in ports.items()}}
+
+
+def test_costliest_chain_prices_levels_not_cells():
+    """A LUT, then a carry chain of 6 CARRY4 (8 cells, cheap) against 4 LUTs and an INV (5 cells,
+    dearer): the price picks the LUTs, where Yosys' ltp (most cells) picked the carries."""
+    cells = {"ff0": _cell("FDRE", D=("input", [20]), Q=("output", [2])),
+             "la": _cell("LUT2", I0=("input", [2]), I1=("input", ["0"]), O=("output", [3])),
+             "ff1": _cell("FDRE", D=("input", [9]), Q=("output", [21])),
+             "ff2": _cell("FDRE", D=("input", [14]), Q=("output", [22]))}
+    for i in range(6):                  # CO of one into CI of the next: one chain
+        cells[f"c{i}"] = _cell("CARRY4", CI=("input", [3 + i] if i else ["0"]), S=("input", [3]),
+                               CO=("output", [4 + i]))
+    for i, (a, b) in enumerate(((2, 10), (10, 11), (11, 12), (13, 14))):
+        cells[f"l{i}"] = _cell("LUT6", I0=("input", [a]), O=("output", [b]))
+    cells["inv"] = _cell("INV", I=("input", [12]), O=("output", [13]))
+    netlist = {"modules": {"blk": {"cells": cells, "ports": {"i": {"direction": "input", "bits": [30]},
+                                                                "o": {"direction": "output", "bits": [31]}}}}}
+    r = T.costliest_chain(netlist, "blk")
+    lut = T.US_LOGIC_PS + T.ROUTE_PS
+    assert r == {"luts": 4, "carry8": 0, "chains": 0, "start": "FDRE",
+                 "ps": T.REGISTER_PS + 4 * lut + T.ROUTE_PS}
+    # the carry chain alone: one LUT, a routed net into the chain, 6 CARRY4 = 3 CARRY8
+    for i in range(4):
+        del cells[f"l{i}"]
+    r = T.costliest_chain(netlist, "blk")
+    assert r["luts"] == 1 and r["carry8"] == 3 and r["chains"] == 1
+    assert r["ps"] == T.REGISTER_PS + lut + T.ROUTE_PS + 6 * (T.CARRY8_PS // 2) + T.ROUTE_PS
 
 
 def test_doc_section_replaces_only_its_own_text(tmp_path):
@@ -92,7 +110,8 @@ def _fake_yosys(tmp_path, monkeypatch, body: str):
     exe = tmp_path / "fake_yosys.py"
     exe.write_text("import os, signal, sys\n"
                    "runs = open('runs', 'a+'); runs.write(sys.argv[2] + '\\n'); runs.close()\n"
-                   "n = len(open('runs').read().splitlines())\n" + body)
+                   "n = len(open('runs').read().splitlines())\n"
+                   "sys.stdout = open(sys.argv[sys.argv.index('-l') + 1], 'a')    # Yosys' own log\n" + body)
     monkeypatch.setattr(T, "yosys_command", lambda: [sys.executable, str(exe)])
     return lambda: (tmp_path / "runs").read_text().splitlines()
 
@@ -117,6 +136,12 @@ def test_an_abc9_exit_runs_again_with_dff(tmp_path, monkeypatch):
                        "    sys.exit(1)\n")
     assert T.run_yosys("synth_xilinx -flatten {options}", tmp_path, tmp_path / "log") == "-dff"
     assert runs() == ["synth_xilinx -flatten ", "synth_xilinx -flatten -dff"]
+    # exiting in ABC with -dff too: the machine hiccup, run again (RETRIES times), then reported
+    (tmp_path / "runs").unlink()
+    _fake_yosys(tmp_path, monkeypatch, "print('Running ABC command: \"/yosys-abc\"'); sys.exit(1)\n")
+    with pytest.raises(RuntimeError, match="yosys failed"):
+        T.run_yosys("synth_xilinx {options}", tmp_path, tmp_path / "log")
+    assert runs() == ["synth_xilinx "] + ["synth_xilinx -dff"] * (T.RETRIES + 1)
     # any other failure is reported, naming the log
     (tmp_path / "runs").unlink()
     _fake_yosys(tmp_path, monkeypatch, "print('ERROR: syntax'); sys.exit(1)\n")
@@ -170,3 +195,35 @@ def test_estimate_runs_on_every_block_of_the_small_build(tmp_path, capsys):
     assert [(r["block"], r["domain"]) for r in rows] == [(b, d) for b, (_, clocks, _) in T.BLOCKS.items()
                                                          for d in clocks]
     _check_rows(rows, periods)
+
+
+def test_synchronizer_flops_stay_flip_flops(tmp_path):
+    """Vivado keeps ASYNC_REG flops out of SRLs; the estimate's Yosys script does the same
+    (KEEP_SYNCHRONIZERS), while a plain synth_xilinx packs the same 3-stage synchronizer into an SRL
+    (about 10 s)."""
+    import subprocess
+    from amaranth.hdl import Module, Signal
+    from amaranth.lib import wiring
+    from amaranth.lib.cdc import FFSynchronizer
+    from amaranth.lib.wiring import In, Out
+    from nantucket.hw.flow.catalog import verilog_of
+    from nantucket.hw.flow.synth import yosys_command
+
+    class Crossing(wiring.Component):
+        i: In(1)
+        o: Out(1)
+
+        def elaborate(self, platform):
+            m = Module()
+            m.submodules.sync = FFSynchronizer(self.i, self.o, stages=3)
+            return m
+    (tmp_path / "x.v").write_text(verilog_of(Crossing(), "x"))
+
+    def srls(keep: bool) -> int:
+        script = "; ".join(filter(None, ["read_verilog x.v", T.KEEP_SYNCHRONIZERS if keep else "",
+                                         "synth_xilinx -family xcup -top x -flatten -noiopad -noclkbuf",
+                                         "tee -q -o count.txt select -count t:SRL*"]))
+        subprocess.run(yosys_command() + ["-q", "-p", script], cwd=tmp_path, check=True, capture_output=True)
+        return int((tmp_path / "count.txt").read_text().split()[0])
+    assert srls(keep=False) == 1
+    assert srls(keep=True) == 0

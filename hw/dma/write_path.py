@@ -206,15 +206,19 @@ class WritePath(wiring.Component):
         with m.If(self.start):
             m.d.sync += [active.eq(1), taken.eq(0)]
 
-        # the unit pair offered to the splitters: straight from the payload (pass 2) or the corner turn
+        # the unit pair offered to the splitters: straight from the payload (pass 2) or the corner turn.
+        # Neither ready is computed from a valid (``room`` only): a valid that reached a ready was a path
+        # from the engine's output through the corner turn's row handshake into its bank select, 5 LUT
+        # levels over the NTT clock's period by the timing estimate (issue 28); the handshakes are the same.
+        # (A ready without a valid takes nothing.)
         offer = Signal(row_pair_layout(lanes, field))
-        offer_valid, accept = Signal(), Signal()
+        offer_valid, accept, room = Signal(), Signal(), Signal()
         m.d.comb += [turn.start.eq(self.start), gen.start.eq(self.start), gen.pass2.eq(self.pass2),
                      gen.log_n.eq(self.log_n), gen.chain_log_n.eq(self.chain_log_n),
                      turn.points.payload.eq(self.points.payload)]
         with m.If(self.pass2):
             m.d.comb += [offer_valid.eq(active & self.points.valid),
-                         self.points.ready.eq(active & accept)]
+                         self.points.ready.eq(active & room)]
             for lane in range(lanes):
                 m.d.comb += [offer.a[lane].eq(self.points.payload[lane].x0),
                              offer.b[lane].eq(self.points.payload[lane].x1)]
@@ -222,18 +226,18 @@ class WritePath(wiring.Component):
             m.d.comb += [turn.points.valid.eq(active & self.points.valid),
                          self.points.ready.eq(active & turn.points.ready),
                          offer_valid.eq(turn.rows.valid), offer.eq(turn.rows.payload),
-                         turn.rows.ready.eq(accept)]
+                         turn.rows.ready.eq(room)]
 
         # both units need room: two in one splitter if they share it (R = 1, or a chained pass 2: with
         # R > 1 the two rows of a plain pair are on different channels at every size), else one in each
         counts = [sp.count for sp in splitters]
         fire = Signal()
         if R == 1:
-            m.d.comb += accept.eq(offer_valid & (counts[0] == 0))
+            m.d.comb += room.eq(counts[0] == 0)
         else:
             count_a, count_b = select(counts, gen.chan_a), select(counts, gen.chan_b)
-            m.d.comb += accept.eq(offer_valid & Mux(gen.chan_a == gen.chan_b, count_a == 0,
-                                                    (count_a != 2) & (count_b != 2)))
+            m.d.comb += room.eq(Mux(gen.chan_a == gen.chan_b, count_a == 0, (count_a != 2) & (count_b != 2)))
+        m.d.comb += accept.eq(offer_valid & room)
         m.d.comb += [fire.eq(offer_valid & accept), gen.advance.eq(fire)]
         for q, sp in enumerate(splitters):
             m.d.comb += [sp.take_a.eq(fire & (gen.chan_a == q)), sp.take_b.eq(fire & (gen.chan_b == q)),

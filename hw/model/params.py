@@ -11,6 +11,16 @@ _CHANNELS = (2, 4, 8, 16, 32)
 #: Lanes of a field's default build, by point width: the 32 HBM channels carry twice as many 32-bit points
 #: as 64-bit ones at the same clocks, so a 31-bit field's default build runs twice the lanes.
 _DEFAULT_LANES = {64: 16, 32: 32}
+#: The default clocks, in MHz, and where each figure comes from (``BuildParams.clock_note`` prints them with
+#: every projected time). The NTT clock is the one every ntt-domain block (butterfly, lane, twiddle generator,
+#: the DMA's engine side) fits by the open-flow timing estimate, on the small build and the default build's
+#: parameters (scripts/timing_estimate.py; the table and its command in docs/performance.md, "Timing
+#: estimate"); it is also the clock the ZPrize reference closed at on this card, but the estimate, not
+#: that, is why it is the default. The DMA clock is the HBM pseudo-channels' AXI port limit.
+DEFAULT_NTT_MHZ = 464.0
+DEFAULT_DMA_MHZ = 450.0
+CLOCK_SOURCES = {"ntt": "every ntt-domain block fits it by the open-flow timing estimate, docs/performance.md",
+                 "dma": "the HBM ports' limit"}
 
 
 @dataclass(frozen=True)
@@ -21,7 +31,8 @@ class BuildParams:
     log_core:  k, log2 of the points one lane transforms at a time (2..12); N = 2^(2k) natively.
     channels:  C, HBM pseudo-channels (AXI4 masters); half are read and half written in each pass.
     dma_mhz / ntt_mhz: the two kernel clocks, in MHz: "dma" (ap_clk: control, DMA, the HBM AXI ports; 450,
-               the HBM ports' limit) and "ntt" (ap_clk_2: the engine). Every consumer reads them: the Vitis
+               the HBM ports' limit) and "ntt" (ap_clk_2: the engine; 464, the clock every ntt-domain block
+               fits by the open-flow timing estimate: DEFAULT_NTT_MHZ). Every consumer reads them: the Vitis
                link's kernel frequency, the clock-crossing constraints, the simulated clocks and the HBM
                model's cycle counts, the open-flow timing estimate's periods and every projected time.
     field:     the prime field and root chain, by name (hw.model.field.FIELDS; default "goldilocks").
@@ -30,8 +41,8 @@ class BuildParams:
     lanes: int = _DEFAULT_LANES[64]
     log_core: int = 12
     channels: int = 32
-    dma_mhz: float = 450.0
-    ntt_mhz: float = 464.0
+    dma_mhz: float = DEFAULT_DMA_MHZ
+    ntt_mhz: float = DEFAULT_NTT_MHZ
     field: str = DEFAULT_FIELD.name
 
     def __post_init__(self):
@@ -70,6 +81,16 @@ class BuildParams:
         if domain not in ("dma", "ntt"):
             raise ValueError(f"domain: expected 'dma' or 'ntt', got {domain!r}")
         return self.dma_mhz if domain == "dma" else self.ntt_mhz
+
+    def clock_note(self) -> str:
+        """Both clocks and where each comes from, for a report's projected time: "464 MHz NTT (every
+        ntt-domain block fits it by the open-flow timing estimate, ...) / 450 MHz DMA (the HBM ports'
+        limit)"; a clock other than the default is "set for this build"."""
+        def one(domain: str, default: float) -> str:
+            mhz = self.clock_mhz(domain)
+            return (f"{mhz:g} MHz {domain.upper()} "
+                    f"({CLOCK_SOURCES[domain] if mhz == default else 'set for this build'})")
+        return f"{one('ntt', DEFAULT_NTT_MHZ)} / {one('dma', DEFAULT_DMA_MHZ)}"
 
     def period_ps(self, domain: str) -> int:
         """The clock period of a domain in whole picoseconds (timing estimates, constraints)."""
