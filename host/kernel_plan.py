@@ -53,11 +53,19 @@ class TransformPlan:
     def padded(self) -> bool:
         return self.n < 1 << self.log_n
 
-    def run(self, batch: int, *, input_log_m: int = 0, chain_log_n: int = 0) -> Run:
-        """The kernel call of ``batch`` rows of this plan (``input_log_m`` / ``chain_log_n``: see
-        :class:`hw.model.run.Run`)."""
-        return Run.of(self.log_n, inverse=self.kernel_inverse, coset=self.coset if self.kernel_coset else None,
-                      batch=batch, input_log_m=input_log_m, chain_log_n=chain_log_n)
+    def run(self, batch: int, *, input_log_m: int = 0, chain_log_n: int = 0, row_step: int | None = None,
+            first_row: int = 0) -> Run:
+        """The kernel call of ``batch`` rows of this plan (``input_log_m`` / ``chain_log_n`` / ``row_step``:
+        see :class:`hw.model.run.Run`); with a row step s, the call's first row is row ``first_row`` of the
+        request, whose shift is g x s^first_row."""
+        coset = self.coset if self.kernel_coset else None
+        if row_step is not None and row_step > 1:
+            if coset is None:
+                raise ValueError("row_step: a row step needs the kernel's coset (a coset request the kernel "
+                                 "computes itself)")
+            coset = self.field.mul(coset, self.field.pow_(row_step, first_row))
+        return Run.of(self.log_n, inverse=self.kernel_inverse, coset=coset, batch=batch, input_log_m=input_log_m,
+                      chain_log_n=chain_log_n, row_step=row_step)
 
     @property
     def layout_reverse_in(self) -> bool:

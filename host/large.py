@@ -15,9 +15,21 @@ w = w_N (w^-1 for the inverse):
 2. **between the steps** (the host): the transpose to rows ``Y[:, b1]`` and the twiddles w^(a2 b1);
 3. **rows:** N1 transforms of N2 points, one per b1; X[b1 + N1 b2] is element b2 of row b1.
 
-The twiddle of row b1 is a coset shift of that row: element a2 is scaled by (w^b1)^a2, so a kernel with a
-coset shift per row of a batch (shift_r = shift0 x step^r) could apply it; the kernel has one shift per
-call, so the host applies the twiddles (docs/api.md, "Sizes past one kernel call", says what is left).
+The twiddle of row b1 is a coset shift of that row: element a2 is scaled by (w^b1)^a2, so the kernel's
+coset with a row step (the ``row_step`` argument: row r of a call has the shift g x s^r) applies it
+(``row_steps``, where the backend's kernel computes the coset and the inverse):
+
+- **forward:** step 2 is a coset call with the shift g (1 without a coset) and the row step w_N: row b1
+  gets (g w^b1)^a2, the twiddle and the coset's g^a2 together;
+- **inverse:** the twiddle moves to step 1's outputs: row a2 of step 1, output b1, needs (g w_N^a2)^-b1
+  (w_N the forward root; g^-b1 the inverse coset's part, 1 without a coset), which is an inverse coset
+  call with the shift g and the row step w_N. This needs step 1's rows to be a native size (2^n1 at
+  least the kernel's smallest: an inverse coset of a padded size is the host's); else the host applies
+  the twiddles.
+
+Row r of a step's rows is then transform row r // N1 (N2)'s row b1 (a2) = r mod N1 (N2): each transform
+row is its own call (the shifts restart); the host only gathers and transposes. Without ``row_steps``
+the host applies the twiddles between the steps (2 field products a point).
 
 The other transform options cost nothing more:
 
@@ -50,7 +62,7 @@ from nantucket.hw.model import field as F
 from nantucket.hw.model.ntt import bit_reverse_indices
 from nantucket.hw.model.params import BuildParams
 
-__all__ = ["Step", "split_log_n", "four_step", "plan_steps", "step_figures", "ORDERS"]
+__all__ = ["Step", "split_log_n", "card_twiddles", "four_step", "plan_steps", "step_figures", "ORDERS"]
 
 ORDERS = ("nn", "nr", "rn", "rr")
 
@@ -63,7 +75,8 @@ class Step:
     """One step of a transform past one kernel call: what it ran and what it cost.
 
     name: "columns", "twiddles" or "rows"; log_n: the size of each transform of the step (None for the
-    host's twiddle step); rows: how many transforms; inverse, coset (the shift of the step's kernel calls),
+    host's twiddle step); rows: how many transforms; inverse, coset (the shift of the step's kernel calls;
+    with ``row_step`` s the shift of each transform's first row, row b's is coset x s^b),
     order (the step's input and output order); kernel_calls: the kernel calls it made (0: host only);
     cycles: the kernel's NTT cycles over them, where the backend counts them (sim), else None;
     ideal_cycles: rows x BuildParams.ideal_cycles(log_n) of the native steps; host_work: what the host
@@ -80,6 +93,7 @@ class Step:
     ideal_cycles: int | None = None
     host_work: str = ""
     seconds: float = 0.0
+    row_step: int | None = None
     #: the index of the step's first kernel call in the backend's ``kernel_runs`` (to attach cycles)
     first_call: int = dc_field(default=0, repr=False)
 
@@ -101,16 +115,23 @@ def split_log_n(log_n: int, min_log_n: int, max_log_n: int) -> tuple[int, int]:
     return log_n - n2, n2
 
 
-def plan_steps(params: BuildParams, log_n: int, rows: int = 1) -> list[dict]:
+def plan_steps(params: BuildParams, log_n: int, rows: int = 1, *, inverse: bool = False,
+               row_steps: bool = False) -> list[dict]:
     """The kernel calls of a 2^log_n-point transform of ``rows`` rows on a build, step by step (the
     native steps only, each split until it is native): [{"log_n", "rows", "kernel_calls"}], without
-    running anything (for projections: scripts/large_sizes.py)."""
+    running anything (for projections: scripts/large_sizes.py). ``row_steps``: the twiddles in the
+    kernel's row steps (:func:`four_step`), whose step makes its calls per transform row."""
     if log_n <= params.max_log_n:
         n = max(log_n, params.min_log_n)
         per = 1 << (params.max_log_n - n)
         return [{"log_n": n, "rows": rows, "kernel_calls": -(-rows // per)}]
     n1, n2 = split_log_n(log_n, params.min_log_n, params.max_log_n)
-    return plan_steps(params, n1, rows << n2) + plan_steps(params, n2, rows << n1)
+    first, second = plan_steps(params, n1, rows << n2), plan_steps(params, n2, rows << n1)
+    if row_steps and card_twiddles(log_n, inverse, params.min_log_n, params.max_log_n):
+        stepped = first if inverse else second
+        each = stepped[0]["rows"] // rows
+        stepped[0]["kernel_calls"] = rows * -(-each // (1 << (params.max_log_n - stepped[0]["log_n"])))
+    return first + second
 
 
 def _twiddled_transpose(y: np.ndarray, field: F.Field, w: int, row_factor: int, shift: int) -> np.ndarray:
@@ -129,17 +150,27 @@ def _twiddled_transpose(y: np.ndarray, field: F.Field, w: int, row_factor: int, 
     return out.reshape(batch * n1, n2)
 
 
+def card_twiddles(log_n: int, inverse: bool, min_log_n: int, max_log_n: int) -> bool:
+    """Whether a backend with row steps applies the between-steps twiddles of a 2^log_n-point transform in
+    its kernel calls: always forward (step 2's rows are native), inverse when step 1's rows are a native
+    size without padding."""
+    n1, _ = split_log_n(log_n, min_log_n, max_log_n)
+    return not inverse or min_log_n <= n1 <= max_log_n
+
+
 def four_step(x: np.ndarray, *, inverse: bool, coset: int | None, order: str, field: F.Field,
               min_log_n: int, max_log_n: int, native: Native, steps: list | None = None,
-              calls: Callable[[], int] | None = None) -> np.ndarray:
+              calls: Callable[[], int] | None = None, row_steps: bool = False) -> np.ndarray:
     """The transform of every row of ``x`` ((B, N) canonical uint64 rows, N = 2^n > 2^max_log_n) as the
     four-step over ``native`` calls (each of rows of at most 2^max_log_n points, or rows that split again
     through ``native``). ``steps``: a list that gets a :class:`Step` per step and row of ``x``;
-    ``calls``: a callable giving the backend's count of kernel calls so far (for ``Step.kernel_calls``)."""
+    ``calls``: a callable giving the backend's count of kernel calls so far (for ``Step.kernel_calls``);
+    ``row_steps``: ``native`` takes a fifth argument, the row step s of a coset call (row r of the call
+    has the shift coset x s^r), and the twiddles go to the card (:func:`card_twiddles`)."""
     x = np.asarray(x, dtype=np.uint64)
     if x.ndim == 1:
         return four_step(x[None], inverse=inverse, coset=coset, order=order, field=field, min_log_n=min_log_n,
-                         max_log_n=max_log_n, native=native, steps=steps, calls=calls)[0]
+                         max_log_n=max_log_n, native=native, steps=steps, calls=calls, row_steps=row_steps)[0]
     n_total = x.shape[1]
     log_n = n_total.bit_length() - 1
     if n_total != 1 << log_n:
@@ -155,14 +186,21 @@ def four_step(x: np.ndarray, *, inverse: bool, coset: int | None, order: str, fi
     g = None if coset is None else int(coset) % p
     count = calls or (lambda: 0)
     out = np.empty_like(x)
+    on_card = row_steps and card_twiddles(log_n, inverse, min_log_n, max_log_n)
+    w_fwd = field.root_of_unity(n_total)            # the row step: w_N (the inverse's too, see above)
 
-    def step(name, log_size, rows, inv, shift, step_order, work, fn):
+    def step(name, log_size, rows, inv, shift, step_order, work, fn, row_step=None):
         c0, t0 = count(), time.perf_counter()
         value = fn()
         if steps is not None:
             steps.append(Step(name, log_size, rows, inv, shift, step_order, count() - c0, host_work=work,
-                              seconds=time.perf_counter() - t0, first_call=c0))
+                              seconds=time.perf_counter() - t0, row_step=row_step, first_call=c0))
         return value
+
+    def stepped(rows, per, inv, shift, step_order):
+        """``native`` with the row step w_N, one call per transform row (``per`` rows each)."""
+        return np.concatenate([native(rows[r:r + per], inv, shift, step_order, w_fwd)
+                               for r in range(0, rows.shape[0], per)])
 
     B = x.shape[0]
     # step 1: N2 transforms of N1 points per row of x, the coset's g^N2 in the kernel
@@ -175,8 +213,13 @@ def four_step(x: np.ndarray, *, inverse: bool, coset: int | None, order: str, fi
         gather = "transpose"
     shift1 = None if g is None or inverse else field.pow_(g, N2)
     order1 = order[0] + "n"
-    y = step("columns", n1, B * N2, inverse, shift1, order1, f"{gather} of {B} x 2^{log_n} points",
-             lambda: native(rows1, inverse, shift1, order1))
+    if on_card and inverse:     # the twiddles and the coset's g^-b1 on step 1's outputs
+        shift1 = 1 if g is None else g
+        y = step("columns", n1, B * N2, inverse, shift1, order1, f"{gather} of {B} x 2^{log_n} points",
+                 lambda: stepped(rows1, N2, inverse, shift1, order1), row_step=w_fwd)
+    else:
+        y = step("columns", n1, B * N2, inverse, shift1, order1, f"{gather} of {B} x 2^{log_n} points",
+                 lambda: native(rows1, inverse, shift1, order1))
     del rows1
     # between the steps: the transposes and the twiddles (the forward coset's g^a2, the inverse coset's
     # g^-b1 with them)
@@ -186,13 +229,20 @@ def four_step(x: np.ndarray, *, inverse: bool, coset: int | None, order: str, fi
         row_factor, tw_shift = field.inv(g), 1
     else:
         row_factor, tw_shift = 1, g
-    rows2 = step("twiddles", None, B * N1, inverse, None, "nn",
-                 f"transposes and twiddles of {B} x 2^{log_n} points (2 field products a point)",
-                 lambda: _twiddled_transpose(y.reshape(B, N2, N1), field, w, row_factor, tw_shift))
+    if on_card:
+        rows2 = step("twiddles", None, B * N1, inverse, None, "nn",
+                     f"transposes of {B} x 2^{log_n} points (the twiddles in the kernel's row steps)",
+                     lambda: np.ascontiguousarray(y.reshape(B, N2, N1).transpose(0, 2, 1)).reshape(B * N1, N2))
+    else:
+        rows2 = step("twiddles", None, B * N1, inverse, None, "nn",
+                     f"transposes and twiddles of {B} x 2^{log_n} points (2 field products a point)",
+                     lambda: _twiddled_transpose(y.reshape(B, N2, N1), field, w, row_factor, tw_shift))
     del y
     # step 2: N1 transforms of N2 points per row of x, the inverse coset's (g^N1)^-b2 in the kernel
     shift2 = field.pow_(g, N1) if g is not None and inverse else None
     order2 = "n" + order[1]
+    if on_card and not inverse:     # the twiddles and the coset's g^a2 on step 2's inputs
+        shift2 = 1 if g is None else g
     if order[1] == "r":
         rev1 = bit_reverse_indices(n1)
         scatter = "row scatter (bit-reversed rows)"
@@ -205,8 +255,12 @@ def four_step(x: np.ndarray, *, inverse: bool, coset: int | None, order: str, fi
 
         def finish(z):
             out[:] = z.reshape(B, N1, N2).transpose(0, 2, 1).reshape(B, -1)
-    step("rows", n2, B * N1, inverse, shift2, order2, f"{scatter} of {B} x 2^{log_n} points",
-         lambda: finish(native(rows2, inverse, shift2, order2)))
+    if on_card and not inverse:
+        step("rows", n2, B * N1, inverse, shift2, order2, f"{scatter} of {B} x 2^{log_n} points",
+             lambda: finish(stepped(rows2, N1, inverse, shift2, order2)), row_step=w_fwd)
+    else:
+        step("rows", n2, B * N1, inverse, shift2, order2, f"{scatter} of {B} x 2^{log_n} points",
+             lambda: finish(native(rows2, inverse, shift2, order2)))
     return out
 
 
@@ -233,6 +287,8 @@ def summary(steps: list[Step], log_n: int, n1: int, n2: int) -> dict[str, str]:
         "Kernel size": (f"2^{log_n} points as a four-step over kernel calls: 2^{n2} x 2^{n1}-point "
                         f"transforms, then 2^{n1} x 2^{n2}-point ones"),
         "Kernel calls": f"{calls} calls in 2 steps ({parts})",
-        "Host work": (f"four-step: the transposes and the between-steps twiddles (2 field products a point) "
+        "Host work": (f"four-step: the transposes of {rows} x 2^{log_n} points on the host, the between-steps "
+                      "twiddles in the kernel's row steps" if any(st.row_step for st in steps) else
+                      f"four-step: the transposes and the between-steps twiddles (2 field products a point) "
                       f"of {rows} x 2^{log_n} points on the host"),
     }

@@ -239,15 +239,16 @@ class SimBackend(Backend, ResidentArrays):
         parameters each size may pick another build, whose opening closes the card."""
         return None
 
-    def run(self, points, inverse: bool = False, *, coset=None, order="nn") -> np.ndarray:
+    def run(self, points, inverse: bool = False, *, coset=None, order="nn", row_step=None) -> np.ndarray:
+        """The transform on the simulated card (``row_step``: XrtBackend.run's)."""
         with self._lock:
             try:
-                return self._run(points, inverse, coset, order)
+                return self._run(points, inverse, coset, order, row_step)
             except DeviceError as e:
                 self._note(f"sim: error: {e}")
                 raise
 
-    def _run(self, points, inverse, coset, order) -> np.ndarray:
+    def _run(self, points, inverse, coset, order, row_step=None) -> np.ndarray:
         from nantucket.host.xrt import KernelTimeout, XclbinLoadFailed
         from nantucket.host.xrt.backend import MEASURED_LINES
         from nantucket.sim.cosim import SimulationError
@@ -261,7 +262,7 @@ class SimBackend(Backend, ResidentArrays):
             device = self.open(params)
             t1 = time.perf_counter()
             extra = dict(device.extra_transfers)
-            y = device.run(points, inverse=inverse, coset=coset, order=order)
+            y = device.run(points, inverse=inverse, coset=coset, order=order, row_step=row_step)
             for direction, moved in device.extra_transfers.items():
                 self.extra_transfers[direction] += moved - extra[direction]
         except SimulationError as e:

@@ -220,6 +220,7 @@ class ControlSlave(wiring.Component):
             return Cat(*[arg_words[off] for off in rmap.arg(name).word_offsets])
         args = {a.name: arg(a.name) for a in rmap.args}
         args["coset_shift"] = Cat(args.pop("coset_shift_lo"), args.pop("coset_shift_hi"))
+        args["row_step"] = Cat(args.pop("row_step_lo"), args.pop("row_step_hi"))
         return args
 
     def _decode_run(self, m, args):
@@ -232,7 +233,9 @@ class ControlSlave(wiring.Component):
                      self.run.coset_shift.eq(args["coset_shift"]),
                      # an input of all 2^log_n points is the plain run (the DMA keeps its sequential reads)
                      self.run.input_log_m.eq(Mux(input_log_m == log_n, 0, input_log_m)),
-                     self.run.chain_log_n.eq(args["chain_log_n"])]
+                     self.run.chain_log_n.eq(args["chain_log_n"]),
+                     # 0 or 1: every element the same shift (the coset generator steps on values > 1)
+                     self.run.row_step.eq(Mux(args["row_step"][1:].any(), args["row_step"], 0))]
         for pa in self._rmap.pointer_args:
             m.d.comb += self.base[pa.channel].eq(args[pa.name])
         m.d.comb += [self.record.address.eq(args[self._rmap.record_arg.name]),
@@ -348,8 +351,11 @@ class ControlSlave(wiring.Component):
             m.d.sync += [is_n[n].eq(log_n == n), batch_ok_n[n].eq(batch_in(n)), lde_ok_n[n].eq(input_ok & chain_ok)]
         coset = (flags & R.FLAG_COSET).any()
         shift_ok = (coset_shift != 0) & (coset_shift < self._params.prime_field.p)      # the build's p
+        # a row step above 1: with the coset only, a field element (s < p)
+        row_step = args["row_step"]
+        step_bad = row_step[1:].any() & (~coset | (row_step >= self._params.prime_field.p))
         m.d.sync += [supported_q.eq(self.supported), batch_ge1_q.eq(batch_any),
-                     shift_bad_q.eq(coset & ~shift_ok),
+                     shift_bad_q.eq((coset & ~shift_ok) | step_bad),
                      flags_bad_q.eq((flags & ~R.FLAGS_KNOWN & 0xFFFF_FFFF).any())]
         # picked by the size (an unsupported size: batch >= 1 only, the pairs not checked)
         batch_ok = Cat(*[is_n[n] & batch_ok_n[n] for n in sizes]).any() | (~supported_q & batch_ge1_q)

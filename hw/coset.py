@@ -27,7 +27,22 @@ enabled cycle from the shift g:
   lanes' latency to their output multipliers), the same two units, latency 13. It reports ``ready``
   once the first factors are at its output; the engine holds its first payload until then.
 
-The stream repeats with every frame, so a batch of transforms needs nothing more.
+The stream repeats with every frame, so a batch of transforms needs nothing more, unless the run has a
+``row_step`` s > 1 (element r of the batch has the shift g s^r, hw/model/coset.py "Row steps"):
+
+- the chain job runs a second time, for s (s^(2^i) and (s^-1)^(2^i), another ``chain_cycles``, in the
+  background whenever s changes, like the shift's);
+- a stepping pass builds a third set of tables, the step's (LOc, HIc, from s's chain words: another
+  ``build_cycles(f)``), after the shift's;
+- element 0 streams from the shift's tables; while element r streams, the chain unit (idle once the
+  chains are there) computes element r + 1's tables into one of two work sets, LO[j] x LOc[j] and HI[i] x
+  HIc[i], one product a cycle (``update_cycles(f)``: 2^s + 2^(f-s) products, its reads and the
+  multiplier's latency); the stream changes sets where the next element starts (every
+  ``element_cycles`` = 2^n / 2L enabled cycles; inverse: offset by the lanes' latency to their output
+  multipliers). Where the next set is not ready yet (an element shorter than the update), ``ready``
+  falls and the engine waits: ``step_stall_cycles(f, n)`` a boundary, 0 from 2^n >= 2L x
+  update_cycles(f). No multiplier is added; the tables hold five sets (two passes, the step, two work
+  sets) instead of two.
 
 Fields whose multiplier takes encoded words (Montgomery form in BabyBear and KoalaBear, hw/multiplier.py):
 every chain word, table entry and factor is kept as the multiplier's word (a product of two words is the
@@ -37,7 +52,7 @@ its word; tables start from encode(1). The figures above are Goldilocks'; a 31-b
 31 bits and a round is 11 cycles ((1 + 31 + 2k) rounds).
 """
 
-from amaranth.hdl import Cat, Const, EnableInserter, Module, Mux, Signal, unsigned
+from amaranth.hdl import C, Cat, Const, EnableInserter, Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -216,16 +231,42 @@ class CosetFactors(wiring.Component):
         ``cached``: this pass's set was built for the same shift, direction and n), priming the stream."""
         return 2 + (0 if cached else self.build_cycles(log_frame)) + self.latency
 
-    def model(self, shift: int, log_n: int, pass_index: int, inverse: bool, cycles: int) -> list[tuple[int, int]]:
+    def update_cycles(self, log_frame: int) -> int:
+        """Cycles from an element's start (its first stream read) to the next element's tables being
+        readable, in a stepping pass: the update's products (hw.model.coset.update_products), a cycle to
+        start, a read, the multiplier's latency and a cycle to mark the set ready."""
+        return coset_model.update_products(log_frame) + self._general.latency + 3
+
+    def step_stall_cycles(self, log_frame: int, log_n: int) -> int:
+        """Cycles ``ready`` is low at each element boundary of a stepping pass (no other stalls): the
+        update's cycles past the element's."""
+        return max(0, self.update_cycles(log_frame) - coset_model.element_cycles(self._params, log_n))
+
+    def model(self, shift: int, log_n: int, pass_index: int, inverse: bool, cycles: int, *,
+              row_step: int = 0, batch: int = 1) -> list[tuple[int, int]]:
         """Bit-exact reference: the factor pairs ``o_f0``, ``o_f1`` on the first ``cycles`` enabled cycles
         from ``ready`` on (hw.model.coset.factor_stream, started where the lanes' multipliers are), as the
-        multiplier's words (``encode``: the values themselves in Goldilocks)."""
-        pairs = coset_model.factor_stream(shift, log_n, pass_index, inverse, self._field)
-        period = pairs.shape[0]
-        first = (-self._offsets[coset_model.pass_frame(log_n, pass_index)]) % period if inverse else 0
+        multiplier's words (``encode``: the values themselves in Goldilocks). With ``row_step`` s > 1 the
+        cycles of element r (every ``element_cycles``, inverse: from the lanes' output offset on; the last
+        element's stream after it) carry the stream of g s^r."""
+        f = coset_model.pass_frame(log_n, pass_index)
+        offset = self._offsets[f] if inverse else 0
+        each = coset_model.element_cycles(self._params, log_n)
+        elements = max(batch, 1) if row_step > 1 else 1
+        streams = [coset_model.factor_stream(coset_model.element_shift(shift, row_step, e, self._field), log_n,
+                                             pass_index, inverse, self._field) for e in range(elements)]
+        period = streams[0].shape[0]
+        first = (-offset) % period
         word = self._general.encode
-        return [(word(int(pairs[(first + t) % period, 0])), word(int(pairs[(first + t) % period, 1])))
-                for t in range(cycles)]
+        out = []
+        for t in range(cycles):
+            e = min(elements - 1, max(0, t - offset) // each)
+            pair = streams[e][(first + t) % period]
+            out.append((word(int(pair[0])), word(int(pair[1]))))
+        return out
+
+    #: Table sets: 0 and 1 the passes' (the shift's, kept while it stays), the step's, two work sets.
+    STEP_SET, WORK_SETS = 2, (3, 4)
 
     def elaborate(self, platform):
         m = Module()
@@ -237,22 +278,28 @@ class CosetFactors(wiring.Component):
         for name, u in zip(("unit_lo", "unit_hi", "unit_chain"), units):
             m.submodules[name] = share(u)
 
-        key, chain_ok, job, chain, new_shift = self._chain_job(m, unit_c)
+        chains, job, chain, new_shift = self._chain_job(m, unit_c)
 
         # -- the pass: latch, wait for the chains, build the tables, prime the stream, stream
         coset_q, inv_q = Signal(name="coset_q"), Signal(name="inverse_q")
+        stepping = Signal(name="stepping")
         table_set, log_n_q = Signal(name="table_set"), Signal(range(nmax + 1), name="log_n_q")
         frame = Signal(range(k + 1), name="frame", init=k)
         offset = Signal(range(nmax + 1), name="chain_offset")
+        batch_q = Signal(len(self.run.batch), name="batch_q")
         n1, n2 = (self.run.log_n + 1) >> 1, self.run.log_n >> 1
         with m.If(self.start):
             m.d.sync += [coset_q.eq(self.run.coset), inv_q.eq(self.run.inverse), table_set.eq(self.pass2),
                          log_n_q.eq(self.run.log_n),
+                         stepping.eq(self.run.coset & self.run.row_step[1:].any()),
+                         batch_q.eq(Mux(self.run.batch == 0, 1, self.run.batch)),
                          frame.eq(Mux(self.pass2, n2, n1)),
                          offset.eq(Mux(self.run.inverse, Mux(self.pass2, n1, 0), Mux(self.pass2, 0, n2)))]
         # two sets of tables, one per pass, each kept with the (inverse, n) it was built for until the
         # shift changes: a run repeated with the same arguments builds nothing
-        lo_depth, hi_depth = 2 << (k // 2), 2 << (k - k // 2)
+        sets = 5
+        set_bits = 3
+        lo_bits, hi_bits = max(k // 2, 1), max(k - k // 2, 1)
         tag = Signal(2 + len(log_n_q), name="table_tag")
         m.d.comb += tag.eq(Cat(log_n_q, inv_q, 1))
         tags = [Signal(len(tag), name=f"tags{i}") for i in range(2)]
@@ -260,28 +307,56 @@ class CosetFactors(wiring.Component):
         m.d.comb += cached.eq(Mux(table_set, tags[1], tags[0]) == tag)
 
         width = self._field.width
-        lo = Memory(shape=unsigned(width), depth=lo_depth, init=[])
-        hi = Memory(shape=unsigned(width), depth=hi_depth, init=[])
+        lo = Memory(shape=unsigned(width), depth=sets << lo_bits, init=[])
+        hi = Memory(shape=unsigned(width), depth=sets << hi_bits, init=[])
         m.submodules.lo, m.submodules.hi = lo, hi
         lo_w, hi_w = lo.write_port(), hi.write_port()
-        lo_r = [lo.read_port(domain="sync") for _ in range(2)]
-        hi_r = [hi.read_port(domain="sync") for _ in range(2)]
+        # ports 0, 1: the stream (port 0 also the build's); 2, 3: the element update (current, step)
+        lo_r = [lo.read_port(domain="sync") for _ in range(4)]
+        hi_r = [hi.read_port(domain="sync") for _ in range(4)]
 
         level = Signal(range(k + 1), name="level")
         step = Signal(range((1 << k) + lat + 3), name="level_cycle")
         prime = Signal(range(self.latency + 1), name="prime_cycle")
         pos = Signal(max(k - 1, 1), name="position")
         building, stream_en, init = Signal(name="building"), Signal(name="stream_en"), Signal(name="init")
+        build_step = Signal(name="build_step")          # building the step's tables (set STEP_SET)
         levels_lo, levels_hi = frame >> 1, frame - (frame >> 1)
+
+        # -- row steps: the element the stream reads, the next one's set, the update
+        cur = Signal(set_bits, name="element_set")
+        nxt = Signal(set_bits, name="next_set")
+        m.d.comb += nxt.eq(Mux(cur == self.WORK_SETS[0], self.WORK_SETS[1], self.WORK_SETS[0]))
+        each_max = (1 << (nmax - 1)) // self._params.lanes + max(self._offsets.values()) + 1
+        left = Signal(range(each_max + 1), name="element_left")     # stream reads before the next element
+        remaining = Signal(len(batch_q), name="elements_left")       # elements after the current one
+        nxt_ready = Signal(name="next_ready")
+        at_edge, stall = Signal(name="at_edge"), Signal(name="step_stall")
+        m.d.comb += [at_edge.eq(stepping & (left == 0) & (remaining != 0)), stall.eq(at_edge & ~nxt_ready)]
+        upd_start, upd_src, upd_dst = Signal(name="update_start"), Signal(set_bits, name="update_src"), \
+            Signal(set_bits, name="update_dst")
+        lb = (self._params.lanes - 1).bit_length()
+        each = Signal(len(left), name="element_cycles")
+        m.d.comb += each.eq(Const(1, len(left)) << (log_n_q - (1 + lb)).as_unsigned())
+
         # STREAM is also the idle state: outside a coset pass the factors are not used
         with m.FSM(name="pass_fsm", init="STREAM") as fsm:
             with m.State("WAIT"):
-                with m.If(~job & chain_ok & (key == self.run.coset_shift)):
-                    m.d.sync += [level.eq(0), step.eq(0), prime.eq(0)]
-                    with m.If(cached):
+                ok = ~job & chains[0].ok & (chains[0].key == self.run.coset_shift)
+                step_ok = chains[1].ok & (chains[1].key == self.run.row_step)
+                with m.If(ok & (~stepping | step_ok)):
+                    m.d.sync += [level.eq(0), step.eq(0), prime.eq(0), build_step.eq(cached),
+                                 cur.eq(table_set), remaining.eq(Mux(stepping, batch_q - 1, 0)),
+                                 nxt_ready.eq(0)]
+                    with m.If(cached & ~stepping):
                         m.next = "PRIME"
                     with m.Else():
                         m.next = "BUILD"
+                    # the stream's first element boundary, in reads (inverse: from the lanes' outputs)
+                    with m.Switch(frame):
+                        for f in range(2, k + 1):
+                            with m.Case(f):
+                                m.d.sync += left.eq(each + Mux(inv_q, self._offsets[f], 0))
             with m.State("BUILD"):
                 m.d.comb += [building.eq(1), init.eq((level == 0) & (step == 0))]
                 level_end = Signal(range((1 << k) + lat + 3), name="level_end")
@@ -296,27 +371,51 @@ class CosetFactors(wiring.Component):
                     m.d.sync += [step.eq(0), level.eq(level + 1)]
                     with m.If(level == levels_hi - 1):
                         m.d.sync += prime.eq(0)
-                        with m.If(table_set):
-                            m.d.sync += tags[1].eq(tag)
+                        with m.If(~build_step):
+                            with m.If(table_set):
+                                m.d.sync += tags[1].eq(tag)
+                            with m.Else():
+                                m.d.sync += tags[0].eq(tag)
+                        with m.If(stepping & ~build_step):    # then the step's tables
+                            m.d.sync += [build_step.eq(1), level.eq(0)]
                         with m.Else():
-                            m.d.sync += tags[0].eq(tag)
-                        m.next = "PRIME"
+                            m.d.comb += upd_start.eq(stepping & (remaining != 0))
+                            m.d.sync += [upd_src.eq(table_set), upd_dst.eq(self.WORK_SETS[0])]
+                            m.next = "PRIME"
                 with m.Else():
                     m.d.sync += step.eq(step + 1)
             with m.State("PRIME"):
-                m.d.comb += stream_en.eq(1)
-                m.d.sync += prime.eq(prime + 1)
-                with m.If(prime == self.latency - 1):
-                    m.next = "STREAM"
+                m.d.comb += stream_en.eq(~stall)
+                with m.If(~stall):
+                    m.d.sync += prime.eq(prime + 1)
+                    with m.If(prime == self.latency - 1):
+                        m.next = "STREAM"
             with m.State("STREAM"):
-                m.d.comb += stream_en.eq(self.en)
+                m.d.comb += stream_en.eq(self.en & ~stall)
                 with m.If(self.start & self.run.coset):
                     m.next = "WAIT"
         with m.If(new_shift):                      # tables of another shift: none is valid
             m.d.sync += [t.eq(0) for t in tags]
-        m.d.comb += self.ready.eq(~coset_q | fsm.ongoing("STREAM"))
+        m.d.comb += self.ready.eq(~coset_q | (fsm.ongoing("STREAM") & ~stall))
+
+        # the element boundary: the read that starts the next element takes its set, the update of the
+        # one after starts (its source the set just taken, its destination the other work set)
+        with m.If(stream_en & stepping):
+            with m.If(at_edge):
+                m.d.sync += [cur.eq(nxt), nxt_ready.eq(0), remaining.eq(remaining - 1), left.eq(each - 1),
+                             upd_src.eq(nxt),
+                             upd_dst.eq(Mux(nxt == self.WORK_SETS[0], self.WORK_SETS[1], self.WORK_SETS[0]))]
+                m.d.comb += upd_start.eq(remaining > 1)
+            with m.Elif(left != 0):
+                m.d.sync += left.eq(left - 1)
+        stream_set = Mux(at_edge, nxt, cur)
+        write_set = Mux(build_step, self.STEP_SET, table_set)
+        upd_done = self._update(m, unit_c, (lo_w, hi_w, lo_r, hi_r), frame, upd_start, upd_src, upd_dst)
+        with m.If(upd_done):
+            m.d.sync += nxt_ready.eq(1)
         self._build_datapath(m, units, (lo_w, hi_w, lo_r, hi_r, chain), (building, init, stream_en),
-                             (level, step, levels_lo, frame, offset, inv_q, pos, table_set))
+                             (level, step, levels_lo, frame, offset, inv_q, pos, build_step,
+                              Mux(building, write_set, stream_set), write_set))
 
         # the stream position: the pair at the multipliers ``latency`` enabled cycles from now
         with m.If(fsm.ongoing("WAIT")):
@@ -337,18 +436,64 @@ class CosetFactors(wiring.Component):
         m.d.comb += [self.o_f0.eq(unit_a.o_p), self.o_f1.eq(unit_b.o_p)]
         return m
 
+    def _update(self, m, unit_c, memories, frame, start, src, dst):
+        """The next element's tables: LO[j] x LOc[j] (j < 2^s), then HI[i] x HIc[i] (i < 2^(f-s)),
+        read from set ``src`` and the step's, written to ``dst``, one product a cycle on the chain unit
+        (idle in a stepping pass: its chains are there). Returns a pulse in the cycle the last product is
+        written (the set is readable from the next cycle on)."""
+        lo_w, hi_w, lo_r, hi_r = memories
+        k = self._params.log_core
+        lat = self._general.latency
+        n_lo = Signal(k + 1, name="update_lo")
+        total = Signal(k + 2, name="update_products")
+        m.d.comb += [n_lo.eq(Const(1, k + 1) << (frame >> 1)),
+                     total.eq(n_lo + (Const(1, k + 1) << (frame - (frame >> 1)).as_unsigned()))]
+        busy = Signal(name="update_busy")
+        u = Signal(k + 2, name="update_index")
+        with m.If(start):
+            m.d.sync += [busy.eq(1), u.eq(0)]
+        with m.Elif(busy):
+            m.d.sync += u.eq(u + 1)
+            with m.If(u == total - 1):
+                m.d.sync += busy.eq(0)
+        is_lo = u < n_lo
+        entry = Signal(max(k - k // 2, 1), name="update_entry")
+        m.d.comb += entry.eq(Mux(is_lo, u, u - n_lo))
+        for rd_cur, rd_step, bits in ((lo_r[2], lo_r[3], max(k // 2, 1)), (hi_r[2], hi_r[3], max(k - k // 2, 1))):
+            m.d.comb += [rd_cur.addr.eq(Cat(entry[:bits], src)), rd_step.addr.eq(Cat(entry[:bits], C(self.STEP_SET, 3))),
+                         rd_cur.en.eq(1), rd_step.en.eq(1)]
+        regs = Module()
+        issued = pipe(regs, busy, 1, "update_issued", reset_less=False)
+        lo1 = pipe(regs, is_lo, 1, "update_is_lo")
+        wvalid = pipe(regs, issued, lat, "update_write", reset_less=False)
+        wlo = pipe(regs, lo1, lat, "update_write_lo")
+        wentry = pipe(regs, entry, 1 + lat, "update_write_entry")
+        last = pipe(regs, busy & (u == total - 1), 1 + lat, "update_last", reset_less=False)
+        m.submodules.update_regs = regs
+        with m.If(issued):
+            m.d.comb += [unit_c.i_a.eq(Mux(lo1, lo_r[2].data, hi_r[2].data)),
+                         unit_c.i_b.eq(Mux(lo1, lo_r[3].data, hi_r[3].data)), unit_c.i_valid.eq(1)]
+        with m.If(wvalid):
+            for wp, sel, bits in ((lo_w, wlo, max(k // 2, 1)), (hi_w, ~wlo, max(k - k // 2, 1))):
+                m.d.comb += [wp.en.eq(sel), wp.addr.eq(Cat(wentry[:bits], dst)), wp.data.eq(unit_c.o_p)]
+        return last
+
     def _chain_job(self, m, unit_c):
-        """The background job: C[i] = g^(2^i) at i, h^(2^i) at 2k + i (i < 2k), recomputed whenever the
-        shift differs from the one it was computed for. Returns (key, chain_ok, busy, memory, new_shift:
-        1 in the cycle a job starts)."""
+        """The background jobs: for the shift g (chain 0) C[i] = g^(2^i) at i, h^(2^i) at 2k + i (i < 2k),
+        for a row step s > 1 (chain 1) s^(2^i) and (s^-1)^(2^i) at 4k + i and 6k + i, each recomputed
+        whenever its value differs from the one it was computed for (the shift's first). Returns (chains:
+        per chain ``key``, ``ok``; busy, memory, new_shift: 1 in the cycle a job for the shift starts)."""
+        from types import SimpleNamespace
         nmax = self._params.max_log_n
         lat = self._general.latency
         width, rounds = self._field.width, self.exponent_rounds
-        chain = Memory(shape=unsigned(width), depth=2 * nmax, init=[])
+        chain = Memory(shape=unsigned(width), depth=4 * nmax, init=[])
         m.submodules.chain = chain
         cw = chain.write_port()
-        key = Signal(len(self.run.coset_shift), name="chain_key")
-        chain_ok = Signal(name="chain_ok")
+        chains = [SimpleNamespace(key=Signal(64, name=f"chain{i}_key"), ok=Signal(name=f"chain{i}_ok"))
+                  for i in range(2)]
+        operands = (self.run.coset_shift, self.run.row_step)
+        phase = Signal(name="chain_phase")             # the job's chain
         job = Signal(name="chain_busy")
         rnd = Signal(range(rounds + nmax + 1), name="chain_round")
         cyc = Signal(range(self.ROUND), name="chain_cycle")
@@ -356,27 +501,38 @@ class CosetFactors(wiring.Component):
         acc = Signal(width, name="chain_acc")
         exponent = Const(coset_model.inverse_exponent(self._field), rounds)
         one = self._one
-        # encoding: the job's first round, sq = shift * encode(one) = the shift's word (Montgomery only;
+        # encoding: the job's first round, sq = operand * encode(one) = the operand's word (Montgomery only;
         # without it the gates below are the plain conditions)
         encoding = Signal(name="chain_encoding") if self.encodes else None
         live = (lambda cond: cond & ~encoding) if self.encodes else (lambda cond: cond)
         in_exp = rnd < rounds
         m.d.comb += [unit_c.en.eq(1), cw.data.eq(sq),
-                     cw.addr.eq(Mux(in_exp, rnd, rnd - rounds + nmax)),
+                     cw.addr.eq(Mux(in_exp, rnd, rnd - rounds + nmax) + Mux(phase, 2 * nmax, 0)),
                      cw.en.eq(live(job & (cyc == 0) & (~in_exp | (rnd < nmax)) & (rnd < rounds + nmax)))]
         new_shift = Signal(name="new_shift")
-        shift = self.run.coset_shift
+        operand = Mux(phase, operands[1], operands[0])
+        key = Mux(phase, chains[1].key, chains[0].key)
+
+        def begin(i):
+            m.d.sync += [chains[i].key.eq(operands[i]), sq.eq(operands[i]), acc.eq(one), rnd.eq(0), cyc.eq(0),
+                         job.eq(1), chains[i].ok.eq(0), phase.eq(i)]
+            if self.encodes:
+                m.d.sync += encoding.eq(1)
+
         with m.If(~job):
-            with m.If(~(chain_ok & (key == shift))):
+            with m.If(~(chains[0].ok & (chains[0].key == operands[0]))):
                 m.d.comb += new_shift.eq(1)
-                m.d.sync += [key.eq(shift), sq.eq(shift), acc.eq(one), rnd.eq(0), cyc.eq(0),
-                             job.eq(1), chain_ok.eq(0)]
-                if self.encodes:
-                    m.d.sync += encoding.eq(1)
-        with m.Elif(key != shift):                      # the shift changed under the job: start again
+                begin(0)
+            with m.Elif(operands[1][1:].any() & ~(chains[1].ok & (chains[1].key == operands[1]))):
+                begin(1)
+        with m.Elif(key != operand):                    # the value changed under the job: start again
             m.d.sync += job.eq(0)
         with m.Elif(rnd == rounds + nmax):
-            m.d.sync += [job.eq(0), chain_ok.eq(1)]
+            m.d.sync += job.eq(0)
+            with m.If(phase):
+                m.d.sync += chains[1].ok.eq(1)
+            with m.Else():
+                m.d.sync += chains[0].ok.eq(1)
         with m.Else():
             m.d.sync += cyc.eq(Mux(cyc == self.ROUND - 1, 0, cyc + 1))
             with m.If(cyc == self.ROUND - 1):
@@ -404,19 +560,20 @@ class CosetFactors(wiring.Component):
                 with m.If(rnd == rounds - 1):       # acc is h now: its squares come next
                     m.d.sync += sq.eq(unit_c.o_p)
 
-        return key, chain_ok, job, chain, new_shift
+        return chains, job, chain, new_shift
 
     def _build_datapath(self, m, units, memories, modes, state):
         """Table build (doubling from the chain words) and the stream's addresses and products."""
         lo_w, hi_w, lo_r, hi_r, chain = memories
         building, init, stream_en = modes
-        level, step, levels_lo, frame, offset, inv_q, pos, table_set = state
+        level, step, levels_lo, frame, offset, inv_q, pos, build_step, read_set, write_set = state
         k = self._params.log_core
         nmax = self._params.max_log_n
         lat = self._general.latency
         unit_a, unit_b, _ = units
         # chain words of this level: b^(2^t) for LO, b^(2^(s + t)) for HI, b = chain[base + offset]
-        base = Mux(inv_q, nmax, 0) + offset
+        # (the step's chain from 4k on)
+        base = Mux(inv_q, nmax, 0) + offset + Mux(build_step, 2 * nmax, 0)
         lo_word_r, hi_word_r = chain.read_port(domain="comb"), chain.read_port(domain="comb")
         m.d.comb += [lo_word_r.addr.eq(base + level), hi_word_r.addr.eq(base + (frame >> 1) + level)]
         # level t reads entry j on step j + 1 (j < 2^t); its product is written at 2^t + j
@@ -449,10 +606,12 @@ class CosetFactors(wiring.Component):
         for i in range(2):
             for rd, addr in ((lo_r[i], lo_a[i]), (hi_r[i], hi_a[i])):
                 idx = Mux(building & (i == 0), j, addr)
-                m.d.comb += [rd.addr.eq(Cat(idx[:len(addr)], table_set)), rd.en.eq(building | stream_en)]
+                m.d.comb += [rd.addr.eq(Cat(idx[:len(addr)], read_set)), rd.en.eq(building | stream_en)]
         for wp, unit, width in ((lo_w, unit_a, len(lo_a[0])), (hi_w, unit_b, len(hi_a[0]))):
-            m.d.comb += [wp.en.eq(init | unit.o_valid), wp.addr.eq(Cat(Mux(init, 0, dest)[:width], table_set)),
-                         wp.data.eq(Mux(init, self._one, unit.o_p))]
+            with m.If(building | unit.o_valid):         # else the element update's (_update)
+                m.d.comb += [wp.en.eq(init | unit.o_valid),
+                             wp.addr.eq(Cat(Mux(init, 0, dest)[:width], write_set)),
+                             wp.data.eq(Mux(init, self._one, unit.o_p))]
         m.d.comb += [
             unit_a.en.eq(building | stream_en), unit_b.en.eq(building | stream_en),
             unit_a.i_valid.eq(issued & lo_on), unit_b.i_valid.eq(issued),

@@ -249,7 +249,8 @@ class NttEngine(wiring.Component):
                 with m.If(accept & (taken == total - 1)):
                     m.next = "DRAIN"
             with m.State("DRAIN"):
-                m.d.comb += [self.busy.eq(1), en.eq(out_ok)]
+                # the coset generator may hold the outputs too (a stepping pass's next element, hw/coset.py)
+                m.d.comb += [self.busy.eq(1), en.eq(out_ok & cf.ready)]
                 with m.If(out_fire & (sent == total - 1)):
                     m.d.comb += self.done.eq(1)
                     m.next = "IDLE"

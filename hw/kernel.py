@@ -201,11 +201,12 @@ class NttKernel(wiring.Component):
         layout = run_layout(self._params)
         # The run and the pass are held from _PASS_SETUP_CYCLES DMA cycles before the start pulse to the
         # end of the pass, so the struct is stable whenever a start arrives: one synchronizer carries it.
-        # The shift follows the argument register (which the control freezes from start to done) rather
-        # than the latched copy: the coset generator starts its set-up for a new shift as soon as the host
-        # writes it. The pass windows only time the passes (the record's NTT cycle counts).
+        # The shift and the row step follow the argument registers (which the control freezes from start to
+        # done) rather than the latched copy: the coset generator starts its set-up for a new shift or
+        # step as soon as the host writes it. The pass windows only time the passes (the record's NTT cycle counts).
         crossing = Signal(layout)
-        m.d.comb += [crossing.eq(s.run), crossing.coset_shift.eq(ctrl.run.coset_shift)]
+        m.d.comb += [crossing.eq(s.run), crossing.coset_shift.eq(ctrl.run.coset_shift),
+                     crossing.row_step.eq(ctrl.run.row_step)]
         run_ntt, pass2_ntt, passes_ntt = Signal(layout), Signal(), Signal(2)
         m.submodules.run_sync = FFSynchronizer(Cat(s.pass2, s.in_pass, crossing.as_value()),
                                                Cat(pass2_ntt, passes_ntt, run_ntt.as_value()), o_domain="ntt",

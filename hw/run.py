@@ -29,6 +29,7 @@ def run_layout(params: BuildParams) -> data.StructLayout:
         "coset_shift": 64,
         "input_log_m": size,
         "chain_log_n": size,
+        "row_step": 64,
     })
 
 
@@ -58,7 +59,7 @@ def run_bits(params: BuildParams, run: Run) -> int:
     fields = {"log_n": run.log_n, "inverse": int(run.inverse), "coset": int(run.coset is not None),
               "batch": run.batch, "coset_shift": run.coset_shift,
               "input_log_m": 0 if run.input_log_m == run.log_n else run.input_log_m,
-              "chain_log_n": run.chain_log_n}
+              "chain_log_n": run.chain_log_n, "row_step": run.row_step if run.steps_rows else 0}
     return run_layout(params).const(fields).as_value().value
 
 

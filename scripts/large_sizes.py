@@ -1,6 +1,7 @@
 """`make`-less projection: transforms past one kernel call on a build (default: the default build,
 L16_k12_C32, sizes 2^25 .. 2^28), as host/large.py runs them: the four-step over batched kernel calls with
-the transposes and the between-steps twiddles on the host.
+the transposes on the host and the between-steps twiddles in the kernel's coset row steps
+(``four_step(row_steps=True)``, as the sim and xrt backends run it).
 
 Per size: the kernel calls of each step (``host.large.plan_steps``), the kernel's HBM traffic (each call
 reads and writes every point once per pass: 4 x N x point bytes a step), the PCIe transfers (each step
@@ -11,8 +12,9 @@ moves the points to the card and back), and the projected times:
   1.010 .. 1.018 x it, docs/performance.md "Transforms in the kernel") at the build's NTT clock;
 - link: the platform's PCIe Gen3 x4 rates of sim.fake_pyxrt.LinkTiming (3.24 GB/s to the card, 2.38 GB/s
   from it), the two directions of a step one after the other (no overlap assumed);
-- host: the transposes and twiddles of host/large.py measured on this machine at 2^``--measure`` points
-  and scaled by the point count (numpy, one thread).
+- host: the transposes of host/large.py measured on this machine at 2^``--measure`` points and scaled by
+  the point count (numpy, one thread); the host's twiddles (the four-step without row steps) are measured
+  too, for comparison.
 
 Writes the section "large-sizes" of docs/performance.md (``--no-doc``: print only).
 """
@@ -34,14 +36,15 @@ from nantucket.hw.model.params import BuildParams  # noqa: E402
 from nantucket.sim.fake_pyxrt import LinkTiming  # noqa: E402
 
 
-def host_seconds_per_point(field: F.Field, log_n: int, min_log_n: int) -> float:
-    """The host's share of a four-step (the gather before step 1, the twiddled transpose, the transpose
-    after step 2) per point, measured with the identity as the kernel at 2^log_n points."""
+def host_seconds_per_point(field: F.Field, log_n: int, min_log_n: int, row_steps: bool = True) -> float:
+    """The host's share of a four-step (the gather before step 1, the transpose between the steps, the
+    transpose after step 2; without ``row_steps`` the between-steps twiddles too) per point, measured with
+    the identity as the kernel at 2^log_n points."""
     x = np.random.default_rng(0).integers(0, field.p, 1 << log_n, dtype=np.uint64)
     max_log_n = log_n - min_log_n
     t0 = time.perf_counter()
     L.four_step(x, inverse=False, coset=7, order="nn", field=field, min_log_n=min_log_n, max_log_n=max_log_n,
-                native=lambda rows, inverse, coset, order: rows)
+                native=lambda rows, inverse, coset, order, step=None: rows, row_steps=row_steps)
     return (time.perf_counter() - t0) / (1 << log_n)
 
 
@@ -49,7 +52,7 @@ def rows_for(params: BuildParams, sizes: list[int], host_per_point: float, link:
     point_bytes = params.prime_field.point_bytes
     out = []
     for log_n in sizes:
-        steps = L.plan_steps(params, log_n)
+        steps = L.plan_steps(params, log_n, row_steps=True)
         n = 1 << log_n
         cycles = sum(s["rows"] * params.ideal_cycles(s["log_n"]) for s in steps)
         kernel_s = cycles / (params.ntt_mhz * 1e6)
@@ -68,7 +71,7 @@ def gib(nbytes: int) -> str:
 
 
 def section(params: BuildParams, rows: list[dict], measure: int, per_point: float, link: LinkTiming,
-            command: str) -> str:
+            command: str, twiddled_per_point: float) -> str:
     today = datetime.date.today().isoformat()
     lines = [
         "## Sizes past one kernel call",
@@ -79,9 +82,10 @@ def section(params: BuildParams, rows: list[dict], measure: int, per_point: floa
         f"each step; measured batches run at 1.010 .. 1.018 x it) at the {params.ntt_mhz:g} MHz NTT clock; "
         f"link = the points to the card and back once per step at {link.to_card_gbps:g} / "
         f"{link.from_card_gbps:g} GB/s (PCIe Gen3 x4, `sim.fake_pyxrt.LinkTiming`), directions not "
-        f"overlapped; host = the transposes and twiddles of host/large.py measured here at 2^{measure} "
-        f"points ({per_point * 1e9:.1f} ns a point, numpy, one thread, 2 cores shared with other jobs) "
-        f"and scaled by N. The kernel's HBM "
+        f"overlapped; host = the transposes of host/large.py (the twiddles in the kernel's row steps) "
+        f"measured here at 2^{measure} points ({per_point * 1e9:.1f} ns a point, numpy, one thread, 2 cores "
+        f"shared with other jobs; {twiddled_per_point * 1e9:.1f} ns a point with the twiddles on the host, "
+        f"the four-step without row steps) and scaled by N. The kernel's HBM "
         f"traffic is 4 x N x {params.prime_field.point_bytes} bytes a step (each pass reads and writes "
         "every point once).",
         "",
@@ -104,11 +108,11 @@ def section(params: BuildParams, rows: list[dict], measure: int, per_point: floa
         "(about 3 copies of the array: the input, the step's rows, its output) and the field's 2-adicity, "
         "not by the HBM.",
         f"- The kernel is {max(r['kernel_s'] / (r['kernel_s'] + r['link_s'] + r['host_s']) for r in rows):.2%} "
-        "of the total or less: the host's transposes and twiddles (numpy, one thread; its Goldilocks "
-        "product is most of it) dominate, then the link. Applying the twiddles on the card (a per-row coset shift, "
-        "docs/api.md \"Sizes past one kernel call\") removes two field products a point from the host; "
-        "keeping the points on the card between the steps (the transpose in the HBM layout) would remove "
-        "the link's second round trip.",
+        "of the total or less: the host's transposes (numpy, one thread) dominate, then the link. The "
+        "twiddles run in the kernel's row steps (docs/api.md \"Sizes past one kernel call\"), which "
+        f"took the host from {twiddled_per_point * 1e9:.1f} to {per_point * 1e9:.1f} ns a point "
+        f"({twiddled_per_point / per_point:.1f} x); keeping the points on the card between the steps (the "
+        "transpose in the HBM layout) would remove the link's second round trip and the transposes.",
     ]
     return "\n".join(lines)
 
@@ -128,9 +132,10 @@ def main(argv=None) -> int:
             return 2
     link = LinkTiming()
     per_point = host_seconds_per_point(params.prime_field, args.measure, params.min_log_n)
+    twiddled = host_seconds_per_point(params.prime_field, args.measure, params.min_log_n, row_steps=False)
     rows = rows_for(params, sizes, per_point, link)
     command = ".venv/bin/python scripts/large_sizes.py" + (f" --sizes {args.sizes}" if args.sizes != "25-28" else "")
-    body = section(params, rows, args.measure, per_point, link, command)
+    body = section(params, rows, args.measure, per_point, link, command, twiddled)
     print(body)
     if not args.no_doc:
         update_section("large-sizes", body)

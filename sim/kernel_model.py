@@ -15,7 +15,8 @@ size says (``HbmLayout(params, log_n)``; it reads and writes only the run's N/R 
 
 A batch of B transforms (argument ``batch``) runs B of them back to back, element e of every buffer in
 its own region of each channel right after element e-1 (``HbmLayout(params, log_n, batch)``); ``flags`` selects the inverse (1/N inside) and the coset transform with shift
-``coset_shift`` (:func:`hw.model.ntt.transform` computes every element). ``input_log_m`` = m takes only
+``coset_shift`` (:func:`hw.model.ntt.transform` computes every element; with a ``row_step`` s > 1 element
+r with the shift g x s^r). ``input_log_m`` = m takes only
 each element's first 2^m input points from memory (the rest are zeros, never read); ``chain_log_n`` = t
 writes the output as the zero-extended input of a 2^t-point run (:meth:`HbmLayout.output_as_input`)
 instead of in the output placement. A start decodes the scalar arguments as one
@@ -357,7 +358,12 @@ class KernelModel:
             out = fourstep.pass2(state, field=field)
             state = state.reshape(n)
         else:
-            out = ntt_model.transform(x, inverse=inverse, coset=coset, field=self.params.prime_field).reshape(-1)
+            field = self.params.prime_field
+            if run.steps_rows:              # element r: the shift g x s^r (the run's row_step)
+                out = np.concatenate([ntt_model.transform(x[r], inverse=inverse, coset=g, field=field)
+                                      for r, g in enumerate(run.element_shifts(field.p))])
+            else:
+                out = ntt_model.transform(x, inverse=inverse, coset=coset, field=field).reshape(-1)
             state = np.full(batch * n, 0xDEAD_BEEF_DEAD_BEEF & ((1 << 8 * lay.point_bytes) - 1),
                             dtype=lay.point_dtype)
         outputs = (("state", state, lay.write_channels(1)),) + ((("output", out, lay.write_channels(2)),)

@@ -1,15 +1,16 @@
 """Constrained-random runs of the whole kernel, register by register, against the golden model.
 
 :func:`draw_run` picks one start the way a fuzzing host would: a native size, a batch, the flags, a coset
-shift (edge values included), a zero-extended input or a chained output of a pair the layout places, or a
-start the kernel must refuse (a bad size, batch, shift, flag or pair), and the traffic the HBM models make
+shift (edge values included), a row step (element r of the batch shifted by g x s^r; 0 or 1 now and then,
+with or without the coset), a zero-extended input or a chained output of a pair the layout places, or a
+start the kernel must refuse (a bad size, batch, shift, row step, flag or pair), and the traffic the HBM models make
 meanwhile (refresh windows, random stalls on every AXI channel). :class:`RegisterCard` runs it on a
 kernel with the register interface of :class:`sim.kernel_model.KernelModel` (the Verilator simulation,
 :class:`sim.cosim.SimulatedKernel`, or the model itself), on buffers of the build's largest size that hold
 random garbage wherever the run must not look, and checks
 
 - the result, point by point, against :func:`hw.model.ntt.transform` of the same input in the build's field
-  (``params.prime_field``; zero-extended
+  (``params.prime_field``; each element with its own shift under a row step; zero-extended
   where the run reads only 2^m points; for a chained output, the words the next run reads);
 - a refused start: STATUS as :meth:`hw.model.run.Run.check` says, and no point buffer changed;
 - the status record (hw.model.record): written, the identification words, this start's RUN and BATCH
@@ -56,6 +57,8 @@ class TrialRun:
         parts = [f"log_n={r.log_n}", f"batch={r.batch}", f"flags=0x{r.flags:x}"]
         if r.flags & FLAG_COSET or r.coset_shift:
             parts.append(f"coset_shift={r.coset_shift}")
+        if r.row_step:
+            parts.append(f"row_step={r.row_step}")
         if r.input_log_m:
             parts.append(f"input_log_m={r.input_log_m}")
         if r.chain_log_n:
@@ -90,6 +93,9 @@ def _refused_run(rng, params: BuildParams) -> Run:
            replace(base, batch=max_batch(params, n) + int(rng.integers(1, 4))),
            replace(base, flags=FLAG_COSET, coset_shift=_pick(rng, [0, params.prime_field.p, params.prime_field.p + 1,
                                                                     (1 << 64) - 1])),
+           # a row step above 1 without the coset, or one not below p with it
+           replace(base, flags=_pick(rng, [0, FLAG_INVERSE]), row_step=_pick(rng, [2, params.prime_field.p - 1])),
+           replace(base, flags=FLAG_COSET, coset_shift=1, row_step=_pick(rng, [params.prime_field.p, (1 << 64) - 1])),
            replace(base, flags=int(rng.integers(1, 1 << 30)) << 2 | int(rng.integers(0, 4))),
            replace(base, input_log_m=_pick(rng, [n + 1, 1, 63])),
            replace(base, chain_log_n=_pick(rng, [params.max_log_n + 1, 2]))]
@@ -117,6 +123,13 @@ def draw_run(rng: np.random.Generator, params: BuildParams, *, refused_share: fl
     else:
         n = _pick(rng, sizes)
         run = Run(n, flags, _batch(rng, params, n), shift)
+    if not kind < refused_share and rng.random() < 0.5:
+        # a row step: element r's shift g x s^r with the coset (s an edge or random, a root of unity as the
+        # four-step's twiddles use), 0 or 1 (every element the same shift) with or without it
+        p = params.prime_field.p
+        steps = [0, 1] if not flags & FLAG_COSET else [2, p - 1, params.prime_field.root_of_unity(1 << run.log_n),
+                                                        _shift(rng, p)]
+        run = replace(run, row_step=_pick(rng, steps))
     return TrialRun(run, refresh=bool(rng.random() < 0.8), stalls=bool(rng.random() < 0.6),
                     data_seed=int(rng.integers(1 << 31)))
 
@@ -224,8 +237,12 @@ class RegisterCard:
         HbmLayout(p, run.log_n, b).scatter_into(x.reshape(-1), self.mem, "input")
         if run.input_log_m:
             x[:, 1 << run.input_log_m:] = 0
-        return ntt.transform(x, inverse=bool(run.flags & FLAG_INVERSE),
-                             coset=run.coset_shift if run.flags & FLAG_COSET else None, field=p.prime_field)
+        shifts = run.element_shifts(p.prime_field.p)
+        if shifts is None or not run.steps_rows:
+            return ntt.transform(x, inverse=bool(run.flags & FLAG_INVERSE), coset=run.coset, field=p.prime_field)
+        # a row step: each element its own shift g x s^r (hw.model.run.Run.element_shifts)
+        return np.stack([ntt.transform(row, inverse=bool(run.flags & FLAG_INVERSE), coset=g, field=p.prime_field)
+                         for row, g in zip(x, shifts)])
 
     def _result(self, run: Run) -> np.ndarray:
         p, b = self.params, run.batch
@@ -260,11 +277,11 @@ class RegisterCard:
 def regress(card: RegisterCard, n: int, seed: int, *, progress=None) -> dict:
     """``n`` random runs drawn from ``seed`` on ``card``; a :class:`RegressionFailure` naming the seed, the
     run's index and the run on the first failure. Returns counts: runs, refused, chained, extended,
-    batched, coset, inverse, stalled, and seconds."""
+    batched, coset, stepped (a row step over a batch of more than one), inverse, stalled, and seconds."""
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"n: expected a positive int, got {n!r}")
     rng = np.random.default_rng(seed)
-    counts = dict(runs=0, refused=0, chained=0, extended=0, batched=0, coset=0, inverse=0, stalled=0)
+    counts = dict(runs=0, refused=0, chained=0, extended=0, batched=0, coset=0, stepped=0, inverse=0, stalled=0)
     t0 = time.monotonic()
     for i in range(n):
         trial = draw_run(rng, card.params)
@@ -281,6 +298,7 @@ def regress(card: RegisterCard, n: int, seed: int, *, progress=None) -> dict:
             counts["extended"] += bool(r.input_log_m)
             counts["batched"] += r.batch > 1
             counts["coset"] += bool(r.flags & FLAG_COSET)
+            counts["stepped"] += bool(r.flags & FLAG_COSET) and r.steps_rows and r.batch > 1
             counts["inverse"] += bool(r.flags & FLAG_INVERSE)
             counts["stalled"] += trial.stalls
         if progress is not None:

@@ -250,3 +250,131 @@ def test_factor_generator_default_build():
     dut, out = _run_generator(params, offsets, cases, seed=12)
     for (g, inverse, pass_index, log_n, _), (_, pairs) in zip(cases, out):
         assert pairs == dut.model(g, log_n, pass_index, bool(inverse), len(pairs)), (g, inverse, pass_index, log_n)
+
+
+# -- row steps (the run's row_step: element r has the shift g x s^r) ----------------------------------
+
+def test_row_step_model_is_the_per_row_definition():
+    """coset_passes with a row step, every size and direction of a small build, against the golden
+    transform of each element with its own shift g s^r (computed here by pow); the element table update
+    (step_tables) against the tables of the next element's base."""
+    for field in ("goldilocks", "babybear"):
+        params = BuildParams(lanes=4, log_core=4, channels=4, field=field)
+        fd = params.prime_field
+        rng = np.random.default_rng(3)
+        g, s = random.Random(field).randrange(2, fd.p), random.Random(3).randrange(2, fd.p)
+        for n in range(params.min_log_n, params.max_log_n + 1):
+            batch = min(3, 1 << (params.max_log_n - n))
+            x = rng.integers(0, fd.p, (batch, 1 << n), dtype=np.uint64)
+            for inverse in (False, True):
+                _, out = CM.coset_passes(params, x.reshape(-1), g, n, inverse, batch, row_step=s)
+                for r in range(batch):
+                    shift = g * pow(s, r, fd.p) % fd.p
+                    assert np.array_equal(out.reshape(batch, -1)[r], transform(x[r], inverse=inverse, coset=shift,
+                                                                               field=fd)), (field, n, inverse, r)
+                for pass_index in (1, 2):
+                    f = CM.pass_frame(n, pass_index)
+                    cur = CM.factor_tables(CM.pass_base(g, n, pass_index, inverse, fd), f, fd)
+                    step = CM.factor_tables(CM.pass_base(s, n, pass_index, inverse, fd), f, fd)
+                    nxt = CM.factor_tables(CM.pass_base(g * s % fd.p, n, pass_index, inverse, fd), f, fd)
+                    assert CM.step_tables(cur, step, fd) == nxt
+
+
+def _run_stepping(params, offsets, cases, stall_rate=0.3, seed=0):
+    """Drive CosetFactors through ``cases`` (shift, row step, inverse, pass, log_n, batch) with random
+    stalls; returns per case the factor pairs of every element's cycles (inverse: from the lanes' output
+    offset) and the cycles ``ready`` was low after the stream had started."""
+    dut = CosetFactors(params, offsets)
+    rng = random.Random(seed)
+    out = []
+
+    async def bench(ctx):
+        for g, s, inverse, pass_index, log_n, batch in cases:
+            ctx.set(dut.run.coset_shift, g)
+            ctx.set(dut.run.row_step, s)
+            for port, v in ((dut.start, 1), (dut.run.coset, 1), (dut.run.inverse, inverse), (dut.run.batch, batch),
+                            (dut.pass2, pass_index == 2), (dut.run.log_n, log_n)):
+                ctx.set(port, v)
+            await ctx.tick()
+            ctx.set(dut.start, 0)
+            offset = offsets[CM.pass_frame(log_n, pass_index)] if inverse else 0
+            total = batch * CM.element_cycles(params, log_n) + offset
+            pairs, low, started = [], 0, False
+            while len(pairs) < total:
+                en = rng.random() >= stall_rate
+                if not ctx.get(dut.ready):
+                    en, low = False, low + started
+                else:
+                    started = True
+                ctx.set(dut.en, en)
+                if en:
+                    pairs.append((ctx.get(dut.o_f0), ctx.get(dut.o_f1)))
+                await ctx.tick()
+            ctx.set(dut.en, 0)
+            out.append((pairs, low))
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-9)
+    sim.add_testbench(bench)
+    sim.run()
+    return dut, out
+
+
+STEP_CASES = [("goldilocks", 4), ("babybear", 4), ("koalabear", 5)]
+
+
+@pytest.mark.parametrize("field, k", STEP_CASES, ids=[f"{f}_k{k}" for f, k in STEP_CASES])
+def test_factor_generator_row_steps(field, k):
+    """Row steps in the factor generator, every field: edge and random steps (2, p - 1, 2^32, random) and
+    shifts, forward and inverse, both passes, the smallest size (elements shorter than the table update:
+    ``ready`` falls at the boundaries) and larger ones, batches of 3, random stalls; every factor of every
+    element equals the stream of g s^r (CosetFactors.model, from hw.model.coset.factor_stream), decoded
+    the field's values. A row step of 0 or 1 is a plain coset batch. Without other stalls than the
+    bench's, ``ready`` is never low in an element longer than the update."""
+    params = BuildParams(lanes=4, log_core=k, channels=4, field=field)
+    fd = params.prime_field
+    general = general_multiplier(fd)
+    offsets = {f: 41 + 3 * f for f in range(2, k + 1)}
+    rng = random.Random(k)
+    steps = [s for s in (2, fd.p - 1, 2**32, rng.randrange(2, fd.p)) if s < fd.p]
+    cases = []
+    for i, s in enumerate(steps):
+        g = edge_shifts(fd)[i % len(edge_shifts(fd))]
+        for inverse, pass_index, log_n in ((0, 1, params.min_log_n), (1, 2, params.min_log_n),
+                                          (0, 2, 2 * k - 2), (1, 1, 2 * k - 2)):
+            cases.append((g, s, inverse, pass_index, log_n, min(3, 1 << (params.max_log_n - log_n))))
+    cases += [(7, 1, 0, 1, 2 * k - 2, 2), (7, 0, 1, 2, 2 * k - 2, 2)]
+    dut, out = _run_stepping(params, offsets, cases, seed=k)
+    for (g, s, inverse, pass_index, log_n, batch), (pairs, low) in zip(cases, out):
+        what = f"shift {g}, step {s}, inverse {inverse}, pass {pass_index}, 2^{log_n} x {batch}"
+        assert pairs == dut.model(g, log_n, pass_index, bool(inverse), len(pairs), row_step=s, batch=batch), what
+        each = CM.element_cycles(params, log_n)
+        offset = offsets[CM.pass_frame(log_n, pass_index)] if inverse else 0
+        for r in range(batch if s > 1 else 1):      # decoded, element by element, against pow()
+            shift = g * pow(s, r, fd.p) % fd.p if s > 1 else g
+            values = CM.factor_stream(shift, log_n, pass_index, bool(inverse), fd)
+            period = values.shape[0]
+            for t in range(offset + r * each, offset + (r + 1) * each):
+                want = tuple(map(int, values[(t - offset) % period]))
+                assert tuple(general.model(1, w) for w in pairs[t]) == want, f"{what}: element {r}, cycle {t}"
+        if dut.update_cycles(CM.pass_frame(log_n, pass_index)) <= each:
+            assert low == 0, what
+
+
+def test_run_row_step_checks():
+    """Run: row_step 0 and 1 are no step; another value needs the coset flag and s < p (bad_shift), also
+    in a 31-bit field; its words round-trip; element_shifts is g s^r."""
+    from nantucket.hw.model.run import FLAG_COSET, STATUS_BAD_SHIFT, Run
+    for field in ("goldilocks", "babybear"):
+        params = BuildParams(lanes=4, log_core=4, channels=4, field=field)
+        p = params.prime_field.p
+        for s in (0, 1):
+            assert Run(8, 0, 1, 0, row_step=s).check(params) == 0
+        assert Run(8, 0, 1, 0, row_step=2).check(params) == STATUS_BAD_SHIFT
+        assert Run(6, FLAG_COSET, 2, 7, row_step=p - 1).check(params) == 0
+        assert Run(6, FLAG_COSET, 2, 7, row_step=p).check(params) == STATUS_BAD_SHIFT
+        run = Run.of(6, coset=5, batch=4, row_step=3)
+        assert Run.from_words(run.words()) == run
+        assert run.element_shifts(p) == [5 * pow(3, r, p) % p for r in range(4)]
+    with pytest.raises(ValueError, match="row_step"):
+        Run(8, row_step=1 << 64)

@@ -100,5 +100,5 @@ def test_random_regression(card):
     counts = regress(card, REGRESSION_RUNS, seed)
     assert counts["runs"] == REGRESSION_RUNS
     # every kind of start was drawn
-    for kind in ("refused", "chained", "extended", "batched", "coset", "inverse", "stalled"):
+    for kind in ("refused", "chained", "extended", "batched", "coset", "stepped", "inverse", "stalled"):
         assert counts[kind] > 0, counts

@@ -11,6 +11,7 @@ from nantucket.host.sim_backend import SimBackend
 from nantucket.hw.model import field as F
 from nantucket.hw.model import ntt
 from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.run import FLAG_COSET
 from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin
 
 SMALL = BuildParams(lanes=4, log_core=3, channels=4)        # 2^4 .. 2^6 points a call
@@ -171,14 +172,31 @@ def test_lde_past_one_call_on_the_kernel_model(tmp_path):
         assert sum(s["kernel_calls"] for s in steps) == fake.kernel_model.runs - runs
 
 
-def test_the_kernel_rtl_runs_sizes_past_one_call():
+def test_the_kernel_rtl_runs_sizes_past_one_call(monkeypatch):
     """On the simulated kernel RTL (tests/test_kernel.py's 2^8 build): 2^11 with coset, inverse
-    and both orders; the report's steps carry the kernel's own cycles."""
+    and both orders; the report's steps carry the kernel's own cycles. The between-steps twiddles run on
+    the card: the stepped step's kernel calls carry the row step w_N (each transform row's calls from
+    its first row's shift on) and the host makes no twiddled transpose (no field products)."""
+    from nantucket.host.xrt.backend import XrtBackend
+
     field = F.GOLDILOCKS
+    started = []
+    execute_run = XrtBackend.execute_run
+
+    def recording(self, bufs, run):
+        started.append(run)
+        return execute_run(self, bufs, run)
+
+    def no_host_twiddles(*args, **kwargs):
+        raise AssertionError("the host applied the twiddles")
+
+    monkeypatch.setattr(XrtBackend, "execute_run", recording)
+    monkeypatch.setattr(L, "_twiddled_transpose", no_host_twiddles)
     with nantucket.open("sim", params=RTL, progress=lambda line: None) as dev:
         backend = dev.backend
         for log_n, inverse, coset, order in [(11, False, 7, "nr"), (11, True, 7, "rn")]:
             x = rand(field, 1 << log_n, seed=log_n)
+            started.clear()
             got = dev.ntt(x, inverse=inverse, coset=coset, order=order).numpy()
             assert np.array_equal(got, ntt.transform(x, inverse=inverse, coset=coset, order=order)), log_n
             steps = backend.steps
@@ -187,4 +205,19 @@ def test_the_kernel_rtl_runs_sizes_past_one_call():
                        for s in kernel_steps)
             assert sum(s["cycles"] for s in kernel_steps) == backend.kernel_cycles
             assert "four-step" in backend.report["Host work"] and "over" in backend.report["Kernel cycles"]
+            # the stepped step (the inverse's first, the forward's second): coset calls with the row step
+            # w_N, their shifts g x w_N^r from each call's first row; the other step's calls without one
+            n1, n2 = L.split_log_n(log_n, RTL.min_log_n, RTL.max_log_n)
+            w = field.root_of_unity(1 << log_n)
+            stepped_log_n = n1 if inverse else n2
+            per = 1 << (n2 if inverse else n1)            # rows of one transform row (the shifts restart)
+            stepped = [r for r in started if r.row_step > 1]
+            assert stepped and all(r.row_step == w and r.log_n == stepped_log_n and r.flags & FLAG_COSET
+                                   for r in stepped)
+            assert sum(r.batch for r in stepped) == per
+            first = 0
+            for r in stepped:
+                assert r.coset_shift == field.mul(coset, field.pow_(w, first)), first
+                first += r.batch
+            assert len(stepped) < len(started)
     assert isinstance(dev.backend, SimBackend)

@@ -75,7 +75,8 @@ def test_run_struct_bits_of_accepted_runs():
     widths = {name: field.width for name, field in run_layout(p)}
     assert widths == {"log_n": p.max_log_n.bit_length(), "inverse": 1, "coset": 1,
                       "batch": (1 << (p.max_log_n - p.min_log_n)).bit_length(), "coset_shift": 64,
-                      "input_log_m": p.max_log_n.bit_length(), "chain_log_n": p.max_log_n.bit_length()}
+                      "input_log_m": p.max_log_n.bit_length(), "chain_log_n": p.max_log_n.bit_length(),
+                      "row_step": 64}
     rng = random.Random(5)
     sizes = range(p.min_log_n, p.max_log_n + 1)
     for _ in range(300):
@@ -84,14 +85,16 @@ def test_run_struct_bits_of_accepted_runs():
         t = rng.choice([0] + [t for t in sizes if lde_pair_supported(p, n, t)])
         batch = rng.randint(1, 1 << (p.max_log_n - max(n, t)))
         inverse, coset = rng.random() < 0.5, rng.choice([None, rng.randint(1, P - 1)])
-        run = Run.of(n, inverse=inverse, coset=coset, batch=batch, input_log_m=log_m, chain_log_n=t)
+        step = rng.choice([0, 1, rng.randint(2, P - 1)]) if coset is not None else rng.choice([0, 1])
+        run = Run.of(n, inverse=inverse, coset=coset, batch=batch, input_log_m=log_m, chain_log_n=t, row_step=step)
         want = {"log_n": n, "inverse": int(inverse), "coset": int(coset is not None), "batch": batch,
-                "coset_shift": coset or 0, "input_log_m": 0 if log_m == n else log_m, "chain_log_n": t}
+                "coset_shift": coset or 0, "input_log_m": 0 if log_m == n else log_m, "chain_log_n": t,
+                "row_step": step if step > 1 else 0}
         bits = run_bits(p, run)
         assert run_fields(p, bits) == want
         # the packing, independently: each field at the running offset, in layout order
         packed, offset = 0, 0
-        for name in ("log_n", "inverse", "coset", "batch", "coset_shift", "input_log_m", "chain_log_n"):
+        for name in ("log_n", "inverse", "coset", "batch", "coset_shift", "input_log_m", "chain_log_n", "row_step"):
             packed |= want[name] << offset
             offset += widths[name]
         assert bits == packed

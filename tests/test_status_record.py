@@ -86,7 +86,7 @@ def test_the_model_writes_the_record_of_every_start_with_the_runs_arguments():
     for sequence, args in enumerate(starts, start=1):
         assert card.start(**args), args
         rec = card.record()
-        assert rec["MAGIC"].to_bytes(4, "big") == b"NTKT" and rec["VERSION"] == R.VERSION == 5
+        assert rec["MAGIC"].to_bytes(4, "big") == b"NTKT" and rec["VERSION"] == R.VERSION == 6
         # the record keeps its two beats: the ID words before FIELD (FIELD is read from the register)
         assert {n: rec[n] for n in WORDS[:8] if n != "STATUS"} == {n: v for n, v in ids.items() if n != "FIELD"}
         assert rec["STATUS"] == 0

@@ -325,11 +325,12 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
 
     @noting_errors
     def run(self, points: np.ndarray, inverse: bool = False, *, coset: int | None = None,
-            order: str = "nn") -> np.ndarray:
+            order: str = "nn", row_step: int | None = None) -> np.ndarray:
         """The transform of ``points``: 1-D (n points) or 2-D (B rows of n points, each transformed);
         ``coset`` a shift 0 < g < p or None, ``order`` input then output order ("nn", "nr", "rn",
-        "rr"). The kernel computes the inverse, the coset and the batch (split into calls of the
-        largest batch it takes); see host/kernel_plan.py for what is left to the host."""
+        "rr"); ``row_step`` s (with a coset, sizes of one call): row r has the shift g x s^r (the kernel's
+        ``row_step`` argument). The kernel computes the inverse, the coset and the batch (split into calls
+        of the largest batch it takes); see host/kernel_plan.py for what is left to the host."""
         self._check_open()
         self._runs.check_not_stuck()
         x = F.as_u64(points)
@@ -342,13 +343,17 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         reason = self.supports(n)
         if reason:
             raise UnsupportedSize(reason)
+        if row_step is not None and not (isinstance(row_step, int) and 0 <= row_step < self.field.p):
+            raise ValueError(f"row_step: expected a field element 0 <= s < p, got {row_step!r}")
         if n > self.params.n_points:
+            if row_step is not None and row_step > 1:
+                raise UnsupportedSize(f"row_step: {n} points is past one kernel call (2^{self.params.max_log_n})")
             return self._run_large(rows, inverse, coset, order).reshape(x.shape)
         layout = self.layout_for(self.kernel_size(n))
         plan = plan_transform(n, layout.log_n, inverse, coset, order, self.kernel_computes, self.field)
         sink, limit = progress_sink(self._progress_opt, rows.size), self.batch_limit(layout.log_n)
         self._records.clear()
-        outs, times = self._run_calls(rows, plan, layout, limit, sink)
+        outs, times = self._run_calls(rows, plan, layout, limit, sink, row_step)
         y = outs[0] if len(outs) == 1 else np.concatenate(outs)
         self.timings = dict(zip(("to-device", "kernel", "from-device"), map(float, times)))
         self.report["Host work"] = (", ".join(plan.host_work()) or "layout only (scatter and gather; the "
@@ -363,9 +368,11 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self._report_measured()
         return y.reshape(x.shape[:-1] + (n,))
 
-    def _run_calls(self, rows: np.ndarray, plan, layout: HbmLayout, limit: int, sink) -> tuple[list, np.ndarray]:
+    def _run_calls(self, rows: np.ndarray, plan, layout: HbmLayout, limit: int, sink,
+                   row_step: int | None = None) -> tuple[list, np.ndarray]:
         """The kernel calls of :meth:`run`, ``limit`` rows a call: the results per call, and the seconds
-        spent moving points to the card, in the kernel and bringing them back (summed per phase).
+        spent moving points to the card, in the kernel and bringing them back (summed per phase). With a
+        ``row_step``, each call's run starts at its first row's shift.
 
         One call: upload, run, download. Several: ``run_buffer_sets`` buffer sets (three) in turn, so that while the kernel runs
         call i, one thread moves call i+1's points to the card and another brings call i-1's back (the
@@ -388,9 +395,9 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
             times[2] += time.perf_counter() - t0
             return out
 
-        def execute(bufs, batch):
+        def execute(bufs, batch, r0):
             t0 = time.perf_counter()
-            self.execute_run(bufs, plan.run(batch))
+            self.execute_run(bufs, plan.run(batch, row_step=row_step, first_row=r0))
             times[1] += time.perf_counter() - t0
 
         n_sets = self.run_buffer_sets
@@ -398,7 +405,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
             bufs, outs = self._allocate(layout, min(rows.shape[0], limit)), []
             for r0 in starts:
                 batch = upload(bufs, r0)
-                execute(bufs, batch)
+                execute(bufs, batch, r0)
                 outs.append(download(bufs, batch))
             return outs, times
         sets = [self._allocate(layout, limit, index=i) for i in range(n_sets)]
@@ -413,7 +420,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
                         if i + 1 >= n_sets:                 # its set is free once that call's points are back
                             downs[i + 1 - n_sets].result()
                         ups.append(to_card.submit(upload, sets[(i + 1) % n_sets], starts[i + 1]))
-                    execute(sets[i % n_sets], batch)
+                    execute(sets[i % n_sets], batch, starts[i])
                     downs.append(from_card.submit(download, sets[i % n_sets], batch))
                 return [d.result() for d in downs], times
             finally:                                        # on an error: nothing left using the buffers
@@ -430,10 +437,10 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         phases = dict.fromkeys(("to-device", "kernel", "from-device"), 0.0)
         moved, measured = [0], []
 
-        def native(r, i, c, o):
+        def native(r, i, c, o, s=None):
             """A step's batched kernel calls (their rows may split again), their phases, bytes and the
-            kernel's own counts summed."""
-            out = self.run(r, i, coset=c, order=o)
+            kernel's own counts summed; ``s`` the step's row step (its twiddles on the card)."""
+            out = self.run(r, i, coset=c, order=o, row_step=s)
             for phase, seconds in self.timings.items():
                 phases[phase] += seconds
             moved[0] += r.nbytes
@@ -442,7 +449,8 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
 
         y = large.four_step(rows, inverse=inverse, coset=None if coset is None else int(coset), order=order,
                             field=self.field, min_log_n=self.params.min_log_n, max_log_n=self.params.max_log_n,
-                            native=native, steps=steps, calls=lambda: len(self.kernel_runs))
+                            native=native, steps=steps, calls=lambda: len(self.kernel_runs),
+                            row_steps={"coset", "inverse"} <= set(self.kernel_computes))
         n1, n2 = large.split_log_n(log_n, self.params.min_log_n, self.params.max_log_n)
         # every step's rows went to the card and back: beyond the caller's one round trip of the points
         for direction in self.extra_transfers:

@@ -92,7 +92,8 @@ class KernelRuns:
         del args                        # it holds the buffers: only the run (until it is over) may
         be._note(f"xrt: kernel call: 2^{run.log_n} points, batch {run.batch}, flags 0x{run.flags:x}"
                  + (f", input_log_m {run.input_log_m}" if run.input_log_m else "")
-                 + (f", chain_log_n {run.chain_log_n}" if run.chain_log_n else ""))
+                 + (f", chain_log_n {run.chain_log_n}" if run.chain_log_n else "")
+                 + (f", row_step {run.row_step}" if run.steps_rows else ""))
         t0 = time.perf_counter()
         try:
             completed, name = be._xrt.wait(handle, self._timeout_ms())

@@ -19,6 +19,14 @@ So every lane multiplies, on a given cycle, by the same pair of factors: the pow
 The hardware (hw/coset.py) reads each factor as a product of two small tables, HI[i >> s] * LO[i & mask]
 with s = floor(f/2) for a frame of 2^f points; :func:`factor_tables` and :func:`factor_stream` are its
 bit-exact model, :func:`coset_passes` the whole transform through the lane schedule.
+
+Row steps (the run's ``row_step`` s): element r of a batch is a coset transform with the shift
+g_r = g s^r, so its pass base is b_r = b_0 c^r with c the pass base of s (``pass_base(s, ...)``; for the
+inverse c = (s^-1)^(2^o), from h_r = h s^-r). The hardware keeps the tables of the element it streams and
+computes the next element's from them, entry by entry: LO_(r+1)[j] = LO_r[j] x LOc[j], HI_(r+1)[i] =
+HI_r[i] x HIc[i] (:func:`step_tables`), while the current one streams. Every lane of a cycle works on
+the same element (each pass has at least L frames per element, ``BuildParams.min_log_n``), so the
+element changes every ``element_cycles`` stream cycles.
 """
 
 import numpy as np
@@ -30,7 +38,7 @@ from .params import BuildParams
 from .schedule import lane_input_order, lane_output_order, pass_schedule
 
 __all__ = ["INVERSE_EXPONENT", "inverse_exponent", "pass_frame", "pass_base", "chain_offset", "factor_tables", "factor_positions", "factor_stream",
-           "lane_frame_transform", "coset_passes"]
+           "element_shift", "element_cycles", "step_tables", "update_products", "lane_frame_transform", "coset_passes"]
 
 _GL = F.GOLDILOCKS
 
@@ -98,6 +106,33 @@ def factor_stream(shift: int, log_n: int, pass_index: int, inverse: bool, field:
     return np.array(out, dtype=np.uint64).reshape(-1, 2)
 
 
+def element_shift(shift: int, row_step: int, element: int, field: Field = _GL) -> int:
+    """g_r = g x s^r, the shift of element r of a batch with the row step s (0 or 1: g)."""
+    field = F.get(field)
+    if row_step <= 1:
+        return int(shift) % field.p
+    return field.mul(int(shift) % field.p, field.pow_(int(row_step) % field.p, element))
+
+
+def element_cycles(params: BuildParams, log_n: int) -> int:
+    """Stream cycles of one element of a batch in either pass: 2^n points, 2L a cycle."""
+    return (1 << log_n) // (2 * params.lanes)
+
+
+def step_tables(tables: tuple[list[int], list[int]], step: tuple[list[int], list[int]],
+                field: Field = _GL) -> tuple[list[int], list[int]]:
+    """The next element's (LO, HI) from the current one's and the step's, entry by entry."""
+    field = F.get(field)
+    return tuple([field.mul(a, b) for a, b in zip(cur, c)] for cur, c in zip(tables, step))
+
+
+def update_products(log_frame: int) -> int:
+    """Products of one element's table update: every entry of LO and HI (entry 0 too, 1 x 1: the work
+    sets get their 1 that way)."""
+    s = log_frame // 2
+    return (1 << s) + (1 << (log_frame - s))
+
+
 def lane_frame_transform(frames: np.ndarray, inverse: bool, field: Field = _GL) -> np.ndarray:
     """Natural-order transform of every frame (last axis, 2^f points), forward or with inverse twiddles
     (no 1/N): what a lane computes from its frame before the output scale."""
@@ -106,11 +141,12 @@ def lane_frame_transform(frames: np.ndarray, inverse: bool, field: Field = _GL) 
 
 
 def coset_passes(params: BuildParams, x: np.ndarray, shift: int | None, log_n: int | None = None,
-                 inverse: bool = False, batch: int = 1) -> tuple[np.ndarray, np.ndarray]:
+                 inverse: bool = False, batch: int = 1, row_step: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """The engine's two passes, cycle by cycle through ``pass_schedule``, with the coset factor stream
-    applied where the lanes apply it (``shift`` None: no coset). Returns ``(state, output)`` indexed like
-    the buffers; ``output`` includes the inverse's 1/N, so it equals
-    ``hw.model.ntt.transform(x, inverse=inverse, coset=shift)`` row by row, in ``params.prime_field``."""
+    applied where the lanes apply it (``shift`` None: no coset; ``row_step`` s: element r's stream is
+    the one of g s^r). Returns ``(state, output)`` indexed like the buffers; ``output`` includes the
+    inverse's 1/N, so it equals ``hw.model.ntt.transform(x, inverse=inverse, coset=g s^r)`` row by row, in
+    ``params.prime_field``."""
     field = params.prime_field
     n = params.max_log_n if log_n is None else params.check_log_n(log_n)
     big = 1 << n
@@ -124,7 +160,14 @@ def coset_passes(params: BuildParams, x: np.ndarray, shift: int | None, log_n: i
         reads, writes = pass_schedule(params, pass_index, n, batch)     # [g, t, l, 2]
         f = params.pass_log_sizes(n)[pass_index - 1]
         pairs = src[reads]
-        factors = None if shift is None else factor_stream(shift, n, pass_index, inverse, field)[None, :, None, :]
+        if shift is None:
+            factors = None
+        else:
+            # round g (every lane) belongs to element (L g) / (frames per element)
+            per = (1 << (n - f)) // params.lanes
+            streams = [factor_stream(element_shift(shift, row_step, e, field), n, pass_index, inverse, field)
+                       for e in range(batch if row_step > 1 else 1)]
+            factors = np.stack([streams[g // per if row_step > 1 else 0] for g in range(reads.shape[0])])[:, :, None, :]
         if factors is not None and not inverse:
             pairs = field.vmul(pairs, factors)
         # assemble every lane's frame from its input positions, transform it, emit in output order

@@ -23,7 +23,10 @@ A + 0x28    argument C+6 ``chain_log_n``: 32-bit scalar t; when nonzero the outp
             zero-extended input of a 2^t-point run (hw.model.layout: HbmLayout.output_as_input), which
             that run reads with input_log_m = log_n, so transforms chain on the card; 0 (reset): the
             output placement
-A + 0x30    argument C+7 ``status``: 64-bit pointer (master ``m00_axi``, so a buffer in HBM[0]) where the
+A + 0x30    argument C+7 ``row_step_lo``, A + 0x38 argument C+8 ``row_step_hi``: the coset's row step s,
+            bits 31..0 and 63..32: element r of a coset batch has the shift g x s^r (0 or 1, reset: every
+            element g; another value needs the coset flag and s < p, else STATUS.bad_shift)
+A + 0x40    argument C+9 ``status``: 64-bit pointer (master ``m00_axi``, so a buffer in HBM[0]) where the
             kernel writes its status record after every start (hw.model.record: STATUS, the
             identification words, its cycle counts), so a host that cannot read registers learns how
             the run went
@@ -39,7 +42,7 @@ A start is checked before anything moves (:meth:`hw.model.run.Run.check`, throug
 :meth:`RegisterMap.check_start`: the one definition the gateware's decoder and the host's model implement): an unsupported ``log_n`` (STATUS.bad_size), a batch
 of 0 or one whose B x 2^log_n points exceed the buffers of the build's largest transform
 (B * 2^log_n > 2^MAX_LOG_N, STATUS.bad_batch), a coset run whose shift is 0 or not below p
-(STATUS.bad_shift), a flag bit the kernel does not know (STATUS.bad_flags) or an ``input_log_m`` /
+(STATUS.bad_shift, also a row_step other than 0 and 1 without the coset flag or not below p), a flag bit the kernel does not know (STATUS.bad_flags) or an ``input_log_m`` /
 ``chain_log_n`` pair of sizes the layout cannot place evenly (STATUS.bad_lde_pair,
 :func:`hw.model.layout.lde_pair_supported`) finishes at once and touches no point memory: it writes only
 its status record.
@@ -101,8 +104,9 @@ ID_BASE = 0x800
 #: "NTKT" in ASCII.
 MAGIC = 0x4E54_4B54
 #: Bumped whenever this register map changes incompatibly (2: the flags, batch and coset_shift arguments;
-#: 3: input_log_m and chain_log_n; 4: the status argument and record; 5: the FIELD identification word).
-VERSION = 5
+#: 3: input_log_m and chain_log_n; 4: the status argument and record; 5: the FIELD identification word;
+#: 6: the row_step argument, which moves the status pointer).
+VERSION = 6
 
 #: The FIELD identification word: the code of each field preset (hw.model.field.FIELDS) a kernel may be built
 #: for. Codes are never reused; 0 is no field (what a kernel from before version 5 reads at FIELD's offset).
@@ -320,7 +324,8 @@ class RegisterMap:
                     BitField("bad_batch", 15, 1, "ro", "the last start had batch = 0 or batch * 2^log_n > "
                              "2^MAX_LOG_N (finished at once, memory untouched)"),
                     BitField("bad_shift", 16, 1, "ro", "the last start asked for a coset with coset_shift "
-                             "0 or >= p (finished at once, memory untouched)"),
+                             "0 or >= p, or a row_step other than 0 and 1 without the coset flag or >= p "
+                             "(finished at once, memory untouched)"),
                     BitField("bad_flags", 17, 1, "ro", "the last start set a flags bit the kernel does not "
                              "know (finished at once, memory untouched)"),
                     BitField("bad_lde_pair", 18, 1, "ro", "the last start had an input_log_m or chain_log_n "

@@ -2,7 +2,8 @@
 
 A run is what the scalar argument registers of one ``ap_start`` hold (the buffer addresses aside): the
 size ``log_n``, the ``flags`` (inverse, coset), the ``batch`` B, the ``coset_shift`` g, the zero-extended
-input ``input_log_m`` and the chained output ``chain_log_n``. This module is the one definition of those
+input ``input_log_m``, the chained output ``chain_log_n`` and the coset's ``row_step`` s (element r of a
+batch has the shift g x s^r; 0 or 1: every element g). This module is the one definition of those
 values: their argument words and register order (:data:`SCALAR_ARGS`, from which
 :class:`hw.model.regmap.RegisterMap` builds its arguments), the flag bits, and which runs a kernel of a
 build accepts (:meth:`Run.check`, the STATUS bits of a refusal, which the control slave decodes in
@@ -31,7 +32,7 @@ FLAGS_KNOWN = FLAG_INVERSE | FLAG_COSET
 # finishes at once and touches no memory; cleared by the next start).
 STATUS_BAD_SIZE = 1 << 0        # log_n outside the build's native sizes
 STATUS_BAD_BATCH = 1 << 15      # batch = 0, or batch * 2^log_n > 2^MAX_LOG_N
-STATUS_BAD_SHIFT = 1 << 16      # coset flag with coset_shift = 0 or >= p
+STATUS_BAD_SHIFT = 1 << 16      # coset flag with coset_shift = 0 or >= p; a row_step > 1 without it or >= p
 STATUS_BAD_FLAGS = 1 << 17      # a flags bit outside FLAGS_KNOWN
 STATUS_BAD_LDE_PAIR = 1 << 18     # input_log_m or chain_log_n a size pair the layout cannot place evenly
 STATUS_REJECTED = STATUS_BAD_SIZE | STATUS_BAD_BATCH | STATUS_BAD_SHIFT | STATUS_BAD_FLAGS | STATUS_BAD_LDE_PAIR
@@ -40,7 +41,7 @@ STATUS_REJECTED = STATUS_BAD_SIZE | STATUS_BAD_BATCH | STATUS_BAD_SHIFT | STATUS
 #: is argument 0, before the pointers; the 64-bit shift is two 32-bit words (pyxrt's set_arg passes a C
 #: int). A new run field is one entry here and one field of :class:`Run`.
 SCALAR_ARGS = (("flags", 0), ("batch", 1), ("coset_shift_lo", 0), ("coset_shift_hi", 0), ("input_log_m", 0),
-               ("chain_log_n", 0))
+               ("chain_log_n", 0), ("row_step_lo", 0), ("row_step_hi", 0))
 
 #: What each argument word of a run holds (the register map's descriptions are built from these).
 ARG_DOCS = {
@@ -51,6 +52,9 @@ ARG_DOCS = {
     "coset_shift_hi": "the coset shift g, bits 63..32",
     "input_log_m": "m: the input holds only each transform's first 2^m points (zero-extended); 0: all",
     "chain_log_n": "t: the output is written as the zero-extended input of a 2^t-point run; 0: plain output",
+    "row_step_lo": "the coset's row step s, bits 31..0: element r of the batch has the shift g x s^r (0 or 1: "
+                   "every element g; else the coset flag and s < p, or STATUS.bad_shift)",
+    "row_step_hi": "the coset's row step s, bits 63..32",
     "status": "where the kernel writes its status record after every start (a buffer in HBM[0], rounded "
               "down to 64 bytes; hw.model.record)",
 }
@@ -71,7 +75,9 @@ class Run:
     log_n: N = 2^log_n points per transform; flags: FLAG_INVERSE | FLAG_COSET (other bits are refused);
     batch: B transforms back to back; coset_shift: g of a coset run (0 < g < p); input_log_m: m, the
     input holds only each transform's first 2^m points (0: all); chain_log_n: t, the output is written as
-    the zero-extended input of a 2^t-point run (0: the plain output placement).
+    the zero-extended input of a 2^t-point run (0: the plain output placement); row_step: s, element r of
+    the batch is a coset transform with the shift coset_shift x s^r (0 or 1: every element coset_shift;
+    another value needs the coset flag and s < p).
     """
 
     log_n: int
@@ -80,22 +86,25 @@ class Run:
     coset_shift: int = 0
     input_log_m: int = 0
     chain_log_n: int = 0
+    row_step: int = 0
 
     def __post_init__(self):
         for name in ("log_n", "flags", "batch", "input_log_m", "chain_log_n"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= _WORD:
                 raise ValueError(f"{name}: expected a 32-bit register value (an int in 0..2^32-1), got {value!r}")
-        g = self.coset_shift
-        if not isinstance(g, int) or isinstance(g, bool) or not 0 <= g < 1 << 64:
-            raise ValueError(f"coset_shift: expected a 64-bit register value, got {g!r}")
+        for name in ("coset_shift", "row_step"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << 64:
+                raise ValueError(f"{name}: expected a 64-bit register value, got {value!r}")
 
     @classmethod
     def of(cls, log_n: int, *, inverse: bool = False, coset: int | None = None, batch: int = 1,
-           input_log_m: int = 0, chain_log_n: int = 0) -> "Run":
-        """The run a caller means: inverse, a coset shift g (None: no coset), batch, padded input and chain."""
+           input_log_m: int = 0, chain_log_n: int = 0, row_step: int | None = None) -> "Run":
+        """The run a caller means: inverse, a coset shift g (None: no coset), batch, padded input and chain,
+        the coset's row step s (None: every element g)."""
         flags = (FLAG_INVERSE if inverse else 0) | (FLAG_COSET if coset is not None else 0)
-        return cls(log_n, flags, batch, coset or 0, input_log_m, chain_log_n)
+        return cls(log_n, flags, batch, coset or 0, input_log_m, chain_log_n, row_step or 0)
 
     @property
     def inverse(self) -> bool:
@@ -105,6 +114,23 @@ class Run:
     def coset(self) -> int | None:
         """The coset shift g of a coset run, else None."""
         return self.coset_shift if self.flags & FLAG_COSET else None
+
+    @property
+    def steps_rows(self) -> bool:
+        """Whether the elements of the batch have different shifts (``row_step`` not 0 or 1)."""
+        return self.row_step > 1
+
+    def element_shifts(self, p: int) -> list[int] | None:
+        """The coset shift of every element of the batch, g x s^r mod p (None without the coset flag)."""
+        g = self.coset
+        if g is None:
+            return None
+        s = self.row_step % p if self.steps_rows else 1
+        out, cur = [], g % p
+        for _ in range(max(self.batch, 1)):
+            out.append(cur)
+            cur = cur * s % p
+        return out
 
     def check(self, params: BuildParams) -> int:
         """The STATUS bits a kernel built with ``params`` refuses this start with; 0 when it runs. Every
@@ -116,6 +142,8 @@ class Run:
         if self.batch < 1 or (size_ok and self.batch > max_batch(params, self.log_n)):
             bad |= STATUS_BAD_BATCH
         if self.flags & FLAG_COSET and not 0 < self.coset_shift < params.prime_field.p:
+            bad |= STATUS_BAD_SHIFT
+        if self.steps_rows and not (self.flags & FLAG_COSET and self.row_step < params.prime_field.p):
             bad |= STATUS_BAD_SHIFT
         if self.flags & ~FLAGS_KNOWN:
             bad |= STATUS_BAD_FLAGS
@@ -131,7 +159,8 @@ class Run:
         """Every scalar argument's 32-bit word, by argument name: ``log_n`` and :data:`SCALAR_ARGS`."""
         return {"log_n": self.log_n, "flags": self.flags, "batch": self.batch,
                 "coset_shift_lo": self.coset_shift & _WORD, "coset_shift_hi": self.coset_shift >> 32,
-                "input_log_m": self.input_log_m, "chain_log_n": self.chain_log_n}
+                "input_log_m": self.input_log_m, "chain_log_n": self.chain_log_n,
+                "row_step_lo": self.row_step & _WORD, "row_step_hi": self.row_step >> 32}
 
     @classmethod
     def from_words(cls, words: dict[str, int]) -> "Run":
@@ -142,4 +171,4 @@ class Run:
             raise KeyError(f"words: no value for {', '.join(missing)}")
         return cls(words["log_n"], words["flags"], words["batch"],
                    words["coset_shift_lo"] | words["coset_shift_hi"] << 32, words["input_log_m"],
-                   words["chain_log_n"])
+                   words["chain_log_n"], words["row_step_lo"] | words["row_step_hi"] << 32)

@@ -39,12 +39,13 @@ TIMEOUT_US = 100
 
 
 def expected_run(log_n: int, flags: int = 0, batch: int = 1, coset_shift: int = 0, input_log_m: int = 0,
-                 chain_log_n: int = 0) -> dict[str, int]:
+                 chain_log_n: int = 0, row_step: int = 0) -> dict[str, int]:
     """The ``run`` port's fields for an accepted start with these argument registers: the flag bits
-    apart, an input of all 2^log_n points (input_log_m = log_n) as the plain run."""
+    apart, an input of all 2^log_n points (input_log_m = log_n) as the plain run, a row step of 0 or 1
+    as 0 (every element the same shift)."""
     return {"log_n": log_n, "inverse": int(bool(flags & R.FLAG_INVERSE)), "coset": int(bool(flags & R.FLAG_COSET)),
             "batch": batch, "coset_shift": coset_shift, "input_log_m": 0 if input_log_m == log_n else input_log_m,
-            "chain_log_n": chain_log_n}
+            "chain_log_n": chain_log_n, "row_step": row_step if row_step > 1 else 0}
 
 
 class ShadowKernel(KernelModel):
@@ -59,8 +60,7 @@ class ShadowKernel(KernelModel):
 
     def refusal(self) -> int:
         """RegisterMap.check_start on the argument registers as they are now."""
-        return self.rmap.check_start(self.arg_value("log_n"), self.arg_value("flags"), self.arg_value("batch"),
-                                     self.coset_shift, self.arg_value("input_log_m"), self.arg_value("chain_log_n"))
+        return self.run_args().check(self.params)
 
     def finish(self, reject: bool) -> None:
         if self._idle:
@@ -618,16 +618,18 @@ async def test_raw_handshake_orders(dut):
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
 @cocotb.parametrize(backpressure=BACKPRESSURE)
 async def test_refusals(dut, backpressure):
-    """``refused`` at every start is RegisterMap.check_start of the argument registers (flags, batch and
-    the coset shift at their edges, input_log_m / chain_log_n pairs placeable or not, several reasons at
-    once); an accepted start's ``run`` is its arguments decoded (every third trial is one); a refused
-    start answered with done + reject leaves exactly those bits in STATUS, and the next accepted start
-    clears them."""
+    """``refused`` at every start is RegisterMap.check_start of the argument registers (flags, batch, the
+    coset shift and the row step at their edges, input_log_m / chain_log_n pairs placeable or not,
+    several reasons at once); an accepted start's ``run`` is its arguments decoded (every third trial is
+    one, with a row step when it has the coset); a refused start answered with done + reject leaves
+    exactly those bits in STATUS, and the next accepted start clears them. The row step's own edges
+    (above 1 without the coset flag, p, p - 1, 2^64 - 1) follow as fixed trials."""
     tb = ControlTB(dut)
     await tb.start(backpressure)
-    p, rmap, status = tb.params, tb.rmap, tb.rmap.id_offset("STATUS")
-    prime = (1 << 64) - (1 << 32) + 1
+    p, rmap = tb.params, tb.rmap
+    prime = p.prime_field.p
     shifts = [0, 1, 7, 1 << 32, 1 << 63, prime - 1, prime, prime + 1, (1 << 64) - 1, random.getrandbits(64)]
+    steps = [0, 1, 2, prime - 1, prime, prime + 1, (1 << 64) - 1, random.getrandbits(64), random.randrange(2, prime)]
     accepted = 0
     for trial in range(24 if backpressure == "none" else 10):
         log_n = random.choice([p.min_log_n, p.max_log_n, random.randint(p.min_log_n, p.max_log_n),
@@ -636,35 +638,56 @@ async def test_refusals(dut, backpressure):
         batch = random.choice([0, 1, top, top + 1, random.randint(1, top), 0xFFFF_FFFF])
         flags = random.choice([0, R.FLAG_INVERSE, R.FLAG_COSET, R.FLAG_INVERSE | R.FLAG_COSET,
                                1 << random.randint(2, 31), R.FLAG_COSET | 1 << 31])
-        shift = random.choice(shifts)
+        shift, row_step = random.choice(shifts), random.choice(steps)
         near = log_n if p.min_log_n <= log_n <= p.max_log_n else p.max_log_n
         input_log_m = random.choice([0, near, near - 1, near - 2, random.randint(0, 40)])
         chain_log_n = random.choice([0, near, near + 1, near + 2, near + 5, random.randint(0, 40)])
         if trial % 3 == 0:          # a start the build runs, so the decoded run is compared too
             log_n, flags, shift, input_log_m, chain_log_n = _accepted_start(rmap)
             batch = random.randint(1, rmap.max_batch(max(log_n, chain_log_n)))
-        await tb.check_write(rmap.arg("input_log_m").offset, input_log_m)
-        await tb.check_write(rmap.arg("chain_log_n").offset, chain_log_n)
-        await tb.check_write(rmap.arg("log_n").offset, log_n)
-        await tb.check_write(rmap.arg("flags").offset, flags)
-        await tb.check_write(rmap.arg("batch").offset, batch)
-        for name, value in rmap.split_shift(shift).items():
-            await tb.check_write(rmap.arg(name).offset, value)
-        want = rmap.check_start(log_n, flags, batch, shift, input_log_m, chain_log_n)
-        seen = await tb.start_run()
-        what = (f"trial {trial}: log_n {log_n} flags {flags:#x} batch {batch} shift {shift:#x} "
-                f"input_log_m {input_log_m} chain_log_n {chain_log_n}")
-        assert seen["refused"] == want, what
-        # the decoded run is only defined for a start the kernel runs
-        assert want or seen["run"] == expected_run(log_n, flags, batch, shift, input_log_m, chain_log_n), what
-        accepted += not want
-        await tb.check_read(status, "cleared by the start")
-        await tb.pulse_done(reject=bool(want), settle=0)
-        got = await tb.check_read(status, f"after trial {trial}")
-        assert got == want
-        await tb.check_read(R.CTRL, "done")
+            row_step = random.choice([0, 1, random.randrange(2, prime), prime - 1] if flags & R.FLAG_COSET
+                                     else [0, 1])
+        accepted += await _refusal_trial(tb, f"trial {trial}", log_n, flags, batch, shift, input_log_m,
+                                         chain_log_n, row_step)
+    # the row step's edges on an otherwise good coset start (and without the coset flag)
+    log_n, _, shift, input_log_m, chain_log_n = _accepted_start(rmap)
+    for flags, row_step in ((R.FLAG_COSET, prime - 1), (R.FLAG_COSET, prime), (R.FLAG_COSET, (1 << 64) - 1),
+                            (R.FLAG_COSET | R.FLAG_INVERSE, 2), (0, 2), (R.FLAG_INVERSE, prime - 1), (0, 1),
+                            (R.FLAG_COSET, 1 << 32)):
+        accepted += await _refusal_trial(tb, "row step edge", log_n, flags, 1, shift, input_log_m, chain_log_n,
+                                         row_step)
     assert accepted >= 1
     tb.finish()
+
+
+async def _refusal_trial(tb, what: str, log_n: int, flags: int, batch: int, shift: int, input_log_m: int,
+                         chain_log_n: int, row_step: int) -> int:
+    """One start of test_refusals with these argument registers: its refusal and STATUS checked against
+    RegisterMap.check_start, an accepted one's decoded run too. 1 when the start was accepted."""
+    rmap, status = tb.rmap, tb.rmap.id_offset("STATUS")
+    await tb.check_write(rmap.arg("input_log_m").offset, input_log_m)
+    await tb.check_write(rmap.arg("chain_log_n").offset, chain_log_n)
+    await tb.check_write(rmap.arg("log_n").offset, log_n)
+    await tb.check_write(rmap.arg("flags").offset, flags)
+    await tb.check_write(rmap.arg("batch").offset, batch)
+    for name, value in rmap.split_shift(shift).items():
+        await tb.check_write(rmap.arg(name).offset, value)
+    await tb.check_write(rmap.arg("row_step_lo").offset, row_step & 0xFFFF_FFFF)
+    await tb.check_write(rmap.arg("row_step_hi").offset, row_step >> 32)
+    want = rmap.check_start(log_n, flags, batch, shift, input_log_m, chain_log_n, row_step)
+    seen = await tb.start_run()
+    what = (f"{what}: log_n {log_n} flags {flags:#x} batch {batch} shift {shift:#x} "
+            f"input_log_m {input_log_m} chain_log_n {chain_log_n} row_step {row_step:#x}")
+    assert seen["refused"] == want, what
+    # the decoded run is only defined for a start the kernel runs
+    assert want or seen["run"] == expected_run(log_n, flags, batch, shift, input_log_m, chain_log_n,
+                                               row_step), what
+    await tb.check_read(status, "cleared by the start")
+    await tb.pulse_done(reject=bool(want), settle=0)
+    got = await tb.check_read(status, f"after {what}")
+    assert got == want
+    await tb.check_read(R.CTRL, "done")
+    return int(not want)
 
 
 def _accepted_start(rmap) -> tuple[int, int, int, int, int]:
