@@ -10,7 +10,7 @@ moves the points to the card and back), and the projected times:
 - kernel: the model of the kernel's cycles the run report and the stand-in card use
   (``BuildParams.ideal_cycles(log_n)`` x rows, two passes of N / 2L cycles; measured batches run at
   1.010 .. 1.018 x it, docs/performance.md "Transforms in the kernel") at the build's NTT clock;
-- link: the platform's PCIe Gen3 x4 rates of sim.fake_pyxrt.LinkTiming (3.24 GB/s to the card, 2.38 GB/s
+- link: the platform's PCIe Gen3 x4 rates (nantucket.hw.model.platform, which sim.fake_pyxrt.LinkTiming reads: 3.24 GB/s to the card, 2.38 GB/s
   from it), the two directions of a step one after the other (no overlap assumed);
 - host: the transposes of host/large.py measured on this machine at 2^``--measure`` points and scaled by
   the point count (numpy, one thread); the host's twiddles (the four-step without row steps) are measured
@@ -81,7 +81,7 @@ def section(params: BuildParams, rows: list[dict], measure: int, per_point: floa
         f"(`BuildParams.ideal_cycles`, 2 passes x N / {params.points_per_cycle} points a cycle, per row of "
         f"each step; measured batches run at 1.010 .. 1.018 x it) at the {params.ntt_mhz:g} MHz NTT clock; "
         f"link = the points to the card and back once per step at {link.to_card_gbps:g} / "
-        f"{link.from_card_gbps:g} GB/s (PCIe Gen3 x4, `sim.fake_pyxrt.LinkTiming`), directions not "
+        f"{link.from_card_gbps:g} GB/s (PCIe Gen3 x4, `nantucket.hw.model.platform`), directions not "
         f"overlapped; host = the transposes of host/large.py (the twiddles in the kernel's row steps) "
         f"measured here at 2^{measure} points ({per_point * 1e9:.1f} ns a point, numpy, one thread, 2 cores "
         f"shared with other jobs; {twiddled_per_point * 1e9:.1f} ns a point with the twiddles on the host, "
