@@ -62,7 +62,7 @@ from nantucket.hw.model import field as F
 from nantucket.hw.model.ntt import bit_reverse_indices
 from nantucket.hw.model.params import BuildParams
 
-__all__ = ["Step", "split_log_n", "card_twiddles", "four_step", "plan_steps", "step_figures", "ORDERS"]
+__all__ = ["Step", "split_log_n", "card_twiddles", "four_step", "plan_steps", "ORDERS"]
 
 ORDERS = ("nn", "nr", "rn", "rr")
 
@@ -261,20 +261,6 @@ def four_step(x: np.ndarray, *, inverse: bool, coset: int | None, order: str, fi
     else:
         step("rows", n2, B * N1, inverse, shift2, order2, f"{scatter} of {B} x 2^{log_n} points",
              lambda: finish(native(rows2, inverse, shift2, order2)))
-    return out
-
-
-def step_figures(params: BuildParams, steps: list[Step], cycles_of_call=None) -> list[dict]:
-    """The steps as plain dicts for a report, with ``ideal_cycles`` of the native steps and, given
-    ``cycles_of_call(i)`` (the kernel's NTT cycles of the backend's call i, or None), their cycles."""
-    out = []
-    for s in steps:
-        if s.log_n is not None and s.log_n <= params.max_log_n:
-            s.ideal_cycles = s.rows * params.ideal_cycles(max(s.log_n, params.min_log_n))
-        if cycles_of_call is not None and s.kernel_calls:
-            got = [cycles_of_call(i) for i in range(s.first_call, s.first_call + s.kernel_calls)]
-            s.cycles = None if any(c is None for c in got) else sum(got)
-        out.append(s.as_dict())
     return out
 
 
