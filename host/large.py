@@ -53,7 +53,7 @@ seconds), for the run report.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field as dc_field
+from dataclasses import dataclass, field as dc_field
 from typing import Callable
 
 import numpy as np
@@ -79,8 +79,7 @@ class Step:
     with ``row_step`` s the shift of each transform's first row, row b's is coset x s^b),
     order (the step's input and output order); kernel_calls: the kernel calls it made (0: host only);
     cycles: the kernel's NTT cycles over them, where the backend counts them (sim), else None;
-    ideal_cycles: rows x BuildParams.ideal_cycles(log_n) of the native steps; host_work: what the host
-    computed; seconds: its wall time on the host (the kernel's calls included)."""
+    host_work: what the host computed; seconds: its wall time on the host (the kernel's calls included)."""
 
     name: str
     log_n: int | None
@@ -90,17 +89,11 @@ class Step:
     order: str = "nn"
     kernel_calls: int = 0
     cycles: int | None = None
-    ideal_cycles: int | None = None
     host_work: str = ""
     seconds: float = 0.0
     row_step: int | None = None
     #: the index of the step's first kernel call in the backend's ``kernel_runs`` (to attach cycles)
     first_call: int = dc_field(default=0, repr=False)
-
-    def as_dict(self) -> dict:
-        out = asdict(self)
-        out.pop("first_call")
-        return out
 
 
 def split_log_n(log_n: int, min_log_n: int, max_log_n: int) -> tuple[int, int]:
