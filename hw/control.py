@@ -226,6 +226,7 @@ class ControlSlave(wiring.Component):
     def _decode_run(self, m, args):
         """``run`` (the narrow struct of hw/run.py), ``base`` and ``supported`` from the arguments."""
         log_n, flags, input_log_m = args["log_n"], args["flags"], args["input_log_m"]
+        row_step_q = Signal(len(self.run.row_step), name="row_step_q")
         m.d.comb += [self.run.log_n.eq(log_n),
                      self.run.inverse.eq((flags & R.FLAG_INVERSE).any()),
                      self.run.coset.eq((flags & R.FLAG_COSET).any()),
@@ -234,8 +235,11 @@ class ControlSlave(wiring.Component):
                      # an input of all 2^log_n points is the plain run (the DMA keeps its sequential reads)
                      self.run.input_log_m.eq(Mux(input_log_m == log_n, 0, input_log_m)),
                      self.run.chain_log_n.eq(args["chain_log_n"]),
-                     # 0 or 1: every element the same shift (the coset generator steps on values > 1)
-                     self.run.row_step.eq(Mux(args["row_step"][1:].any(), args["row_step"], 0))]
+                     self.run.row_step.eq(row_step_q)]
+        # 0 or 1: every element the same shift (the coset generator steps on values > 1). Registered: the
+        # step crosses to the ntt domain from here (NttKernel._cross_to_ntt), and a synchronizer's source
+        # must be a flop, not logic that can glitch; it settles a cycle after the write, long before a start.
+        m.d.sync += row_step_q.eq(Mux(args["row_step"][1:].any(), args["row_step"], 0))
         for pa in self._rmap.pointer_args:
             m.d.comb += self.base[pa.channel].eq(args[pa.name])
         m.d.comb += [self.record.address.eq(args[self._rmap.record_arg.name]),
