@@ -67,6 +67,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-doc", action="store_true", help="print only, leave docs/performance.md alone")
     args = ap.parse_args(argv)
     params = BuildParams()
+    load = os.getloadavg()[0]               # the host's work is real: say how busy the machine was
     n = 1 << args.log_n
     column = np.random.default_rng(1).integers(0, nantucket.P, n, dtype=np.uint64)
     timing = LinkTiming(scale=args.scale)
@@ -120,7 +121,7 @@ def main(argv=None) -> int:
         + (f"; every modelled time x {args.scale:g}" if args.scale != 1 else "")
         + "), with `compute=False` (the stand-in's kernel does not compute the transform), plus the host "
         f"driver's own work, which is real: the layout step (scatter into and gather from the HBM channel "
-        f"buffers, numpy) on this {cpu}-core machine, shared with other jobs while measured. The projection "
+        f"buffers, numpy) on this {cpu}-core machine (load average {load:.1f} when the run started). The projection "
         "is the link and kernel alone on real cards: in + kernel + out a column without overlap, the "
         "slowest of the three with it, divided by the cards (each card its own link).",
         "",
