@@ -266,10 +266,15 @@ def as_shaped(x, name: str = "x", field: Field = F.DEFAULT_FIELD, axis=-1, ext=N
     return arr, shape
 
 
+def check_flag(value, name: str) -> bool:
+    """A True/False option (``inverse``, ``return_coeffs``), numpy's bool included."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name}: expected True or False, got {type(value).__name__} {value!r:.60}")
+    return bool(value)
+
+
 def check_inverse(inverse) -> bool:
-    if not isinstance(inverse, (bool, np.bool_)):
-        raise TypeError(f"inverse: expected True or False, got {type(inverse).__name__} {inverse!r}")
-    return bool(inverse)
+    return check_flag(inverse, "inverse")
 
 
 def check_shift(g, name: str = "coset", field: Field = F.DEFAULT_FIELD) -> int:

@@ -31,7 +31,7 @@ from nantucket.host.backend_base import DeviceError, keywords_checked
 
 from . import checks as C
 from .futures import DeviceFuture, check_wait
-from .split import SplitArray, check_flag
+from .split import SplitArray
 
 __all__ = ["ClusterDevice", "ClusterArray", "WorkerLost", "open_cluster"]
 
@@ -316,7 +316,7 @@ class ClusterDevice:
         ClusterArray, the coefficients of every worker's part joined back in order)."""
         wait = check_wait(wait)
         kw = dict(blowup=C.check_blowup(blowup), shift=C.check_shift(shift, "shift", self.field),
-                  order=C.check_order(order), return_coeffs=check_flag(return_coeffs, "return_coeffs"))
+                  order=C.check_order(order), return_coeffs=C.check_flag(return_coeffs, "return_coeffs"))
         own = self._own(values, "values")
         if own is not None:
             own._layout.check_same(axis, ext, "values")

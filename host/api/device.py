@@ -366,9 +366,7 @@ class Device:
         blowup = C.check_blowup(blowup)
         shift = C.check_shift(shift, "shift", self.field)
         order = C.check_order(order)
-        if not isinstance(return_coeffs, (bool, np.bool_)):
-            raise TypeError(f"return_coeffs: expected True or False, got {type(return_coeffs).__name__} "
-                            f"{return_coeffs!r:.60}")
+        C.check_flag(return_coeffs, "return_coeffs")
         points, layout = self._own_or_points(values, "values", axis, ext)
         shape = layout.shape if layout.plain else layout.rows_shape     # rows of N points
         C.check_lde_pair(shape[-1], blowup, "values", self.field)

@@ -21,7 +21,7 @@ from nantucket.host.backend_base import DeviceError, keywords_checked
 from . import checks as C
 from .device import DeviceArray
 from .futures import DeviceFuture, check_wait
-from .split import SplitArray, check_flag
+from .split import SplitArray
 
 __all__ = ["MultiDevice", "MultiArray", "CardError"]
 
@@ -200,7 +200,7 @@ class MultiDevice:
         wait = check_wait(wait)
         values = self._own(values)
         blowup = C.check_blowup(blowup)
-        kw = dict(order=C.check_order(order), return_coeffs=check_flag(return_coeffs, "return_coeffs"), wait=False)
+        kw = dict(order=C.check_order(order), return_coeffs=C.check_flag(return_coeffs, "return_coeffs"), wait=False)
         if isinstance(values, MultiArray):
             self._check_own(values, "values")
             values._layout.check_same(axis, ext, "values")

@@ -14,14 +14,7 @@ from nantucket.host.backend_base import keywords_checked
 
 from . import checks as C
 
-__all__ = ["SplitArray", "check_flag"]
-
-
-def check_flag(value, name: str) -> bool:
-    """A True/False option of a split call (``return_coeffs``), checked before any part is sent."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name}: expected True or False, got {type(value).__name__} {value!r:.60}")
-    return bool(value)
+__all__ = ["SplitArray"]
 
 
 class SplitArray:
