@@ -50,6 +50,7 @@ import time
 from pathlib import Path
 
 from nantucket.hw.flow import catalog  # noqa: E402
+from nantucket.hw.model.field import FIELDS  # noqa: E402
 from nantucket.hw.model.params import DEFAULT, BuildParams  # noqa: E402
 from nantucket.hw.flow.synth import yosys_command  # noqa: E402
 
@@ -71,6 +72,8 @@ END = "<!-- timing-estimate:end -->"
 BEGIN_DEFAULT = "<!-- timing-estimate-default:begin (scripts/timing_estimate.py --build default --write-doc) -->"
 END_DEFAULT = "<!-- timing-estimate-default:end -->"
 SMALL = {"lanes": 4, "log_core": 4, "channels": 2}
+#: A 31-bit field's small build: its HBM layout needs whole 256-bit beats of 8 points a unit, so 8 lanes.
+SMALL_31 = {"lanes": 8, "log_core": 4, "channels": 4}
 #: block -> (catalog parameters, {domain: clock port}, extra synth_xilinx options)
 BLOCKS = {
     "butterfly": ({}, {"ntt": "clk"}, ""),
@@ -242,27 +245,34 @@ def sta_path(sta_text: str) -> dict:
 BUILDS = ("small", "default")
 
 
-def block_params(name: str, build: str = "small") -> dict:
+def block_params(name: str, build: str = "small", field: str = DEFAULT.field) -> dict:
     """The catalog parameters a block is estimated at: its BLOCKS entry (the small build's, L = 4, k = 4,
-    C = 2), or with ``build="default"`` the same parameters at the default build's values (L = 16,
-    k = 12, C = 32)."""
+    C = 2; a 31-bit field's L = 8, k = 4, C = 4), or with ``build="default"`` the same parameters at the
+    field's default build's values (Goldilocks L = 16, k = 12, C = 32; a 31-bit field 32 lanes). Any
+    field but the default one is named in the parameters (every block takes ``field``)."""
     if build not in BUILDS:
         raise ValueError(f"build: expected one of {BUILDS}, got {build!r}")
+    default = BuildParams.default_for(field)
     params = dict(BLOCKS[name][0])
+    if params == SMALL and default.prime_field.point_bits == 32:
+        params = dict(SMALL_31)
     if build == "default":
-        params = {k: getattr(DEFAULT, k) for k in params}
+        params = {k: getattr(default, k) for k in params}
+    if field != DEFAULT.field:
+        params["field"] = field
     return params
 
 
 def estimate(blocks: list[str], workdir: Path, route_ps: int, periods: dict[str, int] | None = None, *,
-             build: str = "small", params: dict[str, dict] | None = None) -> list[dict]:
-    """One row per block and clock domain: each block at ``block_params(name, build)``, or at
+             build: str = "small", params: dict[str, dict] | None = None,
+             field: str = DEFAULT.field) -> list[dict]:
+    """One row per block and clock domain: each block at ``block_params(name, build, field)``, or at
     ``params[name]`` where given."""
     periods = periods or periods_ps()
     rows = []
     for name in blocks:
         _, clocks, options = BLOCKS[name]
-        params_of = (params or {}).get(name) or block_params(name, build)
+        params_of = (params or {}).get(name) or block_params(name, build, field)
         for domain, clock in clocks.items():
             t0 = time.monotonic()
             print(f"[timing] {name} ({domain}): synthesizing", file=sys.stderr, flush=True)
@@ -300,14 +310,35 @@ def table(rows: list[dict], route_ps: int) -> str:
     return "\n".join(lines)
 
 
+def markers(flags: str = "") -> tuple[str, str]:
+    """The begin and end markers of the docs section ``--write-doc`` writes with these flags: the small
+    Goldilocks build's, the default build's, or one per other build and field (``" --field babybear"``)."""
+    if not flags:
+        return BEGIN, END
+    if flags == " --build default":
+        return BEGIN_DEFAULT, END_DEFAULT
+    return (f"<!-- timing-estimate{flags}:begin (scripts/timing_estimate.py{flags} --write-doc) -->",
+            f"<!-- timing-estimate{flags}:end -->")
+
+
+def heading(flags: str) -> str:
+    """The title of a non-default section: the default build's, or a field's at the small or default build."""
+    field = re.search(r"--field (\S+)", flags)
+    default = "--build default" in flags
+    if field is None:
+        return "### The same at the default build's parameters"
+    return f"### The same in {field.group(1)}, at the {'default' if default else 'small'} build's parameters"
+
+
 def doc_section(rows: list[dict], route_ps: int, build: str = "the small build's (L = 4, k = 4, C = 2; the "
                 "default build's lane, k = 12, takes many minutes in Yosys)", flags: str = "") -> str:
     periods = {r["domain"]: r["period_ps"] for r in rows}
     clocks = ", ".join(f"{ps} ps ({1e6 / ps:.0f} MHz) for {d}" for d, ps in sorted(periods.items()))
-    if "--build default" in flags:
+    if flags:
+        begin, end = markers(flags)
         return "\n".join([
-            BEGIN_DEFAULT,
-            "### The same at the default build's parameters",
+            begin,
+            heading(flags),
             "",
             f"Measured with `.venv/bin/python scripts/timing_estimate.py --write-doc{flags}`: the method above, "
             f"the blocks at {build}; periods {clocks}.",
@@ -315,7 +346,7 @@ def doc_section(rows: list[dict], route_ps: int, build: str = "the small build's
             table(rows, route_ps),
             "",
             reading(rows, stages=False),
-            END_DEFAULT,
+            end,
         ]) + "\n"
     return "\n".join([
         BEGIN,
@@ -407,14 +438,15 @@ def reading(rows: list[dict], stages: bool = True) -> str:
 
 
 def write_doc(section: str, path: Path) -> None:
-    """Replace the section's own text (between its markers: the small build's, or the default build's when
-    ``section`` is that one) in ``path``; a new default-build section goes right after the small one."""
-    begin, end = (BEGIN_DEFAULT, END_DEFAULT) if section.startswith(BEGIN_DEFAULT) else (BEGIN, END)
+    """Replace the section's own text (between its markers, the section's first line and its last) in
+    ``path``; a new section goes right after the last timing-estimate section there is."""
+    begin, end = section.splitlines()[0], section.rstrip("\n").splitlines()[-1]
     text = path.read_text() if path.exists() else ""
     if begin in text and end in text:
         text = text[:text.index(begin)] + section + text[text.index(end) + len(end) + 1:]
-    elif begin == BEGIN_DEFAULT and END in text:
-        cut = text.index(END) + len(END) + 1
+    elif END in text:
+        last = max(text.index(e) + len(e) for e in re.findall(r"<!-- timing-estimate[^>]*:end -->", text))
+        cut = last + 1
         text = text[:cut] + "\n" + section + text[cut:]
     else:
         text = text.rstrip("\n") + "\n\n" + section
@@ -434,6 +466,8 @@ def main(argv=None) -> int:
                     f"BuildParams.dma_mhz, {DEFAULT.dma_mhz:g})")
     ap.add_argument("--build", default="small", choices=BUILDS, help="the blocks' parameters: the small "
                     f"build's ({' '.join(f'{k}={v}' for k, v in SMALL.items())}, default) or the default build's")
+    ap.add_argument("--field", default=DEFAULT.field, choices=sorted(FIELDS), help="the field the blocks "
+                    f"compute in (default {DEFAULT.field}; a 31-bit field's small build has 8 lanes)")
     ap.add_argument("--write-doc", action="store_true")
     args = ap.parse_args(argv)
     blocks = [b for b in args.blocks.split(",") if b]
@@ -443,13 +477,18 @@ def main(argv=None) -> int:
               else "timing_estimate: --route-ps: must be >= 0" if args.route_ps < 0
               else "timing_estimate: --ntt-mhz / --dma-mhz: must be positive", file=sys.stderr)
         return 2
-    rows = estimate(blocks, args.workdir, args.route_ps, periods_ps(args.ntt_mhz, args.dma_mhz), build=args.build)
+    rows = estimate(blocks, args.workdir, args.route_ps, periods_ps(args.ntt_mhz, args.dma_mhz), build=args.build,
+                    field=args.field)
     print(table(rows, args.route_ps))
     if args.write_doc:
-        flags = "" if args.build == "small" else f" --build {args.build}"
-        build = ("the default build's (L = 16, k = 12, C = 32)" if args.build == "default" else
-                 "the small build's (L = 4, k = 4, C = 2; the default build's lane, k = 12, takes many minutes "
-                 "in Yosys); the butterfly is the same at every build")
+        flags = ("" if args.build == "small" else f" --build {args.build}") + (
+            "" if args.field == DEFAULT.field else f" --field {args.field}")
+        shown = block_params("dma", args.build, args.field)
+        build = (f"the {'default' if args.build == 'default' else 'small'} build's (L = {shown['lanes']}, "
+                 f"k = {shown['log_core']}, C = {shown['channels']}"
+                 + (f", {args.field}" if args.field != DEFAULT.field else "")
+                 + ("; the default build's lane, k = 12, takes many minutes in Yosys); the butterfly is the "
+                    "same at every build" if args.build == "small" and args.field == DEFAULT.field else ")"))
         write_doc(doc_section(rows, args.route_ps, build, flags), REPO / "docs" / "performance.md")
     return 0
 

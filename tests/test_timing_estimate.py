@@ -95,6 +95,24 @@ def test_doc_section_replaces_only_its_own_text(tmp_path):
     assert fresh.read_text().startswith("# Performance\n\n" + T.BEGIN)
 
 
+def test_sections_of_each_build_and_field_live_side_by_side(tmp_path):
+    """The small, default and per-field sections each replace only their own text; a new one goes after
+    the last timing section, before what follows it."""
+    doc = tmp_path / "performance.md"
+    after = "\n## Later section\nmore\n"
+    doc.write_text("# P\n\n" + T.BEGIN + "\nsmall\n" + T.END + "\n" + after)
+    rows = [{"block": "butterfly", "params": {"field": "babybear"}, "domain": "ntt", "period_ps": 2222,
+             "arrival_ps": 1000, "levels": 2, "path": ["FDRE", "LUT6", "FDRE"], "estimate_ps": 1900,
+             "depth": {"luts": 2, "carry8": 0, "chains": 0}, "depth_ps": 2000}]
+    for flags in (" --field babybear", " --build default", " --field babybear"):
+        T.write_doc(T.doc_section(rows, 300, "b", flags), doc)
+    text = doc.read_text()
+    begin_bb, end_bb = T.markers(" --field babybear")
+    assert text.count(begin_bb) == 1 and text.count(T.BEGIN_DEFAULT) == 1 and "\nsmall\n" in text
+    assert text.index(T.END) < text.index(begin_bb) < text.index(end_bb) < text.index("## Later section")
+    assert "### The same in babybear, at the small build's parameters" in text and text.endswith(after)
+
+
 def test_periods_follow_the_build_clocks():
     from nantucket.hw.model.params import BuildParams
     assert T.periods_ps(464, 300) == {"ntt": 2155, "dma": 3333}
@@ -158,6 +176,15 @@ def test_block_parameters_small_and_default_build():
     assert T.block_params("dma", "default") == {"lanes": d.lanes, "log_core": d.log_core, "channels": d.channels}
     with pytest.raises(ValueError, match="build"):
         T.block_params("dma", "large")
+    # a 31-bit field: its layout needs 8 lanes on the small build, 32 on its default one; every block is told
+    bb = BuildParams.default_for("babybear")
+    assert T.block_params("dma", "small", "babybear") == {"lanes": 8, "log_core": 4, "channels": 4, "field": "babybear"}
+    assert T.block_params("dma", "default", "babybear") == {"lanes": bb.lanes, "log_core": bb.log_core,
+                                                             "channels": bb.channels, "field": "babybear"}
+    assert T.block_params("lane", "small", "koalabear") == {"log_core": 4, "field": "koalabear"}
+    with pytest.raises(SystemExit) as e:            # argparse: its one-line error and exit 2
+        T.main(["--field", "nope"])
+    assert e.value.code == 2
     assert T.main(["--blocks", "nope"]) == 2 and T.main(["--ntt-mhz", "0"]) == 2
 
 
