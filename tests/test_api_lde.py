@@ -78,6 +78,7 @@ def test_model_lde_orders_and_coefficients(order, field):
         steps = dev.backend.steps
         assert [s["step"] for s in steps] == ["inverse", "zero-extension", "coset forward"]
         assert all(s["cpu_s"] is not None and s["kernel_calls"] == 0 for s in steps)
+        assert [s["rows"] for s in steps] == [1, 1, 1]          # the last call: one polynomial
 
 
 def test_bad_lde_keywords():
@@ -132,6 +133,7 @@ def test_xrt_lde_chains_every_blowup(tmp_path, log_m, blowup):
         assert [s["step"] for s in steps] == ["inverse", "zero-extension", "coset forward"]
         assert sum(s["kernel_calls"] for s in steps) == chunks * len(want_runs)
         assert all(s["host_work"].startswith("none") and s["where"] == "card" for s in steps)
+        assert [s["rows"] for s in steps] == [3, 3, 3]          # the three polynomials, every step
         got = ext.numpy()
     assert np.array_equal(got, ref_lde(values, blowup, 7)[0])
 

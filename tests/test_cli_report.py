@@ -339,7 +339,7 @@ def test_sim_lde_reports_every_step_and_the_link(tmp_path, monkeypatch, capsys):
     assert report["projected_end_to_end_s"] == pytest.approx(report["projected_kernel_s"] + report["projected_pcie_s"])
     assert main(["run", str(inp), str(exp), *build, *flags]) == 0
     out = capsys.readouterr().out
-    assert "Step 3 coset fwd.. 2^8, on the card, 2 kernel calls" in out
+    assert "Step 3 coset fwd.. 2 x 2^8, on the card, 2 kernel calls" in out   # its two polynomials
     assert "End to end........ " in out and "Kernel only....... " in out
 
 

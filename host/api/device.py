@@ -517,7 +517,7 @@ class ModelDevice(Device):
         t0 = time.process_time()
         out = T.transform(rows, self._rows_ntt, inverse, coset, order, self.field)
         self.backend.steps = [step_record("transform", rows.shape[1].bit_length() - 1, cpu_s=time.process_time() - t0,
-                                          host_work=_MODEL_WORK)]
+                                          host_work=_MODEL_WORK, rows=rows.shape[0])]
         self.backend.report["Host work"] = _MODEL_WORK
         return out
 
@@ -703,7 +703,7 @@ class BackendDevice(Device):
                     "size (chain_log_n), which reads only them (input_log_m)"
                     + (f"; through {hops}, a forward and an inverse run at each size between (the build "
                        f"cannot place 2^{log_m} points evenly in a 2^{log_t}-point input)" if len(path) > 2 else ""))
-            steps = self._card_steps(driver, tags, log_m, log_t, {
+            steps = self._card_steps(driver, tags, log_m, log_t, out.rows, {
                 "inverse": "none" if not coeffs else "none (the coefficients come back: an inverse kept at "
                            f"2^{log_m} and a forward run restoring the values, then the chained inverse)",
                 "zero-extension": "none (" + zero + ")", "coset forward": "none"})
@@ -729,11 +729,13 @@ class BackendDevice(Device):
             if not on_card:
                 mid = self.backend.calls_made()
                 out = self._run(T.zero_extend(c, blowup), False, shift, "n" + order[1])
+                n_rows = int(np.prod(c.shape[:-1]))
                 self.backend.steps = [
-                    step_record("inverse", log_m, where=inv_where, kernel_calls=inv_calls),
-                    step_record("zero-extension", log_t, host_work=f"the coefficients zero-extended on the host "
-                                f"to 2^{log_t} points (the coefficients came back, the zeros go to the device)"),
-                    step_record("coset forward", log_t, where="card", kernel_calls=self.backend.calls_made() - mid)]
+                    step_record("inverse", log_m, where=inv_where, kernel_calls=inv_calls, rows=n_rows),
+                    step_record("zero-extension", log_t, rows=n_rows, host_work=f"the coefficients zero-extended on "
+                                f"the host to 2^{log_t} points (the coefficients came back, the zeros go to the device)"),
+                    step_record("coset forward", log_t, where="card", kernel_calls=self.backend.calls_made() - mid,
+                                rows=n_rows)]
                 self._fill_cycles(self.backend.steps, driver)
                 self.backend.note_steps(self.backend.steps)
                 return self._place(out), (c if coeffs else None)
@@ -749,13 +751,14 @@ class BackendDevice(Device):
             work = (f"the coefficients through the host ({why}), zero-extended on the card (input_log_m = {log_m})"
                     if padded else f"the coefficients through the host ({why}), zero-extended there")
             self.backend.steps = [
-                step_record("inverse", log_m, where=inv_where, kernel_calls=inv_calls,
+                step_record("inverse", log_m, where=inv_where, kernel_calls=inv_calls, rows=out.rows,
                             host_work="none (the coefficients come to the host)"),
-                step_record("zero-extension", log_t, where="card" if padded else "host",
+                step_record("zero-extension", log_t, where="card" if padded else "host", rows=out.rows,
                             host_work="none (the host writes only the coefficients' units; the kernel reads "
                                       f"them zero-extended, input_log_m = {log_m})" if padded else
                                       f"the coefficients zero-extended on the host to 2^{log_t} points"),
-                step_record("coset forward", log_t, where="card", kernel_calls=self.backend.calls_made() - mid)]
+                step_record("coset forward", log_t, where="card", kernel_calls=self.backend.calls_made() - mid,
+                            rows=out.rows)]
             steps = self.backend.steps
             self._fill_cycles(steps, driver)
         self.backend.note_resident(out.n, out.rows, len(out.chunks), False, shift, "n" + order[1])
@@ -789,13 +792,15 @@ class BackendDevice(Device):
         got = None if cs[0] is None else (np.concatenate(cs) if len(cs) > 1 else cs[0])
         return done, got
 
-    def _card_steps(self, driver, tags: list[str], log_m: int, log_t: int, work: dict) -> list[dict]:
-        """The step records of kernel runs tagged in order with their steps (RS.lde_runs)."""
+    def _card_steps(self, driver, tags: list[str], log_m: int, log_t: int, rows: int, work: dict) -> list[dict]:
+        """The step records of kernel runs tagged in order with their steps (RS.lde_runs), for ``rows``
+        polynomials."""
         cycles = self.backend.call_cycles(len(tags))
         steps = []
         for name, size in (("inverse", log_m), ("zero-extension", log_t), ("coset forward", log_t)):
             mine = [cy for tag, cy in zip(tags, cycles) if tag == name]
-            steps.append(step_record(name, size, where="card", kernel_calls=len(mine), host_work=work[name]))
+            steps.append(step_record(name, size, where="card", kernel_calls=len(mine), host_work=work[name],
+                                     rows=rows))
             if mine and all(cy is not None for cy in mine):
                 steps[-1]["cycles"] = sum(mine)
                 steps[-1]["projected_s"] = sum(mine) / (driver.params.ntt_mhz * 1e6)

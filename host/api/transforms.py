@@ -100,8 +100,9 @@ def lde(rows: np.ndarray, rows_ntt: RowsNtt, blowup: int, shift: int,
     t3 = time.process_time()
     if steps is not None:
         work = "all of it (the golden model on the CPU)"
-        steps += [step_record("inverse", log_m, host_work=work, cpu_s=t1 - t0),
+        b = rows.shape[0]
+        steps += [step_record("inverse", log_m, host_work=work, cpu_s=t1 - t0, rows=b),
                   step_record("zero-extension", log_t, host_work=f"{work}, with the coset scale g^j",
-                              cpu_s=t2 - t1),
-                  step_record("coset forward", log_t, host_work=work, cpu_s=t3 - t2)]
+                              cpu_s=t2 - t1, rows=b),
+                  step_record("coset forward", log_t, host_work=work, cpu_s=t3 - t2, rows=b)]
     return out, coeffs
