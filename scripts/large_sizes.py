@@ -70,9 +70,18 @@ def gib(nbytes: int) -> str:
     return f"{nbytes / 2**30:,.0f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:,.0f} MiB"
 
 
+def row_step_setup_cycles(params: BuildParams) -> int:
+    """NTT cycles a row-stepped call spends before its first factors beyond a call that reuses its shift:
+    the chain job for its new shift and the step's two table sets (hw/coset.py)."""
+    from nantucket.hw.coset import CosetFactors
+    c = CosetFactors(params, {f: 0 for f in range(2, params.log_core + 1)})
+    return c.chain_cycles + 2 * c.build_cycles(params.log_core)
+
+
 def section(params: BuildParams, rows: list[dict], measure: int, per_point: float, link: LinkTiming,
             command: str, twiddled_per_point: float) -> str:
     today = datetime.date.today().isoformat()
+    setup = row_step_setup_cycles(params)
     lines = [
         "## Sizes past one kernel call",
         "",
@@ -113,6 +122,11 @@ def section(params: BuildParams, rows: list[dict], measure: int, per_point: floa
         f"took the host from {twiddled_per_point * 1e9:.1f} to {per_point * 1e9:.1f} ns a point "
         f"({twiddled_per_point / per_point:.1f} x); keeping the points on the card between the steps (the "
         "transpose in the HBM layout) would remove the link's second round trip and the transposes.",
+        f"- Not in the kernel column: each row-stepped call starts from a shift of its own, so it pays the coset "
+        f"block's chain job for a new shift and its step tables (`CosetFactors.chain_cycles` + 2 x "
+        f"`build_cycles(k)` = {setup:,} NTT cycles on this build), {setup / params.ideal_cycles(params.max_log_n):.2%} "
+        f"of a {params.max_log_n}-bit call's ideal cycles; its elements ({2 * params.lanes} x `update_cycles` "
+        "points or more) add no stall. Measured at L4_k6_C4: docs/api.md \"Sizes past one kernel call\".",
     ]
     return "\n".join(lines)
 

@@ -320,6 +320,33 @@ def test_batches_in_one_kernel_call(card):
     assert _transform(card, x) < 4 * single
 
 
+def test_a_row_step_costs_a_chain_job_where_a_word_is_new(card):
+    """A coset call with a row step (element r's shift g s^r; each element checked against the golden
+    model) against the same call on a shift the coset block has kept (hw/coset.py): a new step s, or a new
+    shift as every next call of a four-step has (g s^r0, r0 its first row), costs the chain job for it and
+    at most the step's two table sets and the element stalls the block publishes more; the same s and
+    shift again cost no chain job."""
+    from nantucket.hw.coset import CosetFactors
+    p = card.params_for(0)
+    prime, g, s = (1 << 64) - (1 << 32) + 1, 7, 12345
+    factors = CosetFactors(p, {f: 0 for f in range(2, p.log_core + 1)})
+    tables = 2 * factors.build_cycles(p.log_core) + 64                  # 64: HBM refresh moves a run
+    for log_n, batch in ((p.max_log_n, 1), (p.max_log_n - 2, 4)):
+        x = np.stack([make_points(log_n, KINDS[e % len(KINDS)], 120 + e) for e in range(batch)])
+        stalls = batch * factors.step_stall_cycles(p.log_core, log_n)
+        _transform(card, x, coset=g)
+        kept = _transform(card, x, coset=g)                  # a plain call on a shift the block has kept
+        step = s + log_n
+        for shift, new in ((g, True), (g, False), (g * pow(step, 4, prime) % prime, True)):
+            got = np.asarray(card.run(x, coset=shift, row_step=step), dtype=np.uint64)
+            for r in range(batch):
+                want = ntt.transform(x[r], coset=shift * pow(step, r, prime) % prime)
+                assert np.array_equal(got[r], want), (log_n, shift, r)
+            extra = card.kernel.last_ntt_cycles - kept
+            least = factors.chain_cycles if new else 0
+            assert least <= extra <= least + tables + stalls, (log_n, batch, shift, new, kept, extra)
+
+
 def _channels(k, p):
     """The hbm_NN buffers as uint64 arrays (the driver's, at the pointer arguments' addresses)."""
     return [k.hbm.view(k.arg_words(R.pointer_arg(ch)), HbmLayout(p).channel_bytes, bank=ch).view(np.uint64)
