@@ -124,8 +124,11 @@ class MontgomeryMulReduce(_Pipeline):
         return to_montgomery(self._field, value)
 
     def _datapath(self, m):
-        def reg(width, value, name):
-            r = Signal(width, name=name, reset_less=True)
+        def reg(width, value, name, *, packable=False):
+            # A register read by logic keeps a reset, so no tool packs it (with the copies before it) into
+            # an SRL, whose slow clock-to-out would start that logic's path (hw.arith.pipe last_ff); only
+            # the DSP tiles' M and P registers and the middle of a delay line stay reset-less.
+            r = Signal(width, name=name, reset_less=packable)
             m.d.sync += r.eq(value)
             return r
 
@@ -142,15 +145,15 @@ class MontgomeryMulReduce(_Pipeline):
             return Mux(bit, b, 0)
 
         # 2: DSP M registers; a_hi * b's rows in pairs
-        m0 = reg(len(a_lo) + len(b_lo), a_lo * b_lo, "m0")
-        m1 = reg(len(a_lo) + len(b_hi), a_lo * b_hi, "m1")
+        m0 = reg(len(a_lo) + len(b_lo), a_lo * b_lo, "m0", packable=True)
+        m1 = reg(len(a_lo) + len(b_hi), a_lo * b_hi, "m1", packable=True)
         r01 = reg(w + 2, row(a_hi[0]) + (row(a_hi[1]) << 1), "r01")
         r23 = reg(w + 2, row(a_hi[2]) + (row(a_hi[3]) << 1), "r23")
-        b2 = reg(w, b, "b2")
-        a4_2 = reg(1, a_hi[4], "a_hi4_2")
+        b2 = reg(w, b, "b2", packable=True)
+        a4_2 = reg(1, a_hi[4], "a_hi4_2", packable=True)
         # 3: DSP P registers
-        p0 = reg(len(m0), m0, "p0")
-        p1 = reg(len(m1), m1, "p1")
+        p0 = reg(len(m0), m0, "p0", packable=True)
+        p1 = reg(len(m1), m1, "p1", packable=True)
         r03 = reg(w + hi_bits - 1, r01 + (r23 << 2), "r03")
         b3 = reg(w, b2, "b3")
         a4_3 = reg(1, a4_2, "a_hi4_3")
