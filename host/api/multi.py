@@ -135,7 +135,7 @@ class MultiDevice:
                             f"{name}.numpy() or a MultiArray of its own")
         if self.closed:
             raise RuntimeError(f"device {self.name!r} is closed")
-        return C.as_shaped(x, name, self.field, -1 if axis is None else axis, ext)
+        return C.as_shaped(x, name, self.field, -1 if axis is None else axis, ext, native=True)
 
     def _submit(self, wait: bool, what: str, parts, combine, array_layout=None, coeffs_layout=None):
         """parts: [(card, DeviceFuture)]; the gathered value (wait) or its future: the new MultiArray of
