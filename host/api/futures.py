@@ -68,7 +68,12 @@ class DeviceFuture:
         return self._future.exception(timeout)
 
     def add_done_callback(self, fn) -> None:
-        self._future.add_done_callback(lambda _: fn(self))
+        held = [self]           # let go once called: the callback kept in self._future holds no cycle to self
+
+        def call(_):
+            me, held[:] = held[0], []
+            fn(me)
+        self._future.add_done_callback(call)
 
     def __repr__(self) -> str:
         state = "done" if self.done() else "pending"

@@ -73,6 +73,10 @@ class _Gather(DeviceFuture):
             self._future.set_exception(e)
         else:
             self._future.set_result(value)
+        finally:
+            # the parts' futures call back into this one: a cycle that would keep every card's arrays
+            # (and their device buffers) until the garbage collector's next pass
+            self._parts, self._combine = [], None
 
 
 class MultiDevice:
