@@ -89,15 +89,16 @@ def main(argv=None) -> int:
     opts = dict(params=params, xclbin=xclbin, progress=False, timeout_s=60.0)
     rows = []
 
-    def row(what, cards, overlap, measured):
+    def row(what, cards, overlap, measured, stand_in=None):
         seconds, user, system = measured
         proj = projection(params, args.log_n, cards)[1 if overlap else 0] * args.scale
         per = seconds / args.columns
-        cpu = None if user is None else (user / args.columns, system / args.columns)
+        cpu = None if user is None else (user / args.columns, system / args.columns, stand_in / args.columns)
         now = os.getloadavg()[0]
         rows.append((what, per, cpu, now, proj))
         print(f"{what:<58} {per * 1e3:8.2f} ms/column  ({args.columns / seconds:7.1f} columns/s; "
-              + ("" if cpu is None else f"CPU user {cpu[0] * 1e3:.2f} + sys {cpu[1] * 1e3:.2f} ms/column; ")
+              + ("" if cpu is None else f"CPU user {cpu[0] * 1e3:.2f} + sys {cpu[1] * 1e3:.2f} ms/column, the "
+                 f"stand-in's {cpu[2] * 1e3:.2f} of it; ")
               + f"load {now:.1f}; projected {proj * 1e3:.2f} ms)", flush=True)
 
     for cards, per_call in ((1, 1), (2, 2)):
@@ -105,10 +106,12 @@ def main(argv=None) -> int:
             fake = FakePyxrt(devices=2, timing=timing, compute=False)
             with nantucket.open("xrt", pyxrt_module=fake, devices=list(range(cards)), **opts) as dev:
                 dev.ntt(np.broadcast_to(column, (per_call, n)).copy()).numpy()     # tables and buffers
+                own = fake.cpu_seconds
                 seconds = stream(dev, column, args.columns, overlap, per_call)
+                own = fake.cpu_seconds - own
             how = "wait=False, pipelined" if overlap else "each call blocking"
             unit = "a column a call" if per_call == 1 else f"{per_call} columns a call, one a card"
-            row(f"{cards} card{'s' if cards > 1 else ''}, {unit}, {how}", cards, overlap, seconds)
+            row(f"{cards} card{'s' if cards > 1 else ''}, {unit}, {how}", cards, overlap, seconds, own)
     if not args.no_dask:
         import distributed
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=True,
@@ -146,15 +149,18 @@ def main(argv=None) -> int:
         "driver's pool (host/xrt/transfers.py: `BufferPool`), so a column allocates nothing; each result "
         f"is taken as it comes and dropped (a pipelined stream keeps {AHEAD} calls in flight). CPU: this "
         "process's user and system time a column (the stand-in's copies included; the Dask row's work is "
-        "in its workers). The projection is the link and kernel alone on real cards: in + kernel + out a "
+        "in its workers); of it, the stand-in's own (its copies and its kernel model: `FakePyxrt.cpu_seconds`), "
+        "what a card would do instead of the host; the rest is the host driver's work a column. The projection is the link and kernel alone on real cards: in + kernel + out a "
         "column without overlap, the slowest of the three with it, divided by the cards (each card its "
         "own link).",
         "",
-        "| stream | ms a column | CPU ms a column (user + sys) | load | projected ms a column (real cards) |",
-        "|---|---|---|---|---|",
+        "| stream | ms a column | CPU ms a column (user + sys) | the stand-in's | host driver's | load | "
+        "projected ms a column (real cards) |",
+        "|---|---|---|---|---|---|---|",
     ]
     lines += [f"| {what} | {per * 1e3:.2f} | "
-              + ("-" if c is None else f"{c[0] * 1e3:.2f} + {c[1] * 1e3:.2f}")
+              + ("- | - | -" if c is None else f"{c[0] * 1e3:.2f} + {c[1] * 1e3:.2f} | {c[2] * 1e3:.2f} | "
+                 f"{(c[0] + c[1] - c[2]) * 1e3:.2f}")
               + f" | {now:.1f} | {proj * 1e3:.2f} |" for what, per, c, now, proj in rows]
     lines += ["", f"Measured with `.venv/bin/python scripts/bench_stream.py --log-n {args.log_n} --columns "
               f"{args.columns}" + (f" --scale {args.scale:g}" if args.scale != 1 else "") + "`."]

@@ -185,6 +185,10 @@ class FakePyxrt:
         #: the timing model's link transfers, (card, to_device, start, end) in time.monotonic() seconds
         #: (modelled: the end is when the transfer is over on the link), the latest 4096
         self.link_log: collections.deque = collections.deque(maxlen=4096)
+        #: CPU seconds the stand-in spent on its own work (the copies between host maps and the modelled
+        #: HBM, the kernel model's starts and waits), summed over threads: what a card does, not the host
+        self.cpu_seconds = 0.0
+        self._cpu_lock = threading.Lock()
         machine = self
         ns = {"_machine": machine}
         self.uuid = type("uuid", (_Uuid,), ns)
@@ -249,6 +253,17 @@ class FakePyxrt:
             return self.layout_factory(params)
         from nantucket.hw.model.layout import HbmLayout
         return HbmLayout(params)
+
+
+    def _own_cpu(self, fn, *args):
+        """fn(*args), its thread's CPU time added to :attr:`cpu_seconds`."""
+        t0 = time.thread_time()
+        try:
+            return fn(*args)
+        finally:
+            spent = time.thread_time() - t0
+            with self._cpu_lock:
+                self.cpu_seconds += spent
 
 
 class _CuAccessMode(enum.IntEnum):
@@ -381,7 +396,7 @@ class _Device:
             end = self._link_free[to_device] = start + seconds
             self._machine.link_log.append((self.index, to_device, start, end))
         if move is not None:
-            move()
+            self._machine._own_cpu(move)
         left = end - time.monotonic()
         if left > 1e-3:
             time.sleep(left)
@@ -506,7 +521,7 @@ class _Bo:
         def move():
             np.copyto(dev if to_device else host, host if to_device else dev)
         if m.timing is None:
-            move()
+            m._own_cpu(move)
         else:                   # the copy is the DMA's: within the link's modelled time
             self._device.transfer(to_device, m.timing.sync_seconds(size, to_device), move)
 
@@ -540,6 +555,9 @@ class _Run:
         self._machine.calls.append(f"set_arg({index})")
 
     def start(self) -> None:
+        self._machine._own_cpu(self._start)
+
+    def _start(self) -> None:
         km = self.kernel.device.kernel_model
         t0 = time.monotonic()
         self._machine.calls.append("start")
@@ -560,6 +578,9 @@ class _Run:
         self._hung = self._machine.hang
 
     def wait(self, timeout_ms: int = 0):
+        return self._machine._own_cpu(self._wait, timeout_ms)
+
+    def _wait(self, timeout_ms: int):
         self._machine.calls.append(f"wait({timeout_ms})")
         if self._state == ert_cmd_state.ERT_CMD_STATE_COMPLETED:
             return self._state
