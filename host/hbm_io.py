@@ -61,6 +61,10 @@ def _lead(rows: np.ndarray) -> tuple[int, int]:
     return int(np.prod(rows.shape[:-1])), rows.shape[-1]
 
 
+#: Rows up to which a natural-order gather puts each row's units with np.put (one call per row and
+#: channel); more rows go in one fancy assignment per channel.
+PUT_MAX_ROWS = 64
+
 #: Rows per block of a strided scatter (:func:`scatter_rows`): 16 points of each row of an (N, B) matrix
 #: are 128 contiguous bytes, two cache lines, read once.
 STRIDED_BLOCK_ROWS = 16
@@ -111,9 +115,19 @@ def _scatter_block(layout: HbmLayout, rows: np.ndarray, buffers, buffer: str, re
             np.take(rows, idx, axis=-1, out=regions(ch).reshape(lead + (-1,)), mode="wrap")
         each_channel(one, point_table(layout, buffer).items(), rows.size)
         return
+    if rows.dtype == layout.point_dtype and rows.strides[-1] == rows.itemsize:
+        # the points are the words: each L-point unit one opaque item, a fixed-size copy (as the gather)
+        unit = unit_dtype(lanes, layout.point_bytes)
+        units_v = rows.view(unit)                           # lead + (N / L,) items, a view
+
+        def one_unit(item):
+            ch, units = item
+            np.take(units_v, units, axis=-1, out=regions(ch).view(unit).reshape(lead + (units.size,)), mode="wrap")
+        each_channel(one_unit, layout.unit_table(buffer).items(), rows.size)
+        return
     units_of = rows.reshape(lead + (n // lanes, lanes))       # a view: only the last axis splits
 
-    def one_natural(item):
+    def one_natural(item):          # another integer type (uint64 rows of a 31-bit field): converted here
         ch, units = item
         dst = regions(ch).reshape(lead + (units.size, lanes))
         np.take(units_of, units, axis=-2, out=dst, mode="wrap")
@@ -170,7 +184,12 @@ def _gather_into(layout: HbmLayout, buffers, batch: int, buffer: str, reverse: b
 
     def one_natural(item):
         ch, units = item
-        units_of[:, units] = _regions(layout, buffers[ch], batch).view(unit)
+        src = _regions(layout, buffers[ch], batch).view(unit)
+        if batch <= PUT_MAX_ROWS:
+            for r in range(batch):                  # np.put: about 1.2 x faster than a fancy assignment
+                np.put(units_of[r], units, src[r])
+        else:
+            units_of[:, units] = src
     each_channel(one_natural, layout.unit_table(buffer).items(), out.size)
     return out
 

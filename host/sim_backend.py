@@ -182,6 +182,7 @@ class SimBackend(Backend, ResidentArrays):
                                       progress=self._say or False, kernel_computes=SIM_KERNEL_COMPUTES)
             self._device.after_run = self._count_cycles
             self._device.run_buffer_sets = 1        # the simulated channels hold one call's buffers
+            self._device.buffer_pool.limit_bytes = 0   # ... so no idle ones either
             return self._device
 
     def _count_cycles(self, log_n: int, batch: int, flags: int) -> None:

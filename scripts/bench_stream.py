@@ -15,6 +15,7 @@ own work (the layout step: scatter and gather in numpy), which is real.
 """
 
 import argparse
+import collections
 import os
 import sys
 import tempfile
@@ -34,19 +35,31 @@ from nantucket.sim.fake_pyxrt import FakePyxrt, LinkTiming, write_xclbin  # noqa
 TO_GBPS, FROM_GBPS = PCIE_TO_CARD_GBPS, PCIE_FROM_CARD_GBPS
 
 
-def stream(dev, column, columns: int, overlap: bool, per_call: int) -> float:
-    """Seconds to send ``columns`` columns (``per_call`` a call) through ``dev`` and bring them back."""
+#: Calls of a pipelined stream submitted ahead of the oldest result taken (its device pipeline holds
+#: max_pending = 4 calls a card).
+AHEAD = 8
+
+
+def stream(dev, column, columns: int, overlap: bool, per_call: int) -> tuple[float, float, float]:
+    """(wall, user CPU, system CPU) seconds of this process to send ``columns`` columns (``per_call`` a
+    call) through ``dev`` and bring them back. Each result is taken as it comes and then dropped, as a
+    consumer of a stream does (holding all of them would measure fresh pages for every result instead)."""
     batch = np.broadcast_to(column, (per_call, column.size)).copy() if per_call > 1 else column
     calls = columns // per_call
-    t0 = time.perf_counter()
+    c0, t0 = os.times(), time.perf_counter()
     if overlap:
-        futs = [dev.numpy(dev.ntt(batch, wait=False), wait=False) for _ in range(calls)]
-        for f in futs:
-            f.result()
+        futs = collections.deque()
+        for _ in range(calls):
+            futs.append(dev.numpy(dev.ntt(batch, wait=False), wait=False))
+            if len(futs) > AHEAD:
+                futs.popleft().result()
+        while futs:
+            futs.popleft().result()
     else:
         for _ in range(calls):
             dev.ntt(batch).numpy()
-    return time.perf_counter() - t0
+    wall, c1 = time.perf_counter() - t0, os.times()
+    return wall, c1.user - c0.user, c1.system - c0.system
 
 
 def projection(params: BuildParams, log_n: int, cards: int) -> tuple[float, float]:
@@ -76,22 +89,29 @@ def main(argv=None) -> int:
     opts = dict(params=params, xclbin=xclbin, progress=False, timeout_s=60.0)
     rows = []
 
-    def row(what, cards, overlap, seconds):
+    def row(what, cards, overlap, measured, stand_in=None):
+        seconds, user, system = measured
         proj = projection(params, args.log_n, cards)[1 if overlap else 0] * args.scale
         per = seconds / args.columns
-        rows.append((what, per, proj))
+        cpu = None if user is None else (user / args.columns, system / args.columns, stand_in / args.columns)
+        now = os.getloadavg()[0]
+        rows.append((what, per, cpu, now, proj))
         print(f"{what:<58} {per * 1e3:8.2f} ms/column  ({args.columns / seconds:7.1f} columns/s; "
-              f"projected {proj * 1e3:.2f} ms)", flush=True)
+              + ("" if cpu is None else f"CPU user {cpu[0] * 1e3:.2f} + sys {cpu[1] * 1e3:.2f} ms/column, the "
+                 f"stand-in's {cpu[2] * 1e3:.2f} of it; ")
+              + f"load {now:.1f}; projected {proj * 1e3:.2f} ms)", flush=True)
 
     for cards, per_call in ((1, 1), (2, 2)):
         for overlap in (False, True):
             fake = FakePyxrt(devices=2, timing=timing, compute=False)
             with nantucket.open("xrt", pyxrt_module=fake, devices=list(range(cards)), **opts) as dev:
                 dev.ntt(np.broadcast_to(column, (per_call, n)).copy()).numpy()     # tables and buffers
+                own = fake.cpu_seconds
                 seconds = stream(dev, column, args.columns, overlap, per_call)
+                own = fake.cpu_seconds - own
             how = "wait=False, pipelined" if overlap else "each call blocking"
             unit = "a column a call" if per_call == 1 else f"{per_call} columns a call, one a card"
-            row(f"{cards} card{'s' if cards > 1 else ''}, {unit}, {how}", cards, overlap, seconds)
+            row(f"{cards} card{'s' if cards > 1 else ''}, {unit}, {how}", cards, overlap, seconds, own)
     if not args.no_dask:
         import distributed
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=True,
@@ -102,8 +122,9 @@ def main(argv=None) -> int:
             with nantucket.open("xrt", cluster=client, pyxrt_module=fake, **opts) as dev:
                 for _ in range(2):
                     dev.ntt(np.broadcast_to(column, (2, n)).copy()).numpy()
-                seconds = stream(dev, column, args.columns, True, 2)
-            row("Dask LocalCluster, 2 workers x 1 card, 2 columns a call, wait=False", 2, True, seconds)
+                seconds = stream(dev, column, args.columns, True, 2)[0]   # the CPU is the workers'
+            row("Dask LocalCluster, 2 workers x 1 card, 2 columns a call, wait=False", 2, True,
+                (seconds, None, None))
         finally:
             client.close()
             cluster.close()
@@ -120,15 +141,27 @@ def main(argv=None) -> int:
         f"transfer at a time; a kernel run its ideal cycles at the projected {params.ntt_mhz:g} MHz"
         + (f"; every modelled time x {args.scale:g}" if args.scale != 1 else "")
         + "), with `compute=False` (the stand-in's kernel does not compute the transform), plus the host "
-        f"driver's own work, which is real: the layout step (scatter into and gather from the HBM channel "
-        f"buffers, numpy) on this {cpu}-core machine (load average {load:.1f} when the run started). The projection "
-        "is the link and kernel alone on real cards: in + kernel + out a column without overlap, the "
-        "slowest of the three with it, divided by the cards (each card its own link).",
+        f"driver's own work, which is real: the range check, the layout step (scatter into and gather "
+        f"from the HBM channel buffers, numpy) and the calls' bookkeeping, on this {cpu}-core machine, "
+        f"shared with other jobs (load average {load:.1f} when the run started; each row says the load "
+        "when it ended). The stand-in's own copy between a buffer's host map and its modelled HBM (a "
+        "card's DMA engine's work) runs within the modelled link time. Device buffers come from the "
+        "driver's pool (host/xrt/transfers.py: `BufferPool`), so a column allocates nothing; each result "
+        f"is taken as it comes and dropped (a pipelined stream keeps {AHEAD} calls in flight). CPU: this "
+        "process's user and system time a column (the stand-in's copies included; the Dask row's work is "
+        "in its workers); of it, the stand-in's own (its copies and its kernel model: `FakePyxrt.cpu_seconds`), "
+        "what a card would do instead of the host; the rest is the host driver's work a column. The projection is the link and kernel alone on real cards: in + kernel + out a "
+        "column without overlap, the slowest of the three with it, divided by the cards (each card its "
+        "own link).",
         "",
-        "| stream | ms a column | projected ms a column (real cards) |",
-        "|---|---|---|",
+        "| stream | ms a column | CPU ms a column (user + sys) | the stand-in's | host driver's | load | "
+        "projected ms a column (real cards) |",
+        "|---|---|---|---|---|---|---|",
     ]
-    lines += [f"| {what} | {per * 1e3:.2f} | {proj * 1e3:.2f} |" for what, per, proj in rows]
+    lines += [f"| {what} | {per * 1e3:.2f} | "
+              + ("- | - | -" if c is None else f"{c[0] * 1e3:.2f} + {c[1] * 1e3:.2f} | {c[2] * 1e3:.2f} | "
+                 f"{(c[0] + c[1] - c[2]) * 1e3:.2f}")
+              + f" | {now:.1f} | {proj * 1e3:.2f} |" for what, per, c, now, proj in rows]
     lines += ["", f"Measured with `.venv/bin/python scripts/bench_stream.py --log-n {args.log_n} --columns "
               f"{args.columns}" + (f" --scale {args.scale:g}" if args.scale != 1 else "") + "`."]
     update_section("stream", "\n".join(lines))

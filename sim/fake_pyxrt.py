@@ -185,6 +185,10 @@ class FakePyxrt:
         #: the timing model's link transfers, (card, to_device, start, end) in time.monotonic() seconds
         #: (modelled: the end is when the transfer is over on the link), the latest 4096
         self.link_log: collections.deque = collections.deque(maxlen=4096)
+        #: CPU seconds the stand-in spent on its own work (the copies between host maps and the modelled
+        #: HBM, the kernel model's starts and waits), summed over threads: what a card does, not the host
+        self.cpu_seconds = 0.0
+        self._cpu_lock = threading.Lock()
         machine = self
         ns = {"_machine": machine}
         self.uuid = type("uuid", (_Uuid,), ns)
@@ -249,6 +253,17 @@ class FakePyxrt:
             return self.layout_factory(params)
         from nantucket.hw.model.layout import HbmLayout
         return HbmLayout(params)
+
+
+    def _own_cpu(self, fn, *args):
+        """fn(*args), its thread's CPU time added to :attr:`cpu_seconds`."""
+        t0 = time.thread_time()
+        try:
+            return fn(*args)
+        finally:
+            spent = time.thread_time() - t0
+            with self._cpu_lock:
+                self.cpu_seconds += spent
 
 
 class _CuAccessMode(enum.IntEnum):
@@ -370,17 +385,21 @@ class _Device:
             self.hbm.free(address)
             self._machine.calls.append(f"free({size}, group {self.hbm.bank_of(address)})")
 
-    def transfer(self, to_device: bool, seconds: float) -> None:
+    def transfer(self, to_device: bool, seconds: float, move=None) -> None:
         """Take ``seconds`` of the link in one direction, after the transfers already on it: returns when
         this one is over (sleeps are batched: below a millisecond the debt is carried to a later transfer,
-        as the OS sleeps no shorter)."""
+        as the OS sleeps no shorter). ``move()``, the stand-in's own copy of the bytes (a card's DMA
+        engine's work, not the host's), runs within that time: before the sleep, not after it."""
         with self._link_lock:
             now = time.monotonic()
             start = max(now, self._link_free[to_device])
             end = self._link_free[to_device] = start + seconds
             self._machine.link_log.append((self.index, to_device, start, end))
-        if end - now > 1e-3:
-            time.sleep(end - now)
+        if move is not None:
+            self._machine._own_cpu(move)
+        left = end - time.monotonic()
+        if left > 1e-3:
+            time.sleep(left)
 
     def load_xclbin(self, xb):
         m = self._machine
@@ -494,17 +513,17 @@ class _Bo:
             raise RuntimeError(f"sync: range {offset}+{size} outside a {self._size}-byte buffer")
         m = self._machine
         m.calls.append(f"sync({xclBOSyncDirection(direction).name}, group {self._hbm.bank_of(self._address)})")
-        if m.timing is not None and direction in (xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE,
-                                                  xclBOSyncDirection.XCL_BO_SYNC_BO_FROM_DEVICE):
-            to_device = direction == xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE
-            self._device.transfer(to_device, m.timing.sync_seconds(size, to_device))
-        dev = self._hbm.view(self._address + offset, size)
-        if direction == xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE:
-            dev[:] = self._host[offset:offset + size]
-        elif direction == xclBOSyncDirection.XCL_BO_SYNC_BO_FROM_DEVICE:
-            self._host[offset:offset + size] = dev
-        else:
+        if direction not in (xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE, xclBOSyncDirection.XCL_BO_SYNC_BO_FROM_DEVICE):
             raise RuntimeError(f"sync: unsupported direction {direction!r}")
+        to_device = direction == xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE
+        dev, host = self._hbm.view(self._address + offset, size), self._host[offset:offset + size]
+
+        def move():
+            np.copyto(dev if to_device else host, host if to_device else dev)
+        if m.timing is None:
+            m._own_cpu(move)
+        else:                   # the copy is the DMA's: within the link's modelled time
+            self._device.transfer(to_device, m.timing.sync_seconds(size, to_device), move)
 
 
 class _Run:
@@ -536,6 +555,9 @@ class _Run:
         self._machine.calls.append(f"set_arg({index})")
 
     def start(self) -> None:
+        self._machine._own_cpu(self._start)
+
+    def _start(self) -> None:
         km = self.kernel.device.kernel_model
         t0 = time.monotonic()
         self._machine.calls.append("start")
@@ -556,6 +578,9 @@ class _Run:
         self._hung = self._machine.hang
 
     def wait(self, timeout_ms: int = 0):
+        return self._machine._own_cpu(self._wait, timeout_ms)
+
+    def _wait(self, timeout_ms: int):
         self._machine.calls.append(f"wait({timeout_ms})")
         if self._state == ert_cmd_state.ERT_CMD_STATE_COMPLETED:
             return self._state

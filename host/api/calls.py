@@ -35,7 +35,7 @@ def ntt(x, *, inverse: bool = False, coset: int | None = None, order: str = "nn"
     if isinstance(x, DeviceArray):
         raise TypeError("x: a DeviceArray is transformed by its device: use dev.ntt(a) (or a.numpy())")
     field = C.check_field(field)
-    points, layout = C.as_shaped(x, "x", field, axis, ext)
+    points, layout = C.as_shaped(x, "x", field, axis, ext, native=True)
     inverse = C.check_inverse(inverse)
     coset = None if coset is None else C.check_shift(coset, "coset", field)
     order = C.check_order(order)

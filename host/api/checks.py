@@ -216,13 +216,16 @@ def as_points(x, name: str = "x", field: Field = F.DEFAULT_FIELD) -> np.ndarray:
     return as_shaped(x, name, field)[0]
 
 
-def as_shaped(x, name: str = "x", field: Field = F.DEFAULT_FIELD, axis=-1, ext=None) -> tuple[np.ndarray, Shape]:
+def as_shaped(x, name: str = "x", field: Field = F.DEFAULT_FIELD, axis=-1, ext=None, *,
+              native: bool = False) -> tuple[np.ndarray, Shape]:
     """x as a uint64 array of canonical elements of ``field`` and its :class:`Shape`: 1-D (N) or 2-D, the
     points on ``axis`` (-1: rows, 0: columns), plus a trailing axis of ``ext`` limbs when ``ext`` is set;
     N a power of two up to 2^(the field's 2-adicity).
 
     Accepts numpy uint64 arrays (any byte order and strides; returned as is when already native), numpy
-    uint32 arrays for a 31-bit field, and lists or tuples of ints. Raises TypeError for any other type or
+    uint32 arrays for a 31-bit field (with ``native``: kept as uint32, the field's own dtype, for a
+    caller whose every path takes either, such as a device: no conversion pass and half the memory), and
+    lists or tuples of ints. Raises TypeError for any other type or
     dtype (and a non-int axis or ext) and ValueError for values >= p, other shapes, an axis out of range,
     a trailing axis that is not ``ext`` long, empty arrays and lengths that are not powers of two or
     beyond the field's largest transform. Shape and length are checked before anything is converted or
@@ -261,7 +264,10 @@ def as_shaped(x, name: str = "x", field: Field = F.DEFAULT_FIELD, axis=-1, ext=N
             where = idx[0] if arr.ndim == 1 else tuple(int(i) for i in idx)
             raise ValueError(f"{name}: value {int(arr[idx])} at index {where} is not below {_p_text(field)} "
                              f"({int(bad.sum())} of the {arr.size} values are >= p); reduce them mod p first")
-        if arr.dtype != np.uint64:
+        if native and arr.dtype.itemsize == 4:
+            if arr.dtype != field.dtype:        # another byte order: the field's own uint32
+                arr = arr.astype(field.dtype)
+        elif arr.dtype != np.uint64:
             arr = arr.astype(np.uint64)
     return arr, shape
 

@@ -252,7 +252,7 @@ class ClusterDevice:
             x = x.result()
         if isinstance(x, ClusterArray):
             return x
-        return C.as_shaped(x, name, self.field, -1 if axis is None else axis, ext)
+        return C.as_shaped(x, name, self.field, -1 if axis is None else axis, ext, native=True)
 
     def _go(self, wait: bool, what: str, run):
         if wait:

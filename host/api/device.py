@@ -329,7 +329,7 @@ class Device:
             return _Plan("asarray", {}, value=own)
         points, layout = self._own_or_points(x, "x", axis, ext)
         self._check_sizes("x", layout.n)
-        self._check_memory(points.nbytes, f"x: {_shape_text(layout.shape if layout.plain else layout.rows_shape)} "
+        self._check_memory(_moved_bytes(points), f"x: {_shape_text(layout.shape if layout.plain else layout.rows_shape)} "
                                           f"on the device")
         arr = DeviceArray(self, None, points.shape, layout)
         return _Plan("asarray", {"upload": lambda: self._fill(arr, points)}, writes=[arr], array=arr)
@@ -348,7 +348,7 @@ class Device:
         shape = layout.shape if layout.plain else layout.rows_shape     # rows of N points
         if points is not None:
             self._check_sizes("a", shape[-1])
-        self._check_memory(self._transform_bytes(shape, inverse) + (0 if points is None else points.nbytes),
+        self._check_memory(self._transform_bytes(shape, inverse) + (0 if points is None else _moved_bytes(points)),
                            f"{'inverse ' if inverse else ''}ntt of {_shape_text(shape)}")
         arr = _array_of(a) if points is None else DeviceArray(self, None, points.shape, layout)
 
@@ -371,7 +371,7 @@ class Device:
         shape = layout.shape if layout.plain else layout.rows_shape     # rows of N points
         C.check_lde_pair(shape[-1], blowup, "values", self.field)
         self._check_sizes("values", shape[-1], shape[-1] * blowup)
-        copy = 0 if points is None else points.nbytes
+        copy = 0 if points is None else _moved_bytes(points)
         self._check_memory(self._lde_bytes(shape, blowup) + copy,
                            f"lde to {_shape_text(shape[:-1] + (shape[-1] * blowup,))}")
         src = _array_of(values) if points is None else None
@@ -435,7 +435,7 @@ class Device:
             return None, own._layout
         if isinstance(x, DeviceFuture):
             raise TypeError(f"{name}: a future of {x.what} is not an array")
-        return C.as_shaped(x, name, self.field, -1 if axis is None else axis, ext)
+        return C.as_shaped(x, name, self.field, -1 if axis is None else axis, ext, native=True)
 
     # -- checks ----------------------------------------------------------------------------------------
 
@@ -479,6 +479,12 @@ def _in_layout(rows: np.ndarray, layout: C.Shape, dtype) -> np.ndarray:
     return out
 
 
+def _moved_bytes(rows: np.ndarray) -> int:
+    """The bytes ``transfers`` counts for host rows: 8 a point in every field (uint32 rows of a 31-bit
+    field too: the backends' rows are uint64)."""
+    return rows.size * 8
+
+
 def _contiguous_rows(rows: np.ndarray) -> np.ndarray:
     """A new C-contiguous (R, N) uint64 copy of (R, N) or (E, D, N) rows of any strides (one pass)."""
     out = np.empty((rows.size // rows.shape[-1], rows.shape[-1]), dtype=np.uint64)
@@ -500,7 +506,7 @@ class ModelDevice(Device):
     """The golden model: the arrays' buffers are the device memory and are transformed where they are."""
 
     def _place(self, rows):
-        self._count("to-device", rows.nbytes)
+        self._count("to-device", _moved_bytes(rows))
         return _contiguous_rows(rows)
 
     def _fetch(self, rows):
@@ -588,7 +594,7 @@ class BackendDevice(Device):
         if driver is None:
             return _contiguous_rows(rows)       # staged: each run moves it
         store = RS.upload_rows(driver, rows)    # a view (columns, limbs) is read in place by the scatter
-        self._count("to-device", rows.nbytes)
+        self._count("to-device", _moved_bytes(rows))
         return store
 
     def _fetch(self, store):
@@ -607,7 +613,7 @@ class BackendDevice(Device):
 
     def _run(self, rows, inverse, coset, order):
         """One Backend.run of host rows (the whole batch in one call), counted."""
-        if rows.ndim != 2:                      # (E, D, N) limbs: the backend takes (R, N) rows
+        if rows.ndim != 2 or rows.dtype != np.uint64:  # (E, D, N) limbs, uint32: a backend takes (R, N) uint64 rows
             rows = _contiguous_rows(rows)
         self._count("to-device", rows.nbytes)
         # a single row goes as a 1-D array and the options only when set: a backend written for the
@@ -695,7 +701,7 @@ class BackendDevice(Device):
             out, c = self._chunked(keeps, driver, log_t, rows, lambda part: RS.lde_chained(
                 driver, part, log_t, shift, path=path, reverse_in=order[0] == "r", reverse_out=order[1] == "r",
                 coeffs=coeffs, on_run=lambda step, run: tags.append(step)))
-            self._count("to-device", rows.nbytes)
+            self._count("to-device", _moved_bytes(rows))
             if c is not None:
                 self._count("from-device", c.nbytes)
             hops = " -> ".join(f"2^{s}" for s in path)

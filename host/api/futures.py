@@ -68,7 +68,12 @@ class DeviceFuture:
         return self._future.exception(timeout)
 
     def add_done_callback(self, fn) -> None:
-        self._future.add_done_callback(lambda _: fn(self))
+        held = [self]           # let go once called: the callback kept in self._future holds no cycle to self
+
+        def call(_):
+            me, held[:] = held[0], []
+            fn(me)
+        self._future.add_done_callback(call)
 
     def __repr__(self) -> str:
         state = "done" if self.done() else "pending"
@@ -144,10 +149,15 @@ class Pipeline:
                 self._finish(job)
 
     def _finish(self, job: Job) -> None:
+        # the job keeps nothing of the call once it is over: its steps' closures hold the arrays it read
+        # and the arrays hold the job (their last writer or readers), a cycle that would keep a released
+        # array's device buffers until the garbage collector's next pass
+        value, job.value, job.steps, job.deps = job.value, None, {}, []
+        future, job.future = job.future, None
         if job.error is not None:
-            job.future._future.set_exception(job.error)
+            future._future.set_exception(job.error)
         else:
-            job.future._future.set_result(job.value)
+            future._future.set_result(value)
         with self._submit_lock:
             self._pending.discard(job)
         job.finished.set()

@@ -73,6 +73,10 @@ class _Gather(DeviceFuture):
             self._future.set_exception(e)
         else:
             self._future.set_result(value)
+        finally:
+            # the parts' futures call back into this one: a cycle that would keep every card's arrays
+            # (and their device buffers) until the garbage collector's next pass
+            self._parts, self._combine = [], None
 
 
 class MultiDevice:
@@ -135,7 +139,7 @@ class MultiDevice:
                             f"{name}.numpy() or a MultiArray of its own")
         if self.closed:
             raise RuntimeError(f"device {self.name!r} is closed")
-        return C.as_shaped(x, name, self.field, -1 if axis is None else axis, ext)
+        return C.as_shaped(x, name, self.field, -1 if axis is None else axis, ext, native=True)
 
     def _submit(self, wait: bool, what: str, parts, combine, array_layout=None, coeffs_layout=None):
         """parts: [(card, DeviceFuture)]; the gathered value (wait) or its future: the new MultiArray of

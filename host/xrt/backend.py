@@ -255,8 +255,21 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
 
     @noting_errors
     def allocate(self, layout: HbmLayout, batch: int = 1) -> DeviceBuffers:
-        """New buffers, one per HBM channel on its master's bank, each of ``batch`` regions of
-        ``layout.channel_bytes`` (for device-resident arrays; ``run`` keeps its own)."""
+        """Buffers, one per HBM channel on its master's bank, each of ``batch`` regions of
+        ``layout.channel_bytes`` (for device-resident arrays; ``run`` keeps its own): an idle set of that
+        size from :attr:`buffer_pool` when it has one (contents undefined), else new ones; they go back to
+        the pool when released (``DeviceBuffers.release``) or garbage-collected."""
+        self._check_open()
+        return self._transfers.allocate(layout, batch, pooled=True)
+
+    @property
+    def buffer_pool(self):
+        """The :class:`~host.xrt.transfers.BufferPool` of the sets :meth:`allocate` gives (its
+        ``limit_bytes``: the most it keeps idle; freed by :meth:`close`)."""
+        return self._transfers.pool
+
+    @noting_errors
+    def _allocate_new(self, layout: HbmLayout, batch: int) -> DeviceBuffers:
         self._check_open()
         return self._transfers.allocate(layout, batch)
 
@@ -270,7 +283,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
             return cur
         if cur is not None:
             cur.release()
-        bufs = self.allocate(layout, batch)
+        bufs = self._allocate_new(layout, batch)     # not from the pool: kept while they fit
         if index == 0:
             self._scratch = bufs
         else:
@@ -278,10 +291,12 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         return bufs
 
     def _free_buffers(self) -> None:
+        """Free run()'s buffer sets and the pool's idle ones."""
         for bufs in [self._scratch, *self._scratch_more.values()]:
             if bufs is not None:
                 bufs.release()
         self._scratch, self._scratch_more = None, {}
+        self._transfers.pool.clear()
 
     @property
     def layout(self) -> HbmLayout | None:
@@ -582,6 +597,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         the caller has reset or destroyed the card (nothing can write them any more)."""
         self._runs.release(card_reset)
         self._free_buffers()
+        self._transfers.pool.close()    # sets of arrays released later are dropped, not kept
         self._status_buffer = None      # kept among a timed-out run's buffers when it may still be written
         self._kernel = None
         self._device = None

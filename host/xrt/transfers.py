@@ -1,12 +1,21 @@
 """Points between host memory and the kernel's device buffers: :class:`DeviceBuffers` (one buffer per
 HBM channel) and :class:`Transfers`, which allocates them and moves rows in and out through the layout
-step (host/hbm_io.py: scatter straight into the buffers' host maps, then sync; sync, then gather); and
-the one :class:`StatusBuffer` the kernel writes its status record into."""
+step (host/hbm_io.py: scatter straight into the buffers' host maps, then sync; sync, then gather); the
+one :class:`StatusBuffer` the kernel writes its status record into; and the :class:`BufferPool` the
+sets of device-resident arrays come from and go back to.
+
+Why a pool: a new buffer costs a device allocation and, on the host, fresh pages of its map that the
+first scatter into it faults in one by one (a stream of 2^20-point columns, each array its own set of
+32 buffers of 256 KiB, spent about as much system time as user time on them). A set given back (its
+array released or garbage-collected) waits in the pool, and the next set of the same bytes per buffer
+takes it: no pyxrt call at all."""
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
+import weakref
 
 import numpy as np
 
@@ -15,10 +24,16 @@ from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.record import RECORD_BYTES
 from nantucket.host.hbm_io import gather_rows, scatter_padded, scatter_rows
 
-__all__ = ["DeviceBuffers", "StatusBuffer", "Progress", "Transfers", "PROGRESS_MIN_POINTS", "progress_sink"]
+from .errors import BufferAllocFailed
+
+__all__ = ["DeviceBuffers", "StatusBuffer", "Progress", "Transfers", "BufferPool", "PROGRESS_MIN_POINTS",
+           "POOL_BYTES", "progress_sink"]
 
 #: Sizes from which scatter/gather and the transfers show progress on stderr.
 PROGRESS_MIN_POINTS = 1 << 20
+#: The most bytes of device buffers a backend's pool keeps idle (each also a host map of that size): four
+#: sets of the default build's largest call (2^24 points of 8 bytes), 64 of a 2^20-point column's.
+POOL_BYTES = 512 << 20
 
 
 def progress_sink(progress, n_points: int):
@@ -33,22 +48,110 @@ def progress_sink(progress, n_points: int):
 
 class DeviceBuffers:
     """One buffer per HBM channel, each of ``batch`` regions of ``layout.channel_bytes``: where a batch of
-    transforms of the layout's size lives on the card (element e of every buffer in region e)."""
+    transforms of the layout's size lives on the card (element e of every buffer in region e).
+
+    A set from the backend's :class:`BufferPool` goes back to it when released, or when the set is
+    garbage-collected; any other set's buffers are dropped (pyxrt frees a buffer's device memory with its
+    last reference)."""
 
     def __init__(self, layout: HbmLayout, batch: int):
         self.layout, self.batch = layout, batch
         self.bos: dict[int, object] = {}
         self.views: dict[int, np.ndarray] = {}
         self.groups: dict[int, int] = {}
+        self._back = None               # weakref.finalize giving the buffers back to a pool
 
     @property
     def channel_bytes(self) -> int:
         return self.layout.channel_bytes * self.batch
 
     def release(self) -> None:
-        """Drop the buffers (pyxrt frees a buffer's device memory with its last reference)."""
+        """Give the buffers back to the pool they came from, or drop them; the set is empty afterwards."""
+        if self._back is not None:
+            self._back()                # once only: a finalizer runs at most once
         self.views.clear()
         self.bos.clear()
+
+    def pooled(self, pool: "BufferPool", nbytes: int) -> None:
+        """From now on, the buffers go back to ``pool`` (as buffers of ``nbytes``) when the set is released
+        or garbage-collected."""
+        self._back = weakref.finalize(self, pool.give, nbytes, self.bos, self.views, self.groups)
+        self._back.atexit = False       # at interpreter exit pyxrt frees everything anyway
+
+
+class BufferPool:
+    """Idle buffer sets of one backend for reuse, keyed by their bytes per buffer (every buffer is a
+    ``bo.normal`` on the bank of its kernel argument, so the bytes are the key): :meth:`take` one,
+    :meth:`give` one back. At most ``limit_bytes`` are kept idle (the oldest sets dropped first, so pyxrt
+    frees them); :meth:`clear` drops every idle set, :meth:`close` too and drops every set given back
+    later. ``stuck(bos)``: whether a set's buffers may still be in use by a run that timed out (such a
+    set is dropped, never handed out again). Thread-safe: sets come back from any thread, also from the
+    garbage collector in the middle of a take (then they wait in a list until the next call)."""
+
+    def __init__(self, limit_bytes: int = POOL_BYTES, stuck=None):
+        self.limit_bytes = limit_bytes
+        self._stuck = stuck
+        self._idle: list[tuple[int, dict]] = []     # (bytes per buffer, {channel: (bo, view, group)}), oldest first
+        self._lock = threading.Lock()
+        self._late: list[tuple[int, dict]] = []     # given back while the lock was held
+        self.closed = False
+        #: sets handed out from the pool, and sets that had to be allocated
+        self.reused = self.allocated = 0
+
+    @property
+    def idle_bytes(self) -> int:
+        return sum(nbytes * len(entries) for nbytes, entries in self._idle)
+
+    def take(self, nbytes: int) -> dict | None:
+        """An idle set of buffers of ``nbytes`` ({channel: (bo, view, group)}, the most recent one), or
+        None."""
+        with self._lock:
+            self._settle()
+            for i in range(len(self._idle) - 1, -1, -1):
+                if self._idle[i][0] == nbytes:
+                    self.reused += 1
+                    return self._idle.pop(i)[1]
+            self.allocated += 1
+            return None
+
+    def give(self, nbytes: int, bos: dict, views: dict, groups: dict) -> None:
+        """Take back a set's buffers (its ``bos``, ``views``, ``groups`` by channel)."""
+        entries = {ch: (bos[ch], views[ch], groups[ch]) for ch in bos}
+        if not entries or self.closed or nbytes * len(entries) > self.limit_bytes:
+            return
+        if self._stuck is not None and self._stuck(bo for bo, _, _ in entries.values()):
+            return
+        if not self._lock.acquire(blocking=False):
+            self._late.append((nbytes, entries))     # list.append is atomic: settled by the next call
+            return
+        try:
+            self._late.append((nbytes, entries))
+            self._settle()
+        finally:
+            self._lock.release()
+
+    def _settle(self) -> None:
+        """Move the sets given back into the idle list (holding the lock), then drop the oldest ones
+        past ``limit_bytes``."""
+        while self._late:
+            item = self._late.pop(0)
+            if not self.closed:
+                self._idle.append(item)
+        total = self.idle_bytes
+        while total > self.limit_bytes:
+            nbytes, entries = self._idle.pop(0)
+            total -= nbytes * len(entries)
+
+    def clear(self) -> int:
+        """Drop every idle set (pyxrt frees them with their last reference); returns how many."""
+        with self._lock:
+            self._settle()
+            dropped, self._idle = len(self._idle), []
+        return dropped
+
+    def close(self) -> None:
+        self.closed = True
+        self.clear()
 
 
 class StatusBuffer:
@@ -96,18 +199,42 @@ class Transfers:
 
     def __init__(self, owner):
         self._owner = owner
+        #: the idle sets of device-resident arrays (:meth:`allocate` with ``pooled``)
+        self.pool = BufferPool(stuck=self._stuck)
 
-    def allocate(self, layout: HbmLayout, batch: int = 1) -> DeviceBuffers:
-        """New buffers, one per HBM channel on its master's bank, each of ``batch`` regions of
-        ``layout.channel_bytes``."""
-        be = self._owner
+    def _stuck(self, bos) -> bool:
+        stuck = {id(bo) for bo in self._owner._runs.stuck_bos.values()}
+        return any(id(bo) in stuck for bo in bos)
+
+    def allocate(self, layout: HbmLayout, batch: int = 1, *, pooled: bool = False) -> DeviceBuffers:
+        """Buffers, one per HBM channel on its master's bank, each of ``batch`` regions of
+        ``layout.channel_bytes``: new ones, or with ``pooled`` an idle set of that size from the pool
+        (their contents whatever the last user left), going back to the pool when released. When the
+        card is out of memory, the pool's idle sets are freed and the allocation tried once more."""
         bufs = DeviceBuffers(layout, batch)
         nbytes = bufs.channel_bytes
-        for a in be.rmap.pointer_args:
-            bo, view, group = be._xrt.allocate(be._device, be._kernel, a.index, nbytes,
-                                               f"{a.name}: allocating {nbytes} bytes on {a.port}'s bank")
-            bufs.bos[a.channel], bufs.views[a.channel], bufs.groups[a.channel] = bo, view, group
+        entries = self.pool.take(nbytes) if pooled else None
+        if entries is None:
+            try:
+                entries = self._new(nbytes)
+            except BufferAllocFailed:
+                if not self.pool.clear():
+                    raise
+                entries = self._new(nbytes)
+        for ch, (bo, view, group) in entries.items():
+            bufs.bos[ch], bufs.views[ch], bufs.groups[ch] = bo, view, group
+        if pooled:
+            bufs.pooled(self.pool, nbytes)
         return bufs
+
+    def _new(self, nbytes: int) -> dict:
+        """{channel: (bo, view, group)}: a new buffer of ``nbytes`` per HBM channel."""
+        be = self._owner
+        entries = {}
+        for a in be.rmap.pointer_args:
+            entries[a.channel] = be._xrt.allocate(be._device, be._kernel, a.index, nbytes,
+                                                  f"{a.name}: allocating {nbytes} bytes on {a.port}'s bank")
+        return entries
 
     def allocate_status(self) -> StatusBuffer:
         """The status buffer: RECORD_BYTES in the memory group of the kernel's ``status`` argument."""
