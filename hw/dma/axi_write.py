@@ -54,6 +54,7 @@ class AxiWriteMaster(wiring.Component):
         wiring.connect(m, wiring.flipped(self.beats), beat_slice.i)
         bursts, beats = burst_slice.o, beat_slice.o
         aw_ahead = Signal(range(WB + 1))            # bursts whose AW went out before their last W
+        aw_any = Signal()                           # aw_ahead != 0, kept with it (a register)
         b_wait = Signal(range(WB + 1))              # bursts awaiting B
         b_count = Signal(range(self._total + 1))    # beats acknowledged
         w_beat = Signal(range(MAX_BURST))
@@ -64,7 +65,7 @@ class AxiWriteMaster(wiring.Component):
             axi.awlen.eq(self.burst_len - 1),
             axi.awsize.eq(self._axi.size_code),
             axi.awburst.eq(BURST_INCR),
-            axi.wvalid.eq(self.run & (aw_ahead != 0) & beats.valid),
+            axi.wvalid.eq(self.run & aw_any & beats.valid),
             axi.wdata.eq(beats.payload),
             axi.wstrb.eq(-1),
             axi.wlast.eq(w_last),
@@ -88,8 +89,12 @@ class AxiWriteMaster(wiring.Component):
             m.d.comb += [plus.eq(count + 1), minus.eq(count - 1)]
             with m.If(up & ~down):
                 m.d.sync += count.eq(plus)
+                if count is aw_ahead:
+                    m.d.sync += aw_any.eq(1)
             with m.Elif(down & ~up):
                 m.d.sync += count.eq(minus)
+                if count is aw_ahead:
+                    m.d.sync += aw_any.eq(count != 1)
         with m.If(b_fire):
             m.d.sync += b_count.eq(b_count + self.burst_len)
         # a register (issue 28: the count's compare fanned into the engine's end of pass; +1 dma cycle)
