@@ -68,11 +68,17 @@ def _runs(params):
 
 async def _write_units(ctx, gen, pairs, chans):
     """(physical channel, beat) of both units of ``pairs`` pairs of a started WriteAddressGenerator, taken
-    with random gaps between pairs."""
+    with random gaps between pairs (its places are valid once ``ready``, a few cycles after the start, and
+    from then on through the pass)."""
     units = []
+    for _ in range(8):
+        if ctx.get(gen.ready):
+            break
+        await ctx.tick()
     for _ in range(pairs):
         for _ in range(random.randrange(2)):
             await ctx.tick()
+        assert ctx.get(gen.ready)
         units.append((chans[ctx.get(gen.chan_a)], ctx.get(gen.beat_a)))
         units.append((chans[ctx.get(gen.chan_b)], ctx.get(gen.beat_b)))
         ctx.set(gen.advance, 1)
@@ -784,7 +790,9 @@ class _SkipReadBench(Elaboratable):
         m.d.comb += [self.master.fifo_level.eq(self.fifo.level), self.hbm.stall_en.eq(1),
                      self.hbm.refresh_en.eq(1),
                      self.master.skip.eq(zero_unit_at(m, self.layout, self.log_n, self.master.next_beat,
-                                                      self.channel, self.zero_mask))]
+                                                      self.channel, self.zero_mask)),
+                     self.master.skip_after.eq(zero_unit_at(m, self.layout, self.log_n, self.master.after_beat,
+                                                            self.channel, self.zero_mask))]
         return m
 
 

@@ -260,7 +260,13 @@ class WriteAddressGenerator(wiring.Component):
 
     ``pass2`` selects the order and ``log_n`` the size (both held through the pass); ``start`` rewinds;
     ``advance``: the pair was taken. ``chan_a`` / ``beat_a`` for the first unit, ``chan_b`` / ``beat_b``
-    for the second (registers).
+    for the second (registers), valid while ``ready``.
+
+    Pipelined (issue 28: the size and target-size selects in series were 8 LUT levels into the outputs,
+    over the NTT period by the open-flow estimate): the places go through two register stages that move on
+    together with every ``advance``, so after ``start`` the generator fills them first: ``ready`` rises
+    ``FILL`` = 2 ntt cycles after the cycle after ``start`` (the write path's first pair comes far later:
+    the engine's latency; 0 cycles of throughput).
 
     Chained output: with ``chain_log_n`` = t != 0 (held like ``log_n``) pass 2 places each output unit as
     input of a 2^t-point run instead (:meth:`hw.model.layout.HbmLayout.output_as_input`): the unit's
@@ -268,13 +274,16 @@ class WriteAddressGenerator(wiring.Component):
     units of a pair may then share a channel.
     """
 
+    #: priming shifts after ``start`` before the outputs hold the pass's first pair
+    FILL = 2
+
     def __init__(self, layout: HbmLayout):
         self._layout = layout
         bits = _channel_bits(layout)
         params = layout.params
         super().__init__({"start": In(1), "pass2": In(1),
                           "log_n": In(log_n_shape(params), init=params.max_log_n),
-                          "chain_log_n": In(log_n_shape(params)), "advance": In(1),
+                          "chain_log_n": In(log_n_shape(params)), "advance": In(1), "ready": Out(1),
                           "chan_a": Out(bits), "chan_b": Out(bits),
                           "beat_a": Out(beat_bits(layout)), "beat_b": Out(beat_bits(layout))})
 
@@ -283,13 +292,18 @@ class WriteAddressGenerator(wiring.Component):
         lay = self._layout
         params = lay.params
         rho, lanes_log, ub_log = _log2(lay.group), _log2(params.lanes), _log2(lay.unit_beats)
-        upcoming = Signal(range(params.cycles_per_pass + 1))     # the pair after the one on the outputs
-        pair = Signal.like(upcoming)
+        # a two-stage pipeline that shifts on every advance: the pair counter feeds stage 1 (the places
+        # for the run's size, and a chained pass's output index and element), stage 1 feeds stage 2 (the
+        # chained places for the target size, and the choice), which is the outputs
+        pair = Signal(range(params.cycles_per_pass + self.FILL + 1))     # the pair entering stage 1
+        fill = Signal(range(self.FILL + 1))
+        shift = Signal()
+        m.d.comb += [shift.eq(self.advance | (fill != 0)), self.ready.eq(fill == 0)]
         outs = (self.chan_a, self.beat_a, self.chan_b, self.beat_b)
-        nxt = [Signal.like(o, name=f"next_{o.name}") for o in outs]
-        m.d.comb += pair.eq(Mux(self.start, 0, upcoming))
 
+        # stage 1
         plain = [Signal.like(o, name=f"plain_{o.name}") for o in outs]
+        plain_q = [Signal.like(o, name=f"plain_{o.name}_q") for o in outs]
 
         def units(n):
             (ca, ba), (cb, bb) = write_pair_units(pair, self.pass2, n, lanes_log, rho, ub_log)
@@ -301,22 +315,31 @@ class WriteAddressGenerator(wiring.Component):
         index_a = Signal(params.max_log_n, name="chain_index_a")
         index_b = Signal.like(index_a, name="chain_index_b")
         element = Signal(range(batch_shape(params).stop), name="chain_element")
+        source = (index_a, index_b, element)
+        source_q = [Signal.like(v, name=f"{v.name}_q") for v in source]
 
-        def source(n):
+        def from_pair(n):
             index, elem = chained_index(pair, n, lanes_log)
             return index, index | (1 << ((n + 1) >> 1)), elem
-        per_size(m, params, self.log_n, (index_a, index_b, element), source)
+        per_size(m, params, self.log_n, source, from_pair)
+        chain_q = Signal()
+
+        # stage 2
+        index_aq, index_bq, element_q = source_q
         chained = [Signal.like(o, name=f"chained_{o.name}") for o in outs]
 
         def target(t):
-            return (*chained_unit(index_a, element, t, lanes_log, rho, ub_log),
-                    *chained_unit(index_b, element, t, lanes_log, rho, ub_log))
+            return (*chained_unit(index_aq, element_q, t, lanes_log, rho, ub_log),
+                    *chained_unit(index_bq, element_q, t, lanes_log, rho, ub_log))
         per_size(m, params, self.chain_log_n, chained, target)
-        chain = Signal()
-        m.d.comb += chain.eq(self.pass2 & (self.chain_log_n != 0))
-        m.d.comb += [v.eq(Mux(chain, c, p)) for v, c, p in zip(nxt, chained, plain)]
 
-        with m.If(self.advance | self.start):
-            m.d.sync += [o.eq(v) for o, v in zip(outs, nxt)]
-            m.d.sync += upcoming.eq(Mux(self.start, 1, upcoming + 1))
+        with m.If(shift):
+            m.d.sync += [*(q.eq(v) for q, v in zip(plain_q, plain)), *(q.eq(v) for q, v in zip(source_q, source)),
+                         chain_q.eq(self.pass2 & (self.chain_log_n != 0)),
+                         *(o.eq(Mux(chain_q, c, p)) for o, c, p in zip(outs, chained, plain_q)),
+                         pair.eq(pair + 1)]
+            with m.If(fill != 0):
+                m.d.sync += fill.eq(fill - 1)
+        with m.If(self.start):
+            m.d.sync += [pair.eq(0), fill.eq(self.FILL)]
         return m

@@ -1,11 +1,24 @@
 """AXI4 read master (``dma`` domain): streams one buffer sequentially into a FIFO.
 
 One AR per ``burst`` beats over ``total`` beats from ``base`` (both ports, held through the pass: the run's
-size), issued only while everything already asked for fits in the FIFO
-(``fifo_level + in flight + burst <= fifo_beats``), so R is never
-back-pressured and AR/R need no other flow control. ``skip`` (zero-extended input: the burst at
-``next_beat`` holds only zeros, which the DMA does not read) steps over the burst without an AR. A beat whose RRESP is not OKAY still goes to the FIFO
-(the transform goes on) but raises ``fault`` for that cycle with the response in ``fault_resp``.
+size), issued only while everything already asked for fits in the FIFO (FIFO level + in flight + burst
+<= ``fifo_beats``), so R is never back-pressured and AR/R need no other flow control. ``skip``
+(zero-extended input: the burst at ``next_beat`` holds only zeros, which the DMA does not read) steps over
+the burst without an AR; ``skip_after`` says the same of the burst after it (``after_beat``). A beat whose
+RRESP is not OKAY still goes to the FIFO (the transform goes on) but raises ``fault`` for that cycle with
+the response in ``fault_resp``.
+
+Every decision to issue is a register, computed a cycle ahead from registers (issue 28: the credit sum,
+the end compare and the skip walk in front of ARVALID were 7 LUT levels and 3 carry chains into the
+in-flight count, over a 450 MHz period by the open-flow estimate, docs/performance.md): ``more`` (beats
+left), ``skip`` (for ``next_beat``, or ``skip_after`` when the walk moves on) and ``room``. ``room`` is
+checked against the level a cycle old, so it keeps one burst more in reserve when an AR goes out in that
+cycle, and one beat for the FIFO's level, which counts a beat written in a cycle only a cycle later:
+level + in flight < ``fifo_beats`` - BL (- BL again after an AR). The next address ``next_beat`` + BL is
+kept in a register too. These settle on a new pass's size and burst length in ``ISSUE_DELAY`` = 3 dma
+cycles, so the first AR of a pass goes out 3 cycles after ``start`` at the earliest (it was 1: +2 dma cycles
+per pass start); ``done`` is a register as well (+1 dma cycle at the pass's end). Throughput is the same:
+one AR or skip a cycle.
 
 R is registered once before anything reads it (``rvalid`` comes from a port mux and would otherwise
 reach the FIFO's write pointer and LUTRAM write enable through four LUT levels: over a 450 MHz period by
@@ -25,14 +38,22 @@ __all__ = ["AxiReadMaster"]
 
 
 class AxiReadMaster(wiring.Component):
+    #: dma cycles from the ``start`` cycle to the first cycle an AR (or a skip) may go out: its registered
+    #: decisions settle on the pass's size and burst length first (see the module doc)
+    ISSUE_DELAY = 3
+
     """Ports: ``start`` (rewind, one cycle), ``run`` (may issue), ``base`` (byte address), ``total`` (beats
     to read, a multiple of ``burst``; at most ``total_beats``), ``burst`` (beats per AR, 1..8; at most
     ``burst_beats``), ``axi``, ``beats`` (to the FIFO; its ready is not looked at, see the module doc),
     ``fifo_level`` (the FIFO's fill), ``done`` (every beat arrived), ``fault`` / ``fault_resp``. ``total``
     and ``burst`` start at ``total_beats`` and ``burst_beats``. ``next_beat``: the next burst's first beat
-    (channel-relative); ``skip`` (combinational from it): leave that burst out, one per cycle."""
+    (channel-relative); ``skip``: leave that burst out, one per cycle; ``after_beat`` / ``skip_after`` the
+    same for the burst after it (both read a cycle ahead, see the module doc). ``fifo_beats`` >= the
+    longest burst."""
 
     def __init__(self, *, total_beats: int, burst_beats: int, fifo_beats: int, addr_width: int):
+        if not 1 <= burst_beats <= fifo_beats:
+            raise ValueError(f"burst_beats: must be in 1..fifo_beats ({fifo_beats}), got {burst_beats}")
         self._total, self._burst, self._depth = total_beats, burst_beats, fifo_beats
         self._axi = Axi4ReadSignature(addr_width=addr_width, data_width=BEAT_BITS)
         super().__init__({
@@ -43,26 +64,37 @@ class AxiReadMaster(wiring.Component):
             "beats": Out(stream.Signature(BEAT_BITS)),
             "fifo_level": In(range(fifo_beats + 1)),
             "next_beat": Out(range(total_beats + 1)), "skip": In(1),
+            "after_beat": Out(range(total_beats + burst_beats + 1)), "skip_after": In(1),
             "done": Out(1), "fault": Out(1), "fault_resp": Out(2),
         })
 
     def elaborate(self, platform):
         m = Module()
         axi, T, BL, D = self.axi, self.total, self.burst, self._depth
-        req = Signal(range(self._total + 1))        # beats asked for
+        MB = self._burst
+        req = Signal(range(self._total + 1))        # beats asked for (or skipped)
+        req_next = Signal(range(self._total + MB + 1))  # req + BL, kept one step ahead
         inflight = Signal(range(D + 1))             # asked for, not arrived
-        ar_fire, r_fire, skip = Signal(), Signal(), Signal()
+        ar_fire, r_fire, skip, advance, ok = Signal(), Signal(), Signal(), Signal(), Signal()
+        # registered decisions (see the module doc): each from registers, a cycle ahead of its use
+        skip_q, more_q, room_q = Signal(), Signal(), Signal()
+        settle = Signal(range(self.ISSUE_DELAY), init=self.ISSUE_DELAY - 1)
+        level = Signal(range(2 * D + 1))
+        lim_one, lim_two = Signal(range(D + 1)), Signal(range(D + 1))
         m.d.comb += [
             self.next_beat.eq(req),
-            skip.eq(self.run & (req < T) & self.skip),
-            axi.arvalid.eq(self.run & (req < T) & ~self.skip & (self.fifo_level + inflight + BL <= D)),
+            self.after_beat.eq(req_next),
+            ok.eq(self.run & (settle == 0) & more_q),
+            skip.eq(ok & skip_q),
+            axi.arvalid.eq(ok & ~skip_q & room_q),
             axi.araddr.eq(self.base + req * self._axi.beat_bytes),
             axi.arlen.eq(BL - 1),
             axi.arsize.eq(self._axi.size_code),
             axi.arburst.eq(BURST_INCR),
             axi.rready.eq(1),
             ar_fire.eq(axi.arvalid & axi.arready),
-            self.done.eq((req == T) & (inflight == 0)),
+            advance.eq(ar_fire | skip),
+            level.eq(self.fifo_level + inflight),
         ]
         # the registered R beat (see the module doc): r_fire is its arrival at the FIFO
         r_valid = Signal(name="r_valid_q")
@@ -76,9 +108,19 @@ class AxiReadMaster(wiring.Component):
             self.fault.eq(r_fire & (r_resp != RESP_OKAY)),
             self.fault_resp.eq(r_resp),
         ]
-        with m.If(ar_fire | skip):
-            m.d.sync += req.eq(req + BL)
-        m.d.sync += inflight.eq(inflight + Mux(ar_fire, BL, 0) - r_fire)
+        # room for one more burst next cycle: level + BL + 1 <= D, with this cycle's AR counted (+BL);
+        # the +1 covers the FIFO's level, which counts a beat written this cycle only a cycle later
+        m.d.sync += [lim_one.eq(Mux(D > BL, D - BL, 0)), lim_two.eq(Mux(D > 2 * BL, D - 2 * BL, 0)),
+                     room_q.eq(Mux(ar_fire, level < lim_two, level < lim_one))]
+        with m.If(advance):
+            m.d.sync += [req.eq(req_next), req_next.eq(req_next + BL), skip_q.eq(self.skip_after),
+                         more_q.eq(req_next < T)]
+        with m.Else():
+            m.d.sync += [req_next.eq(req + BL), skip_q.eq(self.skip), more_q.eq(req < T)]
+        m.d.sync += inflight.eq(Mux(ar_fire, inflight + BL, inflight) - r_fire)
+        with m.If(settle != 0):
+            m.d.sync += settle.eq(settle - 1)
+        m.d.sync += self.done.eq(~self.start & (req == T) & (inflight == 0))
         with m.If(self.start):
-            m.d.sync += req.eq(0)
+            m.d.sync += [req.eq(0), settle.eq(self.ISSUE_DELAY - 1)]
         return m

@@ -2,8 +2,13 @@
 
 AW takes its beat address from ``bursts`` (at most ``write_bursts`` bursts awaiting B); W streams
 ``beats`` behind issued AWs with WLAST every ``burst_len`` beats (the length is the same for every burst
-of a pass). ``done`` once B responses cover ``total`` beats (the run's size, held through the pass). A B response other than OKAY raises
+of a pass). ``done`` (a register: the cycle after) once B responses cover ``total`` beats (the run's size, held through the pass). A B response other than OKAY raises
 ``fault`` for that cycle with the response in ``fault_resp``.
+
+``bursts`` and ``beats`` enter through a register slice each (:class:`~hw.dma.skid.SkidBuffer`; issue 28:
+AWVALID and WVALID came from the AsyncFIFOs' empty compares and fanned out through the handshakes into the
+outstanding counts, over a 450 MHz period by the open-flow estimate): their readies and the master's valids
+are flip-flops. Cost: each burst address and beat reaches AXI one dma cycle later (no throughput lost).
 """
 
 from amaranth.hdl import Module, Mux, Signal
@@ -12,6 +17,8 @@ from amaranth.lib.wiring import In, Out
 
 from nantucket.hw.axi import BURST_INCR, RESP_OKAY, Axi4WriteSignature
 from nantucket.hw.model.layout import BEAT_BITS
+
+from .skid import SkidBuffer
 
 __all__ = ["AxiWriteMaster"]
 
@@ -39,19 +46,27 @@ class AxiWriteMaster(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         axi, T, WB = self.axi, self.total, self._outstanding
+        # both inputs through a register slice: their valids come from FIFOs' empty compares (see the
+        # module doc)
+        m.submodules.burst_slice = burst_slice = SkidBuffer(len(self.bursts.payload))
+        m.submodules.beat_slice = beat_slice = SkidBuffer(BEAT_BITS)
+        wiring.connect(m, wiring.flipped(self.bursts), burst_slice.i)
+        wiring.connect(m, wiring.flipped(self.beats), beat_slice.i)
+        bursts, beats = burst_slice.o, beat_slice.o
         aw_ahead = Signal(range(WB + 1))            # bursts whose AW went out before their last W
+        aw_any = Signal()                           # aw_ahead != 0, kept with it (a register)
         b_wait = Signal(range(WB + 1))              # bursts awaiting B
         b_count = Signal(range(self._total + 1))    # beats acknowledged
         w_beat = Signal(range(MAX_BURST))
         w_last, aw_fire, w_fire, b_fire = Signal(), Signal(), Signal(), Signal()
         m.d.comb += [
-            axi.awvalid.eq(self.run & self.bursts.valid & (b_wait < WB)),
-            axi.awaddr.eq(self.base + self.bursts.payload * self._axi.beat_bytes),
+            axi.awvalid.eq(self.run & bursts.valid & (b_wait < WB)),
+            axi.awaddr.eq(self.base + bursts.payload * self._axi.beat_bytes),
             axi.awlen.eq(self.burst_len - 1),
             axi.awsize.eq(self._axi.size_code),
             axi.awburst.eq(BURST_INCR),
-            axi.wvalid.eq(self.run & (aw_ahead != 0) & self.beats.valid),
-            axi.wdata.eq(self.beats.payload),
+            axi.wvalid.eq(self.run & aw_any & beats.valid),
+            axi.wdata.eq(beats.payload),
             axi.wstrb.eq(-1),
             axi.wlast.eq(w_last),
             axi.bready.eq(1),
@@ -59,18 +74,31 @@ class AxiWriteMaster(wiring.Component):
             aw_fire.eq(axi.awvalid & axi.awready),
             w_fire.eq(axi.wvalid & axi.wready),
             b_fire.eq(axi.bvalid & axi.bready),
-            self.bursts.ready.eq(aw_fire),
-            self.beats.ready.eq(w_fire),
-            self.done.eq(b_count == T),
+            bursts.ready.eq(aw_fire),
+            beats.ready.eq(w_fire),
             self.fault.eq(b_fire & (axi.bresp != RESP_OKAY)),
             self.fault_resp.eq(axi.bresp),
         ]
         with m.If(w_fire):
             m.d.sync += w_beat.eq(Mux(w_last, 0, w_beat + 1))
-        m.d.sync += [aw_ahead.eq(aw_ahead + aw_fire - (w_fire & w_last)),
-                     b_wait.eq(b_wait + aw_fire - b_fire)]
+        # the counts' next values are worked out before the handshakes settle, which only pick one
+        w_done = Signal()
+        m.d.comb += w_done.eq(w_fire & w_last)
+        for count, up, down in ((aw_ahead, aw_fire, w_done), (b_wait, aw_fire, b_fire)):
+            plus, minus = Signal.like(count), Signal.like(count)
+            m.d.comb += [plus.eq(count + 1), minus.eq(count - 1)]
+            with m.If(up & ~down):
+                m.d.sync += count.eq(plus)
+                if count is aw_ahead:
+                    m.d.sync += aw_any.eq(1)
+            with m.Elif(down & ~up):
+                m.d.sync += count.eq(minus)
+                if count is aw_ahead:
+                    m.d.sync += aw_any.eq(count != 1)
         with m.If(b_fire):
             m.d.sync += b_count.eq(b_count + self.burst_len)
+        # a register (issue 28: the count's compare fanned into the engine's end of pass; +1 dma cycle)
+        m.d.sync += self.done.eq(~self.start & (b_count == T))
         with m.If(self.start):
             m.d.sync += [b_count.eq(0), w_beat.eq(0)]
         return m

@@ -215,9 +215,13 @@ class DmaEngine(wiring.Component):
         with m.If(~active_d):
             m.d.dma += [total_d.eq(beats_per_channel(self._params, self.run.log_n, self.run.batch)),
                         burst_d.eq(burst_beats_of(beats_per_channel(self._params, self.run.log_n)))]
+        # the write masters' burst length is a register (issue 28: chain_d's compare reached WLAST through
+        # the beat compare, over a 450 MHz period); it settles 2 dma cycles after start, and the first write
+        # burst comes from the ntt side many cycles later. The read masters settle on theirs themselves
+        # (AxiReadMaster.ISSUE_DELAY).
         rd_burst_d, wr_burst_d = Signal.like(burst_d), Signal.like(burst_d)
-        m.d.comb += [rd_burst_d.eq(Mux(dma_side["zero_mask"] != 0, lay.unit_beats, burst_d)),
-                     wr_burst_d.eq(Mux(pass2_d & (dma_side["chain"] == 0), burst_d, lay.unit_beats))]
+        m.d.comb += rd_burst_d.eq(Mux(dma_side["zero_mask"] != 0, lay.unit_beats, burst_d))
+        m.d.dma += wr_burst_d.eq(Mux(pass2_d & (dma_side["chain"] == 0), burst_d, lay.unit_beats))
 
         asm, wpath = ReadAssembler(lay), WritePath(lay)
         m.submodules.assembler = DomainRenamer("ntt")(asm)
@@ -258,7 +262,9 @@ class DmaEngine(wiring.Component):
                          rd.total.eq(total_d), rd.burst.eq(rd_burst_d),
                          wr.start.eq(start_d), wr.run.eq(active_d), wr.base.eq(Mux(pass2_d, even, odd)),
                          wr.total.eq(total_d), wr.burst_len.eq(wr_burst_d)]
-            m.d.comb += rd.skip.eq(zero_unit_at(m, lay, dma_side["log_n"], rd.next_beat, q, dma_side["zero_mask"]))
+            m.d.comb += [rd.skip.eq(zero_unit_at(m, lay, dma_side["log_n"], rd.next_beat, q, dma_side["zero_mask"])),
+                         rd.skip_after.eq(zero_unit_at(m, lay, dma_side["log_n"], rd.after_beat, q,
+                                                       dma_side["zero_mask"]))]
             connect_half(m, rd.axi, self.m_axi[2 * q], ~pass2_d)
             connect_half(m, rd.axi, self.m_axi[2 * q + 1], pass2_d)
             connect_half(m, wr.axi, self.m_axi[2 * q], pass2_d)

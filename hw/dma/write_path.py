@@ -92,7 +92,8 @@ class UnitSplitter(wiring.Component):
     ``beat_b`` (both in one cycle: A first); ``count`` units held. Drains one beat per cycle into ``beats``
     and, at the first beat of a burst, the beat address into ``bursts`` (``unit_bursts``: every unit is a
     burst; else bursts are the aligned runs of ``burst_mask`` + 1 beats: 8, or one batch element's whole
-    stream when it holds fewer, a power of two, so that each element's region starts a burst)."""
+    stream when it holds fewer, a power of two, so that each element's region starts a burst; both are read
+    as a unit is stored, and held until then)."""
 
     def __init__(self, lanes: int, address_bits: int, field=F.GOLDILOCKS):
         self._lanes = lanes
@@ -112,21 +113,27 @@ class UnitSplitter(wiring.Component):
         abits = len(self.beat_a)
         units = [Signal(self.unit_a.shape(), name=f"unit{j}") for j in range(2)]
         addrs = [Signal(abits, name=f"addr{j}") for j in range(2)]
+        # whether the unit in a slot starts a burst, worked out as it is stored (issue 28: from the stored
+        # address, the check sat in front of the FIFOs' write pointers, over the NTT period; 0 cycles)
+        firsts = [Signal(name=f"first{j}") for j in range(2)]
+        first_a, first_b = Signal(), Signal()
+        m.d.comb += [first_a.eq(self.unit_bursts | ((self.beat_a & self.burst_mask) == 0)),
+                     first_b.eq(self.unit_bursts | ((self.beat_b & self.burst_mask) == 0))]
         wsel, rsel = Signal(), Signal()
         rbeat = Signal(range(U)) if U > 1 else Const(0, 1)         # beat of the unit being drained
         # the first unit offered goes to wsel; with both, B goes to the other slot
         with m.If(self.take_a):
             for j in range(2):
                 with m.If(wsel == j):
-                    m.d.sync += [units[j].eq(self.unit_a), addrs[j].eq(self.beat_a)]
+                    m.d.sync += [units[j].eq(self.unit_a), addrs[j].eq(self.beat_a), firsts[j].eq(first_a)]
             with m.If(self.take_b):
                 for j in range(2):
                     with m.If(wsel != j):
-                        m.d.sync += [units[j].eq(self.unit_b), addrs[j].eq(self.beat_b)]
+                        m.d.sync += [units[j].eq(self.unit_b), addrs[j].eq(self.beat_b), firsts[j].eq(first_b)]
         with m.Elif(self.take_b):
             for j in range(2):
                 with m.If(wsel == j):
-                    m.d.sync += [units[j].eq(self.unit_b), addrs[j].eq(self.beat_b)]
+                    m.d.sync += [units[j].eq(self.unit_b), addrs[j].eq(self.beat_b), firsts[j].eq(first_b)]
         n_in = Signal(range(3))
         m.d.comb += n_in.eq(self.take_a + self.take_b)
         m.d.sync += wsel.eq(wsel ^ n_in[0])
@@ -135,7 +142,7 @@ class UnitSplitter(wiring.Component):
         cur_addr = Mux(rsel, addrs[1], addrs[0])
         burst_start, drain, unit_out = Signal(), Signal(), Signal()
         m.d.comb += [
-            burst_start.eq((rbeat == 0) & (self.unit_bursts | ((cur_addr & self.burst_mask) == 0))),
+            burst_start.eq((rbeat == 0) & Mux(rsel, firsts[1], firsts[0])),
             drain.eq((self.count != 0) & self.beats.ready & (~burst_start | self.bursts.ready)),
             self.beats.valid.eq(drain),
             self.beats.payload.eq(Array(cur[b * self._beat.size:(b + 1) * self._beat.size] for b in range(U))[rbeat]),
@@ -199,12 +206,15 @@ class WritePath(wiring.Component):
         m.d.sync += cycles.eq(payloads_per_pass(params, self.log_n, self.batch))
         in_fire = Signal()
         m.d.comb += in_fire.eq(self.points.valid & self.points.ready)
+        # ``last``: the next payload is the pass's last, kept a step ahead (issue 28: the count's compare
+        # behind the handshake was over the NTT period; 0 cycles)
+        last = Signal()
         with m.If(in_fire):
-            m.d.sync += taken.eq(taken + 1)
-            with m.If(taken == cycles - 1):
+            m.d.sync += [taken.eq(taken + 1), last.eq(taken == cycles - 2)]
+            with m.If(last):
                 m.d.sync += active.eq(0)
         with m.If(self.start):
-            m.d.sync += [active.eq(1), taken.eq(0)]
+            m.d.sync += [active.eq(1), taken.eq(0), last.eq(cycles == 1)]
 
         # the unit pair offered to the splitters: straight from the payload (pass 2) or the corner turn.
         # Neither ready is computed from a valid (``room`` only): a valid that reached a ready was a path
@@ -232,11 +242,14 @@ class WritePath(wiring.Component):
         # R > 1 the two rows of a plain pair are on different channels at every size), else one in each
         counts = [sp.count for sp in splitters]
         fire = Signal()
+        # (and the address generator's places: ready a few cycles after the start, far before the first
+        # payload can come)
         if R == 1:
-            m.d.comb += room.eq(counts[0] == 0)
+            m.d.comb += room.eq(gen.ready & (counts[0] == 0))
         else:
             count_a, count_b = select(counts, gen.chan_a), select(counts, gen.chan_b)
-            m.d.comb += room.eq(Mux(gen.chan_a == gen.chan_b, count_a == 0, (count_a != 2) & (count_b != 2)))
+            m.d.comb += room.eq(gen.ready & Mux(gen.chan_a == gen.chan_b, count_a == 0,
+                                                (count_a != 2) & (count_b != 2)))
         m.d.comb += accept.eq(offer_valid & room)
         m.d.comb += [fire.eq(offer_valid & accept), gen.advance.eq(fire)]
         for q, sp in enumerate(splitters):
