@@ -32,6 +32,7 @@ that long). The record's address is rounded down to :data:`RECORD_BYTES` (the tw
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,10 +67,17 @@ def run_word(log_n: int, flags: int, input_log_m: int, chain_log_n: int) -> int:
     return (log_n & 0xFF) | (flags & 0xFF) << 8 | (input_log_m & 0xFF) << 16 | (chain_log_n & 0xFF) << 24
 
 
+@functools.lru_cache(maxsize=64)
+def _id_values(params: BuildParams) -> dict:
+    """RegisterMap(params).id_values, built once per build: the driver checks a record after every call
+    (a RegisterMap builds the whole map)."""
+    return RegisterMap(params).id_values
+
+
 def record_words(params: BuildParams, *, status: int, sequence: int, run: Run, cycles: dict | None = None) -> list[int]:
     """The 16 words a kernel built with ``params`` writes after ``run`` (register contents), with STATUS
     ``status``, start number ``sequence`` and the ``cycles`` words by name (missing ones 0)."""
-    ids = RegisterMap(params).id_values
+    ids = _id_values(params)
     values = dict({n: ids[n] for n in RECORD_ID_WORDS if n != "STATUS"}, STATUS=status, SEQUENCE=sequence,
                   RUN=run_word(run.log_n, run.flags, run.input_log_m, run.chain_log_n), BATCH=run.batch,
                   **{name: min(int(v), _MASK) for name, v in (cycles or {}).items()})
@@ -119,7 +127,7 @@ class StatusRecord:
 
     def mismatched_ids(self, params: BuildParams) -> dict:
         """{name: (read, expected)} for every identification word other than STATUS that differs."""
-        want = RegisterMap(params).id_values
+        want = _id_values(params)
         return {n: (self.words[n], want[n]) for n in RECORD_ID_WORDS if n != "STATUS" and self.words[n] != want[n]}
 
     def cycles(self) -> dict:
