@@ -10,8 +10,9 @@ Every host-side test runs under three backpressure patterns (none / random / bur
 and AR valid and on B and R ready). A protocol monitor checks on every cycle: BVALID/RVALID (and
 their payloads) hold until taken, responses are OKAY, BVALID and RVALID rise exactly
 ``write_latency`` / ``read_latency`` cycles after their handshakes (published by the component),
-``start`` is a single-cycle pulse that coincides with the rise of BVALID of the accepting write,
-``idle`` falls with it, and ``interrupt`` equals GIER & IP_IER & IP_ISR of the shadow.
+``start`` is a single-cycle pulse ``start_latency`` cycles after the rise of BVALID of the accepting
+write, ``idle`` falls with that rise (so the host sees the start taken at once), and ``interrupt``
+equals GIER & IP_IER & IP_ISR of the shadow.
 One raw-pin test drives AW and W in every order (AW first, W first, both together) without the master.
 """
 
@@ -188,13 +189,15 @@ class ControlTB:
 
     async def _monitor(self):
         d = self.dut
-        wl, rl = self.props["write_latency"], self.props["read_latency"]
+        wl, rl, sl = self.props["write_latency"], self.props["read_latency"], self.props["start_latency"]
         aw_hs: list[int] = []        # cycles of AW / W handshakes not yet answered
         w_hs: list[int] = []
         last_b_take = -1000          # the previous response must be taken before the next can rise
         r_due = None
         prev_b = prev_r = None
         prev_start = 0
+        prev_idle = 1
+        accepted: list[int] = []     # cycles of BVALID rises with idle falling: starts due start_latency later
         while True:
             await FallingEdge(d.clk)
             await ReadOnly()
@@ -228,14 +231,26 @@ class ControlTB:
                 if r_due is None or c != r_due:
                     self._fail(f"RVALID rose at {c}, expected {r_due}")
                 r_due = None
-            # start coincides with the rise of BVALID of the accepting write, lasts one cycle
-            if start and not b_rise:
-                self._fail("start without the accepting write's BVALID rising")
+            # idle falls with the rise of BVALID of the accepting write; start follows start_latency
+            # cycles later and lasts one cycle
+            idle = int(d.idle.value)
+            if prev_idle and not idle:
+                if not b_rise:
+                    self._fail("idle fell without a write's BVALID rising")
+                accepted.append(c)
+            if start:
+                if not accepted or accepted[0] + sl != c:
+                    self._fail(f"start at {c}, expected start_latency {sl} after an accepting write "
+                               f"({accepted[:1]})")
+                if accepted:
+                    accepted.pop(0)
+            elif accepted and c > accepted[0] + sl:
+                self._fail(f"no start {sl} cycles after the accepting write at {accepted.pop(0)}")
             if start and prev_start:
                 self._fail("start longer than one cycle")
-            if start and int(d.idle.value):
+            if start and idle:
                 self._fail("idle still high with start")
-            prev_start = start
+            prev_start, prev_idle = start, idle
             if int(d.interrupt.value) != int(self.shadow.interrupt) and not self._isr_in_flight:
                 self._fail(f"interrupt {int(d.interrupt.value)}, shadow says {int(self.shadow.interrupt)}")
             if start:
