@@ -5,9 +5,9 @@ Register behaviour (the reference is :class:`sim.kernel_model.KernelModel`; docs
 "Control registers", has the table):
 
 - CTRL.ap_start: a write of 1 while idle starts a run. The start is accepted on the same clock edge
-  that commits the write (and raises BVALID), so ap_start never reads back as 1; ``start`` pulses,
-  ap_idle falls, ap_ready is set and STATUS's refusal bits are cleared. While a run is in progress a write
-  of ap_start is ignored.
+  that commits the write (and raises BVALID), so ap_start never reads back as 1: ap_idle falls, ap_ready
+  is set and STATUS's refusal bits are cleared on that edge, and ``start`` pulses ``start_latency`` (1)
+  cycle later. While a run is in progress a write of ap_start is ignored.
 - CTRL.ap_done: set by ``done`` (only while a run is in progress), cleared when CTRL is read.
 - CTRL.ap_idle: 1 when no run is in progress (reset value 1).
 - CTRL.ap_ready: set when a start is accepted, cleared when CTRL is read (Vitis HLS's ap_ctrl_hs
@@ -35,9 +35,26 @@ Register behaviour (the reference is :class:`sim.kernel_model.KernelModel`; docs
   for CTRL, ap_start needs strobe 0).
 
 AXI4-Lite handshakes: AW and W are accepted independently (either first, or together) into one-entry
-holding registers; when both are held and no write response is pending, the write is committed and
-BVALID rises on that edge. A read is accepted when no read response is pending and RVALID rises on the
-next edge. Every ready and valid output is a register, so no valid depends on a ready combinationally.
+holding registers; two cycles after the later of them (the address decoded meanwhile), and once no
+write response is pending or was in the cycle before, the write is committed and BVALID rises on that
+edge: ``write_latency`` 3. A read is accepted when no read is in progress (from its AR handshake to its
+R handshake) and RVALID rises ``read_latency`` (3) cycles after the AR handshake. Every ready and valid
+output is a register, so no valid depends on a ready combinationally.
+
+Pipelining (issue 28, so that every path fits the dma clock's period by scripts/timing_estimate.py;
+what each register stage costs, in dma cycles):
+
+- reads: the AR address registered, then a word picked per group of :data:`READ_GROUP` words, then
+  the group into RDATA (``_read_channel``): read latency 1 -> 3, +2 cycles per register read (one read
+  at a time, as before);
+- writes: the AW address predecoded at its handshake, decoded per word the next cycle, W and a freed
+  write response aged alike (``_write_channel``): write latency 2 -> 3, +1 cycle per write, and a write
+  commits 3 cycles after the previous one's response is taken (was 2);
+- the start checks: four register stages (``_decode_refusal``), ``refused`` a register; ``run``'s
+  ``input_log_m`` and ``row_step`` and ``supported`` registers too (``_decode_run``): ``start`` one
+  cycle after the accepting write's edge (``start_latency`` 1: +1 cycle from the host's start to the
+  run), and the checks settle before it (``refused`` 5 cycles after an argument write commits, a start
+  5 or more after it).
 """
 
 import operator
@@ -69,18 +86,19 @@ class ControlSlave(wiring.Component):
     Ports:
 
     - ``axil``: ``In(AxiLiteSignature(addr_width=regmap.ADDRESS_BITS, data_width=32))``.
-    - ``start`` (Out 1): one-cycle pulse when a run is accepted.
+    - ``start`` (Out 1): one-cycle pulse ``start_latency`` cycles after a run is accepted (ap_idle falls
+      with the acceptance).
     - ``run`` (Out ``hw.run.run_layout(params)``): the run the scalar arguments describe, decoded once
       (``inverse`` / ``coset`` from the flags, an ``input_log_m`` equal to ``log_n`` as 0, each field cut
       to its width: meaningful when ``refused`` is 0). ``base`` (Out ``ArrayLayout(64, channels)``): the
       buffer addresses. Both constant from the ``start`` pulse to ``done`` (argument writes are ignored
       while busy).
-    - ``supported`` (Out 1): the ``log_n`` register is in ``params.min_log_n .. params.max_log_n`` (two
-      compares of the 32-bit register, ``regmap.supported_log_n``).
+    - ``supported`` (Out 1): the ``log_n`` register is in ``params.min_log_n .. params.max_log_n`` (the
+      32-bit register, ``regmap.supported_log_n``); a register of the start checks' second stage.
     - ``refused`` (Out 32): the STATUS bits (bad_size, bad_batch, bad_shift, bad_flags, bad_lde_pair) the arguments
-      earn, as ``RegisterMap.check_start``; 0 when the run may go. Registered: it follows an argument write one
-      cycle after the registers, and is settled before any start (``_decode_refusal``). The kernel answers a start with
-      ``refused != 0`` by ``done`` + ``reject`` without running.
+      earn, as ``RegisterMap.check_start``; 0 when the run may go. A register: it follows an argument write five
+      cycles after the write commits, and is settled before any start (``_decode_refusal``). The kernel answers a
+      start with ``refused != 0`` by ``done`` + ``reject`` without running.
     - ``done`` (In 1): pulse from the kernel when the run finished; ignored while idle.
     - ``reject`` (In 1): with ``done``: the start was refused; ``refused`` goes into STATUS.
     - ``fault`` (In ``hw.axi.fault_layout(channels)``): an AXI error response this cycle; the first of a
@@ -95,8 +113,9 @@ class ControlSlave(wiring.Component):
     Properties: ``params``, ``register_map``, ``channels``, ``supported_log_n``,
     ``read_latency`` (cycles from the cycle of the AR handshake to the first cycle with RVALID),
     ``write_latency`` (cycles from the cycle of the later of the AW / W handshakes, or of the previous
-    B handshake if that comes later, to the first cycle with BVALID; the write takes effect, and
-    ``start`` is high, in that same cycle).
+    B handshake if that comes later, to the first cycle with BVALID; the write takes effect, and a
+    start is accepted (ap_idle low), in that same cycle), ``start_latency`` (cycles from that first
+    cycle with BVALID of the accepting write to the cycle ``start`` is high).
     """
 
     def __init__(self, params: BuildParams):

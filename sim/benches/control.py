@@ -631,6 +631,53 @@ async def test_raw_handshake_orders(dut):
 
 
 @cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def test_start_right_after_an_argument(dut):
+    """The fastest host, pin by pin: the next write's AW and W wait while the previous write commits and
+    BREADY stays high, so the CTRL write that starts a run commits as soon as the handshakes allow after
+    the last argument write. The start's ``refused`` and ``supported`` already reflect that argument
+    (the start checks' register stages settle before the start): each trial changes one argument from a
+    refused value to an accepted one or back, so a stale check shows."""
+    tb = ControlTB(dut)
+    await tb.start(master=False)
+    d, rmap, p = dut, tb.rmap, tb.params
+    d.axil__bready.value = 1
+
+    async def burst(writes):
+        """Writes presented back to back (AW and W of each held until taken)."""
+        await FallingEdge(d.clk)
+        for off, value in writes:
+            d.axil__awvalid.value, d.axil__awaddr.value = 1, off
+            d.axil__wvalid.value, d.axil__wdata.value, d.axil__wstrb.value = 1, value, 0xF
+            aw_done = w_done = False
+            while not (aw_done and w_done):
+                aw_take = not aw_done and bool(int(d.axil__awready.value))
+                w_take = not w_done and bool(int(d.axil__wready.value))
+                await FallingEdge(d.clk)
+                if aw_take:
+                    aw_done, d.axil__awvalid.value = True, 0
+                if w_take:
+                    w_done, d.axil__wvalid.value = True, 0
+            tb.shadow.write(off, value)
+        await ClockCycles(d.clk, 12)
+
+    lo, hi = rmap.split_pointer((1 << 32) + 5)
+    trials = [("log_n", p.max_log_n + 1), ("log_n", p.min_log_n), ("batch", 0), ("batch", 1),
+              ("flags", 1 << 5), ("flags", 0), ("chain_log_n", 40), ("chain_log_n", 0),
+              ("row_step_hi", hi), ("row_step_hi", 0), ("input_log_m", 40), ("input_log_m", 0),
+              ("flags", R.FLAG_COSET), ("coset_shift_lo", lo), ("flags", 0), ("coset_shift_lo", 0)]
+    for name, value in trials:
+        n = len(tb.starts)
+        await burst([(rmap.arg(name).offset, value), (R.CTRL, R.CTRL_AP_START)])
+        assert len(tb.starts) == n + 1, f"{name} = {value:#x}: no start"
+        want = tb.shadow.refusal()
+        seen = tb.starts[-1]
+        assert seen["refused"] == want, f"{name} = {value:#x}: refused {seen['refused']:#x}, expected {want:#x}"
+        assert seen["supported"] == int(p.min_log_n <= tb.shadow.read(rmap.arg("log_n").offset) <= p.max_log_n)
+        await tb.pulse_done(reject=bool(want))
+    tb.finish()
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
 @cocotb.parametrize(backpressure=BACKPRESSURE)
 async def test_refusals(dut, backpressure):
     """``refused`` at every start is RegisterMap.check_start of the argument registers (flags, batch, the
