@@ -5,9 +5,9 @@ Register behaviour (the reference is :class:`sim.kernel_model.KernelModel`; docs
 "Control registers", has the table):
 
 - CTRL.ap_start: a write of 1 while idle starts a run. The start is accepted on the same clock edge
-  that commits the write (and raises BVALID), so ap_start never reads back as 1; ``start`` pulses,
-  ap_idle falls, ap_ready is set and STATUS's refusal bits are cleared. While a run is in progress a write
-  of ap_start is ignored.
+  that commits the write (and raises BVALID), so ap_start never reads back as 1: ap_idle falls, ap_ready
+  is set and STATUS's refusal bits are cleared on that edge, and ``start`` pulses ``start_latency`` (1)
+  cycle later. While a run is in progress a write of ap_start is ignored.
 - CTRL.ap_done: set by ``done`` (only while a run is in progress), cleared when CTRL is read.
 - CTRL.ap_idle: 1 when no run is in progress (reset value 1).
 - CTRL.ap_ready: set when a start is accepted, cleared when CTRL is read (Vitis HLS's ap_ctrl_hs
@@ -35,11 +35,30 @@ Register behaviour (the reference is :class:`sim.kernel_model.KernelModel`; docs
   for CTRL, ap_start needs strobe 0).
 
 AXI4-Lite handshakes: AW and W are accepted independently (either first, or together) into one-entry
-holding registers; when both are held and no write response is pending, the write is committed and
-BVALID rises on that edge. A read is accepted when no read response is pending and RVALID rises on the
-next edge. Every ready and valid output is a register, so no valid depends on a ready combinationally.
+holding registers; two cycles after the later of them (the address decoded meanwhile), and once no
+write response is pending or was in the cycle before, the write is committed and BVALID rises on that
+edge: ``write_latency`` 3. A read is accepted when no read is in progress (from its AR handshake to its
+R handshake) and RVALID rises ``read_latency`` (3) cycles after the AR handshake. Every ready and valid
+output is a register, so no valid depends on a ready combinationally.
+
+Pipelining (issue 28, so that every path fits the dma clock's period by scripts/timing_estimate.py;
+what each register stage costs, in dma cycles):
+
+- reads: the AR address registered, then a word picked per group of :data:`READ_GROUP` words, then
+  the group into RDATA (``_read_channel``): read latency 1 -> 3, +2 cycles per register read (one read
+  at a time, as before);
+- writes: the AW address predecoded at its handshake, decoded per word the next cycle, W and a freed
+  write response aged alike (``_write_channel``): write latency 2 -> 3, +1 cycle per write, and a write
+  commits 3 cycles after the previous one's response is taken (was 2);
+- the start checks: four register stages (``_decode_refusal``), ``refused`` a register; ``run``'s
+  ``input_log_m`` and ``row_step`` and ``supported`` registers too (``_decode_run``): ``start`` one
+  cycle after the accepting write's edge (``start_latency`` 1: +1 cycle from the host's start to the
+  run), and the checks settle before it (``refused`` 5 cycles after an argument write commits, a start
+  5 or more after it).
 """
 
+import operator
+from functools import reduce
 from types import SimpleNamespace
 
 from amaranth.hdl import C, Cat, Module, Mux, Signal
@@ -52,11 +71,13 @@ from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.record import run_word
 from nantucket.hw.run import run_layout
 
-__all__ = ["ControlSlave", "RECORD_LAYOUT"]
+__all__ = ["ControlSlave", "RECORD_LAYOUT", "READ_GROUP"]
 
 _WORD_BITS = R.ADDRESS_BITS - 2            # word index inside the control space
 #: The argument values the status record carries (hw.model.record: the address, the RUN and BATCH words).
 RECORD_LAYOUT = data.StructLayout({"address": 64, "run": 32, "batch": 32})
+#: Words per group of the read-data mux's first stage (a power of two; ``ControlSlave._read_channel``).
+READ_GROUP = 16
 
 
 class ControlSlave(wiring.Component):
@@ -65,18 +86,19 @@ class ControlSlave(wiring.Component):
     Ports:
 
     - ``axil``: ``In(AxiLiteSignature(addr_width=regmap.ADDRESS_BITS, data_width=32))``.
-    - ``start`` (Out 1): one-cycle pulse when a run is accepted.
+    - ``start`` (Out 1): one-cycle pulse ``start_latency`` cycles after a run is accepted (ap_idle falls
+      with the acceptance).
     - ``run`` (Out ``hw.run.run_layout(params)``): the run the scalar arguments describe, decoded once
       (``inverse`` / ``coset`` from the flags, an ``input_log_m`` equal to ``log_n`` as 0, each field cut
       to its width: meaningful when ``refused`` is 0). ``base`` (Out ``ArrayLayout(64, channels)``): the
       buffer addresses. Both constant from the ``start`` pulse to ``done`` (argument writes are ignored
       while busy).
-    - ``supported`` (Out 1): the ``log_n`` register is in ``params.min_log_n .. params.max_log_n`` (two
-      compares of the 32-bit register, ``regmap.supported_log_n``).
+    - ``supported`` (Out 1): the ``log_n`` register is in ``params.min_log_n .. params.max_log_n`` (the
+      32-bit register, ``regmap.supported_log_n``); a register of the start checks' second stage.
     - ``refused`` (Out 32): the STATUS bits (bad_size, bad_batch, bad_shift, bad_flags, bad_lde_pair) the arguments
-      earn, as ``RegisterMap.check_start``; 0 when the run may go. Registered: it follows an argument write one
-      cycle after the registers, and is settled before any start (``_decode_refusal``). The kernel answers a start with
-      ``refused != 0`` by ``done`` + ``reject`` without running.
+      earn, as ``RegisterMap.check_start``; 0 when the run may go. A register: it follows an argument write five
+      cycles after the write commits, and is settled before any start (``_decode_refusal``). The kernel answers a
+      start with ``refused != 0`` by ``done`` + ``reject`` without running.
     - ``done`` (In 1): pulse from the kernel when the run finished; ignored while idle.
     - ``reject`` (In 1): with ``done``: the start was refused; ``refused`` goes into STATUS.
     - ``fault`` (In ``hw.axi.fault_layout(channels)``): an AXI error response this cycle; the first of a
@@ -91,8 +113,9 @@ class ControlSlave(wiring.Component):
     Properties: ``params``, ``register_map``, ``channels``, ``supported_log_n``,
     ``read_latency`` (cycles from the cycle of the AR handshake to the first cycle with RVALID),
     ``write_latency`` (cycles from the cycle of the later of the AW / W handshakes, or of the previous
-    B handshake if that comes later, to the first cycle with BVALID; the write takes effect, and
-    ``start`` is high, in that same cycle).
+    B handshake if that comes later, to the first cycle with BVALID; the write takes effect, and a
+    start is accepted (ap_idle low), in that same cycle), ``start_latency`` (cycles from that first
+    cycle with BVALID of the accepting write to the cycle ``start`` is high).
     """
 
     def __init__(self, params: BuildParams):
@@ -128,11 +151,15 @@ class ControlSlave(wiring.Component):
 
     @property
     def read_latency(self) -> int:
-        return 1
+        return 3            # the AR address registered, a word picked per group, the group into RDATA
 
     @property
     def write_latency(self) -> int:
-        return 2            # one cycle in the AW / W holding registers, one to commit
+        return 3            # AW / W held (AW predecoded), AW decoded per word (W aged), commit
+
+    @property
+    def start_latency(self) -> int:
+        return 1            # the start checks' fourth stage (_decode_refusal)
 
     @property
     def channels(self) -> int:
@@ -160,43 +187,64 @@ class ControlSlave(wiring.Component):
         wr = self._write_channel(m)
         arg_words = self._argument_registers(m, wr, idle)
         args = self._arguments(arg_words)
-        self._decode_run(m, args)
-        self._decode_refusal(m, args)
+        self._decode_run(m, args, self._decode_refusal(m, args))
         state = self._handshake(m, wr, idle)
         self._read_channel(m, arg_words, state)
         return m
 
     def _write_channel(self, m):
-        """AXI4-Lite writes: independent AW / W holding registers, committed together. Returns
-        ``hits(offset)`` (a committed write to that word this cycle), ``merged(old)`` (the write data merged
-        into ``old`` as WSTRB says), ``bit0`` (byte 0 strobed) and ``data`` (the held write data)."""
+        """AXI4-Lite writes: independent AW / W holding registers, committed together, in three cycles
+        from the later handshake (issue 28: the decode of the held address at the commit was 5 LUT deep).
+        The AW handshake predecodes the word index in fields of two bits, each into four one-hot flops
+        (``aw_field{i}``: one LUT from the port); the next cycle ANDs a flop per field into one flop per
+        writable word (``aw_hit_NNN``); a commit then only ANDs that flop with the handshake state. W ages
+        a cycle likewise (``w_aged``), and so does a freed write response (``b_ok``), so every write
+        takes the same ``write_latency``. Returns ``hits(offset)`` (a committed write to that word this
+        cycle), ``merged(old)`` (the write data merged into ``old`` as WSTRB says), ``bit0`` (byte 0
+        strobed) and ``data`` (the held write data)."""
         bus = self.axil
-        aw_full = Signal()
-        aw_word = Signal(_WORD_BITS)
-        w_full = Signal()
+        aw_full, aw_decoded = Signal(), Signal()
+        word = bus.awaddr[2:]
+        fields = [Signal(4, name=f"aw_field{i}") for i in range(0, len(word), 2)]
+        aw_hit = {off: Signal(name=f"aw_hit_{off:03x}") for off in self._writable()}
+        w_full, w_aged = Signal(), Signal()
         w_data = Signal(32)
         w_strb = Signal(4)
         bvalid = Signal()
+        b_ok = Signal(init=1)                      # BVALID low in this cycle and the previous one
         m.d.comb += [bus.awready.eq(~aw_full), bus.wready.eq(~w_full),
                      bus.bvalid.eq(bvalid), bus.bresp.eq(RESP_OKAY)]
         with m.If(bus.awvalid & ~aw_full):
-            m.d.sync += [aw_full.eq(1), aw_word.eq(bus.awaddr[2:])]
+            m.d.sync += aw_full.eq(1)
+            for i, f in enumerate(fields):
+                m.d.sync += f.eq(C(1, 4) << word[2 * i:2 * i + 2])
+        with m.If(aw_full & ~aw_decoded):
+            m.d.sync += aw_decoded.eq(1)
+            for off, hit in aw_hit.items():
+                w = off >> 2
+                m.d.sync += hit.eq(Cat(*[f[(w >> (2 * i)) & 3] for i, f in enumerate(fields)]).all())
         with m.If(bus.wvalid & ~w_full):
             m.d.sync += [w_full.eq(1), w_data.eq(bus.wdata), w_strb.eq(bus.wstrb)]
         commit = Signal()
-        m.d.comb += commit.eq(aw_full & w_full & ~bvalid)
+        m.d.comb += commit.eq(aw_decoded & w_aged & b_ok)
+        # BVALID rises on the commit's edge, so low now and no commit: low in the next cycle too
+        m.d.sync += [w_aged.eq(w_full), b_ok.eq(~bvalid & ~commit)]
         with m.If(commit):
-            m.d.sync += [aw_full.eq(0), w_full.eq(0), bvalid.eq(1)]
+            m.d.sync += [aw_full.eq(0), aw_decoded.eq(0), w_full.eq(0), w_aged.eq(0), bvalid.eq(1)]
         with m.Elif(bvalid & bus.bready):
             m.d.sync += bvalid.eq(0)
 
         def hits(offset):
-            return commit & (aw_word == offset >> 2)
+            return commit & aw_hit[offset]
 
         def merged(old):
             return Cat(*[Mux(w_strb[i], w_data.word_select(i, 8), old.word_select(i, 8)) for i in range(4)])
 
         return SimpleNamespace(hits=hits, merged=merged, bit0=w_strb[0], data=w_data)
+
+    def _writable(self) -> list[int]:
+        """The byte offsets of the words a write can change: CTRL, the interrupt registers, the arguments."""
+        return [R.CTRL, R.GIER, R.IP_IER, R.IP_ISR] + [off for a in self._rmap.args for off in a.word_offsets]
 
     def _argument_registers(self, m, wr, idle):
         """The argument words, in register-map order (log_n, hbm_00 lo, hbm_00 hi, ...), by offset: written
@@ -223,29 +271,34 @@ class ControlSlave(wiring.Component):
         args["row_step"] = Cat(args.pop("row_step_lo"), args.pop("row_step_hi"))
         return args
 
-    def _decode_run(self, m, args):
-        """``run`` (the narrow struct of hw/run.py), ``base`` and ``supported`` from the arguments."""
+    def _decode_run(self, m, args, checks):
+        """``run`` (the narrow struct of hw/run.py), ``base`` and ``record`` from the arguments (``supported``
+        is ``_decode_refusal``'s). The fields that take logic are registers (issue 28: the
+        ``input_log_m == log_n`` compare was 6 LUT from the registers to the port): ``input_log_m`` and
+        ``row_step`` picked by the start checks' stage-2 registers (``checks``), so they follow an argument
+        write four cycles after it commits, before any start (``_decode_refusal`` has the count)."""
         log_n, flags, input_log_m = args["log_n"], args["flags"], args["input_log_m"]
+        input_log_m_q = Signal(len(self.run.input_log_m), name="input_log_m_q")
         row_step_q = Signal(len(self.run.row_step), name="row_step_q")
         m.d.comb += [self.run.log_n.eq(log_n),
                      self.run.inverse.eq((flags & R.FLAG_INVERSE).any()),
                      self.run.coset.eq((flags & R.FLAG_COSET).any()),
                      self.run.batch.eq(args["batch"]),
                      self.run.coset_shift.eq(args["coset_shift"]),
-                     # an input of all 2^log_n points is the plain run (the DMA keeps its sequential reads)
-                     self.run.input_log_m.eq(Mux(input_log_m == log_n, 0, input_log_m)),
+                     self.run.input_log_m.eq(input_log_m_q),
                      self.run.chain_log_n.eq(args["chain_log_n"]),
                      self.run.row_step.eq(row_step_q)]
+        # an input of all 2^log_n points is the plain run (the DMA keeps its sequential reads)
+        m.d.sync += input_log_m_q.eq(Mux(checks.input_is_all, 0, input_log_m))
         # 0 or 1: every element the same shift (the coset generator steps on values > 1). Registered: the
         # step crosses to the ntt domain from here (NttKernel._cross_to_ntt), and a synchronizer's source
-        # must be a flop, not logic that can glitch; it settles a cycle after the write, long before a start.
-        m.d.sync += row_step_q.eq(Mux(args["row_step"][1:].any(), args["row_step"], 0))
+        # must be a flop, not logic that can glitch.
+        m.d.sync += row_step_q.eq(Mux(checks.step_above1, args["row_step"], 0))
         for pa in self._rmap.pointer_args:
             m.d.comb += self.base[pa.channel].eq(args[pa.name])
         m.d.comb += [self.record.address.eq(args[self._rmap.record_arg.name]),
                      self.record.run.eq(run_word(log_n, flags, input_log_m, args["chain_log_n"])),
                      self.record.batch.eq(args["batch"])]
-        m.d.comb += self.supported.eq((log_n >= self._params.min_log_n) & (log_n <= self._params.max_log_n))
 
     def _handshake(self, m, wr, idle):
         """ap_ctrl_hs: start, done, ``idle``, the CTRL / interrupt bits and STATUS. Returns the registers
@@ -263,7 +316,9 @@ class ControlSlave(wiring.Component):
         finish_now = Signal()
         m.d.comb += [start_now.eq(wr.hits(R.CTRL) & wr.bit0 & wr.data[0] & idle),
                      finish_now.eq(self.done & ~idle)]
-        m.d.sync += self.start.eq(start_now)
+        # the start pulse one cycle after the commit's edge (``start_latency``): the checks' last stage
+        start_next = Signal(name="start_next")
+        m.d.sync += [start_next.eq(start_now), self.start.eq(start_next)]
         with m.If(start_now):
             m.d.sync += [idle.eq(0), s.bad.eq(0), s.fault.eq(0)]
         with m.Elif(self.fault.valid & ~idle & ~s.fault.valid):
@@ -282,90 +337,169 @@ class ControlSlave(wiring.Component):
         return s
 
     def _read_channel(self, m, arg_words, s):
-        """AXI4-Lite reads: CTRL, the interrupt registers, the arguments and the identification block."""
+        """AXI4-Lite reads: CTRL, the interrupt registers, the arguments and the identification block, in
+        three cycles (issue 28: the read-data mux on the AR address in one cycle was 6 LUT deep at the small
+        build, more at the default one). The AR handshake registers the word index; the next cycle picks,
+        in every group of :data:`READ_GROUP` words that holds a register, the word the index's low bits
+        name (``read_group{g}``) and decodes its high bits into one flop per group; the third ORs the
+        picked group into RDATA and raises RVALID. CTRL's clear-on-read bits are cleared on the second
+        edge, the one that samples them. One read at a time: ARREADY is low from the AR handshake to the
+        R handshake."""
         bus, rmap = self.axil, self._rmap
+        busy = Signal(name="read_busy")            # a read taken and not yet answered
+        steps = Signal(2, name="read_step")        # one-hot: the cycle after the AR handshake, the next
+        ar_word = Signal(_WORD_BITS, name="ar_word")
         rvalid = Signal()
         rdata = Signal(32)
-        m.d.comb += [bus.arready.eq(~rvalid), bus.rvalid.eq(rvalid), bus.rdata.eq(rdata),
+        m.d.comb += [bus.arready.eq(~busy), bus.rvalid.eq(rvalid), bus.rdata.eq(rdata),
                      bus.rresp.eq(RESP_OKAY)]
+        words = {R.CTRL: Cat(C(0, 1), s.ap_done, s.idle, s.ap_ready),     # ap_start reads 0: taken at once
+                 R.GIER: s.gier, R.IP_IER: s.ier, R.IP_ISR: s.isr, **arg_words}
+        ids = rmap.id_values
+        for name in R.ID_REGISTERS:
+            words[rmap.id_offset(name)] = (self._status_word(s.bad, s.fault) if name == "STATUS"
+                                           else C(ids[name], 32))
+        low = READ_GROUP.bit_length() - 1
+        groups = sorted({(off >> 2) >> low for off in words})
+        picked = {g: Signal(32, name=f"read_group{g}") for g in groups}
+        chosen = {g: Signal(name=f"read_group{g}_hit") for g in groups}
         ar_take = Signal()
-        ar_word = Signal(_WORD_BITS)
-        m.d.comb += [ar_take.eq(bus.arvalid & ~rvalid), ar_word.eq(bus.araddr[2:])]
-        m.d.comb += s.read_ctrl.eq(ar_take & (ar_word == R.CTRL >> 2))
+        m.d.comb += ar_take.eq(bus.arvalid & ~busy)
+        m.d.sync += steps.eq(Cat(ar_take, steps[0]))
         with m.If(ar_take):
-            m.d.sync += rvalid.eq(1)
-            with m.Switch(ar_word):
-                with m.Case(R.CTRL >> 2):       # ap_start reads 0: a start is accepted at once
-                    m.d.sync += rdata.eq(Cat(C(0, 1), s.ap_done, s.idle, s.ap_ready))
-                for offset, reg in ((R.GIER, s.gier), (R.IP_IER, s.ier), (R.IP_ISR, s.isr)):
-                    with m.Case(offset >> 2):
-                        m.d.sync += rdata.eq(reg)
-                for off, reg in arg_words.items():
-                    with m.Case(off >> 2):
-                        m.d.sync += rdata.eq(reg)
-                ids = rmap.id_values
-                for name in R.ID_REGISTERS:
-                    with m.Case(rmap.id_offset(name) >> 2):
-                        m.d.sync += rdata.eq(self._status_word(s.bad, s.fault) if name == "STATUS"
-                                             else ids[name])
-                with m.Default():
-                    m.d.sync += rdata.eq(0)
+            m.d.sync += [busy.eq(1), ar_word.eq(bus.araddr[2:])]
+        with m.If(steps[0]):
+            for g in groups:
+                m.d.sync += chosen[g].eq(ar_word[low:] == g)
+                with m.Switch(ar_word[:low]):
+                    for i in range(READ_GROUP):
+                        off = ((g << low) | i) << 2
+                        with m.Case(i):
+                            m.d.sync += picked[g].eq(words.get(off, 0))
+        m.d.comb += s.read_ctrl.eq(steps[0] & (ar_word == R.CTRL >> 2))
+        with m.If(steps[1]):
+            m.d.sync += [rvalid.eq(1), rdata.eq(reduce(operator.or_, [Mux(chosen[g], picked[g], 0) for g in groups]))]
         with m.Elif(rvalid & bus.rready):
-            m.d.sync += rvalid.eq(0)
+            m.d.sync += [rvalid.eq(0), busy.eq(0)]
 
     def _decode_refusal(self, m, args):
-        """``refused``: RegisterMap.check_start on the full argument registers, in two steps: every check
-        per size (and the size-independent ones) into a register, then the per-size results picked by
-        ``log_n`` (issue 28: the checks in one cycle were 6 LUT + 2 CARRY8 deep, over the dma clock's
-        period). So ``refused`` follows an argument write one cycle later than the registers do: 2 cycles
-        after the write commits, while a start comes 3 or more cycles after the last argument write
-        commits (a commit every second cycle at most, ``start`` the cycle after the CTRL commit): no run
-        waits for it."""
+        """``refused``: RegisterMap.check_start on the full argument registers, in four register stages
+        (issue 28: the checks in one cycle were 6 LUT + 2 CARRY8 deep; with one stage 6 LUT, with two 5
+        at the default build: Yosys' ABC maps a wide OR, or ORs sharing their bits such as the batch
+        bounds of every size, into a chain of LUTs). So no register here sees more than
+        :data:`_CONE_BITS` flops (a chain of LUT6 that wide is 3 deep):
+
+        1. the registers in groups: high bits of log_n, input_log_m, chain_log_n (above the
+           ``_size_bits`` every size fits in), the shift, the row step and the unknown flags ORed per
+           :data:`_CONE_BITS` bits; the batch ORed per 6 bits; the shift and the row step compared with
+           p, and input_log_m with log_n, per byte;
+        2. per size n: log_n == n, the batch bound, input_log_m 0 or placeable with n, chain_log_n == n;
+           ``supported``; the shift and row-step bounds and the flags whole;
+        3. per size n: the pairs placeable (chain_log_n 0, or t with (n, t) placeable and the batch within
+           t's bound), and the batch bound of the size log_n names (in parts of 8 sizes);
+        4. ``refused``, picked by log_n.
+
+        ``refused`` follows an argument write five cycles after the write commits (``run``'s registered
+        fields four, ``supported`` three), which no start waits for: a write commits 3 or more cycles after
+        the previous one (its response must be taken, then ``b_ok``), and ``start`` is high
+        ``start_latency`` + 1 = 2 cycles after the CTRL write commits: 5 or more after the last argument
+        write."""
         rmap = self._rmap
         log_n, flags, batch = args["log_n"], args["flags"], args["batch"]
         input_log_m, chain_log_n, coset_shift = args["input_log_m"], args["chain_log_n"], args["coset_shift"]
+        row_step = args["row_step"]
         sizes = rmap.supported_log_n
+        prime = self._params.prime_field.p
+        low = _size_bits(sizes)
 
-        batch_any = batch.any()
+        def reg(name, value):
+            r = Signal(len(value) if hasattr(value, "shape") and len(value) > 1 else 1, name=name)
+            m.d.sync += r.eq(value)
+            return r
+
+        def grouped_any(name, value, width=_CONE_BITS):
+            return [reg(f"{name}{k}", value[i:i + width].any()) for k, i in enumerate(range(0, len(value), width))]
+
+        def below(name, value, bound):
+            """value < bound (a constant): stage 1 per byte (below, equal), stage 2 the byte order."""
+            lt = [reg(f"{name}_lt{k}", value[i:i + 8] < ((bound >> i) & 0xFF)) if (bound >> i) & 0xFF else C(0, 1)
+                  for k, i in enumerate(range(0, len(value), 8))]
+            eq = [reg(f"{name}_eq{k}", value[i:i + 8] == ((bound >> i) & 0xFF)) for k, i in enumerate(range(0, len(value), 8))]
+            # value < bound: below in some byte and equal in every byte above it (or bound past the width)
+            if bound >> len(value):
+                return C(1, 1)
+            return Cat(*[lt[k] & Cat(*eq[k + 1:], C(1, 1)).all() for k in range(len(lt))]).any()
+
+        # stage 1
+        log_hi, in_hi, chain_hi = (grouped_any(f"chk_{x}_hi", v[low:]) for x, v in
+                                   (("log_n", log_n), ("input", input_log_m), ("chain", chain_log_n)))
+        batch6 = grouped_any("chk_batch_any", batch, 6)
+        shift_any = grouped_any("chk_shift_any", coset_shift)
+        step_any = grouped_any("chk_step_any", row_step[1:])
+        unknown = grouped_any("chk_flags_unknown", (flags & ~R.FLAGS_KNOWN & 0xFFFF_FFFF)[2:])
+        assert not (R.FLAGS_KNOWN >> 2), "flags: the unknown bits start at bit 2"
+        same = [reg(f"chk_input_is_all{k}", input_log_m[i:i + 8] == log_n[i:i + 8]) for k, i in enumerate(range(0, 32, 8))]
+        shift_below_p = below("chk_shift", coset_shift, prime)
+        step_below_p = below("chk_step", row_step, prime)
+
+        # stage 2
+        log_low, in_low, chain_low = log_n[:low], input_log_m[:low], chain_log_n[:low]
+        log_small, in_small, chain_small = (~Cat(*g).any() for g in (log_hi, in_hi, chain_hi))
 
         def batch_in(n):
-            # 1 <= batch <= 2^j (max_batch is a power of two) as LUT logic, not two compares' carry chains
+            # 1 <= batch <= 2^j (max_batch is a power of two): no bit above j, and bit j only alone
             j = rmap.max_batch(n).bit_length() - 1
             if j >= len(batch):
-                return batch_any
-            above = batch[j + 1:].any() if j + 1 < len(batch) else C(0, 1)
-            past = batch[j] & batch[:j].any() if j else C(0, 1)
-            return batch_any & ~above & ~past
-        # the register stage: per size n, log_n == n, its batch check and its (log_m, n) / (n, t) pairs
-        # (constants of the build); the other checks do not depend on the size
-        is_n = {n: Signal(name=f"chk_size{n}") for n in sizes}
-        batch_ok_n = {n: Signal(name=f"chk_batch{n}") for n in sizes}
-        lde_ok_n = {n: Signal(name=f"chk_lde{n}") for n in sizes}
-        supported_q, batch_ge1_q = Signal(name="chk_supported"), Signal(name="chk_batch_ge1")
-        shift_bad_q, flags_bad_q = Signal(name="chk_shift_bad"), Signal(name="chk_flags_bad")
-        for n in sizes:
-            input_ok = (input_log_m == 0)
-            for lm in sizes:
-                if rmap.lde_pair_ok(lm, n):
-                    input_ok = input_ok | (input_log_m == lm)
-            chain_ok = (chain_log_n == 0)
-            for t in sizes:
-                if rmap.lde_pair_ok(n, t):
-                    chain_ok = chain_ok | ((chain_log_n == t) & batch_in(t))
-            m.d.sync += [is_n[n].eq(log_n == n), batch_ok_n[n].eq(batch_in(n)), lde_ok_n[n].eq(input_ok & chain_ok)]
-        coset = (flags & R.FLAG_COSET).any()
-        shift_ok = (coset_shift != 0) & (coset_shift < self._params.prime_field.p)      # the build's p
-        # a row step above 1: with the coset only, a field element (s < p)
-        row_step = args["row_step"]
-        step_bad = row_step[1:].any() & (~coset | (row_step >= self._params.prime_field.p))
-        m.d.sync += [supported_q.eq(self.supported), batch_ge1_q.eq(batch_any),
-                     shift_bad_q.eq((coset & ~shift_ok) | step_bad),
-                     flags_bad_q.eq((flags & ~R.FLAGS_KNOWN & 0xFFFF_FFFF).any())]
-        # picked by the size (an unsupported size: batch >= 1 only, the pairs not checked)
-        batch_ok = Cat(*[is_n[n] & batch_ok_n[n] for n in sizes]).any() | (~supported_q & batch_ge1_q)
-        lde_pair_ok = Cat(*[is_n[n] & lde_ok_n[n] for n in sizes]).any() | ~supported_q
-        m.d.comb += self.refused.eq(Mux(supported_q, 0, R.STATUS_BAD_SIZE)
+                return Cat(*batch6).any()
+            g = j // 6
+            above = Cat(*batch6[g + 1:], batch[j + 1:min(6 * g + 6, len(batch))], C(0, 1)).any()
+            below_j = Cat(*batch6[:g], batch[6 * g:j], C(0, 1)).any()
+            return Cat(*batch6).any() & ~above & ~(batch[j] & below_j)
+        is_n = {n: reg(f"chk_size{n}", log_small & (log_low == n)) for n in sizes}
+        batch_ok_n = {n: reg(f"chk_batch{n}", batch_in(n)) for n in sizes}
+        input_ok_n = {n: reg(f"chk_input{n}", in_small & Cat(in_low == 0, *[in_low == lm for lm in sizes
+                                                                           if rmap.lde_pair_ok(lm, n)]).any())
+                      for n in sizes}
+        chain_is = {t: reg(f"chk_chain{t}", chain_small & (chain_low == t)) for t in sizes}
+        chain_zero = reg("chk_chain_zero", chain_small & (chain_low == 0))
+        m.d.sync += self.supported.eq(log_small & (log_low >= self._params.min_log_n)
+                                      & (log_low <= self._params.max_log_n))
+        batch_ge1 = reg("chk_batch_ge1", Cat(*batch6).any())
+        shift_zero = reg("chk_shift_zero", ~Cat(*shift_any).any())
+        shift_ok = reg("chk_shift_below_p", shift_below_p)
+        step_above1 = reg("chk_step_above1", Cat(*step_any).any())
+        step_ok = reg("chk_step_below_p", step_below_p)
+        flags_bad = reg("chk_flags_bad", Cat(*unknown).any())
+        input_is_all = reg("chk_input_is_all", Cat(*same).all())
+        coset = (flags & R.FLAG_COSET).any()                # one bit of the register
+
+        # stage 3
+        lde_ok_n = {n: reg(f"chk_lde{n}", is_n[n] & input_ok_n[n] & Cat(
+            chain_zero, *[chain_is[t] & batch_ok_n[t] for t in sizes if rmap.lde_pair_ok(n, t)]).any())
+            for n in sizes}
+        batch_sel = [reg(f"chk_batch_sel{k}", Cat(*[is_n[n] & batch_ok_n[n] for n in sizes[i:i + 8]]).any())
+                     for k, i in enumerate(range(0, len(sizes), 8))]
+        # the shift: nonzero and below p with the coset; a row step above 1: with the coset only, below p
+        shift_bad = reg("chk_shift_bad", (coset & (shift_zero | ~shift_ok)) | (step_above1 & (~coset | ~step_ok)))
+
+        # stage 4: picked by the size (an unsupported size: batch >= 1 only, the pairs not checked)
+        supported = self.supported
+        batch_ok = Cat(*batch_sel).any() | (~supported & batch_ge1)
+        lde_pair_ok = ~supported | Cat(*lde_ok_n.values()).any()
+        m.d.sync += self.refused.eq(Mux(supported, 0, R.STATUS_BAD_SIZE)
                                     | Mux(batch_ok, 0, R.STATUS_BAD_BATCH)
-                                    | Mux(shift_bad_q, R.STATUS_BAD_SHIFT, 0)
-                                    | Mux(flags_bad_q, R.STATUS_BAD_FLAGS, 0)
+                                    | Mux(shift_bad, R.STATUS_BAD_SHIFT, 0)
+                                    | Mux(flags_bad, R.STATUS_BAD_FLAGS, 0)
                                     | Mux(lde_pair_ok, 0, R.STATUS_BAD_LDE_PAIR))
+        return SimpleNamespace(input_is_all=input_is_all, step_above1=step_above1)
+
+
+#: The most flops a register of the start checks sees (``_decode_refusal``): ABC maps a wide OR as a
+#: chain of LUT6 (5 more inputs each), so 16 is 3 LUT at worst.
+_CONE_BITS = 16
+
+
+def _size_bits(sizes) -> int:
+    """Bits of the low part of log_n / input_log_m / chain_log_n the per-size checks compare: every size
+    fits."""
+    return max(sizes).bit_length()

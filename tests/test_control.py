@@ -6,7 +6,7 @@ import pytest
 from amaranth.hdl import Fragment
 
 from nantucket.hw.flow import catalog
-from nantucket.hw.control import ControlSlave
+from nantucket.hw.control import READ_GROUP, ControlSlave
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.flow.runner import lint_verilog, run_bench
@@ -60,12 +60,22 @@ def test_synthesizes(tmp_path):
     # the argument words are the only wide state: no second copy of the pointers or the scalars
     # log_n, hbm_NN lo/hi, flags, batch, coset_shift_lo/hi, the status record's pointer lo/hi, row_step_lo/hi
     words = 1 + 2 * p.channels + 4 + 2 + 2
-    # plus the start checks' register stage: three bits per supported size and four more
-    checks = 3 * len(R.RegisterMap(p).supported_log_n) + 4
+    rmap = R.RegisterMap(p)
+    # plus the start checks' four register stages (issue 28): a few bits per supported size (size, batch
+    # bound, input and chain pairs, their AND), and the registers' bits ORed or compared in groups
+    checks = 6 * len(rmap.supported_log_n) + 100
     # plus the decoded run's row step, registered once: the source of its crossing to the ntt domain (a
     # synchronizer's source must be a flop, tests/test_crossings.py)
     crossing = 64
-    assert 32 * words <= r["FF"] < 32 * words + 200 + checks + crossing
+    # plus the read pipeline (issue 28): a 32-bit word per group of READ_GROUP words that holds a register
+    # (CTRL and the interrupt registers, the arguments, the ID block), a hit bit each, the word index
+    readable = {R.CTRL, R.GIER, R.IP_IER, R.IP_ISR} | {o for a in rmap.args for o in a.word_offsets} \
+        | {rmap.id_offset(n) for n in R.ID_REGISTERS}
+    groups = len({(o >> 2) // READ_GROUP for o in readable})
+    reads = 33 * groups + 16
+    # plus the write address decode (issue 28): a flop per writable word, four per two address bits
+    writes = (len(readable) - len(R.ID_REGISTERS)) + 4 * ((R.ADDRESS_BITS - 2 + 1) // 2)
+    assert 32 * words <= r["FF"] < 32 * words + 200 + checks + crossing + reads + writes
 
 
 @pytest.mark.parametrize("tag", sorted(PARAM_SETS))

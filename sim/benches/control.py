@@ -10,8 +10,9 @@ Every host-side test runs under three backpressure patterns (none / random / bur
 and AR valid and on B and R ready). A protocol monitor checks on every cycle: BVALID/RVALID (and
 their payloads) hold until taken, responses are OKAY, BVALID and RVALID rise exactly
 ``write_latency`` / ``read_latency`` cycles after their handshakes (published by the component),
-``start`` is a single-cycle pulse that coincides with the rise of BVALID of the accepting write,
-``idle`` falls with it, and ``interrupt`` equals GIER & IP_IER & IP_ISR of the shadow.
+``start`` is a single-cycle pulse ``start_latency`` cycles after the rise of BVALID of the accepting
+write, ``idle`` falls with that rise (so the host sees the start taken at once), and ``interrupt``
+equals GIER & IP_IER & IP_ISR of the shadow.
 One raw-pin test drives AW and W in every order (AW first, W first, both together) without the master.
 """
 
@@ -188,13 +189,15 @@ class ControlTB:
 
     async def _monitor(self):
         d = self.dut
-        wl, rl = self.props["write_latency"], self.props["read_latency"]
+        wl, rl, sl = self.props["write_latency"], self.props["read_latency"], self.props["start_latency"]
         aw_hs: list[int] = []        # cycles of AW / W handshakes not yet answered
         w_hs: list[int] = []
         last_b_take = -1000          # the previous response must be taken before the next can rise
         r_due = None
         prev_b = prev_r = None
         prev_start = 0
+        prev_idle = 1
+        accepted: list[int] = []     # cycles of BVALID rises with idle falling: starts due start_latency later
         while True:
             await FallingEdge(d.clk)
             await ReadOnly()
@@ -228,14 +231,26 @@ class ControlTB:
                 if r_due is None or c != r_due:
                     self._fail(f"RVALID rose at {c}, expected {r_due}")
                 r_due = None
-            # start coincides with the rise of BVALID of the accepting write, lasts one cycle
-            if start and not b_rise:
-                self._fail("start without the accepting write's BVALID rising")
+            # idle falls with the rise of BVALID of the accepting write; start follows start_latency
+            # cycles later and lasts one cycle
+            idle = int(d.idle.value)
+            if prev_idle and not idle:
+                if not b_rise:
+                    self._fail("idle fell without a write's BVALID rising")
+                accepted.append(c)
+            if start:
+                if not accepted or accepted[0] + sl != c:
+                    self._fail(f"start at {c}, expected start_latency {sl} after an accepting write "
+                               f"({accepted[:1]})")
+                if accepted:
+                    accepted.pop(0)
+            elif accepted and c > accepted[0] + sl:
+                self._fail(f"no start {sl} cycles after the accepting write at {accepted.pop(0)}")
             if start and prev_start:
                 self._fail("start longer than one cycle")
-            if start and int(d.idle.value):
+            if start and idle:
                 self._fail("idle still high with start")
-            prev_start = start
+            prev_start, prev_idle = start, idle
             if int(d.interrupt.value) != int(self.shadow.interrupt) and not self._isr_in_flight:
                 self._fail(f"interrupt {int(d.interrupt.value)}, shadow says {int(self.shadow.interrupt)}")
             if start:
@@ -612,6 +627,53 @@ async def test_raw_handshake_orders(dut):
     assert await raw_read(first) == 0x1234_5678
     assert await raw_read(second) == 0x9ABC_DEF0
     await ClockCycles(d.clk, 3)
+    tb.finish()
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def test_start_right_after_an_argument(dut):
+    """The fastest host, pin by pin: the next write's AW and W wait while the previous write commits and
+    BREADY stays high, so the CTRL write that starts a run commits as soon as the handshakes allow after
+    the last argument write. The start's ``refused`` and ``supported`` already reflect that argument
+    (the start checks' register stages settle before the start): each trial changes one argument from a
+    refused value to an accepted one or back, so a stale check shows."""
+    tb = ControlTB(dut)
+    await tb.start(master=False)
+    d, rmap, p = dut, tb.rmap, tb.params
+    d.axil__bready.value = 1
+
+    async def burst(writes):
+        """Writes presented back to back (AW and W of each held until taken)."""
+        await FallingEdge(d.clk)
+        for off, value in writes:
+            d.axil__awvalid.value, d.axil__awaddr.value = 1, off
+            d.axil__wvalid.value, d.axil__wdata.value, d.axil__wstrb.value = 1, value, 0xF
+            aw_done = w_done = False
+            while not (aw_done and w_done):
+                aw_take = not aw_done and bool(int(d.axil__awready.value))
+                w_take = not w_done and bool(int(d.axil__wready.value))
+                await FallingEdge(d.clk)
+                if aw_take:
+                    aw_done, d.axil__awvalid.value = True, 0
+                if w_take:
+                    w_done, d.axil__wvalid.value = True, 0
+            tb.shadow.write(off, value)
+        await ClockCycles(d.clk, 12)
+
+    lo, hi = rmap.split_pointer((1 << 32) + 5)
+    trials = [("log_n", p.max_log_n + 1), ("log_n", p.min_log_n), ("batch", 0), ("batch", 1),
+              ("flags", 1 << 5), ("flags", 0), ("chain_log_n", 40), ("chain_log_n", 0),
+              ("row_step_hi", hi), ("row_step_hi", 0), ("input_log_m", 40), ("input_log_m", 0),
+              ("flags", R.FLAG_COSET), ("coset_shift_lo", lo), ("flags", 0), ("coset_shift_lo", 0)]
+    for name, value in trials:
+        n = len(tb.starts)
+        await burst([(rmap.arg(name).offset, value), (R.CTRL, R.CTRL_AP_START)])
+        assert len(tb.starts) == n + 1, f"{name} = {value:#x}: no start"
+        want = tb.shadow.refusal()
+        seen = tb.starts[-1]
+        assert seen["refused"] == want, f"{name} = {value:#x}: refused {seen['refused']:#x}, expected {want:#x}"
+        assert seen["supported"] == int(p.min_log_n <= tb.shadow.read(rmap.arg("log_n").offset) <= p.max_log_n)
+        await tb.pulse_done(reject=bool(want))
     tb.finish()
 
 
