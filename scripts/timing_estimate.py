@@ -223,9 +223,31 @@ def costliest_chain(netlist: dict, top: str) -> dict:
             for p, bits in c["connections"].items() if c["port_directions"].get(p) == "input"
             for b in bits if isinstance(b, int)]
     ends += [b for p in module["ports"].values() if p["direction"] == "output" for b in p["bits"] if isinstance(b, int)]
-    ps, luts, c4, chains, start = max((at(b) for b in ends), default=(0, 0, 0, 0, None))
+    (ps, luts, c4, chains, start), end = max(((at(b), b) for b in ends), default=((0, 0, 0, 0, None), None))
+    names = net_names(module)
+    # the chain ends at a register's input: name it by the register (its output's net), where it has one
+    captured = next((b for c in module["cells"].values() if not _COMB.match(c["type"])
+                     and any(end in bits for p, bits in c["connections"].items()
+                             if c["port_directions"].get(p) == "input")
+                     for p, bits in c["connections"].items() if c["port_directions"].get(p) == "output"
+                     for b in bits if isinstance(b, int)), end)
     return {"luts": luts, "carry8": (c4 + 1) // 2, "chains": chains,
-            "ps": REGISTER_PS + ps + ROUTE_PS, "start": kind.get(start, "input port")}
+            "ps": REGISTER_PS + ps + ROUTE_PS, "start": kind.get(start, "input port"),
+            "from": names.get(start), "to": names.get(captured) or names.get(end)}
+
+
+def net_names(module: dict) -> dict:
+    """bit -> the most readable name of its net ("addr_q[3]"): a name Yosys did not make up if there is
+    one, the fewest ``$`` and the shortest otherwise."""
+    best = {}
+    for name, net in module.get("netnames", {}).items():
+        bits = net["bits"]
+        for i, b in enumerate(bits):
+            if isinstance(b, int):
+                score = (net.get("hide_name", 0), name.count("$"), len(name))
+                if b not in best or score < best[b][0]:
+                    best[b] = (score, f"{name}[{i}]" if len(bits) > 1 else name)
+    return {b: n.lstrip("\\") for b, (_, n) in best.items()}
 
 
 def sta_path(sta_text: str) -> dict:
@@ -306,7 +328,7 @@ def table(rows: list[dict], route_ps: int) -> str:
                    f"{r['estimate_ps']} ")
         d = r["depth"]
         lines.append(f"| {r['block']} | {params} | {r['domain']} {sta}| {d['luts']} LUT + {d['carry8']} "
-                     f"CARRY8 ({d.get('start', '?')}) | {r['depth_ps']} | {verdict} |")
+                     f"CARRY8 ({chain_ends(d)}) | {r['depth_ps']} | {verdict} |")
     return "\n".join(lines)
 
 
@@ -319,6 +341,13 @@ def markers(flags: str = "") -> tuple[str, str]:
         return BEGIN_DEFAULT, END_DEFAULT
     return (f"<!-- timing-estimate{flags}:begin (scripts/timing_estimate.py{flags} --write-doc) -->",
             f"<!-- timing-estimate{flags}:end -->")
+
+
+def chain_ends(depth: dict) -> str:
+    """Where a costliest chain starts and ends: the start cell's type and both nets' names where known."""
+    if not depth.get("from") and not depth.get("to"):
+        return depth.get("start", "?")
+    return f"{depth.get('start', '?')} `{depth.get('from') or '?'}` to `{depth.get('to') or '?'}`"
 
 
 def heading(flags: str) -> str:

@@ -62,12 +62,16 @@ def test_costliest_chain_prices_levels_not_cells():
     for i, (a, b) in enumerate(((2, 10), (10, 11), (11, 12), (13, 14))):
         cells[f"l{i}"] = _cell("LUT6", I0=("input", [a]), O=("output", [b]))
     cells["inv"] = _cell("INV", I=("input", [12]), O=("output", [13]))
-    netlist = {"modules": {"blk": {"cells": cells, "ports": {"i": {"direction": "input", "bits": [30]},
-                                                                "o": {"direction": "output", "bits": [31]}}}}}
+    nets = {"state_q": {"bits": [2], "hide_name": 0}, "$abc$7$n2": {"bits": [2], "hide_name": 1},
+            "sum": {"bits": [14, 13], "hide_name": 0}, "total_q": {"bits": [22], "hide_name": 0}}
+    netlist = {"modules": {"blk": {"cells": cells, "netnames": nets,
+                                   "ports": {"i": {"direction": "input", "bits": [30]},
+                                             "o": {"direction": "output", "bits": [31]}}}}}
     r = T.costliest_chain(netlist, "blk")
     lut = T.US_LOGIC_PS + T.ROUTE_PS
-    assert r == {"luts": 4, "carry8": 0, "chains": 0, "start": "FDRE",
+    assert r == {"luts": 4, "carry8": 0, "chains": 0, "start": "FDRE", "from": "state_q", "to": "total_q",
                  "ps": T.REGISTER_PS + 4 * lut + T.ROUTE_PS}
+    assert T.chain_ends(r) == "FDRE `state_q` to `total_q`"      # named by the register it ends at
     # the carry chain alone: one LUT, a routed net into the chain, 6 CARRY4 = 3 CARRY8
     for i in range(4):
         del cells[f"l{i}"]
