@@ -134,37 +134,50 @@ class TwiddleGenerator(wiring.Component):
         k, lanes, en = p.log_core, p.lanes, self.en
         rom_addr, rom_en, rom = self._plain_rom(m)
 
-        # The address runs 2^(f-1) .. 2^f - 1 (2^(f-1) + t). It is at the frame's last row exactly when
-        # it is all ones up to its leading one (addr & (addr + 1) == 0, whatever f is), and then one
-        # past it is 2^f, halved the first row again. Sizes outside 2..k act as k.
+        # The address runs 2^(f-1) .. 2^f - 1 (2^(f-1) + t), back to 2^(f-1) after the last row. Whether
+        # it is at the last row is a register kept a step ahead (``rows_left`` counts down to it), so the
+        # step is an increment and a mux, not a compare on the incremented address. Sizes outside 2..k
+        # act as k.
         sizes = [f if 2 <= f <= k else k for f in range(1 << len(self.log_frame))]
         first_of = Array([Const(1 << (f - 1), k) for f in sizes])
         addr = Signal(k, init=1 << (k - 1))    # reset value: frames of 2^k, as before log_frame
-        inc = Signal(k + 1)
-        last_row = Signal()
+        first = Signal(k, init=1 << (k - 1))
+        rows_left = Signal(k, init=(1 << (k - 1)) - 1)     # rows after this one in its frame
+        last_row = Signal()                                # rows_left == 0 (a frame has 2 rows or more)
         # base = L * g mod 2^columns (columns = floor(n/2)), lane 0's column in round g (pass 1). It
         # moves on at the step out of a frame's first row (``pending`` remembers the wrap), not at the
         # wrap itself: then it holds from the cycle the free row is addressed to the cycle its words are
         # registered, even for frames of 4 points, whose free row is the last one, and needs no delayed
-        # copy.
+        # copy. It wraps to 0 after 2^columns / L rounds (2^columns is a multiple of L): ``rounds_left``
+        # counts them down and ``last_round`` is kept a step ahead, like the rows.
         base = Signal(k)
-        base_inc = Signal(k + 1)
+        rounds_of = Array([Const(max(1, (1 << c) // lanes) - 1, k) for c in range(k + 1)])
+        rounds = Signal(k, init=max(1, (1 << k) // lanes) - 1)   # 2^k columns until a start
+        rounds_left = Signal(k, init=max(1, (1 << k) // lanes) - 1)
+        last_round = Signal(init=(1 << k) <= lanes)
         pending = Signal()
         pass2 = Signal()
         inverse = Signal()
-        columns = Signal(range(k + 1), init=k)      # 2^k columns (the largest transform) until a start
         step = en & self.i_valid
-        m.d.comb += [rom_addr.eq(Cat(addr, inverse)), rom_en.eq(en), inc.eq(addr + 1),
-                     last_row.eq((addr & inc[:k]) == 0), base_inc.eq(base + lanes)]
+        m.d.comb += [rom_addr.eq(Cat(addr, inverse)), rom_en.eq(en)]
         with m.If(self.start):
-            m.d.sync += [addr.eq(first_of[self.log_frame]), base.eq(0), pending.eq(0),
-                         pass2.eq(self.pass2), inverse.eq(self.run.inverse), columns.eq(self.run.log_n >> 1)]
+            per = rounds_of[self.run.log_n >> 1]
+            m.d.sync += [addr.eq(first_of[self.log_frame]), first.eq(first_of[self.log_frame]),
+                         rows_left.eq(first_of[self.log_frame] - 1), last_row.eq(0),
+                         base.eq(0), rounds.eq(per), rounds_left.eq(per), last_round.eq(per == 0),
+                         pending.eq(0), pass2.eq(self.pass2), inverse.eq(self.run.inverse)]
         with m.Elif(step):
-            m.d.sync += [addr.eq(Mux(last_row, inc >> 1, inc)), pending.eq(last_row)]
+            m.d.sync += pending.eq(last_row)
+            with m.If(last_row):
+                m.d.sync += [addr.eq(first), rows_left.eq(first - 1), last_row.eq(0)]
+            with m.Else():
+                m.d.sync += [addr.eq(addr + 1), rows_left.eq(rows_left - 1), last_row.eq(rows_left == 1)]
             with m.If(pending):
-                # the next column, back to 0 past the last column of an element (2^columns is a
-                # multiple of L, so the sum meets it exactly)
-                m.d.sync += base.eq(Mux(base_inc.bit_select(columns, 1), 0, base_inc))
+                with m.If(last_round):
+                    m.d.sync += [base.eq(0), rounds_left.eq(rounds), last_round.eq(rounds == 0)]
+                with m.Else():
+                    m.d.sync += [base.eq(base + lanes), rounds_left.eq(rounds_left - 1),
+                                 last_round.eq(rounds_left == 1)]
         v1 = Signal()
         v2 = Signal()
         with m.If(en):
