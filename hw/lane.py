@@ -120,7 +120,8 @@ class HalfChain(wiring.Component):
     """d Gentleman-Sande stages over groups of 2^d_f points with delay commutators between them; d_f
     (``i_depth``, 1..d, chosen at run time) of them active.
 
-    Ports: en, i_depth (d_f: the chain runs its last d_f stages, held constant while data flows; by the
+    Ports: en, i_depth (d_f: the chain runs its last d_f stages, held constant while data flows and set at
+    least one cycle before the first pair enters (its stage flags are registered); by the
     self-similarity of the DIF network they are a d_f-stage chain, the first d - d_f stages and their
     commutators are skipped, adding no delay), i_phase (d-1 bits, whose low d_f - 1 are the cycle within
     its group of the pair entering now; free-running), i_valid, i_x0, i_x1, i_w_first, i_w_rest,
@@ -254,10 +255,14 @@ class HalfChain(wiring.Component):
         # Per d_f: the stage taking the chain's input is d - d_f. Its input sits offset(d - d_f) cycles
         # behind stage 0's in a full chain; advancing the phase by that much lets every later stage use
         # its full-chain offset. Only the low d_f - 1 bits of a cycle count.
-        first = [Signal(name=f"s{s}_first") for s in range(d)]
-        active = [Signal(name=f"s{s}_active") for s in range(d)]
+        # Decoded into flip-flops (every cycle, not gated by en): from the depth register through a compare
+        # they were a LUT level more in front of the first active stage's input mux and the butterfly's
+        # subtractor, 3 LUTs and a carry chain (issue 28). i_depth is therefore taken a cycle before the data
+        # (the lane registers it at restart, and its input register holds the first pair a cycle more).
+        first = [Signal(name=f"s{s}_first", init=s == 0) for s in range(d)]
+        active = [Signal(name=f"s{s}_active", init=1) for s in range(d)]
         for s in range(d):
-            m.d.comb += [first[s].eq(self.i_depth == d - s), active[s].eq(self.i_depth >= d - s)]
+            m.d.sync += [first[s].eq(self.i_depth == d - s), active[s].eq(self.i_depth >= d - s)]
         phase = Signal(max(d - 1, 1), name="phase")
         cycle_mask = Signal(max(d - 1, 1), name="cycle_mask")
         with m.Switch(self.i_depth):

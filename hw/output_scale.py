@@ -220,13 +220,20 @@ class OutputScale(wiring.Component):
             if self._lo_bits:
                 m.d.comb += lo_rd.addr.eq(e[:self._lo_bits])
             if shift is not None:
-                amount = pipe(regs, Mux(normalize, norm, shift_of[e[rest:]]), 1, f"shift{port}")
-                x1 = pipe(regs, x, 1, f"x{port}")
+                # the root's bits registered first, looked up (and 1/N's amount put in) a cycle later: the
+                # exponent's adder, the lookup and the normalize mux in one cycle were 4 LUT levels and a
+                # carry chain from frame_start (issue 28). The shifter starts a cycle later and the wait
+                # after it is a cycle shorter: no cycle added.
+                top = pipe(regs, e[rest:], 1, f"root{port}")
+                norm_on, norm_amount = pipe(regs, normalize, 1, f"normalize{port}"), pipe(regs, norm, 1, f"norm{port}")
+                amount = pipe(regs, Mux(norm_on, norm_amount, shift_of[top]), 1, f"shift{port}")
+                x1 = pipe(regs, x, 2, f"x{port}", last_ff=True)
                 m.d.comb += [
                     factor.i_valid.eq(valid), factor.i_a.eq(hi_rd.data), factor.i_b.eq(lo_rd.data),
-                    shift.i_valid.eq(valid), shift.i_a.eq(x1), shift.i_b.eq(amount),
+                    shift.i_valid.eq(pipe(regs, valid, 1, f"shift_valid{port}")), shift.i_a.eq(x1),
+                    shift.i_b.eq(amount),
                 ]
-                shifted = pipe(regs, shift.o_p, general.latency - shifter.latency, f"shifted{port}")
+                shifted = pipe(regs, shift.o_p, general.latency - shifter.latency - 1, f"shifted{port}")
             else:
                 # the point waits for its factor; normalize: 1/N's word for R_hi's (constant while frames flow)
                 x1 = pipe(regs, x, 1, f"x{port}")

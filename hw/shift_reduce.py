@@ -170,13 +170,17 @@ class ShiftReduce(_Pipeline):
         v = Signal(65, name="s_plus_eps")
         m.d.comb += v.eq(s[:64] + EPS)
         y = reg(64, Mux(s[64] | v[64], v[:64], s[:64]), "canon")
-        q6 = Signal(name="q6")              # with a reset: a flip-flop after the q2..q5 SRL (arith.pipe's last_ff)
-        m.d.sync += q6.eq(q5)
         # 7: the sign of 2^(96 q) = (-1)^q
         if 1 in signs:
+            # Whether to negate is decided in stage 6, beside the canonical value: y = 0 exactly when s is 0
+            # or p (s < 2^64 + p - 2^32, so s >= 2^64 leaves y = s - p > 0). Tested on y in stage 7 (the OR of
+            # 64 bits, then the mux) the sign and the zero test were 6 LUT levels from q6 to the result, over
+            # the NTT clock (issue 28); registered here, stage 7 is the subtraction and the mux. No cycle added.
+            negate = Signal(name="negate")      # with a reset: a flip-flop after the q2..q5 SRL (arith.pipe's last_ff)
+            m.d.sync += negate.eq(q5 & (s != 0) & (s != P))
             neg = Signal(64, name="negated")
             m.d.comb += neg.eq(P - y)
-            out = reg(64, Mux(q6 & (y != 0), neg, y), "result")
+            out = reg(64, Mux(negate, neg, y), "result")
         else:
             out = reg(64, y, "result")
         m.d.comb += self.o_p.eq(out)
