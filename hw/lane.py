@@ -263,15 +263,18 @@ class HalfChain(wiring.Component):
         active = [Signal(name=f"s{s}_active", init=1) for s in range(d)]
         for s in range(d):
             m.d.sync += [first[s].eq(self.i_depth == d - s), active[s].eq(self.i_depth >= d - s)]
+        # the phase advance and the cycle mask of d_f, registered like the flags (picked by i_depth in front of
+        # the phase adder they were the third LUT level before the commutators' swaps, issue 28)
         phase = Signal(max(d - 1, 1), name="phase")
-        cycle_mask = Signal(max(d - 1, 1), name="cycle_mask")
+        advance = Signal(max(d - 1, 1), name="phase_advance", init=0)
+        cycle_mask = Signal(max(d - 1, 1), name="cycle_mask", init=(1 << (d - 1)) - 1)
         with m.Switch(self.i_depth):
             for df in range(1, d + 1):
                 with m.Case(df):
-                    m.d.comb += [phase.eq(self.i_phase + self._offset(d - df) % group),
-                                 cycle_mask.eq((1 << (df - 1)) - 1)]
+                    m.d.sync += [advance.eq(self._offset(d - df) % group), cycle_mask.eq((1 << (df - 1)) - 1)]
             with m.Default():                   # no stage active: nothing to time
-                m.d.comb += [phase.eq(0), cycle_mask.eq(0)]
+                m.d.sync += [advance.eq(0), cycle_mask.eq(0)]
+        m.d.comb += phase.eq(self.i_phase + advance)
 
         def cycle_at(offset: int):
             """Cycle within the group (d-1 bits, the low d_f - 1 valid) of the data ``offset`` enabled
