@@ -422,7 +422,8 @@ class Lane(wiring.Component):
       i_w_rest          the stream of the later stages' twiddles                } the stream (see below)
       restart           rewind the frame clock to its reset state and take ``log_frame``, ``run`` and
                         ``pass2`` (only while the lane is empty: the engine pulses it at every pass
-                        start, so every pass starts on a frame boundary)
+                        start, so every pass starts on a frame boundary; the pass's first pair enters on
+                        a later cycle, as the halves' stage flags are registered from the frame size)
       log_frame         f, 2..k: the frame size of the pass, taken at ``restart`` (the lane runs 2^k
                         frames until the first restart). Any other value: nothing valid comes out.
       run               the run's fields a lane reads (hw.run.lane_run_layout), taken at ``restart``:
