@@ -120,7 +120,8 @@ class HalfChain(wiring.Component):
     """d Gentleman-Sande stages over groups of 2^d_f points with delay commutators between them; d_f
     (``i_depth``, 1..d, chosen at run time) of them active.
 
-    Ports: en, i_depth (d_f: the chain runs its last d_f stages, held constant while data flows; by the
+    Ports: en, i_depth (d_f: the chain runs its last d_f stages, held constant while data flows and set at
+    least one cycle before the first pair enters (its stage flags are registered); by the
     self-similarity of the DIF network they are a d_f-stage chain, the first d - d_f stages and their
     commutators are skipped, adding no delay), i_phase (d-1 bits, whose low d_f - 1 are the cycle within
     its group of the pair entering now; free-running), i_valid, i_x0, i_x1, i_w_first, i_w_rest,
@@ -254,19 +255,26 @@ class HalfChain(wiring.Component):
         # Per d_f: the stage taking the chain's input is d - d_f. Its input sits offset(d - d_f) cycles
         # behind stage 0's in a full chain; advancing the phase by that much lets every later stage use
         # its full-chain offset. Only the low d_f - 1 bits of a cycle count.
-        first = [Signal(name=f"s{s}_first") for s in range(d)]
-        active = [Signal(name=f"s{s}_active") for s in range(d)]
+        # Decoded into flip-flops (every cycle, not gated by en): from the depth register through a compare
+        # they were a LUT level more in front of the first active stage's input mux and the butterfly's
+        # subtractor, 3 LUTs and a carry chain (issue 28). i_depth is therefore taken a cycle before the data
+        # (the lane registers it at restart, and its input register holds the first pair a cycle more).
+        first = [Signal(name=f"s{s}_first", init=s == 0) for s in range(d)]
+        active = [Signal(name=f"s{s}_active", init=1) for s in range(d)]
         for s in range(d):
-            m.d.comb += [first[s].eq(self.i_depth == d - s), active[s].eq(self.i_depth >= d - s)]
+            m.d.sync += [first[s].eq(self.i_depth == d - s), active[s].eq(self.i_depth >= d - s)]
+        # the phase advance and the cycle mask of d_f, registered like the flags (picked by i_depth in front of
+        # the phase adder they were the third LUT level before the commutators' swaps, issue 28)
         phase = Signal(max(d - 1, 1), name="phase")
-        cycle_mask = Signal(max(d - 1, 1), name="cycle_mask")
+        advance = Signal(max(d - 1, 1), name="phase_advance", init=0)
+        cycle_mask = Signal(max(d - 1, 1), name="cycle_mask", init=(1 << (d - 1)) - 1)
         with m.Switch(self.i_depth):
             for df in range(1, d + 1):
                 with m.Case(df):
-                    m.d.comb += [phase.eq(self.i_phase + self._offset(d - df) % group),
-                                 cycle_mask.eq((1 << (df - 1)) - 1)]
+                    m.d.sync += [advance.eq(self._offset(d - df) % group), cycle_mask.eq((1 << (df - 1)) - 1)]
             with m.Default():                   # no stage active: nothing to time
-                m.d.comb += [phase.eq(0), cycle_mask.eq(0)]
+                m.d.sync += [advance.eq(0), cycle_mask.eq(0)]
+        m.d.comb += phase.eq(self.i_phase + advance)
 
         def cycle_at(offset: int):
             """Cycle within the group (d-1 bits, the low d_f - 1 valid) of the data ``offset`` enabled
@@ -414,7 +422,8 @@ class Lane(wiring.Component):
       i_w_rest          the stream of the later stages' twiddles                } the stream (see below)
       restart           rewind the frame clock to its reset state and take ``log_frame``, ``run`` and
                         ``pass2`` (only while the lane is empty: the engine pulses it at every pass
-                        start, so every pass starts on a frame boundary)
+                        start, so every pass starts on a frame boundary; the pass's first pair enters on
+                        a later cycle, as the halves' stage flags are registered from the frame size)
       log_frame         f, 2..k: the frame size of the pass, taken at ``restart`` (the lane runs 2^k
                         frames until the first restart). Any other value: nothing valid comes out.
       run               the run's fields a lane reads (hw.run.lane_run_layout), taken at ``restart``:

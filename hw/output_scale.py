@@ -10,13 +10,15 @@ outputs (X[2t], X[2t+1]) of each cycle. n2 is the frame's column (0 in pass 2: f
 
 The factor is looked up, not run up by a recurrence: with the frame's step u = n2 * 2^(2k - n) (the
 column moved to a 2^(2k)-th root's exponent, registered once a cycle from the next pair's column, so the
-shift is off the per-cycle path) and e = u * m mod 2^(2k) (kept by an adder, e += 2u per cycle),
+shift is off the per-cycle path) and e = u * m mod 2^(2k) (kept by an adder, e += 2u per cycle, loaded with 0
+for a frame's first pair),
 w_N^(n2 m) = w_(2^2k)^e = 2^shift(e_top) * R_hi[e_hi] * R_lo[e_lo], where e_top is the top 6 bits
 (a 64th root of unity, a power of two) and e_hi, e_lo split the remaining 2k - 6 bits (512-word ROMs at
 k = 12, one RAMB36 each, read by both ports). Per port:
 
-    cycle 0      e, ROM addresses, shift amount            X registered
-    1 .. 12      f = R_hi * R_lo (MulReduce)               X * 2^shift (ShiftReduce, 7), then delay 5
+    cycle 0      e, ROM addresses, the root's top bits     X registered
+    1            f = R_hi * R_lo (MulReduce, 1 .. 12)      shift amount looked up, X registered again
+    2 .. 12                                                X * 2^shift (ShiftReduce, 7), then delay 4
     13 .. 24     Y = (X * 2^shift) * f (MulReduce)
 
 Latency 25; four multiply/reduce units (48 DSP48E2) per lane, the same in both passes.
@@ -143,24 +145,26 @@ class OutputScale(wiring.Component):
         m = Module()
         n, en = 2 * self._k, self.en
         shifts, hi_words, lo_words = self._tables()
-        # this pair's step u = n2 * 2^(2k - n) and frame start, registered from the "next" inputs;
+        # this pair's step u = n2 * 2^(2k - n), registered from the "next" inputs;
         # inverse: the step is kept as ~u = -u - 1 and the adders below add the missing 1 as a carry in;
         # normalize: u = 0 (the exponent stays 0, factor 1)
-        step, start = Signal(n, name="step"), Signal(name="frame_start")
+        step = Signal(n, name="step")
         neg = Signal(name="negate")
         column = Mux(self.i_normalize, 0, self.i_next_column)
         with m.If(en):
             m.d.sync += [step.eq(((column << n) >> self.i_log_n) ^ Mux(self.i_inverse, (1 << n) - 1, 0)),
-                         neg.eq(self.i_inverse), start.eq(self.i_next_cycle == 0)]
-        # exponents of this cycle's two outputs: e0 = 2 t u, e1 = e0 + u (mod 2^(2k)); inverse -u for u
-        acc = Signal(n, name="exp_acc")
+                         neg.eq(self.i_inverse)]
+        # exponents of this cycle's two outputs: e0 = 2 t u, e1 = e0 + u (mod 2^(2k)); inverse -u for u.
+        # e0 is a register, cleared for the pair that starts a frame as it is loaded (the frame start is
+        # known a cycle ahead): a mux on e0 in front of the e1 adder and the ROM addresses was the fourth
+        # LUT level of a path over the NTT clock (issue 28; no cycle added)
         e0, e1 = Signal(n, name="e0"), Signal(n, name="e1")
         # a + b + c_in as one adder: the carry in rides below bit 0 of both operands
         add_carry = lambda a, b, c: (Cat(c, a) + Cat(c, b))[1:n + 1]
-        m.d.comb += [e0.eq(Mux(start, 0, acc)), e1.eq(add_carry(e0, step, neg))]
+        m.d.comb += e1.eq(add_carry(e0, step, neg))
         with m.If(en):
             # -2u = 2 (~u) + 2 = (2 (~u) + 1) + 1
-            m.d.sync += acc.eq(add_carry(e0, Cat(neg, step), neg))
+            m.d.sync += e0.eq(Mux(self.i_next_cycle == 0, 0, add_carry(e0, Cat(neg, step), neg)))
         if self._shifted:
             # 1/N as a shift amount, order - n (0 for n = 0)
             order = self._field.two_order
@@ -220,19 +224,29 @@ class OutputScale(wiring.Component):
             if self._lo_bits:
                 m.d.comb += lo_rd.addr.eq(e[:self._lo_bits])
             if shift is not None:
-                amount = pipe(regs, Mux(normalize, norm, shift_of[e[rest:]]), 1, f"shift{port}")
-                x1 = pipe(regs, x, 1, f"x{port}")
+                # the root's bits registered first, looked up (and 1/N's amount put in) a cycle later: the
+                # exponent's adder, the lookup and the normalize mux in one cycle were 4 LUT levels and a
+                # carry chain from the frame-start register (issue 28). The shifter starts a cycle later and the wait
+                # after it is a cycle shorter: no cycle added.
+                top = pipe(regs, e[rest:], 1, f"root{port}")
+                norm_on, norm_amount = pipe(regs, normalize, 1, f"normalize{port}"), pipe(regs, norm, 1, f"norm{port}")
+                amount = pipe(regs, Mux(norm_on, norm_amount, shift_of[top]), 1, f"shift{port}")
+                x1 = pipe(regs, x, 2, f"x{port}", last_ff=True)
                 m.d.comb += [
                     factor.i_valid.eq(valid), factor.i_a.eq(hi_rd.data), factor.i_b.eq(lo_rd.data),
-                    shift.i_valid.eq(valid), shift.i_a.eq(x1), shift.i_b.eq(amount),
+                    shift.i_valid.eq(pipe(regs, valid, 1, f"shift_valid{port}")), shift.i_a.eq(x1),
+                    shift.i_b.eq(amount),
                 ]
-                shifted = pipe(regs, shift.o_p, general.latency - shifter.latency, f"shifted{port}")
+                shifted = pipe(regs, shift.o_p, general.latency - shifter.latency - 1, f"shifted{port}",
+                               last_ff=True)
             else:
                 # the point waits for its factor; normalize: 1/N's word for R_hi's (constant while frames flow)
                 x1 = pipe(regs, x, 1, f"x{port}")
                 m.d.comb += [factor.i_valid.eq(valid), factor.i_a.eq(Mux(norm_on, norm_word, hi_rd.data)),
                              factor.i_b.eq(lo_rd.data)]
-                shifted = pipe(regs, x1, general.latency, f"shifted{port}")
+                # ends in a flip-flop: the Montgomery unit's first stage is logic on it (from an SRL output
+                # that path was over the NTT clock in Yosys' sta, issue 28; no cycle added)
+                shifted = pipe(regs, x1, general.latency, f"shifted{port}", last_ff=True)
             m.d.comb += [scale.i_valid.eq(factor.o_valid), scale.i_a.eq(shifted), scale.i_b.eq(factor.o_p),
                          out.eq(scale.o_p)]
         m.submodules.regs = EnableInserter(en)(regs)

@@ -14,7 +14,7 @@ lo + mid * (2^32 - 1) - hi (mod p):
     4. t0 = borrow ? d + p : d          (d + p is d - eps modulo 2^64; hi < 2^63 keeps it in range)
     5. s = t0 + t1 (65 bits)
     6. canonical: the carry out of 2^64 is worth eps, else subtract p once (the MulReduce stage 12)
-    7. q ? p - y : y (y != 0), canonical
+    7. negate ? p - y : y, canonical (negate: q and a != 0, taken in stage 1: y = 0 iff a = 0)
 Each stage is at most one ~64-bit carry chain or a few 2:1 mux levels (stages 1 and 2 split the barrel
 shifter). Only the shift levels that the allowed set of amounts (``shifts``) can use are built: a stage
 of a lane whose twiddles are the 2^q-th roots of unity needs at most q of them, the last stage none.
@@ -149,11 +149,13 @@ class ShiftReduce(_Pipeline):
         m.d.comb += r_in.eq(Mux(q_in, self.i_b - 96, self.i_b))
         low = self._shift_by(self.i_a, r_in, range(4), 64 + 15, "shift_low", m)
         q1 = reg(1, q_in if signs == {0, 1} else Const(signs == {1}, 1), "q1")
+        # the result is 0 exactly when the (canonical) operand is: tested here, on the input, not on y
+        nonzero = reg(1, self.i_a != 0, "nonzero") if 1 in signs else Const(0, 1)
         r_hi = Signal(3, name="r_hi")       # with a reset: a flip-flop, not the end of an SRL from the twiddle line
         m.d.sync += r_hi.eq(r_in[4:])
         # 2: shift by r[4:7] (16, 32, 64): t = a * 2^r < 2^160
         t = self._shift_by(low, Cat(Const(0, 4), r_hi), range(4, 7), 160, "t", m)
-        q2 = reg(1, q1, "q2")
+        q2 = reg(1, q1 & nonzero, "q2")     # from here on: negate
         # 3: lo - hi and mid * (2^32 - 1)
         lo, mid, hi = t[:64], t[64:96], t[96:160]
         d = reg(65, lo - hi, "lo_minus_hi")
@@ -170,13 +172,17 @@ class ShiftReduce(_Pipeline):
         v = Signal(65, name="s_plus_eps")
         m.d.comb += v.eq(s[:64] + EPS)
         y = reg(64, Mux(s[64] | v[64], v[:64], s[:64]), "canon")
-        q6 = Signal(name="q6")              # with a reset: a flip-flop after the q2..q5 SRL (arith.pipe's last_ff)
-        m.d.sync += q6.eq(q5)
         # 7: the sign of 2^(96 q) = (-1)^q
         if 1 in signs:
+            # Whether to negate (q and a nonzero operand) rides from stage 2 with the sign; tested on y in
+            # stage 7 (the OR of its 64 bits, then the mux) the zero test and the sign were 6 LUT levels from
+            # q6 to the result, over the NTT clock (issue 28). Stage 7 is the subtraction and the mux. No cycle
+            # added.
+            negate = Signal(name="negate")      # with a reset: a flip-flop after the q2..q5 SRL (arith.pipe's last_ff)
+            m.d.sync += negate.eq(q5)
             neg = Signal(64, name="negated")
             m.d.comb += neg.eq(P - y)
-            out = reg(64, Mux(q6 & (y != 0), neg, y), "result")
+            out = reg(64, Mux(negate, neg, y), "result")
         else:
             out = reg(64, y, "result")
         m.d.comb += self.o_p.eq(out)

@@ -315,6 +315,7 @@ def test_half_chain_alone(active):
     async def bench(ctx):
         ctx.set(dut.en, 1)
         ctx.set(dut.i_depth, active)
+        await ctx.tick()                    # the depth is taken a cycle before the data (registered flags)
         total = (1 << (k - 1))
         for cycle in range(total + 40):
             t = cycle
