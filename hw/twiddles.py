@@ -140,9 +140,11 @@ class TwiddleGenerator(wiring.Component):
         # act as k.
         sizes = [f if 2 <= f <= k else k for f in range(1 << len(self.log_frame))]
         first_of = Array([Const(1 << (f - 1), k) for f in sizes])
+        left_of = Array([Const((1 << (f - 1)) - 1, k) for f in sizes])   # constants: no carry after the pick
         addr = Signal(k, init=1 << (k - 1))    # reset value: frames of 2^k, as before log_frame
         first = Signal(k, init=1 << (k - 1))
         rows_left = Signal(k, init=(1 << (k - 1)) - 1)     # rows after this one in its frame
+        rows_after_first = Signal(k, init=(1 << (k - 1)) - 1)
         last_row = Signal()                                # rows_left == 0 (a frame has 2 rows or more)
         # base = L * g mod 2^columns (columns = floor(n/2)), lane 0's column in round g (pass 1). It
         # moves on at the step out of a frame's first row (``pending`` remembers the wrap), not at the
@@ -152,9 +154,11 @@ class TwiddleGenerator(wiring.Component):
         # counts them down and ``last_round`` is kept a step ahead, like the rows.
         base = Signal(k)
         rounds_of = Array([Const(max(1, (1 << c) // lanes) - 1, k) for c in range(k + 1)])
+        single_of = Array([Const(max(1, (1 << c) // lanes) == 1, 1) for c in range(k + 1)])
         rounds = Signal(k, init=max(1, (1 << k) // lanes) - 1)   # 2^k columns until a start
         rounds_left = Signal(k, init=max(1, (1 << k) // lanes) - 1)
         last_round = Signal(init=(1 << k) <= lanes)
+        single_round = Signal(init=(1 << k) <= lanes)      # one round a transform: it wraps every time
         pending = Signal()
         pass2 = Signal()
         inverse = Signal()
@@ -163,18 +167,20 @@ class TwiddleGenerator(wiring.Component):
         with m.If(self.start):
             per = rounds_of[self.run.log_n >> 1]
             m.d.sync += [addr.eq(first_of[self.log_frame]), first.eq(first_of[self.log_frame]),
-                         rows_left.eq(first_of[self.log_frame] - 1), last_row.eq(0),
-                         base.eq(0), rounds.eq(per), rounds_left.eq(per), last_round.eq(per == 0),
+                         rows_left.eq(left_of[self.log_frame]), rows_after_first.eq(left_of[self.log_frame]),
+                         last_row.eq(0), single_round.eq(single_of[self.run.log_n >> 1]),
+                         base.eq(0), rounds.eq(per), rounds_left.eq(per),
+                         last_round.eq(single_of[self.run.log_n >> 1]),
                          pending.eq(0), pass2.eq(self.pass2), inverse.eq(self.run.inverse)]
         with m.Elif(step):
             m.d.sync += pending.eq(last_row)
             with m.If(last_row):
-                m.d.sync += [addr.eq(first), rows_left.eq(first - 1), last_row.eq(0)]
+                m.d.sync += [addr.eq(first), rows_left.eq(rows_after_first), last_row.eq(0)]
             with m.Else():
                 m.d.sync += [addr.eq(addr + 1), rows_left.eq(rows_left - 1), last_row.eq(rows_left == 1)]
             with m.If(pending):
                 with m.If(last_round):
-                    m.d.sync += [base.eq(0), rounds_left.eq(rounds), last_round.eq(rounds == 0)]
+                    m.d.sync += [base.eq(0), rounds_left.eq(rounds), last_round.eq(single_round)]
                 with m.Else():
                     m.d.sync += [base.eq(base + lanes), rounds_left.eq(rounds_left - 1),
                                  last_round.eq(rounds_left == 1)]

@@ -438,7 +438,23 @@ STAGES = (
     "last argument write commits, a start comes 3 or more after it; 0 cycles); the DMA's write path "
     "computes its readies from its free room only, not from a valid (the same handshakes, 0 cycles). "
     "Synchronizer flops (`ASYNC_REG`) are kept flip-flops in Yosys, as Vivado keeps them (`KEEP_SYNCHRONIZERS`): "
-    "packed into an SRL they were the DMA ntt side's worst path.")
+    "packed into an SRL they were the DMA ntt side's worst path. Issue 28's third round: the Montgomery "
+    "multiplier's registers read by logic keep a reset (0 cycles); the twiddle generator's last row and last "
+    "round are registers kept a step ahead by down counters (0 cycles); the lane: ShiftReduce decides its sign "
+    "from a nonzero operand in stage 1, the output scale looks its root's shift up a cycle after the exponent "
+    "adder (its shifter's wait one shorter) and loads e0 with 0 at a frame start, HalfChain registers its "
+    "stage flags, phase advance and cycle mask from the depth (0 cycles); the control slave: the read address "
+    "registered, one word picked per group of 16, then RDATA (read latency 1 -> 3 dma cycles), the write "
+    "address decoded over two registers (write latency 2 -> 3), the start checks in four register stages "
+    "(`start` 1 dma cycle after the accepting write's response; `refused` settles 5 cycles after an argument "
+    "write, a start comes 5 or more after it); the DMA: DMA_STAGES")
+#: The DMA's stages of issue 28's third round (docs/performance.md "Timing estimate").
+DMA_STAGES = ("the read master's beats left, burst skip, FIFO room and next address computed a cycle ahead "
+              "(a pass's first read request 2 dma cycles later), the masters' done registered (+1 dma cycle at "
+              "a pass's end), write bursts through a full-rate register slice (+1 dma cycle to AXI, no "
+              "throughput lost), the write address generator over two register stages (`ready` 3 ntt "
+              "cycles after start, before any payload: 0 cycles).")
+STAGES = STAGES.replace("DMA_STAGES", DMA_STAGES)
 
 
 def reading(rows: list[dict], stages: bool = True) -> str:
