@@ -298,7 +298,10 @@ class WriteAddressGenerator(wiring.Component):
         pair = Signal(range(params.cycles_per_pass + self.FILL + 1))     # the pair entering stage 1
         fill = Signal(range(self.FILL + 1))
         shift = Signal()
-        m.d.comb += [shift.eq(self.advance | (fill != 0)), self.ready.eq(fill == 0)]
+        # ``ready`` (fill == 0) is a register beside ``fill`` (issue 28: its compare led the write path's
+        # handshake into every stage's enable, 5 LUT levels over the NTT period; 0 cycles)
+        ready = Signal(init=1)
+        m.d.comb += [shift.eq(self.advance | ~ready), self.ready.eq(ready)]
         outs = (self.chan_a, self.beat_a, self.chan_b, self.beat_b)
 
         # stage 1
@@ -339,7 +342,7 @@ class WriteAddressGenerator(wiring.Component):
                          *(o.eq(Mux(chain_q, c, p)) for o, c, p in zip(outs, chained, plain_q)),
                          pair.eq(pair + 1)]
             with m.If(fill != 0):
-                m.d.sync += fill.eq(fill - 1)
+                m.d.sync += [fill.eq(fill - 1), ready.eq(fill == 1)]
         with m.If(self.start):
-            m.d.sync += [pair.eq(0), fill.eq(self.FILL)]
+            m.d.sync += [pair.eq(0), fill.eq(self.FILL), ready.eq(0)]
         return m

@@ -79,12 +79,13 @@ class AxiReadMaster(wiring.Component):
         # registered decisions (see the module doc): each from registers, a cycle ahead of its use
         skip_q, more_q, room_q = Signal(), Signal(), Signal()
         settle = Signal(range(self.ISSUE_DELAY), init=self.ISSUE_DELAY - 1)
+        settled = Signal()                          # settle == 0, a register beside it
         level = Signal(range(2 * D + 1))
         lim_one, lim_two = Signal(range(D + 1)), Signal(range(D + 1))
         m.d.comb += [
             self.next_beat.eq(req),
             self.after_beat.eq(req_next),
-            ok.eq(self.run & (settle == 0) & more_q),
+            ok.eq(self.run & settled & more_q),
             skip.eq(ok & skip_q),
             axi.arvalid.eq(ok & ~skip_q & room_q),
             axi.araddr.eq(self.base + req * self._axi.beat_bytes),
@@ -117,10 +118,13 @@ class AxiReadMaster(wiring.Component):
                          more_q.eq(req_next < T)]
         with m.Else():
             m.d.sync += [req_next.eq(req + BL), skip_q.eq(self.skip), more_q.eq(req < T)]
-        m.d.sync += inflight.eq(Mux(ar_fire, inflight + BL, inflight) - r_fire)
+        # both next counts from registers (r_fire is one), the AR handshake only picks one
+        inflight_up, inflight_same = Signal.like(inflight), Signal.like(inflight)
+        m.d.comb += [inflight_up.eq(inflight + BL - r_fire), inflight_same.eq(inflight - r_fire)]
+        m.d.sync += inflight.eq(Mux(ar_fire, inflight_up, inflight_same))
         with m.If(settle != 0):
-            m.d.sync += settle.eq(settle - 1)
+            m.d.sync += [settle.eq(settle - 1), settled.eq(settle == 1)]
         m.d.sync += self.done.eq(~self.start & (req == T) & (inflight == 0))
         with m.If(self.start):
-            m.d.sync += [req.eq(0), settle.eq(self.ISSUE_DELAY - 1)]
+            m.d.sync += [req.eq(0), settle.eq(self.ISSUE_DELAY - 1), settled.eq(0)]
         return m

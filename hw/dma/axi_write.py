@@ -55,14 +55,20 @@ class AxiWriteMaster(wiring.Component):
         bursts, beats = burst_slice.o, beat_slice.o
         aw_ahead = Signal(range(WB + 1))            # bursts whose AW went out before their last W
         aw_any = Signal()                           # aw_ahead != 0, kept with it (a register)
+        aw_one = Signal()                           # aw_ahead == 1, likewise
         b_wait = Signal(range(WB + 1))              # bursts awaiting B
+        b_room = Signal(init=1)                     # b_wait < WB, likewise
         b_count = Signal(range(self._total + 1))    # beats acknowledged
         w_beat = Signal(range(MAX_BURST))
+        # the burst's last beat number, a register (issue 28: burst_len - 1 was a carry chain in front of
+        # WLAST and the outstanding counts; burst_len settles 2 dma cycles after start, this one 3, and the
+        # first write burst comes from the ntt side many cycles later; 0 cycles)
+        last_beat = Signal(range(MAX_BURST))
         w_last, aw_fire, w_fire, b_fire = Signal(), Signal(), Signal(), Signal()
         m.d.comb += [
-            axi.awvalid.eq(self.run & bursts.valid & (b_wait < WB)),
+            axi.awvalid.eq(self.run & bursts.valid & b_room),
             axi.awaddr.eq(self.base + bursts.payload * self._axi.beat_bytes),
-            axi.awlen.eq(self.burst_len - 1),
+            axi.awlen.eq(last_beat),
             axi.awsize.eq(self._axi.size_code),
             axi.awburst.eq(BURST_INCR),
             axi.wvalid.eq(self.run & aw_any & beats.valid),
@@ -70,7 +76,7 @@ class AxiWriteMaster(wiring.Component):
             axi.wstrb.eq(-1),
             axi.wlast.eq(w_last),
             axi.bready.eq(1),
-            w_last.eq(w_beat == self.burst_len - 1),
+            w_last.eq(w_beat == last_beat),
             aw_fire.eq(axi.awvalid & axi.awready),
             w_fire.eq(axi.wvalid & axi.wready),
             b_fire.eq(axi.bvalid & axi.bready),
@@ -79,6 +85,7 @@ class AxiWriteMaster(wiring.Component):
             self.fault.eq(b_fire & (axi.bresp != RESP_OKAY)),
             self.fault_resp.eq(axi.bresp),
         ]
+        m.d.sync += last_beat.eq(self.burst_len - 1)
         with m.If(w_fire):
             m.d.sync += w_beat.eq(Mux(w_last, 0, w_beat + 1))
         # the counts' next values are worked out before the handshakes settle, which only pick one
@@ -87,14 +94,20 @@ class AxiWriteMaster(wiring.Component):
         for count, up, down in ((aw_ahead, aw_fire, w_done), (b_wait, aw_fire, b_fire)):
             plus, minus = Signal.like(count), Signal.like(count)
             m.d.comb += [plus.eq(count + 1), minus.eq(count - 1)]
+            # and the flags kept beside them from the counts alone (issue 28: a compare of the count behind
+            # the W handshake was 5 LUT levels into aw_any, over a 450 MHz period; 0 cycles)
             with m.If(up & ~down):
                 m.d.sync += count.eq(plus)
                 if count is aw_ahead:
-                    m.d.sync += aw_any.eq(1)
+                    m.d.sync += [aw_any.eq(1), aw_one.eq(count == 0)]
+                else:
+                    m.d.sync += b_room.eq(count < WB - 1)
             with m.Elif(down & ~up):
                 m.d.sync += count.eq(minus)
                 if count is aw_ahead:
-                    m.d.sync += aw_any.eq(count != 1)
+                    m.d.sync += [aw_any.eq(~aw_one), aw_one.eq(count == 2)]
+                else:
+                    m.d.sync += b_room.eq(1)
         with m.If(b_fire):
             m.d.sync += b_count.eq(b_count + self.burst_len)
         # a register (issue 28: the count's compare fanned into the engine's end of pass; +1 dma cycle)

@@ -4,7 +4,7 @@ It feeds the NTT engine 2L points per NTT cycle and sinks 2L per cycle through C
 access placed by :class:`hw.model.layout.HbmLayout` (R = C/2 logical channels per direction; logical read
 channel q is HBM channel 2q in pass 1 and 2q + 1 in pass 2, logical write channel q the other one)::
 
-    dma domain                         |  FIFOs (AsyncFIFO)        |  ntt domain
+    dma domain                         |  FIFOs (AsyncFifo)        |  ntt domain
     AxiReadMaster x R   --beats-->     |  read FIFO x R   --beats-->  ReadAssembler --> points_out
     AxiWriteMaster x R  <--beats--     |  write FIFO x R  <--beats--  WritePath     <-- points_in
                         <--bursts--    |  burst FIFO x R  <--bursts-- (corner turn, splitters)
@@ -37,7 +37,6 @@ HBM channel of that cycle, R or B, RRESP/BRESP).
 from amaranth.hdl import Cat, DomainRenamer, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.cdc import FFSynchronizer, PulseSynchronizer
-from amaranth.lib.fifo import AsyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from nantucket.hw.axi import Axi4Signature, connect_half, fault_layout
@@ -49,6 +48,7 @@ from nantucket.hw.run import run_layout
 from .addresses import (batch_shape, beat_bits, beats_per_channel, burst_beats_of, log_n_shape, per_size,
                         slot_bits, zero_slot_mask_of, zero_unit_at)
 from .assembler import ReadAssembler
+from .async_fifo import AsyncFifo
 from .axi_read import AxiReadMaster
 from .axi_write import AxiWriteMaster
 from .write_path import WritePath
@@ -56,10 +56,10 @@ from .write_path import WritePath
 __all__ = ["DmaEngine", "READ_FIFO_BEATS", "WRITE_FIFO_BEATS"]
 
 
-#: Default depth of each per-channel read AsyncFIFO, in 256-bit beats (the one definition: the HBM
+#: Default depth of each per-channel read AsyncFifo (hw/dma/async_fifo.py), in 256-bit beats (the one definition: the HBM
 #: models, benches and pictures read it).
 READ_FIFO_BEATS = 128
-#: Default depth of each per-channel write AsyncFIFO, in beats (why 512: DmaEngine's docstring).
+#: Default depth of each per-channel write AsyncFifo, in beats (why 512: DmaEngine's docstring).
 WRITE_FIFO_BEATS = 512
 
 
@@ -75,8 +75,8 @@ def _packed_init(signals) -> int:
 class DmaEngine(wiring.Component):
     """HBM DMA engine for ``params`` (lanes >= P, the points a beat holds: see :class:`HbmLayout`).
 
-    fifo_beats:   depth of each per-channel read AsyncFIFO in 256-bit beats (>= 128, power of 2).
-    write_fifo_beats: depth of each per-channel write AsyncFIFO (>= 128, power of 2; the burst-address
+    fifo_beats:   depth of each per-channel read AsyncFifo in 256-bit beats (>= 128, power of 2).
+    write_fifo_beats: depth of each per-channel write AsyncFifo (>= 128, power of 2; the burst-address
                   FIFO beside it holds as many units). 512 by default: a chained same-size write at odd n
                   sends the output to half the write channels for stretches of 1,024 units (n = 23), a
                   backlog of about 370 beats per channel that 128 beats cannot absorb (the pass then took
@@ -236,9 +236,10 @@ class DmaEngine(wiring.Component):
 
         done_all, masters = [], []
         for q in range(R):
-            rd_fifo = AsyncFIFO(width=BEAT_BITS, depth=D, w_domain="dma", r_domain="ntt")
-            wr_fifo = AsyncFIFO(width=BEAT_BITS, depth=DW, w_domain="ntt", r_domain="dma")
-            wa_fifo = AsyncFIFO(width=beat_bits(lay), depth=max(4, DW // lay.unit_beats),
+            rd_fifo = AsyncFifo(width=BEAT_BITS, depth=D, w_domain="dma", r_domain="ntt", level=True,
+                                exact_full=True)     # filled by the read master's credits, to the top
+            wr_fifo = AsyncFifo(width=BEAT_BITS, depth=DW, w_domain="ntt", r_domain="dma")
+            wa_fifo = AsyncFifo(width=beat_bits(lay), depth=max(4, DW // lay.unit_beats),
                                 w_domain="ntt", r_domain="dma")
             rd = AxiReadMaster(total_beats=T, burst_beats=lay.burst_beats, fifo_beats=D,
                                addr_width=self._axi.addr_width)
