@@ -341,8 +341,9 @@ class WriteAddressGenerator(wiring.Component):
                          chain_q.eq(self.pass2 & (self.chain_log_n != 0)),
                          *(o.eq(Mux(chain_q, c, p)) for o, c, p in zip(outs, chained, plain_q)),
                          pair.eq(pair + 1)]
-            with m.If(fill != 0):
-                m.d.sync += [fill.eq(fill - 1), ready.eq(fill == 1)]
+        # (not under ``shift``, which holds whenever ``ready`` is low: the handshake stays off this path)
+        with m.If(~ready):
+            m.d.sync += [fill.eq(fill - 1), ready.eq(fill == 1)]
         with m.If(self.start):
             m.d.sync += [pair.eq(0), fill.eq(self.FILL), ready.eq(0)]
         return m

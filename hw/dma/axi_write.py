@@ -11,7 +11,7 @@ outstanding counts, over a 450 MHz period by the open-flow estimate): their read
 are flip-flops. Cost: each burst address and beat reaches AXI one dma cycle later (no throughput lost).
 """
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -53,11 +53,14 @@ class AxiWriteMaster(wiring.Component):
         wiring.connect(m, wiring.flipped(self.bursts), burst_slice.i)
         wiring.connect(m, wiring.flipped(self.beats), beat_slice.i)
         bursts, beats = burst_slice.o, beat_slice.o
-        aw_ahead = Signal(range(WB + 1))            # bursts whose AW went out before their last W
-        aw_any = Signal()                           # aw_ahead != 0, kept with it (a register)
-        aw_one = Signal()                           # aw_ahead == 1, likewise
-        b_wait = Signal(range(WB + 1))              # bursts awaiting B
-        b_room = Signal(init=1)                     # b_wait < WB, likewise
+        # the two outstanding counts as thermometer codes (bit i: the count is more than i; issue 28: as binary
+        # counters Yosys shares the +1 and the -1 into one adder behind the handshakes, and the compares on
+        # them sat behind the W handshake, 5 LUT levels into the counts, over a 450 MHz period): each bit's
+        # next value is one LUT of the handshakes and its neighbours; 0 cycles
+        aw_ahead = Signal(WB, name="aw_ahead")      # bursts whose AW went out before their last W
+        b_wait = Signal(WB, name="b_wait")          # bursts awaiting B
+        aw_any, b_room = Signal(), Signal()
+        m.d.comb += [aw_any.eq(aw_ahead[0]), b_room.eq(~b_wait[-1])]
         b_count = Signal(range(self._total + 1))    # beats acknowledged
         w_beat = Signal(range(MAX_BURST))
         # the burst's last beat number, a register (issue 28: burst_len - 1 was a carry chain in front of
@@ -88,26 +91,13 @@ class AxiWriteMaster(wiring.Component):
         m.d.sync += last_beat.eq(self.burst_len - 1)
         with m.If(w_fire):
             m.d.sync += w_beat.eq(Mux(w_last, 0, w_beat + 1))
-        # the counts' next values are worked out before the handshakes settle, which only pick one
         w_done = Signal()
         m.d.comb += w_done.eq(w_fire & w_last)
         for count, up, down in ((aw_ahead, aw_fire, w_done), (b_wait, aw_fire, b_fire)):
-            plus, minus = Signal.like(count), Signal.like(count)
-            m.d.comb += [plus.eq(count + 1), minus.eq(count - 1)]
-            # and the flags kept beside them from the counts alone (issue 28: a compare of the count behind
-            # the W handshake was 5 LUT levels into aw_any, over a 450 MHz period; 0 cycles)
             with m.If(up & ~down):
-                m.d.sync += count.eq(plus)
-                if count is aw_ahead:
-                    m.d.sync += [aw_any.eq(1), aw_one.eq(count == 0)]
-                else:
-                    m.d.sync += b_room.eq(count < WB - 1)
+                m.d.sync += count.eq(Cat(1, count[:-1]))
             with m.Elif(down & ~up):
-                m.d.sync += count.eq(minus)
-                if count is aw_ahead:
-                    m.d.sync += [aw_any.eq(~aw_one), aw_one.eq(count == 2)]
-                else:
-                    m.d.sync += b_room.eq(1)
+                m.d.sync += count.eq(Cat(count[1:], 0))
         with m.If(b_fire):
             m.d.sync += b_count.eq(b_count + self.burst_len)
         # a register (issue 28: the count's compare fanned into the engine's end of pass; +1 dma cycle)
