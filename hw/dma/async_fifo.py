@@ -9,26 +9,28 @@ write domain the crossed read pointer's Gray-to-binary decode, a ripple of 7 XOR
 its level; in the read domain the empty compare (crossed pointer against the read pointer), then the
 read, the pointer's +1 and its Gray code, 6 LUT levels. Here:
 
-- each side keeps its pointer's successor (binary and Gray) in registers beside it, so a read or a
-  write only picks between two registers, and the successor's own +1 runs from a register;
-- ``r_stream.valid`` (not empty) and ``w_stream.ready`` (not full) are registers: not empty computed a
-  cycle ahead for both outcomes of the cycle's read (the pointer or its successor against the crossed
-  pointer) and picked by it; not full either the same way (``exact_full``) or from the writer's level
-  register alone, two cycles old, with room for the writes since kept in reserve (see the class doc);
+- each side keeps its pointer's successors (binary and Gray) in registers beside it, so a read or a
+  write only picks between registers, and the successors' own +1 runs from a register;
+- ``r_stream.valid`` (not empty) and ``w_stream.ready`` (not full) are registers. Not empty: three words
+  or more a cycle ago, or one or more and no read since (compares of registers, registered; the
+  handshake only combines them). Not full: worked out for both outcomes of the cycle's write and picked
+  by it (``exact_full``), or from the writer's level register alone, two cycles old, with room for the
+  writes since kept in reserve (see the class doc);
 - the crossed read pointer's decode (for the writer's level) goes through two register stages of one
   LUT each (:func:`gray_decode_registered`) where Amaranth's has one of a LUT per pointer bit.
 
-Latency from one side to the other: a write is visible to the reader 3 read-clock edges after the
-write's edge at the earliest, 2 to 3 synchronizer edges plus the not-empty register: one read cycle
-more than Amaranth's FIFO, whose empty is a compare on the synchronizer's output. A read frees its slot
-for the writer likewise one write cycle later than there. Neither costs throughput: a word a cycle
-goes through on each side when the other side keeps up, and a FIFO the DMA keeps from running empty
-(the read FIFOs, by the read masters' credits) or full never waits on the crossing at all.
-``w_level`` (words written but not known read: the writer's view, which lags reads by the crossing and
-counts a write from the cycle after it, as Amaranth's does) is a register as Amaranth's, and sees a read
-a write cycle later than Amaranth's (the decode's second stage). Without
-``exact_full`` a FIFO waits for room up to 2 cycles longer than Amaranth's, and may stop 2 words short of
-its depth after a pause in the writes.
+Costs against Amaranth's FIFO. A write is visible to the reader 4 read-clock edges after the write's
+edge at the earliest (2 to 3 synchronizer edges, the compare's register, the not-empty register): 2 read
+cycles more than Amaranth's, whose empty is a compare on the synchronizer's output. A FIFO that held
+fewer than three words a cycle ago gives a word every third read cycle only; from three words on, one a
+cycle. ``w_level`` (words written but not known read: the writer's view, which lags reads by the
+crossing and counts a write from the cycle after it, as Amaranth's does) is a register as Amaranth's, and
+sees a read a write cycle later (the decode's second stage). Without ``exact_full`` a FIFO waits for room
+up to 2 write cycles longer than Amaranth's, and may stop 2 words short of its depth after a pause in the
+writes. None of this costs the DMA throughput: its FIFOs are 128 to 512 words deep, far deeper than the
+crossing's round trip, the read FIFOs are kept filled by the read masters' credits, and a write FIFO that
+runs near empty on the dma side does so because the dma side drains it faster than the ntt side fills it
+(scripts/bench_dma.py measures the passes).
 
 Reset: the write domain's reset empties the FIFO (as Amaranth's): it resets the write side, and through an
 :class:`~amaranth.lib.cdc.AsyncFFSynchronizer` the read side's pointers, which the read domain's own
@@ -51,6 +53,11 @@ __all__ = ["AsyncFifo", "gray_encode", "gray_decode", "gray_decode_registered"]
 def gray_encode(value):
     """The Gray code of an unsigned value."""
     return value ^ value[1:]
+
+
+def gray_int(value: int) -> int:
+    """The Gray code of an int."""
+    return value ^ (value >> 1)
 
 
 def gray_decode(gray):
@@ -156,7 +163,10 @@ class AsyncFifo(wiring.Component):
         r_gry = Signal(bits, reset_less=True)
         r_bin_inc = Signal(bits, init=1, reset_less=True)
         r_gry_inc = Signal(bits, init=1, reset_less=True)
+        r_bin_inc2 = Signal(bits, init=2, reset_less=True)           # and the one after
+        r_gry_inc2 = Signal(bits, init=gray_int(2), reset_less=True)
         nonempty = Signal(reset_less=True)
+        three = Signal()                            # three words or more in the FIFO a cycle ago
         w_gry_r = Signal(bits)                     # the write pointer, crossed
         m.submodules.w_gry_cdc = FFSynchronizer(w_gry, w_gry_r, o_domain=self._r_domain, stages=2)
         m.submodules.r_gry_cdc = FFSynchronizer(r_gry, r_gry_w, o_domain=self._w_domain, stages=2)
@@ -165,14 +175,25 @@ class AsyncFifo(wiring.Component):
                                                    o_domain=self._r_domain)
         do_read = Signal()
         m.d.comb += [self.r_stream.valid.eq(nonempty), do_read.eq(self.r_stream.ready & nonempty)]
+        # not empty after this cycle: three words or more a cycle ago (two reads since leave one), or a word
+        # a cycle ago and no read in that cycle or this one. Both terms are registers of compares of
+        # registers, which the reader's handshake only combines (issue 28: the exact next value, both
+        # pointers' compares picked by the cycle's read, was 5 LUT levels behind the handshake, and a
+        # pointer compare behind it still 5: synthesis chains the compare's terms). A FIFO that held fewer
+        # than three words a cycle ago gives a word every third cycle; from three on, one a cycle.
+        # (each compare a register of its own: the three's AND before the register was 5 LUT levels)
+        some, two, read_q = Signal(reset_less=True), Signal(reset_less=True), Signal(reset_less=True)
+        past_two = Signal(reset_less=True)
+        m.d.comb += three.eq(some & two & past_two)
+        rd += [some.eq(w_gry_r != r_gry), two.eq(w_gry_r != r_gry_inc), past_two.eq(w_gry_r != r_gry_inc2),
+               read_q.eq(do_read), nonempty.eq(three | (~do_read & ~read_q & some))]
+        with m.If(do_read):
+            rd += [r_bin.eq(r_bin_inc), r_bin_inc.eq(r_bin_inc2), r_bin_inc2.eq(r_bin_inc2 + 1),
+                   r_gry.eq(r_gry_inc), r_gry_inc.eq(r_gry_inc2),
+                   r_gry_inc2.eq(gray_encode((r_bin_inc2 + 1)[:bits]))]
         with m.If(r_rst):
-            rd += [r_bin.eq(0), r_bin_inc.eq(1), r_gry.eq(0), r_gry_inc.eq(1), nonempty.eq(0)]
-        with m.Elif(do_read):
-            rd += [r_bin.eq(r_bin_inc), r_bin_inc.eq(r_bin_inc + 1),
-                   r_gry.eq(r_gry_inc), r_gry_inc.eq(gray_encode((r_bin_inc + 1)[:bits])),
-                   nonempty.eq(r_gry_inc != w_gry_r)]
-        with m.Else():
-            rd += nonempty.eq(r_gry != w_gry_r)
+            rd += [r_bin.eq(0), r_bin_inc.eq(1), r_bin_inc2.eq(2), r_gry.eq(0), r_gry_inc.eq(1),
+                   r_gry_inc2.eq(gray_int(2)), nonempty.eq(0), some.eq(0), two.eq(0), past_two.eq(0)]
 
         # -- storage -----------------------------------------------------------------------------------
         m.submodules.storage = storage = Memory(shape=self._width, depth=self._depth, init=[])
