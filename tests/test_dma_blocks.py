@@ -16,7 +16,7 @@ from amaranth.sim import Simulator
 from nantucket.hw.axi import RESP_DECERR, RESP_SLVERR, connect_half
 from nantucket.hw.dma.addresses import (ReadAddressGenerator, WriteAddressGenerator, slot_bits, zero_slot_mask_of,
                                         zero_unit_at)
-from nantucket.hw.dma.axi_read import AxiReadMaster
+from nantucket.hw.dma.axi_read import AxiReadMaster, register_skips
 from nantucket.hw.dma.assembler import UnitCollector
 from nantucket.hw.dma.axi_write import AxiWriteMaster
 from nantucket.hw.dma.write_path import CornerTurn, UnitSplitter
@@ -802,11 +802,9 @@ class _SkipReadBench(Elaboratable):
         connect_half(m, self.master.axi, self.hbm.axi)
         wiring.connect(m, self.master.beats, self.fifo.w_stream)
         m.d.comb += [self.master.fifo_level.eq(self.fifo.level), self.hbm.stall_en.eq(1),
-                     self.hbm.refresh_en.eq(1),
-                     self.master.skip.eq(zero_unit_at(m, self.layout, self.log_n, self.master.next_beat,
-                                                      self.channel, self.zero_mask)),
-                     self.master.skip_after.eq(zero_unit_at(m, self.layout, self.log_n, self.master.after_beat,
-                                                            self.channel, self.zero_mask))]
+                     self.hbm.refresh_en.eq(1)]
+        register_skips(m, "sync", self.master,
+                       lambda beat: zero_unit_at(m, self.layout, self.log_n, beat, self.channel, self.zero_mask))
         return m
 
 

@@ -49,7 +49,7 @@ from .addresses import (batch_shape, beat_bits, beats_per_channel, burst_beats_o
                         slot_bits, zero_slot_mask_of, zero_unit_at)
 from .assembler import ReadAssembler
 from .async_fifo import AsyncFifo
-from .axi_read import AxiReadMaster
+from .axi_read import AxiReadMaster, register_skips
 from .axi_write import AxiWriteMaster
 from .write_path import WritePath
 
@@ -263,9 +263,8 @@ class DmaEngine(wiring.Component):
                          rd.total.eq(total_d), rd.burst.eq(rd_burst_d),
                          wr.start.eq(start_d), wr.run.eq(active_d), wr.base.eq(Mux(pass2_d, even, odd)),
                          wr.total.eq(total_d), wr.burst_len.eq(wr_burst_d)]
-            m.d.comb += [rd.skip.eq(zero_unit_at(m, lay, dma_side["log_n"], rd.next_beat, q, dma_side["zero_mask"])),
-                         rd.skip_after.eq(zero_unit_at(m, lay, dma_side["log_n"], rd.after_beat, q,
-                                                       dma_side["zero_mask"]))]
+            register_skips(m, "dma", rd, lambda beat, q=q: zero_unit_at(m, lay, dma_side["log_n"], beat, q,
+                                                                        dma_side["zero_mask"]))
             connect_half(m, rd.axi, self.m_axi[2 * q], ~pass2_d)
             connect_half(m, rd.axi, self.m_axi[2 * q + 1], pass2_d)
             connect_half(m, wr.axi, self.m_axi[2 * q], pass2_d)
