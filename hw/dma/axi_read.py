@@ -12,14 +12,15 @@ Every decision to issue is a register, computed a cycle ahead from registers (is
 the end compare and the skip walk in front of ARVALID were 7 LUT levels and 3 carry chains into the
 in-flight count, over a 450 MHz period by the open-flow estimate, docs/performance.md): ``more`` (beats
 left), ``skip`` (for ``next_beat``, or ``skip_after`` when the walk moves on) and ``room``. ``room`` is
-checked against the level a cycle old, so it keeps one burst more in reserve when an AR goes out in that
-cycle, and one beat for the FIFO's level, which counts a beat written in a cycle only a cycle later:
-level + in flight < ``fifo_beats`` - BL (- BL again after an AR). The next address ``next_beat`` + BL is
+checked against the level two cycles old (the sum level + in flight is a register too), so it keeps a
+burst more in reserve for each AR in those two cycles, and one beat for the FIFO's level, which counts a
+beat written in a cycle only a cycle later: level + in flight < ``fifo_beats`` - BL (- BL again for each
+AR since). The next address ``next_beat`` + BL is
 kept in a register too, and the one after it (``after2_beat``); the skips come in as registers of a cycle
 before (:func:`register_skips`), which the walk picks between by whether it moved on then. These settle on
-a new pass's size and burst length in ``ISSUE_DELAY`` = 4 dma cycles, so the first AR of a pass goes out
-4 cycles after ``start`` at the earliest (it was 1: +3 dma cycles per pass start, the last of them for the
-registered skips); ``done`` is a register as well (+1 dma cycle at the pass's end). Throughput is the
+a new pass's size and burst length in ``ISSUE_DELAY`` = 5 dma cycles, so the first AR of a pass goes out
+5 cycles after ``start`` at the earliest (it was 1: +4 dma cycles per pass start, the last two for the
+registered skips and the DmaEngine's zero mask, which settles a cycle after start); ``done`` is a register as well (+1 dma cycle at the pass's end). Throughput is the
 same: one AR or skip a cycle.
 
 R is registered once before anything reads it (``rvalid`` comes from a port mux and would otherwise
@@ -42,7 +43,7 @@ __all__ = ["AxiReadMaster", "register_skips"]
 class AxiReadMaster(wiring.Component):
     #: dma cycles from the ``start`` cycle to the first cycle an AR (or a skip) may go out: its registered
     #: decisions settle on the pass's size and burst length first (see the module doc)
-    ISSUE_DELAY = 4
+    ISSUE_DELAY = 5
 
     """Ports: ``start`` (rewind, one cycle), ``run`` (may issue), ``base`` (byte address), ``total`` (beats
     to read, a multiple of ``burst``; at most ``total_beats``), ``burst`` (beats per AR, 1..8; at most
@@ -54,7 +55,8 @@ class AxiReadMaster(wiring.Component):
     skips are registers outside (:func:`register_skips`): each says whether the beat on its port a cycle
     ago starts a zero burst (issue 28: the zero's size switch and mask compare went straight into the
     walk's register, 5 LUT levels over a 450 MHz period by the open-flow estimate; +1 dma cycle before
-    the first AR, ``ISSUE_DELAY``). ``fifo_beats`` >= the longest burst."""
+    the first AR, ``ISSUE_DELAY``). ``burst`` and the skips' inputs may settle up to 2 cycles after
+    ``start``. ``fifo_beats`` >= the longest burst."""
 
     def __init__(self, *, total_beats: int, burst_beats: int, fifo_beats: int, addr_width: int):
         if not 1 <= burst_beats <= fifo_beats:
@@ -89,7 +91,8 @@ class AxiReadMaster(wiring.Component):
         settle = Signal(range(self.ISSUE_DELAY), init=self.ISSUE_DELAY - 1)
         settled = Signal()                          # settle == 0, a register beside it
         level = Signal(range(2 * D + 1))
-        lim_one, lim_two = Signal(range(D + 1)), Signal(range(D + 1))
+        lim_one, lim_two, lim_three = Signal(range(D + 1)), Signal(range(D + 1)), Signal(range(D + 1))
+        level_q, ar_q = Signal.like(level), Signal()
         m.d.comb += [
             self.next_beat.eq(req),
             self.after_beat.eq(req_next),
@@ -119,9 +122,14 @@ class AxiReadMaster(wiring.Component):
             self.fault_resp.eq(r_resp),
         ]
         # room for one more burst next cycle: level + BL + 1 <= D, with this cycle's AR counted (+BL);
-        # the +1 covers the FIFO's level, which counts a beat written this cycle only a cycle later
-        m.d.sync += [lim_one.eq(Mux(D > BL, D - BL, 0)), lim_two.eq(Mux(D > 2 * BL, D - 2 * BL, 0)),
-                     room_q.eq(Mux(ar_fire, level < lim_two, level < lim_one))]
+        # the +1 covers the FIFO's level, which counts a beat written this cycle only a cycle later. The
+        # level is a register (issue 28: its sum and the compare behind it were two carry chains into
+        # room_q, over a 450 MHz period), a cycle old, so the AR of the cycle before counts too (+BL)
+        m.d.sync += [level_q.eq(level), ar_q.eq(ar_fire),
+                     lim_one.eq(Mux(D > BL, D - BL, 0)), lim_two.eq(Mux(D > 2 * BL, D - 2 * BL, 0)),
+                     lim_three.eq(Mux(D > 3 * BL, D - 3 * BL, 0)),
+                     room_q.eq(Mux(ar_fire & ar_q, level_q < lim_three,
+                                   Mux(ar_fire | ar_q, level_q < lim_two, level_q < lim_one)))]
         # the zeros of req and req_next now, from the registered ones of a cycle ago (see the class doc):
         # after a step, req is the old req_next and req_next the old req_next2
         zero_req, zero_next = Signal(), Signal()

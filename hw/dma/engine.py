@@ -169,19 +169,27 @@ class DmaEngine(wiring.Component):
         log_n_d = Signal(log_n_shape(params), init=params.max_log_n)
         batch_d = Signal(batch_shape(params), init=1)
         chain_d = Signal(log_n_shape(params))
-        # the zero-extended input's slot mask for the run (pass 1 only), from the ports as they are
+        # the zero-extended input's slot mask for the run (pass 1 only), from the registered size and input
+        # size (issue 28: from the ports, the size switch and the compares were 5 LUT levels into the mask
+        # register, over a 450 MHz period by the open-flow estimate). It settles a cycle after the others,
+        # the cycle after start (the read masters wait for it: AxiReadMaster.ISSUE_DELAY), and crosses
+        # with them: one dma cycle after the start's toggle flips, still ahead of the start on the ntt
+        # side (2 synchronizer stages, at most 3 ntt edges, against the start's 3 stages and a register).
         zero_mask, zero_mask_d = Signal(slot_bits(params)), Signal(slot_bits(params))
+        log_m_d = Signal.like(self.run.input_log_m, name="log_m_d")
         run = self.run
-        per_size(m, params, run.log_n, (zero_mask,), lambda n: (zero_slot_mask_of(n, run.input_log_m),))
+        per_size(m, params, log_n_d, (zero_mask,), lambda n: (zero_slot_mask_of(n, log_m_d),))
         m.d.comb += [self.busy.eq(active_d), start_d.eq(self.start & ~active_d)]
         with m.If(~active_d):
             m.d.dma += [log_n_d.eq(run.log_n), batch_d.eq(run.batch), chain_d.eq(run.chain_log_n),
-                        zero_mask_d.eq(Mux(self.pass_index == 2, 0, zero_mask))]
+                        log_m_d.eq(run.input_log_m)]
+        m.d.dma += zero_mask_d.eq(Mux(pass2_d, 0, zero_mask))
         with m.If(start_d):
             m.d.dma += [pass2_d.eq(self.pass_index == 2), active_d.eq(1)]
         # One crossing for the pass's state, one for its start: the state registers change on the edge the
-        # start's toggle flips (pass2) or earlier, and the start takes one synchronizer stage more, so the
-        # state is settled on the ntt side before the start arrives there.
+        # start's toggle flips (pass2) or earlier (the zero mask one dma cycle later, see above), and the start
+        # takes one synchronizer stage and a register more, so the state is settled on the ntt side before
+        # the start arrives there.
         state_d = (pass2_d, log_n_d, batch_d, chain_d, zero_mask_d)
         state_n = tuple(Signal.like(s, name=f"{s.name[:-2]}_n") for s in state_d)   # same shapes and inits
         m.submodules.sync_state = FFSynchronizer(Cat(*state_d), Cat(*state_n), o_domain="ntt", stages=2,
@@ -195,7 +203,7 @@ class DmaEngine(wiring.Component):
         m.d.comb += start_sync.i.eq(start_d)
         m.d.ntt += start_n.eq(start_sync.o)
         dma_side = dict(pass2=pass2_d, active=active_d, start=start_d, log_n=log_n_d, zero_mask=zero_mask_d,
-                        chain=chain_d)
+                        chain=chain_d, log_m=log_m_d)
         ntt_side = dict(pass2=pass2_n, start=start_n, log_n=log_n_n, batch=batch_n, zero_mask=zero_mask_n,
                         chain=chain_n)
         return dma_side, ntt_side
@@ -220,7 +228,11 @@ class DmaEngine(wiring.Component):
         # burst comes from the ntt side many cycles later. The read masters settle on theirs themselves
         # (AxiReadMaster.ISSUE_DELAY).
         rd_burst_d, wr_burst_d = Signal.like(burst_d), Signal.like(burst_d)
-        m.d.comb += rd_burst_d.eq(Mux(dma_side["zero_mask"] != 0, lay.unit_beats, burst_d))
+        # a zero-extended read (a zero mask, i.e. pass 1 of a run with 0 < input_log_m < log_n) moves a unit a
+        # burst: a register too (issue 28: the mask's OR into the in-flight count's carry was over a 450 MHz
+        # period), from the registers the mask comes from, so it settles with the mask
+        rd_zeros = ~pass2_d & (dma_side["log_m"] != 0) & (dma_side["log_m"] < dma_side["log_n"])
+        m.d.dma += rd_burst_d.eq(Mux(rd_zeros, lay.unit_beats, burst_d))
         m.d.dma += wr_burst_d.eq(Mux(pass2_d & (dma_side["chain"] == 0), burst_d, lay.unit_beats))
 
         asm, wpath = ReadAssembler(lay), WritePath(lay)
