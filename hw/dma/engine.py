@@ -40,13 +40,13 @@ from amaranth.lib.cdc import FFSynchronizer, PulseSynchronizer
 from amaranth.lib.wiring import In, Out
 
 from nantucket.hw.axi import Axi4Signature, connect_half, fault_layout
-from nantucket.hw.model.layout import BEAT_BITS, HbmLayout
+from nantucket.hw.model.layout import BEAT_BITS, HbmLayout, lane_slot
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.points import payload_layout
 from nantucket.hw.run import run_layout
 
 from .addresses import (batch_shape, beat_bits, beats_per_channel, burst_beats_of, log_n_shape, per_size,
-                        slot_bits, zero_slot_mask_of, zero_unit_at)
+                        slot_bits, zero_unit_at)
 from .assembler import ReadAssembler
 from .async_fifo import AsyncFifo
 from .axi_read import AxiReadMaster, register_skips
@@ -175,14 +175,24 @@ class DmaEngine(wiring.Component):
         # the cycle after start (the read masters wait for it: AxiReadMaster.ISSUE_DELAY), and crosses
         # with them: one dma cycle after the start's toggle flips, still ahead of the start on the ntt
         # side (2 synchronizer stages, at most 3 ntt edges, against the start's 3 stages and a register).
+        # The input size comes in as a thermometer register, m_le[j] = (0 < input_log_m <= j) (the compares
+        # of zero_slot_mask_of, one per bit; as a number, its compares and the size switch were still 5 LUT
+        # levels), so that the mask is the size switch's pick of m_le's bits.
         zero_mask, zero_mask_d = Signal(slot_bits(params)), Signal(slot_bits(params))
         log_m_d = Signal.like(self.run.input_log_m, name="log_m_d")
+        m_le = Signal(params.max_log_n + 1, name="log_m_le_d")
         run = self.run
-        per_size(m, params, log_n_d, (zero_mask,), lambda n: (zero_slot_mask_of(n, log_m_d),))
+
+        def mask_of(n):
+            n1, n2 = (n + 1) >> 1, n >> 1
+            return (lane_slot(Cat(*(m_le[n2 + i] for i in range(n1))), n1),)
+        per_size(m, params, log_n_d, (zero_mask,), mask_of)
         m.d.comb += [self.busy.eq(active_d), start_d.eq(self.start & ~active_d)]
         with m.If(~active_d):
             m.d.dma += [log_n_d.eq(run.log_n), batch_d.eq(run.batch), chain_d.eq(run.chain_log_n),
-                        log_m_d.eq(run.input_log_m)]
+                        log_m_d.eq(run.input_log_m),
+                        m_le.eq(Cat(*((run.input_log_m != 0) & (run.input_log_m <= j)
+                                      for j in range(params.max_log_n + 1))))]
         m.d.dma += zero_mask_d.eq(Mux(pass2_d, 0, zero_mask))
         with m.If(start_d):
             m.d.dma += [pass2_d.eq(self.pass_index == 2), active_d.eq(1)]
