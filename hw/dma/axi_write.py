@@ -84,7 +84,6 @@ class AxiWriteMaster(wiring.Component):
             axi.wstrb.eq(-1),
             axi.wlast.eq(w_last),
             axi.bready.eq(1),
-
             aw_fire.eq(axi.awvalid & axi.awready),
             w_fire.eq(axi.wvalid & axi.wready),
             b_fire.eq(axi.bvalid & axi.bready),
