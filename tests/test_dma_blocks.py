@@ -16,7 +16,7 @@ from amaranth.sim import Simulator
 from nantucket.hw.axi import RESP_DECERR, RESP_SLVERR, connect_half
 from nantucket.hw.dma.addresses import (ReadAddressGenerator, WriteAddressGenerator, slot_bits, zero_slot_mask_of,
                                         zero_unit_at)
-from nantucket.hw.dma.axi_read import AxiReadMaster
+from nantucket.hw.dma.axi_read import AxiReadMaster, register_skips
 from nantucket.hw.dma.assembler import UnitCollector
 from nantucket.hw.dma.axi_write import AxiWriteMaster
 from nantucket.hw.dma.write_path import CornerTurn, UnitSplitter
@@ -199,7 +199,9 @@ class _WriteBench(Elaboratable):
     def __init__(self, total):
         self.hbm = HbmChannelModel(depth_beats=total, latency=5, refresh_period=50, refresh_cycles=10,
                                    stall_rate=96)
-        self.master = AxiWriteMaster(total_beats=total, beat_bits=8, write_bursts=3, addr_width=64)
+        self.master_bursts = 3
+        self.master = AxiWriteMaster(total_beats=total, beat_bits=8, write_bursts=self.master_bursts,
+                                     addr_width=64)
 
     def elaborate(self, platform):
         m = Module()
@@ -212,7 +214,9 @@ class _WriteBench(Elaboratable):
 @pytest.mark.parametrize("burst", [4, 8])
 def test_write_master_bursts_data_and_faults(burst):
     """Bursts at queued addresses (out of order) with their beats streamed behind, random gaps on both
-    streams; memory ends up as written, ``done`` after the last B; an injected DECERR raises ``fault``."""
+    streams; memory ends up as written, ``done`` after the last B; an injected DECERR raises ``fault``;
+    never more than ``write_bursts`` bursts await their B, never a burst's last W before its AW, and the
+    limit is reached (the channel model stalls B)."""
     total = 64
     dut = _WriteBench(total)
     rng = random.Random(burst)
@@ -220,6 +224,7 @@ def test_write_master_bursts_data_and_faults(burst):
     rng.shuffle(starts)
     beats = [(s + i, rng.getrandbits(256)) for s in starts for i in range(burst)]
     faults = []
+    most = [0]
 
     async def feeder(ctx):
         ctx.set(dut.master.burst_len, burst)
@@ -228,6 +233,7 @@ def test_write_master_bursts_data_and_faults(burst):
         ctx.set(dut.master.start, 0)
         ctx.set(dut.master.run, 1)
         addr_i = beat_i = 0
+        aws = lasts = bs = 0
         for cycle in range(5000):
             give_a = addr_i < len(starts) and rng.random() < 0.5
             give_b = beat_i < len(beats) and rng.random() < 0.6
@@ -239,6 +245,13 @@ def test_write_master_bursts_data_and_faults(burst):
             await ctx.delay(1e-9)
             took_a = give_a and ctx.get(dut.master.bursts.ready)
             took_b = give_b and ctx.get(dut.master.beats.ready)
+            axi = dut.master.axi
+            aws += ctx.get(axi.awvalid) and ctx.get(axi.awready)
+            lasts += ctx.get(axi.wvalid) and ctx.get(axi.wready) and ctx.get(axi.wlast)
+            bs += ctx.get(axi.bvalid) and ctx.get(axi.bready)
+            assert lasts <= aws and bs <= lasts, (aws, lasts, bs)
+            assert aws - bs <= dut.master_bursts, (aws, bs)
+            most[0] = max(most[0], aws - bs)
             if ctx.get(dut.master.fault):
                 faults.append(ctx.get(dut.master.fault_resp))
             await ctx.tick()
@@ -259,6 +272,7 @@ def test_write_master_bursts_data_and_faults(burst):
 
     _run(dut, feeder)
     assert faults and all(f == RESP_DECERR for f in faults)
+    assert most[0] == dut.master_bursts
 
 
 @pytest.mark.parametrize("lanes, field", UNIT_SHAPES[1:], ids=UNIT_IDS[1:])
@@ -788,11 +802,9 @@ class _SkipReadBench(Elaboratable):
         connect_half(m, self.master.axi, self.hbm.axi)
         wiring.connect(m, self.master.beats, self.fifo.w_stream)
         m.d.comb += [self.master.fifo_level.eq(self.fifo.level), self.hbm.stall_en.eq(1),
-                     self.hbm.refresh_en.eq(1),
-                     self.master.skip.eq(zero_unit_at(m, self.layout, self.log_n, self.master.next_beat,
-                                                      self.channel, self.zero_mask)),
-                     self.master.skip_after.eq(zero_unit_at(m, self.layout, self.log_n, self.master.after_beat,
-                                                            self.channel, self.zero_mask))]
+                     self.hbm.refresh_en.eq(1)]
+        register_skips(m, "sync", self.master,
+                       lambda beat: zero_unit_at(m, self.layout, self.log_n, beat, self.channel, self.zero_mask))
         return m
 
 

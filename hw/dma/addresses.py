@@ -239,7 +239,17 @@ class ReadAddressGenerator(wiring.Component):
             return (Mux(self.pass2, read_pair_channels(pair, n2, rho)[0], read_pair_channels(pair, n1, rho)[0]),
                     (pair << 1) & ((1 << n1) - 1))
         per_size(m, params, self.log_n, (chan_a, slot_a), channels)
-        m.d.comb += [zero_a.eq((slot_a & self.zero_mask) != 0), zero_b.eq(((slot_a | 1) & self.zero_mask) != 0)]
+        # the zeros: the slot is (pair << 1) within the run's frame of n1 bits, so a slot of the pair is a
+        # zero where it meets the zero mask within the frame, a register of the (held) size and mask (issue
+        # 28: the size's switch in front of the mask compare was 5 LUT levels over the NTT period; 0 cycles).
+        # It is valid from the cycle after start, the first a pair can leave; at start the pair is 0: slot 0
+        # (A) is no zero, slot 1 (B) is one as the mask's bit 0 says.
+        frame_mask = Signal(slot_bits(params))
+        per_size(m, params, self.log_n, (frame_mask,), lambda n: ((1 << ((n + 1) >> 1)) - 1,))
+        zero_in_frame = Signal(slot_bits(params))
+        m.d.sync += zero_in_frame.eq(self.zero_mask & frame_mask)
+        m.d.comb += [zero_a.eq(((upcoming << 1) & zero_in_frame) != 0),
+                     zero_b.eq((((upcoming << 1) | 1) & zero_in_frame) != 0)]
         nxt = [self.chan_a.eq(chan_a), self.zero_a.eq(zero_a), self.zero_b.eq(zero_b)]
 
         # the pass's pairs, registered (log_n and batch are stable from the start on; the first compare
@@ -251,7 +261,8 @@ class ReadAddressGenerator(wiring.Component):
             with m.If(upcoming == pairs):
                 m.d.sync += self.active.eq(0)
         with m.If(self.start):
-            m.d.sync += [upcoming.eq(1), self.active.eq(1), *nxt]
+            m.d.sync += [upcoming.eq(1), self.active.eq(1), self.chan_a.eq(chan_a), self.zero_a.eq(0),
+                         self.zero_b.eq(self.zero_mask[0])]
         return m
 
 
@@ -298,7 +309,10 @@ class WriteAddressGenerator(wiring.Component):
         pair = Signal(range(params.cycles_per_pass + self.FILL + 1))     # the pair entering stage 1
         fill = Signal(range(self.FILL + 1))
         shift = Signal()
-        m.d.comb += [shift.eq(self.advance | (fill != 0)), self.ready.eq(fill == 0)]
+        # ``ready`` (fill == 0) is a register beside ``fill`` (issue 28: its compare led the write path's
+        # handshake into every stage's enable, 5 LUT levels over the NTT period; 0 cycles)
+        ready = Signal(init=1)
+        m.d.comb += [shift.eq(self.advance | ~ready), self.ready.eq(ready)]
         outs = (self.chan_a, self.beat_a, self.chan_b, self.beat_b)
 
         # stage 1
@@ -338,8 +352,9 @@ class WriteAddressGenerator(wiring.Component):
                          chain_q.eq(self.pass2 & (self.chain_log_n != 0)),
                          *(o.eq(Mux(chain_q, c, p)) for o, c, p in zip(outs, chained, plain_q)),
                          pair.eq(pair + 1)]
-            with m.If(fill != 0):
-                m.d.sync += fill.eq(fill - 1)
+        # (not under ``shift``, which holds whenever ``ready`` is low: the handshake stays off this path)
+        with m.If(~ready):
+            m.d.sync += [fill.eq(fill - 1), ready.eq(fill == 1)]
         with m.If(self.start):
-            m.d.sync += [pair.eq(0), fill.eq(self.FILL)]
+            m.d.sync += [pair.eq(0), fill.eq(self.FILL), ready.eq(0)]
         return m

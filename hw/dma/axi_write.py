@@ -11,7 +11,7 @@ outstanding counts, over a 450 MHz period by the open-flow estimate): their read
 are flip-flops. Cost: each burst address and beat reaches AXI one dma cycle later (no throughput lost).
 """
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -53,16 +53,30 @@ class AxiWriteMaster(wiring.Component):
         wiring.connect(m, wiring.flipped(self.bursts), burst_slice.i)
         wiring.connect(m, wiring.flipped(self.beats), beat_slice.i)
         bursts, beats = burst_slice.o, beat_slice.o
-        aw_ahead = Signal(range(WB + 1))            # bursts whose AW went out before their last W
-        aw_any = Signal()                           # aw_ahead != 0, kept with it (a register)
-        b_wait = Signal(range(WB + 1))              # bursts awaiting B
+        # the two outstanding counts as thermometer codes (bit i: the count is more than i; issue 28: as binary
+        # counters Yosys shares the +1 and the -1 into one adder behind the handshakes, and the compares on
+        # them sat behind the W handshake, 5 LUT levels into the counts, over a 450 MHz period): each bit's
+        # next value is one LUT of the handshakes and its neighbours; 0 cycles
+        aw_ahead = Signal(WB, name="aw_ahead")      # bursts whose AW went out before their last W
+        b_wait = Signal(WB, name="b_wait")          # bursts awaiting B
+        aw_any, b_room = Signal(), Signal()
+        m.d.comb += [aw_any.eq(aw_ahead[0]), b_room.eq(~b_wait[-1])]
         b_count = Signal(range(self._total + 1))    # beats acknowledged
-        w_beat = Signal(range(MAX_BURST))
-        w_last, aw_fire, w_fire, b_fire = Signal(), Signal(), Signal(), Signal()
+        # the burst's last beat number, a register (issue 28: burst_len - 1 was a carry chain in front of
+        # WLAST and the outstanding counts; burst_len settles 2 dma cycles after start, this one 3, and the
+        # first write burst comes from the ntt side many cycles later; 0 cycles)
+        last_beat = Signal(range(MAX_BURST))
+        # W beats left in the burst after this one, counted down (WLAST is a compare of it with 0: an up
+        # count compared with last_beat put a 6-input compare behind the W handshake into WLAST's register,
+        # 5 LUT levels); ``w_first``: no beat of the burst taken yet, while which it follows last_beat
+        w_left = Signal(range(MAX_BURST))
+        w_first = Signal(init=1)
+        w_last = Signal()
+        aw_fire, w_fire, b_fire = Signal(), Signal(), Signal()
         m.d.comb += [
-            axi.awvalid.eq(self.run & bursts.valid & (b_wait < WB)),
+            axi.awvalid.eq(self.run & bursts.valid & b_room),
             axi.awaddr.eq(self.base + bursts.payload * self._axi.beat_bytes),
-            axi.awlen.eq(self.burst_len - 1),
+            axi.awlen.eq(last_beat),
             axi.awsize.eq(self._axi.size_code),
             axi.awburst.eq(BURST_INCR),
             axi.wvalid.eq(self.run & aw_any & beats.valid),
@@ -70,7 +84,6 @@ class AxiWriteMaster(wiring.Component):
             axi.wstrb.eq(-1),
             axi.wlast.eq(w_last),
             axi.bready.eq(1),
-            w_last.eq(w_beat == self.burst_len - 1),
             aw_fire.eq(axi.awvalid & axi.awready),
             w_fire.eq(axi.wvalid & axi.wready),
             b_fire.eq(axi.bvalid & axi.bready),
@@ -79,26 +92,22 @@ class AxiWriteMaster(wiring.Component):
             self.fault.eq(b_fire & (axi.bresp != RESP_OKAY)),
             self.fault_resp.eq(axi.bresp),
         ]
+        m.d.sync += last_beat.eq(self.burst_len - 1)
+        m.d.comb += w_last.eq(w_left == 0)
         with m.If(w_fire):
-            m.d.sync += w_beat.eq(Mux(w_last, 0, w_beat + 1))
-        # the counts' next values are worked out before the handshakes settle, which only pick one
+            m.d.sync += [w_left.eq(Mux(w_last, last_beat, w_left - 1)), w_first.eq(w_last)]
+        with m.Elif(w_first):
+            m.d.sync += w_left.eq(last_beat)
         w_done = Signal()
         m.d.comb += w_done.eq(w_fire & w_last)
         for count, up, down in ((aw_ahead, aw_fire, w_done), (b_wait, aw_fire, b_fire)):
-            plus, minus = Signal.like(count), Signal.like(count)
-            m.d.comb += [plus.eq(count + 1), minus.eq(count - 1)]
-            with m.If(up & ~down):
-                m.d.sync += count.eq(plus)
-                if count is aw_ahead:
-                    m.d.sync += aw_any.eq(1)
-            with m.Elif(down & ~up):
-                m.d.sync += count.eq(minus)
-                if count is aw_ahead:
-                    m.d.sync += aw_any.eq(count != 1)
+            # bit i from up, down and bits i - 1, i, i + 1 (up and down together: the count stays)
+            below, above = Cat(1, count[:-1]), Cat(count[1:], 0)
+            m.d.sync += count.eq(Mux(up, Mux(down, count, below), Mux(down, above, count)))
         with m.If(b_fire):
             m.d.sync += b_count.eq(b_count + self.burst_len)
         # a register (issue 28: the count's compare fanned into the engine's end of pass; +1 dma cycle)
         m.d.sync += self.done.eq(~self.start & (b_count == T))
         with m.If(self.start):
-            m.d.sync += [b_count.eq(0), w_beat.eq(0)]
+            m.d.sync += [b_count.eq(0), w_first.eq(1)]
         return m

@@ -4,7 +4,7 @@ It feeds the NTT engine 2L points per NTT cycle and sinks 2L per cycle through C
 access placed by :class:`hw.model.layout.HbmLayout` (R = C/2 logical channels per direction; logical read
 channel q is HBM channel 2q in pass 1 and 2q + 1 in pass 2, logical write channel q the other one)::
 
-    dma domain                         |  FIFOs (AsyncFIFO)        |  ntt domain
+    dma domain                         |  FIFOs (AsyncFifo)        |  ntt domain
     AxiReadMaster x R   --beats-->     |  read FIFO x R   --beats-->  ReadAssembler --> points_out
     AxiWriteMaster x R  <--beats--     |  write FIFO x R  <--beats--  WritePath     <-- points_in
                         <--bursts--    |  burst FIFO x R  <--bursts-- (corner turn, splitters)
@@ -37,29 +37,29 @@ HBM channel of that cycle, R or B, RRESP/BRESP).
 from amaranth.hdl import Cat, DomainRenamer, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.cdc import FFSynchronizer, PulseSynchronizer
-from amaranth.lib.fifo import AsyncFIFO
 from amaranth.lib.wiring import In, Out
 
 from nantucket.hw.axi import Axi4Signature, connect_half, fault_layout
-from nantucket.hw.model.layout import BEAT_BITS, HbmLayout
+from nantucket.hw.model.layout import BEAT_BITS, HbmLayout, lane_slot
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.points import payload_layout
 from nantucket.hw.run import run_layout
 
 from .addresses import (batch_shape, beat_bits, beats_per_channel, burst_beats_of, log_n_shape, per_size,
-                        slot_bits, zero_slot_mask_of, zero_unit_at)
+                        slot_bits, zero_unit_at)
 from .assembler import ReadAssembler
-from .axi_read import AxiReadMaster
+from .async_fifo import AsyncFifo
+from .axi_read import AxiReadMaster, register_skips
 from .axi_write import AxiWriteMaster
 from .write_path import WritePath
 
 __all__ = ["DmaEngine", "READ_FIFO_BEATS", "WRITE_FIFO_BEATS"]
 
 
-#: Default depth of each per-channel read AsyncFIFO, in 256-bit beats (the one definition: the HBM
+#: Default depth of each per-channel read AsyncFifo (hw/dma/async_fifo.py), in 256-bit beats (the one definition: the HBM
 #: models, benches and pictures read it).
 READ_FIFO_BEATS = 128
-#: Default depth of each per-channel write AsyncFIFO, in beats (why 512: DmaEngine's docstring).
+#: Default depth of each per-channel write AsyncFifo, in beats (why 512: DmaEngine's docstring).
 WRITE_FIFO_BEATS = 512
 
 
@@ -75,8 +75,8 @@ def _packed_init(signals) -> int:
 class DmaEngine(wiring.Component):
     """HBM DMA engine for ``params`` (lanes >= P, the points a beat holds: see :class:`HbmLayout`).
 
-    fifo_beats:   depth of each per-channel read AsyncFIFO in 256-bit beats (>= 128, power of 2).
-    write_fifo_beats: depth of each per-channel write AsyncFIFO (>= 128, power of 2; the burst-address
+    fifo_beats:   depth of each per-channel read AsyncFifo in 256-bit beats (>= 128, power of 2).
+    write_fifo_beats: depth of each per-channel write AsyncFifo (>= 128, power of 2; the burst-address
                   FIFO beside it holds as many units). 512 by default: a chained same-size write at odd n
                   sends the output to half the write channels for stretches of 1,024 units (n = 23), a
                   backlog of about 370 beats per channel that 128 beats cannot absorb (the pass then took
@@ -169,19 +169,37 @@ class DmaEngine(wiring.Component):
         log_n_d = Signal(log_n_shape(params), init=params.max_log_n)
         batch_d = Signal(batch_shape(params), init=1)
         chain_d = Signal(log_n_shape(params))
-        # the zero-extended input's slot mask for the run (pass 1 only), from the ports as they are
+        # the zero-extended input's slot mask for the run (pass 1 only), from the registered size and input
+        # size (issue 28: from the ports, the size switch and the compares were 5 LUT levels into the mask
+        # register, over a 450 MHz period by the open-flow estimate). It settles a cycle after the others,
+        # the cycle after start (the read masters wait for it: AxiReadMaster.ISSUE_DELAY), and crosses
+        # with them: one dma cycle after the start's toggle flips, still ahead of the start on the ntt
+        # side (2 synchronizer stages, at most 3 ntt edges, against the start's 3 stages and a register).
+        # The input size comes in as a thermometer register, m_le[j] = (0 < input_log_m <= j) (the compares
+        # of zero_slot_mask_of, one per bit; as a number, its compares and the size switch were still 5 LUT
+        # levels), so that the mask is the size switch's pick of m_le's bits.
         zero_mask, zero_mask_d = Signal(slot_bits(params)), Signal(slot_bits(params))
+        log_m_d = Signal.like(self.run.input_log_m, name="log_m_d")
+        m_le = Signal(params.max_log_n + 1, name="log_m_le_d")
         run = self.run
-        per_size(m, params, run.log_n, (zero_mask,), lambda n: (zero_slot_mask_of(n, run.input_log_m),))
+
+        def mask_of(n):
+            n1, n2 = (n + 1) >> 1, n >> 1
+            return (lane_slot(Cat(*(m_le[n2 + i] for i in range(n1))), n1),)
+        per_size(m, params, log_n_d, (zero_mask,), mask_of)
         m.d.comb += [self.busy.eq(active_d), start_d.eq(self.start & ~active_d)]
         with m.If(~active_d):
             m.d.dma += [log_n_d.eq(run.log_n), batch_d.eq(run.batch), chain_d.eq(run.chain_log_n),
-                        zero_mask_d.eq(Mux(self.pass_index == 2, 0, zero_mask))]
+                        log_m_d.eq(run.input_log_m),
+                        m_le.eq(Cat(*((run.input_log_m != 0) & (run.input_log_m <= j)
+                                      for j in range(params.max_log_n + 1))))]
+        m.d.dma += zero_mask_d.eq(Mux(pass2_d, 0, zero_mask))
         with m.If(start_d):
             m.d.dma += [pass2_d.eq(self.pass_index == 2), active_d.eq(1)]
         # One crossing for the pass's state, one for its start: the state registers change on the edge the
-        # start's toggle flips (pass2) or earlier, and the start takes one synchronizer stage more, so the
-        # state is settled on the ntt side before the start arrives there.
+        # start's toggle flips (pass2) or earlier (the zero mask one dma cycle later, see above), and the start
+        # takes one synchronizer stage and a register more, so the state is settled on the ntt side before
+        # the start arrives there.
         state_d = (pass2_d, log_n_d, batch_d, chain_d, zero_mask_d)
         state_n = tuple(Signal.like(s, name=f"{s.name[:-2]}_n") for s in state_d)   # same shapes and inits
         m.submodules.sync_state = FFSynchronizer(Cat(*state_d), Cat(*state_n), o_domain="ntt", stages=2,
@@ -195,7 +213,7 @@ class DmaEngine(wiring.Component):
         m.d.comb += start_sync.i.eq(start_d)
         m.d.ntt += start_n.eq(start_sync.o)
         dma_side = dict(pass2=pass2_d, active=active_d, start=start_d, log_n=log_n_d, zero_mask=zero_mask_d,
-                        chain=chain_d)
+                        chain=chain_d, log_m=log_m_d)
         ntt_side = dict(pass2=pass2_n, start=start_n, log_n=log_n_n, batch=batch_n, zero_mask=zero_mask_n,
                         chain=chain_n)
         return dma_side, ntt_side
@@ -220,7 +238,11 @@ class DmaEngine(wiring.Component):
         # burst comes from the ntt side many cycles later. The read masters settle on theirs themselves
         # (AxiReadMaster.ISSUE_DELAY).
         rd_burst_d, wr_burst_d = Signal.like(burst_d), Signal.like(burst_d)
-        m.d.comb += rd_burst_d.eq(Mux(dma_side["zero_mask"] != 0, lay.unit_beats, burst_d))
+        # a zero-extended read (a zero mask, i.e. pass 1 of a run with 0 < input_log_m < log_n) moves a unit a
+        # burst: a register too (issue 28: the mask's OR into the in-flight count's carry was over a 450 MHz
+        # period), from the registers the mask comes from, so it settles with the mask
+        rd_zeros = ~pass2_d & (dma_side["log_m"] != 0) & (dma_side["log_m"] < dma_side["log_n"])
+        m.d.dma += rd_burst_d.eq(Mux(rd_zeros, lay.unit_beats, burst_d))
         m.d.dma += wr_burst_d.eq(Mux(pass2_d & (dma_side["chain"] == 0), burst_d, lay.unit_beats))
 
         asm, wpath = ReadAssembler(lay), WritePath(lay)
@@ -236,9 +258,10 @@ class DmaEngine(wiring.Component):
 
         done_all, masters = [], []
         for q in range(R):
-            rd_fifo = AsyncFIFO(width=BEAT_BITS, depth=D, w_domain="dma", r_domain="ntt")
-            wr_fifo = AsyncFIFO(width=BEAT_BITS, depth=DW, w_domain="ntt", r_domain="dma")
-            wa_fifo = AsyncFIFO(width=beat_bits(lay), depth=max(4, DW // lay.unit_beats),
+            rd_fifo = AsyncFifo(width=BEAT_BITS, depth=D, w_domain="dma", r_domain="ntt", level=True,
+                                exact_full=True)     # filled by the read master's credits, to the top
+            wr_fifo = AsyncFifo(width=BEAT_BITS, depth=DW, w_domain="ntt", r_domain="dma")
+            wa_fifo = AsyncFifo(width=beat_bits(lay), depth=max(4, DW // lay.unit_beats),
                                 w_domain="ntt", r_domain="dma")
             rd = AxiReadMaster(total_beats=T, burst_beats=lay.burst_beats, fifo_beats=D,
                                addr_width=self._axi.addr_width)
@@ -262,9 +285,8 @@ class DmaEngine(wiring.Component):
                          rd.total.eq(total_d), rd.burst.eq(rd_burst_d),
                          wr.start.eq(start_d), wr.run.eq(active_d), wr.base.eq(Mux(pass2_d, even, odd)),
                          wr.total.eq(total_d), wr.burst_len.eq(wr_burst_d)]
-            m.d.comb += [rd.skip.eq(zero_unit_at(m, lay, dma_side["log_n"], rd.next_beat, q, dma_side["zero_mask"])),
-                         rd.skip_after.eq(zero_unit_at(m, lay, dma_side["log_n"], rd.after_beat, q,
-                                                       dma_side["zero_mask"]))]
+            register_skips(m, "dma", rd, lambda beat, q=q: zero_unit_at(m, lay, dma_side["log_n"], beat, q,
+                                                                        dma_side["zero_mask"]))
             connect_half(m, rd.axi, self.m_axi[2 * q], ~pass2_d)
             connect_half(m, rd.axi, self.m_axi[2 * q + 1], pass2_d)
             connect_half(m, wr.axi, self.m_axi[2 * q], pass2_d)

@@ -21,6 +21,7 @@ from nantucket.hw.points import beat_layout, payload_layout, unit_layout
 
 from .addresses import (WriteAddressGenerator, batch_shape, beat_bits, beats_per_channel, burst_beats_of,
                         log_n_shape, payloads_per_pass, select)
+from .skid import SkidBuffer
 
 __all__ = ["row_pair_layout", "CornerTurn", "UnitSplitter", "WritePath"]
 
@@ -221,22 +222,29 @@ class WritePath(wiring.Component):
         # from the engine's output through the corner turn's row handshake into its bank select, 5 LUT
         # levels over the NTT clock's period by the timing estimate (issue 28); the handshakes are the same.
         # (A ready without a valid takes nothing.)
-        offer = Signal(row_pair_layout(lanes, field))
+        # The pair goes through a register slice (SkidBuffer) on its way to the splitters (issue 28: the
+        # offer's valid, from the corner turn's full flags or the engine's output, and the splitters' room
+        # met in the handshake that enables every register of the address generator, 5 LUT levels over the
+        # NTT period by the timing estimate): the handshake behind it is a register's valid against the
+        # room. Cost: +1 ntt cycle from a payload to its beats (no throughput lost).
+        m.submodules.pair_slice = pair_slice = SkidBuffer(row_pair_layout(lanes, field))
+        offer = pair_slice.o.payload
         offer_valid, accept, room = Signal(), Signal(), Signal()
         m.d.comb += [turn.start.eq(self.start), gen.start.eq(self.start), gen.pass2.eq(self.pass2),
                      gen.log_n.eq(self.log_n), gen.chain_log_n.eq(self.chain_log_n),
-                     turn.points.payload.eq(self.points.payload)]
+                     turn.points.payload.eq(self.points.payload),
+                     offer_valid.eq(pair_slice.o.valid), pair_slice.o.ready.eq(room)]
         with m.If(self.pass2):
-            m.d.comb += [offer_valid.eq(active & self.points.valid),
-                         self.points.ready.eq(active & room)]
+            m.d.comb += [pair_slice.i.valid.eq(active & self.points.valid),
+                         self.points.ready.eq(active & pair_slice.i.ready)]
             for lane in range(lanes):
-                m.d.comb += [offer.a[lane].eq(self.points.payload[lane].x0),
-                             offer.b[lane].eq(self.points.payload[lane].x1)]
+                m.d.comb += [pair_slice.i.payload.a[lane].eq(self.points.payload[lane].x0),
+                             pair_slice.i.payload.b[lane].eq(self.points.payload[lane].x1)]
         with m.Else():
             m.d.comb += [turn.points.valid.eq(active & self.points.valid),
                          self.points.ready.eq(active & turn.points.ready),
-                         offer_valid.eq(turn.rows.valid), offer.eq(turn.rows.payload),
-                         turn.rows.ready.eq(room)]
+                         pair_slice.i.valid.eq(turn.rows.valid), pair_slice.i.payload.eq(turn.rows.payload),
+                         turn.rows.ready.eq(pair_slice.i.ready)]
 
         # both units need room: two in one splitter if they share it (R = 1, or a chained pass 2: with
         # R > 1 the two rows of a plain pair are on different channels at every size), else one in each
