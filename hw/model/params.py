@@ -15,12 +15,12 @@ _DEFAULT_LANES = {64: 16, 32: 32}
 #: every projected time). The NTT clock is the one every ntt-domain block (butterfly, lane, twiddle generator,
 #: the DMA's engine side) fits by the open-flow timing estimate (scripts/timing_estimate.py; the tables and
 #: their commands in docs/performance.md, "Timing estimate"; docs/build.md, "The clock the projections
-#: assume"): its costliest ntt path, the DMA's write addresses (8 LUT levels from the crossed pass state),
-#: 3,850 ps. The 464 MHz the ZPrize reference closed at on this card needs that path (and the lane's next
-#: ones) pipelined first. The DMA clock is the HBM pseudo-channels' AXI port limit, which the link asks for;
-#: by the same estimate the DMA's dma side is not there yet either (docs/build.md), and at this NTT clock the
-#: ports need far less than 450 MHz.
-DEFAULT_NTT_MHZ = 259.0
+#: assume"): after issue 28's third round its costliest ntt-domain chain in the Goldilocks and BabyBear
+#: tables is 5 LUT levels, 2,575 ps (the default build's twiddle generator from its frame-size input; most
+#: rows are 4 levels, 2,150 ps, and Yosys' mapping moves by a level from run to run), so 388 MHz. The DMA
+#: clock is the HBM pseudo-channels' AXI port limit, which the link asks for (the estimate's dma-domain rows:
+#: docs/build.md).
+DEFAULT_NTT_MHZ = 388.0
 DEFAULT_DMA_MHZ = 450.0
 CLOCK_SOURCES = {"ntt": "the clock the open-flow timing estimate supports for every ntt-domain block, "
                         "docs/build.md",
