@@ -237,6 +237,12 @@ class CosetFactors(wiring.Component):
         start, a read, the multiplier's latency and a cycle to mark the set ready."""
         return coset_model.update_products(log_frame) + self._general.latency + 3
 
+    def new_word_cycles(self, log_frame: int) -> int:
+        """At most how many cycles a coset call whose shift or row step is new spends beyond the same call
+        on a kept shift: the chain job, the shift's two passes' table sets and a stepping call's two step
+        sets (element stalls not included: ``step_stall_cycles``)."""
+        return self.chain_cycles + 4 * self.build_cycles(log_frame)
+
     def step_stall_cycles(self, log_frame: int, log_n: int) -> int:
         """Cycles ``ready`` is low at each element boundary of a stepping pass (no other stalls): the
         update's cycles past the element's."""

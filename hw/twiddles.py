@@ -144,7 +144,7 @@ class TwiddleGenerator(wiring.Component):
         addr = Signal(k, init=1 << (k - 1))    # reset value: frames of 2^k, as before log_frame
         first = Signal(k, init=1 << (k - 1))
         rows_left = Signal(k, init=(1 << (k - 1)) - 1)     # rows after this one in its frame
-        rows_after_first = Signal(k, init=(1 << (k - 1)) - 1)
+        rows_after_first = Signal(k, init=(1 << (k - 1)) - 1)   # first - 1, latched: no carry on the wrap
         last_row = Signal()                                # rows_left == 0 (a frame has 2 rows or more)
         # base = L * g mod 2^columns (columns = floor(n/2)), lane 0's column in round g (pass 1). It
         # moves on at the step out of a frame's first row (``pending`` remembers the wrap), not at the
@@ -155,22 +155,23 @@ class TwiddleGenerator(wiring.Component):
         base = Signal(k)
         rounds_of = Array([Const(max(1, (1 << c) // lanes) - 1, k) for c in range(k + 1)])
         single_of = Array([Const(max(1, (1 << c) // lanes) == 1, 1) for c in range(k + 1)])
-        rounds = Signal(k, init=max(1, (1 << k) // lanes) - 1)   # 2^k columns until a start
-        rounds_left = Signal(k, init=max(1, (1 << k) // lanes) - 1)
-        last_round = Signal(init=(1 << k) <= lanes)
-        single_round = Signal(init=(1 << k) <= lanes)      # one round a transform: it wraps every time
+        rounds = Signal(k, init=rounds_of[k].value)        # 2^k columns until a start
+        rounds_left = Signal(k, init=rounds_of[k].value)
+        last_round = Signal(init=single_of[k].value)
+        # one round a transform (it wraps every time); kept beside ``rounds`` so the wrap needs no compare
+        single_round = Signal(init=single_of[k].value)
         pending = Signal()
         pass2 = Signal()
         inverse = Signal()
         step = en & self.i_valid
         m.d.comb += [rom_addr.eq(Cat(addr, inverse)), rom_en.eq(en)]
         with m.If(self.start):
-            per = rounds_of[self.run.log_n >> 1]
+            columns = self.run.log_n >> 1
             m.d.sync += [addr.eq(first_of[self.log_frame]), first.eq(first_of[self.log_frame]),
                          rows_left.eq(left_of[self.log_frame]), rows_after_first.eq(left_of[self.log_frame]),
-                         last_row.eq(0), single_round.eq(single_of[self.run.log_n >> 1]),
-                         base.eq(0), rounds.eq(per), rounds_left.eq(per),
-                         last_round.eq(single_of[self.run.log_n >> 1]),
+                         last_row.eq(0), base.eq(0), rounds.eq(rounds_of[columns]),
+                         rounds_left.eq(rounds_of[columns]), single_round.eq(single_of[columns]),
+                         last_round.eq(single_of[columns]),
                          pending.eq(0), pass2.eq(self.pass2), inverse.eq(self.run.inverse)]
         with m.Elif(step):
             m.d.sync += pending.eq(last_row)

@@ -72,10 +72,9 @@ def gib(nbytes: int) -> str:
 
 def row_step_setup_cycles(params: BuildParams) -> int:
     """NTT cycles a row-stepped call spends before its first factors beyond a call that reuses its shift:
-    the chain job for its new shift and the step's two table sets (hw/coset.py)."""
+    the chain job for its new shift and its table sets, at most (``CosetFactors.new_word_cycles``)."""
     from nantucket.hw.coset import CosetFactors
-    c = CosetFactors(params, {f: 0 for f in range(2, params.log_core + 1)})
-    return c.chain_cycles + 2 * c.build_cycles(params.log_core)
+    return CosetFactors(params, {f: 0 for f in range(2, params.log_core + 1)}).new_word_cycles(params.log_core)
 
 
 def section(params: BuildParams, rows: list[dict], measure: int, per_point: float, link: LinkTiming,
@@ -123,8 +122,8 @@ def section(params: BuildParams, rows: list[dict], measure: int, per_point: floa
         f"({twiddled_per_point / per_point:.1f} x); keeping the points on the card between the steps (the "
         "transpose in the HBM layout) would remove the link's second round trip and the transposes.",
         f"- Not in the kernel column: each row-stepped call starts from a shift of its own, so it pays the coset "
-        f"block's chain job for a new shift and its step tables (`CosetFactors.chain_cycles` + 2 x "
-        f"`build_cycles(k)` = {setup:,} NTT cycles on this build), {setup / params.ideal_cycles(params.max_log_n):.2%} "
+        f"block's chain job for a new shift and its tables (`CosetFactors.new_word_cycles(k)`, at most "
+        f"{setup:,} NTT cycles on this build), {setup / params.ideal_cycles(params.max_log_n):.2%} "
         f"of a {params.max_log_n}-bit call's ideal cycles; its elements ({2 * params.lanes} x `update_cycles` "
         "points or more) add no stall. Measured at L4_k6_C4: docs/api.md \"Sizes past one kernel call\".",
     ]

@@ -335,7 +335,7 @@ def test_a_row_step_costs_a_chain_job_where_a_word_is_new(card):
     # clock, whatever the call): two calls of two passes compared
     refresh = -(-hbm_timing(p.dma_mhz)["refresh_cycles"] * p.ntt_mhz // p.dma_mhz)
     slack = 4 * int(refresh)
-    tables = 4 * factors.build_cycles(p.log_core)           # the shift's two passes' sets, the step's two
+    tables = factors.new_word_cycles(p.log_core) - factors.chain_cycles     # the shift's and the step's sets
     for log_n, batch in ((p.max_log_n, 1), (p.max_log_n - 2, 4)):
         x = np.stack([make_points(log_n, KINDS[e % len(KINDS)], 120 + e) for e in range(batch)])
         stalls = batch * factors.step_stall_cycles(p.log_core, log_n)
