@@ -12,7 +12,7 @@ for each direction, layout included and the buffer syncs (PCIe on a card) exclud
 - from the device: a new array of the field's dtype and the gather (``hbm_io.gather_rows``) into it;
 
 against ``np.copyto`` of the same 2^(2k) points (128 MiB of uint64 at 2^24; 64 MiB of uint32 in a 31-bit
-field) into a warm buffer. Each figure is the best of ``--repeat`` runs. Writes the "xrt-host" section of
+field) into a warm buffer. Each figure is the best of ``--repeat`` runs, the four measured in turn (round robin). Writes the "xrt-host" section of
 docs/performance.md ("xrt-host-F" for another field F than the default).
 
     .venv/bin/python scripts/bench_xrt_host.py [--field F] [--lanes L --log-core 12 --channels 32] [--repeat 5]
@@ -50,6 +50,17 @@ def best(fn, repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - t)
     return min(times)
+
+
+def best_each(fns, repeat: int) -> list[float]:
+    """The best of ``repeat`` runs of each of ``fns``, run in turn (fns[0], fns[1], ..., fns[0], ...)."""
+    times = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, got in zip(fns, times):
+            t = time.perf_counter()
+            fn()
+            got.append(time.perf_counter() - t)
+    return [min(got) for got in times]
 
 
 def main() -> int:
@@ -92,8 +103,6 @@ def main() -> int:
             views = bufs.views
             dst = np.empty_like(x)
             np.copyto(dst, x)                    # warm the destination pages
-            copy_s = best(lambda: np.copyto(dst, x), args.repeat)
-            new_copy_s = best(lambda: x.copy(), args.repeat)
 
             def to_device():
                 rows, _ = C.as_shaped(x, "x", field, native=True)
@@ -102,8 +111,9 @@ def main() -> int:
             def from_device():
                 out = np.empty(n, dtype=field.dtype)
                 gather_rows(lay, views, 1, out=out.reshape(1, -1))
-            to_s = best(to_device, args.repeat)
-            from_s = best(from_device, args.repeat)
+            # round robin, best of each: a load that changes during the run touches every row alike
+            copy_s, new_copy_s, to_s, from_s = best_each(
+                [lambda: np.copyto(dst, x), lambda: x.copy(), to_device, from_device], args.repeat)
             load = max(load, os.getloadavg()[0])
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     rows = [("numpy copy into a warm array (`np.copyto`)", copy_s, copy_s),
@@ -126,7 +136,7 @@ def main() -> int:
 
 Command: `.venv/bin/python scripts/bench_xrt_host.py {"" if default else "--field " + field.name + " "}--repeat {args.repeat}` (the API's xrt device on the stand-in
 pyxrt `sim/fake_pyxrt.py`, {params.tag()}, N = 2^{params.log_n}, {mib:.0f} MiB of points; best of
-{args.repeat} runs each, all measured in one process side by side; 2 cores shared with other jobs, load
+{args.repeat} runs each, in one process, the four measured in turn (round robin); 2 cores shared with other jobs, load
 average up to {load:.1f} during the run; points as {np.dtype(field.dtype).name} from the caller to HBM,
 {np.dtype(field.dtype).itemsize} bytes each, no conversion).
 What the API's path (`dev.asarray(x)`, `a.numpy()`) does on the host per direction, layout included,
