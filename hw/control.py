@@ -496,7 +496,8 @@ class ControlSlave(wiring.Component):
         input_is_all = reg("chk_input_is_all", Cat(*same).all())
         coset = (flags & R.FLAG_COSET).any()                # one bit of the register
 
-        # stage 3: one-hot selections (is_n, chain_is) in parts; an unsupported size: batch >= 1 only
+        # stage 3: the batch within the bound of the size log_n names, three sizes a register (an unsupported
+        # size: batch >= 1 only); per size the pairs placeable
         batch_sel = parts("chk_batch_sel", [(is_n[n], batch_ok_n[n]) for n in sizes]
                           + [(~self.supported, batch_ge1)], 3)
         lde_ok_n = {n: reg(f"chk_lde{n}", is_n[n] & input_ok_n[n] & Cat(
