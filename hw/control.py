@@ -384,20 +384,25 @@ class ControlSlave(wiring.Component):
 
     def _decode_refusal(self, m, args):
         """``refused``: RegisterMap.check_start on the full argument registers, in four register stages
-        (issue 28: the checks in one cycle were 6 LUT + 2 CARRY8 deep; with one stage 6 LUT, with two 5
-        at the default build: Yosys' ABC maps a wide OR, or ORs sharing their bits such as the batch
-        bounds of every size, into a chain of LUTs). So no register here sees more than
-        :data:`_CONE_BITS` flops (a chain of LUT6 that wide is 3 deep):
+        (issue 28: the checks in one cycle were 6 LUT + 2 CARRY8 deep). Yosys' ABC maps for its own delay
+        model (a LUT's first input fast, its last slow, 300 ps a net), then trades depth for area on every
+        path up to its slowest one, so a wide cone anywhere lengthens chains of small LUTs elsewhere (the
+        batch bound of each size, 12 flops in stage 2, made chains of 5 LUT at the BabyBear default build).
+        So no register of stage 1 sees more than :data:`_CONE_BITS` flops, and the batch bounds are split
+        per byte like ``below``:
 
         1. the registers in groups: high bits of log_n, input_log_m, chain_log_n (above the
            ``_size_bits`` every size fits in), the shift, the row step and the unknown flags ORed per
-           :data:`_CONE_BITS` bits; the batch ORed per 6 bits; the shift and the row step compared with
-           p, and input_log_m with log_n, per byte;
-        2. per size n: log_n == n, the batch bound, input_log_m 0 or placeable with n, chain_log_n == n;
-           ``supported``; the shift and row-step bounds and the flags whole;
+           :data:`_CONE_BITS` bits; the batch ORed per byte, and for each size's bound 2^j the batch bits
+           above and below bit j in j's byte; the shift and the row step compared with p, and input_log_m
+           with log_n, per byte;
+        2. per size n: log_n == n, ``1 <= batch <= max_batch(n)`` (6 flops: the other bytes, bit j, the
+           bits above and below it), input_log_m 0 or placeable with n, chain_log_n == n; ``supported``;
+           the shift and row-step bounds and the flags whole;
         3. per size n: the pairs placeable (chain_log_n 0, or t with (n, t) placeable and the batch within
-           t's bound), and the batch bound of the size log_n names (in parts of 8 sizes);
-        4. ``refused``, picked by log_n.
+           t's bound); the batch within the bound of the size log_n names (or, log_n unsupported, batch
+           >= 1), three sizes a register;
+        4. ``refused``.
 
         ``refused`` follows an argument write five cycles after the write commits (``run``'s registered
         fields four, ``supported`` three), which no start waits for: a write commits 3 or more cycles after
@@ -411,6 +416,9 @@ class ControlSlave(wiring.Component):
         sizes = rmap.supported_log_n
         prime = self._params.prime_field.p
         low = _size_bits(sizes)
+        # a start of size n takes 1 <= batch <= 2^bound[n] (max_batch is a power of two)
+        bound = {n: rmap.max_batch(n).bit_length() - 1 for n in sizes}
+        assert all(rmap.max_batch(n) == 1 << j for n, j in bound.items())
 
         def reg(name, value):
             r = Signal(len(value) if hasattr(value, "shape") and len(value) > 1 else 1, name=name)
@@ -419,6 +427,14 @@ class ControlSlave(wiring.Component):
 
         def grouped_any(name, value, width=_CONE_BITS):
             return [reg(f"{name}{k}", value[i:i + width].any()) for k, i in enumerate(range(0, len(value), width))]
+
+        def any_of(bits):
+            return Cat(*bits, C(0, 1)).any()
+
+        def parts(name, items, per):
+            """The OR of ``items`` (each an AND of flops), ``per`` items a register."""
+            return [reg(f"{name}{k}", any_of([Cat(*it).all() for it in items[i:i + per]]))
+                    for k, i in enumerate(range(0, len(items), per))]
 
         def below(name, value, bound):
             """value < bound (a constant): stage 1 per byte (below, equal), stage 2 the byte order."""
@@ -433,7 +449,15 @@ class ControlSlave(wiring.Component):
         # stage 1
         log_hi, in_hi, chain_hi = (grouped_any(f"chk_{x}_hi", v[low:]) for x, v in
                                    (("log_n", log_n), ("input", input_log_m), ("chain", chain_log_n)))
-        batch6 = grouped_any("chk_batch_any", batch, 6)
+        batch_any = grouped_any("chk_batch_any", batch, 8)
+        group_of = {}                              # j -> (its byte, any bit above j in it, any bit below j in it)
+        for j in sorted(set(bound.values())):
+            if j >= len(batch):
+                continue
+            g, start = j // 8, j // 8 * 8
+            end = min(start + 8, len(batch))
+            group_of[j] = (g, reg(f"chk_batch_above{j}", batch[j + 1:end].any()) if j + 1 < end else C(0, 1),
+                           reg(f"chk_batch_below{j}", batch[start:j].any()) if j > start else C(0, 1))
         shift_any = grouped_any("chk_shift_any", coset_shift)
         step_any = grouped_any("chk_step_any", row_step[1:])
         unknown = grouped_any("chk_flags_unknown", (flags & ~R.FLAGS_KNOWN & 0xFFFF_FFFF)[2:])
@@ -446,25 +470,24 @@ class ControlSlave(wiring.Component):
         log_low, in_low, chain_low = log_n[:low], input_log_m[:low], chain_log_n[:low]
         log_small, in_small, chain_small = (~Cat(*g).any() for g in (log_hi, in_hi, chain_hi))
 
-        def batch_in(n):
-            # 1 <= batch <= 2^j (max_batch is a power of two): no bit above j, and bit j only alone
-            j = rmap.max_batch(n).bit_length() - 1
-            if j >= len(batch):
-                return Cat(*batch6).any()
-            g = j // 6
-            above = Cat(*batch6[g + 1:], batch[j + 1:min(6 * g + 6, len(batch))], C(0, 1)).any()
-            below_j = Cat(*batch6[:g], batch[6 * g:j], C(0, 1)).any()
-            return Cat(*batch6).any() & ~above & ~(batch[j] & below_j)
+        def batch_within(j):
+            """1 <= batch <= 2^j: no bit above j, and bit j set alone or clear with a bit below it."""
+            if j not in group_of:
+                return any_of(batch_any)
+            g, above, below_j = group_of[j]
+            return ~any_of(batch_any[g + 1:]) & ~above & (batch[j] ^ (any_of(batch_any[:g]) | below_j))
+
+        def low_in(small, value, allowed):
+            return small & any_of([value == v for v in sorted(allowed)])
         is_n = {n: reg(f"chk_size{n}", log_small & (log_low == n)) for n in sizes}
-        batch_ok_n = {n: reg(f"chk_batch{n}", batch_in(n)) for n in sizes}
-        input_ok_n = {n: reg(f"chk_input{n}", in_small & Cat(in_low == 0, *[in_low == lm for lm in sizes
-                                                                           if rmap.lde_pair_ok(lm, n)]).any())
+        batch_ok_n = {n: reg(f"chk_batch{n}", batch_within(bound[n])) for n in sizes}
+        input_ok_n = {n: reg(f"chk_input{n}", low_in(in_small, in_low, {0} | {lm for lm in sizes if rmap.lde_pair_ok(lm, n)}))
                       for n in sizes}
         chain_is = {t: reg(f"chk_chain{t}", chain_small & (chain_low == t)) for t in sizes}
         chain_zero = reg("chk_chain_zero", chain_small & (chain_low == 0))
         m.d.sync += self.supported.eq(log_small & (log_low >= self._params.min_log_n)
                                       & (log_low <= self._params.max_log_n))
-        batch_ge1 = reg("chk_batch_ge1", Cat(*batch6).any())
+        batch_ge1 = reg("chk_batch_ge1", any_of(batch_any))
         shift_zero = reg("chk_shift_zero", ~Cat(*shift_any).any())
         shift_ok = reg("chk_shift_below_p", shift_below_p)
         step_above1 = reg("chk_step_above1", Cat(*step_any).any())
@@ -473,21 +496,21 @@ class ControlSlave(wiring.Component):
         input_is_all = reg("chk_input_is_all", Cat(*same).all())
         coset = (flags & R.FLAG_COSET).any()                # one bit of the register
 
-        # stage 3
+        # stage 3: the batch within the bound of the size log_n names, three sizes a register (an unsupported
+        # size: batch >= 1 only); per size the pairs placeable
+        batch_sel = parts("chk_batch_sel", [(is_n[n], batch_ok_n[n]) for n in sizes]
+                          + [(~self.supported, batch_ge1)], 3)
         lde_ok_n = {n: reg(f"chk_lde{n}", is_n[n] & input_ok_n[n] & Cat(
             chain_zero, *[chain_is[t] & batch_ok_n[t] for t in sizes if rmap.lde_pair_ok(n, t)]).any())
             for n in sizes}
-        batch_sel = [reg(f"chk_batch_sel{k}", Cat(*[is_n[n] & batch_ok_n[n] for n in sizes[i:i + 8]]).any())
-                     for k, i in enumerate(range(0, len(sizes), 8))]
         # the shift: nonzero and below p with the coset; a row step above 1: with the coset only, below p
         shift_bad = reg("chk_shift_bad", (coset & (shift_zero | ~shift_ok)) | (step_above1 & (~coset | ~step_ok)))
 
-        # stage 4: picked by the size (an unsupported size: batch >= 1 only, the pairs not checked)
+        # stage 4 (an unsupported size: the pairs not checked)
         supported = self.supported
-        batch_ok = Cat(*batch_sel).any() | (~supported & batch_ge1)
         lde_pair_ok = ~supported | Cat(*lde_ok_n.values()).any()
         m.d.sync += self.refused.eq(Mux(supported, 0, R.STATUS_BAD_SIZE)
-                                    | Mux(batch_ok, 0, R.STATUS_BAD_BATCH)
+                                    | Mux(any_of(batch_sel), 0, R.STATUS_BAD_BATCH)
                                     | Mux(shift_bad, R.STATUS_BAD_SHIFT, 0)
                                     | Mux(flags_bad, R.STATUS_BAD_FLAGS, 0)
                                     | Mux(lde_pair_ok, 0, R.STATUS_BAD_LDE_PAIR))

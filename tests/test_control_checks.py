@@ -1,0 +1,93 @@
+"""hw.control.ControlSlave's start checks (``refused``, ``supported``) against RegisterMap.check_start at
+the edges of every size's batch bound (2^j - 1, 2^j, 2^j + 1 for each size n, whose bound bit j sits
+anywhere in the batch's bytes) and with chained sizes, in Amaranth's simulator: the default build's
+sizes (17 for Goldilocks, 15 for BabyBear) take bounds 2^0 .. 2^16, across three bytes, which the small
+builds do not reach. Arguments are written over AXI4-Lite; ``refused`` is read once the checks settled."""
+
+import pytest
+from amaranth.sim import Simulator
+
+from nantucket.hw.control import ControlSlave
+from nantucket.hw.model import regmap as R
+from nantucket.hw.model.params import BuildParams
+
+SETTLE = 8          # cycles after a write's response: more than the checks' register stages
+
+
+def _batches(rmap) -> list[int]:
+    """Every size's bound and its neighbours, alone and with a bit of each higher byte, the byte edges,
+    0 and the largest word."""
+    values = {0, 1, 2, 0xFFFF_FFFF, 1 << 31}
+    for n in rmap.supported_log_n:
+        top = rmap.max_batch(n)
+        values |= {top - 1, top, top + 1, 2 * top} | {top | 1 << b for b in (8, 16, 24, 31) if 1 << b > top}
+    values |= {1 << b for b in (7, 8, 15, 16, 23, 24)} | {(1 << b) + 1 for b in (8, 16, 24)}
+    return sorted(v for v in values if 0 <= v <= 0xFFFF_FFFF)
+
+
+def _run(params: BuildParams, trials):
+    """trials: (log_n, batch, chain_log_n); returns [(trial, refused, supported)]."""
+    dut = ControlSlave(params)
+    rmap = dut.register_map
+    bus = dut.axil
+    seen = []
+
+    async def write(ctx, offset, value):
+        ctx.set(bus.awaddr, offset)
+        ctx.set(bus.awvalid, 1)
+        ctx.set(bus.wdata, value)
+        ctx.set(bus.wstrb, 0xF)
+        ctx.set(bus.wvalid, 1)
+        ctx.set(bus.bready, 1)
+        aw = w = False
+        while not (aw and w):
+            aw_take, w_take = ctx.get(bus.awready) and not aw, ctx.get(bus.wready) and not w
+            await ctx.tick()
+            if aw_take:
+                aw = True
+                ctx.set(bus.awvalid, 0)
+            if w_take:
+                w = True
+                ctx.set(bus.wvalid, 0)
+        await ctx.tick().until(bus.bvalid)
+
+    async def bench(ctx):
+        last = {}
+        for trial in trials:
+            for name, value in zip(("log_n", "batch", "chain_log_n"), trial):
+                if last.get(name) != value:
+                    await write(ctx, rmap.arg(name).offset, value)
+                    last[name] = value
+            await ctx.tick().repeat(SETTLE)
+            seen.append((trial, ctx.get(dut.refused), ctx.get(dut.supported)))
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+    return rmap, seen
+
+
+@pytest.mark.parametrize("field", ["goldilocks", "babybear"])
+def test_batch_bounds_of_every_size(field):
+    params = BuildParams.default_for(field)
+    rmap = R.RegisterMap(params)
+    sizes = rmap.supported_log_n
+    trials = [(n, b, 0) for n in sizes for b in _batches(rmap) if b <= 2 * rmap.max_batch(n) + 1 or b >= 1 << 8]
+    # a few unsupported sizes (batch >= 1 only) and chained sizes (the batch within the chain size's bound)
+    trials += [(n, b, 0) for n in (0, params.max_log_n + 1, 1 << 16, 1 << 31) for b in (0, 1, 1 << 8, 1 << 16, 1 << 24, 0xFFFF_FFFF)]
+    for n in sizes:
+        for t in sizes:
+            if rmap.lde_pair_ok(n, t) and t != n:
+                top = rmap.max_batch(t)
+                trials += [(n, b, t) for b in (top, top + 1)]
+    rmap, seen = _run(params, trials)
+    for (log_n, batch, chain_log_n), refused, supported in seen:
+        want = rmap.check_start(log_n, 0, batch, 0, 0, chain_log_n, 0)
+        what = f"log_n {log_n} batch {batch:#x} chain_log_n {chain_log_n}"
+        assert refused == want, f"{what}: refused {refused:#x}, expected {want:#x}"
+        assert supported == int(params.min_log_n <= log_n <= params.max_log_n), what
+    # the trials cover both answers of the batch check at every size
+    for n in sizes:
+        answers = {refused & R.STATUS_BAD_BATCH for (ln, _, c), refused, _ in seen if ln == n and c == 0}
+        assert answers == {0, R.STATUS_BAD_BATCH}, n
