@@ -373,6 +373,7 @@ def test_unit_collector_assembles_units(lanes, field):
             ctx.set(dut.beats.payload.as_value(), beats[sent] if give else 0)
             await ctx.delay(1e-9)
             assert ctx.get(dut.count) == held
+            assert (ctx.get(dut.some), ctx.get(dut.full)) == (held != 0, held == 2)
             assert ctx.get(dut.beats.ready) == (held < 2)
             front = len(popped)
             if held:
@@ -433,6 +434,7 @@ def test_unit_splitter_drains_units_as_beats(lanes, field, unit_bursts):
             ctx.set(dut.bursts.ready, rng.random() < 0.7)
             await ctx.delay(1e-9)
             assert ctx.get(dut.count) == held
+            assert (ctx.get(dut.some), ctx.get(dut.full)) == (held != 0, held == 2)
             if ctx.get(dut.beats.valid) and ctx.get(dut.beats.ready):
                 beats.append(ctx.get(dut.beats.payload.as_value()))
                 held -= len(beats) % ub == 0

@@ -24,13 +24,20 @@ __all__ = ["UnitCollector", "ReadAssembler"]
 
 
 class UnitCollector(wiring.Component):
-    """Two-unit buffer filled beat by beat. ``count`` whole units held (0..2), ``head`` the oldest,
-    ``second`` the next; ``pop`` (0..2) removes that many from the head at the end of the cycle."""
+    """Two-unit buffer filled beat by beat. ``count`` whole units held (0..2), ``some`` (count != 0) and
+    ``full`` (count == 2) flip-flops, ``head`` the oldest, ``second`` the next; ``pop`` (0..2) removes that
+    many from the head at the end of the cycle.
+
+    The count is kept as the two flags (issue 28: as a binary count, its compare with 0 behind the
+    channel select made the assembler's valid 2 LUT levels deep, and the handshake, the pops and the
+    count's next value behind it were 5 levels over the NTT period by the open-flow estimate); ``count``
+    is their sum. 0 cycles."""
 
     def __init__(self, lanes: int, field=F.GOLDILOCKS):
         self._lanes = lanes
         self._field = F.get(field)
         super().__init__({"beats": In(stream.Signature(beat_layout(field))), "count": Out(range(3)),
+                          "some": Out(1), "full": Out(1),
                           "head": Out(unit_layout(lanes, field)), "second": Out(unit_layout(lanes, field)),
                           "pop": In(range(3))})
 
@@ -41,8 +48,10 @@ class UnitCollector(wiring.Component):
         wsel, rsel = Signal(), Signal()
         wbeat = Signal(range(U)) if U > 1 else Const(0, 1)         # beat of the unit being filled
         fill, unit_done = Signal(), Signal()
+        nxt = Signal(range(3))
         m.d.comb += [
-            self.beats.ready.eq(self.count < 2),
+            self.count.eq(self.some + self.full),
+            self.beats.ready.eq(~self.full),
             fill.eq(self.beats.valid & self.beats.ready),
             unit_done.eq(fill & (wbeat == U - 1)),
         ]
@@ -54,7 +63,8 @@ class UnitCollector(wiring.Component):
                 m.d.sync += wbeat.eq(Mux(wbeat == U - 1, 0, wbeat + 1))
             with m.If(wbeat == U - 1):
                 m.d.sync += wsel.eq(~wsel)
-        m.d.sync += [self.count.eq(self.count + unit_done - self.pop), rsel.eq(rsel ^ self.pop[0])]
+        m.d.comb += nxt.eq(self.count + unit_done - self.pop)
+        m.d.sync += [self.some.eq(nxt != 0), self.full.eq(nxt == 2), rsel.eq(rsel ^ self.pop[0])]
         m.d.comb += [self.head.eq(Mux(rsel, slots[1], slots[0])),
                      self.second.eq(Mux(rsel, slots[0], slots[1]))]
         return m
@@ -88,23 +98,23 @@ class ReadAssembler(wiring.Component):
             cols.append(col)
         ch_a, ch_b = gen.chan_a, gen.chan_b
         zero_a, zero_b = gen.zero_a, gen.zero_b
-        counts = [c.count for c in cols]
+        somes = [c.some for c in cols]
         unit_a, unit_b = Signal(unit_layout(lanes, field)), Signal(unit_layout(lanes, field))
         fire = Signal()
         # Slots 2t and 2t + 1 share a channel only when there is one (R = 1): then both units come from its
         # buffer. With R > 1 they never do, at any size (the slot's bit 0 is the channel's), which the
         # logic below says outright rather than leaving it to synthesis to prove.
+        # (the units needed against the collectors' flags, not their counts: see UnitCollector)
         if R == 1:
-            need = Signal(range(3))
-            m.d.comb += [need.eq(~zero_a + ~zero_b),
-                         unit_a.eq(Mux(zero_a, 0, cols[0].head)),
+            m.d.comb += [unit_a.eq(Mux(zero_a, 0, cols[0].head)),
                          unit_b.eq(Mux(zero_b, 0, Mux(zero_a, cols[0].head, cols[0].second))),
-                         self.points.valid.eq(gen.active & (counts[0] >= need))]
+                         self.points.valid.eq(gen.active & Mux(zero_a | zero_b, (zero_a & zero_b) | cols[0].some,
+                                                               cols[0].full))]
         else:
             m.d.comb += [unit_a.eq(Mux(zero_a, 0, select([c.head for c in cols], ch_a))),
                          unit_b.eq(Mux(zero_b, 0, select([c.head for c in cols], ch_b))),
-                         self.points.valid.eq(gen.active & (zero_a | (select(counts, ch_a) != 0))
-                                              & (zero_b | (select(counts, ch_b) != 0)))]
+                         self.points.valid.eq(gen.active & (zero_a | select(somes, ch_a))
+                                              & (zero_b | select(somes, ch_b)))]
         m.d.comb += [
             gen.start.eq(self.start), gen.pass2.eq(self.pass2), gen.log_n.eq(self.log_n), gen.batch.eq(self.batch),
             gen.zero_mask.eq(self.zero_mask),

@@ -31,7 +31,7 @@ Two run modes (fields of ``run``; 0 = off, and the control only starts pairs tha
   (:meth:`HbmLayout.output_as_input`); each write channel still gets B x N/R/P beats (P points a beat).
 
 ``fault`` reports, for one cycle, an AXI response other than OKAY (``hw.axi.fault_layout``: lowest
-HBM channel of that cycle, R or B, RRESP/BRESP).
+HBM channel of that cycle, R or B, RRESP/BRESP), one dma cycle after the master saw it (a register stage).
 """
 
 from amaranth.hdl import Cat, DomainRenamer, Module, Mux, Signal
@@ -294,12 +294,18 @@ class DmaEngine(wiring.Component):
             done_all += [rd.done, wr.done]
             masters.append((rd, wr))
 
-        # an error response: report the lowest logical channel of the cycle, R before B
+        # an error response: report the lowest logical channel of the cycle, R before B. Each master's fault
+        # and response are registered first (issue 28: a write master's is its B port behind the pass's
+        # channel select, and the pick of the lowest of 2R of them behind that was 5 LUT levels into the
+        # port, over a 450 MHz period by the open-flow estimate): ``fault`` reports it one dma cycle
+        # after the response, still ahead of ``done`` (a B response reaches ``done`` in 3 cycles).
         for q, (rd, wr) in reversed(list(enumerate(masters))):
             for master, write in ((wr, 1), (rd, 0)):
-                with m.If(master.fault):
-                    m.d.comb += [self.fault.valid.eq(1), self.fault.write.eq(write),
-                                 self.fault.resp.eq(master.fault_resp),
+                hit = Signal(name=f"fault_{'wr' if write else 'rd'}{q}")
+                resp = Signal(2, name=f"fault_{'wr' if write else 'rd'}{q}_resp")
+                m.d.dma += [hit.eq(master.fault), resp.eq(master.fault_resp)]
+                with m.If(hit):
+                    m.d.comb += [self.fault.valid.eq(1), self.fault.write.eq(write), self.fault.resp.eq(resp),
                                  self.fault.channel.eq(2 * q + (pass2_d ^ write))]
         all_done = Signal()
         m.d.comb += all_done.eq(Cat(*done_all).all())

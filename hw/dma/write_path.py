@@ -94,7 +94,10 @@ class UnitSplitter(wiring.Component):
     and, at the first beat of a burst, the beat address into ``bursts`` (``unit_bursts``: every unit is a
     burst; else bursts are the aligned runs of ``burst_mask`` + 1 beats: 8, or one batch element's whole
     stream when it holds fewer, a power of two, so that each element's region starts a burst; both are read
-    as a unit is stored, and held until then)."""
+    as a unit is stored, and held until then). ``some`` (count != 0) and ``full`` (count == 2) are
+    flip-flops, the count's state (issue 28: as a binary count, its compares behind the channel selects
+    made the write path's room 2 LUT levels deep, and the handshake and the takes behind it reached the
+    slots' registers in 5, over the NTT period by the open-flow estimate); ``count`` is their sum."""
 
     def __init__(self, lanes: int, address_bits: int, field=F.GOLDILOCKS):
         self._lanes = lanes
@@ -104,7 +107,7 @@ class UnitSplitter(wiring.Component):
             "take_a": In(1), "unit_a": In(unit), "beat_a": In(address_bits),
             "take_b": In(1), "unit_b": In(unit), "beat_b": In(address_bits),
             "unit_bursts": In(1), "burst_mask": In(range(MAX_BURST_BEATS), init=MAX_BURST_BEATS - 1),
-            "count": Out(range(3)),
+            "count": Out(range(3)), "some": Out(1), "full": Out(1),
             "beats": Out(stream.Signature(self._beat)), "bursts": Out(stream.Signature(address_bits)),
         })
 
@@ -143,8 +146,9 @@ class UnitSplitter(wiring.Component):
         cur_addr = Mux(rsel, addrs[1], addrs[0])
         burst_start, drain, unit_out = Signal(), Signal(), Signal()
         m.d.comb += [
+            self.count.eq(self.some + self.full),
             burst_start.eq((rbeat == 0) & Mux(rsel, firsts[1], firsts[0])),
-            drain.eq((self.count != 0) & self.beats.ready & (~burst_start | self.bursts.ready)),
+            drain.eq(self.some & self.beats.ready & (~burst_start | self.bursts.ready)),
             self.beats.valid.eq(drain),
             self.beats.payload.eq(Array(cur[b * self._beat.size:(b + 1) * self._beat.size] for b in range(U))[rbeat]),
             self.bursts.valid.eq(drain & burst_start),
@@ -156,7 +160,9 @@ class UnitSplitter(wiring.Component):
                 m.d.sync += rbeat.eq(Mux(rbeat == U - 1, 0, rbeat + 1))
             with m.If(rbeat == U - 1):
                 m.d.sync += rsel.eq(~rsel)
-        m.d.sync += self.count.eq(self.count + n_in - unit_out)
+        nxt = Signal(range(3))
+        m.d.comb += nxt.eq(self.count + n_in - unit_out)
+        m.d.sync += [self.some.eq(nxt != 0), self.full.eq(nxt == 2)]
         return m
 
 
@@ -191,13 +197,15 @@ class WritePath(wiring.Component):
         burst_mask = Signal(range(MAX_BURST_BEATS), init=MAX_BURST_BEATS - 1)
         m.d.sync += burst_mask.eq(burst_beats_of(beats_per_channel(params, self.log_n)) - 1)
         splitters = []
-        chain = Signal()
-        m.d.comb += chain.eq(self.pass2 & (self.chain_log_n != 0))
+        # every unit a burst (pass 1, a chained pass 2), registered like burst_mask (issue 28: the compare of
+        # chain_log_n sat in front of the splitters' burst flags, one more LUT level; 0 cycles)
+        unit_bursts = Signal()
+        m.d.sync += unit_bursts.eq(~self.pass2 | (self.chain_log_n != 0))
         for q in range(R):
             m.submodules[f"splitter{q}"] = sp = UnitSplitter(lanes, beat_bits(lay), field)
             wiring.connect(m, sp.beats, wiring.flipped(self.beats[q]))
             wiring.connect(m, sp.bursts, wiring.flipped(self.bursts[q]))
-            m.d.comb += [sp.unit_bursts.eq(~self.pass2 | chain), sp.burst_mask.eq(burst_mask)]
+            m.d.comb += [sp.unit_bursts.eq(unit_bursts), sp.burst_mask.eq(burst_mask)]
             splitters.append(sp)
 
         # a pass takes exactly `cycles` payloads (registered like burst_mask)
@@ -248,16 +256,16 @@ class WritePath(wiring.Component):
 
         # both units need room: two in one splitter if they share it (R = 1, or a chained pass 2: with
         # R > 1 the two rows of a plain pair are on different channels at every size), else one in each
-        counts = [sp.count for sp in splitters]
+        # (the splitters' flags, not their counts: see UnitSplitter)
+        somes, fulls = [sp.some for sp in splitters], [sp.full for sp in splitters]
         fire = Signal()
         # (and the address generator's places: ready a few cycles after the start, far before the first
         # payload can come)
         if R == 1:
-            m.d.comb += room.eq(gen.ready & (counts[0] == 0))
+            m.d.comb += room.eq(gen.ready & ~somes[0])
         else:
-            count_a, count_b = select(counts, gen.chan_a), select(counts, gen.chan_b)
-            m.d.comb += room.eq(gen.ready & Mux(gen.chan_a == gen.chan_b, count_a == 0,
-                                                (count_a != 2) & (count_b != 2)))
+            m.d.comb += room.eq(gen.ready & Mux(gen.chan_a == gen.chan_b, ~select(somes, gen.chan_a),
+                                                ~select(fulls, gen.chan_a) & ~select(fulls, gen.chan_b)))
         m.d.comb += accept.eq(offer_valid & room)
         m.d.comb += [fire.eq(offer_valid & accept), gen.advance.eq(fire)]
         for q, sp in enumerate(splitters):
