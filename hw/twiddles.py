@@ -134,57 +134,48 @@ class TwiddleGenerator(wiring.Component):
         k, lanes, en = p.log_core, p.lanes, self.en
         rom_addr, rom_en, rom = self._plain_rom(m)
 
-        # The address runs 2^(f-1) .. 2^f - 1 (2^(f-1) + t), back to 2^(f-1) after the last row. Whether
-        # it is at the last row is a register kept a step ahead (``rows_left`` counts down to it), so the
-        # step is an increment and a mux, not a compare on the incremented address. Sizes outside 2..k
-        # act as k.
+        # The ROM address is first | t: ``first`` = 2^(f-1) (the frame size's block of rows), ``t`` the row
+        # in the frame, 0 .. 2^(f-1) - 1. A start loads only what it can without logic after the size
+        # decode: ``first`` and ``penult`` (the row before the last, 2^(f-1) - 2) straight from a decode of
+        # ``log_frame``, ``t`` a reset to 0, ``mask`` (below) from a decode of ``log_n``; the counters' steps
+        # read those registers, never ``log_frame`` (a decode feeding the counters' muxes was 5 LUT levels
+        # from ``log_frame`` at the default build). Whether t is at the last row is a register kept a step
+        # ahead (``last_row``: t was ``penult`` at the step before), so the wrap is a reset, not a compare
+        # on the incremented row. Sizes outside 2..k act as k.
         sizes = [f if 2 <= f <= k else k for f in range(1 << len(self.log_frame))]
         first_of = Array([Const(1 << (f - 1), k) for f in sizes])
-        left_of = Array([Const((1 << (f - 1)) - 1, k) for f in sizes])   # constants: no carry after the pick
-        addr = Signal(k, init=1 << (k - 1))    # reset value: frames of 2^k, as before log_frame
-        first = Signal(k, init=1 << (k - 1))
-        rows_left = Signal(k, init=(1 << (k - 1)) - 1)     # rows after this one in its frame
-        rows_after_first = Signal(k, init=(1 << (k - 1)) - 1)   # first - 1, latched: no carry on the wrap
-        last_row = Signal()                                # rows_left == 0 (a frame has 2 rows or more)
-        # base = L * g mod 2^columns (columns = floor(n/2)), lane 0's column in round g (pass 1). It
-        # moves on at the step out of a frame's first row (``pending`` remembers the wrap), not at the
-        # wrap itself: then it holds from the cycle the free row is addressed to the cycle its words are
-        # registered, even for frames of 4 points, whose free row is the last one, and needs no delayed
-        # copy. It wraps to 0 after 2^columns / L rounds (2^columns is a multiple of L): ``rounds_left``
-        # counts them down and ``last_round`` is kept a step ahead, like the rows.
+        penult_of = Array([Const((1 << (f - 1)) - 2, k - 1) for f in sizes])
+        first = Signal(k, init=first_of[k].value)       # reset values: frames of 2^k, as before log_frame
+        penult = Signal(k - 1, init=penult_of[k].value)
+        t = Signal(k - 1)
+        last_row = Signal()                             # t is the frame's last row (a frame has 2 rows or more)
+        # base = L * g mod 2^columns (columns = floor(n/2)), lane 0's column in round g (pass 1): each
+        # round adds L under ``mask`` = 2^columns - 1 (2^columns is a multiple of L, or less than L, where
+        # the sum masks to 0 every time: one round). It moves on at the step out of a frame's first row
+        # (``pending`` remembers the wrap), not at the wrap itself: then it holds from the cycle the free
+        # row is addressed to the cycle its words are registered, even for frames of 4 points, whose free
+        # row is the last one, and needs no delayed copy.
         base = Signal(k)
-        rounds_of = Array([Const(max(1, (1 << c) // lanes) - 1, k) for c in range(k + 1)])
-        single_of = Array([Const(max(1, (1 << c) // lanes) == 1, 1) for c in range(k + 1)])
-        rounds = Signal(k, init=rounds_of[k].value)        # 2^k columns until a start
-        rounds_left = Signal(k, init=rounds_of[k].value)
-        last_round = Signal(init=single_of[k].value)
-        # one round a transform (it wraps every time); kept beside ``rounds`` so the wrap needs no compare
-        single_round = Signal(init=single_of[k].value)
+        columns = self.run.log_n >> 1
+        mask_of = Array([Const((1 << min(c, k)) - 1, k) for c in range(max(k + 1, 1 << len(columns)))])
+        mask = Signal(k, init=mask_of[k].value)         # 2^k columns until a start
         pending = Signal()
         pass2 = Signal()
         inverse = Signal()
         step = en & self.i_valid
-        m.d.comb += [rom_addr.eq(Cat(addr, inverse)), rom_en.eq(en)]
+        m.d.comb += [rom_addr.eq(Cat(first | t, inverse)), rom_en.eq(en)]
         with m.If(self.start):
-            columns = self.run.log_n >> 1
-            m.d.sync += [addr.eq(first_of[self.log_frame]), first.eq(first_of[self.log_frame]),
-                         rows_left.eq(left_of[self.log_frame]), rows_after_first.eq(left_of[self.log_frame]),
-                         last_row.eq(0), base.eq(0), rounds.eq(rounds_of[columns]),
-                         rounds_left.eq(rounds_of[columns]), single_round.eq(single_of[columns]),
-                         last_round.eq(single_of[columns]),
-                         pending.eq(0), pass2.eq(self.pass2), inverse.eq(self.run.inverse)]
+            m.d.sync += [first.eq(first_of[self.log_frame]), penult.eq(penult_of[self.log_frame]),
+                         mask.eq(mask_of[columns]), t.eq(0), last_row.eq(0), base.eq(0), pending.eq(0),
+                         pass2.eq(self.pass2), inverse.eq(self.run.inverse)]
         with m.Elif(step):
-            m.d.sync += pending.eq(last_row)
+            m.d.sync += [pending.eq(last_row), last_row.eq(~last_row & (t == penult))]
             with m.If(last_row):
-                m.d.sync += [addr.eq(first), rows_left.eq(rows_after_first), last_row.eq(0)]
+                m.d.sync += t.eq(0)
             with m.Else():
-                m.d.sync += [addr.eq(addr + 1), rows_left.eq(rows_left - 1), last_row.eq(rows_left == 1)]
+                m.d.sync += t.eq(t + 1)
             with m.If(pending):
-                with m.If(last_round):
-                    m.d.sync += [base.eq(0), rounds_left.eq(rounds), last_round.eq(single_round)]
-                with m.Else():
-                    m.d.sync += [base.eq(base + lanes), rounds_left.eq(rounds_left - 1),
-                                 last_round.eq(rounds_left == 1)]
+                m.d.sync += base.eq((base + lanes) & mask)
         v1 = Signal()
         v2 = Signal()
         with m.If(en):
