@@ -138,8 +138,11 @@ class TwiddleGenerator(wiring.Component):
         # nothing else derived from it: ``t`` and ``t2`` (t + 2) are reset, and every other per-size fact
         # is read off ``first`` (a decode of ``log_frame`` feeding the counters' muxes was 5 LUT levels at
         # the default build, issue 28). Whether t is at the last row is a register kept a step ahead
-        # (``last_row``: t + 2 was 2^(f-1) at the step before; t2 is a register so that compare has no
-        # carry in front), so the wrap is a reset. Sizes outside 2..k act as k.
+        # (``last_row``: t + 2 reached 2^(f-1) at the step before; ``t2`` is a register so that compare
+        # has no adder in front), so the wrap is a reset. The compares are magnitude compares (t2 >= first:
+        # t2 = first + 1 only in the last row, where ``last_row`` masks it), which Yosys builds on a carry
+        # chain after one LUT a bit, where an equality is a LUT tree ABC stretched to 4 levels. Sizes
+        # outside 2..k act as k.
         sizes = [f if 2 <= f <= k else k for f in range(1 << len(self.log_frame))]
         first_of = Array([Const(1 << (f - 1), k) for f in sizes])
         first = Signal(k, init=first_of[k].value)       # reset value: frames of 2^k, as before log_frame
@@ -147,7 +150,7 @@ class TwiddleGenerator(wiring.Component):
         t2 = Signal(k, init=2)
         last_row = Signal()                             # t is the frame's last row (a frame has 2 rows or more)
         # The frame's free slot is row 2^(f-2) = first >> 1 (checked against the model in _plain_rom):
-        # ``insert`` is registered beside the ROM's read, a compare of two registers.
+        # ``insert`` is registered beside the ROM's read, from two magnitude compares of registers.
         insert = Signal()
         # base = L * g mod 2^columns (columns = floor(n/2)), lane 0's column in round g (pass 1): each
         # round adds L under ``mask`` = 2^columns - 1 (2^columns is a multiple of L, or less than L, where
@@ -168,13 +171,13 @@ class TwiddleGenerator(wiring.Component):
         step = en & self.i_valid
         m.d.comb += [rom_addr.eq(Cat(first | t, inverse)), rom_en.eq(en)]
         with m.If(en):
-            m.d.sync += insert.eq((t == first >> 1) & ~pass2)
+            m.d.sync += insert.eq((t >= first >> 1) & ~(t > first >> 1) & ~pass2)
         with m.If(self.start):
             m.d.sync += [first.eq(first_of[self.log_frame]), columns.eq(self.run.log_n >> 1), t.eq(0),
                          t2.eq(2), last_row.eq(0), base.eq(0), pending.eq(0), pass2.eq(self.pass2),
                          inverse.eq(self.run.inverse)]
         with m.Elif(step):
-            m.d.sync += [pending.eq(last_row), last_row.eq(~last_row & (t2 == first))]
+            m.d.sync += [pending.eq(last_row), last_row.eq(~last_row & (t2 >= first))]
             with m.If(last_row):
                 m.d.sync += [t.eq(0), t2.eq(2)]
             with m.Else():
