@@ -8,9 +8,8 @@ pass 1 and 0 in pass 2. ROM read, column select: latency 2.
 Run-time frame size: ``log_frame`` (f = 2..k, latched on ``start``; the engine drives n1 in pass 1 and n2
 in pass 2) selects frames of 2^f points, ``shift_stream(k, column, frame=f)``: 2^(f-1) input cycles per
 frame. One ROM holds the rows of every frame size, those of size f at addresses 2^(f-1) .. 2^f - 1 (2^k - 2
-rows in all, twice the rows of the single size), so the address counter simply runs from 2^(f-1) to
-2^f - 1 and back (one past the end is 2^f, halved it is the first row again); a bit in every row marks
-the frame's free slot.
+rows in all, twice the rows of the single size), so the address is 2^(f-1) | t for the frame's row t
+(a counter from 0 that wraps at the frame's last row); the frame's free slot is its row 2^(f-2).
 
 Inverse transforms and batches: the run's ``inverse`` (``run``, latched on ``start``) selects the
 inverse rows, ``shift_stream(k, column, inverse=True, frame=f)``, held in the same ROM behind one more
@@ -134,63 +133,62 @@ class TwiddleGenerator(wiring.Component):
         k, lanes, en = p.log_core, p.lanes, self.en
         rom_addr, rom_en, rom = self._plain_rom(m)
 
-        # The address runs 2^(f-1) .. 2^f - 1 (2^(f-1) + t), back to 2^(f-1) after the last row. Whether
-        # it is at the last row is a register kept a step ahead (``rows_left`` counts down to it), so the
-        # step is an increment and a mux, not a compare on the incremented address. Sizes outside 2..k
-        # act as k.
+        # The ROM address is first | t: ``first`` = 2^(f-1) (the frame size's block of rows), ``t`` the row
+        # in the frame, 0 .. 2^(f-1) - 1. A start loads ``first`` from a decode of ``log_frame`` and
+        # nothing else derived from it: ``t`` and ``t2`` (t + 2) are reset, and every other per-size fact
+        # is read off ``first`` (a decode of ``log_frame`` feeding the counters' muxes was 5 LUT levels at
+        # the default build, issue 28). Whether t is at the last row is a register kept a step ahead
+        # (``last_row``: t + 2 reached 2^(f-1) at the step before; ``t2`` is a register so that compare
+        # has no adder in front), so the wrap is a reset. The compares are magnitude compares (t2 >= first:
+        # t2 = first + 1 only in the last row, where ``last_row`` masks it), which Yosys builds on a carry
+        # chain after one LUT a bit, where an equality is a LUT tree ABC stretched to 4 levels. Sizes
+        # outside 2..k act as k.
         sizes = [f if 2 <= f <= k else k for f in range(1 << len(self.log_frame))]
         first_of = Array([Const(1 << (f - 1), k) for f in sizes])
-        left_of = Array([Const((1 << (f - 1)) - 1, k) for f in sizes])   # constants: no carry after the pick
-        addr = Signal(k, init=1 << (k - 1))    # reset value: frames of 2^k, as before log_frame
-        first = Signal(k, init=1 << (k - 1))
-        rows_left = Signal(k, init=(1 << (k - 1)) - 1)     # rows after this one in its frame
-        rows_after_first = Signal(k, init=(1 << (k - 1)) - 1)   # first - 1, latched: no carry on the wrap
-        last_row = Signal()                                # rows_left == 0 (a frame has 2 rows or more)
-        # base = L * g mod 2^columns (columns = floor(n/2)), lane 0's column in round g (pass 1). It
-        # moves on at the step out of a frame's first row (``pending`` remembers the wrap), not at the
-        # wrap itself: then it holds from the cycle the free row is addressed to the cycle its words are
-        # registered, even for frames of 4 points, whose free row is the last one, and needs no delayed
-        # copy. It wraps to 0 after 2^columns / L rounds (2^columns is a multiple of L): ``rounds_left``
-        # counts them down and ``last_round`` is kept a step ahead, like the rows.
+        first = Signal(k, init=first_of[k].value)       # reset value: frames of 2^k, as before log_frame
+        t = Signal(k - 1)
+        t2 = Signal(k, init=2)
+        last_row = Signal()                             # t is the frame's last row (a frame has 2 rows or more)
+        # The frame's free slot is row 2^(f-2) = first >> 1 (checked against the model in _plain_rom):
+        # ``insert`` is registered beside the ROM's read, from two magnitude compares of registers.
+        insert = Signal()
+        # base = L * g mod 2^columns (columns = floor(n/2)), lane 0's column in round g (pass 1): each
+        # round adds L under ``mask`` = 2^columns - 1 (2^columns is a multiple of L, or less than L, where
+        # the sum masks to 0 every time: one round). It moves on at the step out of a frame's first row
+        # (``pending`` remembers the wrap), not at the wrap itself: then it holds from the cycle the free
+        # row is addressed to the cycle its words are registered, even for frames of 4 points, whose free
+        # row is the last one, and needs no delayed copy. A start latches columns as they are and ``mask``
+        # is decoded from that register every cycle: the first round ends 3 steps after a start at the
+        # soonest (frames of 4 points), and a decode is no logic of the start's cycle.
         base = Signal(k)
-        rounds_of = Array([Const(max(1, (1 << c) // lanes) - 1, k) for c in range(k + 1)])
-        single_of = Array([Const(max(1, (1 << c) // lanes) == 1, 1) for c in range(k + 1)])
-        rounds = Signal(k, init=rounds_of[k].value)        # 2^k columns until a start
-        rounds_left = Signal(k, init=rounds_of[k].value)
-        last_round = Signal(init=single_of[k].value)
-        # one round a transform (it wraps every time); kept beside ``rounds`` so the wrap needs no compare
-        single_round = Signal(init=single_of[k].value)
+        columns = Signal(range(k + 1), init=k)          # 2^k columns until a start
+        mask_of = Array([Const((1 << min(c, k)) - 1, k) for c in range(1 << len(columns))])
+        mask = Signal(k, init=mask_of[k].value)
+        m.d.sync += mask.eq(mask_of[columns])
         pending = Signal()
         pass2 = Signal()
         inverse = Signal()
         step = en & self.i_valid
-        m.d.comb += [rom_addr.eq(Cat(addr, inverse)), rom_en.eq(en)]
+        m.d.comb += [rom_addr.eq(Cat(first | t, inverse)), rom_en.eq(en)]
+        with m.If(en):
+            m.d.sync += insert.eq((t >= first >> 1) & ~(t > first >> 1) & ~pass2)
         with m.If(self.start):
-            columns = self.run.log_n >> 1
-            m.d.sync += [addr.eq(first_of[self.log_frame]), first.eq(first_of[self.log_frame]),
-                         rows_left.eq(left_of[self.log_frame]), rows_after_first.eq(left_of[self.log_frame]),
-                         last_row.eq(0), base.eq(0), rounds.eq(rounds_of[columns]),
-                         rounds_left.eq(rounds_of[columns]), single_round.eq(single_of[columns]),
-                         last_round.eq(single_of[columns]),
-                         pending.eq(0), pass2.eq(self.pass2), inverse.eq(self.run.inverse)]
+            m.d.sync += [first.eq(first_of[self.log_frame]), columns.eq(self.run.log_n >> 1), t.eq(0),
+                         t2.eq(2), last_row.eq(0), base.eq(0), pending.eq(0), pass2.eq(self.pass2),
+                         inverse.eq(self.run.inverse)]
         with m.Elif(step):
-            m.d.sync += pending.eq(last_row)
+            m.d.sync += [pending.eq(last_row), last_row.eq(~last_row & (t2 >= first))]
             with m.If(last_row):
-                m.d.sync += [addr.eq(first), rows_left.eq(rows_after_first), last_row.eq(0)]
+                m.d.sync += [t.eq(0), t2.eq(2)]
             with m.Else():
-                m.d.sync += [addr.eq(addr + 1), rows_left.eq(rows_left - 1), last_row.eq(rows_left == 1)]
+                m.d.sync += [t.eq(t + 1), t2.eq(t2 + 1)]
             with m.If(pending):
-                with m.If(last_round):
-                    m.d.sync += [base.eq(0), rounds_left.eq(rounds), last_round.eq(single_round)]
-                with m.Else():
-                    m.d.sync += [base.eq(base + lanes), rounds_left.eq(rounds_left - 1),
-                                 last_round.eq(rounds_left == 1)]
+                m.d.sync += base.eq((base + lanes) & mask)
         v1 = Signal()
         v2 = Signal()
         with m.If(en):
             m.d.sync += [v1.eq(self.i_valid), v2.eq(v1)]
         # the ROM's w_rest is 0 in the free row (_plain_rom), so the column is ORed in
-        insert = rom.free & ~pass2
         for lane in range(lanes):
             # one register per lane: the lanes are spread over the die (and one shared register feeding
             # every lane's port made Yosys's ABC9 abort)
@@ -205,16 +203,19 @@ class TwiddleGenerator(wiring.Component):
 
     def _plain_rom(self, m: Module):
         """The ROM of every frame size's rows, those of size f at 2^(f-1) + t (the inverse rows 2^k
-        above); each row also says whether it carries the frame's free slot, where w1 is 0 (column 0).
-        Returns (addr, en, data: w0, w1, free)."""
+        above). The frame's free slot, where w1 is 0 (column 0), is its row 2^(f-2): the generator finds
+        it from its row counter (a ROM bit marking it, nearly all 0, Yosys built as logic: 3 LUT levels
+        after the address). Returns (addr, en, data: w0, w1)."""
         k, field = self._params.log_core, self._params.prime_field
         general = general_multiplier(field)
         rows = []
         for inverse in (False, True):
-            rows += [{"w0": 0, "w1": 0, "free": 0}] * 2          # addresses 0 and 1: no frame of 2^0 or 2^1
+            rows += [{"w0": 0, "w1": 0}] * 2          # addresses 0 and 1: no frame of 2^0 or 2^1
             for f in range(2, k + 1):
                 words = shift_stream(k, 0, inverse, frame=f, field=field).copy()
                 free = scale_slot(f)
+                if free != 1 << (f - 2):
+                    raise AssertionError(f"the free slot of frames of 2^{f} must be row 2^{f - 2}, not {free}")
                 if words[free, 1] != 0:
                     raise AssertionError("the free slot's word must be 0 in the ROM: the column is ORed in")
                 # the words of general stages (not shift stages, not the unused slot) as the unit takes them
@@ -222,7 +223,6 @@ class TwiddleGenerator(wiring.Component):
                 phys = np.asarray(physical_stages(k, f) + (-1,))[stage]
                 valued = (stage >= 0) & (phys < shift_stages(k, field))
                 words[valued] = [general.encode(int(w)) for w in words[valued]]
-                rows += [{"w0": int(words[t, 0]), "w1": int(words[t, 1]), "free": int(t == free)}
-                         for t in range(1 << (f - 1))]
+                rows += [{"w0": int(words[t, 0]), "w1": int(words[t, 1])} for t in range(1 << (f - 1))]
         bits = self._word_bits
-        return _bram_rom(m, data.StructLayout({"w0": bits, "w1": bits, "free": 1}), rows, "rom")
+        return _bram_rom(m, data.StructLayout({"w0": bits, "w1": bits}), rows, "rom")

@@ -155,9 +155,10 @@ def test_twiddle_generator_default_build():
 
 
 def test_default_rom_maps_onto_whole_bram36s():
-    """The default ROM (2^13 rows of 129 bits: every frame size, forward and inverse) is built from
+    """The default ROM (2^13 rows of 128 bits, two 64-bit words: every frame size, forward and inverse;
+    no bit marks the free slot, the generator finds it from its row counter) is built from
     memories of at most 16 bits (four 8K x 4 BRAM36s), with no bit lost: Yosys splits a wider one of 8K
-    rows over BRAMs of 4K rows with a LUT per bit to pick the half (the single 129-bit memory: 129 of
+    rows over BRAMs of 4K rows with a LUT per bit to pick the half (a single 129-bit memory: 129 of
     the block's 188 LUTs)."""
     params = BuildParams()
     text = rtlil.convert(TwiddleGenerator(params))
@@ -166,7 +167,7 @@ def test_default_rom_maps_onto_whole_bram36s():
     assert all(width <= 16 for width, _ in memories), memories
     rows = 2 << params.log_core
     assert all(depth == rows for _, depth in memories)
-    assert sum(width for width, _ in memories) == 2 * 64 + 1
+    assert sum(width for width, _ in memories) == 2 * 64
 
 
 def test_rejects_bad_params():
