@@ -13,6 +13,8 @@ from nantucket.hw.model.layout import BEAT_BYTES, HbmLayout
 from nantucket.hw.model.params import BuildParams
 from nantucket.sim.hbm import CHANNEL_SPAN, channel_models
 
+from axil_master import axil_read, axil_write
+
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
 
 GUARD = 4       # beats before each buffer
@@ -35,32 +37,6 @@ class _Card(Elaboratable):
         return m
 
 
-async def _write(ctx, bus, offset, value):
-    ctx.set(bus.awaddr, offset)
-    ctx.set(bus.awvalid, 1)
-    ctx.set(bus.wdata, value)
-    ctx.set(bus.wstrb, 0xF)
-    ctx.set(bus.wvalid, 1)
-    ctx.set(bus.bready, 1)
-    await ctx.tick("dma").until(bus.bvalid)
-    ctx.set(bus.awvalid, 0)
-    ctx.set(bus.wvalid, 0)
-    await ctx.tick("dma")
-
-
-async def _read(ctx, bus, offset):
-    ctx.set(bus.araddr, offset)
-    ctx.set(bus.arvalid, 1)
-    ctx.set(bus.rready, 1)
-    await ctx.tick("dma").until(bus.arready)
-    ctx.set(bus.arvalid, 0)
-    while not ctx.get(bus.rvalid):
-        await ctx.tick("dma")
-    value = ctx.get(bus.rdata)
-    await ctx.tick("dma")
-    return value
-
-
 def _runs(params, injections):
     """Run the kernel once per entry of ``injections`` ({channel: (rresp, bresp)}); STATUS after each."""
     card = _Card(params)
@@ -69,23 +45,23 @@ def _runs(params, injections):
     status = []
 
     async def bench(ctx):
-        await _write(ctx, bus, rmap.arg("log_n").offset, params.log_n)
+        await axil_write(ctx, bus, rmap.arg("log_n").offset, params.log_n, domain="dma")
         for pa in rmap.pointer_args:
             lo, hi = rmap.split_pointer(pa.channel * CHANNEL_SPAN + GUARD * BEAT_BYTES)
-            await _write(ctx, bus, pa.word_offsets[0], lo)
-            await _write(ctx, bus, pa.word_offsets[1], hi)
+            await axil_write(ctx, bus, pa.word_offsets[0], lo, domain="dma")
+            await axil_write(ctx, bus, pa.word_offsets[1], hi, domain="dma")
         for inject in injections:
             for c, model in enumerate(card.hbm):
                 rresp, bresp = inject.get(c, (0, 0))
                 ctx.set(model.inject_rresp, rresp)
                 ctx.set(model.inject_bresp, bresp)
-            await _write(ctx, bus, R.CTRL, R.CTRL_AP_START)
+            await axil_write(ctx, bus, R.CTRL, R.CTRL_AP_START, domain="dma")
             for _ in range(200):
-                if await _read(ctx, bus, R.CTRL) & R.CTRL_AP_DONE:
+                if await axil_read(ctx, bus, R.CTRL, domain="dma") & R.CTRL_AP_DONE:
                     break
             else:
                 raise AssertionError("the run did not finish")
-            status.append(await _read(ctx, bus, rmap.id_offset("STATUS")))
+            status.append(await axil_read(ctx, bus, rmap.id_offset("STATUS"), domain="dma"))
 
     sim = Simulator(card)
     sim.add_clock(1e-6 / params.dma_mhz, domain="dma")

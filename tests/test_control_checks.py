@@ -11,6 +11,8 @@ from nantucket.hw.control import ControlSlave
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.params import BuildParams
 
+from axil_master import axil_write
+
 SETTLE = 8          # cycles after a write's response: more than the checks' register stages
 
 
@@ -32,31 +34,12 @@ def _run(params: BuildParams, trials):
     bus = dut.axil
     seen = []
 
-    async def write(ctx, offset, value):
-        ctx.set(bus.awaddr, offset)
-        ctx.set(bus.awvalid, 1)
-        ctx.set(bus.wdata, value)
-        ctx.set(bus.wstrb, 0xF)
-        ctx.set(bus.wvalid, 1)
-        ctx.set(bus.bready, 1)
-        aw = w = False
-        while not (aw and w):
-            aw_take, w_take = ctx.get(bus.awready) and not aw, ctx.get(bus.wready) and not w
-            await ctx.tick()
-            if aw_take:
-                aw = True
-                ctx.set(bus.awvalid, 0)
-            if w_take:
-                w = True
-                ctx.set(bus.wvalid, 0)
-        await ctx.tick().until(bus.bvalid)
-
     async def bench(ctx):
         last = {}
         for trial in trials:
             for name, value in zip(("log_n", "batch", "chain_log_n"), trial):
                 if last.get(name) != value:
-                    await write(ctx, rmap.arg(name).offset, value)
+                    await axil_write(ctx, bus, rmap.arg(name).offset, value)
                     last[name] = value
             await ctx.tick().repeat(SETTLE)
             seen.append((trial, ctx.get(dut.refused), ctx.get(dut.supported)))
