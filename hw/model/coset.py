@@ -1,24 +1,31 @@
-"""Coset transforms on the four-step engine: the factor streams the lanes multiply by.
+"""Coset transforms on the four-step engine: where the shift's powers are applied, and their streams.
 
 Forward coset: X_k = sum_j x_j g^j w^(jk). Inverse coset (h = g^-1): x_j = h^j (1/N) sum_k X_k w^(-jk).
 With N = N1 * N2 (N1 = 2^n1, n1 = ceil(n/2): pass 1 transforms columns of N1 points), j = N2*n1 + n2 on
-the input side and j = k1 + N1*k2 on the output side, the point factors split into a factor per pass
-that depends only on the position of the point inside the lane's frame, never on the column, the row,
-the lane or the element of a batch:
+the input side and j = k1 + N1*k2 on the output side, the point factors split into a factor that depends
+only on the position of the point inside its lane frame (the same for every lane on a cycle: a *stream*)
+and one that is constant over a lane frame (a *frame word*, one per lane):
 
-- forward: g^(N2*n1 + n2) = G^n1 * g^n2 (G = g^N2). Pass 1 multiplies its input point n1 by G^n1; the
-  remaining g^n2 is the same for the whole column n2, so (the transform being linear) it can be applied
-  to the column's outputs, i.e. to pass 2's input point n2: pass 2 multiplies its input n2 by g^n2.
-- inverse: h^(k1 + N1*k2) = h^k1 * H^k2 (H = h^N1). Pass 1 multiplies its output k1 by h^k1 (constant
-  along row k1 of pass 2, so it passes through pass 2 unchanged), pass 2 its output k2 by H^k2.
+- forward: g^(N2*n1 + n2) = G^n1 * g^n2 (G = g^N2). Pass 1 transforms column n2 (input positions n1), so it
+  multiplies its input n1 by S * K with the stream S = G^n1 and the frame word K = g^n2. Pass 1 then does
+  not apply the four-step factor w_N^(n2 k1) to its outputs: pass 2 applies it to its inputs (row k1,
+  input positions n2, the frame word k1), so each pass multiplies once, at the lane's head.
+- inverse: h^(k1 + N1*k2) (1/N) = H^k2 * (h^k1 / N) (H = h^N1). Pass 1 is a plain inverse pass 1 (the
+  four-step factor on its outputs); pass 2 transforms row k1 and multiplies its output k2 by S * K with
+  S = H^k2 and K = h^k1 / N (the 1/N of the inverse folded into the frame word).
 
-So every lane multiplies, on a given cycle, by the same pair of factors: the powers of the pass's
-``base`` at the two positions the lanes take on that cycle (``lane_input_order``, forward) or emit
-(``lane_output_order``, inverse). The stream repeats every frame, hence for every transform of a batch.
+So a lane applies one multiplication per point in every pass, on the multipliers of its output scale
+(hw/output_scale.py), at its head (forward coset) or its tail (inverse coset, plain runs). The streams
+(:func:`streams`) are the powers of the pass's ``base`` at the two positions the lanes take on a cycle
+(``lane_input_order``, forward pass 1) or emit (``lane_output_order``, inverse pass 2); they repeat every
+frame. Frame words (:func:`frame_words`): lane l of round g transforms frame t = L g + l of the pass,
+element t // F (F = the pass's frames per element), index i = t mod F (the column n2 forward, the row
+k1 inverse); K = b^i (forward b = g), K = h^i / N (inverse), and the row i itself in forward pass 2.
 
-The hardware (hw/coset.py) reads each factor as a product of two small tables, HI[i >> s] * LO[i & mask]
-with s = floor(f/2) for a frame of 2^f points; :func:`factor_tables` and :func:`factor_stream` are its
-bit-exact model, :func:`coset_passes` the whole transform through the lane schedule.
+The hardware (hw/coset.py) reads each stream factor as a product of two small tables,
+HI[i >> s] * LO[i & mask] with s = floor(f/2) for a frame of 2^f points; :func:`factor_tables` and
+:func:`factor_stream` are its bit-exact model, :func:`coset_passes` the whole transform through the lane
+schedule.
 
 Row steps (the run's ``row_step`` s): element r of a batch is a coset transform with the shift
 g_r = g s^r, so its pass base is b_r = b_0 c^r with c the pass base of s (``pass_base(s, ...)``; for the
@@ -26,7 +33,7 @@ inverse c = (s^-1)^(2^o), from h_r = h s^-r). The hardware keeps the tables of t
 computes the next element's from them, entry by entry: LO_(r+1)[j] = LO_r[j] x LOc[j], HI_(r+1)[i] =
 HI_r[i] x HIc[i] (:func:`step_tables`), while the current one streams. Every lane of a cycle works on
 the same element (each pass has at least L frames per element, ``BuildParams.min_log_n``), so the
-element changes every ``element_cycles`` stream cycles.
+element changes every ``element_cycles`` stream cycles; the frame words of element r are those of g_r.
 """
 
 import numpy as np
@@ -37,8 +44,9 @@ from .ntt import bit_reverse_indices, dif_stages, log2_exact
 from .params import BuildParams
 from .schedule import lane_input_order, lane_output_order, pass_schedule
 
-__all__ = ["INVERSE_EXPONENT", "inverse_exponent", "pass_frame", "pass_base", "chain_offset", "factor_tables", "factor_positions", "factor_stream",
-           "element_shift", "element_cycles", "step_tables", "update_products", "lane_frame_transform", "coset_passes"]
+__all__ = ["INVERSE_EXPONENT", "inverse_exponent", "pass_frame", "streams", "frame_word_kind", "pass_base",
+           "chain_offset", "factor_tables", "factor_positions", "factor_stream", "element_shift", "element_cycles",
+           "step_tables", "update_products", "frame_words", "lane_frame_transform", "coset_passes"]
 
 _GL = F.GOLDILOCKS
 
@@ -58,6 +66,23 @@ def pass_frame(log_n: int, pass_index: int) -> int:
     if pass_index not in (1, 2):
         raise ValueError(f"pass_index: must be 1 or 2, got {pass_index}")
     return (log_n + 1) // 2 if pass_index == 1 else log_n // 2
+
+
+def streams(pass_index: int, inverse: bool) -> bool:
+    """True for the pass whose lanes multiply by a stream of the shift's powers: forward pass 1 (at the lane
+    inputs), inverse pass 2 (at the lane outputs)."""
+    if pass_index not in (1, 2):
+        raise ValueError(f"pass_index: must be 1 or 2, got {pass_index}")
+    return pass_index == (2 if inverse else 1)
+
+
+def frame_word_kind(pass_index: int, inverse: bool) -> str | None:
+    """What a lane's frame word is in this pass of a coset run: "coset" (K, a field element: g^n2 forward
+    pass 1, h^k1 / N inverse pass 2), "row" (the frame's row k1, forward pass 2, for the four-step factor
+    at the lane inputs) or None (inverse pass 1: a plain pass)."""
+    if streams(pass_index, inverse):
+        return "coset"
+    return None if inverse else "row"
 
 
 def chain_offset(log_n: int, pass_index: int, inverse: bool) -> int:
@@ -133,6 +158,36 @@ def update_products(log_frame: int) -> int:
     return (1 << s) + (1 << (log_frame - s))
 
 
+def frame_words(params: BuildParams, shift: int, log_n: int, pass_index: int, inverse: bool, batch: int = 1,
+                row_step: int = 0) -> np.ndarray:
+    """Every lane's frame word of every round of the pass, shape (rounds, L) (``frame_word_kind``): lane l
+    of round g has frame t = L g + l, element r = t // F, index i = t mod F (F = 2^(n - f) frames an
+    element); "coset": g_r^i forward, h_r^i / N inverse (g_r = ``element_shift``), "row": i. Field values
+    (canonical) or indices, as Python ints in an object array; None when the pass has no words."""
+    field = params.prime_field
+    n = params.check_log_n(log_n)
+    kind = frame_word_kind(pass_index, inverse)
+    if kind is None:
+        return None
+    f = params.pass_log_sizes(n)[pass_index - 1]
+    per = 1 << (n - f)
+    batch = max(int(batch), 1)
+    t = np.arange(batch * per).reshape(-1, params.lanes)
+    if kind == "row":
+        return (t % per).astype(object)
+    inv_n = field.inv(1 << n)
+    words = np.empty(t.shape, dtype=object)
+    for r in range(batch):
+        g = element_shift(shift, row_step, r, field) if row_step > 1 else int(shift) % field.p
+        base, scale = (field.inv(g), inv_n) if inverse else (g, 1)
+        powers = [scale]
+        for _ in range(per - 1):
+            powers.append(field.mul(powers[-1], base))
+        sel = (t // per) == r
+        words[sel] = [powers[int(i)] for i in (t[sel] % per)]
+    return words
+
+
 def lane_frame_transform(frames: np.ndarray, inverse: bool, field: Field = _GL) -> np.ndarray:
     """Natural-order transform of every frame (last axis, 2^f points), forward or with inverse twiddles
     (no 1/N): what a lane computes from its frame before the output scale."""
@@ -142,10 +197,11 @@ def lane_frame_transform(frames: np.ndarray, inverse: bool, field: Field = _GL) 
 
 def coset_passes(params: BuildParams, x: np.ndarray, shift: int | None, log_n: int | None = None,
                  inverse: bool = False, batch: int = 1, row_step: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """The engine's two passes, cycle by cycle through ``pass_schedule``, with the coset factor stream
-    applied where the lanes apply it (``shift`` None: no coset; ``row_step`` s: element r's stream is
-    the one of g s^r). Returns ``(state, output)`` indexed like the buffers; ``output`` includes the
-    inverse's 1/N, so it equals ``hw.model.ntt.transform(x, inverse=inverse, coset=g s^r)`` row by row, in
+    """The engine's two passes, cycle by cycle through ``pass_schedule``, with the coset's streams and frame
+    words applied where the lanes apply them (module docstring; ``shift`` None: no coset, the four-step
+    factor on pass 1's outputs and 1/N on pass 2's; ``row_step`` s: element r's factors are those of
+    g s^r). Returns ``(state, output)`` indexed like the buffers; ``output`` includes the inverse's 1/N, so
+    it equals ``hw.model.ntt.transform(x, inverse=inverse, coset=g s^r)`` row by row, in
     ``params.prime_field``."""
     field = params.prime_field
     n = params.max_log_n if log_n is None else params.check_log_n(log_n)
@@ -160,14 +216,21 @@ def coset_passes(params: BuildParams, x: np.ndarray, shift: int | None, log_n: i
         reads, writes = pass_schedule(params, pass_index, n, batch)     # [g, t, l, 2]
         f = params.pass_log_sizes(n)[pass_index - 1]
         pairs = src[reads]
-        if shift is None:
-            factors = None
-        else:
-            # round g (every lane) belongs to element (L g) / (frames per element)
+        kind = None if shift is None else frame_word_kind(pass_index, inverse)
+        factors = None
+        if kind == "coset":
+            # S (round g belongs to element L g // F) times each lane's frame word K
             per = (1 << (n - f)) // params.lanes
-            streams = [factor_stream(element_shift(shift, row_step, e, field), n, pass_index, inverse, field)
-                       for e in range(batch if row_step > 1 else 1)]
-            factors = np.stack([streams[g // per if row_step > 1 else 0] for g in range(reads.shape[0])])[:, :, None, :]
+            stream = [factor_stream(element_shift(shift, row_step, e, field), n, pass_index, inverse, field)
+                      for e in range(batch if row_step > 1 else 1)]
+            s = np.stack([stream[g // per if row_step > 1 else 0] for g in range(reads.shape[0])])[:, :, None, :]
+            k = frame_words(params, shift, n, pass_index, inverse, batch, row_step).astype(np.uint64)
+            factors = field.vmul(s, k[:, None, :, None])
+        elif kind == "row":
+            # the four-step factor w_N^(k1 n2) of pass 1's column n2 at pass 2's input n2, row k1
+            rows = frame_words(params, shift, n, pass_index, inverse, batch, row_step).astype(np.uint64)
+            pos = lane_input_order(f).astype(np.uint64)
+            pairs = field.vmul(pairs, field.vpow(w, rows[:, None, :, None] * pos[None, :, None, :]))
         if factors is not None and not inverse:
             pairs = field.vmul(pairs, factors)
         # assemble every lane's frame from its input positions, transform it, emit in output order
@@ -176,7 +239,7 @@ def coset_passes(params: BuildParams, x: np.ndarray, shift: int | None, log_n: i
         frames[:, :, pos[:, 0]] = pairs[..., 0].transpose(0, 2, 1)
         frames[:, :, pos[:, 1]] = pairs[..., 1].transpose(0, 2, 1)
         y = lane_frame_transform(frames, inverse, field)
-        if pass_index == 1:
+        if pass_index == 1 and (kind is None):
             # the four-step scale w_N^(n2 k1) of column n2 = (the transform's number) mod N2
             count = 1 << params.pass_log_sizes(n)[1]
             column = (np.arange(y.shape[0])[:, None] * params.lanes + np.arange(params.lanes)[None, :]) % count
@@ -186,6 +249,6 @@ def coset_passes(params: BuildParams, x: np.ndarray, shift: int | None, log_n: i
         if factors is not None and inverse:
             emitted = field.vmul(emitted, factors)
         dst[writes] = emitted
-    if inverse:
+    if inverse and shift is None:
         out = field.vmul(out, np.uint64(field.inv(big)))
     return state, out
