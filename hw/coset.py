@@ -52,7 +52,8 @@ its word; tables start from encode(1). The figures above are Goldilocks'; a 31-b
 31 bits and a round is 11 cycles ((1 + 31 + 2k) rounds).
 """
 
-from amaranth.hdl import C, Cat, Const, EnableInserter, Module, Mux, Signal, unsigned
+import numpy as np
+from amaranth.hdl import Array, C, Cat, Const, EnableInserter, Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -155,7 +156,7 @@ class CosetFactors(wiring.Component):
     build_cycles(f), setup_cycles(f, cached), model(shift, log_n, pass_index, inverse, cycles).
     """
 
-    def __init__(self, params: BuildParams, output_offsets: dict[int, int]):
+    def __init__(self, params: BuildParams, output_offsets: dict[int, int], input_offset: int = 1):
         if not isinstance(params, BuildParams):
             raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
         k = params.log_core
@@ -169,9 +170,13 @@ class CosetFactors(wiring.Component):
         # so a * encode(one) (mod p) is a's word: the chain job's first round encodes the shift with it
         self._one = self._general.encode(1)
         self._offsets = {f: int(output_offsets[f]) for f in range(2, k + 1)}
+        if not isinstance(input_offset, int) or input_offset < 1:
+            raise ValueError(f"input_offset: must be an int >= 1, got {input_offset!r}")
+        self._input_offset = input_offset
         super().__init__({
             "start": In(1), "pass2": In(1), "run": In(run_layout(params)), "en": In(1),
             "ready": Out(1), "o_f0": Out(field.width), "o_f1": Out(field.width),
+            "o_k": Out(unsigned(field.width)).array(params.lanes),
         })
 
     @property
@@ -197,7 +202,37 @@ class CosetFactors(wiring.Component):
 
     @property
     def mul_units(self) -> int:
-        return 3
+        return 4
+
+    def offset(self, log_frame: int, inverse: bool) -> int:
+        """Enabled cycles from a lane's input to the output scale's multipliers where the stream applies
+        (frame size f): the head's ``input_offset`` forward, the tail's ``output_offsets[f]`` inverse. The
+        stream's position on enabled cycle c of a pass is (c - offset) mod 2^(f-1); the frame words run one
+        enabled cycle ahead of it (the output scale takes them a cycle early)."""
+        return self._offsets[log_frame] if inverse else self._input_offset
+
+    def word_lead(self, log_frame: int, inverse: bool) -> int:
+        """Frame edges (enabled cycles where the next pair starts a frame) before round 0's frames reach
+        the multipliers: the word generator lets this many pass before its first swap."""
+        period = 1 << (log_frame - 1)
+        return -(-(self.offset(log_frame, inverse) - 1) // period)
+
+    @property
+    def word_levels(self) -> int:
+        """Doubling levels of the frame words' set-up: log2 L."""
+        return (self._params.lanes - 1).bit_length()
+
+    def frame_word_setup_cycles(self, stepping: bool = False) -> int:
+        """``ready`` waits at least this many cycles after a streaming pass's ``start`` for the frame words
+        (chains already there): latch, check, the doubling levels (level t: 2^t products, twice with a row
+        step, and the multiplier's latency), one cycle to load the words of round 0."""
+        lat = self._general.latency
+        return 3 + sum((1 << t) * (1 + int(stepping)) + lat for t in range(self.word_levels))
+
+    def frame_word_job_cycles(self, element_start: bool = False, stepping: bool = False) -> int:
+        """Cycles from a round's swap to the next round's words being ready: L products (one more at an
+        element start with a row step, b^L x s^L), the multiplier's latency, a cycle to mark them."""
+        return self._params.lanes + int(element_start and stepping) + self._general.latency + 1
 
     @property
     def dsp_tiles(self) -> int:
@@ -225,11 +260,14 @@ class CosetFactors(wiring.Component):
         levels = log_frame - log_frame // 2
         return sum(self.level_cycles(t, t == levels - 1) for t in range(levels))
 
-    def setup_cycles(self, log_frame: int, cached: bool = False) -> int:
+    def setup_cycles(self, log_frame: int, cached: bool = False, stepping: bool = False) -> int:
         """With the chains already computed for the shift, ``ready`` is 1 from this many cycles after the
-        cycle of a coset pass's ``start`` on: one to latch, one to check the chains, the tables (none when
-        ``cached``: this pass's set was built for the same shift, direction and n), priming the stream."""
-        return 2 + (0 if cached else self.build_cycles(log_frame)) + self.latency
+        cycle of a streaming pass's ``start`` on: the later of the stream (one cycle to latch, one to check
+        the chains, the tables: none when ``cached``, this pass's set built for the same shift, direction
+        and n; with a row step also the step's set; priming the stream) and the frame words
+        (``frame_word_setup_cycles``)."""
+        tables = (0 if cached else self.build_cycles(log_frame)) + (self.build_cycles(log_frame) if stepping else 0)
+        return max(2 + tables + self.latency, self.frame_word_setup_cycles(stepping))
 
     def update_cycles(self, log_frame: int) -> int:
         """Cycles from an element's start (its first stream read) to the next element's tables being
@@ -241,7 +279,7 @@ class CosetFactors(wiring.Component):
         """At most how many cycles a coset call whose shift or row step is new spends beyond the same call
         on a kept shift: the chain job, the shift's two passes' table sets and a stepping call's two step
         sets (element stalls not included: ``step_stall_cycles``)."""
-        return self.chain_cycles + 4 * self.build_cycles(log_frame)
+        return self.chain_cycles + 2 * self.build_cycles(log_frame)
 
     def step_stall_cycles(self, log_frame: int, log_n: int) -> int:
         """Cycles ``ready`` is low at each element boundary of a stepping pass (no other stalls): the
@@ -256,7 +294,7 @@ class CosetFactors(wiring.Component):
         cycles of element r (every ``element_cycles``, inverse: from the lanes' output offset on; the last
         element's stream after it) carry the stream of g s^r."""
         f = coset_model.pass_frame(log_n, pass_index)
-        offset = self._offsets[f] if inverse else 0
+        offset = self.offset(f, inverse)
         each = coset_model.element_cycles(self._params, log_n)
         elements = max(batch, 1) if row_step > 1 else 1
         streams = [coset_model.factor_stream(coset_model.element_shift(shift, row_step, e, self._field), log_n,
@@ -271,6 +309,44 @@ class CosetFactors(wiring.Component):
             out.append((word(int(pair[0])), word(int(pair[1]))))
         return out
 
+    def frame_word_model(self, shift: int, log_n: int, pass_index: int, inverse: bool, cycles: int, *,
+                         row_step: int = 0, batch: int = 1) -> list[tuple[int, ...]]:
+        """Bit-exact reference: ``o_k`` (every lane's word) on the first ``cycles`` enabled cycles of a coset
+        pass (hw.model.coset.frame_words: multiplier words of the "coset" kind, indices of the "row" kind;
+        None for a pass without words). Round g's words are out from enabled cycle offset - 1 + g 2^(f-1)
+        (round 0 from the start) to the pass's last round."""
+        words = coset_model.frame_words(self._params, shift, log_n, pass_index, inverse, batch, row_step)
+        if words is None:
+            return None
+        if coset_model.frame_word_kind(pass_index, inverse) == "coset":
+            words = np.vectorize(self._general.encode, otypes=[object])(words)
+        f = coset_model.pass_frame(log_n, pass_index)
+        period, first = 1 << (f - 1), self.offset(f, inverse) - 1
+        rounds = words.shape[0]
+        return [tuple(int(w) for w in words[min(rounds - 1, max(0, (c - first) // period))]) for c in range(cycles)]
+
+    def frame_word_stall_cycles(self, log_n: int, pass_index: int, inverse: bool, batch: int = 1,
+                                cached: bool = False) -> int:
+        """Cycles ``ready`` is low in a streaming pass without a row step and with no other stalls, after
+        it first rose: a swap (the round's first pair at the multipliers, one enabled cycle ahead) waits
+        for the job computing its words, which starts at the previous swap (the first one where round 0's
+        words are out) and takes ``frame_word_job_cycles``: rounds of 2^(f-1) cycles shorter than a job."""
+        if not coset_model.streams(pass_index, inverse):
+            return 0
+        f = coset_model.pass_frame(log_n, pass_index)
+        period = 1 << (f - 1)
+        per = (1 << (log_n - f)) // self._params.lanes          # rounds an element
+        ready = self.setup_cycles(f, cached)                    # cycles from start, as the rest below
+        swap = ready + self.offset(f, inverse) - 1 + period - 1  # round 1's, with no stall
+        done = self.frame_word_setup_cycles() - 1 + self.frame_word_job_cycles(per == 1)
+        total = 0
+        for g in range(1, max(batch, 1) * per):
+            actual = max(swap, done)
+            total += actual - swap
+            done = actual + self.frame_word_job_cycles((g + 1) % per == 0)
+            swap = actual + period
+        return total
+
     #: Table sets: 0 and 1 the passes' (the shift's, kept while it stays), the step's, two work sets.
     STEP_SET, WORK_SETS = 2, (3, 4)
 
@@ -279,23 +355,26 @@ class CosetFactors(wiring.Component):
         k = self._params.log_core
         nmax = self._params.max_log_n
         lat = self._general.latency
-        units = [self._general.unit() for _ in range(3)]
-        unit_a, unit_b, unit_c = units
-        for name, u in zip(("unit_lo", "unit_hi", "unit_chain"), units):
+        units = [self._general.unit() for _ in range(4)]
+        unit_a, unit_b, unit_c, unit_w = units
+        for name, u in zip(("unit_lo", "unit_hi", "unit_chain", "unit_words"), units):
             m.submodules[name] = share(u)
 
         chains, job, chain, new_shift = self._chain_job(m, unit_c)
 
         # -- the pass: latch, wait for the chains, build the tables, prime the stream, stream
-        coset_q, inv_q = Signal(name="coset_q"), Signal(name="inverse_q")
+        # coset_q: this pass streams (forward pass 1, inverse pass 2); rows_q: forward pass 2 (row words)
+        coset_q, inv_q, rows_q = Signal(name="coset_q"), Signal(name="inverse_q"), Signal(name="rows_q")
         stepping = Signal(name="stepping")
         table_set, log_n_q = Signal(name="table_set"), Signal(range(nmax + 1), name="log_n_q")
         frame = Signal(range(k + 1), name="frame", init=k)
         offset = Signal(range(nmax + 1), name="chain_offset")
         batch_q = Signal(len(self.run.batch), name="batch_q")
         n1, n2 = (self.run.log_n + 1) >> 1, self.run.log_n >> 1
+        streams_now = self.run.coset & (self.pass2 == self.run.inverse)
         with m.If(self.start):
-            m.d.sync += [coset_q.eq(self.run.coset), inv_q.eq(self.run.inverse), table_set.eq(self.pass2),
+            m.d.sync += [coset_q.eq(streams_now), inv_q.eq(self.run.inverse), table_set.eq(self.pass2),
+                         rows_q.eq(self.run.coset & ~self.run.inverse & self.pass2),
                          log_n_q.eq(self.run.log_n),
                          stepping.eq(self.run.coset & self.run.row_step[1:].any()),
                          batch_q.eq(Mux(self.run.batch == 0, 1, self.run.batch)),
@@ -333,7 +412,7 @@ class CosetFactors(wiring.Component):
         cur = Signal(set_bits, name="element_set")
         nxt = Signal(set_bits, name="next_set")
         m.d.comb += nxt.eq(Mux(cur == self.WORK_SETS[0], self.WORK_SETS[1], self.WORK_SETS[0]))
-        each_max = (1 << (nmax - 1)) // self._params.lanes + max(self._offsets.values()) + 1
+        each_max = (1 << (nmax - 1)) // self._params.lanes + max(max(self._offsets.values()), self._input_offset) + 1
         left = Signal(range(each_max + 1), name="element_left")     # stream reads before the next element
         remaining = Signal(len(batch_q), name="elements_left")       # elements after the current one
         nxt_ready = Signal(name="next_ready")
@@ -346,11 +425,12 @@ class CosetFactors(wiring.Component):
         m.d.comb += each.eq(Const(1, len(left)) << (log_n_q - (1 + lb)).as_unsigned())
 
         # STREAM is also the idle state: outside a coset pass the factors are not used
+        chains_ok = Signal(name="chains_ok")
+        m.d.comb += chains_ok.eq(~job & chains[0].ok & (chains[0].key == self.run.coset_shift)
+                                 & (~stepping | (chains[1].ok & (chains[1].key == self.run.row_step))))
         with m.FSM(name="pass_fsm", init="STREAM") as fsm:
             with m.State("WAIT"):
-                ok = ~job & chains[0].ok & (chains[0].key == self.run.coset_shift)
-                step_ok = chains[1].ok & (chains[1].key == self.run.row_step)
-                with m.If(ok & (~stepping | step_ok)):
+                with m.If(chains_ok):
                     m.d.sync += [level.eq(0), step.eq(0), prime.eq(0), build_step.eq(cached),
                                  cur.eq(table_set), remaining.eq(Mux(stepping, batch_q - 1, 0)),
                                  nxt_ready.eq(0)]
@@ -362,7 +442,7 @@ class CosetFactors(wiring.Component):
                     with m.Switch(frame):
                         for f in range(2, k + 1):
                             with m.Case(f):
-                                m.d.sync += left.eq(each + Mux(inv_q, self._offsets[f], 0))
+                                m.d.sync += left.eq(each + Mux(inv_q, self._offsets[f], self._input_offset))
             with m.State("BUILD"):
                 m.d.comb += [building.eq(1), init.eq((level == 0) & (step == 0))]
                 level_end = Signal(range((1 << k) + lat + 3), name="level_end")
@@ -398,11 +478,14 @@ class CosetFactors(wiring.Component):
                         m.next = "STREAM"
             with m.State("STREAM"):
                 m.d.comb += stream_en.eq(self.en & ~stall)
-                with m.If(self.start & self.run.coset):
+                with m.If(self.start & streams_now):
                     m.next = "WAIT"
         with m.If(new_shift):                      # tables of another shift: none is valid
             m.d.sync += [t.eq(0) for t in tags]
-        m.d.comb += self.ready.eq(~coset_q | (fsm.ongoing("STREAM") & ~stall))
+        words_ok, word_stall = self._frame_words(
+            m, unit_w, chain, (self.start & streams_now, chains_ok, coset_q, rows_q, inv_q, stepping, log_n_q, frame,
+                               batch_q))
+        m.d.comb += self.ready.eq(~coset_q | (fsm.ongoing("STREAM") & ~stall & words_ok & ~word_stall))
 
         # the element boundary: the read that starts the next element takes its set, the update of the
         # one after starts (its source the set just taken, its destination the other work set)
@@ -429,7 +512,7 @@ class CosetFactors(wiring.Component):
                 for f in range(2, k + 1):
                     with m.Case(f):
                         period = 1 << (f - 1)
-                        m.d.sync += pos.eq(Mux(inv_q, (-self._offsets[f]) % period, 0))
+                        m.d.sync += pos.eq(Mux(inv_q, (-self._offsets[f]) % period, (-self._input_offset) % period))
                 with m.Default():                       # not a frame size: no stream
                     m.d.sync += pos.eq(0)
         with m.Elif(stream_en):
@@ -441,6 +524,159 @@ class CosetFactors(wiring.Component):
                     m.d.sync += pos.eq(0)
         m.d.comb += [self.o_f0.eq(unit_a.o_p), self.o_f1.eq(unit_b.o_p)]
         return m
+
+    def _frame_words(self, m, unit, chain, ctl):
+        """Every lane's frame word (``o_k``), hw.model.coset.frame_words: in a streaming pass K_l of round g
+        = c b^(t mod F), t = L g + l (b = g_r forward, h_r inverse; c = 1 or 1/N), kept in registers, the
+        next round's computed on ``unit`` while a round streams (K x b^L; at an element start K0 x S_l,
+        K0_l = c b^l of the element, S_l = s'^l its row step's, and b^L x s'^L), swapped in at the frame
+        edge one enabled cycle ahead of the multipliers; in forward pass 2 the row, from a round counter.
+        Returns (words_ok: round 0's words are out, stall: a swap waits for its job)."""
+        p = self._params
+        lanes, lb, nmax, k = p.lanes, self.word_levels, p.max_log_n, p.log_core
+        width, lat, one = self._field.width, self._general.latency, self._one
+        go, chains_ok, streaming, rows, inv_q, stepping, log_n_q, frame, batch_q = ctl
+        k0 = [Signal(width, name=f"k0_{l}") for l in range(lanes)]
+        sl = [Signal(width, name=f"step_word_{l}") for l in range(lanes)]
+        cur = [Signal(width, name=f"word_{l}") for l in range(lanes)]
+        nxt = [Signal(width, name=f"next_word_{l}") for l in range(lanes)]
+        bw, bs = Signal(width, name="word_base"), Signal(width, name="word_step_base")    # b^L, s'^L
+        words_ok, nxt_ready, busy = Signal(name="words_ok"), Signal(name="next_words_ready"), Signal(name="job_busy")
+        element_start = Signal(name="job_element_start")
+
+        # chain words: b^(2^i) at i (g, forward) or nmax + i (h, inverse); s'^(2^i) 2 nmax further
+        rp_b, rp_s = chain.read_port(domain="comb"), chain.read_port(domain="comb")
+        level = Signal(range(max(lb, 1) + 1), name="word_level")
+        finish = Signal(name="word_finish")
+        base = Mux(inv_q, nmax, 0)
+        m.d.comb += [rp_b.addr.eq(base + Mux(finish, lb, level)), rp_s.addr.eq(2 * nmax + base + Mux(finish, lb, level))]
+
+        # c: 1 forward, 1/N inverse (as the multiplier's words, by n)
+        inv_n = [self._general.encode(self._field.inv(1 << n)) for n in range(nmax + 1)]
+        inv_n += [inv_n[-1]] * ((1 << len(log_n_q)) - len(inv_n))
+        c_word = Mux(inv_q, Array(Const(w, width) for w in inv_n)[log_n_q], one)
+
+        # -- set-up: K0[l + 2^t] = K0[l] b^(2^t), S[l + 2^t] = S[l] s'^(2^t), level by level
+        step = Signal(range(2 * lanes + lat + 1), name="word_setup_cycle")
+        n_t = Signal(range(lanes + 1), name="word_level_size")
+        m.d.comb += n_t.eq(Const(1, len(n_t)) << level)
+        issues = Mux(stepping, n_t << 1, n_t)
+        issue_setup = Signal(name="word_setup_issue")
+        on_step = step >= n_t
+        idx = Signal(range(lanes), name="word_setup_index")
+        m.d.comb += idx.eq(Mux(on_step, step - n_t, step))
+        # -- jobs: j < L: the lane's next word, j = L: b^L x s'^L (an element start with a row step)
+        j = Signal(range(lanes + 2), name="job_index")
+        count = lanes + (element_start & stepping)
+        issue_job = busy & (j < count)
+        jl = j[:max(lb, 1)] if lanes > 1 else C(0, 1)
+        job_a = Mux(j == lanes, bw, Mux(element_start, Array(k0)[jl], Array(cur)[jl]))
+        job_b = Mux(j == lanes, bs, Mux(element_start, Mux(stepping, Array(sl)[jl], one), bw))
+        m.d.comb += [unit.en.eq(1), unit.i_valid.eq(issue_setup | issue_job),
+                     unit.i_a.eq(Mux(issue_setup, Mux(on_step, Array(sl)[idx], Array(k0)[idx]), job_a)),
+                     unit.i_b.eq(Mux(issue_setup, Mux(on_step, rp_s.data, rp_b.data), job_b))]
+        regs = Module()
+        w_setup = pipe(regs, issue_setup, lat, "word_setup_write", reset_less=False)
+        w_step = pipe(regs, on_step, lat, "word_setup_write_step")
+        w_dest = pipe(regs, (idx + n_t)[:max(lb, 1)], lat, "word_setup_write_index")
+        w_job = pipe(regs, issue_job, lat, "job_write", reset_less=False)
+        w_j = pipe(regs, j, lat, "job_write_index")
+        w_last = pipe(regs, issue_job & (j == count - 1), lat, "job_write_last", reset_less=False)
+        m.submodules.word_regs = regs
+        for l in range(lanes):
+            with m.If(w_setup & (w_dest == l)):
+                with m.If(w_step):
+                    m.d.sync += sl[l].eq(unit.o_p)
+                with m.Else():
+                    m.d.sync += k0[l].eq(unit.o_p)
+            with m.If(w_job & (w_j == l)):
+                m.d.sync += nxt[l].eq(unit.o_p)
+                with m.If(element_start & stepping):
+                    m.d.sync += k0[l].eq(unit.o_p)
+        with m.If(w_job & (w_j == lanes)):
+            m.d.sync += bw.eq(unit.o_p)
+        with m.If(w_last):
+            m.d.sync += [nxt_ready.eq(1), busy.eq(0)]
+        with m.If(issue_job):
+            m.d.sync += j.eq(j + 1)
+
+        # -- rounds: the frame edge (the next enabled cycle's pair starts a frame), the swaps left
+        period_mask = Signal(max(k - 1, 1), name="word_period_mask")
+        kpos = Signal(max(k - 1, 1), name="word_position")
+        lead = Signal(range(max(self.word_lead(f, inv) for f in range(2, k + 1) for inv in (0, 1)) + 1),
+                      name="word_lead")
+        swaps = Signal(len(batch_q) + nmax + 1, name="word_swaps_left")
+        in_el = Signal(nmax + 1, name="job_round_in_element")       # the next job's round, mod rounds an element
+        el_mask = Signal(nmax + 1, name="rounds_an_element_mask")
+        row_hi = Signal(max(nmax - lb, 1), name="row_round")
+        init = Signal(name="word_init")
+        m.d.sync += init.eq(go | (self.start & self.run.coset & ~self.run.inverse & self.pass2))
+        with m.If(init):                    # the cycle after start (no enabled cycle yet): frame is latched
+            with m.Switch(frame):
+                for f in range(2, k + 1):
+                    with m.Case(f):
+                        period = 1 << (f - 1)
+                        m.d.sync += [period_mask.eq(period - 1),
+                                     kpos.eq(Mux(inv_q, (1 - self._offsets[f]) % period, (1 - self._input_offset) % period)),
+                                     lead.eq(Mux(inv_q, self.word_lead(f, True), self.word_lead(f, False)))]
+            per_log = (log_n_q - frame - lb).as_unsigned()
+            m.d.sync += [el_mask.eq((Const(1, len(el_mask)) << per_log) - 1),
+                         swaps.eq((batch_q << per_log) - 1), row_hi.eq(0)]
+        edge = self.en & (kpos == period_mask)
+        at_swap = Signal(name="word_at_swap")
+        m.d.comb += at_swap.eq((kpos == period_mask) & (lead == 0) & (swaps != 0))
+        stall = Signal(name="word_stall")
+        m.d.comb += stall.eq(streaming & at_swap & ~nxt_ready)
+        with m.If(self.en & ~init):
+            m.d.sync += kpos.eq((kpos + 1) & period_mask)
+            with m.If(edge & (lead != 0)):
+                m.d.sync += lead.eq(lead - 1)
+
+        def start_job():
+            m.d.sync += [busy.eq(1), j.eq(0), element_start.eq(in_el == 0), in_el.eq((in_el + 1) & el_mask)]
+
+        with m.FSM(name="word_fsm"):
+            with m.State("IDLE"):
+                with m.If(go):
+                    m.d.sync += [words_ok.eq(0), nxt_ready.eq(0), busy.eq(0)]
+                    m.next = "WAIT"
+            with m.State("WAIT"):
+                with m.If(chains_ok):
+                    m.d.sync += [k0[0].eq(c_word), sl[0].eq(one), level.eq(0), step.eq(0)]
+                    m.next = "SETUP" if lb else "FINISH"
+            if lb:
+                with m.State("SETUP"):
+                    m.d.comb += issue_setup.eq(step < issues)
+                    with m.If(step == issues + lat - 1):
+                        m.d.sync += [step.eq(0), level.eq(level + 1)]
+                        with m.If(level == lb - 1):
+                            m.next = "FINISH"
+                    with m.Else():
+                        m.d.sync += step.eq(step + 1)
+            with m.State("FINISH"):
+                m.d.comb += finish.eq(1)
+                m.d.sync += [c.eq(w) for c, w in zip(cur, k0)]
+                # round 1's job (round 1 starts an element when an element has one round)
+                m.d.sync += [bw.eq(rp_b.data), bs.eq(Mux(stepping, rp_s.data, one)), words_ok.eq(1),
+                             in_el.eq(2 & el_mask), element_start.eq(el_mask == 0)]
+                with m.If(swaps != 0):
+                    m.d.sync += [busy.eq(1), j.eq(0)]
+                m.next = "RUN"
+            with m.State("RUN"):
+                with m.If(self.en & at_swap & nxt_ready & streaming):
+                    m.d.sync += [c.eq(w) for c, w in zip(cur, nxt)]
+                    m.d.sync += [nxt_ready.eq(0), swaps.eq(swaps - 1)]
+                    with m.If(swaps > 1):
+                        start_job()
+                with m.If(go):
+                    m.d.sync += [words_ok.eq(0), nxt_ready.eq(0), busy.eq(0)]
+                    m.next = "WAIT"
+        with m.If(self.en & ~init & at_swap & rows):
+            m.d.sync += [swaps.eq(swaps - 1), row_hi.eq((row_hi + 1) & el_mask)]
+        for l, port in enumerate(self.o_k):
+            row = Cat(Const(l, lb), row_hi) if lb else row_hi
+            m.d.comb += port.eq(Mux(rows, row, cur[l]))
+        return words_ok, stall
 
     def _update(self, m, unit_c, memories, frame, start, src, dst):
         """The next element's tables: LO[j] x LOc[j] (j < 2^s), then HI[i] x HIc[i] (i < 2^(f-s)),
@@ -576,7 +812,7 @@ class CosetFactors(wiring.Component):
         k = self._params.log_core
         nmax = self._params.max_log_n
         lat = self._general.latency
-        unit_a, unit_b, _ = units
+        unit_a, unit_b = units[:2]
         # chain words of this level: b^(2^t) for LO, b^(2^(s + t)) for HI, b = chain[base + offset]
         # (the step's chain from 4k on)
         base = Mux(inv_q, nmax, 0) + offset + Mux(build_step, 2 * nmax, 0)
