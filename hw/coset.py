@@ -1,31 +1,35 @@
 # amaranth: UnusedElaboratable=no
-"""Coset transforms in the engine: the per-lane point scale and the one shared factor generator.
+"""Coset transforms in the engine: the one shared generator of the coset's factors.
 
-The math (hw/model/coset.py): in each pass every lane multiplies the two points it takes (forward coset,
-at the lane input) or emits (inverse coset, at the lane output) on a cycle by the same pair of factors,
-b^i0 and b^i1, where (i0, i1) are the positions in the frame and b is the pass's base: forward G = g^N2
-(pass 1) and g (pass 2), inverse h = g^-1 (pass 1) and H = h^N1 (pass 2).
+The math (hw/model/coset.py): each lane applies the shift's powers on its output scale's multipliers
+(hw/output_scale.py, placed at the lane's head forward, its tail inverse), once per point per pass, as
+S * K: S the pass's *stream*, the same pair for every lane on a cycle, b^i0 and b^i1 at the positions
+(i0, i1) of the pair (b = G = g^N2 in forward pass 1, H = h^N1 in inverse pass 2), and K each lane's
+*frame word*, constant over its frame (g^n2 forward, h^k1 / N inverse); forward pass 2 applies the
+four-step factor at its head instead and takes the frame's row as its frame word. No lane holds a
+multiplier for the coset.
 
-``PointScale`` (per lane, two multiply/reduce units, one a port) sits on both sides of the lane: on the
-input side (head) between the lane input and its first stage, on the output side (tail) after the
-output scale. Its multipliers work on the head (``scale_in``) or the tail (``scale_out``); the other
-side, and both in a plain pass, are wires, so only a coset pass pays the multiplier's 12 cycles.
-
-``CosetFactors`` (one per engine, three multiply/reduce units) computes the factor pair of every
-enabled cycle from the shift g:
+``CosetFactors`` (one per engine, four multiply/reduce units) computes both from the shift g:
 
 - in the background, whenever the shift differs from the one it last worked on: h = g^(p-2) by
   right-to-left square-and-multiply on one unit, keeping the squares g^(2^i), then h^(2^i), i < 2k
   (the "chains", 4k words); (64 + 2k) rounds of 14 cycles (1,232 at k = 12), once per shift;
-- at the start of a coset pass: two tables, LO[j] = b^j (j < 2^s) and HI[i] = b^(i 2^s) (i < 2^(f-s)),
-  s = floor(f/2), built level by level by doubling from the chain words b^(2^t) (one unit per table;
+- at the start of a streaming pass (forward pass 1, inverse pass 2): two tables, LO[j] = b^j (j < 2^s)
+  and HI[i] = b^(i 2^s) (i < 2^(f-s)), s = floor(f/2), built level by level by doubling from the chain words b^(2^t) (one unit per table;
   a level starts as soon as the entries it reads are written: 110 cycles at f = 12);
-  one set of tables per pass, kept while the shift stays: a pass with the same shift, direction and n
-  as the last one in its set reuses them;
+  one set of tables per direction, kept while the shift stays: a pass with the same shift, direction and
+  n as the last one in its set reuses them;
 - then, one enabled cycle at a time, the factors b^i = HI[i >> s] * LO[i & (2^s - 1)] of the two positions
-  the lanes' point scales meet (the lane input order forward, the output order inverse, offset by the
-  lanes' latency to their output multipliers), the same two units, latency 13. It reports ``ready``
-  once the first factors are at its output; the engine holds its first payload until then.
+  the lanes' output scales meet (the lane input order forward, offset by the input register; the output
+  order inverse, offset by the lanes' latency to their output scales), the same two units, latency 13;
+- the frame words, on the fourth unit: at the pass start K0_l = c b^l for the L lanes (c = 1 forward,
+  1/N inverse; log2 L doubling levels from the chain words b^(2^t), b = g or h), which are round 0's;
+  while round g streams, round g + 1's, K_l x b^L, L products (``frame_word_job_cycles``), swapped in at
+  the frame edge one enabled cycle ahead of the multipliers (the output scale takes its frame word a
+  cycle early); a round shorter than the job (frames of 2^(f-1) < L + 14 cycles) waits for it
+  (``frame_word_stall_cycles``). Forward pass 2's rows are counted, nothing computed.
+  It reports ``ready`` once the first factors and words are at its outputs; the engine holds its first
+  payload until then.
 
 The stream repeats with every frame, so a batch of transforms needs nothing more, unless the run has a
 ``row_step`` s > 1 (element r of the batch has the shift g s^r, hw/model/coset.py "Row steps"):
@@ -34,6 +38,8 @@ The stream repeats with every frame, so a batch of transforms needs nothing more
   background whenever s changes, like the shift's);
 - a stepping pass builds a third set of tables, the step's (LOc, HIc, from s's chain words: another
   ``build_cycles(f)``), after the shift's;
+- a stepping pass also doubles the step's lane powers S_l = s'^l with K0 (twice the set-up products); at
+  an element start the round's job is K0_l x S_l (the next element's K0, kept) and b^L x s'^L;
 - element 0 streams from the shift's tables; while element r streams, the chain unit (idle once the
   chains are there) computes element r + 1's tables into one of two work sets, LO[j] x LOc[j] and HI[i] x
   HIc[i], one product a cycle (``update_cycles(f)``: 2^s + 2^(f-s) products, its reads and the
@@ -41,12 +47,12 @@ The stream repeats with every frame, so a batch of transforms needs nothing more
   ``element_cycles`` = 2^n / 2L enabled cycles; inverse: offset by the lanes' latency to their output
   multipliers). Where the next set is not ready yet (an element shorter than the update), ``ready``
   falls and the engine waits: ``step_stall_cycles(f, n)`` a boundary, 0 from 2^n >= 2L x
-  update_cycles(f). No multiplier is added; the tables hold five sets (two passes, the step, two work
+  update_cycles(f). No multiplier is added; the tables hold five sets (two directions, the step, two work
   sets) instead of two.
 
 Fields whose multiplier takes encoded words (Montgomery form in BabyBear and KoalaBear, hw/multiplier.py):
-every chain word, table entry and factor is kept as the multiplier's word (a product of two words is the
-word of the product), so the point scale's outputs are canonical field values. The shift arrives as a
+every chain word, table entry, factor and frame word is kept as the multiplier's word (a product of two words is the
+word of the product), so the output scale's products are canonical field values. The shift arrives as a
 canonical value: the chain job's first round multiplies it by encode(encode(1)) (2^64 mod p), which gives
 its word; tables start from encode(1). The figures above are Goldilocks'; a 31-bit field's exponent has
 31 bits and a round is 11 cycles ((1 + 31 + 2k) rounds).
@@ -68,73 +74,7 @@ from nantucket.hw.multiplier import general_multiplier
 # The file's first line: the multipliers built here are emitted once and instantiated (hw/shared.py), so
 # those the shared modules stand for are never elaborated; the warning would only be noise.
 
-__all__ = ["PointScale", "CosetFactors"]
-
-
-class PointScale(wiring.Component):
-    """A lane's coset point scale. Ports: en; scale_in, scale_out (at most one set; constant while frames
-    flow); i_f0, i_f1 (the factors of the pair at the multipliers on this enabled cycle);
-    head side i_head_valid, i_head_x0, i_head_x1 -> o_head_valid, o_head_x0, o_head_x1;
-    tail side i_tail_valid, i_tail_x0, i_tail_x1 -> o_tail_valid, o_tail_x0, o_tail_x1.
-    The multiplied side (head with scale_in, tail with scale_out) gives x * f (canonical for any x of the
-    field's width) ``latency`` enabled cycles later; the other side passes its input straight through (no delay).
-    Points and factors are ``field.width`` bits; the factors as the field's general multiplier takes them
-    (the generator's words)."""
-
-    def __init__(self, *, field=F.GOLDILOCKS):
-        self._field = field = F.get(field)
-        self._general = general_multiplier(field)
-        width = field.width
-        ports = {"en": In(1), "scale_in": In(1), "scale_out": In(1), "i_f0": In(width), "i_f1": In(width)}
-        for side in ("head", "tail"):
-            ports |= {f"i_{side}_valid": In(1), f"i_{side}_x0": In(width), f"i_{side}_x1": In(width),
-                      f"o_{side}_valid": Out(1), f"o_{side}_x0": Out(width), f"o_{side}_x1": Out(width)}
-        super().__init__(ports)
-
-    @property
-    def field(self) -> F.Field:
-        return self._field
-
-    @property
-    def latency(self) -> int:
-        """Enabled cycles through the multiplied side (the other side is a wire)."""
-        return self._general.latency
-
-    @property
-    def mul_units(self) -> int:
-        return 2
-
-    @property
-    def dsp_tiles(self) -> int:
-        return self.mul_units * self._general.dsp_tiles
-
-    def model(self, pairs, factors, multiply: bool) -> list[tuple[int, int]]:
-        """What one side emits for ``pairs`` (x0, x1) with ``factors`` (f0, f1, field values), multiplied
-        or not."""
-        if not multiply:
-            return [(int(a), int(b)) for a, b in pairs]
-        mul = self._field.mul
-        return [(mul(a, f0), mul(b, f1)) for (a, b), (f0, f1) in zip(pairs, factors)]
-
-    def elaborate(self, platform):
-        m = Module()
-        regs = Module()
-        scale_out = self.scale_out & ~self.scale_in
-        valid_in = Mux(scale_out, self.i_tail_valid, self.i_head_valid)
-        valid = pipe(regs, valid_in, self.latency, "valid", reset_less=False)
-        m.d.comb += [self.o_head_valid.eq(Mux(self.scale_in, valid, self.i_head_valid)),
-                     self.o_tail_valid.eq(Mux(scale_out, valid, self.i_tail_valid))]
-        sides = ((self.i_head_x0, self.i_tail_x0, self.o_head_x0, self.o_tail_x0, self.i_f0),
-                 (self.i_head_x1, self.i_tail_x1, self.o_head_x1, self.o_tail_x1, self.i_f1))
-        for port, (head_in, tail_in, head_out, tail_out, factor) in enumerate(sides):
-            mul = self._general.unit()
-            m.submodules[f"mul{port}"] = share(mul)
-            m.d.comb += [mul.en.eq(self.en), mul.i_valid.eq(0), mul.i_b.eq(factor),
-                         mul.i_a.eq(Mux(scale_out, tail_in, head_in)),
-                         head_out.eq(Mux(self.scale_in, mul.o_p, head_in)),
-                         tail_out.eq(Mux(scale_out, mul.o_p, tail_in))]
-        m.submodules.regs = EnableInserter(self.en)(regs)
-        return m
+__all__ = ["CosetFactors"]
 
 
 class CosetFactors(wiring.Component):
@@ -326,17 +266,18 @@ class CosetFactors(wiring.Component):
         return [tuple(int(w) for w in words[min(rounds - 1, max(0, (c - first) // period))]) for c in range(cycles)]
 
     def frame_word_stall_cycles(self, log_n: int, pass_index: int, inverse: bool, batch: int = 1,
-                                cached: bool = False) -> int:
+                                cached: bool = False, first: int | None = None) -> int:
         """Cycles ``ready`` is low in a streaming pass without a row step and with no other stalls, after
         it first rose: a swap (the round's first pair at the multipliers, one enabled cycle ahead) waits
         for the job computing its words, which starts at the previous swap (the first one where round 0's
-        words are out) and takes ``frame_word_job_cycles``: rounds of 2^(f-1) cycles shorter than a job."""
+        words are out) and takes ``frame_word_job_cycles``: rounds of 2^(f-1) cycles shorter than a job. ``first``: the pass's
+        first enabled cycle, in cycles from start (default: when ``ready`` rises)."""
         if not coset_model.streams(pass_index, inverse):
             return 0
         f = coset_model.pass_frame(log_n, pass_index)
         period = 1 << (f - 1)
         per = (1 << (log_n - f)) // self._params.lanes          # rounds an element
-        ready = self.setup_cycles(f, cached)                    # cycles from start, as the rest below
+        ready = self.setup_cycles(f, cached) if first is None else first     # cycles from start, as below
         swap = ready + self.offset(f, inverse) - 1 + period - 1  # round 1's, with no stall
         done = self.frame_word_setup_cycles() - 1 + self.frame_word_job_cycles(per == 1)
         total = 0

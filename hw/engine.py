@@ -43,14 +43,15 @@ pass, n, B)``: the lanes run the elements back to back with the pipeline full, t
 wraps at each element's N2. A pass then takes B * 2^n / (2L) + ``latency_at(f)`` cycles with no stalls.
 Both are taken at ``start`` like ``log_n``.
 
-Coset transforms (hw/coset.py). With the run's ``coset`` set, the lanes multiply their input pairs
-(forward) or output pairs (``inverse``) by the factors of the shift ``coset_shift`` that one shared
-``CosetFactors`` streams, the same pair for every lane on a cycle. The generator builds its tables at the
-start of a coset pass, in parallel with PREFILL; the first payload is taken once it is ``ready``, and the
-lanes' point scale adds its multiplier's latency, so a coset pass takes ``coset_extra_cycles(f)`` cycles
-more than a plain one (a plain pass is unchanged;
-``coset_extra_cycles(f, cached=True)`` when the generator kept the pass's tables), plus
-``coset.chain_cycles`` once after the shift changed, unless the engine was idle that long before.
+Coset transforms (hw/coset.py, hw/model/coset.py). With the run's ``coset`` set, the lanes apply the
+shift's powers on their output scales (at the head forward, at the tail inverse): one shared
+``CosetFactors`` streams the factor pair S of each cycle (the same for every lane) and each lane's frame
+word (K, or forward pass 2's row). It builds its tables and the first words at the start of a streaming
+pass (forward pass 1, inverse pass 2), in parallel with PREFILL; the first payload is taken once it is
+``ready``, so such a pass takes ``coset_pass_extra_cycles`` more than a plain one (its set-up beyond
+PREFILL, ``coset_extra_cycles(f)``, and rounds shorter than the job that computes the next round's
+words); the other pass costs nothing; plus ``coset.chain_cycles`` once after the shift changed, unless
+the engine was idle that long before. The lanes' latency is the same in every mode.
 
 Fields. The build's field (``params.prime_field``) reaches every block: 64-bit points in Goldilocks,
 31-bit points (in 32-bit payload slots) in BabyBear and KoalaBear, whose twiddle, scale and coset words
@@ -106,8 +107,14 @@ class NttEngine(wiring.Component):
         self._params = params
         self._twiddles = TwiddleGenerator(params)
         self._lanes = [Lane(params.log_core, field=params.prime_field) for _ in range(params.lanes)]
-        self._coset = CosetFactors(params, {f: self._lanes[0].coset_output_offset(f)
-                                            for f in range(2, params.log_core + 1)})
+        lane = self._lanes[0]
+        self._coset = CosetFactors(params, {f: lane.coset_output_offset(f) for f in range(2, params.log_core + 1)},
+                                   input_offset=lane.scale_input_offset)
+        # the coset generator sets its word counters up in the cycle after start, and the lanes' output
+        # scales settle for CONTROL_LEAD cycles after the restart: no payload may enter before either
+        if self._twiddles.latency < max(2, lane.output_scale.CONTROL_LEAD):
+            raise ValueError(f"params: the twiddle generator's {self._twiddles.latency}-cycle PREFILL is shorter "
+                             f"than the coset generator and the output scale need")
         super().__init__({
             "start": In(1),
             "pass2": In(1),
@@ -173,16 +180,28 @@ class NttEngine(wiring.Component):
         return self._coset
 
     def coset_extra_cycles(self, log_frame: int, cached: bool = False) -> int:
-        """Cycles a coset pass with frames of 2^f takes beyond a plain one, with no stalls and the
-        generator's chains computed for the shift: its setup beyond PREFILL (``cached``: its tables
-        were kept from the last pass of the same kind, see hw/coset.py) and the lanes' point scale."""
-        setup = max(0, self._coset.setup_cycles(log_frame, cached) - (self.prefill_cycles + 1))
-        lanes = self._lanes[0]
-        return setup + lanes.coset_latency_at(log_frame) - lanes.latency_at(log_frame)
+        """Cycles a streaming coset pass (forward pass 1, inverse pass 2) with frames of 2^f waits beyond
+        a plain one before its first payload, the generator's chains computed for the shift: its set-up
+        beyond PREFILL (``cached``: its tables were kept from the last pass of the same kind, see
+        hw/coset.py)."""
+        return max(0, self._coset.setup_cycles(log_frame, cached) - (self.prefill_cycles + 1))
+
+    def coset_pass_extra_cycles(self, log_n: int, pass_index: int, inverse: bool, batch: int = 1,
+                                cached: bool = False) -> int:
+        """Cycles a coset pass (no row step) takes beyond the plain one with no stalls, the chains computed:
+        0 for forward pass 2 and inverse pass 1; for the streaming pass its set-up (``coset_extra_cycles``)
+        and the rounds that wait for their frame words (``CosetFactors.frame_word_stall_cycles``)."""
+        from .model import coset as coset_model
+        if not coset_model.streams(pass_index, inverse):
+            return 0
+        f = coset_model.pass_frame(log_n, pass_index)
+        first = max(self._coset.setup_cycles(f, cached), self.prefill_cycles + 1)
+        return (self.coset_extra_cycles(f, cached)
+                + self._coset.frame_word_stall_cycles(log_n, pass_index, inverse, batch, cached, first=first))
 
     @property
     def mul_units(self) -> int:
-        """Multiply/reduce units: the lanes' (general butterflies, output scale, coset point scale) plus
+        """Multiply/reduce units: the lanes' (general butterflies, output scale) plus
         the twiddle generator's and the coset factor generator's."""
         return (sum(lane.mul_units for lane in self._lanes) + self._twiddles.mul_units
                 + self._coset.mul_units)
@@ -270,7 +289,7 @@ class NttEngine(wiring.Component):
         for i, lane in enumerate(self._lanes):
             m.d.comb += connect_run(lane.run, run)
             m.d.comb += [
-                lane.i_f0.eq(cf.o_f0), lane.i_f1.eq(cf.o_f1),
+                lane.i_f0.eq(cf.o_f0), lane.i_f1.eq(cf.o_f1), lane.i_k.eq(cf.o_k[i]),
                 lane.en.eq(en), lane.restart.eq(restart), lane.i_valid.eq(accept),
                 lane.log_frame.eq(log_frame), lane.pass2.eq(self.pass2),
                 lane.i_x0.eq(self.points_in.payload[i].x0),

@@ -40,11 +40,18 @@ the reorders, the second-half table and the phase counters use f's orders, frame
 and restart values; the output scale multiplies by w_N^(column*m) with N = 2^log_n. So
 ``latency_at(f)`` is what a chain of only the active stages takes; ``latency`` = ``latency_at(k)``.
 
-Coset transforms (hw/coset.py): a PointScale multiplies the points entering the lane (a forward coset
-run) or leaving it (an inverse one) by the factors the engine's generator streams on ``i_f0``/``i_f1``.
-The mode is taken at ``restart`` like the frame size: a coset pass's latency is ``coset_latency_at(f)`` (its
-multiplier's more), a plain pass's is unchanged (the scale is bypassed); with the input side scaled the
-twiddle words wait at the head as long as the points, and the frame clocks start that much later.
+Coset transforms (hw/coset.py, hw/model/coset.py) run on the output scale's multipliers, which a lane
+places at its head (after the input register) in a forward coset run and at its tail otherwise. Modes,
+taken at ``restart`` like the frame size:
+
+    plain runs, inverse coset pass 1   tail, the four-step factor (column from the stream) or 1/N
+    forward coset pass 1               head, stream: x * (S * K), S on i_f0/i_f1, K the frame word i_k
+    forward coset pass 2               head, the four-step factor w_N^(k1 n2) of the input n2, row k1 = i_k
+    inverse coset pass 2               tail, stream: y * (S * K), K = h^k1 / N (no separate 1/N)
+
+The latency is the same in every mode (the output scale is in the chain once, at one end or the other):
+with the head scaled the twiddle words wait at the head as long as the points, and the frame clocks of
+the blocks after it start that much later. No multiplier is added for the coset.
 
 Handshake: valid-only pipeline with the global enable ``en``. The chain's reorders run on a free-running
 frame clock (counted in enabled cycles), so a transform must start on an enabled cycle where
@@ -61,7 +68,6 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from nantucket.hw.butterfly import Butterfly
-from nantucket.hw.coset import PointScale
 from nantucket.hw.model import field as F
 from nantucket.hw.model import lane as lane_model
 from nantucket.hw.output_scale import OutputScale
@@ -431,14 +437,17 @@ class Lane(wiring.Component):
       pass2             0: pass 1, 1: pass 2, taken at ``restart``. Pass 1 of an inverse run multiplies
                         output m by w_N^(-column * m) (the stream is then shift_stream(k, column,
                         inverse=True)); pass 2 of an inverse run by 1/N instead (the column ignored).
-                        A coset run multiplies the input pairs (forward) or the output pairs (inverse)
-                        by i_f0, i_f1 in both passes.
-      i_f0, i_f1        the coset factors of the pair at the point scale's multipliers on this cycle:
-                        the pair entering now (forward), or the pair ``coset_output_offset(f)``
-                        enabled cycles behind the input (inverse). A coset pass's outputs come
-                        ``coset_latency_at(f)`` enabled cycles after its inputs.
+                        A coset run applies its factors on the output scale's multipliers, at the head
+                        (forward) or the tail (inverse; module docstring).
+      i_f0, i_f1        the coset stream's words S of the pair at the output scale's input on this cycle
+                        (forward pass 1: the pair ``scale_input_offset`` enabled cycles behind the input;
+                        inverse pass 2: ``coset_output_offset(f)`` behind)
+      i_k               the frame word of the pair entering the output scale on the next enabled cycle
+                        (constant over a frame): K (a multiplier word) in a streaming pass, the row k1
+                        in forward coset pass 2
       o_slot_start      1 when the pair taken on this cycle (if en) is the first of a transform slot
       o_valid, o_x0, o_x1   outputs (X[2t], X[2t+1]) on output cycle t, ``latency_at(f)`` cycles after input
+                        (in every mode)
     With ``log_frame`` = f the lane is exactly a lane of 2^f points: one frame every 2^(f-1) enabled
     cycles; it runs the frame's stages on the last ceil(f/2) stages of the first half and the last
     floor(f/2) of the second (hw.model.lane.physical_stages), skipping the others with no delay.
@@ -480,12 +489,11 @@ class Lane(wiring.Component):
         self._reverse = FrameReorder({f: (orders[f]["reverse_in"], orders[f]["output"]) for f in sizes},
                                      width, ram_style=style)
         self._tw2 = SecondHalfTwiddles(log_core, self._tail_bits)
-        self._points = PointScale(field=field)
         super().__init__({
             "en": In(1), "restart": In(1), "log_frame": In(range(log_core + 1)),
             "run": In(lane_run_layout(log_core)), "pass2": In(1),
             "i_valid": In(1), "i_x0": In(width), "i_x1": In(width),
-            "i_w_first": In(words), "i_w_rest": In(words), "i_f0": In(width), "i_f1": In(width),
+            "i_w_first": In(words), "i_w_rest": In(words), "i_f0": In(width), "i_f1": In(width), "i_k": In(width),
             "o_slot_start": Out(1), "o_valid": Out(1), "o_x0": Out(width), "o_x1": Out(width),
         })
 
@@ -522,14 +530,13 @@ class Lane(wiring.Component):
 
     @property
     def mul_units(self) -> int:
-        """Multiply/reduce units: general butterflies plus the output scale's and the coset point scale's."""
+        """Multiply/reduce units: general butterflies plus the output scale's (which also serve the coset)."""
         general = self._k - self.shift_stage_count
-        return general + self._out_scale.mul_units + self._points.mul_units
+        return general + self._out_scale.mul_units
 
     @property
     def dsp_tiles(self) -> int:
-        return (self._half1.dsp_tiles + self._half2.dsp_tiles + self._out_scale.dsp_tiles
-                + self._points.dsp_tiles)
+        return self._half1.dsp_tiles + self._half2.dsp_tiles + self._out_scale.dsp_tiles
 
     @property
     def shared_key(self) -> str | None:
@@ -563,8 +570,9 @@ class Lane(wiring.Component):
         """Points held by each small reorder buffer (commutator), first half then second half."""
         return self._half1.buffer_points + self._half2.buffer_points
 
-    #: The register between the head (the coset point scale's bypass or multiplier) and the first half:
-    #: the first active stage's input mux and adder start at a flip-flop (issue 28; +1 enabled cycle).
+    #: The register between the lane input and the head (the output scale in a forward coset run, else the
+    #: first half): the first active stage's input mux and adder start at a flip-flop (issue 28; +1
+    #: enabled cycle).
     INPUT_LATENCY = 1
 
     def _block_latencies(self, log_frame: int) -> tuple[int, int, int, int, int, int]:
@@ -577,19 +585,22 @@ class Lane(wiring.Component):
 
     def latency_at(self, log_frame: int) -> int:
         """Enabled cycles from a 2^f-point transform's first input pair to its first output pair, with
-        ``log_frame`` = f: what a lane of only the active stages takes (a plain pass; see
-        ``coset_latency_at``)."""
+        ``log_frame`` = f: what a lane of only the active stages takes, in every mode (plain or coset)."""
         return sum(self._block_latencies(log_frame))
 
-    def coset_latency_at(self, log_frame: int) -> int:
-        """``latency_at(f)`` of a coset pass (either side scaled): plus the point scale's."""
-        return self.latency_at(log_frame) + self._points.latency
+    @property
+    def scale_input_offset(self) -> int:
+        """Enabled cycles from a pair's entry to the output scale's input at the head (forward coset)."""
+        return self.INPUT_LATENCY
 
     def coset_output_offset(self, log_frame: int) -> int:
-        """Enabled cycles from a frame's first input pair to its first output pair at the point scale's
-        output-side multipliers (frame size f, an inverse coset run): where the inverse coset factors
-        apply."""
-        return self.latency_at(log_frame)
+        """Enabled cycles from a frame's first input pair to the output scale's input at the tail (frame
+        size f): where the inverse coset's factors apply."""
+        return self.latency_at(log_frame) - self._out_scale.latency
+
+    @property
+    def output_scale(self) -> OutputScale:
+        return self._out_scale
 
     @property
     def latency(self) -> int:
@@ -631,16 +642,17 @@ class Lane(wiring.Component):
         frame = Signal(range(k + 1), name="frame", init=k)
         log_n = Signal(range(2 * k + 1), name="log_n_q", init=2 * k)
         inverse, normalize = Signal(name="inverse_q"), Signal(name="normalize_q")
-        coset_in, coset_out = Signal(name="coset_in_q"), Signal(name="coset_out_q")
+        # the output scale's place and mode (module docstring): at_head, stream (S * K), rows (head, the
+        # row from i_k)
+        at_head, stream, rows = Signal(name="scale_at_head"), Signal(name="scale_stream"), Signal(name="scale_rows")
         run, head_scaled = self.run, self.run.coset & ~self.run.inverse
         with m.If(self.restart):
             m.d.sync += [frame.eq(self.log_frame), log_n.eq(run.log_n),
-                         inverse.eq(run.inverse & ~self.pass2), normalize.eq(run.inverse & self.pass2),
-                         coset_in.eq(head_scaled), coset_out.eq(run.coset & run.inverse)]
-        # the coset point scale at both ends (head: before the first half, a forward coset run; tail: the
-        # lane's output, an inverse one)
-        points = m.submodules.point_scale = self._points
-        head = points.latency                   # with the head scaled, everything after the head starts later
+                         inverse.eq(run.inverse & ~self.pass2), normalize.eq(run.inverse & self.pass2 & ~run.coset),
+                         at_head.eq(head_scaled), stream.eq(run.coset & (self.pass2 == run.inverse)),
+                         rows.eq(head_scaled & self.pass2)]
+        out = m.submodules.out_scale = self._out_scale
+        head = out.latency                      # with the head scaled, everything after the head starts later
 
         def phase_counter(name: str, blocks: int, ahead: int = 0, lane_input: bool = False):
             """Free-running k-bit phase (parity at bit f - 1, the cycle within the frame below) of the data
@@ -698,17 +710,15 @@ class Lane(wiring.Component):
         m.d.comb += [turn.restart.eq(self.restart), rev.restart.eq(self.restart)]
         # with the head scaled the twiddle words wait at the head as long as the points
         words_in = Cat(self.i_w_first, self.i_w_rest)
-        words = _delay(m, en, Mux(coset_in, _delay(m, en, words_in, head, "coset_w"), words_in),
+        words = _delay(m, en, Mux(at_head, _delay(m, en, words_in, head, "coset_w"), words_in),
                        self.INPUT_LATENCY, "in_w")
-        m.d.comb += [
-            points.en.eq(en), points.scale_in.eq(coset_in), points.scale_out.eq(coset_out),
-            points.i_f0.eq(self.i_f0), points.i_f1.eq(self.i_f1),
-            points.i_head_valid.eq(self.i_valid), points.i_head_x0.eq(self.i_x0), points.i_head_x1.eq(self.i_x1),
-            self.o_valid.eq(points.o_tail_valid), self.o_x0.eq(points.o_tail_x0), self.o_x1.eq(points.o_tail_x1),
-        ]
         # the input register (INPUT_LATENCY): valid keeps its reset, the points none
-        head_valid = _delay(m, en, points.o_head_valid, self.INPUT_LATENCY, "in_valid")
-        head_x = _delay(m, en, Cat(points.o_head_x0, points.o_head_x1), self.INPUT_LATENCY, "in_x")
+        in_valid = _delay(m, en, self.i_valid, self.INPUT_LATENCY, "in_valid")
+        in_x = _delay(m, en, Cat(self.i_x0, self.i_x1), self.INPUT_LATENCY, "in_x")
+        width = len(self.i_x0)
+        # the first half takes the output scale's output (head) or the input register's
+        head_valid = Mux(at_head, out.o_valid, in_valid)
+        head_x = Mux(at_head, Cat(out.o_x0, out.o_x1), in_x)
         m.d.comb += [
             h1.i_phase.eq(in_phase), h1.i_valid.eq(head_valid),
             h1.i_x0.eq(head_x[:len(self.i_x0)]), h1.i_x1.eq(head_x[len(self.i_x0):]),
@@ -728,13 +738,12 @@ class Lane(wiring.Component):
         # The frame's column rides the stream's free slot; it leaves the second half with the frame's
         # first pair (word M' of the second-half table, block 0 cycle 0). Kept per frame parity until
         # the bit reversal emits that frame; the output scale takes it one enabled cycle ahead.
-        out = m.submodules.out_scale = self._out_scale
         rev_cycle, rev_parity = frame_bits(rev_phase, "reverse")
         # the output scale's next cycle and parity, from a phase two cycles ahead through a register: the phase
         # counter and the frame-size switch in front of the scale's step arithmetic were 5 LUT levels over the
         # NTT clock's period (issue 28; no cycle added). Right after a restart the register is one cycle stale,
         # while the lane is empty.
-        cycle_n, parity_n = frame_bits(phase_counter("out_next_phase", 5, ahead=2), "out_next")
+        cycle_n, parity_n = frame_bits(phase_counter("out_next_phase", 5, ahead=2, lane_input=True), "out_next")
         out_cycle, out_parity = Signal.like(cycle_n, name="out_next_cycle_q"), Signal(name="out_next_parity_q")
         with m.If(en):
             m.d.sync += [out_cycle.eq(cycle_n), out_parity.eq(parity_n)]
@@ -742,11 +751,36 @@ class Lane(wiring.Component):
         for parity in range(2):
             with m.If(en & (rev_cycle == 0) & (rev_parity == parity)):
                 m.d.sync += column[parity].eq(h2.o_w_rest[:k])
+        # At the head the output scale's next pair is the one entering the lane now: its cycle counts enabled
+        # cycles from the restart (the pass's first pair starts a frame), modulo the frame.
+        head_cycle = Signal.like(cycle_n, name="head_next_cycle")
+        period_mask = Signal.like(cycle_n, name="period_mask")
+        with m.If(self.restart):
+            m.d.sync += head_cycle.eq(0)
+            with m.Switch(self.log_frame):
+                for f in sizes:
+                    with m.Case(f):
+                        m.d.sync += period_mask.eq((1 << (f - 1)) - 1)
+        with m.Elif(en):
+            m.d.sync += head_cycle.eq((head_cycle + 1) & period_mask)
+        # The output scale's registered controls need CONTROL_LEAD enabled cycles before the first pair: it
+        # runs that many cycles after a restart, while the lane is empty (nothing valid inside it).
+        lead = out.CONTROL_LEAD
+        settle = Signal(range(lead + 1), name="scale_settle")
+        with m.If(self.restart):
+            m.d.sync += settle.eq(lead)
+        with m.Elif(settle != 0):
+            m.d.sync += settle.eq(settle - 1)
         m.d.comb += [
-            out.en.eq(en), out.i_valid.eq(rev.o_valid), out.i_x0.eq(rev.o_x0), out.i_x1.eq(rev.o_x1),
-            out.i_next_cycle.eq(out_cycle), out.i_log_n.eq(log_n),
+            out.en.eq(en | (settle != 0)),
+            out.i_valid.eq(Mux(at_head, in_valid, rev.o_valid)),
+            out.i_x0.eq(Mux(at_head, in_x[:width], rev.o_x0)), out.i_x1.eq(Mux(at_head, in_x[width:], rev.o_x1)),
+            out.i_next_cycle.eq(Mux(at_head, head_cycle, out_cycle)), out.i_log_n.eq(log_n),
+            out.i_log_frame.eq(frame), out.i_head.eq(at_head), out.i_stream.eq(stream),
             out.i_inverse.eq(inverse), out.i_normalize.eq(normalize),
-            out.i_next_column.eq(Mux(out_parity, column[1], column[0])),
-            points.i_tail_valid.eq(out.o_valid), points.i_tail_x0.eq(out.o_x0), points.i_tail_x1.eq(out.o_x1),
+            out.i_next_column.eq(Mux(rows, self.i_k[:k], Mux(out_parity, column[1], column[0]))),
+            out.i_next_k.eq(self.i_k), out.i_s0.eq(self.i_f0), out.i_s1.eq(self.i_f1),
+            self.o_valid.eq(Mux(at_head, rev.o_valid, out.o_valid)),
+            self.o_x0.eq(Mux(at_head, rev.o_x0, out.o_x0)), self.o_x1.eq(Mux(at_head, rev.o_x1, out.o_x1)),
         ]
         return m
