@@ -1,17 +1,19 @@
-"""cocotb bench: coset transforms through hw.engine.NttEngine (lanes' point scale + the shared factor
-generator), with the behavioural memory of sim/benches/engine.py standing in for the DMA engine.
+"""cocotb bench: coset transforms through hw.engine.NttEngine (the lanes' output scales at head or tail +
+the shared factor generator), with the behavioural memory of sim/benches/engine.py standing in for the
+DMA engine.
 
-Forward coset (``coset`` = 1, ``inverse`` = 0): the state after pass 1 must equal the golden model's
-pass-1 state of the coset passes (hw.model.coset.coset_passes) and the result
-hw.model.ntt.transform(x, coset=g). Inverse coset (``inverse`` = 1): the inverse pass 1 times h^k1
-(h = g^-1, written out independently from hw.model.fourstep and pow()) and
-hw.model.ntt.transform(x, inverse=True, coset=g).
+Forward coset (``coset`` = 1, ``inverse`` = 0): the state after pass 1 must be the column transforms of
+x_j g^j without the four-step factor (written out independently: pow() and the golden transform of
+each column), equal to the golden model's coset passes (hw.model.coset.coset_passes), and the result
+hw.model.ntt.transform(x, coset=g). Inverse coset (``inverse`` = 1): the plain inverse pass 1
+(hw.model.fourstep) and hw.model.ntt.transform(x, inverse=True, coset=g).
 
-Shifts: 1, p - 1, 2^32, 7 and random ones, in the build's field (``params.prime_field``); data random and edge values; random gaps and stalls. Cycle
-counts (no stalls): a coset pass takes exactly ``coset_extra_cycles(f)`` more than the plain one once the
-generator's chains are computed for the shift, ``coset_extra_cycles(f, cached=True)`` when it repeats the
-previous run (tables kept); every size of the build is measured and logged. A pass started right after
-the shift changed waits for the chains at most ``chain_cycles`` more.
+Shifts: 1, p - 1, 2^32, 7 and random ones, in the build's field (``params.prime_field``); data random and
+edge values; random gaps and stalls. Cycle counts (no stalls): each coset pass takes exactly the
+engine's ``coset_pass_extra_cycles`` more than the plain one once the generator's chains are computed for
+the shift (cached=True when it repeats the previous run: tables kept); every size of the build is
+measured and logged. A streaming pass started right after the shift changed waits for the chains at
+most ``chain_cycles`` more.
 """
 
 import random
@@ -37,19 +39,27 @@ def expected(p, x: np.ndarray, g: int, inverse: bool, n: int) -> tuple[np.ndarra
     f1, f2 = p.pass_log_sizes(n)
     field = p.prime_field
     state, _ = coset_model.coset_passes(p, x, g, n, inverse=inverse)
-    if inverse:         # the pass-1 state written out independently: the inverse pass 1, times h^k1
-        want = field.vmul(fourstep.pass1(x, 1 << f1, inverse=True, field=field),
-                          field.powers(field.inv(g), 1 << f1)[None, :])
-        assert np.array_equal(state, want.reshape(-1))
+    if inverse:         # the pass-1 state written out independently: the plain inverse pass 1
+        want = fourstep.pass1(x, 1 << f1, inverse=True, field=field)
+    else:               # state[n2, k1]: the N1-point transform of column n2 of x_j g^j, no four-step factor
+        y = field.vmul(field.as_u64(x), field.powers(g, 1 << n)).reshape(1 << f1, 1 << f2)
+        want = np.stack([ntt.transform(y[:, c], field=field) for c in range(1 << f2)])
+    assert np.array_equal(state, want.reshape(-1)), "the model's coset pass-1 state"
     return state, ntt.transform(x, inverse=inverse, coset=g, field=field)
+
+
+def coset_facts(engine) -> dict:
+    """The engine's published coset cycle figures this bench checks, by "n,pass,inverse,cached"."""
+    extra = {f"{n},{pi},{int(inv)},{int(c)}": engine.coset_pass_extra_cycles(n, pi, inv, 1, c)
+             for n in engine.sizes for pi in (1, 2) for inv in (False, True) for c in (False, True)}
+    return {"coset_pass_extra": extra, "chain_cycles": engine.coset_factors.chain_cycles}
 
 
 class CosetTB(EngineTB):
     def __init__(self, dut):
         super().__init__(dut)
         facts = bench_facts()
-        self.extra = facts["coset_extra"]            # element f - 2
-        self.extra_cached = facts["coset_extra_cached"]
+        self.pass_extra = facts["coset_pass_extra"]
         self.chain_cycles = facts["chain_cycles"]
         self.run["coset_shift"] = 7
 
@@ -102,8 +112,9 @@ async def test_shifts_and_data(dut):
 @cocotb.test()
 async def test_cycles(dut):
     """No stalls: at every size, a plain transform, then forward and inverse coset ones with the chains
-    computed: each coset pass takes exactly coset_extra_cycles(f) more. Then the shift changes right
-    before a start: the pass waits for the chains (at most chain_cycles more)."""
+    computed: each coset pass takes exactly coset_pass_extra_cycles more (cached: the inverse again, its
+    tables kept). Then the shift changes right before a forward start: pass 1 waits for the chains (at
+    most chain_cycles more), pass 2 costs nothing."""
     tb = CosetTB(dut)
     await tb.start()
     p = tb.params
@@ -116,11 +127,10 @@ async def test_cycles(dut):
         fwd = await tb.transform(x, g, False, n, "none", "none")
         inv = await tb.transform(x, g, True, n, "none", "none")
         again = await tb.transform(x, g, True, n, "none", "none")    # the tables are kept
-        for c_plain, c_fwd, c_inv, c_again, f in zip(plain, fwd, inv, again, p.pass_log_sizes(n)):
-            want = c_plain + tb.extra[f - 2]
-            assert c_fwd == want and c_inv == want, \
-                f"2^{n}: coset pass cycles {c_fwd}/{c_inv}, expected plain {c_plain} + {tb.extra[f - 2]}"
-            assert c_again == c_plain + tb.extra_cached[f - 2], f"2^{n}: repeated coset pass {c_again} cycles"
+        for pi, c_plain, c_fwd, c_inv, c_again in zip((1, 2), plain, fwd, inv, again):
+            extra = [tb.pass_extra[f"{n},{pi},{inv},{cached}"] for inv, cached in ((0, 0), (1, 0), (1, 1))]
+            assert [c_fwd, c_inv, c_again] == [c_plain + e for e in extra], \
+                f"2^{n} pass {pi}: coset pass cycles {c_fwd}/{c_inv}/{c_again}, expected plain {c_plain} + {extra}"
         dut._log.info(f"cycles 2^{n}: plain {sum(plain)}, forward coset {sum(fwd)}, "
                       f"inverse coset {sum(inv)} "
                       f"(+{100 * (sum(fwd) / sum(plain) - 1):.2f} %), repeated {sum(again)} "
@@ -128,11 +138,11 @@ async def test_cycles(dut):
     n = tb.sizes[-1]
     x = vectors("random", 1 << n, seed=3, field=tb.field)
     plain = await tb.transform(x, None, False, n, "none", "none")
-    cold = await tb.transform(x, 12345, True, n, "none", "none")   # the shift changes at the start
-    f1 = p.pass_log_sizes(n)[0]
+    cold = await tb.transform(x, 12345, False, n, "none", "none")   # the shift changes at the start
+    warm = tb.pass_extra[f"{n},1,0,0"]
     wait = cold[0] - plain[0]
-    assert tb.extra[f1 - 2] < wait <= tb.extra[f1 - 2] + tb.chain_cycles + 2, f"cold pass waited {wait}"
-    assert cold[1] == plain[1] + tb.extra[p.pass_log_sizes(n)[1] - 2]
+    assert warm < wait <= warm + tb.chain_cycles + 2, f"cold pass waited {wait}"
+    assert cold[1] == plain[1] + tb.pass_extra[f"{n},2,0,0"]
     dut._log.info(f"cycles 2^{n} right after a new shift: pass 1 +{wait} (chains {tb.chain_cycles})")
 
 
