@@ -90,9 +90,9 @@ def test_rejects_bad_params():
 
 def test_default_engine_multiplier_budget():
     """16 lanes x (6 general butterflies + 4 output-scale units) = 160 multiply/reduce units = 1,920
-    DSP48E2; the twiddle generator is a ROM. The coset transforms add 2 per lane (the point scale) and
-    3 for the engine (the factor generator)."""
+    DSP48E2; the twiddle generator is a ROM. The coset transforms run on the output scales and add only
+    the engine's factor generator (4 units): 164 units, 1,968 DSP48E2, 120 a lane."""
     engine = NttEngine(BuildParams())
-    coset = 16 * 2 + 3
-    assert engine.mul_units == 16 * (6 + 4) + coset
+    assert engine.mul_units == 16 * (6 + 4) + 4
+    assert engine.dsp_tiles == 164 * 12 == 1968 and engine._lanes[0].dsp_tiles == 120
     assert engine.beats_per_pass == 2**19

@@ -454,10 +454,10 @@ def test_properties_k12():
     assert out.stored_points == 4 * 4096 + 2 * 65
     general, shift = ModSub.LATENCY + MulReduce.LATENCY, ModSub.LATENCY + ShiftReduce.LATENCY
     # stages 6..11 use 64th roots of unity: shift-only; the four-step scale is on the output
-    # (the last stage's twiddle is 1: no shift unit, just the subtraction); mul_units and dsp_tiles
-    # count the coset point scale's 2 units too (hw/coset.py)
+    # (the last stage's twiddle is 1: no shift unit, just the subtraction); the coset runs on the output
+    # scale's units (hw/coset.py): 10 units, 120 DSP48E2
     assert out.butterfly_latencies == [general] * 6 + [shift] * 5 + [ModSub.LATENCY]
-    assert out.mul_units == 6 + 4 + 2 and out.dsp_tiles == 12 * MulReduce.DSP_TILES
+    assert out.mul_units == 6 + 4 and out.dsp_tiles == 10 * MulReduce.DSP_TILES == 120
     assert out.latency == (6 * general + 5 * shift + ModSub.LATENCY + 2 * 31
                            + 2 * (2048 + FrameReorder.READ_LATENCY) + 1 + 2 * MulReduce.LATENCY
                            + Lane.INPUT_LATENCY)

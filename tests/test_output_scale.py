@@ -110,16 +110,16 @@ def test_default_engine_structure():
     count = lambda mod: len(re.findall(rf"^\s*{mod}\s+\S+\s*\(", text, re.M))
     assert count(f"nt_lane_k{k}") == lanes
     assert count("nt_butterfly") == 2
-    assert count("nt_mulreduce") == 1 + 4 + 2 + 3    # in the butterfly module; 4 + 2 in the lane; 3
+    assert count("nt_mulreduce") == 1 + 4 + 4    # in the butterfly module; 4 in the lane; 4
     assert len(re.findall(r"^\s*nt_shift_butterfly\w*\s+\S+\s*\(", text, re.M)) == 6
-    assert engine.mul_units == lanes * (2 + 4 + 2) + 3
+    assert engine.mul_units == lanes * (2 + 4) + 4
 
 
 @pytest.mark.parametrize("field", [pytest.param("babybear", marks=pytest.mark.full), "koalabear"])
 def test_montgomery_engine_structure(field):
     """A 31-bit engine's multipliers, counted in the emitted Verilog: every stage but the last is a
     general (Montgomery) butterfly, the last a shift butterfly (its one twiddle is 1); the lane's output
-    scale has four Montgomery units and no shifter, the point scale two, the coset factor generator three;
+    scale has four Montgomery units and no shifter (the coset runs on them), the coset factor generator four;
     no Goldilocks multiply/reduce anywhere."""
     from nantucket.hw.flow import catalog
     from nantucket.hw.engine import NttEngine
@@ -131,9 +131,9 @@ def test_montgomery_engine_structure(field):
     assert count(f"nt_lane_k{k}_{field}") == lanes
     assert count(f"nt_butterfly_montgomery_{field}") == k - 1
     assert len(re.findall(rf"^\s*nt_shift_butterfly_{field}\w*\s+\S+\s*\(", text, re.M)) == 1
-    assert count(f"nt_montmul_{field}") == 1 + 4 + 2 + 3     # in the butterfly module; 4 + 2 in the lane; 3
+    assert count(f"nt_montmul_{field}") == 1 + 4 + 4     # in the butterfly module; 4 in the lane; 4
     assert "nt_mulreduce" not in text
     out_scale = text[text.index(f"module \\nt_lane_k{k}_{field}.out_scale "):].split("endmodule")[0]
     assert len(re.findall(rf"^\s*nt_montmul_{field}\s+\S+\s*\(", out_scale, re.M)) == 4
     assert "nt_shiftreduce" not in out_scale
-    assert engine.mul_units == lanes * ((k - 1) + 4 + 2) + 3
+    assert engine.mul_units == lanes * ((k - 1) + 4) + 4

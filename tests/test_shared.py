@@ -38,16 +38,16 @@ def test_engine_emits_each_repeated_block_once(lanes, k):
     assert {f"nt_lane_k{k}", "nt_mulreduce"} <= set(mods)
     # independent count of the structure: L lanes of k butterflies, the general ones (stages 0 .. k-7,
     # twiddles beyond the 64th roots of unity) with one multiplier each, the others shift-only; per lane
-    # the output scale's four multipliers and the coset point scale's two; the coset generator's three;
+    # the output scale's four multipliers (which also serve the coset); the coset generator's four;
     # the twiddle generator is a ROM
     general = max(0, k - 6)
     assert _instances(text, f"nt_lane_k{k}") == lanes
     butterflies = [name for name in mods if name.startswith(("nt_butterfly", "nt_shift_butterfly"))]
     assert sum(_instances(text, name) for name in butterflies) == k       # inside the one lane module
     assert sum(_instances(text, name) for name in butterflies if name.startswith("nt_butterfly")) == general
-    # one in the general butterfly's module (if any), 4 + 2 in the lane module, 3 in the coset generator
-    assert _instances(text, "nt_mulreduce") == (1 if general else 0) + 4 + 2 + 3
-    assert engine.mul_units == lanes * (general + 4 + 2) + 3
+    # one in the general butterfly's module (if any), 4 in the lane module, 4 in the coset generator
+    assert _instances(text, "nt_mulreduce") == (1 if general else 0) + 4 + 4
+    assert engine.mul_units == lanes * (general + 4) + 4
 
 
 def test_shared_is_the_component_outside_verilog_emission():
