@@ -162,10 +162,13 @@ class CosetFactors(wiring.Component):
         """Doubling levels of the frame words' set-up: log2 L."""
         return (self._params.lanes - 1).bit_length()
 
-    def frame_word_setup_cycles(self, stepping: bool = False) -> int:
+    def frame_word_setup_cycles(self, stepping: bool = False, cached: bool = False) -> int:
         """``ready`` waits at least this many cycles after a streaming pass's ``start`` for the frame words
         (chains already there): latch, check, the doubling levels (level t: 2^t products, twice with a row
-        step, and the multiplier's latency), one cycle to load the words of round 0."""
+        step, and the multiplier's latency; none when ``cached``: the last streaming pass had the same
+        shift, direction and n, and no row step), one cycle to load the words of round 0."""
+        if cached and not stepping:
+            return 3
         lat = self._general.latency
         return 3 + sum((1 << t) * (1 + int(stepping)) + lat for t in range(self.word_levels))
 
@@ -200,14 +203,17 @@ class CosetFactors(wiring.Component):
         levels = log_frame - log_frame // 2
         return sum(self.level_cycles(t, t == levels - 1) for t in range(levels))
 
-    def setup_cycles(self, log_frame: int, cached: bool = False, stepping: bool = False) -> int:
+    def setup_cycles(self, log_frame: int, cached: bool = False, stepping: bool = False,
+                     words_cached: bool | None = None) -> int:
         """With the chains already computed for the shift, ``ready`` is 1 from this many cycles after the
         cycle of a streaming pass's ``start`` on: the later of the stream (one cycle to latch, one to check
         the chains, the tables: none when ``cached``, this pass's set built for the same shift, direction
         and n; with a row step also the step's set; priming the stream) and the frame words
-        (``frame_word_setup_cycles``)."""
+        (``frame_word_setup_cycles``; ``words_cached``, default ``cached``: the last streaming pass had the
+        same shift, direction and n)."""
         tables = (0 if cached else self.build_cycles(log_frame)) + (self.build_cycles(log_frame) if stepping else 0)
-        return max(2 + tables + self.latency, self.frame_word_setup_cycles(stepping))
+        words_cached = cached if words_cached is None else words_cached
+        return max(2 + tables + self.latency, self.frame_word_setup_cycles(stepping, words_cached))
 
     def update_cycles(self, log_frame: int) -> int:
         """Cycles from an element's start (its first stream read) to the next element's tables being
@@ -279,7 +285,7 @@ class CosetFactors(wiring.Component):
         per = (1 << (log_n - f)) // self._params.lanes          # rounds an element
         ready = self.setup_cycles(f, cached) if first is None else first     # cycles from start, as below
         swap = ready + self.offset(f, inverse) - 1 + period - 1  # round 1's, with no stall
-        done = self.frame_word_setup_cycles() - 1 + self.frame_word_job_cycles(per == 1)
+        done = self.frame_word_setup_cycles(cached=cached) - 1 + self.frame_word_job_cycles(per == 1)
         total = 0
         for g in range(1, max(batch, 1) * per):
             actual = max(swap, done)
@@ -425,7 +431,7 @@ class CosetFactors(wiring.Component):
             m.d.sync += [t.eq(0) for t in tags]
         words_ok, word_stall = self._frame_words(
             m, unit_w, chain, (self.start & streams_now, chains_ok, coset_q, rows_q, inv_q, stepping, log_n_q, frame,
-                               batch_q))
+                               batch_q, new_shift))
         m.d.comb += self.ready.eq(~coset_q | (fsm.ongoing("STREAM") & ~stall & words_ok & ~word_stall))
 
         # the element boundary: the read that starts the next element takes its set, the update of the
@@ -476,7 +482,13 @@ class CosetFactors(wiring.Component):
         p = self._params
         lanes, lb, nmax, k = p.lanes, self.word_levels, p.max_log_n, p.log_core
         width, lat, one = self._field.width, self._general.latency, self._one
-        go, chains_ok, streaming, rows, inv_q, stepping, log_n_q, frame, batch_q = ctl
+        go, chains_ok, streaming, rows, inv_q, stepping, log_n_q, frame, batch_q, new_shift = ctl
+        # round 0's words (K0) are kept for the next streaming pass of the same direction and n under the
+        # same shift, unless a row step changed them
+        tag = Signal(len(log_n_q) + 2, name="words_tag")
+        this_tag = Cat(log_n_q, inv_q, ~stepping)
+        with m.If(new_shift):
+            m.d.sync += tag.eq(0)
         k0 = [Signal(width, name=f"k0_{l}") for l in range(lanes)]
         sl = [Signal(width, name=f"step_word_{l}") for l in range(lanes)]
         cur = [Signal(width, name=f"word_{l}") for l in range(lanes)]
@@ -582,8 +594,10 @@ class CosetFactors(wiring.Component):
                     m.d.sync += [words_ok.eq(0), nxt_ready.eq(0), busy.eq(0)]
                     m.next = "WAIT"
             with m.State("WAIT"):
-                with m.If(chains_ok):
-                    m.d.sync += [k0[0].eq(c_word), sl[0].eq(one), level.eq(0), step.eq(0)]
+                with m.If(chains_ok & (tag == this_tag) & ~stepping):
+                    m.next = "FINISH"
+                with m.Elif(chains_ok):
+                    m.d.sync += [k0[0].eq(c_word), sl[0].eq(one), level.eq(0), step.eq(0), tag.eq(this_tag)]
                     m.next = "SETUP" if lb else "FINISH"
             if lb:
                 with m.State("SETUP"):

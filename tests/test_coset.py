@@ -138,7 +138,8 @@ def test_factor_generator(field, k):
     hw.model.coset.frame_words round by round (CosetFactors.frame_word_model; forward pass 2: the rows).
     ``ready`` comes exactly setup_cycles(f) after the start of a streaming pass when the chains are
     there, setup_cycles(f, cached=True) when its table set was built for the same n under the same shift
-    (a new shift drops the sets), and after the chains when the shift changed just before the start; at
+    (a new shift drops the sets) and the last streaming pass's frame words were the same (a set kept from
+    an earlier pass: ``words_cached``=False), and after the chains when the shift changed just before the start; at
     once (the cycle after start) in the other passes. In BabyBear and KoalaBear the factors and words are
     Montgomery words (the shift arrives canonical and is encoded by the chain job): decoded they are the
     model's field values."""
@@ -162,8 +163,9 @@ def test_factor_generator(field, k):
                 expect_wait.append(None)
                 continue
             cached = tags.get(inverse) == log_n
-            tags[inverse] = log_n
-            expect_wait.append("cold" if not tags.get("warm") and not idle else cached)
+            words_cached = tags.get("words") == (inverse, log_n)          # the last streaming pass's
+            tags[inverse], tags["words"] = log_n, (inverse, log_n)
+            expect_wait.append("cold" if not tags.get("warm") and not idle else (cached, words_cached))
             tags["warm"] = True
     dut, out = _run_generator(params, offsets, cases, seed=k)
     for (g, inverse, pass_index, log_n, idle), (waited, pairs, words), wait in zip(cases, out, expect_wait):
@@ -186,7 +188,7 @@ def test_factor_generator(field, k):
         if wait == "cold":
             assert dut.setup_cycles(f) < waited <= dut.setup_cycles(f) + chain + 2, what
         else:
-            assert waited == dut.setup_cycles(f, cached=wait), f"{what}: ready after {waited}"
+            assert waited == dut.setup_cycles(f, cached=wait[0], words_cached=wait[1]), f"{what}: ready after {waited}"
 
 
 # -- the engine on Verilator -------------------------------------------------------------------------
