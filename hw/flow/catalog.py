@@ -111,6 +111,18 @@ def _params_component(module: str, cls_name: str):
     return factory
 
 
+def _coset(**kw):
+    """The engine's coset factor generator (hw/coset.py) from BuildParams fields, with the offsets of the
+    build's lanes."""
+    from nantucket.hw.coset import CosetFactors
+    from nantucket.hw.lane import Lane
+    from nantucket.hw.model.params import BuildParams
+    p = kw["params"] if set(kw) == {"params"} else BuildParams(**kw)
+    lane = Lane(p.log_core, field=p.prime_field)
+    return CosetFactors(p, {f: lane.coset_output_offset(f) for f in range(2, p.log_core + 1)},
+                        input_offset=lane.scale_input_offset)
+
+
 def _kernel(**kw):
     """The Vitis top (top module ``nantucket`` when emitted for a build)."""
     from nantucket.hw.kernel import VitisKernel
@@ -129,6 +141,7 @@ COMPONENTS: dict[str, Callable] = {
     "dma": _dma,
     "twiddles": _params_component("nantucket.hw.twiddles", "TwiddleGenerator"),
     "engine": _params_component("nantucket.hw.engine", "NttEngine"),
+    "coset": _coset,
     "kernel": _kernel,
 }
 
