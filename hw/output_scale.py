@@ -38,6 +38,20 @@ in Montgomery form, so the factor unit's product is the factor in Montgomery for
 unit takes it), and ``i_normalize`` puts the word of 1/N (a (2k + 1)-word table by n) in place of
 R_hi's, the exponent held at 0 (R_lo[0] = 1). The point waits in a delay line for the factor; latency,
 units and DSP48E2 count are as above with the field's multiplier (Montgomery: latency 19, 8 DSP48E2).
+
+Two more modes on the same units (``i_head``, ``i_stream``; both 0: the above, bit-exact):
+
+- head (``i_head``): the pair of cycle t holds the positions of the lane's INPUT order at frame size f
+  (``i_log_frame``; hw/model/schedule.py ``lane_input_order(f)[t]``): i0 = r + 2^(f-a) mm, i1 = i0 + 2^(f-1),
+  a = ceil(f/2), t = r 2^(a-1) + mm, and Y = w_N^(+-column i) X for each (normalize: X / N as above). Adders
+  only: e_r = r u (+u when a new r starts, i.e. the low a-1 bits of t are 0), e0 = e_r there, else
+  e0 + (u << (f - a)); e1 = e0 + (u << (f - 1)). The two shifted steps are registered from the next column
+  with shift amounts 2k - n + floor(f/2) and 2k - n + f - 1 registered from the controls (hence
+  ``CONTROL_LEAD`` = 2), so the per-cycle paths stay one adder and a mux from flip-flops.
+- stream (``i_stream``): Y = X * (S * K), S the multiplier word given with the point (``i_s0``, ``i_s1``, the
+  same cycle as ``i_x0``, ``i_x1``), K the frame's word given one enabled cycle ahead (``i_next_k``). S and
+  K take the ROM words' places at the factor unit (a mux on its inputs); the shifter shifts by 0 (1/N's
+  mux, so no cycle moves); the column, ROMs, ``i_inverse`` and ``i_normalize`` are ignored.
 """
 
 from amaranth.hdl import Array, Cat, Const, EnableInserter, Module, Mux, Signal, unsigned
@@ -63,7 +77,25 @@ class OutputScale(wiring.Component):
     i_next_cycle (output cycle t of the pair entering on the next enabled cycle, k-1 bits),
     i_next_column (that pair's frame's column n2, k bits), i_log_n (n: N = 2^n, 0..2k; constant while
     frames flow), i_inverse (Y[m] = w_N^(-n2 m) X[m]), i_normalize (Y[m] = X[m] / N, the column ignored);
-    the last two are also constant while frames flow."""
+    the last two are also constant while frames flow.
+
+    Modes (module docstring): i_head (positions of the lane input order at frame size i_log_frame, f in
+    2..k, instead of (2t, 2t+1)), i_stream (Y = X * S * K: i_s0, i_s1 the words of the pair's points, the
+    same cycle as i_x0, i_x1; i_next_k the frame's word, one enabled cycle ahead like i_next_column).
+
+    Timing, for a pair entering on enabled cycle c (i_valid with i_x0, i_x1, i_s0, i_s1 on c):
+    i_next_cycle, i_next_column, i_next_k on c - 1 (exactly one enabled cycle ahead, per pair; the column and K
+    change only between frames). i_head, i_stream, i_log_frame, i_log_n, i_inverse, i_normalize on c - 2 and
+    c - 1, the ``CONTROL_LEAD`` (2) enabled cycles before it (the head shift amounts and the mode flags are
+    registered from them; the pair does not look at them on any other cycle, c included). So a run of frames
+    takes its controls from CONTROL_LEAD enabled cycles before its first pair to the cycle before its last,
+    and runs with other controls need CONTROL_LEAD - 1 = 1 enabled cycle between them without a pair (more
+    are harmless: the lane enables the block for CONTROL_LEAD cycles after it latches a new mode while no
+    data flows). Tail mode (i_head = i_stream = 0) alone still takes i_log_n, i_inverse and i_normalize
+    on c - 1 only, as before (i_head 0 on c - 2 too), whatever i_log_frame is."""
+
+    #: enabled cycles the mode controls must be stable before the first pair (class docstring)
+    CONTROL_LEAD = 2
 
     def __init__(self, log_core: int, *, field=F.GOLDILOCKS):
         if not isinstance(log_core, int) or not 2 <= log_core <= 12:
@@ -83,6 +115,8 @@ class OutputScale(wiring.Component):
             "en": In(1), "i_valid": In(1), "i_next_cycle": In(max(1, log_core - 1)),
             "i_next_column": In(log_core), "i_log_n": In(range(n + 1)),
             "i_inverse": In(1), "i_normalize": In(1),
+            "i_log_frame": In(range(log_core + 1)), "i_head": In(1), "i_stream": In(1),
+            "i_next_k": In(width), "i_s0": In(width), "i_s1": In(width),
             "i_x0": In(width), "i_x1": In(width),
             "o_valid": Out(1), "o_x0": Out(width), "o_x1": Out(width),
         })
@@ -128,6 +162,34 @@ class OutputScale(wiring.Component):
         field = self._field
         return [self._general.encode(field.inv(1 << n)) for n in range(2 * self._k + 1)]
 
+    def model(self, pairs, *, log_frame=None, log_n=0, column=0, inverse=False, normalize=False,
+              head=False, stream=False, s=None, k=None) -> list[tuple[int, int]]:
+        """Bit-exact outputs of one frame's pairs (x0, x1) of cycles t = 0, 1, .. (canonical points).
+
+        Tail (head False): positions (2t, 2t+1); head: ``lane_input_order(log_frame)[t]``; Y = X w_N^(+-column
+        i), or X / N (normalize). stream: Y = X * S * K with ``s`` the (S0, S1) values of each pair and ``k``
+        the frame's K (values, not multiplier words)."""
+        field = self._field
+        if stream:
+            return [(field.mul(field.mul(x0, s0), k), field.mul(field.mul(x1, s1), k))
+                    for (x0, x1), (s0, s1) in zip(pairs, s)]
+        if normalize:
+            f = field.inv(1 << log_n)
+            return [(field.mul(x0, f), field.mul(x1, f)) for x0, x1 in pairs]
+        if head:
+            from nantucket.hw.model.schedule import lane_input_order
+            order = [tuple(int(v) for v in row) for row in lane_input_order(log_frame)]
+        else:
+            order = [(2 * t, 2 * t + 1) for t in range(len(pairs))]
+        w = field.root_of_unity(1 << log_n)
+        if inverse:
+            w = field.inv(w)
+        out = []
+        for (x0, x1), (i0, i1) in zip(pairs, order):
+            out.append((field.mul(x0, field.pow_(w, column * i0 % (1 << log_n))),
+                        field.mul(x1, field.pow_(w, column * i1 % (1 << log_n)))))
+        return out
+
     def _tables(self):
         """(shift amount of each top-bits root, HI words, LO words): the ROMs hold the words the general
         multiplier takes (``encode``)."""
@@ -145,32 +207,69 @@ class OutputScale(wiring.Component):
         m = Module()
         n, en = 2 * self._k, self.en
         shifts, hi_words, lo_words = self._tables()
+        k = self._k
+        # per-frame values registered from the controls (CONTROL_LEAD = 2): the head mode's flag, its step
+        # shift amounts 2k - n + floor(f/2) (u << (f - a), a = ceil(f/2)) and 2k - n + f - 1 (u << (f - 1)),
+        # and the mask of t's low a - 1 bits (mm = 0: a new residue r starts). f outside 2..k (tail mode
+        # does not use them) gives some value.
+        head = Signal(name="head_q")
+        stream = Signal(name="stream_q")
+        sh_bits = (3 * k).bit_length()
+        sh_a, sh_1 = Signal(sh_bits, name="shift_a"), Signal(sh_bits, name="shift_1")
+        mm_bits = max(1, (k - 1) // 2)
+        mm_mask = Signal(mm_bits, name="mm_mask")
+        frames = 1 << len(self.i_log_frame)
+        half = Array(Const(f >> 1, sh_bits) for f in range(frames))
+        less1 = Array(Const(max(f - 1, 0), sh_bits) for f in range(frames))
+        masks = Array(Const((1 << max((f - 1) // 2, 0)) - 1, mm_bits) for f in range(frames))
+        base = Const(n, sh_bits + 1) - self.i_log_n
+        with m.If(en):
+            m.d.sync += [head.eq(self.i_head), stream.eq(self.i_stream),
+                         sh_a.eq(base + half[self.i_log_frame]), sh_1.eq(base + less1[self.i_log_frame]),
+                         mm_mask.eq(masks[self.i_log_frame])]
         # this pair's step u = n2 * 2^(2k - n), registered from the "next" inputs;
         # inverse: the step is kept as ~u = -u - 1 and the adders below add the missing 1 as a carry in;
-        # normalize: u = 0 (the exponent stays 0, factor 1)
+        # normalize: u = 0 (the exponent stays 0, factor 1). step_r = u (head: e_r's step), step_1 (e1 =
+        # e0 + step_1: u; head u << (f - 1)), step_a (e0's step within a run: 2u; head u << (f - a)).
         step = Signal(n, name="step")
+        step_1, step_a = Signal(n, name="step_1"), Signal(n, name="step_a")
         neg = Signal(name="negate")
         column = Mux(self.i_normalize, 0, self.i_next_column)
+        u = (column << n) >> self.i_log_n
+        flip = Mux(self.i_inverse, (1 << n) - 1, 0)
         with m.If(en):
-            m.d.sync += [step.eq(((column << n) >> self.i_log_n) ^ Mux(self.i_inverse, (1 << n) - 1, 0)),
-                         neg.eq(self.i_inverse)]
+            m.d.sync += [step.eq(u ^ flip), neg.eq(self.i_inverse),
+                         step_1.eq(Mux(head, column << sh_1, u) ^ flip),
+                         step_a.eq(Mux(head, column << sh_a, u << 1) ^ flip)]
         # exponents of this cycle's two outputs: e0 = 2 t u, e1 = e0 + u (mod 2^(2k)); inverse -u for u.
         # e0 is a register, cleared for the pair that starts a frame as it is loaded (the frame start is
         # known a cycle ahead): a mux on e0 in front of the e1 adder and the ROM addresses was the fourth
-        # LUT level of a path over the NTT clock (issue 28; no cycle added)
+        # LUT level of a path over the NTT clock (issue 28; no cycle added). Head mode: e0 = e_r (its own
+        # register, + u) when a new r starts, else e0 + (u << (f - a)); e1 = e0 + (u << (f - 1)).
         e0, e1 = Signal(n, name="e0"), Signal(n, name="e1")
+        e_r = Signal(n, name="e_r")
         # a + b + c_in as one adder: the carry in rides below bit 0 of both operands
         add_carry = lambda a, b, c: (Cat(c, a) + Cat(c, b))[1:n + 1]
-        m.d.comb += e1.eq(add_carry(e0, step, neg))
+        m.d.comb += e1.eq(add_carry(e0, step_1, neg))
+        next_r = add_carry(e_r, step, neg)
         with m.If(en):
-            # -2u = 2 (~u) + 2 = (2 (~u) + 1) + 1
-            m.d.sync += e0.eq(Mux(self.i_next_cycle == 0, 0, add_carry(e0, Cat(neg, step), neg)))
+            with m.If(self.i_next_cycle == 0):
+                m.d.sync += [e0.eq(0), e_r.eq(0)]
+            with m.Elif(head & ((self.i_next_cycle[:mm_bits] & mm_mask) == 0)):
+                m.d.sync += [e0.eq(next_r), e_r.eq(next_r)]
+            with m.Else():
+                # tail: -2u = 2 (~u) + 2 = (2 (~u) + 1) + 1
+                m.d.sync += e0.eq(add_carry(e0, step_a, neg))
+        # stream: the frame's word K (one cycle ahead, like the column), a cycle later with the ROM words
+        k_word = Signal(self._field.width, name="k_word")
+        with m.If(en):
+            m.d.sync += k_word.eq(self.i_next_k)
         if self._shifted:
             # 1/N as a shift amount, order - n (0 for n = 0)
             order = self._field.two_order
             norm = Signal(range(order), name="norm_shift")
             with m.If(en):
-                m.d.sync += norm.eq(Mux(self.i_log_n == 0, 0, order - self.i_log_n))
+                m.d.sync += norm.eq(Mux(self.i_stream | (self.i_log_n == 0), 0, order - self.i_log_n))
         else:
             # 1/N as the multiplier's word, in place of R_hi's (the exponent is 0: R_lo's word is 1)
             norm = Signal(self._field.width, name="norm_word")
@@ -179,9 +278,10 @@ class OutputScale(wiring.Component):
             words += [words[-1]] * ((1 << len(self.i_log_n)) - len(words))
             with m.If(en):
                 m.d.sync += norm.eq(Array(Const(w, self._field.width) for w in words)[self.i_log_n])
+        # stream: the normalize mux puts the shift 0 in (Goldilocks), S in place of R_hi (general path)
         normalize = Signal(name="normalize_q")
         with m.If(en):
-            m.d.sync += normalize.eq(self.i_normalize)
+            m.d.sync += normalize.eq(self.i_normalize | self.i_stream)
 
         # 512 x 64 at k = 12: one RAMB36 (512 x 72) each, both ports reading; Yosys would otherwise
         # build them from LUTs (about 1,400 LUTs per ROM and port)
@@ -202,10 +302,12 @@ class OutputScale(wiring.Component):
         out_valid = pipe(regs, valid, 2 * general.latency, "valid", reset_less=False)
         m.d.comb += self.o_valid.eq(out_valid)
         rest = n - self._top_bits
+        stream_d, k_d = pipe(regs, stream, 1, "stream_d"), pipe(regs, k_word, 1, "k_word_d")
         if shifter is None:
-            # 1/N's word and the flag, a cycle later: with the ROM words they replace
-            norm_word, norm_on = pipe(regs, norm, 1, "norm_word_q"), pipe(regs, normalize, 1, "normalize_d")
-        for port, (e, x, out) in enumerate(((e0, self.i_x0, self.o_x0), (e1, self.i_x1, self.o_x1))):
+            # the flag (normalize or stream), a cycle later: with the ROM words they replace
+            norm_on = pipe(regs, normalize, 1, "normalize_d")
+        for port, (e, x, s_in, out) in enumerate(((e0, self.i_x0, self.i_s0, self.o_x0),
+                                                  (e1, self.i_x1, self.i_s1, self.o_x1))):
             factor = general.unit()
             scale = general.unit()
             shift = shifter.unit() if shifter else None
@@ -232,18 +334,22 @@ class OutputScale(wiring.Component):
                 norm_on, norm_amount = pipe(regs, normalize, 1, f"normalize{port}"), pipe(regs, norm, 1, f"norm{port}")
                 amount = pipe(regs, Mux(norm_on, norm_amount, shift_of[top]), 1, f"shift{port}")
                 x1 = pipe(regs, x, 2, f"x{port}", last_ff=True)
+                s_d = pipe(regs, s_in, 1, f"s_word{port}")
                 m.d.comb += [
-                    factor.i_valid.eq(valid), factor.i_a.eq(hi_rd.data), factor.i_b.eq(lo_rd.data),
+                    factor.i_valid.eq(valid), factor.i_a.eq(Mux(stream_d, s_d, hi_rd.data)),
+                    factor.i_b.eq(Mux(stream_d, k_d, lo_rd.data)),
                     shift.i_valid.eq(pipe(regs, valid, 1, f"shift_valid{port}")), shift.i_a.eq(x1),
                     shift.i_b.eq(amount),
                 ]
                 shifted = pipe(regs, shift.o_p, general.latency - shifter.latency - 1, f"shifted{port}",
                                last_ff=True)
             else:
-                # the point waits for its factor; normalize: 1/N's word for R_hi's (constant while frames flow)
+                # the point waits for its factor; normalize: 1/N's word for R_hi's (constant while frames flow);
+                # stream: S for R_hi's, K for R_lo's
                 x1 = pipe(regs, x, 1, f"x{port}")
+                norm_word = pipe(regs, Mux(stream, s_in, norm), 1, f"norm_word{port}")
                 m.d.comb += [factor.i_valid.eq(valid), factor.i_a.eq(Mux(norm_on, norm_word, hi_rd.data)),
-                             factor.i_b.eq(lo_rd.data)]
+                             factor.i_b.eq(Mux(stream_d, k_d, lo_rd.data))]
                 # ends in a flip-flop: the Montgomery unit's first stage is logic on it (from an SRL output
                 # that path was over the NTT clock in Yosys' sta, issue 28; no cycle added)
                 shifted = pipe(regs, x1, general.latency, f"shifted{port}", last_ff=True)

@@ -137,3 +137,198 @@ def test_montgomery_engine_structure(field):
     assert len(re.findall(rf"^\s*nt_montmul_{field}\s+\S+\s*\(", out_scale, re.M)) == 4
     assert "nt_shiftreduce" not in out_scale
     assert engine.mul_units == lanes * ((k - 1) + 4) + 4
+
+
+def _run_segments(fd, k, segments, rng, *, max_pairs=None):
+    """Drives ``segments`` through an OutputScale(k) in ``fd`` with random enable stalls and checks every
+    output against pow() / field.mul, independently of the block's model.
+
+    A segment is (head, stream, f, n, inverse, normalize, frames, gap), frames a list of (column, K), gap
+    the idle enabled cycles before its first pair (at least CONTROL_LEAD - 1, and 1). The controls of an
+    enabled cycle are those of the pairs entering on the next CONTROL_LEAD enabled cycles, random where
+    none does (so a segment's are given exactly CONTROL_LEAD enabled cycles ahead of its first pair). Each frame is 2^(f-1) pairs
+    (t = 0, 1, ..), the first ``max_pairs`` at most. In tail segments i_log_frame is random (ignored), in
+    stream segments i_head is."""
+    from nantucket.hw.model.schedule import lane_input_order
+    from nantucket.hw.multiplier import general_multiplier
+    dut = OutputScale(k, field=fd)
+    lead = OutputScale.CONTROL_LEAD
+    encode = general_multiplier(fd).encode
+    p = fd.p
+    edges = edge_values(fd)
+    pick = lambda edge: rng.choice(edges) if rng.random() < edge else rng.randrange(p)
+    slots = []          # per enabled cycle: (segment, item or None); item (t, col, K, x0, x1, s0, s1)
+    ctls = []
+    expect = []
+    for head, stream, f, n, inv, norm, frames, gap in segments:
+        assert gap >= max(1, lead - 1)
+        ctl = (head if not stream else rng.randrange(2), stream,
+               f if head or stream else rng.randrange(k + 1), n, inv, norm)
+        ctls.append(ctl)
+        slots += [(len(ctls) - 1, None)] * gap
+        order = lane_input_order(f)
+        w = fd.root_of_unity(1 << n)
+        for col, kk in frames:
+            for t in range((1 << (f - 1)) if max_pairs is None else min(1 << (f - 1), max_pairs)):
+                x0, x1, s0, s1 = pick(0.3), pick(0.1), pick(0.2), pick(0.2)
+                slots.append((len(ctls) - 1, (t, col, kk, x0, x1, s0, s1)))
+                if stream:
+                    expect.append((fd.mul(fd.mul(x0, s0), kk), fd.mul(fd.mul(x1, s1), kk)))
+                    continue
+                if norm:
+                    f0 = f1 = pow(pow(2, n, p), p - 2, p)                 # 1/N by Fermat
+                else:
+                    i0, i1 = (int(v) for v in order[t]) if head else (2 * t, 2 * t + 1)
+                    e0, e1 = col * i0, col * i1
+                    if inv:                                               # w^-e = w^(N - e mod N)
+                        e0, e1 = -e0, -e1
+                    f0, f1 = pow(w, e0 % (1 << n), p), pow(w, e1 % (1 << n), p)
+                expect.append((x0 * f0 % p, x1 * f1 % p))
+    # controls on the enabled cycle of slot j (index j + 1 in ctl_at: slot -1 is the lead-in cycle): those
+    # of the pairs entering on the next CONTROL_LEAD enabled cycles, random where none enters
+    ctl_at = []
+    for j in range(-1, len(slots)):
+        near = [slots[i][0] for i in range(j + 1, min(j + 1 + lead, len(slots))) if slots[i][1] is not None]
+        assert len(set(near)) <= 1
+        ctl_at.append(ctls[near[0]] if near else
+                      (rng.randrange(2), rng.randrange(2), rng.randrange(k + 1), rng.randrange(2 * k + 1),
+                       rng.randrange(2), rng.randrange(2)))
+    got = []
+
+    async def tb(ctx):
+        i = -1
+        tail = 0
+        while tail < dut.latency + 10:
+            en = rng.random() < 0.75
+            ctx.set(dut.en, en)
+            if en and ctx.get(dut.o_valid):
+                got.append((ctx.get(dut.o_x0), ctx.get(dut.o_x1)))
+            item = slots[i + 1][1] if i + 1 < len(slots) else None
+            head, stream, f, n, inv, norm = ctl_at[min(i + 1, len(slots))]
+            ctx.set(dut.i_head, head); ctx.set(dut.i_stream, stream); ctx.set(dut.i_log_frame, f)
+            ctx.set(dut.i_log_n, n); ctx.set(dut.i_inverse, inv); ctx.set(dut.i_normalize, norm)
+            if item is not None:
+                ctx.set(dut.i_next_cycle, item[0]); ctx.set(dut.i_next_column, item[1])
+                ctx.set(dut.i_next_k, encode(item[2]))
+            else:                                  # idle: anything
+                ctx.set(dut.i_next_cycle, rng.randrange(1 << max(1, k - 1)))
+                ctx.set(dut.i_next_column, rng.randrange(1 << k)); ctx.set(dut.i_next_k, rng.randrange(p))
+            cur = slots[i][1] if 0 <= i < len(slots) else None
+            if cur is not None:
+                ctx.set(dut.i_x0, cur[3]); ctx.set(dut.i_x1, cur[4])
+                ctx.set(dut.i_s0, encode(cur[5])); ctx.set(dut.i_s1, encode(cur[6]))
+                ctx.set(dut.i_valid, 1)
+            else:
+                ctx.set(dut.i_valid, 0)
+                ctx.set(dut.i_x0, rng.randrange(p)); ctx.set(dut.i_x1, rng.randrange(p))
+                ctx.set(dut.i_s0, rng.randrange(p)); ctx.set(dut.i_s1, rng.randrange(p))
+            if en:
+                i += 1
+                if i >= len(slots):
+                    tail += 1
+            await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-9)
+    sim.add_testbench(tb)
+    sim.run()
+    bad = [(i, g, e) for i, (g, e) in enumerate(zip(got, expect)) if g != e]
+    assert len(got) == len(expect) and not bad, (len(got), len(expect), bad[:4])
+
+
+FIELDS = list(DSP_TILES)
+MODE_CASES = [pytest.param(field, k, id=f"{field}_k{k}") for field in FIELDS for k in (2, 4)]
+
+
+def _columns(rng, k, count):
+    top = (1 << k) - 1
+    return ([top, 0, 1] + [rng.randrange(1 << k) for _ in range(count)])[:max(count, 1)]
+
+
+@pytest.mark.parametrize("field, k", MODE_CASES)
+def test_output_scale_head(field, k):
+    """Head mode (the lane input order's positions at frame size f): forward and inverse, every f in
+    2..k (odd and even, f = 2), n = 2k down to 0, several columns per run, normalize; runs separated by
+    exactly CONTROL_LEAD or more idle enabled cycles, with tail runs between."""
+    fd = F.get(field)
+    rng = random.Random(100 + k)
+    gap = max(1, OutputScale.CONTROL_LEAD - 1)         # the fewest idle cycles between runs
+    segs = []
+    for f in range(2, k + 1):
+        for n in sorted({2 * k, 2 * k - 1, f, k + 1, 3, 1, 0}):
+            for inv in (0, 1):
+                segs.append((1, 0, f, n, inv, 0, [(c, 0) for c in _columns(rng, k, 4)],
+                             gap + rng.choice([0, 0, 1, 3])))
+        segs.append((1, 0, f, 2 * k - 1, rng.randrange(2), 1, [(rng.randrange(1 << k), 0)], gap))
+        segs.append((0, 0, f, 2 * k, rng.randrange(2), 0, [(c, 0) for c in _columns(rng, k, 2)], gap))
+    _run_segments(fd, k, segs, rng)
+
+
+@pytest.mark.parametrize("field, k", MODE_CASES)
+def test_output_scale_stream(field, k):
+    """Stream mode: Y = X * S * K (S per point, K per frame, edge values 0, 1, p-1, p-2 and random), i_head,
+    the column, n, i_inverse and i_normalize irrelevant; then switches to tail and head ROM runs and
+    back, each after CONTROL_LEAD (or more) idle enabled cycles."""
+    fd = F.get(field)
+    rng = random.Random(200 + k)
+    gap = max(1, OutputScale.CONTROL_LEAD - 1)         # the fewest idle cycles between runs
+    p = fd.p
+    ks = [0, 1, p - 1, p - 2] + [rng.randrange(p) for _ in range(4)]
+    frames = lambda count: [(rng.randrange(1 << k), rng.choice(ks)) for _ in range(count)]
+    segs = [
+        (0, 1, k, 2 * k, 0, 0, [(0, kk) for kk in ks], gap),
+        (0, 1, 2, 2 * k, 1, 1, frames(6), gap + 2),
+        (0, 0, k, 2 * k, 0, 0, [(c, 0) for c in _columns(rng, k, 3)], gap),     # tail ROM
+        (0, 1, k, k, 1, 0, frames(4), gap),
+        (1, 0, k, 2 * k, 1, 0, [(c, 0) for c in _columns(rng, k, 3)], gap + 5),  # head ROM
+        (1, 1, max(2, k - 1), 2 * k - 1, 0, 1, frames(5), gap),
+        (1, 0, 2, 3, 0, 0, [(c, 0) for c in _columns(rng, k, 3)], gap),
+        (0, 0, k, 2 * k, 1, 1, [(0, 0)], gap),                                 # tail normalize
+        (0, 1, k, 0, 0, 0, frames(3), gap),
+    ]
+    _run_segments(fd, k, segs, rng)
+
+
+@pytest.mark.parametrize("field", FIELDS)
+def test_output_scale_modes_k12(field):
+    """k = 12, a few whole frames: head forward and inverse (f = 12, f = 11 and f = 7, 2), stream, tail, and the
+    switches between them after CONTROL_LEAD idle enabled cycles."""
+    fd = F.get(field)
+    k, rng = 12, random.Random(12)
+    gap = max(1, OutputScale.CONTROL_LEAD - 1)         # the fewest idle cycles between runs
+    p = fd.p
+    top = (1 << k) - 1
+    segs = [
+        (0, 0, 12, 24, 0, 0, [(top, 0), (rng.randrange(1 << k), 0)], gap),
+        (1, 0, 12, 24, 0, 0, [(top, 0), (rng.randrange(1 << k), 0)], gap),
+        (1, 0, 11, 23, 1, 0, [(rng.randrange(1 << k), 0)], gap + 1),
+        (1, 0, 7, 21, 0, 0, [(rng.randrange(1 << k), 0) for _ in range(2)], gap),
+        (1, 0, 2, 3, 1, 0, [(rng.randrange(1 << k), 0) for _ in range(2)], gap),
+        (0, 1, 12, 24, 0, 0, [(0, p - 1), (0, rng.randrange(p))], gap),
+        (1, 0, 12, 13, 1, 0, [(rng.randrange(1 << k), 0)], gap),
+    ]
+    _run_segments(fd, k, segs, rng)
+
+
+@pytest.mark.parametrize("field", FIELDS)
+def test_output_scale_model(field):
+    """The block's model (for benches) against pow() at the lane input order's positions and field.mul."""
+    from nantucket.hw.model.schedule import lane_input_order
+    fd = F.get(field)
+    rng = random.Random(7)
+    dut = OutputScale(4, field=fd)
+    p = fd.p
+    for f, n, col, inv in ((4, 8, 13, 0), (3, 5, 7, 1), (2, 3, 15, 0), (4, 1, 3, 1)):
+        pairs = [(rng.randrange(p), rng.randrange(p)) for _ in range(1 << (f - 1))]
+        w = fd.root_of_unity(1 << n)
+        sign = -1 if inv else 1
+        for head, order in ((True, lane_input_order(f)), (False, [(2 * t, 2 * t + 1) for t in range(len(pairs))])):
+            want = [tuple(x * pow(w, sign * col * int(i) % (1 << n), p) % p for x, i in zip(xy, ij))
+                    for xy, ij in zip(pairs, order)]
+            assert dut.model(pairs, log_frame=f, log_n=n, column=col, inverse=inv, head=head) == want
+        assert dut.model(pairs, log_n=n, normalize=True) == [
+            tuple(x * pow(1 << n, p - 2, p) % p for x in xy) for xy in pairs]
+        s = [(rng.randrange(p), rng.randrange(p)) for _ in pairs]
+        kk = rng.randrange(p)
+        assert dut.model(pairs, stream=True, s=s, k=kk) == [
+            (x0 * s0 * kk % p, x1 * s1 * kk % p) for (x0, x1), (s0, s1) in zip(pairs, s)]
