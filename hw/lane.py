@@ -761,6 +761,8 @@ class Lane(wiring.Component):
                 for f in sizes:
                     with m.Case(f):
                         m.d.sync += period_mask.eq((1 << (f - 1)) - 1)
+                with m.Default():           # not a frame size (the lane then emits nothing)
+                    m.d.sync += period_mask.eq(0)
         with m.Elif(en):
             m.d.sync += head_cycle.eq((head_cycle + 1) & period_mask)
         # The output scale's registered controls need CONTROL_LEAD enabled cycles before the first pair: it

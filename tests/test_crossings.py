@@ -218,7 +218,7 @@ def test_slr_plan_names_exist_and_place_every_block_once(kernel):
         assert units[0] + units[1] == engine.mul_units
         assert plan(p).dsp(0) + plan(p).dsp(1) == engine.dsp_tiles
     assert max(plan(BuildParams()).dsp(s) for s in (0, 1)) <= DEVICE["DSP48E2"]
-    # a 31-bit lane: k - 1 general butterflies (the last stage's twiddle is 1), the output scale's four
-    # units and the coset point scale's two, 2 DSP48E2 each (Montgomery, R = 2^32: two 26 x 17 tiles)
+    # a 31-bit lane: k - 1 general butterflies (the last stage's twiddle is 1) and the output scale's four
+    # units (which serve the coset too), 2 DSP48E2 each (Montgomery, R = 2^32: two 26 x 17 tiles)
     baby = BuildParams.default_for("babybear")
-    assert plan(baby).dsp(0) == baby.lanes // 2 * 2 * (baby.log_core - 1 + 4 + 2)
+    assert plan(baby).dsp(0) == baby.lanes // 2 * 2 * (baby.log_core - 1 + 4)

@@ -48,6 +48,7 @@ def test_engine_fields(field, lanes, k):
     inverse and batches, and coset transforms (sim/benches/coset.py), all against the golden model in that
     field (hw.model.ntt.transform(..., field=field), fourstep.pass1(..., field=field)). BabyBear and
     KoalaBear: 31-bit points in 32-bit payload slots, Montgomery twiddle and factor words."""
+    from nantucket.sim.benches.coset import coset_facts
     from nantucket.sim.benches.lib import edge_values
     params = BuildParams(lanes=lanes, log_core=k, channels=2, field=field)
     engine = NttEngine(params)
@@ -57,9 +58,7 @@ def test_engine_fields(field, lanes, k):
               test_module="nantucket.sim.benches.engine",
               testcase=["test_edge_vectors", "test_every_size", "test_inverse_and_batches"])
     run_bench(engine, name="engine", params={"params": params.as_dict()}, test_module="nantucket.sim.benches.coset",
-              facts={"coset_extra": [engine.coset_extra_cycles(f) for f in range(2, k + 1)],
-                     "coset_extra_cached": [engine.coset_extra_cycles(f, cached=True) for f in range(2, k + 1)],
-                     "chain_cycles": engine.coset_factors.chain_cycles})
+              facts=coset_facts(engine))
 
 
 def test_engine_ports_for_the_kernel():
