@@ -151,6 +151,9 @@ class CosetFactors(wiring.Component):
         enabled cycle ahead of it (the output scale takes them a cycle early)."""
         return self._offsets[log_frame] if inverse else self._input_offset
 
+    #: The frame words' operand register in front of their unit (cycles a product takes more).
+    WORD_ISSUE = 1
+
     def word_lead(self, log_frame: int, inverse: bool) -> int:
         """Frame edges (enabled cycles where the next pair starts a frame) before round 0's frames reach
         the multipliers: the word generator lets this many pass before its first swap."""
@@ -164,18 +167,18 @@ class CosetFactors(wiring.Component):
 
     def frame_word_setup_cycles(self, stepping: bool = False, cached: bool = False) -> int:
         """``ready`` waits at least this many cycles after a streaming pass's ``start`` for the frame words
-        (chains already there): latch, check, the doubling levels (level t: 2^t products, twice with a row
+        (chains already there): latch, two to check, the doubling levels (level t: 2^t products, twice with a row
         step, and the multiplier's latency; none when ``cached``: the last streaming pass had the same
         shift, direction and n, and no row step), one cycle to load the words of round 0."""
         if cached and not stepping:
-            return 3
-        lat = self._general.latency
-        return 3 + sum((1 << t) * (1 + int(stepping)) + lat for t in range(self.word_levels))
+            return 4
+        lat = self._general.latency + self.WORD_ISSUE
+        return 4 + sum((1 << t) * (1 + int(stepping)) + lat for t in range(self.word_levels))
 
     def frame_word_job_cycles(self, element_start: bool = False, stepping: bool = False) -> int:
         """Cycles from a round's swap to the next round's words being ready: L products (one more at an
         element start with a row step, b^L x s^L), the multiplier's latency, a cycle to mark them."""
-        return self._params.lanes + int(element_start and stepping) + self._general.latency + 1
+        return self._params.lanes + int(element_start and stepping) + self._general.latency + self.WORD_ISSUE + 1
 
     @property
     def dsp_tiles(self) -> int:
@@ -206,20 +209,20 @@ class CosetFactors(wiring.Component):
     def setup_cycles(self, log_frame: int, cached: bool = False, stepping: bool = False,
                      words_cached: bool | None = None) -> int:
         """With the chains already computed for the shift, ``ready`` is 1 from this many cycles after the
-        cycle of a streaming pass's ``start`` on: the later of the stream (one cycle to latch, one to check
+        cycle of a streaming pass's ``start`` on: the later of the stream (one cycle to latch, two to check
         the chains, the tables: none when ``cached``, this pass's set built for the same shift, direction
         and n; with a row step also the step's set; priming the stream) and the frame words
         (``frame_word_setup_cycles``; ``words_cached``, default ``cached``: the last streaming pass had the
         same shift, direction and n)."""
         tables = (0 if cached else self.build_cycles(log_frame)) + (self.build_cycles(log_frame) if stepping else 0)
         words_cached = cached if words_cached is None else words_cached
-        return max(2 + tables + self.latency, self.frame_word_setup_cycles(stepping, words_cached))
+        return max(3 + tables + self.latency, self.frame_word_setup_cycles(stepping, words_cached))
 
     def update_cycles(self, log_frame: int) -> int:
         """Cycles from an element's start (its first stream read) to the next element's tables being
-        readable, in a stepping pass: the update's products (hw.model.coset.update_products), a cycle to
+        readable, in a stepping pass: the update's products (hw.model.coset.update_products), two cycles to
         start, a read, the multiplier's latency and a cycle to mark the set ready."""
-        return coset_model.update_products(log_frame) + self._general.latency + 3
+        return coset_model.update_products(log_frame) + self._general.latency + 4
 
     def new_word_cycles(self, log_frame: int) -> int:
         """At most how many cycles a coset call whose shift or row step is new spends beyond the same call
@@ -307,7 +310,7 @@ class CosetFactors(wiring.Component):
         for name, u in zip(("unit_lo", "unit_hi", "unit_chain", "unit_words"), units):
             m.submodules[name] = share(u)
 
-        chains, job, chain, new_shift = self._chain_job(m, unit_c)
+        chains, job, chain, new_shift, chain_same, chain_fresh = self._chain_job(m, unit_c)
 
         # -- the pass: latch, wait for the chains, build the tables, prime the stream, stream
         # coset_q: this pass streams (forward pass 1, inverse pass 2); rows_q: forward pass 2 (row words)
@@ -335,8 +338,11 @@ class CosetFactors(wiring.Component):
         tag = Signal(2 + len(log_n_q), name="table_tag")
         m.d.comb += tag.eq(Cat(log_n_q, inv_q, 1))
         tags = [Signal(len(tag), name=f"tags{i}") for i in range(2)]
+        # whether this pass's set holds its tables, registered from the latched fields (the tag compare in
+        # front of the pass FSM was 7 LUT levels, issue 28): valid from the cycle after the latch, as WAIT
+        # decides no earlier (``chains_ok``); a new shift drops it
         cached = Signal(name="cached")
-        m.d.comb += cached.eq(Mux(table_set, tags[1], tags[0]) == tag)
+        m.d.sync += cached.eq(Mux(table_set, tags[1], tags[0]) == tag)
 
         width = self._field.width
         lo = Memory(shape=unsigned(width), depth=sets << lo_bits, init=[])
@@ -364,7 +370,11 @@ class CosetFactors(wiring.Component):
         remaining = Signal(len(batch_q), name="elements_left")       # elements after the current one
         nxt_ready = Signal(name="next_ready")
         at_edge, stall = Signal(name="at_edge"), Signal(name="step_stall")
-        m.d.comb += [at_edge.eq(stepping & (left == 0) & (remaining != 0)), stall.eq(at_edge & ~nxt_ready)]
+        # left == 0, remaining != 0 and remaining > 1 kept as flags beside their counters: compared on the
+        # way to the stream's enable and the update's start they were 8 LUT levels (issue 28; 0 cycles)
+        left_zero, rem_nz, rem_gt1 = Signal(name="left_zero"), Signal(name="more_elements"), \
+            Signal(name="more_elements_2")
+        m.d.comb += [at_edge.eq(stepping & left_zero & rem_nz), stall.eq(at_edge & ~nxt_ready)]
         upd_start, upd_src, upd_dst = Signal(name="update_start"), Signal(set_bits, name="update_src"), \
             Signal(set_bits, name="update_dst")
         lb = (self._params.lanes - 1).bit_length()
@@ -372,15 +382,35 @@ class CosetFactors(wiring.Component):
         m.d.comb += each.eq(Const(1, len(left)) << (log_n_q - (1 + lb)).as_unsigned())
 
         # STREAM is also the idle state: outside a coset pass the factors are not used
+        # from the chain job's registered compares of each key with its operand (the 64-bit compares in front
+        # of the pass's set-up were 8 LUT levels, issue 28): the run is stable from the start on, so in WAIT
+        # they are of this pass's shift and step (not in the cycle after a job began: ``fresh``)
+        # and registered once more, cleared at the start (so WAIT's first decision comes a cycle after the
+        # latched fields and compares are this pass's: +1 cycle of set-up, ``setup_cycles``)
         chains_ok = Signal(name="chains_ok")
-        m.d.comb += chains_ok.eq(~job & chains[0].ok & (chains[0].key == self.run.coset_shift)
-                                 & (~stepping | (chains[1].ok & (chains[1].key == self.run.row_step))))
+        with m.If(self.start):
+            m.d.sync += chains_ok.eq(0)
+        with m.Else():
+            m.d.sync += chains_ok.eq(~job & ~chain_fresh & chains[0].ok & chain_same[0]
+                                     & (~stepping | (chains[1].ok & chain_same[1])))
+        # the table build's level bookkeeping in registers: the last level (from the latched frame size),
+        # the levels left, whether this is the last, and this level's last cycle (compared with ``level``
+        # through the frame size's subtraction it was 5 LUT levels and a carry chain, issue 28; 0 cycles)
+        last_level = Signal(range(k + 1), name="last_level")
+        levels_left = Signal(range(k + 1), name="levels_left")
+        level_last = Signal(name="level_last")
+        level_end = Signal(range((1 << k) + lat + 3), name="level_end")
+        m.d.sync += last_level.eq(levels_hi - 1)
+        first_level = [levels_left.eq(last_level), level_last.eq(last_level == 0),
+                       level_end.eq(Mux(last_level == 0, self.level_cycles(0, True) - 1, self.level_cycles(0, False) - 1))]
         with m.FSM(name="pass_fsm", init="STREAM") as fsm:
             with m.State("WAIT"):
                 with m.If(chains_ok):
+                    m.d.sync += first_level
                     m.d.sync += [level.eq(0), step.eq(0), prime.eq(0), build_step.eq(cached),
                                  cur.eq(table_set), remaining.eq(Mux(stepping, batch_q - 1, 0)),
-                                 nxt_ready.eq(0)]
+                                 rem_nz.eq(stepping & (batch_q > 1)), rem_gt1.eq(stepping & (batch_q > 2)),
+                                 left_zero.eq(0), nxt_ready.eq(0)]
                     with m.If(cached & ~stepping):
                         m.next = "PRIME"
                     with m.Else():
@@ -392,17 +422,15 @@ class CosetFactors(wiring.Component):
                                 m.d.sync += left.eq(each + Mux(inv_q, self._offsets[f], self._input_offset))
             with m.State("BUILD"):
                 m.d.comb += [building.eq(1), init.eq((level == 0) & (step == 0))]
-                level_end = Signal(range((1 << k) + lat + 3), name="level_end")
-                with m.Switch(level):
-                    for t in range(k - k // 2):
-                        with m.Case(t):
-                            m.d.comb += level_end.eq(Mux(level == levels_hi - 1, self.level_cycles(t, True) - 1,
-                                                         self.level_cycles(t, False) - 1))
-                    with m.Default():                   # no such level
-                        m.d.comb += level_end.eq(0)
                 with m.If(step == level_end):
-                    m.d.sync += [step.eq(0), level.eq(level + 1)]
-                    with m.If(level == levels_hi - 1):
+                    m.d.sync += [step.eq(0), level.eq(level + 1), levels_left.eq(levels_left - 1),
+                                 level_last.eq(levels_left == 1)]
+                    with m.Switch(level):               # the next level's last cycle
+                        for t in range(k - k // 2 - 1):
+                            with m.Case(t):
+                                m.d.sync += level_end.eq(Mux(levels_left == 1, self.level_cycles(t + 1, True) - 1,
+                                                             self.level_cycles(t + 1, False) - 1))
+                    with m.If(level_last):
                         m.d.sync += prime.eq(0)
                         with m.If(~build_step):
                             with m.If(table_set):
@@ -410,7 +438,7 @@ class CosetFactors(wiring.Component):
                             with m.Else():
                                 m.d.sync += tags[0].eq(tag)
                         with m.If(stepping & ~build_step):    # then the step's tables
-                            m.d.sync += [build_step.eq(1), level.eq(0)]
+                            m.d.sync += [build_step.eq(1), level.eq(0)] + first_level
                         with m.Else():
                             m.d.comb += upd_start.eq(stepping & (remaining != 0))
                             m.d.sync += [upd_src.eq(table_set), upd_dst.eq(self.WORK_SETS[0])]
@@ -428,7 +456,7 @@ class CosetFactors(wiring.Component):
                 with m.If(self.start & streams_now):
                     m.next = "WAIT"
         with m.If(new_shift):                      # tables of another shift: none is valid
-            m.d.sync += [t.eq(0) for t in tags]
+            m.d.sync += [t.eq(0) for t in tags] + [cached.eq(0)]
         words_ok, word_stall = self._frame_words(
             m, unit_w, chain, (self.start & streams_now, chains_ok, coset_q, rows_q, inv_q, stepping, log_n_q, frame,
                                batch_q, new_shift))
@@ -439,11 +467,12 @@ class CosetFactors(wiring.Component):
         with m.If(stream_en & stepping):
             with m.If(at_edge):
                 m.d.sync += [cur.eq(nxt), nxt_ready.eq(0), remaining.eq(remaining - 1), left.eq(each - 1),
+                             rem_nz.eq(rem_gt1), rem_gt1.eq(remaining > 2), left_zero.eq(each == 1),
                              upd_src.eq(nxt),
                              upd_dst.eq(Mux(nxt == self.WORK_SETS[0], self.WORK_SETS[1], self.WORK_SETS[0]))]
-                m.d.comb += upd_start.eq(remaining > 1)
-            with m.Elif(left != 0):
-                m.d.sync += left.eq(left - 1)
+                m.d.comb += upd_start.eq(rem_gt1)
+            with m.Elif(~left_zero):
+                m.d.sync += [left.eq(left - 1), left_zero.eq(left == 1)]
         stream_set = Mux(at_edge, nxt, cur)
         write_set = Mux(build_step, self.STEP_SET, table_set)
         upd_done = self._update(m, unit_c, (lo_w, hi_w, lo_r, hi_r), frame, upd_start, upd_src, upd_dst)
@@ -507,17 +536,30 @@ class CosetFactors(wiring.Component):
         # c: 1 forward, 1/N inverse (as the multiplier's words, by n)
         inv_n = [self._general.encode(self._field.inv(1 << n)) for n in range(nmax + 1)]
         inv_n += [inv_n[-1]] * ((1 << len(log_n_q)) - len(inv_n))
-        c_word = Mux(inv_q, Array(Const(w, width) for w in inv_n)[log_n_q], one)
+        # registered from the latched fields (the table lookup and the tag compare in front of K0[0] were 7
+        # LUT levels, issue 28): valid from the cycle after the latch, as WAIT decides no earlier
+        c_word = Signal(width, name="word_c")
+        words_hit = Signal(name="words_hit")
+        m.d.sync += [c_word.eq(Mux(inv_q, Array(Const(w, width) for w in inv_n)[log_n_q], one)),
+                     words_hit.eq((tag == this_tag) & ~stepping & ~new_shift)]
+        with m.If(new_shift):
+            m.d.sync += words_hit.eq(0)
 
         # -- set-up: K0[l + 2^t] = K0[l] b^(2^t), S[l + 2^t] = S[l] s'^(2^t), level by level
-        step = Signal(range(2 * lanes + lat + 1), name="word_setup_cycle")
+        step = Signal(range(2 * lanes + lat + self.WORD_ISSUE + 1), name="word_setup_cycle")
+        # the level's size 2^t and its last cycle, registers set with the level (0 cycles)
         n_t = Signal(range(lanes + 1), name="word_level_size")
-        m.d.comb += n_t.eq(Const(1, len(n_t)) << level)
-        issues = Mux(stepping, n_t << 1, n_t)
+        level_end = Signal(range(2 * lanes + lat + self.WORD_ISSUE + 1), name="word_level_end")
+        level_wait = lat + self.WORD_ISSUE          # a level's last product is written this long after its issue
+
+        def level_regs(t):
+            size = Const(1, len(n_t)) << t
+            return [n_t.eq(size), level_end.eq(Mux(stepping, size << 1, size) + level_wait - 1)]
         issue_setup = Signal(name="word_setup_issue")
-        on_step = step >= n_t
+        # the issue's index, table (K0 or S) and whether the level still issues, as registers (computed
+        # from ``step`` they were LUT levels in front of the operand select)
         idx = Signal(range(lanes), name="word_setup_index")
-        m.d.comb += idx.eq(Mux(on_step, step - n_t, step))
+        on_step, issuing = Signal(name="word_setup_on_step"), Signal(name="word_setup_issuing")
         # -- jobs: j < L: the lane's next word, j = L: b^L x s'^L (an element start with a row step)
         j = Signal(range(lanes + 2), name="job_index")
         count = lanes + (element_start & stepping)
@@ -525,9 +567,14 @@ class CosetFactors(wiring.Component):
         jl = j[:max(lb, 1)] if lanes > 1 else C(0, 1)
         job_a = Mux(j == lanes, bw, Mux(element_start, Array(k0)[jl], Array(cur)[jl]))
         job_b = Mux(j == lanes, bs, Mux(element_start, Mux(stepping, Array(sl)[jl], one), bw))
-        m.d.comb += [unit.en.eq(1), unit.i_valid.eq(issue_setup | issue_job),
+        # the operands registered before the unit (the selects among 16 words behind the set-up's index
+        # arithmetic were 7 LUT levels, issue 28): a product is written ``WORD_ISSUE + lat`` cycles after
+        # its issue
+        m.d.comb += unit.en.eq(1)
+        m.d.sync += [unit.i_valid.eq(issue_setup | issue_job),
                      unit.i_a.eq(Mux(issue_setup, Mux(on_step, Array(sl)[idx], Array(k0)[idx]), job_a)),
                      unit.i_b.eq(Mux(issue_setup, Mux(on_step, rp_s.data, rp_b.data), job_b))]
+        lat = lat + self.WORD_ISSUE
         regs = Module()
         w_setup = pipe(regs, issue_setup, lat, "word_setup_write", reset_less=False)
         w_step = pipe(regs, on_step, lat, "word_setup_write_step")
@@ -562,28 +609,42 @@ class CosetFactors(wiring.Component):
         in_el = Signal(nmax + 1, name="job_round_in_element")       # the next job's round, mod rounds an element
         el_mask = Signal(nmax + 1, name="rounds_an_element_mask")
         row_hi = Signal(max(nmax - lb, 1), name="row_round")
-        init = Signal(name="word_init")
-        m.d.sync += init.eq(go | (self.start & self.run.coset & ~self.run.inverse & self.pass2))
+        # set up two cycles after start (no enabled cycle comes before the third, PREFILL): the latched
+        # fields, then the pass's round count from them (per_log registered: the subtraction, shift and
+        # compare in one cycle were 7 LUT levels, issue 28)
+        init0, init = Signal(name="word_init0"), Signal(name="word_init")
+        per_log = Signal(range(nmax + 1), name="rounds_an_element_log")
+        batch_m1 = Signal(len(batch_q), name="batch_less1")
+        m.d.sync += batch_m1.eq(batch_q - 1)
+        m.d.sync += [init0.eq(go | (self.start & self.run.coset & ~self.run.inverse & self.pass2)), init.eq(init0),
+                     per_log.eq((log_n_q - frame - lb).as_unsigned())]
+        # kpos == period_mask, lead == 0 and swaps != 0 kept as flags beside their counters (compared on the
+        # way to the swap's enable they were LUT levels in front of the words' fan-out; 0 cycles)
+        kpos_last, lead_zero, swaps_nz = Signal(name="word_position_last"), Signal(name="word_lead_zero"), \
+            Signal(name="word_swaps_nz")
         with m.If(init):                    # the cycle after start (no enabled cycle yet): frame is latched
             with m.Switch(frame):
                 for f in range(2, k + 1):
                     with m.Case(f):
                         period = 1 << (f - 1)
+                        first = {inv: (1 - self.offset(f, inv)) % period for inv in (False, True)}
                         m.d.sync += [period_mask.eq(period - 1),
-                                     kpos.eq(Mux(inv_q, (1 - self._offsets[f]) % period, (1 - self._input_offset) % period)),
-                                     lead.eq(Mux(inv_q, self.word_lead(f, True), self.word_lead(f, False)))]
-            per_log = (log_n_q - frame - lb).as_unsigned()
+                                     kpos.eq(Mux(inv_q, first[True], first[False])),
+                                     kpos_last.eq(Mux(inv_q, first[True] == period - 1, first[False] == period - 1)),
+                                     lead.eq(Mux(inv_q, self.word_lead(f, True), self.word_lead(f, False))),
+                                     lead_zero.eq(Mux(inv_q, self.word_lead(f, True) == 0, self.word_lead(f, False) == 0))]
             m.d.sync += [el_mask.eq((Const(1, len(el_mask)) << per_log) - 1),
-                         swaps.eq((batch_q << per_log) - 1), row_hi.eq(0)]
-        edge = self.en & (kpos == period_mask)
+                         swaps.eq((batch_m1 << per_log) | ((Const(1, len(el_mask)) << per_log) - 1)),
+                         swaps_nz.eq((batch_m1 != 0) | (per_log != 0)), row_hi.eq(0)]
+        edge = self.en & kpos_last
         at_swap = Signal(name="word_at_swap")
-        m.d.comb += at_swap.eq((kpos == period_mask) & (lead == 0) & (swaps != 0))
+        m.d.comb += at_swap.eq(kpos_last & lead_zero & swaps_nz)
         stall = Signal(name="word_stall")
         m.d.comb += stall.eq(streaming & at_swap & ~nxt_ready)
         with m.If(self.en & ~init):
-            m.d.sync += kpos.eq((kpos + 1) & period_mask)
-            with m.If(edge & (lead != 0)):
-                m.d.sync += lead.eq(lead - 1)
+            m.d.sync += [kpos.eq((kpos + 1) & period_mask), kpos_last.eq(((kpos + 1) & period_mask) == period_mask)]
+            with m.If(edge & ~lead_zero):
+                m.d.sync += [lead.eq(lead - 1), lead_zero.eq(lead == 1)]
 
         def start_job():
             m.d.sync += [busy.eq(1), j.eq(0), element_start.eq(in_el == 0), in_el.eq((in_el + 1) & el_mask)]
@@ -594,16 +655,23 @@ class CosetFactors(wiring.Component):
                     m.d.sync += [words_ok.eq(0), nxt_ready.eq(0), busy.eq(0)]
                     m.next = "WAIT"
             with m.State("WAIT"):
-                with m.If(chains_ok & (tag == this_tag) & ~stepping):
+                with m.If(chains_ok & words_hit):
                     m.next = "FINISH"
                 with m.Elif(chains_ok):
-                    m.d.sync += [k0[0].eq(c_word), sl[0].eq(one), level.eq(0), step.eq(0), tag.eq(this_tag)]
+                    m.d.sync += [k0[0].eq(c_word), sl[0].eq(one), level.eq(0), step.eq(0), tag.eq(this_tag),
+                                 idx.eq(0), on_step.eq(0), issuing.eq(1)] + level_regs(0)
                     m.next = "SETUP" if lb else "FINISH"
             if lb:
                 with m.State("SETUP"):
-                    m.d.comb += issue_setup.eq(step < issues)
-                    with m.If(step == issues + lat - 1):
-                        m.d.sync += [step.eq(0), level.eq(level + 1)]
+                    m.d.comb += issue_setup.eq(issuing)
+                    with m.If(issuing):
+                        with m.If(idx == n_t - 1):
+                            m.d.sync += [idx.eq(0), on_step.eq(1), issuing.eq(stepping & ~on_step)]
+                        with m.Else():
+                            m.d.sync += idx.eq(idx + 1)
+                    with m.If(step == level_end):
+                        m.d.sync += [step.eq(0), level.eq(level + 1), idx.eq(0), on_step.eq(0),
+                                     issuing.eq(1)] + level_regs(level + 1)
                         with m.If(level == lb - 1):
                             m.next = "FINISH"
                     with m.Else():
@@ -620,14 +688,14 @@ class CosetFactors(wiring.Component):
             with m.State("RUN"):
                 with m.If(self.en & at_swap & nxt_ready & streaming):
                     m.d.sync += [c.eq(w) for c, w in zip(cur, nxt)]
-                    m.d.sync += [nxt_ready.eq(0), swaps.eq(swaps - 1)]
+                    m.d.sync += [nxt_ready.eq(0), swaps.eq(swaps - 1), swaps_nz.eq(swaps != 1)]
                     with m.If(swaps > 1):
                         start_job()
                 with m.If(go):
                     m.d.sync += [words_ok.eq(0), nxt_ready.eq(0), busy.eq(0)]
                     m.next = "WAIT"
         with m.If(self.en & ~init & at_swap & rows):
-            m.d.sync += [swaps.eq(swaps - 1), row_hi.eq((row_hi + 1) & el_mask)]
+            m.d.sync += [swaps.eq(swaps - 1), swaps_nz.eq(swaps != 1), row_hi.eq((row_hi + 1) & el_mask)]
         for l, port in enumerate(self.o_k):
             row = Cat(Const(l, lb), row_hi) if lb else row_hi
             m.d.comb += port.eq(Mux(rows, row, cur[l]))
@@ -641,17 +709,25 @@ class CosetFactors(wiring.Component):
         lo_w, hi_w, lo_r, hi_r = memories
         k = self._params.log_core
         lat = self._general.latency
+        # the frame's table sizes, registered (frame is constant through a pass, and an update starts long
+        # after it is latched): from frame through the shifts and the sum to the compare they were 5 LUT
+        # levels and two carry chains (issue 28; 0 cycles)
         n_lo = Signal(k + 1, name="update_lo")
-        total = Signal(k + 2, name="update_products")
-        m.d.comb += [n_lo.eq(Const(1, k + 1) << (frame >> 1)),
-                     total.eq(n_lo + (Const(1, k + 1) << (frame - (frame >> 1)).as_unsigned()))]
+        total = Signal(k + 2, name="update_products_less1")
+        m.d.sync += [n_lo.eq(Const(1, k + 1) << (frame >> 1)),
+                     total.eq((Const(1, k + 1) << (frame >> 1)) + (Const(1, k + 1) << (frame - (frame >> 1)).as_unsigned()) - 1)]
         busy = Signal(name="update_busy")
         u = Signal(k + 2, name="update_index")
+        # the start registered (it comes from the table build's last-level compare or an element edge: 6
+        # LUT levels into the index, issue 28; +1 cycle, ``update_cycles``)
+        start_q = Signal(name="update_start_q")
+        m.d.sync += start_q.eq(start)
+        start = start_q
         with m.If(start):
             m.d.sync += [busy.eq(1), u.eq(0)]
         with m.Elif(busy):
             m.d.sync += u.eq(u + 1)
-            with m.If(u == total - 1):
+            with m.If(u == total):
                 m.d.sync += busy.eq(0)
         is_lo = u < n_lo
         entry = Signal(max(k - k // 2, 1), name="update_entry")
@@ -665,7 +741,7 @@ class CosetFactors(wiring.Component):
         wvalid = pipe(regs, issued, lat, "update_write", reset_less=False)
         wlo = pipe(regs, lo1, lat, "update_write_lo")
         wentry = pipe(regs, entry, 1 + lat, "update_write_entry")
-        last = pipe(regs, busy & (u == total - 1), 1 + lat, "update_last", reset_less=False)
+        last = pipe(regs, busy & (u == total), 1 + lat, "update_last", reset_less=False)
         m.submodules.update_regs = regs
         with m.If(issued):
             m.d.comb += [unit_c.i_a.eq(Mux(lo1, lo_r[2].data, hi_r[2].data)),
@@ -679,7 +755,8 @@ class CosetFactors(wiring.Component):
         """The background jobs: for the shift g (chain 0) C[i] = g^(2^i) at i, h^(2^i) at 2k + i (i < 2k),
         for a row step s > 1 (chain 1) s^(2^i) and (s^-1)^(2^i) at 4k + i and 6k + i, each recomputed
         whenever its value differs from the one it was computed for (the shift's first). Returns (chains:
-        per chain ``key``, ``ok``; busy, memory, new_shift: 1 in the cycle a job for the shift starts)."""
+        per chain ``key``, ``ok``; busy, memory, new_shift: 1 in the cycle a job for the shift starts; per
+        chain key == its operand, registered; fresh: the cycle after a job began, whose compares are stale)."""
         from types import SimpleNamespace
         nmax = self._params.max_log_n
         lat = self._general.latency
@@ -703,6 +780,11 @@ class CosetFactors(wiring.Component):
         encoding = Signal(name="chain_encoding") if self.encodes else None
         live = (lambda cond: cond & ~encoding) if self.encodes else (lambda cond: cond)
         in_exp = rnd < rounds
+        # the exponent's bit of this round, registered (the constant's 64:1 select in front of the unit's
+        # operand mux was 7 LUT levels, issue 28): rnd changes at a round's last cycle, the bit is read at
+        # its second
+        ebit = Signal(name="chain_exponent_bit")
+        m.d.sync += ebit.eq(exponent.bit_select(rnd[:(rounds - 1).bit_length()], 1))
         m.d.comb += [unit_c.en.eq(1), cw.data.eq(sq),
                      cw.addr.eq(Mux(in_exp, rnd, rnd - rounds + nmax) + Mux(phase, 2 * nmax, 0)),
                      cw.en.eq(live(job & (cyc == 0) & (~in_exp | (rnd < nmax)) & (rnd < rounds + nmax)))]
@@ -712,17 +794,30 @@ class CosetFactors(wiring.Component):
 
         def begin(i):
             m.d.sync += [chains[i].key.eq(operands[i]), sq.eq(operands[i]), acc.eq(one), rnd.eq(0), cyc.eq(0),
-                         job.eq(1), chains[i].ok.eq(0), phase.eq(i)]
+                         job.eq(1), chains[i].ok.eq(0), phase.eq(i), fresh.eq(1)]
             if self.encodes:
                 m.d.sync += encoding.eq(1)
 
-        with m.If(~job):
-            with m.If(~(chains[0].ok & (chains[0].key == operands[0]))):
+        # the 64-bit compares of each key with its operand, registered (in front of the job's start they
+        # were 7 LUT levels, issue 28): a changed value is noticed a cycle later; ``fresh`` marks the cycle
+        # after a job began, whose compare is of the key before it
+        # (in four registered parts: one 64-bit compare was 6 LUT levels)
+        same = [Signal(name=f"chain{i}_same") for i in range(2)]
+        step_on = Signal(name="chain_step_on")
+        fresh = Signal(name="chain_fresh")
+        for i in range(2):
+            parts = [Signal(name=f"chain{i}_same{j}") for j in range(4)]
+            m.d.sync += [part.eq(chains[i].key[16 * j:16 * j + 16] == operands[i][16 * j:16 * j + 16])
+                         for j, part in enumerate(parts)]
+            m.d.comb += same[i].eq(Cat(*parts).all())
+        m.d.sync += [step_on.eq(operands[1][1:].any()), fresh.eq(0)]
+        with m.If(~job & ~fresh):
+            with m.If(~(chains[0].ok & same[0])):
                 m.d.comb += new_shift.eq(1)
                 begin(0)
-            with m.Elif(operands[1][1:].any() & ~(chains[1].ok & (chains[1].key == operands[1]))):
+            with m.Elif(step_on & ~(chains[1].ok & same[1])):
                 begin(1)
-        with m.Elif(key != operand):                    # the value changed under the job: start again
+        with m.Elif(job & ~fresh & ~Mux(phase, same[1], same[0])):   # the value changed under the job: again
             m.d.sync += job.eq(0)
         with m.Elif(rnd == rounds + nmax):
             m.d.sync += job.eq(0)
@@ -748,7 +843,7 @@ class CosetFactors(wiring.Component):
                     m.d.comb += [unit_c.i_a.eq(sq), unit_c.i_b.eq(sq), unit_c.i_valid.eq(1)]
             with m.If(live((cyc == 1) & in_exp)):
                 m.d.comb += [unit_c.i_a.eq(acc),
-                             unit_c.i_b.eq(Mux(exponent.bit_select(rnd[:(rounds - 1).bit_length()], 1), sq, one)),
+                             unit_c.i_b.eq(Mux(ebit, sq, one)),
                              unit_c.i_valid.eq(1)]
             with m.If(cyc == lat):
                 m.d.sync += sq.eq(unit_c.o_p)
@@ -757,7 +852,7 @@ class CosetFactors(wiring.Component):
                 with m.If(rnd == rounds - 1):       # acc is h now: its squares come next
                     m.d.sync += sq.eq(unit_c.o_p)
 
-        return chains, job, chain, new_shift
+        return chains, job, chain, new_shift, same, fresh
 
     def _build_datapath(self, m, units, memories, modes, state):
         """Table build (doubling from the chain words) and the stream's addresses and products."""

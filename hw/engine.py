@@ -111,8 +111,9 @@ class NttEngine(wiring.Component):
         self._coset = CosetFactors(params, {f: lane.coset_output_offset(f) for f in range(2, params.log_core + 1)},
                                    input_offset=lane.scale_input_offset)
         # the coset generator sets its word counters up in the cycle after start, and the lanes' output
-        # scales settle for CONTROL_LEAD cycles after the restart: no payload may enter before either
-        if self._twiddles.latency < max(2, lane.output_scale.CONTROL_LEAD):
+        # scales settle for CONTROL_LEAD cycles after the restart (a pair reaches a head output scale
+        # INPUT_LATENCY enabled cycles after it entered): no payload may enter before either
+        if self._twiddles.latency < max(2, lane.output_scale.CONTROL_LEAD - lane.INPUT_LATENCY):
             raise ValueError(f"params: the twiddle generator's {self._twiddles.latency}-cycle PREFILL is shorter "
                              f"than the coset generator and the output scale need")
         super().__init__({

@@ -24,8 +24,8 @@ k = 12, one RAMB36 each, read by both ports). Per port:
 Latency 25; four multiply/reduce units (48 DSP48E2) per lane, the same in both passes.
 
 Inverse transforms, no new multiplier: ``i_inverse`` negates the exponent, Y[m] =
-w_N^(-n2 m) X[m] (the step u is kept one's-complemented, ~u = -u - 1, and the exponent adders take a
-carry in: e += -u, so the per-cycle path keeps its one adder). ``i_normalize`` (pass 2 of an inverse run,
+w_N^(-n2 m) X[m] (the exponent adders take the step one's-complemented, ~u = -u - 1, and a carry in:
+e += -u, so the per-cycle path keeps its one adder). ``i_normalize`` (pass 2 of an inverse run,
 where the column is 0) makes Y = X / N instead: 1/N = 2^(192 - n) since 2^192 = 1 mod p, so it is a shift
 amount for the shifter that already serves the factor's power-of-two part (every level of the 0..191
 barrel is built for the 64th roots' amounts), and the exponent is held at 0 (factor 1).
@@ -45,9 +45,10 @@ Two more modes on the same units (``i_head``, ``i_stream``; both 0: the above, b
   (``i_log_frame``; hw/model/schedule.py ``lane_input_order(f)[t]``): i0 = r + 2^(f-a) mm, i1 = i0 + 2^(f-1),
   a = ceil(f/2), t = r 2^(a-1) + mm, and Y = w_N^(+-column i) X for each (normalize: X / N as above). Adders
   only: e_r = r u (+u when a new r starts, i.e. the low a-1 bits of t are 0), e0 = e_r there, else
-  e0 + (u << (f - a)); e1 = e0 + (u << (f - 1)). The two shifted steps are registered from the next column
-  with shift amounts 2k - n + floor(f/2) and 2k - n + f - 1 registered from the controls (hence
-  ``CONTROL_LEAD`` = 2), so the per-cycle paths stay one adder and a mux from flip-flops.
+  e0 + (u << (f - a)); e1 = e0 + (u << (f - 1)). Every step (both modes) is the next column shifted by an
+  amount registered from the controls (tail 2k - n and 2k - n + 1; head 2k - n + f - 1 and 2k - n +
+  floor(f/2); normalize: out of range, steps 0; over two register stages), hence ``CONTROL_LEAD`` = 3: the per-frame path is one
+  barrel shift of the column, the per-cycle paths one adder and a mux from flip-flops.
 - stream (``i_stream``): Y = X * (S * K), S the multiplier word given with the point (``i_s0``, ``i_s1``, the
   same cycle as ``i_x0``, ``i_x1``), K the frame's word given one enabled cycle ahead (``i_next_k``). S and
   K take the ROM words' places at the factor unit (a mux on its inputs); the shifter shifts by 0 (1/N's
@@ -85,17 +86,16 @@ class OutputScale(wiring.Component):
 
     Timing, for a pair entering on enabled cycle c (i_valid with i_x0, i_x1, i_s0, i_s1 on c):
     i_next_cycle, i_next_column, i_next_k on c - 1 (exactly one enabled cycle ahead, per pair; the column and K
-    change only between frames). i_head, i_stream, i_log_frame, i_log_n, i_inverse, i_normalize on c - 2 and
-    c - 1, the ``CONTROL_LEAD`` (2) enabled cycles before it (the head shift amounts and the mode flags are
+    change only between frames). i_head, i_stream, i_log_frame, i_log_n, i_inverse, i_normalize on c - 3 ..
+    c - 1, the ``CONTROL_LEAD`` (3) enabled cycles before it (the head shift amounts and the mode flags are
     registered from them; the pair does not look at them on any other cycle, c included). So a run of frames
     takes its controls from CONTROL_LEAD enabled cycles before its first pair to the cycle before its last,
-    and runs with other controls need CONTROL_LEAD - 1 = 1 enabled cycle between them without a pair (more
+    and runs with other controls need CONTROL_LEAD - 1 = 2 enabled cycles between them without a pair (more
     are harmless: the lane enables the block for CONTROL_LEAD cycles after it latches a new mode while no
-    data flows). Tail mode (i_head = i_stream = 0) alone still takes i_log_n, i_inverse and i_normalize
-    on c - 1 only, as before (i_head 0 on c - 2 too), whatever i_log_frame is."""
+    data flows). Tail mode (i_head = i_stream = 0) ignores i_log_frame."""
 
     #: enabled cycles the mode controls must be stable before the first pair (class docstring)
-    CONTROL_LEAD = 2
+    CONTROL_LEAD = 3
 
     def __init__(self, log_core: int, *, field=F.GOLDILOCKS):
         if not isinstance(log_core, int) or not 2 <= log_core <= 12:
@@ -208,39 +208,45 @@ class OutputScale(wiring.Component):
         n, en = 2 * self._k, self.en
         shifts, hi_words, lo_words = self._tables()
         k = self._k
-        # per-frame values registered from the controls (CONTROL_LEAD = 2): the head mode's flag, its step
-        # shift amounts 2k - n + floor(f/2) (u << (f - a), a = ceil(f/2)) and 2k - n + f - 1 (u << (f - 1)),
-        # and the mask of t's low a - 1 bits (mm = 0: a new residue r starts). f outside 2..k (tail mode
-        # does not use them) gives some value.
+        # per-frame values registered from the controls (CONTROL_LEAD = 3): the flags, and the shift amounts
+        # that make the column's steps: u = column * 2^(2k - n) (e_r's step), e1's step (tail u; head
+        # u << (f - 1)) and e0's step within a run (tail 2u; head u << (f - a), a = ceil(f/2)); normalize:
+        # n, every step shifted out (factor 1); and the mask of t's low a - 1 bits (mm = 0: a new residue r
+        # starts). f outside 2..k (tail mode does not use it) gives some value. Every step is then one
+        # barrel shift of the column by a registered amount: the head/tail choice is on the amounts, not
+        # on the per-frame data path (a mux there made the column-to-step path 6 LUT levels, issue 28).
         head = Signal(name="head_q")
         stream = Signal(name="stream_q")
-        sh_bits = (3 * k).bit_length()
-        sh_a, sh_1 = Signal(sh_bits, name="shift_a"), Signal(sh_bits, name="shift_1")
+        sh_bits = (3 * k + 1).bit_length()
+        amt_r, amt_1, amt_a = (Signal(sh_bits, name=f"shift_{x}") for x in ("r", "1", "a"))
         mm_bits = max(1, (k - 1) // 2)
         mm_mask = Signal(mm_bits, name="mm_mask")
         frames = 1 << len(self.i_log_frame)
         half = Array(Const(f >> 1, sh_bits) for f in range(frames))
         less1 = Array(Const(max(f - 1, 0), sh_bits) for f in range(frames))
         masks = Array(Const((1 << max((f - 1) // 2, 0)) - 1, mm_bits) for f in range(frames))
-        base = Const(n, sh_bits + 1) - self.i_log_n
+        # two register stages (CONTROL_LEAD = 3): 2k - n and the frame's table values, then the amounts (the
+        # subtraction, the lookups and the addition in one cycle were 5 LUT levels, issue 28)
+        base, less1_q, half_q = (Signal(sh_bits, name=x) for x in ("shift_base", "frame_less1", "frame_half"))
+        off = lambda a: Mux(self.i_normalize, n, a)
         with m.If(en):
+            m.d.sync += [base.eq(Const(n, sh_bits + 1) - self.i_log_n), less1_q.eq(less1[self.i_log_frame]),
+                         half_q.eq(half[self.i_log_frame]), mm_mask.eq(masks[self.i_log_frame])]
             m.d.sync += [head.eq(self.i_head), stream.eq(self.i_stream),
-                         sh_a.eq(base + half[self.i_log_frame]), sh_1.eq(base + less1[self.i_log_frame]),
-                         mm_mask.eq(masks[self.i_log_frame])]
-        # this pair's step u = n2 * 2^(2k - n), registered from the "next" inputs;
-        # inverse: the step is kept as ~u = -u - 1 and the adders below add the missing 1 as a carry in;
-        # normalize: u = 0 (the exponent stays 0, factor 1). step_r = u (head: e_r's step), step_1 (e1 =
-        # e0 + step_1: u; head u << (f - 1)), step_a (e0's step within a run: 2u; head u << (f - a)).
+                         amt_r.eq(off(base)),
+                         amt_1.eq(off(base + Mux(self.i_head, less1_q, 0))),
+                         amt_a.eq(off(base + Mux(self.i_head, half_q, 1)))]
+        # this pair's steps, registered from the "next" inputs; inverse: the adders below take ~step =
+        # -step - 1 and the missing 1 as a carry in (the complement is in the adders' own LUTs, beside the
+        # carry chain: on the column's path it was a LUT level, issue 28)
         step = Signal(n, name="step")
         step_1, step_a = Signal(n, name="step_1"), Signal(n, name="step_a")
         neg = Signal(name="negate")
-        column = Mux(self.i_normalize, 0, self.i_next_column)
-        u = (column << n) >> self.i_log_n
-        flip = Mux(self.i_inverse, (1 << n) - 1, 0)
+        column = self.i_next_column
+        shifted = lambda amount: (column << amount)[:n]
         with m.If(en):
-            m.d.sync += [step.eq(u ^ flip), neg.eq(self.i_inverse),
-                         step_1.eq(Mux(head, column << sh_1, u) ^ flip),
-                         step_a.eq(Mux(head, column << sh_a, u << 1) ^ flip)]
+            m.d.sync += [step.eq(shifted(amt_r)), neg.eq(self.i_inverse),
+                         step_1.eq(shifted(amt_1)), step_a.eq(shifted(amt_a))]
         # exponents of this cycle's two outputs: e0 = 2 t u, e1 = e0 + u (mod 2^(2k)); inverse -u for u.
         # e0 is a register, cleared for the pair that starts a frame as it is loaded (the frame start is
         # known a cycle ahead): a mux on e0 in front of the e1 adder and the ROM addresses was the fourth
@@ -248,8 +254,9 @@ class OutputScale(wiring.Component):
         # register, + u) when a new r starts, else e0 + (u << (f - a)); e1 = e0 + (u << (f - 1)).
         e0, e1 = Signal(n, name="e0"), Signal(n, name="e1")
         e_r = Signal(n, name="e_r")
-        # a + b + c_in as one adder: the carry in rides below bit 0 of both operands
-        add_carry = lambda a, b, c: (Cat(c, a) + Cat(c, b))[1:n + 1]
+        # a + b (c_in = 0) or a + ~b + 1 = a - b (c_in = 1, inverse) as one adder: the carry in rides below
+        # bit 0 of both operands, the complement in the adder's LUTs
+        add_carry = lambda a, b, c: (Cat(c, a) + Cat(c, b ^ Mux(c, (1 << n) - 1, 0)))[1:n + 1]
         m.d.comb += e1.eq(add_carry(e0, step_1, neg))
         next_r = add_carry(e_r, step, neg)
         with m.If(en):

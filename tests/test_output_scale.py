@@ -28,8 +28,9 @@ def test_output_scale_with_stalls(field, k):
     path, every factor word and 1/N through the Montgomery multiplier), frames (of 2^(f-1) cycles for several f <= k, the first 64 cycles at k = 12), each with its own
     column and N = 2^n (n = 2k and smaller, down to 0), forward, inverse (w_N^(-column m)) and normalize
     (1/N, the column ignored), edge and random points, random enable stalls, against pow() of the root
-    and of 2: Y[m] = X[m] * w_N^(+-column * m) or X[m] / N. The cycle, column, n and the two flags of
-    each pair are given one enabled cycle ahead."""
+    and of 2: Y[m] = X[m] * w_N^(+-column * m) or X[m] / N. The cycle and column of each pair are given
+    one enabled cycle ahead, n and the two flags CONTROL_LEAD (3) ahead, with CONTROL_LEAD - 1 enabled
+    cycles without a pair where they change (the lane changes them only at a restart, while it is empty)."""
     fd = F.get(field)
     dut = OutputScale(k, field=fd)
     assert dut.shifted == (field == "goldilocks")
@@ -47,27 +48,38 @@ def test_output_scale_with_stalls(field, k):
               (k, 2 * k - 3, rng.randrange(1 << k), 1, 0), (k, 2 * k - 3, 0, 0, 1)]
     items = []                                     # (t, column, n, inverse, normalize, x0, x1), back to back
     for f, n, col, inv, norm in frames:
+        if items and items[-1][2:5] != (n, inv, norm):
+            # the controls change: CONTROL_LEAD - 1 enabled cycles without a pair
+            items += [None] * (OutputScale.CONTROL_LEAD - 1)
         for t in range(min(1 << (f - 1), 64)):
             x0 = rng.choice(edges) if rng.random() < 0.3 else rng.randrange(fd.p)
             x1 = rng.choice(edges) if rng.random() < 0.1 else rng.randrange(fd.p)
             items.append((t, col, n, inv, norm, x0, x1))
     got = []
 
+    lead = OutputScale.CONTROL_LEAD
+
+    def controls(j):                               # of the first pair at index j or later
+        return next((it[2:5] for it in items[max(j, 0):] if it is not None), None)
+
     async def tb(ctx):
-        i = -1                                     # -1: one lead-in cycle that gives item 0's controls
+        i = -lead                                  # lead-in cycles that give item 0's controls
         for _ in range(4 * len(items) + 200):
             en = rng.random() < 0.75 or i < 0
             ctx.set(dut.en, en)
             if en and ctx.get(dut.o_valid):
                 got.append((ctx.get(dut.o_x0), ctx.get(dut.o_x1)))
-            if i + 1 < len(items):
-                t, col, n, inv, norm, _, _ = items[i + 1]
-                ctx.set(dut.i_next_cycle, t); ctx.set(dut.i_next_column, col); ctx.set(dut.i_log_n, n)
-                ctx.set(dut.i_inverse, inv); ctx.set(dut.i_normalize, norm)
+            nxt = items[i + 1] if 0 <= i + 1 < len(items) else None
+            if nxt is not None:
+                ctx.set(dut.i_next_cycle, nxt[0]); ctx.set(dut.i_next_column, nxt[1])
             else:
                 ctx.set(dut.i_next_cycle, rng.randrange(1 << max(1, k - 1)))
                 ctx.set(dut.i_next_column, rng.randrange(1 << k))
-            if 0 <= i < len(items):
+            ctl = controls(i + 1)
+            if ctl is not None:
+                for port, v in zip((dut.i_log_n, dut.i_inverse, dut.i_normalize), ctl):
+                    ctx.set(port, v)
+            if 0 <= i < len(items) and items[i] is not None:
                 ctx.set(dut.i_x0, items[i][5]); ctx.set(dut.i_x1, items[i][6])
                 ctx.set(dut.i_valid, 1)
             else:
@@ -82,7 +94,7 @@ def test_output_scale_with_stalls(field, k):
     sim.run()
     expect = []
     p = fd.p
-    for t, col, n, inv, norm, x0, x1 in items:
+    for t, col, n, inv, norm, x0, x1 in filter(None, items):
         if norm:
             f0 = f1 = pow(pow(2, n, p), p - 2, p)                 # 1/N by Fermat
         else:
