@@ -120,7 +120,7 @@ def main(argv=None) -> int:
             f"{time.strftime('%Y-%m-%d')}; the twiddle generator with `-dff`). The kernel row is L lanes "
             "plus one of each other block; "
             "percentages of the card's user budget (750,319 LUT, about 1.6 M FF, 5,948 DSP48E2, 1,211 BRAM36, "
-            "640 URAM; `hw.model.platform.CARD_BUDGET`). "
+            "640 URAM; `nantucket.hw.model.platform.CARD_BUDGET`). "
             "FF is an upper bound (Yosys does not pack pipeline registers into the DSP48E2s).", "",
             *table, "", verdict + ".", "", merit[0].upper() + merit[1:] + "."]))
     return 0 if not missing else 1
