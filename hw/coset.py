@@ -397,6 +397,7 @@ class CosetFactors(wiring.Component):
         # the levels left, whether this is the last, and this level's last cycle (compared with ``level``
         # through the frame size's subtraction it was 5 LUT levels and a carry chain, issue 28; 0 cycles)
         last_level = Signal(range(k + 1), name="last_level")
+        first_build = Signal(name="first_build_cycle")      # level 0, step 0: the table's entry 0 is written
         levels_left = Signal(range(k + 1), name="levels_left")
         level_last = Signal(name="level_last")
         level_end = Signal(range((1 << k) + lat + 3), name="level_end")
@@ -407,7 +408,7 @@ class CosetFactors(wiring.Component):
             with m.State("WAIT"):
                 with m.If(chains_ok):
                     m.d.sync += first_level
-                    m.d.sync += [level.eq(0), step.eq(0), prime.eq(0), build_step.eq(cached),
+                    m.d.sync += [level.eq(0), step.eq(0), prime.eq(0), build_step.eq(cached), first_build.eq(1),
                                  cur.eq(table_set), remaining.eq(Mux(stepping, batch_q - 1, 0)),
                                  rem_nz.eq(stepping & (batch_q > 1)), rem_gt1.eq(stepping & (batch_q > 2)),
                                  left_zero.eq(0), nxt_ready.eq(0)]
@@ -421,7 +422,8 @@ class CosetFactors(wiring.Component):
                             with m.Case(f):
                                 m.d.sync += left.eq(each + Mux(inv_q, self._offsets[f], self._input_offset))
             with m.State("BUILD"):
-                m.d.comb += [building.eq(1), init.eq((level == 0) & (step == 0))]
+                m.d.comb += [building.eq(1), init.eq(first_build)]
+                m.d.sync += first_build.eq(0)
                 with m.If(step == level_end):
                     m.d.sync += [step.eq(0), level.eq(level + 1), levels_left.eq(levels_left - 1),
                                  level_last.eq(levels_left == 1)]
@@ -438,7 +440,7 @@ class CosetFactors(wiring.Component):
                             with m.Else():
                                 m.d.sync += tags[0].eq(tag)
                         with m.If(stepping & ~build_step):    # then the step's tables
-                            m.d.sync += [build_step.eq(1), level.eq(0)] + first_level
+                            m.d.sync += [build_step.eq(1), level.eq(0), first_build.eq(1)] + first_level
                         with m.Else():
                             m.d.comb += upd_start.eq(stepping & (remaining != 0))
                             m.d.sync += [upd_src.eq(table_set), upd_dst.eq(self.WORK_SETS[0])]
@@ -577,10 +579,12 @@ class CosetFactors(wiring.Component):
         lat = lat + self.WORD_ISSUE
         regs = Module()
         w_setup = pipe(regs, issue_setup, lat, "word_setup_write", reset_less=False)
-        w_step = pipe(regs, on_step, lat, "word_setup_write_step")
-        w_dest = pipe(regs, (idx + n_t)[:max(lb, 1)], lat, "word_setup_write_index")
+        # delay lines read by logic end in a flip-flop (an SRL output starting the path was over the NTT
+        # clock's period in the timing estimate, issue 28; 0 cycles), as hw.arith.pipe's last_ff says
+        w_step = pipe(regs, on_step, lat, "word_setup_write_step", last_ff=True)
+        w_dest = pipe(regs, (idx + n_t)[:max(lb, 1)], lat, "word_setup_write_index", last_ff=True)
         w_job = pipe(regs, issue_job, lat, "job_write", reset_less=False)
-        w_j = pipe(regs, j, lat, "job_write_index")
+        w_j = pipe(regs, j, lat, "job_write_index", last_ff=True)
         w_last = pipe(regs, issue_job & (j == count - 1), lat, "job_write_last", reset_less=False)
         m.submodules.word_regs = regs
         for l in range(lanes):
@@ -739,8 +743,8 @@ class CosetFactors(wiring.Component):
         issued = pipe(regs, busy, 1, "update_issued", reset_less=False)
         lo1 = pipe(regs, is_lo, 1, "update_is_lo")
         wvalid = pipe(regs, issued, lat, "update_write", reset_less=False)
-        wlo = pipe(regs, lo1, lat, "update_write_lo")
-        wentry = pipe(regs, entry, 1 + lat, "update_write_entry")
+        wlo = pipe(regs, lo1, lat, "update_write_lo", last_ff=True)
+        wentry = pipe(regs, entry, 1 + lat, "update_write_entry", last_ff=True)
         last = pipe(regs, busy & (u == total), 1 + lat, "update_last", reset_less=False)
         m.submodules.update_regs = regs
         with m.If(issued):
@@ -780,11 +784,16 @@ class CosetFactors(wiring.Component):
         encoding = Signal(name="chain_encoding") if self.encodes else None
         live = (lambda cond: cond & ~encoding) if self.encodes else (lambda cond: cond)
         in_exp = rnd < rounds
+        final = Signal(name="chain_final")          # rnd == rounds + nmax, set with the increment (0 cycles)
         # the exponent's bit of this round, registered (the constant's 64:1 select in front of the unit's
         # operand mux was 7 LUT levels, issue 28): rnd changes at a round's last cycle, the bit is read at
         # its second
         ebit = Signal(name="chain_exponent_bit")
         m.d.sync += ebit.eq(exponent.bit_select(rnd[:(rounds - 1).bit_length()], 1))
+        # likewise whether the round is an exponent round, for the operand selects of its second and later
+        # cycles (0 cycles)
+        in_exp_q = Signal(name="chain_in_exponent")
+        m.d.sync += in_exp_q.eq(in_exp)
         m.d.comb += [unit_c.en.eq(1), cw.data.eq(sq),
                      cw.addr.eq(Mux(in_exp, rnd, rnd - rounds + nmax) + Mux(phase, 2 * nmax, 0)),
                      cw.en.eq(live(job & (cyc == 0) & (~in_exp | (rnd < nmax)) & (rnd < rounds + nmax)))]
@@ -794,7 +803,7 @@ class CosetFactors(wiring.Component):
 
         def begin(i):
             m.d.sync += [chains[i].key.eq(operands[i]), sq.eq(operands[i]), acc.eq(one), rnd.eq(0), cyc.eq(0),
-                         job.eq(1), chains[i].ok.eq(0), phase.eq(i), fresh.eq(1)]
+                         job.eq(1), chains[i].ok.eq(0), phase.eq(i), fresh.eq(1), final.eq(0)]
             if self.encodes:
                 m.d.sync += encoding.eq(1)
 
@@ -819,7 +828,7 @@ class CosetFactors(wiring.Component):
                 begin(1)
         with m.Elif(job & ~fresh & ~Mux(phase, same[1], same[0])):   # the value changed under the job: again
             m.d.sync += job.eq(0)
-        with m.Elif(rnd == rounds + nmax):
+        with m.Elif(final):
             m.d.sync += job.eq(0)
             with m.If(phase):
                 m.d.sync += chains[1].ok.eq(1)
@@ -832,22 +841,22 @@ class CosetFactors(wiring.Component):
                     with m.If(encoding):
                         m.d.sync += encoding.eq(0)
                     with m.Else():
-                        m.d.sync += rnd.eq(rnd + 1)
+                        m.d.sync += [rnd.eq(rnd + 1), final.eq(rnd == rounds + nmax - 1)]
                 else:
-                    m.d.sync += rnd.eq(rnd + 1)
+                    m.d.sync += [rnd.eq(rnd + 1), final.eq(rnd == rounds + nmax - 1)]
             with m.If(cyc == 0):
                 if self.encodes:
                     r2 = self._general.encode(one)
                     m.d.comb += [unit_c.i_a.eq(sq), unit_c.i_b.eq(Mux(encoding, r2, sq)), unit_c.i_valid.eq(1)]
                 else:
                     m.d.comb += [unit_c.i_a.eq(sq), unit_c.i_b.eq(sq), unit_c.i_valid.eq(1)]
-            with m.If(live((cyc == 1) & in_exp)):
+            with m.If(live((cyc == 1) & in_exp_q)):
                 m.d.comb += [unit_c.i_a.eq(acc),
                              unit_c.i_b.eq(Mux(ebit, sq, one)),
                              unit_c.i_valid.eq(1)]
             with m.If(cyc == lat):
                 m.d.sync += sq.eq(unit_c.o_p)
-            with m.If(live((cyc == lat + 1) & in_exp)):
+            with m.If(live((cyc == lat + 1) & in_exp_q)):
                 m.d.sync += acc.eq(unit_c.o_p)
                 with m.If(rnd == rounds - 1):       # acc is h now: its squares come next
                     m.d.sync += sq.eq(unit_c.o_p)
@@ -875,7 +884,7 @@ class CosetFactors(wiring.Component):
         j = (step - 1)[:k]
         regs = Module()
         issued = pipe(regs, issue, 1, "issued", reset_less=False)
-        dest = pipe(regs, (size + j)[:k], 1 + lat, "dest")
+        dest = pipe(regs, (size + j)[:k], 1 + lat, "dest", last_ff=True)
         lo_on = pipe(regs, level < levels_lo, 1, "lo_on", reset_less=False)
         m.submodules.build_regs = regs
 
