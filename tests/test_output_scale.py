@@ -22,6 +22,13 @@ CASES = [pytest.param(field, k, id=f"{field}_k{k}",
          for field in DSP_TILES for k in (2, 4, 12)]
 
 
+def _simulate(dut, testbench):
+    sim = Simulator(dut)
+    sim.add_clock(1e-9)
+    sim.add_testbench(testbench)
+    sim.run()
+
+
 @pytest.mark.parametrize("field, k", CASES)
 def test_output_scale_with_stalls(field, k):
     """In each field (Goldilocks: the top roots and 1/N as shifts; BabyBear and KoalaBear: the general
@@ -88,10 +95,7 @@ def test_output_scale_with_stalls(field, k):
                 i += 1
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-9)
-    sim.add_testbench(tb)
-    sim.run()
+    _simulate(dut, tb)
     expect = []
     p = fd.p
     for t, col, n, inv, norm, x0, x1 in filter(None, items):
@@ -240,10 +244,7 @@ def _run_segments(fd, k, segments, rng, *, max_pairs=None):
                     tail += 1
             await ctx.tick()
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-9)
-    sim.add_testbench(tb)
-    sim.run()
+    _simulate(dut, tb)
     bad = [(i, g, e) for i, (g, e) in enumerate(zip(got, expect)) if g != e]
     assert len(got) == len(expect) and not bad, (len(got), len(expect), bad[:4])
 
