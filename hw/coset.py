@@ -466,14 +466,18 @@ class CosetFactors(wiring.Component):
 
         # the element boundary: the read that starts the next element takes its set, the update of the
         # one after starts (its source the set just taken, its destination the other work set)
-        with m.If(stream_en & stepping):
-            with m.If(at_edge):
+        # the edge is taken where the stream moves on and the next set is ready (stream_en & at_edge, with
+        # stall = at_edge & ~nxt_ready folded out: 6 LUT levels into the set register, issue 28; 0 cycles)
+        moving = Signal(name="stream_moving")             # the stream moves on unless stalled
+        m.d.comb += moving.eq(fsm.ongoing("PRIME") | (fsm.ongoing("STREAM") & self.en))
+        with m.If(stepping):
+            with m.If(moving & at_edge & nxt_ready):
                 m.d.sync += [cur.eq(nxt), nxt_ready.eq(0), remaining.eq(remaining - 1), left.eq(each - 1),
                              rem_nz.eq(rem_gt1), rem_gt1.eq(remaining > 2), left_zero.eq(each == 1),
                              upd_src.eq(nxt),
                              upd_dst.eq(Mux(nxt == self.WORK_SETS[0], self.WORK_SETS[1], self.WORK_SETS[0]))]
                 m.d.comb += upd_start.eq(rem_gt1)
-            with m.Elif(~left_zero):
+            with m.Elif(moving & ~left_zero):
                 m.d.sync += [left.eq(left - 1), left_zero.eq(left == 1)]
         stream_set = Mux(at_edge, nxt, cur)
         write_set = Mux(build_step, self.STEP_SET, table_set)
@@ -802,8 +806,8 @@ class CosetFactors(wiring.Component):
         key = Mux(phase, chains[1].key, chains[0].key)
 
         def begin(i):
-            m.d.sync += [chains[i].key.eq(operands[i]), sq.eq(operands[i]), acc.eq(one), rnd.eq(0), cyc.eq(0),
-                         job.eq(1), chains[i].ok.eq(0), phase.eq(i), fresh.eq(1), final.eq(0)]
+            m.d.sync += [chains[i].key.eq(operands[i]), sq.eq(operands[i]), acc.eq(one),
+                         job.eq(1), chains[i].ok.eq(0), phase.eq(i), fresh.eq(1)]
             if self.encodes:
                 m.d.sync += encoding.eq(1)
 
@@ -820,6 +824,21 @@ class CosetFactors(wiring.Component):
                          for j, part in enumerate(parts)]
             m.d.comb += same[i].eq(Cat(*parts).all())
         m.d.sync += [step_on.eq(operands[1][1:].any()), fresh.eq(0)]
+        # the round counters: cleared while no job runs (a job begins in such a cycle), else counting until
+        # the final round (apart from the job's start and stop conditions: those in front of them were 6 LUT
+        # levels, issue 28; 0 cycles)
+        with m.If(~job):
+            m.d.sync += [rnd.eq(0), cyc.eq(0), final.eq(0)]
+        with m.Elif(~final):
+            m.d.sync += cyc.eq(Mux(cyc == self.ROUND - 1, 0, cyc + 1))
+            with m.If(cyc == self.ROUND - 1):
+                if self.encodes:
+                    with m.If(encoding):
+                        m.d.sync += encoding.eq(0)
+                    with m.Else():
+                        m.d.sync += [rnd.eq(rnd + 1), final.eq(rnd == rounds + nmax - 1)]
+                else:
+                    m.d.sync += [rnd.eq(rnd + 1), final.eq(rnd == rounds + nmax - 1)]
         with m.If(~job & ~fresh):
             with m.If(~(chains[0].ok & same[0])):
                 m.d.comb += new_shift.eq(1)
@@ -834,16 +853,9 @@ class CosetFactors(wiring.Component):
                 m.d.sync += chains[1].ok.eq(1)
             with m.Else():
                 m.d.sync += chains[0].ok.eq(1)
-        with m.Else():
-            m.d.sync += cyc.eq(Mux(cyc == self.ROUND - 1, 0, cyc + 1))
-            with m.If(cyc == self.ROUND - 1):
-                if self.encodes:
-                    with m.If(encoding):
-                        m.d.sync += encoding.eq(0)
-                    with m.Else():
-                        m.d.sync += [rnd.eq(rnd + 1), final.eq(rnd == rounds + nmax - 1)]
-                else:
-                    m.d.sync += [rnd.eq(rnd + 1), final.eq(rnd == rounds + nmax - 1)]
+        # the round's work, while a job runs (not gated by its start and stop conditions, as the counters
+        # above: a stopped job's last products are never used)
+        with m.If(job & ~final):
             with m.If(cyc == 0):
                 if self.encodes:
                     r2 = self._general.encode(one)
