@@ -442,7 +442,7 @@ class CosetFactors(wiring.Component):
                         with m.If(stepping & ~build_step):    # then the step's tables
                             m.d.sync += [build_step.eq(1), level.eq(0), first_build.eq(1)] + first_level
                         with m.Else():
-                            m.d.comb += upd_start.eq(stepping & (remaining != 0))
+                            m.d.comb += upd_start.eq(stepping & rem_nz)
                             m.d.sync += [upd_src.eq(table_set), upd_dst.eq(self.WORK_SETS[0])]
                             m.next = "PRIME"
                 with m.Else():
