@@ -188,7 +188,7 @@ class CosetFactors(wiring.Component):
     def chain_cycles(self) -> int:
         """Cycles of the background job for a new shift: the exponent rounds (p - 2 has 64 bits in
         Goldilocks), 2k rounds of h's squares (and one round to encode the shift, ``encodes``)."""
-        return (self.exponent_rounds + self._params.max_log_n + int(self.encodes)) * self.ROUND + 1
+        return (self.exponent_rounds + self._params.max_log_n + int(self.encodes)) * self.ROUND + 2
 
     def level_cycles(self, level: int, last: bool) -> int:
         """Cycles of table level t: it issues 2^t products (reading entry j on its step j + 1; the
@@ -310,12 +310,17 @@ class CosetFactors(wiring.Component):
         for name, u in zip(("unit_lo", "unit_hi", "unit_chain", "unit_words"), units):
             m.submodules[name] = share(u)
 
-        chains, job, chain, new_shift, chain_same, chain_fresh = self._chain_job(m, unit_c)
+        chains, job, chain, new_shift, chain_same, chain_fresh, step_on = self._chain_job(m, unit_c)
 
         # -- the pass: latch, wait for the chains, build the tables, prime the stream, stream
         # coset_q: this pass streams (forward pass 1, inverse pass 2); rows_q: forward pass 2 (row words)
         coset_q, inv_q, rows_q = Signal(name="coset_q"), Signal(name="inverse_q"), Signal(name="rows_q")
-        stepping = Signal(name="stepping")
+        # stepping: a coset run with a row step s > 1, from the chain job's registered parts of the step (the
+        # step's 63-bit OR latched at the start was 6 LUT levels, issue 28): ``stepping_now`` in the cycle
+        # after the start (the set-up's first decisions), ``stepping`` registered from it after that
+        stepping, stepping_now, coset_run = Signal(name="stepping"), Signal(name="stepping_now"), Signal(name="coset_run")
+        m.d.comb += stepping_now.eq(coset_run & step_on)
+        m.d.sync += stepping.eq(stepping_now)
         table_set, log_n_q = Signal(name="table_set"), Signal(range(nmax + 1), name="log_n_q")
         frame = Signal(range(k + 1), name="frame", init=k)
         offset = Signal(range(nmax + 1), name="chain_offset")
@@ -326,7 +331,7 @@ class CosetFactors(wiring.Component):
             m.d.sync += [coset_q.eq(streams_now), inv_q.eq(self.run.inverse), table_set.eq(self.pass2),
                          rows_q.eq(self.run.coset & ~self.run.inverse & self.pass2),
                          log_n_q.eq(self.run.log_n),
-                         stepping.eq(self.run.coset & self.run.row_step[1:].any()),
+                         coset_run.eq(self.run.coset),
                          batch_q.eq(Mux(self.run.batch == 0, 1, self.run.batch)),
                          frame.eq(Mux(self.pass2, n2, n1)),
                          offset.eq(Mux(self.run.inverse, Mux(self.pass2, n1, 0), Mux(self.pass2, 0, n2)))]
@@ -341,8 +346,12 @@ class CosetFactors(wiring.Component):
         # whether this pass's set holds its tables, registered from the latched fields (the tag compare in
         # front of the pass FSM was 7 LUT levels, issue 28): valid from the cycle after the latch, as WAIT
         # decides no earlier (``chains_ok``); a new shift drops it
+        # (per set, registered: the select and compare in one were 5 LUT levels, issue 28; valid from the
+        # second cycle after the latch, when WAIT may first decide)
+        hits = [Signal(name=f"tag{i}_hit") for i in range(2)]
+        m.d.sync += [hit.eq(t == tag) for hit, t in zip(hits, tags)]
         cached = Signal(name="cached")
-        m.d.sync += cached.eq(Mux(table_set, tags[1], tags[0]) == tag)
+        m.d.comb += cached.eq(Mux(table_set, hits[1], hits[0]))
 
         width = self._field.width
         lo = Memory(shape=unsigned(width), depth=sets << lo_bits, init=[])
@@ -374,12 +383,21 @@ class CosetFactors(wiring.Component):
         # way to the stream's enable and the update's start they were 8 LUT levels (issue 28; 0 cycles)
         left_zero, rem_nz, rem_gt1 = Signal(name="left_zero"), Signal(name="more_elements"), \
             Signal(name="more_elements_2")
-        m.d.comb += [at_edge.eq(stepping & left_zero & rem_nz), stall.eq(at_edge & ~nxt_ready)]
+        # at_edge = stepping & left_zero & rem_nz, kept as a register beside them (cleared at the start:
+        # stepping is registered later; in front of the edge's registers it was 5 LUT levels, issue 28)
+        m.d.comb += stall.eq(at_edge & ~nxt_ready)
+        with m.If(self.start):
+            m.d.sync += at_edge.eq(0)
         upd_start, upd_src, upd_dst = Signal(name="update_start"), Signal(set_bits, name="update_src"), \
             Signal(set_bits, name="update_dst")
         lb = (self._params.lanes - 1).bit_length()
-        each = Signal(len(left), name="element_cycles")
-        m.d.comb += each.eq(Const(1, len(left)) << (log_n_q - (1 + lb)).as_unsigned())
+        # an element's reads, less one, and whether it is one, registered from the latched size (the shift
+        # and decrement in front of the element counter were 5 LUT levels, issue 28; valid from the second
+        # cycle after the latch, when WAIT may first decide)
+        each, each_m1, each_one = Signal(len(left), name="element_cycles"), Signal(len(left), name="element_cycles_less1"), \
+            Signal(name="element_cycles_one")
+        m.d.sync += [each.eq(Const(1, len(left)) << (log_n_q - (1 + lb)).as_unsigned()), each_m1.eq(each - 1),
+                     each_one.eq(each == 1)]
 
         # STREAM is also the idle state: outside a coset pass the factors are not used
         # from the chain job's registered compares of each key with its operand (the 64-bit compares in front
@@ -392,7 +410,7 @@ class CosetFactors(wiring.Component):
             m.d.sync += chains_ok.eq(0)
         with m.Else():
             m.d.sync += chains_ok.eq(~job & ~chain_fresh & chains[0].ok & chain_same[0]
-                                     & (~stepping | (chains[1].ok & chain_same[1])))
+                                     & (~stepping_now | (chains[1].ok & chain_same[1])))
         # the table build's level bookkeeping in registers: the last level (from the latched frame size),
         # the levels left, whether this is the last, and this level's last cycle (compared with ``level``
         # through the frame size's subtraction it was 5 LUT levels and a carry chain, issue 28; 0 cycles)
@@ -400,10 +418,13 @@ class CosetFactors(wiring.Component):
         first_build = Signal(name="first_build_cycle")      # level 0, step 0: the table's entry 0 is written
         levels_left = Signal(range(k + 1), name="levels_left")
         level_last = Signal(name="level_last")
+        # (and the level's end as a flag set the cycle before, from ``level_end`` = its last step less one:
+        # compared with ``step`` in front of the level's registers it was 5 LUT levels; 0 cycles)
         level_end = Signal(range((1 << k) + lat + 3), name="level_end")
+        at_end = Signal(name="level_at_end")
         m.d.sync += last_level.eq(levels_hi - 1)
-        first_level = [levels_left.eq(last_level), level_last.eq(last_level == 0),
-                       level_end.eq(Mux(last_level == 0, self.level_cycles(0, True) - 1, self.level_cycles(0, False) - 1))]
+        first_level = [levels_left.eq(last_level), level_last.eq(last_level == 0), at_end.eq(0),
+                       level_end.eq(Mux(last_level == 0, self.level_cycles(0, True) - 2, self.level_cycles(0, False) - 2))]
         with m.FSM(name="pass_fsm", init="STREAM") as fsm:
             with m.State("WAIT"):
                 with m.If(chains_ok):
@@ -411,7 +432,7 @@ class CosetFactors(wiring.Component):
                     m.d.sync += [level.eq(0), step.eq(0), prime.eq(0), build_step.eq(cached), first_build.eq(1),
                                  cur.eq(table_set), remaining.eq(Mux(stepping, batch_q - 1, 0)),
                                  rem_nz.eq(stepping & (batch_q > 1)), rem_gt1.eq(stepping & (batch_q > 2)),
-                                 left_zero.eq(0), nxt_ready.eq(0)]
+                                 left_zero.eq(0), at_edge.eq(0), nxt_ready.eq(0)]
                     with m.If(cached & ~stepping):
                         m.next = "PRIME"
                     with m.Else():
@@ -424,14 +445,14 @@ class CosetFactors(wiring.Component):
             with m.State("BUILD"):
                 m.d.comb += [building.eq(1), init.eq(first_build)]
                 m.d.sync += first_build.eq(0)
-                with m.If(step == level_end):
+                with m.If(at_end):
                     m.d.sync += [step.eq(0), level.eq(level + 1), levels_left.eq(levels_left - 1),
-                                 level_last.eq(levels_left == 1)]
-                    with m.Switch(level):               # the next level's last cycle
+                                 level_last.eq(levels_left == 1), at_end.eq(0)]
+                    with m.Switch(level):               # the next level's last cycle, less one
                         for t in range(k - k // 2 - 1):
                             with m.Case(t):
-                                m.d.sync += level_end.eq(Mux(levels_left == 1, self.level_cycles(t + 1, True) - 1,
-                                                             self.level_cycles(t + 1, False) - 1))
+                                m.d.sync += level_end.eq(Mux(levels_left == 1, self.level_cycles(t + 1, True) - 2,
+                                                             self.level_cycles(t + 1, False) - 2))
                     with m.If(level_last):
                         m.d.sync += prime.eq(0)
                         with m.If(~build_step):
@@ -446,7 +467,7 @@ class CosetFactors(wiring.Component):
                             m.d.sync += [upd_src.eq(table_set), upd_dst.eq(self.WORK_SETS[0])]
                             m.next = "PRIME"
                 with m.Else():
-                    m.d.sync += step.eq(step + 1)
+                    m.d.sync += [step.eq(step + 1), at_end.eq(step == level_end)]
             with m.State("PRIME"):
                 m.d.comb += stream_en.eq(~stall)
                 with m.If(~stall):
@@ -458,9 +479,9 @@ class CosetFactors(wiring.Component):
                 with m.If(self.start & streams_now):
                     m.next = "WAIT"
         with m.If(new_shift):                      # tables of another shift: none is valid
-            m.d.sync += [t.eq(0) for t in tags] + [cached.eq(0)]
+            m.d.sync += [t.eq(0) for t in tags] + [h.eq(0) for h in hits]
         words_ok, word_stall = self._frame_words(
-            m, unit_w, chain, (self.start & streams_now, chains_ok, coset_q, rows_q, inv_q, stepping, log_n_q, frame,
+            m, unit_w, chain, (self.start & streams_now, chains_ok, coset_q, rows_q, inv_q, (stepping, stepping_now), log_n_q, frame,
                                batch_q, new_shift))
         m.d.comb += self.ready.eq(~coset_q | (fsm.ongoing("STREAM") & ~stall & words_ok & ~word_stall))
 
@@ -472,13 +493,14 @@ class CosetFactors(wiring.Component):
         m.d.comb += moving.eq(fsm.ongoing("PRIME") | (fsm.ongoing("STREAM") & self.en))
         with m.If(stepping):
             with m.If(moving & at_edge & nxt_ready):
-                m.d.sync += [cur.eq(nxt), nxt_ready.eq(0), remaining.eq(remaining - 1), left.eq(each - 1),
-                             rem_nz.eq(rem_gt1), rem_gt1.eq(remaining > 2), left_zero.eq(each == 1),
+                m.d.sync += [cur.eq(nxt), nxt_ready.eq(0), remaining.eq(remaining - 1), left.eq(each_m1),
+                             rem_nz.eq(rem_gt1), rem_gt1.eq(remaining > 2), left_zero.eq(each_one),
+                             at_edge.eq(rem_gt1 & each_one),
                              upd_src.eq(nxt),
                              upd_dst.eq(Mux(nxt == self.WORK_SETS[0], self.WORK_SETS[1], self.WORK_SETS[0]))]
                 m.d.comb += upd_start.eq(rem_gt1)
             with m.Elif(moving & ~left_zero):
-                m.d.sync += [left.eq(left - 1), left_zero.eq(left == 1)]
+                m.d.sync += [left.eq(left - 1), left_zero.eq(left == 1), at_edge.eq(rem_nz & (left == 1))]
         stream_set = Mux(at_edge, nxt, cur)
         write_set = Mux(build_step, self.STEP_SET, table_set)
         upd_done = self._update(m, unit_c, (lo_w, hi_w, lo_r, hi_r), frame, upd_start, upd_src, upd_dst)
@@ -517,11 +539,11 @@ class CosetFactors(wiring.Component):
         p = self._params
         lanes, lb, nmax, k = p.lanes, self.word_levels, p.max_log_n, p.log_core
         width, lat, one = self._field.width, self._general.latency, self._one
-        go, chains_ok, streaming, rows, inv_q, stepping, log_n_q, frame, batch_q, new_shift = ctl
+        go, chains_ok, streaming, rows, inv_q, (stepping, stepping_now), log_n_q, frame, batch_q, new_shift = ctl
         # round 0's words (K0) are kept for the next streaming pass of the same direction and n under the
         # same shift, unless a row step changed them
         tag = Signal(len(log_n_q) + 2, name="words_tag")
-        this_tag = Cat(log_n_q, inv_q, ~stepping)
+        this_tag = Cat(log_n_q, inv_q, ~stepping_now)        # (words_hit reads it the cycle after the start)
         with m.If(new_shift):
             m.d.sync += tag.eq(0)
         k0 = [Signal(width, name=f"k0_{l}") for l in range(lanes)]
@@ -547,49 +569,57 @@ class CosetFactors(wiring.Component):
         c_word = Signal(width, name="word_c")
         words_hit = Signal(name="words_hit")
         m.d.sync += [c_word.eq(Mux(inv_q, Array(Const(w, width) for w in inv_n)[log_n_q], one)),
-                     words_hit.eq((tag == this_tag) & ~stepping & ~new_shift)]
+                     words_hit.eq((tag == this_tag) & ~stepping_now & ~new_shift)]
         with m.If(new_shift):
             m.d.sync += words_hit.eq(0)
 
         # -- set-up: K0[l + 2^t] = K0[l] b^(2^t), S[l + 2^t] = S[l] s'^(2^t), level by level
         step = Signal(range(2 * lanes + lat + self.WORD_ISSUE + 1), name="word_setup_cycle")
-        # the level's size 2^t and its last cycle, registers set with the level (0 cycles)
+        # the level's size 2^t and its last cycle less one, registers set with the level, and the level's
+        # end as a flag set the cycle before (compared with ``step`` in front of the set-up's registers it
+        # was 6 LUT levels, issue 28; 0 cycles)
         n_t = Signal(range(lanes + 1), name="word_level_size")
         level_end = Signal(range(2 * lanes + lat + self.WORD_ISSUE + 1), name="word_level_end")
+        at_end = Signal(name="word_level_at_end")
         level_wait = lat + self.WORD_ISSUE          # a level's last product is written this long after its issue
+        # the issue's index, table (K0 or S) and whether the level still issues (only in SETUP), as
+        # registers (computed from ``step`` they were LUT levels in front of the operand select), and
+        # whether the index is the level's last (the same)
+        idx = Signal(range(lanes), name="word_setup_index")
+        idx_last = Signal(name="word_setup_index_last")
+        on_step, issuing = Signal(name="word_setup_on_step"), Signal(name="word_setup_issuing")
 
         def level_regs(t):
             size = Const(1, len(n_t)) << t
-            return [n_t.eq(size), level_end.eq(Mux(stepping, size << 1, size) + level_wait - 1)]
-        issue_setup = Signal(name="word_setup_issue")
-        # the issue's index, table (K0 or S) and whether the level still issues, as registers (computed
-        # from ``step`` they were LUT levels in front of the operand select)
-        idx = Signal(range(lanes), name="word_setup_index")
-        on_step, issuing = Signal(name="word_setup_on_step"), Signal(name="word_setup_issuing")
-        # -- jobs: j < L: the lane's next word, j = L: b^L x s'^L (an element start with a row step)
+            return [n_t.eq(size), level_end.eq(Mux(stepping, size << 1, size) + level_wait - 2), at_end.eq(0),
+                    idx.eq(0), idx_last.eq(size == 1), on_step.eq(0)]
+        # -- jobs: j < L: the lane's next word, j = L: b^L x s'^L (an element start with a row step); the
+        # job's state as flags kept beside j (j == L, j the last, the element start with a step; compared
+        # and combined in front of the operand selects they were 5 LUT levels, issue 28; 0 cycles)
         j = Signal(range(lanes + 2), name="job_index")
-        count = lanes + (element_start & stepping)
-        issue_job = busy & (j < count)
+        j_word, j_last = Signal(name="job_at_base"), Signal(name="job_last")
+        el_step = Signal(name="job_element_step")            # element_start & stepping
+        issue_job = busy                                     # busy: the job still issues
         jl = j[:max(lb, 1)] if lanes > 1 else C(0, 1)
-        job_a = Mux(j == lanes, bw, Mux(element_start, Array(k0)[jl], Array(cur)[jl]))
-        job_b = Mux(j == lanes, bs, Mux(element_start, Mux(stepping, Array(sl)[jl], one), bw))
+        job_a = Mux(j_word, bw, Mux(element_start, Array(k0)[jl], Array(cur)[jl]))
+        job_b = Mux(j_word, bs, Mux(el_step, Array(sl)[jl], Mux(element_start, one, bw)))
         # the operands registered before the unit (the selects among 16 words behind the set-up's index
         # arithmetic were 7 LUT levels, issue 28): a product is written ``WORD_ISSUE + lat`` cycles after
         # its issue
         m.d.comb += unit.en.eq(1)
-        m.d.sync += [unit.i_valid.eq(issue_setup | issue_job),
-                     unit.i_a.eq(Mux(issue_setup, Mux(on_step, Array(sl)[idx], Array(k0)[idx]), job_a)),
-                     unit.i_b.eq(Mux(issue_setup, Mux(on_step, rp_s.data, rp_b.data), job_b))]
+        m.d.sync += [unit.i_valid.eq(issuing | issue_job),
+                     unit.i_a.eq(Mux(issuing, Mux(on_step, Array(sl)[idx], Array(k0)[idx]), job_a)),
+                     unit.i_b.eq(Mux(issuing, Mux(on_step, rp_s.data, rp_b.data), job_b))]
         lat = lat + self.WORD_ISSUE
         regs = Module()
-        w_setup = pipe(regs, issue_setup, lat, "word_setup_write", reset_less=False)
+        w_setup = pipe(regs, issuing, lat, "word_setup_write", reset_less=False)
         # delay lines read by logic end in a flip-flop (an SRL output starting the path was over the NTT
         # clock's period in the timing estimate, issue 28; 0 cycles), as hw.arith.pipe's last_ff says
         w_step = pipe(regs, on_step, lat, "word_setup_write_step", last_ff=True)
         w_dest = pipe(regs, (idx + n_t)[:max(lb, 1)], lat, "word_setup_write_index", last_ff=True)
         w_job = pipe(regs, issue_job, lat, "job_write", reset_less=False)
         w_j = pipe(regs, j, lat, "job_write_index", last_ff=True)
-        w_last = pipe(regs, issue_job & (j == count - 1), lat, "job_write_last", reset_less=False)
+        w_last = pipe(regs, issue_job & j_last, lat, "job_write_last", reset_less=False)
         m.submodules.word_regs = regs
         for l in range(lanes):
             with m.If(w_setup & (w_dest == l)):
@@ -599,14 +629,15 @@ class CosetFactors(wiring.Component):
                     m.d.sync += k0[l].eq(unit.o_p)
             with m.If(w_job & (w_j == l)):
                 m.d.sync += nxt[l].eq(unit.o_p)
-                with m.If(element_start & stepping):
+                with m.If(el_step):
                     m.d.sync += k0[l].eq(unit.o_p)
         with m.If(w_job & (w_j == lanes)):
             m.d.sync += bw.eq(unit.o_p)
         with m.If(w_last):
-            m.d.sync += [nxt_ready.eq(1), busy.eq(0)]
+            m.d.sync += nxt_ready.eq(1)
         with m.If(issue_job):
-            m.d.sync += j.eq(j + 1)
+            m.d.sync += [j.eq(j + 1), j_word.eq(j + 1 == lanes), j_last.eq(j + 2 == lanes + el_step),
+                         busy.eq(~j_last)]
 
         # -- rounds: the frame edge (the next enabled cycle's pair starts a frame), the swaps left
         period_mask = Signal(max(k - 1, 1), name="word_period_mask")
@@ -617,19 +648,32 @@ class CosetFactors(wiring.Component):
         in_el = Signal(nmax + 1, name="job_round_in_element")       # the next job's round, mod rounds an element
         el_mask = Signal(nmax + 1, name="rounds_an_element_mask")
         row_hi = Signal(max(nmax - lb, 1), name="row_round")
-        # set up two cycles after start (no enabled cycle comes before the third, PREFILL): the latched
-        # fields, then the pass's round count from them (per_log registered: the subtraction, shift and
-        # compare in one cycle were 7 LUT levels, issue 28)
+        # set up two cycles after start (no enabled cycle comes before the third, PREFILL): the pass's
+        # round count latched at the start from the run (log2 rounds an element, per_log = the other
+        # pass's frame size less log2 L; and B - 1), the counters' first values from them, then the
+        # counters (the subtraction, shifts and compares in one or two cycles were 7 LUT levels, issue 28)
         init0, init = Signal(name="word_init0"), Signal(name="word_init")
         per_log = Signal(range(nmax + 1), name="rounds_an_element_log")
         batch_m1 = Signal(len(batch_q), name="batch_less1")
-        m.d.sync += batch_m1.eq(batch_q - 1)
+        with m.If(self.start):
+            other = Mux(self.pass2, (self.run.log_n + 1) >> 1, self.run.log_n >> 1)
+            m.d.sync += [per_log.eq((other - lb).as_unsigned()),
+                         batch_m1.eq(Mux(self.run.batch == 0, 0, self.run.batch - 1))]
+        mask_first = Signal(len(el_mask), name="rounds_an_element_mask_first")
+        swaps_first = Signal(len(swaps), name="word_swaps_first")
         m.d.sync += [init0.eq(go | (self.start & self.run.coset & ~self.run.inverse & self.pass2)), init.eq(init0),
-                     per_log.eq((log_n_q - frame - lb).as_unsigned())]
-        # kpos == period_mask, lead == 0 and swaps != 0 kept as flags beside their counters (compared on the
-        # way to the swap's enable they were LUT levels in front of the words' fan-out; 0 cycles)
+                     mask_first.eq((Const(1, len(el_mask)) << per_log) - 1),
+                     swaps_first.eq((batch_m1 << per_log) | ((Const(1, len(el_mask)) << per_log) - 1))]
+        # kpos == period_mask, lead == 0, swaps != 0 and swaps > 1 kept as flags beside their counters
+        # (compared on the way to the swap's enable they were LUT levels in front of the words' fan-out; 0
+        # cycles)
         kpos_last, lead_zero, swaps_nz = Signal(name="word_position_last"), Signal(name="word_lead_zero"), \
             Signal(name="word_swaps_nz")
+        swaps_gt1 = Signal(name="word_swaps_gt1")
+        # and lead == 0 & swaps != 0 as one more (a swap's condition in one LUT: with the FSM's state decode
+        # in front of the counters and the job's start it was 6 LUT levels, issue 28; 0 cycles); run_stream:
+        # the FSM is in RUN in a streaming pass
+        armed, run_stream = Signal(name="word_swap_armed"), Signal(name="word_run_streaming")
         with m.If(init):                    # the cycle after start (no enabled cycle yet): frame is latched
             with m.Switch(frame):
                 for f in range(2, k + 1):
@@ -640,26 +684,33 @@ class CosetFactors(wiring.Component):
                                      kpos.eq(Mux(inv_q, first[True], first[False])),
                                      kpos_last.eq(Mux(inv_q, first[True] == period - 1, first[False] == period - 1)),
                                      lead.eq(Mux(inv_q, self.word_lead(f, True), self.word_lead(f, False))),
-                                     lead_zero.eq(Mux(inv_q, self.word_lead(f, True) == 0, self.word_lead(f, False) == 0))]
-            m.d.sync += [el_mask.eq((Const(1, len(el_mask)) << per_log) - 1),
-                         swaps.eq((batch_m1 << per_log) | ((Const(1, len(el_mask)) << per_log) - 1)),
-                         swaps_nz.eq((batch_m1 != 0) | (per_log != 0)), row_hi.eq(0)]
+                                     lead_zero.eq(Mux(inv_q, self.word_lead(f, True) == 0, self.word_lead(f, False) == 0)),
+                                     armed.eq(Mux(inv_q, self.word_lead(f, True) == 0, self.word_lead(f, False) == 0)
+                                              & (swaps_first != 0))]
+            m.d.sync += [el_mask.eq(mask_first), swaps.eq(swaps_first),
+                         swaps_nz.eq(swaps_first != 0), swaps_gt1.eq(swaps_first > 1), row_hi.eq(0)]
         edge = self.en & kpos_last
         at_swap = Signal(name="word_at_swap")
-        m.d.comb += at_swap.eq(kpos_last & lead_zero & swaps_nz)
+        m.d.comb += at_swap.eq(kpos_last & armed)
         stall = Signal(name="word_stall")
         m.d.comb += stall.eq(streaming & at_swap & ~nxt_ready)
         with m.If(self.en & ~init):
             m.d.sync += [kpos.eq((kpos + 1) & period_mask), kpos_last.eq(((kpos + 1) & period_mask) == period_mask)]
             with m.If(edge & ~lead_zero):
-                m.d.sync += [lead.eq(lead - 1), lead_zero.eq(lead == 1)]
+                m.d.sync += [lead.eq(lead - 1), lead_zero.eq(lead == 1), armed.eq((lead == 1) & swaps_nz)]
 
-        def start_job():
-            m.d.sync += [busy.eq(1), j.eq(0), element_start.eq(in_el == 0), in_el.eq((in_el + 1) & el_mask)]
+        def begin_job(starts_element):
+            m.d.sync += [busy.eq(1), j.eq(0), j_word.eq(0), element_start.eq(starts_element),
+                         el_step.eq(starts_element & stepping),
+                         j_last.eq(lanes + (starts_element & stepping) == 1)]
 
+        # the pass's start registered on the way to the FSM (+0 cycles: WAIT decides from the second cycle
+        # after the start on, chains_ok)
+        go_q = Signal(name="word_go")
+        m.d.sync += go_q.eq(go)
         with m.FSM(name="word_fsm"):
             with m.State("IDLE"):
-                with m.If(go):
+                with m.If(go_q):
                     m.d.sync += [words_ok.eq(0), nxt_ready.eq(0), busy.eq(0)]
                     m.next = "WAIT"
             with m.State("WAIT"):
@@ -667,43 +718,50 @@ class CosetFactors(wiring.Component):
                     m.next = "FINISH"
                 with m.Elif(chains_ok):
                     m.d.sync += [k0[0].eq(c_word), sl[0].eq(one), level.eq(0), step.eq(0), tag.eq(this_tag),
-                                 idx.eq(0), on_step.eq(0), issuing.eq(1)] + level_regs(0)
+                                 issuing.eq(1 if lb else 0)] + level_regs(0)
                     m.next = "SETUP" if lb else "FINISH"
             if lb:
                 with m.State("SETUP"):
-                    m.d.comb += issue_setup.eq(issuing)
                     with m.If(issuing):
-                        with m.If(idx == n_t - 1):
-                            m.d.sync += [idx.eq(0), on_step.eq(1), issuing.eq(stepping & ~on_step)]
+                        with m.If(idx_last):
+                            m.d.sync += [idx.eq(0), idx_last.eq(n_t == 1), on_step.eq(1),
+                                         issuing.eq(stepping & ~on_step)]
                         with m.Else():
-                            m.d.sync += idx.eq(idx + 1)
-                    with m.If(step == level_end):
-                        m.d.sync += [step.eq(0), level.eq(level + 1), idx.eq(0), on_step.eq(0),
-                                     issuing.eq(1)] + level_regs(level + 1)
+                            m.d.sync += [idx.eq(idx + 1), idx_last.eq(idx + 2 == n_t)]
+                    with m.If(at_end):
+                        m.d.sync += [step.eq(0), level.eq(level + 1), issuing.eq(1)] + level_regs(level + 1)
                         with m.If(level == lb - 1):
+                            m.d.sync += issuing.eq(0)
                             m.next = "FINISH"
                     with m.Else():
-                        m.d.sync += step.eq(step + 1)
+                        m.d.sync += [step.eq(step + 1), at_end.eq(step == level_end)]
             with m.State("FINISH"):
                 m.d.comb += finish.eq(1)
                 m.d.sync += [c.eq(w) for c, w in zip(cur, k0)]
                 # round 1's job (round 1 starts an element when an element has one round)
                 m.d.sync += [bw.eq(rp_b.data), bs.eq(Mux(stepping, rp_s.data, one)), words_ok.eq(1),
-                             in_el.eq(2 & el_mask), element_start.eq(el_mask == 0)]
-                with m.If(swaps != 0):
-                    m.d.sync += [busy.eq(1), j.eq(0)]
+                             in_el.eq(2 & el_mask)]
+                with m.If(swaps_nz):
+                    begin_job(el_mask == 0)
+                m.d.sync += run_stream.eq(streaming)
                 m.next = "RUN"
             with m.State("RUN"):
-                with m.If(self.en & at_swap & nxt_ready & streaming):
-                    m.d.sync += [c.eq(w) for c, w in zip(cur, nxt)]
-                    m.d.sync += [nxt_ready.eq(0), swaps.eq(swaps - 1), swaps_nz.eq(swaps != 1)]
-                    with m.If(swaps > 1):
-                        start_job()
-                with m.If(go):
-                    m.d.sync += [words_ok.eq(0), nxt_ready.eq(0), busy.eq(0)]
+                with m.If(go_q):
+                    m.d.sync += [words_ok.eq(0), nxt_ready.eq(0), busy.eq(0), run_stream.eq(0)]
                     m.next = "WAIT"
+        with m.If(self.start):              # (a pass that does not stream leaves the FSM in RUN)
+            m.d.sync += run_stream.eq(0)
+        # a swap (never in the cycles go_q is seen: no enabled cycle comes within two of the start)
+        with m.If(self.en & at_swap & nxt_ready & run_stream):
+            m.d.sync += [c.eq(w) for c, w in zip(cur, nxt)]
+            m.d.sync += [nxt_ready.eq(0), swaps.eq(swaps - 1), swaps_nz.eq(swaps_gt1), swaps_gt1.eq(swaps > 2),
+                         armed.eq(swaps_gt1)]
+            with m.If(swaps_gt1):
+                begin_job(in_el == 0)
+                m.d.sync += in_el.eq((in_el + 1) & el_mask)
         with m.If(self.en & ~init & at_swap & rows):
-            m.d.sync += [swaps.eq(swaps - 1), swaps_nz.eq(swaps != 1), row_hi.eq((row_hi + 1) & el_mask)]
+            m.d.sync += [swaps.eq(swaps - 1), swaps_nz.eq(swaps_gt1), swaps_gt1.eq(swaps > 2), armed.eq(swaps_gt1),
+                         row_hi.eq((row_hi + 1) & el_mask)]
         for l, port in enumerate(self.o_k):
             row = Cat(Const(l, lb), row_hi) if lb else row_hi
             m.d.comb += port.eq(Mux(rows, row, cur[l]))
@@ -816,14 +874,19 @@ class CosetFactors(wiring.Component):
         # after a job began, whose compare is of the key before it
         # (in four registered parts: one 64-bit compare was 6 LUT levels)
         same = [Signal(name=f"chain{i}_same") for i in range(2)]
+        # whether the row step is not 0 or 1, in four registered parts (the 63-bit OR in front of a
+        # register was 5 LUT levels, issue 28); valid the cycle after the step is
+        step_parts = [Signal(name=f"chain_step_on{j}") for j in range(4)]
         step_on = Signal(name="chain_step_on")
+        m.d.comb += step_on.eq(Cat(*step_parts).any())
         fresh = Signal(name="chain_fresh")
         for i in range(2):
             parts = [Signal(name=f"chain{i}_same{j}") for j in range(4)]
             m.d.sync += [part.eq(chains[i].key[16 * j:16 * j + 16] == operands[i][16 * j:16 * j + 16])
                          for j, part in enumerate(parts)]
             m.d.comb += same[i].eq(Cat(*parts).all())
-        m.d.sync += [step_on.eq(operands[1][1:].any()), fresh.eq(0)]
+        m.d.sync += [part.eq(operands[1][max(16 * j, 1):16 * j + 16].any()) for j, part in enumerate(step_parts)]
+        m.d.sync += fresh.eq(0)
         # the round counters: cleared while no job runs (a job begins in such a cycle), else counting until
         # the final round (apart from the job's start and stop conditions: those in front of them were 6 LUT
         # levels, issue 28; 0 cycles)
@@ -839,13 +902,18 @@ class CosetFactors(wiring.Component):
                         m.d.sync += [rnd.eq(rnd + 1), final.eq(rnd == rounds + nmax - 1)]
                 else:
                     m.d.sync += [rnd.eq(rnd + 1), final.eq(rnd == rounds + nmax - 1)]
-        with m.If(~job & ~fresh):
-            with m.If(~(chains[0].ok & same[0])):
-                m.d.comb += new_shift.eq(1)
-                begin(0)
-            with m.Elif(step_on & ~(chains[1].ok & same[1])):
-                begin(1)
-        with m.Elif(job & ~fresh & ~Mux(phase, same[1], same[0])):   # the value changed under the job: again
+        # a job's start decided a cycle ahead, registered (decided in the cycle it loads the square register,
+        # from the compares' parts and the chain flags, it was 6 LUT levels, issue 28; +1 cycle a job,
+        # ``chain_cycles``); no decision in the cycle a start is registered for
+        starts = [Signal(name=f"chain{i}_start") for i in range(2)]
+        idle = ~job & ~fresh & ~starts[0] & ~starts[1]
+        m.d.sync += [starts[0].eq(idle & ~(chains[0].ok & same[0])),
+                     starts[1].eq(idle & chains[0].ok & same[0] & step_on & ~(chains[1].ok & same[1]))]
+        m.d.comb += new_shift.eq(starts[0])
+        for i in range(2):
+            with m.If(starts[i]):
+                begin(i)
+        with m.If(job & ~fresh & ~Mux(phase, same[1], same[0])):   # the value changed under the job: again
             m.d.sync += job.eq(0)
         with m.Elif(final):
             m.d.sync += job.eq(0)
@@ -873,7 +941,7 @@ class CosetFactors(wiring.Component):
                 with m.If(rnd == rounds - 1):       # acc is h now: its squares come next
                     m.d.sync += sq.eq(unit_c.o_p)
 
-        return chains, job, chain, new_shift, same, fresh
+        return chains, job, chain, new_shift, same, fresh, step_on
 
     def _build_datapath(self, m, units, memories, modes, state):
         """Table build (doubling from the chain words) and the stream's addresses and products."""
