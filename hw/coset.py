@@ -58,6 +58,8 @@ its word; tables start from encode(1). The figures above are Goldilocks'; a 31-b
 31 bits and a round is 11 cycles ((1 + 31 + 2k) rounds).
 """
 
+from contextlib import contextmanager
+
 import numpy as np
 from amaranth.hdl import Array, C, Cat, Const, EnableInserter, Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
@@ -75,6 +77,34 @@ from nantucket.hw.multiplier import general_multiplier
 # those the shared modules stand for are never elaborated; the warning would only be noise.
 
 __all__ = ["CosetFactors"]
+
+
+class _OneHot:
+    """A state machine's states as one flag register each: a state's decode is its flag (the binary state
+    of Amaranth's FSM, decoded in front of the counters it steers, was two LUT levels of 5 and 6, issue 28).
+    ``states[name]`` is the flag; inside ``with states.during(name):`` (the state's block), ``goto(other)``
+    sets the other's flag and clears this one at the next edge (only these two: a flag's next value then
+    depends on the transitions into and out of its own state)."""
+
+    def __init__(self, m: Module, prefix: str, names: tuple, init: str):
+        self._m, self._current = m, None
+        self.flags = {n: Signal(name=f"{prefix}_{n.lower()}", init=int(n == init)) for n in names}
+
+    def __getitem__(self, name: str) -> Signal:
+        return self.flags[name]
+
+    @contextmanager
+    def during(self, name: str):
+        with self._m.If(self.flags[name]):
+            self._current = name
+            try:
+                yield
+            finally:
+                self._current = None
+
+    def goto(self, name: str) -> None:
+        assert self._current is not None and self._current != name, "goto outside a state's block"
+        self._m.d.sync += [self.flags[self._current].eq(0), self.flags[name].eq(1)]
 
 
 class CosetFactors(wiring.Component):
@@ -372,10 +402,12 @@ class CosetFactors(wiring.Component):
 
         # -- row steps: the element the stream reads, the next one's set, the update
         cur = Signal(set_bits, name="element_set")
-        nxt = Signal(set_bits, name="next_set")
-        m.d.comb += nxt.eq(Mux(cur == self.WORK_SETS[0], self.WORK_SETS[1], self.WORK_SETS[0]))
+        # the next element's set and the one after it, registers that trade places at each edge (from a
+        # compare of cur in front of the update's destination it was 5 LUT levels, issue 28; 0 cycles)
+        nxt, nxt_other = Signal(set_bits, name="next_set"), Signal(set_bits, name="next_set_other")
         each_max = (1 << (nmax - 1)) // self._params.lanes + max(max(self._offsets.values()), self._input_offset) + 1
         left = Signal(range(each_max + 1), name="element_left")     # stream reads before the next element
+        left_first = Signal(len(left), name="element_left_first")
         remaining = Signal(len(batch_q), name="elements_left")       # elements after the current one
         nxt_ready = Signal(name="next_ready")
         at_edge, stall = Signal(name="at_edge"), Signal(name="step_stall")
@@ -386,8 +418,6 @@ class CosetFactors(wiring.Component):
         # at_edge = stepping & left_zero & rem_nz, kept as a register beside them (cleared at the start:
         # stepping is registered later; in front of the edge's registers it was 5 LUT levels, issue 28)
         m.d.comb += stall.eq(at_edge & ~nxt_ready)
-        with m.If(self.start):
-            m.d.sync += at_edge.eq(0)
         upd_start, upd_src, upd_dst = Signal(name="update_start"), Signal(set_bits, name="update_src"), \
             Signal(set_bits, name="update_dst")
         lb = (self._params.lanes - 1).bit_length()
@@ -422,96 +452,114 @@ class CosetFactors(wiring.Component):
         # compared with ``step`` in front of the level's registers it was 5 LUT levels; 0 cycles)
         level_end = Signal(range((1 << k) + lat + 3), name="level_end")
         at_end = Signal(name="level_at_end")
-        m.d.sync += last_level.eq(levels_hi - 1)
-        first_level = [levels_left.eq(last_level), level_last.eq(last_level == 0), at_end.eq(0),
-                       level_end.eq(Mux(last_level == 0, self.level_cycles(0, True) - 2, self.level_cycles(0, False) - 2))]
-        with m.FSM(name="pass_fsm", init="STREAM") as fsm:
-            with m.State("WAIT"):
-                with m.If(chains_ok):
-                    m.d.sync += first_level
-                    m.d.sync += [level.eq(0), step.eq(0), prime.eq(0), build_step.eq(cached), first_build.eq(1),
-                                 cur.eq(table_set), remaining.eq(Mux(stepping, batch_q - 1, 0)),
-                                 rem_nz.eq(stepping & (batch_q > 1)), rem_gt1.eq(stepping & (batch_q > 2)),
-                                 left_zero.eq(0), at_edge.eq(0), nxt_ready.eq(0)]
-                    with m.If(cached & ~stepping):
-                        m.next = "PRIME"
-                    with m.Else():
-                        m.next = "BUILD"
-                    # the stream's first element boundary, in reads (inverse: from the lanes' outputs)
-                    with m.Switch(frame):
-                        for f in range(2, k + 1):
-                            with m.Case(f):
-                                m.d.sync += left.eq(each + Mux(inv_q, self._offsets[f], self._input_offset))
-            with m.State("BUILD"):
-                m.d.comb += [building.eq(1), init.eq(first_build)]
-                m.d.sync += first_build.eq(0)
-                with m.If(at_end):
-                    m.d.sync += [step.eq(0), level.eq(level + 1), levels_left.eq(levels_left - 1),
-                                 level_last.eq(levels_left == 1), at_end.eq(0)]
-                    with m.Switch(level):               # the next level's last cycle, less one
-                        for t in range(k - k // 2 - 1):
-                            with m.Case(t):
-                                m.d.sync += level_end.eq(Mux(levels_left == 1, self.level_cycles(t + 1, True) - 2,
-                                                             self.level_cycles(t + 1, False) - 2))
-                    with m.If(level_last):
-                        m.d.sync += prime.eq(0)
-                        with m.If(~build_step):
-                            with m.If(table_set):
-                                m.d.sync += tags[1].eq(tag)
-                            with m.Else():
-                                m.d.sync += tags[0].eq(tag)
-                        with m.If(stepping & ~build_step):    # then the step's tables
-                            m.d.sync += [build_step.eq(1), level.eq(0), first_build.eq(1)] + first_level
-                        with m.Else():
-                            m.d.comb += upd_start.eq(stepping & rem_nz)
-                            m.d.sync += [upd_src.eq(table_set), upd_dst.eq(self.WORK_SETS[0])]
-                            m.next = "PRIME"
+        in_range = Signal(name="level_issues")        # 1 <= step <= 2^level: the level issues a product
+        # (and levels_left == 1, last_level == 0 and last_level == 1 as flags beside them: 0 cycles)
+        left_one, last_zero, last_one = Signal(name="levels_left_one"), Signal(name="last_level_zero"), \
+            Signal(name="last_level_one")
+        to_step = Signal(name="build_step_next")     # level_last & stepping & ~build_step: the step's tables next
+        m.d.sync += [last_level.eq(levels_hi - 1), last_zero.eq(levels_hi == 1), last_one.eq(levels_hi == 2)]
+        first_level = [levels_left.eq(last_level), level_last.eq(last_zero), left_one.eq(last_one), at_end.eq(0),
+                       level_end.eq(Mux(last_zero, self.level_cycles(0, True) - 2, self.level_cycles(0, False) - 2))]
+        # the build's end (the last level of the last table set: level_last and no step tables to follow)
+        # and the prime's last cycle as flags beside their registers (with the state's decode in front of
+        # the state flags they were 5 LUT levels, issue 28; 0 cycles)
+        build_last, prime_last = Signal(name="build_last_level"), Signal(name="prime_last")
+        state = _OneHot(m, "pass", ("WAIT", "BUILD", "PRIME", "STREAM"), init="STREAM")
+        with state.during("WAIT"):
+            with m.If(chains_ok):
+                m.d.sync += first_level
+                m.d.sync += [level.eq(0), step.eq(0), in_range.eq(0), prime.eq(0), prime_last.eq(self.latency == 1),
+                             build_step.eq(cached), first_build.eq(1),
+                             build_last.eq(last_zero & (~stepping | cached)), to_step.eq(last_zero & stepping & ~cached),
+                             cur.eq(table_set), nxt.eq(self.WORK_SETS[0]), nxt_other.eq(self.WORK_SETS[1]),
+                             remaining.eq(Mux(stepping, batch_q - 1, 0)),
+                             rem_nz.eq(stepping & (batch_q > 1)), rem_gt1.eq(stepping & (batch_q > 2)),
+                             left_zero.eq(0), at_edge.eq(0), nxt_ready.eq(0)]
+                with m.If(cached & ~stepping):
+                    state.goto("PRIME")
                 with m.Else():
-                    m.d.sync += [step.eq(step + 1), at_end.eq(step == level_end)]
-            with m.State("PRIME"):
-                m.d.comb += stream_en.eq(~stall)
-                with m.If(~stall):
-                    m.d.sync += prime.eq(prime + 1)
-                    with m.If(prime == self.latency - 1):
-                        m.next = "STREAM"
-            with m.State("STREAM"):
-                m.d.comb += stream_en.eq(self.en & ~stall)
-                with m.If(self.start & streams_now):
-                    m.next = "WAIT"
+                    state.goto("BUILD")
+                m.d.sync += left.eq(left_first)
+        with state.during("BUILD"):
+            m.d.comb += [building.eq(1), init.eq(first_build)]
+            m.d.sync += first_build.eq(0)
+            with m.If(at_end):
+                m.d.sync += [step.eq(0), in_range.eq(0), level.eq(level + 1), levels_left.eq(levels_left - 1),
+                             level_last.eq(left_one), left_one.eq(levels_left == 2), at_end.eq(0),
+                             build_last.eq(left_one & (~stepping | build_step)),
+                             to_step.eq(left_one & stepping & ~build_step)]
+                with m.Switch(level):               # the next level's last cycle, less one
+                    for t in range(k - k // 2 - 1):
+                        with m.Case(t):
+                            m.d.sync += level_end.eq(Mux(left_one, self.level_cycles(t + 1, True) - 2,
+                                                         self.level_cycles(t + 1, False) - 2))
+                with m.If(level_last):
+                    m.d.sync += [prime.eq(0), prime_last.eq(self.latency == 1)]
+                    with m.If(~build_step):
+                        with m.If(table_set):
+                            m.d.sync += tags[1].eq(tag)
+                        with m.Else():
+                            m.d.sync += tags[0].eq(tag)
+                    with m.If(to_step):                   # then the step's tables
+                        m.d.sync += [build_step.eq(1), level.eq(0), first_build.eq(1)] + first_level
+                        m.d.sync += [build_last.eq(last_zero), to_step.eq(0)]
+                with m.If(build_last):
+                    m.d.comb += upd_start.eq(stepping & rem_nz)
+                    m.d.sync += [upd_src.eq(table_set), upd_dst.eq(self.WORK_SETS[0])]
+                    state.goto("PRIME")
+            with m.Else():
+                m.d.sync += [step.eq(step + 1), at_end.eq(step == level_end),
+                             in_range.eq(step < (Const(1, k + 1) << level))]
+        with state.during("PRIME"):
+            m.d.comb += stream_en.eq(~stall)
+            with m.If(~stall):
+                m.d.sync += [prime.eq(prime + 1), prime_last.eq(prime == self.latency - 2)]
+                with m.If(prime_last):
+                    state.goto("STREAM")
+        with state.during("STREAM"):
+            m.d.comb += stream_en.eq(self.en & ~stall)
+            with m.If(self.start & streams_now):
+                state.goto("WAIT")
+        # the stream's first element boundary, in reads (inverse: from the lanes' outputs), registered from
+        # the latched fields (the shift and the sum in front of the counter were 5 LUT levels, issue 28)
+        with m.Switch(frame):
+            for f in range(2, k + 1):
+                with m.Case(f):
+                    m.d.sync += left_first.eq((Const(1, len(left)) << (log_n_q - (1 + lb)).as_unsigned())
+                                              + Mux(inv_q, self._offsets[f], self._input_offset))
         with m.If(new_shift):                      # tables of another shift: none is valid
             m.d.sync += [t.eq(0) for t in tags] + [h.eq(0) for h in hits]
         words_ok, word_stall = self._frame_words(
             m, unit_w, chain, (self.start & streams_now, chains_ok, coset_q, rows_q, inv_q, (stepping, stepping_now), log_n_q, frame,
                                batch_q, new_shift))
-        m.d.comb += self.ready.eq(~coset_q | (fsm.ongoing("STREAM") & ~stall & words_ok & ~word_stall))
+        m.d.comb += self.ready.eq(~coset_q | (state["STREAM"] & ~stall & words_ok & ~word_stall))
 
         # the element boundary: the read that starts the next element takes its set, the update of the
         # one after starts (its source the set just taken, its destination the other work set)
         # the edge is taken where the stream moves on and the next set is ready (stream_en & at_edge, with
         # stall = at_edge & ~nxt_ready folded out: 6 LUT levels into the set register, issue 28; 0 cycles)
         moving = Signal(name="stream_moving")             # the stream moves on unless stalled
-        m.d.comb += moving.eq(fsm.ongoing("PRIME") | (fsm.ongoing("STREAM") & self.en))
-        with m.If(stepping):
-            with m.If(moving & at_edge & nxt_ready):
-                m.d.sync += [cur.eq(nxt), nxt_ready.eq(0), remaining.eq(remaining - 1), left.eq(each_m1),
-                             rem_nz.eq(rem_gt1), rem_gt1.eq(remaining > 2), left_zero.eq(each_one),
-                             at_edge.eq(rem_gt1 & each_one),
-                             upd_src.eq(nxt),
-                             upd_dst.eq(Mux(nxt == self.WORK_SETS[0], self.WORK_SETS[1], self.WORK_SETS[0]))]
-                m.d.comb += upd_start.eq(rem_gt1)
-            with m.Elif(moving & ~left_zero):
-                m.d.sync += [left.eq(left - 1), left_zero.eq(left == 1), at_edge.eq(rem_nz & (left == 1))]
+        m.d.comb += moving.eq(state["PRIME"] | (state["STREAM"] & self.en))
+        # (at_edge is only ever set in a stepping pass; in the others the count runs unused)
+        with m.If(moving & at_edge & nxt_ready):
+            m.d.sync += [cur.eq(nxt), nxt.eq(nxt_other), nxt_other.eq(nxt), nxt_ready.eq(0),
+                         remaining.eq(remaining - 1), left.eq(each_m1),
+                         rem_nz.eq(rem_gt1), rem_gt1.eq(remaining > 2), left_zero.eq(each_one),
+                         at_edge.eq(rem_gt1 & each_one), upd_src.eq(nxt), upd_dst.eq(nxt_other)]
+            m.d.comb += upd_start.eq(rem_gt1)
+        with m.Elif(moving & ~left_zero):
+            m.d.sync += [left.eq(left - 1), left_zero.eq(left == 1), at_edge.eq(rem_nz & (left == 1))]
         stream_set = Mux(at_edge, nxt, cur)
         write_set = Mux(build_step, self.STEP_SET, table_set)
         upd_done = self._update(m, unit_c, (lo_w, hi_w, lo_r, hi_r), frame, upd_start, upd_src, upd_dst)
         with m.If(upd_done):
             m.d.sync += nxt_ready.eq(1)
         self._build_datapath(m, units, (lo_w, hi_w, lo_r, hi_r, chain), (building, init, stream_en),
-                             (level, step, levels_lo, frame, offset, inv_q, pos, build_step,
+                             (level, step, in_range, levels_lo, frame, offset, inv_q, pos, build_step,
                               Mux(building, write_set, stream_set), write_set))
 
         # the stream position: the pair at the multipliers ``latency`` enabled cycles from now
-        with m.If(fsm.ongoing("WAIT")):
+        with m.If(state["WAIT"]):
             with m.Switch(frame):
                 for f in range(2, k + 1):
                     with m.Case(f):
@@ -660,6 +708,10 @@ class CosetFactors(wiring.Component):
             m.d.sync += [per_log.eq((other - lb).as_unsigned()),
                          batch_m1.eq(Mux(self.run.batch == 0, 0, self.run.batch - 1))]
         mask_first = Signal(len(el_mask), name="rounds_an_element_mask_first")
+        # one round an element (el_mask == 0), at most two (2 & el_mask == 0) and in_el == 0 as flags (the
+        # compares in front of the job's element start were 5 LUT levels, issue 28; 0 cycles)
+        one_round, two_rounds, in_el_zero = Signal(name="element_one_round"), Signal(name="element_two_rounds"), \
+            Signal(name="job_round_zero")
         swaps_first = Signal(len(swaps), name="word_swaps_first")
         m.d.sync += [init0.eq(go | (self.start & self.run.coset & ~self.run.inverse & self.pass2)), init.eq(init0),
                      mask_first.eq((Const(1, len(el_mask)) << per_log) - 1),
@@ -687,7 +739,8 @@ class CosetFactors(wiring.Component):
                                      lead_zero.eq(Mux(inv_q, self.word_lead(f, True) == 0, self.word_lead(f, False) == 0)),
                                      armed.eq(Mux(inv_q, self.word_lead(f, True) == 0, self.word_lead(f, False) == 0)
                                               & (swaps_first != 0))]
-            m.d.sync += [el_mask.eq(mask_first), swaps.eq(swaps_first),
+            m.d.sync += [el_mask.eq(mask_first), one_round.eq(per_log == 0), two_rounds.eq(per_log <= 1),
+                         swaps.eq(swaps_first),
                          swaps_nz.eq(swaps_first != 0), swaps_gt1.eq(swaps_first > 1), row_hi.eq(0)]
         edge = self.en & kpos_last
         at_swap = Signal(name="word_at_swap")
@@ -699,6 +752,10 @@ class CosetFactors(wiring.Component):
             with m.If(edge & ~lead_zero):
                 m.d.sync += [lead.eq(lead - 1), lead_zero.eq(lead == 1), armed.eq((lead == 1) & swaps_nz)]
 
+        # in_el == 0, registered from in_el (in_el changes at swaps, at least two cycles apart; FINISH sets
+        # both)
+        m.d.sync += in_el_zero.eq(in_el == 0)
+
         def begin_job(starts_element):
             m.d.sync += [busy.eq(1), j.eq(0), j_word.eq(0), element_start.eq(starts_element),
                          el_step.eq(starts_element & stepping),
@@ -708,47 +765,47 @@ class CosetFactors(wiring.Component):
         # after the start on, chains_ok)
         go_q = Signal(name="word_go")
         m.d.sync += go_q.eq(go)
-        with m.FSM(name="word_fsm"):
-            with m.State("IDLE"):
-                with m.If(go_q):
-                    m.d.sync += [words_ok.eq(0), nxt_ready.eq(0), busy.eq(0)]
-                    m.next = "WAIT"
-            with m.State("WAIT"):
-                with m.If(chains_ok & words_hit):
-                    m.next = "FINISH"
-                with m.Elif(chains_ok):
-                    m.d.sync += [k0[0].eq(c_word), sl[0].eq(one), level.eq(0), step.eq(0), tag.eq(this_tag),
-                                 issuing.eq(1 if lb else 0)] + level_regs(0)
-                    m.next = "SETUP" if lb else "FINISH"
-            if lb:
-                with m.State("SETUP"):
-                    with m.If(issuing):
-                        with m.If(idx_last):
-                            m.d.sync += [idx.eq(0), idx_last.eq(n_t == 1), on_step.eq(1),
-                                         issuing.eq(stepping & ~on_step)]
-                        with m.Else():
-                            m.d.sync += [idx.eq(idx + 1), idx_last.eq(idx + 2 == n_t)]
-                    with m.If(at_end):
-                        m.d.sync += [step.eq(0), level.eq(level + 1), issuing.eq(1)] + level_regs(level + 1)
-                        with m.If(level == lb - 1):
-                            m.d.sync += issuing.eq(0)
-                            m.next = "FINISH"
+        word_state = _OneHot(m, "words", ("IDLE", "WAIT", "SETUP", "FINISH", "RUN"), init="IDLE")
+        with word_state.during("IDLE"):
+            with m.If(go_q):
+                m.d.sync += [words_ok.eq(0), nxt_ready.eq(0), busy.eq(0)]
+                word_state.goto("WAIT")
+        with word_state.during("WAIT"):
+            with m.If(chains_ok & words_hit):
+                word_state.goto("FINISH")
+            with m.Elif(chains_ok):
+                m.d.sync += [k0[0].eq(c_word), sl[0].eq(one), level.eq(0), step.eq(0), tag.eq(this_tag),
+                             issuing.eq(1 if lb else 0)] + level_regs(0)
+                word_state.goto("SETUP" if lb else "FINISH")
+        if lb:
+            with word_state.during("SETUP"):
+                with m.If(issuing):
+                    with m.If(idx_last):
+                        m.d.sync += [idx.eq(0), idx_last.eq(n_t == 1), on_step.eq(1),
+                                     issuing.eq(stepping & ~on_step)]
                     with m.Else():
-                        m.d.sync += [step.eq(step + 1), at_end.eq(step == level_end)]
-            with m.State("FINISH"):
-                m.d.comb += finish.eq(1)
-                m.d.sync += [c.eq(w) for c, w in zip(cur, k0)]
-                # round 1's job (round 1 starts an element when an element has one round)
-                m.d.sync += [bw.eq(rp_b.data), bs.eq(Mux(stepping, rp_s.data, one)), words_ok.eq(1),
-                             in_el.eq(2 & el_mask)]
-                with m.If(swaps_nz):
-                    begin_job(el_mask == 0)
-                m.d.sync += run_stream.eq(streaming)
-                m.next = "RUN"
-            with m.State("RUN"):
-                with m.If(go_q):
-                    m.d.sync += [words_ok.eq(0), nxt_ready.eq(0), busy.eq(0), run_stream.eq(0)]
-                    m.next = "WAIT"
+                        m.d.sync += [idx.eq(idx + 1), idx_last.eq(idx + 2 == n_t)]
+                with m.If(at_end):
+                    m.d.sync += [step.eq(0), level.eq(level + 1), issuing.eq(1)] + level_regs(level + 1)
+                    with m.If(level == lb - 1):
+                        m.d.sync += issuing.eq(0)
+                        word_state.goto("FINISH")
+                with m.Else():
+                    m.d.sync += [step.eq(step + 1), at_end.eq(step == level_end)]
+        with word_state.during("FINISH"):
+            m.d.comb += finish.eq(1)
+            m.d.sync += [c.eq(w) for c, w in zip(cur, k0)]
+            # round 1's job (round 1 starts an element when an element has one round)
+            m.d.sync += [bw.eq(rp_b.data), bs.eq(Mux(stepping, rp_s.data, one)), words_ok.eq(1),
+                         in_el.eq(2 & el_mask), in_el_zero.eq(two_rounds)]
+            with m.If(swaps_nz):
+                begin_job(one_round)
+            m.d.sync += run_stream.eq(streaming)
+            word_state.goto("RUN")
+        with word_state.during("RUN"):
+            with m.If(go_q):
+                m.d.sync += [words_ok.eq(0), nxt_ready.eq(0), busy.eq(0), run_stream.eq(0)]
+                word_state.goto("WAIT")
         with m.If(self.start):              # (a pass that does not stream leaves the FSM in RUN)
             m.d.sync += run_stream.eq(0)
         # a swap (never in the cycles go_q is seen: no enabled cycle comes within two of the start)
@@ -757,7 +814,7 @@ class CosetFactors(wiring.Component):
             m.d.sync += [nxt_ready.eq(0), swaps.eq(swaps - 1), swaps_nz.eq(swaps_gt1), swaps_gt1.eq(swaps > 2),
                          armed.eq(swaps_gt1)]
             with m.If(swaps_gt1):
-                begin_job(in_el == 0)
+                begin_job(in_el_zero)
                 m.d.sync += in_el.eq((in_el + 1) & el_mask)
         with m.If(self.en & ~init & at_swap & rows):
             m.d.sync += [swaps.eq(swaps - 1), swaps_nz.eq(swaps_gt1), swaps_gt1.eq(swaps > 2), armed.eq(swaps_gt1),
@@ -947,7 +1004,7 @@ class CosetFactors(wiring.Component):
         """Table build (doubling from the chain words) and the stream's addresses and products."""
         lo_w, hi_w, lo_r, hi_r, chain = memories
         building, init, stream_en = modes
-        level, step, levels_lo, frame, offset, inv_q, pos, build_step, read_set, write_set = state
+        level, step, in_range, levels_lo, frame, offset, inv_q, pos, build_step, read_set, write_set = state
         k = self._params.log_core
         nmax = self._params.max_log_n
         lat = self._general.latency
@@ -960,7 +1017,8 @@ class CosetFactors(wiring.Component):
         # level t reads entry j on step j + 1 (j < 2^t); its product is written at 2^t + j
         size = Signal(k + 1, name="level_size")
         m.d.comb += size.eq(Const(1, k + 1) << level)
-        issue = building & (step >= 1) & (step <= size)
+        # (the range as a flag kept beside step: compared here it was 5 LUT levels, issue 28; 0 cycles)
+        issue = building & in_range
         j = (step - 1)[:k]
         regs = Module()
         issued = pipe(regs, issue, 1, "issued", reset_less=False)
