@@ -421,13 +421,14 @@ class CosetFactors(wiring.Component):
         upd_start, upd_src, upd_dst = Signal(name="update_start"), Signal(set_bits, name="update_src"), \
             Signal(set_bits, name="update_dst")
         lb = (self._params.lanes - 1).bit_length()
-        # an element's reads, less one, and whether it is one, registered from the latched size (the shift
-        # and decrement in front of the element counter were 5 LUT levels, issue 28; valid from the second
-        # cycle after the latch, when WAIT may first decide)
+        # an element's reads (2^(n - 1 - log2 L), decoded from n at the start), less one, and whether it is
+        # one, as registers (the shift and decrement in front of the element counter were 5 LUT levels,
+        # issue 28; valid from the second cycle after the start, when WAIT may first decide)
         each, each_m1, each_one = Signal(len(left), name="element_cycles"), Signal(len(left), name="element_cycles_less1"), \
             Signal(name="element_cycles_one")
-        m.d.sync += [each.eq(Const(1, len(left)) << (log_n_q - (1 + lb)).as_unsigned()), each_m1.eq(each - 1),
-                     each_one.eq(each == 1)]
+        with m.If(self.start):              # (the size decoded at the start: valid with the latched fields)
+            m.d.sync += each.eq(Cat(*(self.run.log_n == i + 1 + lb for i in range(len(left)))))
+        m.d.sync += [each_m1.eq(each - 1), each_one.eq(each == 1)]
 
         # STREAM is also the idle state: outside a coset pass the factors are not used
         # from the chain job's registered compares of each key with its operand (the 64-bit compares in front
@@ -525,8 +526,7 @@ class CosetFactors(wiring.Component):
         with m.Switch(frame):
             for f in range(2, k + 1):
                 with m.Case(f):
-                    m.d.sync += left_first.eq((Const(1, len(left)) << (log_n_q - (1 + lb)).as_unsigned())
-                                              + Mux(inv_q, self._offsets[f], self._input_offset))
+                    m.d.sync += left_first.eq(each + Mux(inv_q, self._offsets[f], self._input_offset))
         with m.If(new_shift):                      # tables of another shift: none is valid
             m.d.sync += [t.eq(0) for t in tags] + [h.eq(0) for h in hits]
         words_ok, word_stall = self._frame_words(
@@ -638,9 +638,17 @@ class CosetFactors(wiring.Component):
         on_step, issuing = Signal(name="word_setup_on_step"), Signal(name="word_setup_issuing")
 
         def level_regs(t):
-            size = Const(1, len(n_t)) << t
-            return [n_t.eq(size), level_end.eq(Mux(stepping, size << 1, size) + level_wait - 2), at_end.eq(0),
-                    idx.eq(0), idx_last.eq(size == 1), on_step.eq(0)]
+            """The registers of level t (a constant, or the level register + 1: then looked up per level,
+            the shift and sum in front of level_end were a carry chain and 4 LUT levels, issue 28)."""
+            if isinstance(t, int):
+                size = 1 << t
+                return [n_t.eq(size), level_end.eq(Mux(stepping, 2 * size, size) + level_wait - 2), at_end.eq(0),
+                        idx.eq(0), idx_last.eq(size == 1), on_step.eq(0)]
+            sizes = [1 << (u + 1) for u in range(max(lb, 1))]
+            return [n_t.eq(Array(Const(z, len(n_t)) for z in sizes)[t]),
+                    level_end.eq(Mux(stepping, Array(Const(2 * z + level_wait - 2, len(level_end)) for z in sizes)[t],
+                                     Array(Const(z + level_wait - 2, len(level_end)) for z in sizes)[t])),
+                    at_end.eq(0), idx.eq(0), idx_last.eq(0), on_step.eq(0)]
         # -- jobs: j < L: the lane's next word, j = L: b^L x s'^L (an element start with a row step); the
         # job's state as flags kept beside j (j == L, j the last, the element start with a step; compared
         # and combined in front of the operand selects they were 5 LUT levels, issue 28; 0 cycles)
@@ -726,19 +734,24 @@ class CosetFactors(wiring.Component):
         # in front of the counters and the job's start it was 6 LUT levels, issue 28; 0 cycles); run_stream:
         # the FSM is in RUN in a streaming pass
         armed, run_stream = Signal(name="word_swap_armed"), Signal(name="word_run_streaming")
-        with m.If(init):                    # the cycle after start (no enabled cycle yet): frame is latched
-            with m.Switch(frame):
-                for f in range(2, k + 1):
-                    with m.Case(f):
-                        period = 1 << (f - 1)
-                        first = {inv: (1 - self.offset(f, inv)) % period for inv in (False, True)}
-                        m.d.sync += [period_mask.eq(period - 1),
-                                     kpos.eq(Mux(inv_q, first[True], first[False])),
-                                     kpos_last.eq(Mux(inv_q, first[True] == period - 1, first[False] == period - 1)),
-                                     lead.eq(Mux(inv_q, self.word_lead(f, True), self.word_lead(f, False))),
-                                     lead_zero.eq(Mux(inv_q, self.word_lead(f, True) == 0, self.word_lead(f, False) == 0)),
-                                     armed.eq(Mux(inv_q, self.word_lead(f, True) == 0, self.word_lead(f, False) == 0)
-                                              & (swaps_first != 0))]
+        # the frame size's first values, looked up from the latched frame size a cycle ahead of init (in
+        # front of the counters with init's other work they were 4 LUT levels and a carry chain, issue 28;
+        # 0 cycles)
+        firsts = [Signal.like(sig, name=f"{sig.name}_first") for sig in (period_mask, kpos, kpos_last, lead, lead_zero)]
+        with m.Switch(frame):
+            for f in range(2, k + 1):
+                with m.Case(f):
+                    period = 1 << (f - 1)
+                    first = {inv: (1 - self.offset(f, inv)) % period for inv in (False, True)}
+                    m.d.sync += [sig.eq(v) for sig, v in zip(firsts, (
+                        period - 1, Mux(inv_q, first[True], first[False]),
+                        Mux(inv_q, first[True] == period - 1, first[False] == period - 1),
+                        Mux(inv_q, self.word_lead(f, True), self.word_lead(f, False)),
+                        Mux(inv_q, self.word_lead(f, True) == 0, self.word_lead(f, False) == 0)))]
+        with m.If(init):                    # the second cycle after start (no enabled cycle yet)
+            with m.If((frame >= 2) & (frame <= k)):
+                m.d.sync += [sig.eq(v) for sig, v in zip((period_mask, kpos, kpos_last, lead, lead_zero), firsts)]
+                m.d.sync += armed.eq(firsts[4] & (swaps_first != 0))
             m.d.sync += [el_mask.eq(mask_first), one_round.eq(per_log == 0), two_rounds.eq(per_log <= 1),
                          swaps.eq(swaps_first),
                          swaps_nz.eq(swaps_first != 0), swaps_gt1.eq(swaps_first > 1), row_hi.eq(0)]
@@ -786,7 +799,7 @@ class CosetFactors(wiring.Component):
                     with m.Else():
                         m.d.sync += [idx.eq(idx + 1), idx_last.eq(idx + 2 == n_t)]
                 with m.If(at_end):
-                    m.d.sync += [step.eq(0), level.eq(level + 1), issuing.eq(1)] + level_regs(level + 1)
+                    m.d.sync += [step.eq(0), level.eq(level + 1), issuing.eq(1)] + level_regs(level)
                     with m.If(level == lb - 1):
                         m.d.sync += issuing.eq(0)
                         word_state.goto("FINISH")
@@ -837,8 +850,12 @@ class CosetFactors(wiring.Component):
         # levels and two carry chains (issue 28; 0 cycles)
         n_lo = Signal(k + 1, name="update_lo")
         total = Signal(k + 2, name="update_products_less1")
-        m.d.sync += [n_lo.eq(Const(1, k + 1) << (frame >> 1)),
-                     total.eq((Const(1, k + 1) << (frame >> 1)) + (Const(1, k + 1) << (frame - (frame >> 1)).as_unsigned()) - 1)]
+        # (looked up per frame size: through a subtraction, shifts and a sum they were a carry chain and 4
+        # LUT levels)
+        with m.Switch(frame):
+            for f in range(k + 1):
+                with m.Case(f):
+                    m.d.sync += [n_lo.eq(1 << (f >> 1)), total.eq((1 << (f >> 1)) + (1 << (f - (f >> 1))) - 1)]
         busy = Signal(name="update_busy")
         u = Signal(k + 2, name="update_index")
         # the start registered (it comes from the table build's last-level compare or an element edge: 6
