@@ -63,6 +63,20 @@ def field_tag(f: field.Field) -> str:
     return next((name for name, g in field.FIELDS.items() if g.p == f.p), f"p{f.p:x}")
 
 
+def select_tree(index, options: dict, default=0):
+    """``options[index]`` (``default`` for an index not in it) as a balanced tree of 2:1 muxes on the
+    index's bits: a Switch over run-time sizes came out of ABC as a chain of LUTs as long as its cases in
+    front of the registers it feeds (issue 28)."""
+    def node(bit: int, base: int):
+        if bit < 0:
+            return options.get(base, default)
+        low, high = node(bit - 1, base), node(bit - 1, base | (1 << bit))
+        if isinstance(low, int) and isinstance(high, int) and low == high:
+            return low
+        return Mux(index[bit], high, low)
+    return node(len(index) - 1, 0)
+
+
 def pipe(m: Module, value, stages: int, name: str, *, reset_less: bool = True, last_ff: bool = False):
     """``value`` delayed by ``stages`` register stages (clock-enable gating is added by the caller's
     EnableInserter). Reset-less chains become SRL shift registers in synthesis.

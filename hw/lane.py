@@ -67,6 +67,7 @@ from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from nantucket.hw.arith import select_tree
 from nantucket.hw.butterfly import Butterfly
 from nantucket.hw.model import field as F
 from nantucket.hw.model import lane as lane_model
@@ -236,8 +237,12 @@ class HalfChain(wiring.Component):
         held per cycle of D, in flip-flops at these depths, but both outputs are then LUT outputs, so the
         next stage's input mux (run-time frame sizes) merges into them instead of adding a LUT a bit."""
         en, dd, bit = self.en, self.commutator_depths[s], self._d - 2 - s
+        # the swap registered from the next cycle's phase (``cycle`` and ``cycle_late`` are of the next
+        # cycle): from the phase adders through the swap and the next stage's input mux into the
+        # butterfly's adder it was 3 LUTs and a 64-bit carry chain (issue 28; 0 cycles; stale in the
+        # cycle after a restart, while the chain is empty)
         swap = Signal(name=f"c{s}_swap")
-        m.d.comb += swap.eq(cycle[bit])
+        m.d.sync += swap.eq(cycle[bit])
         width = self._width
         upper, lower = Cat(x0, valid), Cat(x1, valid)
         lower_d = _delay(m, en, lower, dd, f"c{s}_low")
@@ -246,8 +251,8 @@ class HalfChain(wiring.Component):
         m.d.comb += lower_sw.eq(Mux(swap, upper, lower_d))
         if dd <= self.LATE_SWAP_DEPTH:
             swap_late = Signal(name=f"c{s}_swap_late")
-            m.d.comb += [swap_late.eq(cycle_late[bit]),
-                         upper_out.eq(Mux(swap_late, _delay(m, en, lower_d, dd, f"c{s}_low2"),
+            m.d.sync += swap_late.eq(cycle_late[bit])
+            m.d.comb += [upper_out.eq(Mux(swap_late, _delay(m, en, lower_d, dd, f"c{s}_low2"),
                                           _delay(m, en, upper, dd, f"c{s}_up")))]
         else:
             upper_sw = Signal(width + 1, name=f"c{s}_up_sw")
@@ -281,13 +286,16 @@ class HalfChain(wiring.Component):
             with m.Default():                   # no stage active: nothing to time
                 m.d.sync += [advance.eq(0), cycle_mask.eq(0)]
         m.d.comb += phase.eq(self.i_phase + advance)
+        # the phase of the next cycle (the commutators' registered swaps)
+        phase_next = Signal(max(d - 1, 1), name="phase_next")
+        m.d.comb += phase_next.eq(Mux(en, self.i_phase + 1, self.i_phase) + advance)
 
-        def cycle_at(offset: int):
+        def cycle_at(offset: int, base=phase):
             """Cycle within the group (d-1 bits, the low d_f - 1 valid) of the data ``offset`` enabled
-            cycles behind stage 0's input in a full chain."""
+            cycles behind stage 0's input in a full chain (``base``: of this cycle's phase, or the next's)."""
             if d == 1:
                 return Const(0, 1)
-            return (phase + ((-offset) % group))[:d - 1]
+            return (base + ((-offset) % group))[:d - 1]
 
         x0, x1, valid = self.i_x0, self.i_x1, self.i_valid
         stream = self.i_w_rest
@@ -335,7 +343,8 @@ class HalfChain(wiring.Component):
             if s == d - 1:
                 break
             dd = self.commutator_depths[s]
-            x0, x1, valid = self._commutator(m, s, x0, x1, valid, cycle_at(offset), cycle_at(offset + dd))
+            x0, x1, valid = self._commutator(m, s, x0, x1, valid, cycle_at(offset, phase_next),
+                                             cycle_at(offset + dd, phase_next))
             # Later stages and the output need only this many bits of the stream.
             stream = stream[:max([_twiddle_bits(later) for later in self._stages[s + 1:]] + [self._out_bits])]
             # The stream is delayed 2D, except after the first active stage (always so after stage 0).
@@ -661,26 +670,25 @@ class Lane(wiring.Component):
             init = {f: (ahead - sum(self._block_latencies(f)[:blocks])) % (1 << k) for f in sizes}
             late = {f: init[f] if lane_input else (init[f] - head) % (1 << k) for f in sizes}
             ctr = Signal(k, name=name, init=init[k])
-            with m.If(self.restart):
-                with m.Switch(self.log_frame):
-                    for f in sizes:
-                        with m.Case(f):
-                            m.d.sync += ctr.eq(Mux(head_scaled, late[f], init[f]))
-                    with m.Default():           # not a frame size (the lane then emits nothing)
-                        m.d.sync += ctr.eq(0)
+            with m.If(self.restart):            # (0 for a size not built: the lane then emits nothing)
+                m.d.sync += ctr.eq(Mux(head_scaled, select_tree(self.log_frame, late),
+                                       select_tree(self.log_frame, init)))
             with m.Elif(en):
                 m.d.sync += ctr.eq(ctr + 1)
             return ctr
 
+        # the frame's cycle mask, 2^(f-1) - 1, registered at restart with the frame size (0 for a size not
+        # built)
+        cycle_mask = Signal(max(k - 1, 1), name="frame_cycle_mask", init=(1 << (k - 1)) - 1)
+        with m.If(self.restart):
+            m.d.sync += cycle_mask.eq(select_tree(self.log_frame, {f: (1 << (f - 1)) - 1 for f in sizes}))
+
         def frame_bits(phase, name: str):
-            """(cycle within the frame, zero above bit f - 2; frame parity) of a phase at this frame size."""
+            """(cycle within the frame, zero above bit f - 2; frame parity) of a phase at this frame size
+            (a mask and a balanced select: by a Switch over the sizes they were LUT chains, issue 28)."""
             cycle, parity = Signal(max(k - 1, 1), name=f"{name}_cycle"), Signal(name=f"{name}_parity")
-            with m.Switch(frame):
-                for f in sizes:
-                    with m.Case(f):
-                        m.d.comb += [cycle.eq(phase[:f - 1]), parity.eq(phase[f - 1])]
-                with m.Default():
-                    m.d.comb += [cycle.eq(0), parity.eq(0)]
+            m.d.comb += [cycle.eq(phase[:max(k - 1, 1)] & cycle_mask),
+                         parity.eq(select_tree(frame, {f: phase[f - 1] for f in sizes}))]
             return cycle, parity
 
         in_phase = phase_counter("in_phase", 1)
@@ -705,8 +713,10 @@ class Lane(wiring.Component):
         m.d.comb += [h1.i_depth.eq(depth1), h2.i_depth.eq(depth2)]
         for blk in (h1, turn, h2, rev, tw2):
             m.d.comb += blk.en.eq(en)
-        for blk in (turn, rev, tw2):
-            m.d.comb += blk.log_frame.eq(frame)
+        # the reorders register their size from log_frame: given the new one in the restart's cycle
+        for blk in (turn, rev):
+            m.d.comb += blk.log_frame.eq(Mux(self.restart, self.log_frame, frame))
+        m.d.comb += tw2.log_frame.eq(frame)
         m.d.comb += [turn.restart.eq(self.restart), rev.restart.eq(self.restart)]
         # with the head scaled the twiddle words wait at the head as long as the points
         words_in = Cat(self.i_w_first, self.i_w_rest)

@@ -19,6 +19,8 @@ with the data); at k = 12 each bank is one 4K x 72 URAM288 (``ram_style="ultra"`
 for when the banks are 4096 deep).
 """
 
+import operator
+from functools import reduce
 from typing import Mapping
 
 import numpy as np
@@ -89,7 +91,8 @@ class FrameReorder(wiring.Component):
 
     Ports: en (global enable: everything holds while 0), restart (forget every stored frame: their
     valid flags read as 0 until the bank is written again; used with a rewound i_phase), log_frame (f,
-    one of the built sizes, constant between restarts; any other value: nothing valid comes out),
+    one of the built sizes, set in the restart's cycle and held until the next: it is registered, so the
+    block runs it from the cycle after; any other value: nothing valid comes out),
     i_phase (k bits; frame parity at bit f - 1, below it the cycle within the frame of the pair entering
     now; bits above ignored), i_valid, i_x0, i_x1, o_valid, o_x0, o_x1.
     The pair entering on cycle t of a frame holds points write_order[t]; the pair leaving on cycle t
@@ -212,14 +215,15 @@ class FrameReorder(wiring.Component):
         swap_w, swap_r = Signal(name="w_swap"), Signal(name="r_swap")
         first, last, parity = Signal(name="first_cycle"), Signal(name="last_cycle"), Signal(name="parity")
         size_ok = Signal(name="size_ok")
-        with m.Switch(self.log_frame):
-            for f in self._orders:
-                with m.Case(f):
-                    m.d.comb += size_ok.eq(1)
-                    m.d.comb += [s.eq(v) for s, v in zip(
-                        (w_addr, swap_w, a0, a1, swap_r, first, last, parity), self._controls(f))]
-            with m.Default():                   # not a built size: nothing valid
-                m.d.comb += [s.eq(0) for s in (size_ok, w_addr, swap_w, a0, a1, swap_r, first, last, parity)]
+        # The size as one flag per built size, registered from log_frame (decoded in front of the
+        # per-size selects, the banks' addresses were 5 LUT levels, issue 28; 0 cycles: log_frame is taken
+        # from the restart cycle on). None set (a size not built): nothing valid.
+        sizes = {f: Signal(name=f"size{f}", init=int(f == k)) for f in self._orders}
+        m.d.sync += [flag.eq(self.log_frame == f) for f, flag in sizes.items()]
+        m.d.comb += size_ok.eq(Cat(*sizes.values()).any())
+        controls = {f: self._controls(f) for f in self._orders}
+        for i, s in enumerate((w_addr, swap_w, a0, a1, swap_r, first, last, parity)):
+            m.d.comb += s.eq(reduce(operator.or_, (Mux(flag, controls[f][i], 0) for f, flag in sizes.items())))
 
         # Write: both points share the address; port 0's point goes to bank(i0).
         p0 = Cat(self.i_x0, self.i_valid)
