@@ -112,8 +112,8 @@ class NttEngine(wiring.Component):
                                    input_offset=lane.scale_input_offset)
         # the coset generator sets its word counters up in the cycle after start, and the lanes' output
         # scales settle for CONTROL_LEAD cycles after the restart (a pair reaches a head output scale
-        # INPUT_LATENCY enabled cycles after it entered): no payload may enter before either
-        if self._twiddles.latency < max(2, lane.output_scale.CONTROL_LEAD - lane.INPUT_LATENCY):
+        # scale_input_offset enabled cycles after it entered): no payload may enter before either
+        if self._twiddles.latency < max(2, lane.output_scale.CONTROL_LEAD - lane.scale_input_offset):
             raise ValueError(f"params: the twiddle generator's {self._twiddles.latency}-cycle PREFILL is shorter "
                              f"than the coset generator and the output scale need")
         super().__init__({

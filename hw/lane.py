@@ -579,10 +579,15 @@ class Lane(wiring.Component):
         """Points held by each small reorder buffer (commutator), first half then second half."""
         return self._half1.buffer_points + self._half2.buffer_points
 
-    #: The register between the lane input and the head (the output scale in a forward coset run, else the
-    #: first half): the first active stage's input mux and adder start at a flip-flop (issue 28; +1
+    #: The input register, between the lane input and the head (the output scale in a forward coset run,
+    #: else the first half): the first active stage's input mux and adder start at a flip-flop (issue 28;
+    #: +1 enabled cycle).
+    SCALE_INPUT_OFFSET = 1
+    #: The input register and the head register (the first half's input: the output scale's output in a
+    #: forward coset run, else the input register's, picked in front of it: the pick in front of the
+    #: first active stage's input mux and adder made them 3 LUTs and a 64-bit carry chain, issue 28; +1
     #: enabled cycle).
-    INPUT_LATENCY = 1
+    INPUT_LATENCY = SCALE_INPUT_OFFSET + 1
 
     def _block_latencies(self, log_frame: int) -> tuple[int, int, int, int, int, int]:
         """Latencies of the input register, first half, corner turn, second half, bit reversal, output
@@ -600,7 +605,7 @@ class Lane(wiring.Component):
     @property
     def scale_input_offset(self) -> int:
         """Enabled cycles from a pair's entry to the output scale's input at the head (forward coset)."""
-        return self.INPUT_LATENCY
+        return self.SCALE_INPUT_OFFSET
 
     def coset_output_offset(self, log_frame: int) -> int:
         """Enabled cycles from a frame's first input pair to the output scale's input at the tail (frame
@@ -722,13 +727,15 @@ class Lane(wiring.Component):
         words_in = Cat(self.i_w_first, self.i_w_rest)
         words = _delay(m, en, Mux(at_head, _delay(m, en, words_in, head, "coset_w"), words_in),
                        self.INPUT_LATENCY, "in_w")
-        # the input register (INPUT_LATENCY): valid keeps its reset, the points none
-        in_valid = _delay(m, en, self.i_valid, self.INPUT_LATENCY, "in_valid")
-        in_x = _delay(m, en, Cat(self.i_x0, self.i_x1), self.INPUT_LATENCY, "in_x")
+        # the input register (SCALE_INPUT_OFFSET): valid keeps its reset, the points none
+        in_valid = _delay(m, en, self.i_valid, self.SCALE_INPUT_OFFSET, "in_valid")
+        in_x = _delay(m, en, Cat(self.i_x0, self.i_x1), self.SCALE_INPUT_OFFSET, "in_x")
         width = len(self.i_x0)
-        # the first half takes the output scale's output (head) or the input register's
-        head_valid = Mux(at_head, out.o_valid, in_valid)
-        head_x = Mux(at_head, Cat(out.o_x0, out.o_x1), in_x)
+        # the head register: the first half takes the output scale's output (head) or the input register's
+        head_valid = _delay(m, en, Mux(at_head, out.o_valid, in_valid), self.INPUT_LATENCY - self.SCALE_INPUT_OFFSET,
+                            "head_valid")
+        head_x = _delay(m, en, Mux(at_head, Cat(out.o_x0, out.o_x1), in_x), self.INPUT_LATENCY - self.SCALE_INPUT_OFFSET,
+                        "head_x")
         m.d.comb += [
             h1.i_phase.eq(in_phase), h1.i_valid.eq(head_valid),
             h1.i_x0.eq(head_x[:len(self.i_x0)]), h1.i_x1.eq(head_x[len(self.i_x0):]),
