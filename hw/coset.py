@@ -58,7 +58,9 @@ its word; tables start from encode(1). The figures above are Goldilocks'; a 31-b
 31 bits and a round is 11 cycles ((1 + 31 + 2k) rounds).
 """
 
+import operator
 from contextlib import contextmanager
+from functools import reduce
 
 import numpy as np
 from amaranth.hdl import Array, C, Cat, Const, EnableInserter, Module, Mux, Signal, unsigned
@@ -218,7 +220,7 @@ class CosetFactors(wiring.Component):
     def chain_cycles(self) -> int:
         """Cycles of the background job for a new shift: the exponent rounds (p - 2 has 64 bits in
         Goldilocks), 2k rounds of h's squares (and one round to encode the shift, ``encodes``)."""
-        return (self.exponent_rounds + self._params.max_log_n + int(self.encodes)) * self.ROUND + 2
+        return (self.exponent_rounds + self._params.max_log_n + int(self.encodes)) * self.ROUND + 3
 
     def level_cycles(self, level: int, last: bool) -> int:
         """Cycles of table level t: it issues 2^t products (reading entry j on its step j + 1; the
@@ -340,6 +342,7 @@ class CosetFactors(wiring.Component):
         for name, u in zip(("unit_lo", "unit_hi", "unit_chain", "unit_words"), units):
             m.submodules[name] = share(u)
 
+        self._chain_unit_terms = []         # (select, a, b): the chain unit's users, one at a time
         chains, job, chain, new_shift, chain_same, chain_fresh, step_on = self._chain_job(m, unit_c)
 
         # -- the pass: latch, wait for the chains, build the tables, prime the stream, stream
@@ -459,8 +462,18 @@ class CosetFactors(wiring.Component):
             Signal(name="last_level_one")
         to_step = Signal(name="build_step_next")     # level_last & stepping & ~build_step: the step's tables next
         m.d.sync += [last_level.eq(levels_hi - 1), last_zero.eq(levels_hi == 1), last_one.eq(levels_hi == 2)]
+        # level_end's values looked up ahead: of level 0 (from the frame size) and of the level after this
+        # one (from level and levels_left, a cycle after they change: a level lasts more than one), picked
+        # at the level's end (the lookups there were 5 LUT levels in the 31-bit fields, issue 28; 0 cycles)
+        end_first, end_next = Signal.like(level_end, name="level_end_first"), Signal.like(level_end, name="level_end_next")
+        m.d.sync += end_first.eq(Mux(levels_hi == 1, self.level_cycles(0, True) - 2, self.level_cycles(0, False) - 2))
+        with m.Switch(level):
+            for t in range(k - k // 2 - 1):
+                with m.Case(t):
+                    m.d.sync += end_next.eq(Mux(left_one, self.level_cycles(t + 1, True) - 2,
+                                                self.level_cycles(t + 1, False) - 2))
         first_level = [levels_left.eq(last_level), level_last.eq(last_zero), left_one.eq(last_one), at_end.eq(0),
-                       level_end.eq(Mux(last_zero, self.level_cycles(0, True) - 2, self.level_cycles(0, False) - 2))]
+                       level_end.eq(end_first)]
         # the build's end (the last level of the last table set: level_last and no step tables to follow)
         # and the prime's last cycle as flags beside their registers (with the state's decode in front of
         # the state flags they were 5 LUT levels, issue 28; 0 cycles)
@@ -488,12 +501,7 @@ class CosetFactors(wiring.Component):
                 m.d.sync += [step.eq(0), in_range.eq(0), level.eq(level + 1), levels_left.eq(levels_left - 1),
                              level_last.eq(left_one), left_one.eq(levels_left == 2), at_end.eq(0),
                              build_last.eq(left_one & (~stepping | build_step)),
-                             to_step.eq(left_one & stepping & ~build_step)]
-                with m.Switch(level):               # the next level's last cycle, less one
-                    for t in range(k - k // 2 - 1):
-                        with m.Case(t):
-                            m.d.sync += level_end.eq(Mux(left_one, self.level_cycles(t + 1, True) - 2,
-                                                         self.level_cycles(t + 1, False) - 2))
+                             to_step.eq(left_one & stepping & ~build_step), level_end.eq(end_next)]
                 with m.If(level_last):
                     m.d.sync += [prime.eq(0), prime_last.eq(self.latency == 1)]
                     with m.If(~build_step):
@@ -552,6 +560,13 @@ class CosetFactors(wiring.Component):
         stream_set = Mux(at_edge, nxt, cur)
         write_set = Mux(build_step, self.STEP_SET, table_set)
         upd_done = self._update(m, unit_c, (lo_w, hi_w, lo_r, hi_r), frame, upd_start, upd_src, upd_dst)
+        # the chain unit's operands: an AND-OR of its users' terms, which never overlap (the chain job and
+        # the element update: the update runs in a stepping pass, whose chains are there; a priority mux
+        # of the three was 5 LUT levels from the job's flags in the 31-bit fields, issue 28)
+        terms = self._chain_unit_terms
+        m.d.comb += [unit_c.i_valid.eq(reduce(operator.or_, (sel for sel, _, _ in terms))),
+                     unit_c.i_a.eq(reduce(operator.or_, (Mux(sel, a, 0) for sel, a, _ in terms))),
+                     unit_c.i_b.eq(reduce(operator.or_, (Mux(sel, b, 0) for sel, _, b in terms)))]
         with m.If(upd_done):
             m.d.sync += nxt_ready.eq(1)
         self._build_datapath(m, units, (lo_w, hi_w, lo_r, hi_r, chain), (building, init, stream_en),
@@ -711,19 +726,29 @@ class CosetFactors(wiring.Component):
         init0, init = Signal(name="word_init0"), Signal(name="word_init")
         per_log = Signal(range(nmax + 1), name="rounds_an_element_log")
         batch_m1 = Signal(len(batch_q), name="batch_less1")
+        # (and per_log != 0, per_log > 1, B > 1 and B > 2 as flags: the round count's flags from them)
+        per_log_nz, per_log_gt1 = Signal(name="rounds_an_element_log_nz"), Signal(name="rounds_an_element_log_gt1")
+        batch_gt1, batch_gt2 = Signal(name="batch_gt1"), Signal(name="batch_gt2")
         with m.If(self.start):
             other = Mux(self.pass2, (self.run.log_n + 1) >> 1, self.run.log_n >> 1)
             m.d.sync += [per_log.eq((other - lb).as_unsigned()),
-                         batch_m1.eq(Mux(self.run.batch == 0, 0, self.run.batch - 1))]
+                         batch_m1.eq(Mux(self.run.batch == 0, 0, self.run.batch - 1)),
+                         per_log_nz.eq(other != lb), per_log_gt1.eq(other > lb + 1),
+                         batch_gt1.eq(self.run.batch > 1), batch_gt2.eq(self.run.batch > 2)]
         mask_first = Signal(len(el_mask), name="rounds_an_element_mask_first")
         # one round an element (el_mask == 0), at most two (2 & el_mask == 0) and in_el == 0 as flags (the
         # compares in front of the job's element start were 5 LUT levels, issue 28; 0 cycles)
         one_round, two_rounds, in_el_zero = Signal(name="element_one_round"), Signal(name="element_two_rounds"), \
             Signal(name="job_round_zero")
         swaps_first = Signal(len(swaps), name="word_swaps_first")
+        # (and whether it is not 0 and more than 1, from B - 1 and per_log: compared after the shift they were 5
+        # LUT levels into the swap flags; swaps_first = (B << per_log) - 1)
+        swaps_first_nz, swaps_first_gt1 = Signal(name="word_swaps_first_nz"), Signal(name="word_swaps_first_gt1")
+        m.d.sync += [swaps_first_nz.eq(batch_gt1 | per_log_nz),
+                     swaps_first_gt1.eq(batch_gt2 | per_log_gt1 | (batch_gt1 & per_log_nz))]
+        below = Cat(*(per_log > i for i in range(len(el_mask))))      # 2^per_log - 1, without a subtraction
         m.d.sync += [init0.eq(go | (self.start & self.run.coset & ~self.run.inverse & self.pass2)), init.eq(init0),
-                     mask_first.eq((Const(1, len(el_mask)) << per_log) - 1),
-                     swaps_first.eq((batch_m1 << per_log) | ((Const(1, len(el_mask)) << per_log) - 1))]
+                     mask_first.eq(below), swaps_first.eq((batch_m1 << per_log) | below)]
         # kpos == period_mask, lead == 0, swaps != 0 and swaps > 1 kept as flags beside their counters
         # (compared on the way to the swap's enable they were LUT levels in front of the words' fan-out; 0
         # cycles)
@@ -751,10 +776,10 @@ class CosetFactors(wiring.Component):
         with m.If(init):                    # the second cycle after start (no enabled cycle yet)
             with m.If((frame >= 2) & (frame <= k)):
                 m.d.sync += [sig.eq(v) for sig, v in zip((period_mask, kpos, kpos_last, lead, lead_zero), firsts)]
-                m.d.sync += armed.eq(firsts[4] & (swaps_first != 0))
+                m.d.sync += armed.eq(firsts[4] & swaps_first_nz)
             m.d.sync += [el_mask.eq(mask_first), one_round.eq(per_log == 0), two_rounds.eq(per_log <= 1),
                          swaps.eq(swaps_first),
-                         swaps_nz.eq(swaps_first != 0), swaps_gt1.eq(swaps_first > 1), row_hi.eq(0)]
+                         swaps_nz.eq(swaps_first_nz), swaps_gt1.eq(swaps_first_gt1), row_hi.eq(0)]
         edge = self.en & kpos_last
         at_swap = Signal(name="word_at_swap")
         m.d.comb += at_swap.eq(kpos_last & armed)
@@ -883,9 +908,7 @@ class CosetFactors(wiring.Component):
         wentry = pipe(regs, entry, 1 + lat, "update_write_entry", last_ff=True)
         last = pipe(regs, busy & (u == total), 1 + lat, "update_last", reset_less=False)
         m.submodules.update_regs = regs
-        with m.If(issued):
-            m.d.comb += [unit_c.i_a.eq(Mux(lo1, lo_r[2].data, hi_r[2].data)),
-                         unit_c.i_b.eq(Mux(lo1, lo_r[3].data, hi_r[3].data)), unit_c.i_valid.eq(1)]
+        self._chain_unit_terms.append((issued, Mux(lo1, lo_r[2].data, hi_r[2].data), Mux(lo1, lo_r[3].data, hi_r[3].data)))
         with m.If(wvalid):
             for wp, sel, bits in ((lo_w, wlo, max(k // 2, 1)), (hi_w, ~wlo, max(k - k // 2, 1))):
                 m.d.comb += [wp.en.eq(sel), wp.addr.eq(Cat(wentry[:bits], dst)), wp.data.eq(unit_c.o_p)]
@@ -912,6 +935,9 @@ class CosetFactors(wiring.Component):
         rnd = Signal(range(rounds + nmax + 1), name="chain_round")
         cyc = Signal(range(self.ROUND), name="chain_cycle")
         sq = Signal(width, name="chain_square")
+        # the square's second operand: sq, or R^2 in the encoding round (a register beside sq: the pick in
+        # front of the unit's operand select was a LUT level of 5, issue 28; 0 cycles)
+        sq_b = Signal(width, name="chain_square_b")
         acc = Signal(width, name="chain_acc")
         exponent = Const(coset_model.inverse_exponent(self._field), rounds)
         one = self._one
@@ -939,6 +965,7 @@ class CosetFactors(wiring.Component):
 
         def begin(i):
             m.d.sync += [chains[i].key.eq(operands[i]), sq.eq(operands[i]), acc.eq(one),
+                         sq_b.eq(self._general.encode(one) if self.encodes else operands[i]),
                          job.eq(1), chains[i].ok.eq(0), phase.eq(i), fresh.eq(1)]
             if self.encodes:
                 m.d.sync += encoding.eq(1)
@@ -946,7 +973,7 @@ class CosetFactors(wiring.Component):
         # the 64-bit compares of each key with its operand, registered (in front of the job's start they
         # were 7 LUT levels, issue 28): a changed value is noticed a cycle later; ``fresh`` marks the cycle
         # after a job began, whose compare is of the key before it
-        # (in four registered parts: one 64-bit compare was 6 LUT levels)
+        # (in eight registered parts: one 64-bit compare was 6 LUT levels, 16-bit parts 5)
         same = [Signal(name=f"chain{i}_same") for i in range(2)]
         # whether the row step is not 0 or 1, in four registered parts (the 63-bit OR in front of a
         # register was 5 LUT levels, issue 28); valid the cycle after the step is
@@ -955,8 +982,8 @@ class CosetFactors(wiring.Component):
         m.d.comb += step_on.eq(Cat(*step_parts).any())
         fresh = Signal(name="chain_fresh")
         for i in range(2):
-            parts = [Signal(name=f"chain{i}_same{j}") for j in range(4)]
-            m.d.sync += [part.eq(chains[i].key[16 * j:16 * j + 16] == operands[i][16 * j:16 * j + 16])
+            parts = [Signal(name=f"chain{i}_same{j}") for j in range(8)]
+            m.d.sync += [part.eq(chains[i].key[8 * j:8 * j + 8] == operands[i][8 * j:8 * j + 8])
                          for j, part in enumerate(parts)]
             m.d.comb += same[i].eq(Cat(*parts).all())
         m.d.sync += [part.eq(operands[1][max(16 * j, 1):16 * j + 16].any()) for j, part in enumerate(step_parts)]
@@ -964,25 +991,41 @@ class CosetFactors(wiring.Component):
         # the round counters: cleared while no job runs (a job begins in such a cycle), else counting until
         # the final round (apart from the job's start and stop conditions: those in front of them were 6 LUT
         # levels, issue 28; 0 cycles)
+        # (and the cycle's compares the round's work reads, and rnd == rounds - 1, as flags kept beside them:
+        # decoded in front of the multiplier's operand selects and the square register they were 5 LUT
+        # levels in the 31-bit fields, issue 28; 0 cycles)
+        at = {v: Signal(name=f"chain_cycle_is{v}", init=int(v == 0)) for v in sorted({0, 1, lat, lat + 1, self.ROUND - 1})}
+        exp_last = Signal(name="chain_exponent_last")
         with m.If(~job):
-            m.d.sync += [rnd.eq(0), cyc.eq(0), final.eq(0)]
+            m.d.sync += [rnd.eq(0), cyc.eq(0), final.eq(0), exp_last.eq(rounds == 1)]
+            m.d.sync += [flag.eq(v == 0) for v, flag in at.items()]
         with m.Elif(~final):
-            m.d.sync += cyc.eq(Mux(cyc == self.ROUND - 1, 0, cyc + 1))
-            with m.If(cyc == self.ROUND - 1):
+            m.d.sync += cyc.eq(Mux(at[self.ROUND - 1], 0, cyc + 1))
+            m.d.sync += [flag.eq(at[self.ROUND - 1] if v == 0 else (cyc == v - 1)) for v, flag in at.items()]
+
+            def next_round():
+                m.d.sync += [rnd.eq(rnd + 1), final.eq(rnd == rounds + nmax - 1), exp_last.eq(rnd == rounds - 2)]
+            with m.If(at[self.ROUND - 1]):
                 if self.encodes:
                     with m.If(encoding):
                         m.d.sync += encoding.eq(0)
                     with m.Else():
-                        m.d.sync += [rnd.eq(rnd + 1), final.eq(rnd == rounds + nmax - 1)]
+                        next_round()
                 else:
-                    m.d.sync += [rnd.eq(rnd + 1), final.eq(rnd == rounds + nmax - 1)]
+                    next_round()
         # a job's start decided a cycle ahead, registered (decided in the cycle it loads the square register,
         # from the compares' parts and the chain flags, it was 6 LUT levels, issue 28; +1 cycle a job,
         # ``chain_cycles``); no decision in the cycle a start is registered for
+        # (and the chains' need of a job registered before that, from the compares' parts and the flags: in
+        # one cycle with the idle condition they were 5 LUT levels in the 31-bit fields, issue 28; +1 cycle,
+        # ``chain_cycles``; not in the cycle after a job ran, whose need is of the flags before its end)
         starts = [Signal(name=f"chain{i}_start") for i in range(2)]
-        idle = ~job & ~fresh & ~starts[0] & ~starts[1]
-        m.d.sync += [starts[0].eq(idle & ~(chains[0].ok & same[0])),
-                     starts[1].eq(idle & chains[0].ok & same[0] & step_on & ~(chains[1].ok & same[1]))]
+        needs = [Signal(name=f"chain{i}_needed") for i in range(2)]
+        job_q = Signal(name="chain_busy_q")
+        m.d.sync += [job_q.eq(job), needs[0].eq(~(chains[0].ok & same[0])),
+                     needs[1].eq(chains[0].ok & same[0] & step_on & ~(chains[1].ok & same[1]))]
+        idle = ~job & ~job_q & ~fresh & ~starts[0] & ~starts[1]
+        m.d.sync += [starts[0].eq(idle & needs[0]), starts[1].eq(idle & needs[1])]
         m.d.comb += new_shift.eq(starts[0])
         for i in range(2):
             with m.If(starts[i]):
@@ -998,22 +1041,16 @@ class CosetFactors(wiring.Component):
         # the round's work, while a job runs (not gated by its start and stop conditions, as the counters
         # above: a stopped job's last products are never used)
         with m.If(job & ~final):
-            with m.If(cyc == 0):
-                if self.encodes:
-                    r2 = self._general.encode(one)
-                    m.d.comb += [unit_c.i_a.eq(sq), unit_c.i_b.eq(Mux(encoding, r2, sq)), unit_c.i_valid.eq(1)]
-                else:
-                    m.d.comb += [unit_c.i_a.eq(sq), unit_c.i_b.eq(sq), unit_c.i_valid.eq(1)]
-            with m.If(live((cyc == 1) & in_exp_q)):
-                m.d.comb += [unit_c.i_a.eq(acc),
-                             unit_c.i_b.eq(Mux(ebit, sq, one)),
-                             unit_c.i_valid.eq(1)]
-            with m.If(cyc == lat):
-                m.d.sync += sq.eq(unit_c.o_p)
-            with m.If(live((cyc == lat + 1) & in_exp_q)):
+            with m.If(at[lat]):
+                m.d.sync += [sq.eq(unit_c.o_p), sq_b.eq(unit_c.o_p)]
+            with m.If(live(at[lat + 1] & in_exp_q)):
                 m.d.sync += acc.eq(unit_c.o_p)
-                with m.If(rnd == rounds - 1):       # acc is h now: its squares come next
-                    m.d.sync += sq.eq(unit_c.o_p)
+                with m.If(exp_last):                # acc is h now: its squares come next
+                    m.d.sync += [sq.eq(unit_c.o_p), sq_b.eq(unit_c.o_p)]
+        # the square's and the product's operands, as terms of the chain unit's AND-OR select (_chain_unit)
+        running = job & ~final
+        self._chain_unit_terms += [(running & at[0], sq, sq_b),
+                                   (running & live(at[1] & in_exp_q), acc, Mux(ebit, sq, one))]
 
         return chains, job, chain, new_shift, same, fresh, step_on
 

@@ -459,7 +459,16 @@ STAGES = (
     "scripts/bench_dma.py's cycles a pass unchanged at L4_k4_C2 and L8_k4_C4 in BabyBear. The coset on the "
     "output scales (its last DSP change): the output scale at the lane's head or tail behind 2:1 muxes of "
     "registered mode flags, its head exponents by one adder from registers, the coset generator's frame "
-    "words swapped from registers (0 cycles).")
+    "words swapped from registers (0 cycles). Issue 28's last round (the coset generator, newly priced at 6 "
+    "LUT, and the lane at 5): the coset generator's chain-job start decided two cycles ahead (+2 cycles a chain "
+    "job, `chain_cycles`), its key compares, table tags, level, prime and build ends, element edge, "
+    "frame-word job state and round counts as registered flags beside their counters, its two state "
+    "machines as one-hot flags, its frame-size tables and element size looked up a cycle ahead of their use "
+    "(0 cycles); the lane: its phase counters' restart values and frame bits without a switch over the "
+    "sizes (a balanced select and a registered cycle mask), the reorders' frame size registered from the "
+    "restart's cycle, the commutators' swaps registered from the next cycle's phase (0 cycles), and a head "
+    "register after the pick of the output scale's or the input register's pair in front of the first half "
+    "(`Lane.INPUT_LATENCY` 1 -> 2: +1 ntt cycle of lane latency per pass, +2 per run).")
 #: The DMA's stages of issue 28's third round (docs/performance.md "Timing estimate").
 DMA_STAGES = ("`hw/dma/async_fifo.py` in place of Amaranth's AsyncFIFO (registered not-empty and not-full, the "
               "pointers' successors kept, a two-stage registered Gray decode: a write reaches the reader 2 "

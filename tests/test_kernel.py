@@ -332,7 +332,7 @@ def test_a_row_step_costs_a_chain_job_where_a_word_is_new(card):
     factors = CosetFactors(p, {f: 0 for f in range(2, p.log_core + 1)})
     # HBM refresh off for these calls: its windows run on the model's own clock, whatever the call, and move
     # a call by up to a window a pass (144 NTT cycles at 450 / 450 MHz), so four of them, two calls of two
-    # passes, would cover the chain job itself (1,037 cycles at L8_k5) and the bounds below could not tell
+    # passes, would cover the chain job itself (1,039 cycles at L8_k5) and the bounds below could not tell
     # a chain job from none. Without refresh or stalls a call's cycles repeat, but for the DMA's clock
     # crossing (slack), and the chain job starts when the new shift is written, so the register writes
     # after it hide part of it (``hidden``: about 40 cycles here) before the call's cycles are counted.
