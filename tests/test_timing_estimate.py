@@ -80,6 +80,31 @@ def test_costliest_chain_prices_levels_not_cells():
     assert r["ps"] == T.REGISTER_PS + lut + T.ROUTE_PS + 6 * (T.CARRY8_PS // 2) + T.ROUTE_PS
 
 
+def test_chains_over_lists_each_start_and_end_over_the_limit():
+    """Two registers' chains of 3 LUTs and one of 1 from the same start: over a limit between the two
+    prices only the long ones are listed, once per start and end net (two end bits), at their price; a
+    limit above every chain lists none; costliest_chain agrees with the listing's first."""
+    cells = {"ff0": _cell("FDRE", D=("input", [40]), Q=("output", [2, 3])),
+             "ff1": _cell("FDRE", D=("input", [12, 13]), Q=("output", [20, 21])),
+             "ff2": _cell("FDRE", D=("input", [14]), Q=("output", [22]))}
+    for i, (a, b) in enumerate(((2, 10), (10, 11), (11, 12), (3, 15), (15, 16), (16, 13), (2, 14))):
+        cells[f"l{i}"] = _cell("LUT4", I0=("input", [a]), O=("output", [b]))
+    nets = {"count": {"bits": [2, 3], "hide_name": 0}, "total_q": {"bits": [20, 21], "hide_name": 0},
+            "flag_q": {"bits": [22], "hide_name": 0}}
+    netlist = {"modules": {"blk": {"cells": cells, "netnames": nets, "ports": {}}}}
+    lut = T.US_LOGIC_PS + T.ROUTE_PS
+    three, one = T.REGISTER_PS + 3 * lut + T.ROUTE_PS, T.REGISTER_PS + lut + T.ROUTE_PS
+    over = T.chains_over(netlist, "blk", (three + one) // 2)
+    assert [(c["from"], c["to"], c["luts"], c["ps"], c["bits"]) for c in over] == [("count[0]", "total_q[0]", 3, three, 2)]
+    assert T.chains_over(netlist, "blk", three) == []
+    assert T.chains_over(netlist, "blk", one - 1)[-1]["to"] == "flag_q"
+    assert T.costliest_chain(netlist, "blk")["ps"] == over[0]["ps"]
+    report = T.chains_report([{"block": "blk", "domain": "ntt", "period_ps": 2222, "over": over},
+                              {"block": "other", "domain": "dma", "period_ps": 2222, "over": []}])
+    assert "blk (ntt): 1 chain over 2222 ps" in report and "other (dma): no chains over 2222 ps" in report
+    assert "3 LUT + 0 CARRY8" in report and "(2 end bits)" in report
+
+
 def test_doc_section_replaces_only_its_own_text(tmp_path):
     doc = tmp_path / "performance.md"
     before, after = "# Performance\n\nmeasured things\n", "\n## Later section\nmore\n"
