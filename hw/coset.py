@@ -63,13 +63,13 @@ from contextlib import contextmanager
 from functools import reduce
 
 import numpy as np
-from amaranth.hdl import Array, C, Cat, Const, EnableInserter, Module, Mux, Signal, unsigned
+from amaranth.hdl import Array, C, Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from nantucket.hw.arith import pipe
-from nantucket.hw.model import coset as coset_model, field as F
+from nantucket.hw.model import coset as coset_model
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.run import run_layout
 from nantucket.hw.shared import share
@@ -960,8 +960,6 @@ class CosetFactors(wiring.Component):
                      cw.addr.eq(Mux(in_exp, rnd, rnd - rounds + nmax) + Mux(phase, 2 * nmax, 0)),
                      cw.en.eq(live(job & (cyc == 0) & (~in_exp | (rnd < nmax)) & (rnd < rounds + nmax)))]
         new_shift = Signal(name="new_shift")
-        operand = Mux(phase, operands[1], operands[0])
-        key = Mux(phase, chains[1].key, chains[0].key)
 
         def begin(i):
             m.d.sync += [chains[i].key.eq(operands[i]), sq.eq(operands[i]), acc.eq(one),
