@@ -771,17 +771,10 @@ class Lane(wiring.Component):
         # At the head the output scale's next pair is the one entering the lane now: its cycle counts enabled
         # cycles from the restart (the pass's first pair starts a frame), modulo the frame.
         head_cycle = Signal.like(cycle_n, name="head_next_cycle")
-        period_mask = Signal.like(cycle_n, name="period_mask")
         with m.If(self.restart):
             m.d.sync += head_cycle.eq(0)
-            with m.Switch(self.log_frame):
-                for f in sizes:
-                    with m.Case(f):
-                        m.d.sync += period_mask.eq((1 << (f - 1)) - 1)
-                with m.Default():           # not a frame size (the lane then emits nothing)
-                    m.d.sync += period_mask.eq(0)
         with m.Elif(en):
-            m.d.sync += head_cycle.eq((head_cycle + 1) & period_mask)
+            m.d.sync += head_cycle.eq((head_cycle + 1) & cycle_mask)
         # The output scale's registered controls need CONTROL_LEAD enabled cycles before the first pair: it
         # runs that many cycles after a restart, while the lane is empty (nothing valid inside it).
         lead = out.CONTROL_LEAD
