@@ -756,25 +756,34 @@ class Lane(wiring.Component):
         # first pair (word M' of the second-half table, block 0 cycle 0). Kept per frame parity until
         # the bit reversal emits that frame; the output scale takes it one enabled cycle ahead.
         rev_cycle, rev_parity = frame_bits(rev_phase, "reverse")
-        # the output scale's next cycle and parity, from a phase two cycles ahead through a register: the phase
-        # counter and the frame-size switch in front of the scale's step arithmetic were 5 LUT levels over the
-        # NTT clock's period (issue 28; no cycle added). Right after a restart the register is one cycle stale,
+        # the output scale's next pair: starts a frame (its cycle is 0) and its frame's parity, from a phase two
+        # cycles ahead through a register: the phase counter and the frame-size switch in front of the scale's
+        # step arithmetic were 5 LUT levels over the NTT clock's period, the zero test there 2 more after its
+        # exponent adder (issue 28; no cycle added). Right after a restart the register is one cycle stale,
         # while the lane is empty.
         cycle_n, parity_n = frame_bits(phase_counter("out_next_phase", 5, ahead=2, lane_input=True), "out_next")
-        out_cycle, out_parity = Signal.like(cycle_n, name="out_next_cycle_q"), Signal(name="out_next_parity_q")
+        out_first, out_parity = Signal(name="out_next_first_q", init=1), Signal(name="out_next_parity_q")
         with m.If(en):
-            m.d.sync += [out_cycle.eq(cycle_n), out_parity.eq(parity_n)]
+            m.d.sync += [out_first.eq(cycle_n == 0), out_parity.eq(parity_n)]
         column = [Signal(k, name=f"column{i}") for i in range(2)]
         for parity in range(2):
             with m.If(en & (rev_cycle == 0) & (rev_parity == parity)):
                 m.d.sync += column[parity].eq(h2.o_w_rest[:k])
         # At the head the output scale's next pair is the one entering the lane now: its cycle counts enabled
-        # cycles from the restart (the pass's first pair starts a frame), modulo the frame.
+        # cycles from the restart (the pass's first pair starts a frame), modulo the frame. The scale takes
+        # the frame start (cycle 0) and the residue start (the low (f - 1) // 2 bits 0: lane_input_order's
+        # t = r 2^(a-1) + mm, a = ceil(f/2)) as flags registered with the count.
         head_cycle = Signal.like(cycle_n, name="head_next_cycle")
+        head_first = Signal(name="head_next_first", init=1)
+        head_new_r = Signal(name="head_next_new_r", init=1)
+        residue_mask = Signal(max(1, (k - 1) // 2), name="frame_residue_mask")
         with m.If(self.restart):
-            m.d.sync += head_cycle.eq(0)
+            m.d.sync += [head_cycle.eq(0), head_first.eq(1), head_new_r.eq(1),
+                         residue_mask.eq(select_tree(self.log_frame, {f: (1 << ((f - 1) // 2)) - 1 for f in sizes}))]
         with m.Elif(en):
-            m.d.sync += head_cycle.eq((head_cycle + 1) & cycle_mask)
+            # the count wraps (or its low bits do) on the next cycle when it is at the mask now
+            m.d.sync += [head_cycle.eq((head_cycle + 1) & cycle_mask), head_first.eq(head_cycle == cycle_mask),
+                         head_new_r.eq((head_cycle[:len(residue_mask)] & residue_mask) == residue_mask)]
         # The output scale's registered controls need CONTROL_LEAD enabled cycles before the first pair: it
         # runs that many cycles after a restart, while the lane is empty (nothing valid inside it).
         lead = out.CONTROL_LEAD
@@ -787,7 +796,8 @@ class Lane(wiring.Component):
             out.en.eq(en | (settle != 0)),
             out.i_valid.eq(Mux(at_head, in_valid, rev.o_valid)),
             out.i_x0.eq(Mux(at_head, in_x[:width], rev.o_x0)), out.i_x1.eq(Mux(at_head, in_x[width:], rev.o_x1)),
-            out.i_next_cycle.eq(Mux(at_head, head_cycle, out_cycle)), out.i_log_n.eq(log_n),
+            out.i_next_first.eq(Mux(at_head, head_first, out_first)), out.i_next_new_r.eq(head_new_r),
+            out.i_log_n.eq(log_n),
             out.i_log_frame.eq(frame), out.i_head.eq(at_head), out.i_stream.eq(stream),
             out.i_inverse.eq(inverse), out.i_normalize.eq(normalize),
             out.i_next_column.eq(Mux(rows, self.i_k[:k], Mux(out_parity, column[1], column[0]))),

@@ -16,12 +16,14 @@ w_N^(n2 m) = w_(2^2k)^e = 2^shift(e_top) * R_hi[e_hi] * R_lo[e_lo], where e_top 
 (a 64th root of unity, a power of two) and e_hi, e_lo split the remaining 2k - 6 bits (512-word ROMs at
 k = 12, one RAMB36 each, read by both ports). Per port:
 
-    cycle 0      e, ROM addresses, the root's top bits     X registered
-    1            f = R_hi * R_lo (MulReduce, 1 .. 12)      shift amount looked up, X registered again
-    2 .. 12                                                X * 2^shift (ShiftReduce, 7), then delay 4
-    13 .. 24     Y = (X * 2^shift) * f (MulReduce)
+    cycle 0      e (from registers; e1 = e0 + step)      X registered
+    1            e registered: ROM addresses, the root's top bits
+    2            f = R_hi * R_lo (MulReduce, 2 .. 13)      shift amount looked up, X registered again
+    3 .. 13                                                X * 2^shift (ShiftReduce, 7), then delay 4
+    14 .. 25     Y = (X * 2^shift) * f (MulReduce)
 
-Latency 25; four multiply/reduce units (48 DSP48E2) per lane, the same in both passes.
+Latency 26 (the exponents' register, cycle 1: e1's adder in front of the ROM addresses was a path over the
+NTT clock, issue 28; one cycle); four multiply/reduce units (48 DSP48E2) per lane, the same in both passes.
 
 Inverse transforms, no new multiplier: ``i_inverse`` negates the exponent, Y[m] =
 w_N^(-n2 m) X[m] (the exponent adders take the step one's-complemented, ~u = -u - 1, and a carry in:
@@ -37,7 +39,7 @@ Y = X * (R_hi[e_hi] * R_lo[e_lo]) through the field's general multiplier (Montgo
 in Montgomery form, so the factor unit's product is the factor in Montgomery form again, as the scale
 unit takes it), and ``i_normalize`` puts the word of 1/N (a (2k + 1)-word table by n) in place of
 R_hi's, the exponent held at 0 (R_lo[0] = 1). The point waits in a delay line for the factor; latency,
-units and DSP48E2 count are as above with the field's multiplier (Montgomery: latency 19, 8 DSP48E2).
+units and DSP48E2 count are as above with the field's multiplier (Montgomery: latency 2 + 2 x its 19, 8 DSP48E2).
 
 Two more modes on the same units (``i_head``, ``i_stream``; both 0: the above, bit-exact):
 
@@ -75,8 +77,9 @@ __all__ = ["OutputScale"]
 class OutputScale(wiring.Component):
     """Ports: en, i_valid, i_x0, i_x1 (X[2t], X[2t+1] of output cycle t), o_valid, o_x0, o_x1 (scaled,
     ``latency`` cycles later), and, one enabled cycle AHEAD of the pair they describe (registered here):
-    i_next_cycle (output cycle t of the pair entering on the next enabled cycle, k-1 bits),
-    i_next_column (that pair's frame's column n2, k bits), i_log_n (n: N = 2^n, 0..2k; constant while
+    i_next_first (the pair entering on the next enabled cycle starts a frame: its output cycle t is 0),
+    i_next_new_r (head mode: that pair starts a new residue r, the low a - 1 bits of its t are 0; ignored in the
+    other modes), i_next_column (that pair's frame's column n2, k bits), i_log_n (n: N = 2^n, 0..2k; constant while
     frames flow), i_inverse (Y[m] = w_N^(-n2 m) X[m]), i_normalize (Y[m] = X[m] / N, the column ignored);
     the last two are also constant while frames flow.
 
@@ -85,8 +88,8 @@ class OutputScale(wiring.Component):
     same cycle as i_x0, i_x1; i_next_k the frame's word, one enabled cycle ahead like i_next_column).
 
     Timing, for a pair entering on enabled cycle c (i_valid with i_x0, i_x1, i_s0, i_s1 on c):
-    i_next_cycle, i_next_column, i_next_k on c - 1 (exactly one enabled cycle ahead, per pair; the column and K
-    change only between frames). i_head, i_stream, i_log_frame, i_log_n, i_inverse, i_normalize on c - 3 ..
+    i_next_first, i_next_new_r, i_next_column, i_next_k on c - 1 (exactly one enabled cycle ahead, per pair; the
+    column and K change only between frames). i_head, i_stream, i_log_frame, i_log_n, i_inverse, i_normalize on c - 3 ..
     c - 1, the ``CONTROL_LEAD`` (3) enabled cycles before it (the head shift amounts and the mode flags are
     registered from them; the pair does not look at them on any other cycle, c included). So a run of frames
     takes its controls from CONTROL_LEAD enabled cycles before its first pair to the cycle before its last,
@@ -112,7 +115,7 @@ class OutputScale(wiring.Component):
         self._hi_bits = rest - self._lo_bits
         width = field.width
         super().__init__({
-            "en": In(1), "i_valid": In(1), "i_next_cycle": In(max(1, log_core - 1)),
+            "en": In(1), "i_valid": In(1), "i_next_first": In(1), "i_next_new_r": In(1),
             "i_next_column": In(log_core), "i_log_n": In(range(n + 1)),
             "i_inverse": In(1), "i_normalize": In(1),
             "i_log_frame": In(range(log_core + 1)), "i_head": In(1), "i_stream": In(1),
@@ -127,7 +130,7 @@ class OutputScale(wiring.Component):
 
     @property
     def latency(self) -> int:
-        return 1 + 2 * self._general.latency
+        return 2 + 2 * self._general.latency
 
     @property
     def mul_units(self) -> int:
@@ -211,27 +214,26 @@ class OutputScale(wiring.Component):
         # per-frame values registered from the controls (CONTROL_LEAD = 3): the flags, and the shift amounts
         # that make the column's steps: u = column * 2^(2k - n) (e_r's step), e1's step (tail u; head
         # u << (f - 1)) and e0's step within a run (tail 2u; head u << (f - a), a = ceil(f/2)); normalize:
-        # n, every step shifted out (factor 1); and the mask of t's low a - 1 bits (mm = 0: a new residue r
-        # starts). f outside 2..k (tail mode does not use it) gives some value. Every step is then one
+        # n, every step shifted out (factor 1). f outside 2..k (tail mode does not use it) gives some value. Every step is then one
         # barrel shift of the column by a registered amount: the head/tail choice is on the amounts, not
-        # on the per-frame data path (a mux there made the column-to-step path 6 LUT levels, issue 28).
+        # on the per-frame data path (a mux there made the column-to-step path 6 LUT levels, issue 28). The
+        # frame and residue starts come as flags the caller registers beside its cycle counters: compared
+        # here, the cycle's zero test was two LUT levels in front of e0 after the adder's carry chain
+        # (issue 28).
         head = Signal(name="head_q")
         stream = Signal(name="stream_q")
         sh_bits = (3 * k + 1).bit_length()
         amt_r, amt_1, amt_a = (Signal(sh_bits, name=f"shift_{x}") for x in ("r", "1", "a"))
-        mm_bits = max(1, (k - 1) // 2)
-        mm_mask = Signal(mm_bits, name="mm_mask")
         frames = 1 << len(self.i_log_frame)
         half = Array(Const(f >> 1, sh_bits) for f in range(frames))
         less1 = Array(Const(max(f - 1, 0), sh_bits) for f in range(frames))
-        masks = Array(Const((1 << max((f - 1) // 2, 0)) - 1, mm_bits) for f in range(frames))
         # two register stages (CONTROL_LEAD = 3): 2k - n and the frame's table values, then the amounts (the
         # subtraction, the lookups and the addition in one cycle were 5 LUT levels, issue 28)
         base, less1_q, half_q = (Signal(sh_bits, name=x) for x in ("shift_base", "frame_less1", "frame_half"))
         off = lambda a: Mux(self.i_normalize, n, a)
         with m.If(en):
             m.d.sync += [base.eq(Const(n, sh_bits + 1) - self.i_log_n), less1_q.eq(less1[self.i_log_frame]),
-                         half_q.eq(half[self.i_log_frame]), mm_mask.eq(masks[self.i_log_frame])]
+                         half_q.eq(half[self.i_log_frame])]
             m.d.sync += [head.eq(self.i_head), stream.eq(self.i_stream),
                          amt_r.eq(off(base)),
                          amt_1.eq(off(base + Mux(self.i_head, less1_q, 0))),
@@ -260,9 +262,9 @@ class OutputScale(wiring.Component):
         m.d.comb += e1.eq(add_carry(e0, step_1, neg))
         next_r = add_carry(e_r, step, neg)
         with m.If(en):
-            with m.If(self.i_next_cycle == 0):
+            with m.If(self.i_next_first):
                 m.d.sync += [e0.eq(0), e_r.eq(0)]
-            with m.Elif(head & ((self.i_next_cycle[:mm_bits] & mm_mask) == 0)):
+            with m.Elif(head & self.i_next_new_r):
                 m.d.sync += [e0.eq(next_r), e_r.eq(next_r)]
             with m.Else():
                 # tail: -2u = 2 (~u) + 2 = (2 (~u) + 1) + 1
@@ -305,16 +307,20 @@ class OutputScale(wiring.Component):
         if self._shifted:
             shifter = ShiftMultiplier(sorted(set(shifts) | set(self.normalize_shifts)), field=self._field)
         regs = Module()                                     # local registers, gated by en
-        valid = pipe(regs, self.i_valid, 1, "valid_in", reset_less=False)
+        # what the pair's cycle (c) holds, met by the ROM words two cycles later: the exponents registered
+        # (c + 1), then the ROMs read (c + 2)
+        rom_wait = 2
+        valid = pipe(regs, self.i_valid, rom_wait, "valid_in", reset_less=False)
         out_valid = pipe(regs, valid, 2 * general.latency, "valid", reset_less=False)
         m.d.comb += self.o_valid.eq(out_valid)
         rest = n - self._top_bits
-        stream_d, k_d = pipe(regs, stream, 1, "stream_d"), pipe(regs, k_word, 1, "k_word_d")
+        stream_d, k_d = pipe(regs, stream, rom_wait, "stream_d"), pipe(regs, k_word, rom_wait, "k_word_d")
         if shifter is None:
-            # the flag (normalize or stream), a cycle later: with the ROM words they replace
-            norm_on = pipe(regs, normalize, 1, "normalize_d")
-        for port, (e, x, s_in, out) in enumerate(((e0, self.i_x0, self.i_s0, self.o_x0),
-                                                  (e1, self.i_x1, self.i_s1, self.o_x1))):
+            # the flag (normalize or stream), with the ROM words they replace
+            norm_on = pipe(regs, normalize, rom_wait, "normalize_d")
+        for port, (e_comb, x, s_in, out) in enumerate(((e0, self.i_x0, self.i_s0, self.o_x0),
+                                                       (e1, self.i_x1, self.i_s1, self.o_x1))):
+            e = pipe(regs, e_comb, 1, f"exponent{port}")
             factor = general.unit()
             scale = general.unit()
             shift = shifter.unit() if shifter else None
@@ -338,10 +344,11 @@ class OutputScale(wiring.Component):
                 # carry chain from the frame-start register (issue 28). The shifter starts a cycle later and the wait
                 # after it is a cycle shorter: no cycle added.
                 top = pipe(regs, e[rest:], 1, f"root{port}")
-                norm_on, norm_amount = pipe(regs, normalize, 1, f"normalize{port}"), pipe(regs, norm, 1, f"norm{port}")
+                norm_on = pipe(regs, normalize, rom_wait, f"normalize{port}")
+                norm_amount = pipe(regs, norm, rom_wait, f"norm{port}")
                 amount = pipe(regs, Mux(norm_on, norm_amount, shift_of[top]), 1, f"shift{port}")
-                x1 = pipe(regs, x, 2, f"x{port}", last_ff=True)
-                s_d = pipe(regs, s_in, 1, f"s_word{port}")
+                x1 = pipe(regs, x, rom_wait + 1, f"x{port}", last_ff=True)
+                s_d = pipe(regs, s_in, rom_wait, f"s_word{port}")
                 m.d.comb += [
                     factor.i_valid.eq(valid), factor.i_a.eq(Mux(stream_d, s_d, hi_rd.data)),
                     factor.i_b.eq(Mux(stream_d, k_d, lo_rd.data)),
@@ -353,8 +360,8 @@ class OutputScale(wiring.Component):
             else:
                 # the point waits for its factor; normalize: 1/N's word for R_hi's (constant while frames flow);
                 # stream: S for R_hi's, K for R_lo's
-                x1 = pipe(regs, x, 1, f"x{port}")
-                norm_word = pipe(regs, Mux(stream, s_in, norm), 1, f"norm_word{port}")
+                x1 = pipe(regs, x, rom_wait, f"x{port}")
+                norm_word = pipe(regs, Mux(stream, s_in, norm), rom_wait, f"norm_word{port}")
                 m.d.comb += [factor.i_valid.eq(valid), factor.i_a.eq(Mux(norm_on, norm_word, hi_rd.data)),
                              factor.i_b.eq(Mux(stream_d, k_d, lo_rd.data))]
                 # ends in a flip-flop: the Montgomery unit's first stage is logic on it (from an SRL output

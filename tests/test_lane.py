@@ -262,7 +262,7 @@ def test_lane_latency_at():
             phys = LM.physical_stages(k, f)
             assert [lat[s] for s in phys] == active
             assert lane.latency_at(f) == (sum(active) + (1 << (af - 1)) - 1 + (1 << (bf - 1)) - 1
-                                          + 2 * ((1 << (f - 1)) + FrameReorder.READ_LATENCY) + 1
+                                          + 2 * ((1 << (f - 1)) + FrameReorder.READ_LATENCY) + 2
                                           + 2 * MulReduce.LATENCY + Lane.INPUT_LATENCY)
     with pytest.raises(ValueError, match="log_frame"):
         Lane(4).latency_at(5)
@@ -459,7 +459,7 @@ def test_properties_k12():
     assert out.butterfly_latencies == [general] * 6 + [shift] * 5 + [ModSub.LATENCY]
     assert out.mul_units == 6 + 4 and out.dsp_tiles == 10 * MulReduce.DSP_TILES == 120
     assert out.latency == (6 * general + 5 * shift + ModSub.LATENCY + 2 * 31
-                           + 2 * (2048 + FrameReorder.READ_LATENCY) + 1 + 2 * MulReduce.LATENCY
+                           + 2 * (2048 + FrameReorder.READ_LATENCY) + 2 + 2 * MulReduce.LATENCY
                            + Lane.INPUT_LATENCY)
 
 

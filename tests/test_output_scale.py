@@ -77,10 +77,12 @@ def test_output_scale_with_stalls(field, k):
             if en and ctx.get(dut.o_valid):
                 got.append((ctx.get(dut.o_x0), ctx.get(dut.o_x1)))
             nxt = items[i + 1] if 0 <= i + 1 < len(items) else None
+            # tail mode: the residue flag is ignored, so random
+            ctx.set(dut.i_next_new_r, rng.randrange(2))
             if nxt is not None:
-                ctx.set(dut.i_next_cycle, nxt[0]); ctx.set(dut.i_next_column, nxt[1])
+                ctx.set(dut.i_next_first, nxt[0] == 0); ctx.set(dut.i_next_column, nxt[1])
             else:
-                ctx.set(dut.i_next_cycle, rng.randrange(1 << max(1, k - 1)))
+                ctx.set(dut.i_next_first, rng.randrange(2))
                 ctx.set(dut.i_next_column, rng.randrange(1 << k))
             ctl = controls(i + 1)
             if ctl is not None:
@@ -224,10 +226,16 @@ def _run_segments(fd, k, segments, rng, *, max_pairs=None):
             ctx.set(dut.i_head, head); ctx.set(dut.i_stream, stream); ctx.set(dut.i_log_frame, f)
             ctx.set(dut.i_log_n, n); ctx.set(dut.i_inverse, inv); ctx.set(dut.i_normalize, norm)
             if item is not None:
-                ctx.set(dut.i_next_cycle, item[0]); ctx.set(dut.i_next_column, item[1])
+                # the pair's t starts a frame (0) / a residue of lane_input_order (t = r 2^(a-1) + mm, a =
+                # ceil(f/2): the low a - 1 bits 0); the residue flag is random outside head mode (ignored)
+                t, (seg_head, seg_stream, seg_f) = item[0], segments[slots[i + 1][0]][:3]
+                ctx.set(dut.i_next_first, t == 0)
+                ctx.set(dut.i_next_new_r, t % (1 << ((seg_f + 1) // 2 - 1)) == 0 if seg_head and not seg_stream
+                        else rng.randrange(2))
+                ctx.set(dut.i_next_column, item[1])
                 ctx.set(dut.i_next_k, encode(item[2]))
             else:                                  # idle: anything
-                ctx.set(dut.i_next_cycle, rng.randrange(1 << max(1, k - 1)))
+                ctx.set(dut.i_next_first, rng.randrange(2)); ctx.set(dut.i_next_new_r, rng.randrange(2))
                 ctx.set(dut.i_next_column, rng.randrange(1 << k)); ctx.set(dut.i_next_k, rng.randrange(p))
             cur = slots[i][1] if 0 <= i < len(slots) else None
             if cur is not None:
