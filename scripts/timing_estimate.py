@@ -512,7 +512,11 @@ STAGES = (
     "sizes (a balanced select and a registered cycle mask), the reorders' frame size registered from the "
     "restart's cycle, the commutators' swaps registered from the next cycle's phase (0 cycles), and a head "
     "register after the pick of the output scale's or the input register's pair in front of the first half "
-    "(`Lane.INPUT_LATENCY` 1 -> 2: +1 ntt cycle of lane latency per pass, +2 per run).")
+    "(`Lane.INPUT_LATENCY` 1 -> 2: +1 ntt cycle of lane latency per pass, +2 per run). Its closing change "
+    "(the BabyBear lane at 4 LUT and a carry chain, from the output scale's inverse flag through e1's adder "
+    "into its ROMs): the output scale's exponents registered before the ROM addresses (`OutputScale.latency` "
+    "+1: +1 ntt cycle of lane latency per pass, +2 per run) and its frame and residue starts as flags the "
+    "lane registers beside its counts (0 cycles).")
 #: The DMA's stages of issue 28's third round (docs/performance.md "Timing estimate").
 DMA_STAGES = ("`hw/dma/async_fifo.py` in place of Amaranth's AsyncFIFO (registered not-empty and not-full, the "
               "pointers' successors kept, a two-stage registered Gray decode: a write reaches the reader 2 "
