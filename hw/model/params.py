@@ -17,9 +17,9 @@ _DEFAULT_LANES = {64: 16, 32: 32}
 #: their commands in docs/performance.md, "Timing estimate"; docs/build.md, "The clock the projections
 #: assume"): every ntt-domain row of the Goldilocks table is at most 4 LUT levels, 2,150 ps, within the 2,222
 #: ps of 450 MHz (the lane, the coset generator and the DMA at small builds' stand-in parameters, where Yosys
-#: cannot finish the default build's); the BabyBear table's lane row is 2,490 ps (docs/build.md says what
-#: that means for the 31-bit builds' projections). The DMA clock is the HBM pseudo-channels' AXI
-#: port limit, which the link asks for (the estimate's dma-domain rows: docs/build.md).
+#: cannot finish the default build's), and so is every row of the BabyBear table (the 31-bit builds'). The
+#: DMA clock is the HBM pseudo-channels' AXI port limit, which the link asks for (the estimate's dma-domain
+#: rows: docs/build.md).
 DEFAULT_NTT_MHZ = 450.0
 DEFAULT_DMA_MHZ = 450.0
 CLOCK_SOURCES = {"ntt": "the clock the open-flow timing estimate supports for every ntt-domain block, "
