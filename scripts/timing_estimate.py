@@ -441,7 +441,8 @@ def doc_section(rows: list[dict], route_ps: int, build: str = "the small build's
         f"(Yosys maps carries to CARRY4, 2 to a CARRY8), {route_ps} ps per routed net (into each LUT and "
         "each carry chain, and to the capturing register), an INV folded into its neighbours (until issue "
         "28's second round the chain was Yosys `ltp`'s, the one with the most cells, which prefers a long "
-        "cheap carry chain to a deep LUT one). The verdict takes the worse of the two estimates against the domain's period: {clocks} "
+        "cheap carry chain to a deep LUT one). The verdict takes the worse of the two estimates against the "
+        f"domain's period: {clocks} "
         "(the build's ntt_mhz and dma_mhz). The twiddle generator is synthesized with `-dff` (ABC9 aborts "
         "on its sliced ROM without it; any block ABC9 exits on is re-run with `-dff`, and its row says so). "
         f"Parameters: {build}.",

@@ -118,6 +118,7 @@ def test_doc_section_replaces_only_its_own_text(tmp_path):
     assert text.startswith(before) and text.endswith(after)
     assert "old table" not in text and text.count(T.BEGIN) == 1
     assert "over 2155 by 245" in text         # the worse estimate, 2400 ps, against 464 MHz
+    assert "period: 2155 ps (464 MHz) for ntt " in text and "{" not in text    # every placeholder filled
     fresh = tmp_path / "new.md"
     fresh.write_text("# Performance\n")
     T.write_doc(T.doc_section(rows, 300), fresh)
