@@ -46,6 +46,18 @@ def parse_sizes(text: str, params: BuildParams) -> list[int]:
     return sizes
 
 
+# A size's run costs a fixed part (making points, the driver, the kernel's set-up: about 25 s of the
+# simulator) plus time proportional to N (2^24 points about 8 min): the fixed part is about 2^20 points' worth.
+FIXED_POINTS = 1 << 20
+
+
+def eta_seconds(sizes: list[int], done: int, elapsed: float) -> float:
+    """Seconds left after the first ``done`` of ``sizes`` took ``elapsed``, by that cost model."""
+    def weight(ns):
+        return sum((1 << n) + FIXED_POINTS for n in ns)
+    return elapsed / weight(sizes[:done]) * weight(sizes[done:])
+
+
 def target_met(n: int, cycles: int, ideal: int) -> str:
     if n not in TARGETS:
         return ""
@@ -143,10 +155,7 @@ def main(argv=None):
             ideal = params.ideal_cycles(n)
             ms = cycles / (params.ntt_mhz * 1e6) * 1e3
             rows.append({"n": n, "cycles": cycles, "ideal": ideal, "ms": ms, "bad": bad, "wall": wall})
-            # a run costs about a fixed start-up plus time proportional to N (2^16 points' worth)
-            done_w = sum((1 << m) + (1 << 16) for m in sizes[:i + 1])
-            left_w = sum((1 << m) + (1 << 16) for m in sizes[i + 1:])
-            eta = (time.perf_counter() - t_ready) / done_w * left_w
+            eta = eta_seconds(sizes, i + 1, time.perf_counter() - t_ready)
             progress(f"2^{n}: {'PASSED' if not bad else f'FAILED ({bad} points differ)'}, {cycles:,} cycles "
                      f"({cycles / ideal:.3f} x ideal), {ms:.4f} ms; {wall:.0f} s; "
                      f"{100 * (i + 1) // len(sizes)}% done, ETA {eta / 60:.1f} min")
