@@ -19,7 +19,7 @@ from pathlib import Path
 os.environ.setdefault("NANTUCKET_SIM_OPT", "-O2")       # long runs: compile for speed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from perfdoc import DOC, update_section  # noqa: E402
+from perfdoc import DOC, StepProgress, update_section  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -51,11 +51,9 @@ def parse_sizes(text: str, params: BuildParams) -> list[int]:
 FIXED_POINTS = 1 << 20
 
 
-def eta_seconds(sizes: list[int], done: int, elapsed: float) -> float:
-    """Seconds left after the first ``done`` of ``sizes`` took ``elapsed``, by that cost model."""
-    def weight(ns):
-        return sum((1 << n) + FIXED_POINTS for n in ns)
-    return elapsed / weight(sizes[:done]) * weight(sizes[done:])
+def size_weights(sizes: list[int]) -> list[int]:
+    """Each size's cost in points' worth, by that model: the progress display's weights."""
+    return [(1 << n) + FIXED_POINTS for n in sizes]
 
 
 def target_met(n: int, cycles: int, ideal: int) -> str:
@@ -142,9 +140,9 @@ def main(argv=None):
     rows, failed = [], 0
     try:
         backend.open(params)
-        progress(f"simulated card {params.tag()} ready")
-        t_ready = time.perf_counter()
-        for i, n in enumerate(sizes):
+        progress(f"simulated card {params.tag()} ready; the sizes' times count from here")
+        step = StepProgress(weights=size_weights(sizes))
+        for n in sizes:
             x = make_points(n, "random", args.seed + n, field.name).astype(np.uint64)    # a backend's rows
             t0 = time.perf_counter()
             y = backend.run(x)
@@ -155,10 +153,8 @@ def main(argv=None):
             ideal = params.ideal_cycles(n)
             ms = cycles / (params.ntt_mhz * 1e6) * 1e3
             rows.append({"n": n, "cycles": cycles, "ideal": ideal, "ms": ms, "bad": bad, "wall": wall})
-            eta = eta_seconds(sizes, i + 1, time.perf_counter() - t_ready)
-            progress(f"2^{n}: {'PASSED' if not bad else f'FAILED ({bad} points differ)'}, {cycles:,} cycles "
-                     f"({cycles / ideal:.3f} x ideal), {ms:.4f} ms; {wall:.0f} s; "
-                     f"{100 * (i + 1) // len(sizes)}% done, ETA {eta / 60:.1f} min")
+            step(f"2^{n}: {'PASSED' if not bad else f'FAILED ({bad} points differ)'}, {cycles:,} cycles "
+                 f"({cycles / ideal:.3f} x ideal), {ms:.4f} ms; {wall:.0f} s")
     finally:
         backend.close()
     table = ["| n | NTT cycles | ideal | ratio | projected | vs 2.47 ms | target | result |",

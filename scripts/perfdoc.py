@@ -31,17 +31,23 @@ def parse_list(text: str) -> list[int]:
 
 
 class StepProgress:
-    """Call once per finished step of ``work``: ``[elapsed] line; P% done, ETA m min`` on stderr."""
+    """Call once per finished step of ``work``: ``[elapsed] line; P% done, ETA m min`` on stderr. Steps of
+    unequal cost take ``weights`` (one a step, in any unit) in place of ``work``: the percent and the ETA
+    are by weight."""
 
-    def __init__(self, work: int):
-        self.work, self.done, self.t0 = max(1, work), 0, time.perf_counter()
+    def __init__(self, work: int = 1, weights: list[float] | None = None):
+        self.weights = list(weights) if weights is not None else [1] * max(1, work)
+        self.done, self.t0 = 0, time.perf_counter()
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.t0
 
+    def eta(self, elapsed: float) -> float:
+        """Seconds left after the steps done so far took ``elapsed``."""
+        return elapsed / sum(self.weights[:self.done]) * sum(self.weights[self.done:])
+
     def __call__(self, line: str) -> None:
         self.done += 1
         el = self.elapsed()
-        eta = el / self.done * (self.work - self.done)
-        print(f"[{el:7.1f} s] {line}; {100 * self.done // self.work}% done, ETA {eta / 60:.1f} min",
-              file=sys.stderr, flush=True)
+        pct = int(100 * sum(self.weights[:self.done]) / sum(self.weights))
+        print(f"[{el:7.1f} s] {line}; {pct}% done, ETA {self.eta(el) / 60:.1f} min", file=sys.stderr, flush=True)

@@ -1,11 +1,14 @@
-"""scripts/bench_sizes.py's progress: the ETA it prints after the small sizes is the right order of magnitude."""
+"""The benches' progress (scripts/perfdoc.py's StepProgress, with bench_sizes' weights): the ETA printed
+after the small sizes is the right order of magnitude."""
 import importlib.util
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("bench_sizes", REPO / "scripts" / "bench_sizes.py")
 B = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(B)
+StepProgress = sys.modules["perfdoc"].StepProgress
 
 
 def run_seconds(n: int) -> float:
@@ -16,12 +19,23 @@ def run_seconds(n: int) -> float:
 
 def test_eta_after_the_small_sizes_is_within_twice_the_time_left():
     sizes = list(range(8, 25))
+    step = StepProgress(weights=B.size_weights(sizes))
     for done in (1, 3, 8, 14, 16):
+        step.done = done
         elapsed = sum(run_seconds(n) for n in sizes[:done])
         left = sum(run_seconds(n) for n in sizes[done:])
-        eta = B.eta_seconds(sizes, done, elapsed)
-        assert left / 2 <= eta <= left * 2, (done, eta, left)
+        assert left / 2 <= step.eta(elapsed) <= left * 2, (done, step.eta(elapsed), left)
 
 
-def test_eta_is_zero_after_the_last_size():
-    assert B.eta_seconds([8, 9, 10], 3, 60.0) == 0
+def test_progress_line_percent_and_eta_by_weight(capsys):
+    step = StepProgress(weights=[1, 3])
+    step("first")
+    assert "first; 25% done, ETA" in capsys.readouterr().err
+    step("second")
+    assert "second; 100% done, ETA 0.0 min" in capsys.readouterr().err
+
+
+def test_equal_steps_without_weights():
+    step = StepProgress(4)
+    step.done = 1
+    assert step.eta(10.0) == 30.0
