@@ -66,7 +66,7 @@ def field_tag(f: field.Field) -> str:
 def select_tree(index, options: dict, default=0):
     """``options[index]`` (``default`` for an index not in it) as a balanced tree of 2:1 muxes on the
     index's bits: a Switch over run-time sizes came out of ABC as a chain of LUTs as long as its cases in
-    front of the registers it feeds (issue 28)."""
+    front of the registers it feeds, too deep for the NTT clock's period."""
     def node(bit: int, base: int):
         if bit < 0:
             return options.get(base, default)

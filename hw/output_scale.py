@@ -23,7 +23,7 @@ k = 12, one RAMB36 each, read by both ports). Per port:
     14 .. 25     Y = (X * 2^shift) * f (MulReduce)
 
 Latency 26 (the exponents' register, cycle 1: e1's adder in front of the ROM addresses was a path over the
-NTT clock, issue 28; one cycle); four multiply/reduce units (48 DSP48E2) per lane, the same in both passes.
+NTT clock's period; one cycle); four multiply/reduce units (48 DSP48E2) per lane, the same in both passes.
 
 Inverse transforms, no new multiplier: ``i_inverse`` negates the exponent, Y[m] =
 w_N^(-n2 m) X[m] (the exponent adders take the step one's-complemented, ~u = -u - 1, and a carry in:
@@ -216,10 +216,9 @@ class OutputScale(wiring.Component):
         # u << (f - 1)) and e0's step within a run (tail 2u; head u << (f - a), a = ceil(f/2)); normalize:
         # n, every step shifted out (factor 1). f outside 2..k (tail mode does not use it) gives some value. Every step is then one
         # barrel shift of the column by a registered amount: the head/tail choice is on the amounts, not
-        # on the per-frame data path (a mux there made the column-to-step path 6 LUT levels, issue 28). The
+        # on the per-frame data path (a mux there made the column-to-step path 6 LUT levels). The
         # frame and residue starts come as flags the caller registers beside its cycle counters: compared
-        # here, the cycle's zero test was two LUT levels in front of e0 after the adder's carry chain
-        # (issue 28).
+        # here, the cycle's zero test was two LUT levels in front of e0 after the adder's carry chain).
         head = Signal(name="head_q")
         stream = Signal(name="stream_q")
         sh_bits = (3 * k + 1).bit_length()
@@ -228,7 +227,7 @@ class OutputScale(wiring.Component):
         half = Array(Const(f >> 1, sh_bits) for f in range(frames))
         less1 = Array(Const(max(f - 1, 0), sh_bits) for f in range(frames))
         # two register stages (CONTROL_LEAD = 3): 2k - n and the frame's table values, then the amounts (the
-        # subtraction, the lookups and the addition in one cycle were 5 LUT levels, issue 28)
+        # subtraction, the lookups and the addition in one cycle were 5 LUT levels)
         base, less1_q, half_q = (Signal(sh_bits, name=x) for x in ("shift_base", "frame_less1", "frame_half"))
         off = lambda a: Mux(self.i_normalize, n, a)
         with m.If(en):
@@ -240,7 +239,7 @@ class OutputScale(wiring.Component):
                          amt_a.eq(off(base + Mux(self.i_head, half_q, 1)))]
         # this pair's steps, registered from the "next" inputs; inverse: the adders below take ~step =
         # -step - 1 and the missing 1 as a carry in (the complement is in the adders' own LUTs, beside the
-        # carry chain: on the column's path it was a LUT level, issue 28)
+        # carry chain: on the column's path it was a LUT level)
         step = Signal(n, name="step")
         step_1, step_a = Signal(n, name="step_1"), Signal(n, name="step_a")
         neg = Signal(name="negate")
@@ -252,7 +251,7 @@ class OutputScale(wiring.Component):
         # exponents of this cycle's two outputs: e0 = 2 t u, e1 = e0 + u (mod 2^(2k)); inverse -u for u.
         # e0 is a register, cleared for the pair that starts a frame as it is loaded (the frame start is
         # known a cycle ahead): a mux on e0 in front of the e1 adder and the ROM addresses was the fourth
-        # LUT level of a path over the NTT clock (issue 28; no cycle added). Head mode: e0 = e_r (its own
+        # LUT level of a path over the NTT clock's period (no cycle added). Head mode: e0 = e_r (its own
         # register, + u) when a new r starts, else e0 + (u << (f - a)); e1 = e0 + (u << (f - 1)).
         e0, e1 = Signal(n, name="e0"), Signal(n, name="e1")
         e_r = Signal(n, name="e_r")
@@ -341,7 +340,7 @@ class OutputScale(wiring.Component):
             if shift is not None:
                 # the root's bits registered first, looked up (and 1/N's amount put in) a cycle later: the
                 # exponent's adder, the lookup and the normalize mux in one cycle were 4 LUT levels and a
-                # carry chain from the frame-start register (issue 28). The shifter starts a cycle later and the wait
+                # carry chain from the frame-start register. The shifter starts a cycle later and the wait
                 # after it is a cycle shorter: no cycle added.
                 top = pipe(regs, e[rest:], 1, f"root{port}")
                 norm_on = pipe(regs, normalize, rom_wait, f"normalize{port}")
@@ -365,7 +364,7 @@ class OutputScale(wiring.Component):
                 m.d.comb += [factor.i_valid.eq(valid), factor.i_a.eq(Mux(norm_on, norm_word, hi_rd.data)),
                              factor.i_b.eq(Mux(stream_d, k_d, lo_rd.data))]
                 # ends in a flip-flop: the Montgomery unit's first stage is logic on it (from an SRL output
-                # that path was over the NTT clock in Yosys' sta, issue 28; no cycle added)
+                # that path was over the NTT clock in Yosys' sta; no cycle added)
                 shifted = pipe(regs, x1, general.latency, f"shifted{port}", last_ff=True)
             m.d.comb += [scale.i_valid.eq(factor.o_valid), scale.i_a.eq(shifted), scale.i_b.eq(factor.o_p),
                          out.eq(scale.o_p)]

@@ -99,7 +99,7 @@ class FrameReorder(wiring.Component):
     of the frame holds points read_order[t]. Output frames start ``latency_at(f)`` = 2^(f-1) +
     ``READ_LATENCY`` enabled cycles after input frames; ``o_valid`` is the valid flag stored with the point
     on ``o_x0``. The outputs are registers (after the banks' read register and the port swap), so the
-    logic they feed starts at a flip-flop (issue 28: the swap mux in front of the next stage's input mux
+    logic they feed starts at a flip-flop (the swap mux in front of the next stage's input mux
     and adder was over the NTT clock's period); a restart clears ``o_valid`` at once.
     """
 
@@ -216,7 +216,7 @@ class FrameReorder(wiring.Component):
         first, last, parity = Signal(name="first_cycle"), Signal(name="last_cycle"), Signal(name="parity")
         size_ok = Signal(name="size_ok")
         # The size as one flag per built size, registered from log_frame (decoded in front of the
-        # per-size selects, the banks' addresses were 5 LUT levels, issue 28; 0 cycles: log_frame is taken
+        # per-size selects, the banks' addresses were 5 LUT levels; 0 cycles: log_frame is taken
         # from the restart cycle on). None set (a size not built): nothing valid.
         sizes = {f: Signal(name=f"size{f}", init=int(f == k)) for f in self._orders}
         m.d.sync += [flag.eq(self.log_frame == f) for f, flag in sizes.items()]

@@ -176,7 +176,7 @@ class ShiftReduce(_Pipeline):
         if 1 in signs:
             # Whether to negate (q and a nonzero operand) rides from stage 2 with the sign; tested on y in
             # stage 7 (the OR of its 64 bits, then the mux) the zero test and the sign were 6 LUT levels from
-            # q6 to the result, over the NTT clock (issue 28). Stage 7 is the subtraction and the mux. No cycle
+            # q6 to the result, over the NTT clock's period. Stage 7 is the subtraction and the mux. No cycle
             # added.
             negate = Signal(name="negate")      # with a reset: a flip-flop after the q2..q5 SRL (arith.pipe's last_ff)
             m.d.sync += negate.eq(q5)

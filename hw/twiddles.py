@@ -137,8 +137,8 @@ class TwiddleGenerator(wiring.Component):
         # in the frame, 0 .. 2^(f-1) - 1. A start loads ``first`` from a decode of ``log_frame`` and
         # nothing else derived from it: ``t`` and ``t2`` (t + 2) are reset, and every other per-size fact
         # is read off ``first`` (a decode of ``log_frame`` feeding the counters' muxes was 5 LUT levels at
-        # the default build, issue 28). Whether t is at the last row is a register kept a step ahead
-        # (``last_row``: t + 2 reached 2^(f-1) at the step before; ``t2`` is a register so that compare
+        # the default build, over the NTT clock's period). Whether t is at the last row is a register kept
+        # a step ahead (``last_row``: t + 2 reached 2^(f-1) at the step before; ``t2`` is a register so that compare
         # has no adder in front), so the wrap is a reset. The compares are magnitude compares (t2 >= first:
         # t2 = first + 1 only in the last row, where ``last_row`` masks it), which Yosys builds on a carry
         # chain after one LUT a bit, where an equality is a LUT tree ABC stretched to 4 levels. Sizes
