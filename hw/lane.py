@@ -239,7 +239,7 @@ class HalfChain(wiring.Component):
         en, dd, bit = self.en, self.commutator_depths[s], self._d - 2 - s
         # the swap registered from the next cycle's phase (``cycle`` and ``cycle_late`` are of the next
         # cycle): from the phase adders through the swap and the next stage's input mux into the
-        # butterfly's adder it was 3 LUTs and a 64-bit carry chain (issue 28; 0 cycles; stale in the
+        # butterfly's adder it was 3 LUTs and a 64-bit carry chain (0 cycles; stale in the
         # cycle after a restart, while the chain is empty)
         swap = Signal(name=f"c{s}_swap")
         m.d.sync += swap.eq(cycle[bit])
@@ -268,14 +268,14 @@ class HalfChain(wiring.Component):
         # its full-chain offset. Only the low d_f - 1 bits of a cycle count.
         # Decoded into flip-flops (every cycle, not gated by en): from the depth register through a compare
         # they were a LUT level more in front of the first active stage's input mux and the butterfly's
-        # subtractor, 3 LUTs and a carry chain (issue 28). i_depth is therefore taken a cycle before the data
+        # subtractor, 3 LUTs and a carry chain. i_depth is therefore taken a cycle before the data
         # (the lane registers it at restart, and its input register holds the first pair a cycle more).
         first = [Signal(name=f"s{s}_first", init=s == 0) for s in range(d)]
         active = [Signal(name=f"s{s}_active", init=1) for s in range(d)]
         for s in range(d):
             m.d.sync += [first[s].eq(self.i_depth == d - s), active[s].eq(self.i_depth >= d - s)]
         # the phase advance and the cycle mask of d_f, registered like the flags (picked by i_depth in front of
-        # the phase adder they were the third LUT level before the commutators' swaps, issue 28)
+        # the phase adder they were the third LUT level before the commutators' swaps)
         phase = Signal(max(d - 1, 1), name="phase")
         advance = Signal(max(d - 1, 1), name="phase_advance", init=0)
         cycle_mask = Signal(max(d - 1, 1), name="cycle_mask", init=(1 << (d - 1)) - 1)
@@ -580,12 +580,12 @@ class Lane(wiring.Component):
         return self._half1.buffer_points + self._half2.buffer_points
 
     #: The input register, between the lane input and the head (the output scale in a forward coset run,
-    #: else the first half): the first active stage's input mux and adder start at a flip-flop (issue 28;
-    #: +1 enabled cycle).
+    #: else the first half): the first active stage's input mux and adder start at a flip-flop, within
+    #: the NTT clock's period (+1 enabled cycle).
     SCALE_INPUT_OFFSET = 1
     #: The input register and the head register (the first half's input: the output scale's output in a
     #: forward coset run, else the input register's, picked in front of it: the pick in front of the
-    #: first active stage's input mux and adder made them 3 LUTs and a 64-bit carry chain, issue 28; +1
+    #: first active stage's input mux and adder made them 3 LUTs and a 64-bit carry chain; +1
     #: enabled cycle).
     INPUT_LATENCY = SCALE_INPUT_OFFSET + 1
 
@@ -690,7 +690,7 @@ class Lane(wiring.Component):
 
         def frame_bits(phase, name: str):
             """(cycle within the frame, zero above bit f - 2; frame parity) of a phase at this frame size
-            (a mask and a balanced select: by a Switch over the sizes they were LUT chains, issue 28)."""
+            (a mask and a balanced select: by a Switch over the sizes they were LUT chains)."""
             cycle, parity = Signal(max(k - 1, 1), name=f"{name}_cycle"), Signal(name=f"{name}_parity")
             m.d.comb += [cycle.eq(phase[:max(k - 1, 1)] & cycle_mask),
                          parity.eq(select_tree(frame, {f: phase[f - 1] for f in sizes}))]
@@ -759,7 +759,7 @@ class Lane(wiring.Component):
         # the output scale's next pair: starts a frame (its cycle is 0) and its frame's parity, from a phase two
         # cycles ahead through a register: the phase counter and the frame-size switch in front of the scale's
         # step arithmetic were 5 LUT levels over the NTT clock's period, the zero test there 2 more after its
-        # exponent adder (issue 28; no cycle added). Right after a restart the register is one cycle stale,
+        # exponent adder (no cycle added). Right after a restart the register is one cycle stale,
         # while the lane is empty.
         cycle_n, parity_n = frame_bits(phase_counter("out_next_phase", 5, ahead=2, lane_input=True), "out_next")
         out_first, out_parity = Signal(name="out_next_first_q", init=1), Signal(name="out_next_parity_q")

@@ -273,7 +273,7 @@ class WriteAddressGenerator(wiring.Component):
     ``advance``: the pair was taken. ``chan_a`` / ``beat_a`` for the first unit, ``chan_b`` / ``beat_b``
     for the second (registers), valid while ``ready``.
 
-    Pipelined (issue 28: the size and target-size selects in series were 8 LUT levels into the outputs,
+    Pipelined (the size and target-size selects in series were 8 LUT levels into the outputs,
     over the NTT period by the open-flow estimate): the places go through two register stages that move on
     together with every ``advance``, so after ``start`` the generator fills them first: ``ready`` rises
     ``FILL`` = 2 ntt cycles after the cycle after ``start`` (the write path's first pair comes far later:
@@ -309,7 +309,7 @@ class WriteAddressGenerator(wiring.Component):
         pair = Signal(range(params.cycles_per_pass + self.FILL + 1))     # the pair entering stage 1
         fill = Signal(range(self.FILL + 1))
         shift = Signal()
-        # ``ready`` (fill == 0) is a register beside ``fill`` (issue 28: its compare led the write path's
+        # ``ready`` (fill == 0) is a register beside ``fill`` (its compare led the write path's
         # handshake into every stage's enable, 5 LUT levels over the NTT period; 0 cycles)
         ready = Signal(init=1)
         m.d.comb += [shift.eq(self.advance | ~ready), self.ready.eq(ready)]

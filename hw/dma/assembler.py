@@ -28,7 +28,7 @@ class UnitCollector(wiring.Component):
     ``full`` (count == 2) flip-flops, ``head`` the oldest, ``second`` the next; ``pop`` (0..2) removes that
     many from the head at the end of the cycle.
 
-    The count is kept as the two flags (issue 28: as a binary count, its compare with 0 behind the
+    The count is kept as the two flags (as a binary count, its compare with 0 behind the
     channel select made the assembler's valid 2 LUT levels deep, and the handshake, the pops and the
     count's next value behind it were 5 levels over the NTT period by the open-flow estimate); ``count``
     is their sum. 0 cycles."""

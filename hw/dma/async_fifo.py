@@ -1,4 +1,4 @@
-"""A dual-clock FIFO of stream payloads whose every path stays short (issue 28): the DMA's own, in place of
+"""A dual-clock FIFO of stream payloads whose every path stays a few LUT levels: the DMA's own, in place of
 ``amaranth.lib.fifo.AsyncFIFO``.
 
 The same scheme as Amaranth's (Cummings' "style #2": a binary and a Gray pointer per side, each Gray
@@ -177,7 +177,7 @@ class AsyncFifo(wiring.Component):
         m.d.comb += [self.r_stream.valid.eq(nonempty), do_read.eq(self.r_stream.ready & nonempty)]
         # not empty after this cycle: three words or more a cycle ago (two reads since leave one), or a word
         # a cycle ago and no read in that cycle or this one. Both terms are registers of compares of
-        # registers, which the reader's handshake only combines (issue 28: the exact next value, both
+        # registers, which the reader's handshake only combines (the exact next value, both
         # pointers' compares picked by the cycle's read, was 5 LUT levels behind the handshake, and a
         # pointer compare behind it still 5: synthesis chains the compare's terms). A FIFO that held fewer
         # than three words a cycle ago gives a word every third cycle; from three on, one a cycle.

@@ -8,7 +8,7 @@ the burst without an AR; ``skip_after`` says the same of the burst after it (``a
 RRESP is not OKAY still goes to the FIFO (the transform goes on) but raises ``fault`` for that cycle with
 the response in ``fault_resp``.
 
-Every decision to issue is a register, computed a cycle ahead from registers (issue 28: the credit sum,
+Every decision to issue is a register, computed a cycle ahead from registers (the credit sum,
 the end compare and the skip walk in front of ARVALID were 7 LUT levels and 3 carry chains into the
 in-flight count, over a 450 MHz period by the open-flow estimate, docs/performance.md): ``more`` (beats
 left), ``skip`` (for ``next_beat``, or ``skip_after`` when the walk moves on) and ``room``. ``room`` is
@@ -53,7 +53,7 @@ class AxiReadMaster(wiring.Component):
     (channel-relative); ``skip``: leave that burst out, one per cycle; ``after_beat`` / ``skip_after`` the
     same for the burst after it, ``after2_beat`` / ``skip_after2`` for the one after that. The three
     skips are registers outside (:func:`register_skips`): each says whether the beat on its port a cycle
-    ago starts a zero burst (issue 28: the zero's size switch and mask compare went straight into the
+    ago starts a zero burst (the zero's size switch and mask compare went straight into the
     walk's register, 5 LUT levels over a 450 MHz period by the open-flow estimate; +1 dma cycle before
     the first AR, ``ISSUE_DELAY``). ``burst`` and the skips' inputs may settle up to 2 cycles after
     ``start``. ``fifo_beats`` >= the longest burst."""
@@ -123,7 +123,7 @@ class AxiReadMaster(wiring.Component):
         ]
         # room for one more burst next cycle: level + BL + 1 <= D, with this cycle's AR counted (+BL);
         # the +1 covers the FIFO's level, which counts a beat written this cycle only a cycle later. The
-        # level is a register (issue 28: its sum and the compare behind it were two carry chains into
+        # level is a register (its sum and the compare behind it were two carry chains into
         # room_q, over a 450 MHz period), a cycle old, so the AR of the cycle before counts too (+BL)
         m.d.sync += [level_q.eq(level), ar_q.eq(ar_fire),
                      lim_one.eq(Mux(D > BL, D - BL, 0)), lim_two.eq(Mux(D > 2 * BL, D - 2 * BL, 0)),

@@ -5,8 +5,8 @@ AW takes its beat address from ``bursts`` (at most ``write_bursts`` bursts await
 of a pass). ``done`` (a register: the cycle after) once B responses cover ``total`` beats (the run's size, held through the pass). A B response other than OKAY raises
 ``fault`` for that cycle with the response in ``fault_resp``.
 
-``bursts`` and ``beats`` enter through a register slice each (:class:`~hw.dma.skid.SkidBuffer`; issue 28:
-AWVALID and WVALID came from the AsyncFIFOs' empty compares and fanned out through the handshakes into the
+``bursts`` and ``beats`` enter through a register slice each (:class:`~hw.dma.skid.SkidBuffer`; without
+them AWVALID and WVALID come from the AsyncFIFOs' empty compares and fan out through the handshakes into the
 outstanding counts, over a 450 MHz period by the open-flow estimate): their readies and the master's valids
 are flip-flops. Cost: each burst address and beat reaches AXI one dma cycle later (no throughput lost).
 """
@@ -53,7 +53,7 @@ class AxiWriteMaster(wiring.Component):
         wiring.connect(m, wiring.flipped(self.bursts), burst_slice.i)
         wiring.connect(m, wiring.flipped(self.beats), beat_slice.i)
         bursts, beats = burst_slice.o, beat_slice.o
-        # the two outstanding counts as thermometer codes (bit i: the count is more than i; issue 28: as binary
+        # the two outstanding counts as thermometer codes (bit i: the count is more than i; as binary
         # counters Yosys shares the +1 and the -1 into one adder behind the handshakes, and the compares on
         # them sat behind the W handshake, 5 LUT levels into the counts, over a 450 MHz period): each bit's
         # next value is one LUT of the handshakes and its neighbours; 0 cycles
@@ -62,7 +62,7 @@ class AxiWriteMaster(wiring.Component):
         aw_any, b_room = Signal(), Signal()
         m.d.comb += [aw_any.eq(aw_ahead[0]), b_room.eq(~b_wait[-1])]
         b_count = Signal(range(self._total + 1))    # beats acknowledged
-        # the burst's last beat number, a register (issue 28: burst_len - 1 was a carry chain in front of
+        # the burst's last beat number, a register (burst_len - 1 was a carry chain in front of
         # WLAST and the outstanding counts; burst_len settles 2 dma cycles after start, this one 3, and the
         # first write burst comes from the ntt side many cycles later; 0 cycles)
         last_beat = Signal(range(MAX_BURST))
@@ -106,7 +106,7 @@ class AxiWriteMaster(wiring.Component):
             m.d.sync += count.eq(Mux(up, Mux(down, count, below), Mux(down, above, count)))
         with m.If(b_fire):
             m.d.sync += b_count.eq(b_count + self.burst_len)
-        # a register (issue 28: the count's compare fanned into the engine's end of pass; +1 dma cycle)
+        # a register (the count's compare fanned into the engine's end of pass; +1 dma cycle)
         m.d.sync += self.done.eq(~self.start & (b_count == T))
         with m.If(self.start):
             m.d.sync += [b_count.eq(0), w_first.eq(1)]

@@ -170,7 +170,7 @@ class DmaEngine(wiring.Component):
         batch_d = Signal(batch_shape(params), init=1)
         chain_d = Signal(log_n_shape(params))
         # the zero-extended input's slot mask for the run (pass 1 only), from the registered size and input
-        # size (issue 28: from the ports, the size switch and the compares were 5 LUT levels into the mask
+        # size (from the ports, the size switch and the compares were 5 LUT levels into the mask
         # register, over a 450 MHz period by the open-flow estimate). It settles a cycle after the others,
         # the cycle after start (the read masters wait for it: AxiReadMaster.ISSUE_DELAY), and crosses
         # with them: one dma cycle after the start's toggle flips, still ahead of the start on the ntt
@@ -233,13 +233,13 @@ class DmaEngine(wiring.Component):
         with m.If(~active_d):
             m.d.dma += [total_d.eq(beats_per_channel(self._params, self.run.log_n, self.run.batch)),
                         burst_d.eq(burst_beats_of(beats_per_channel(self._params, self.run.log_n)))]
-        # the write masters' burst length is a register (issue 28: chain_d's compare reached WLAST through
+        # the write masters' burst length is a register (chain_d's compare reached WLAST through
         # the beat compare, over a 450 MHz period); it settles 2 dma cycles after start, and the first write
         # burst comes from the ntt side many cycles later. The read masters settle on theirs themselves
         # (AxiReadMaster.ISSUE_DELAY).
         rd_burst_d, wr_burst_d = Signal.like(burst_d), Signal.like(burst_d)
         # a zero-extended read (a zero mask, i.e. pass 1 of a run with 0 < input_log_m < log_n) moves a unit a
-        # burst: a register too (issue 28: the mask's OR into the in-flight count's carry was over a 450 MHz
+        # burst: a register too (the mask's OR into the in-flight count's carry was over a 450 MHz
         # period), from the registers the mask comes from, so it settles with the mask
         rd_zeros = ~pass2_d & (dma_side["log_m"] != 0) & (dma_side["log_m"] < dma_side["log_n"])
         m.d.dma += rd_burst_d.eq(Mux(rd_zeros, lay.unit_beats, burst_d))
@@ -295,7 +295,7 @@ class DmaEngine(wiring.Component):
             masters.append((rd, wr))
 
         # an error response: report the lowest logical channel of the cycle, R before B. Each master's fault
-        # and response are registered first (issue 28: a write master's is its B port behind the pass's
+        # and response are registered first (a write master's is its B port behind the pass's
         # channel select, and the pick of the lowest of 2R of them behind that was 5 LUT levels into the
         # port, over a 450 MHz period by the open-flow estimate): ``fault`` reports it one dma cycle
         # after the response, still ahead of ``done`` (a B response reaches ``done`` in 3 cycles).

@@ -1,5 +1,5 @@
 """A stream register slice (skid buffer): ``o.valid`` and ``i.ready`` both come from flip-flops, so
-neither side's handshake logic reaches the other's (issue 28: the write master's AXI handshakes behind
+neither side's handshake logic reaches the other's (the write master's AXI handshakes behind
 the AsyncFIFOs' empty compares were over a 450 MHz period by the open-flow estimate). Full rate (a
 payload a cycle through it), one cycle of latency, two payloads of storage."""
 

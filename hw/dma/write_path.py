@@ -95,7 +95,7 @@ class UnitSplitter(wiring.Component):
     burst; else bursts are the aligned runs of ``burst_mask`` + 1 beats: 8, or one batch element's whole
     stream when it holds fewer, a power of two, so that each element's region starts a burst; both are read
     as a unit is stored, and held until then). ``some`` (count != 0) and ``full`` (count == 2) are
-    flip-flops, the count's state (issue 28: as a binary count, its compares behind the channel selects
+    flip-flops, the count's state (as a binary count, its compares behind the channel selects
     made the write path's room 2 LUT levels deep, and the handshake and the takes behind it reached the
     slots' registers in 5, over the NTT period by the open-flow estimate); ``count`` is their sum."""
 
@@ -117,7 +117,7 @@ class UnitSplitter(wiring.Component):
         abits = len(self.beat_a)
         units = [Signal(self.unit_a.shape(), name=f"unit{j}") for j in range(2)]
         addrs = [Signal(abits, name=f"addr{j}") for j in range(2)]
-        # whether the unit in a slot starts a burst, worked out as it is stored (issue 28: from the stored
+        # whether the unit in a slot starts a burst, worked out as it is stored (from the stored
         # address, the check sat in front of the FIFOs' write pointers, over the NTT period; 0 cycles)
         firsts = [Signal(name=f"first{j}") for j in range(2)]
         first_a, first_b = Signal(), Signal()
@@ -197,7 +197,7 @@ class WritePath(wiring.Component):
         burst_mask = Signal(range(MAX_BURST_BEATS), init=MAX_BURST_BEATS - 1)
         m.d.sync += burst_mask.eq(burst_beats_of(beats_per_channel(params, self.log_n)) - 1)
         splitters = []
-        # every unit a burst (pass 1, a chained pass 2), registered like burst_mask (issue 28: the compare of
+        # every unit a burst (pass 1, a chained pass 2), registered like burst_mask (the compare of
         # chain_log_n sat in front of the splitters' burst flags, one more LUT level; 0 cycles)
         unit_bursts = Signal()
         m.d.sync += unit_bursts.eq(~self.pass2 | (self.chain_log_n != 0))
@@ -215,7 +215,7 @@ class WritePath(wiring.Component):
         m.d.sync += cycles.eq(payloads_per_pass(params, self.log_n, self.batch))
         in_fire = Signal()
         m.d.comb += in_fire.eq(self.points.valid & self.points.ready)
-        # ``last``: the next payload is the pass's last, kept a step ahead (issue 28: the count's compare
+        # ``last``: the next payload is the pass's last, kept a step ahead (the count's compare
         # behind the handshake was over the NTT period; 0 cycles)
         last = Signal()
         with m.If(in_fire):
@@ -228,9 +228,9 @@ class WritePath(wiring.Component):
         # the unit pair offered to the splitters: straight from the payload (pass 2) or the corner turn.
         # Neither ready is computed from a valid (``room`` only): a valid that reached a ready was a path
         # from the engine's output through the corner turn's row handshake into its bank select, 5 LUT
-        # levels over the NTT clock's period by the timing estimate (issue 28); the handshakes are the same.
+        # levels over the NTT clock's period by the timing estimate; the handshakes are the same.
         # (A ready without a valid takes nothing.)
-        # The pair goes through a register slice (SkidBuffer) on its way to the splitters (issue 28: the
+        # The pair goes through a register slice (SkidBuffer) on its way to the splitters (the
         # offer's valid, from the corner turn's full flags or the engine's output, and the splitters' room
         # met in the handshake that enables every register of the address generator, 5 LUT levels over the
         # NTT period by the timing estimate): the handshake behind it is a register's valid against the
