@@ -10,3 +10,4 @@ from .permutation import PERMUTATIONS, Permutation, RoundStructure, permutation,
 __all__ = ["PERMUTATIONS", "Permutation", "RoundStructure", "permutation", "register"]
 
 # Each hash module registers its names at import.
+from . import poseidon2  # noqa: E402,F401  (registers poseidon2-*)
