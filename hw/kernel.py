@@ -10,8 +10,9 @@
 
 A run: the host writes ``log_n`` and the ``hbm_NN`` base addresses and sets ap_start. A ``log_n``
 outside the build's native sizes (``params.min_log_n`` .. 2k) finishes at once with STATUS.bad_size and
-touches no memory, as does any start :meth:`hw.model.regmap.RegisterMap.check_start` refuses (the
-control decodes it: ``refused``). Otherwise the run the control decoded (hw/run.py: size, inverse, coset,
+touches no point memory (it writes only its status record), as does any start
+:meth:`hw.model.regmap.RegisterMap.check_start` refuses (the control decodes it: ``refused``).
+Otherwise the run the control decoded (hw/run.py: size, inverse, coset,
 ``batch`` B transforms back to back in each pass, ``input_log_m`` a zero-extended input the DMA reads
 without its zeros, ``chain_log_n`` the output written as the input of a larger run) is latched once as
 one struct, held for both passes and given whole to the DMA, and the sequencer runs pass 1 (DMA pass 1

@@ -21,7 +21,8 @@ each element's first 2^m input points from memory (the rest are zeros, never rea
 writes the output as the zero-extended input of a 2^t-point run (:meth:`HbmLayout.output_as_input`)
 instead of in the output placement. A start decodes the scalar arguments as one
 :class:`hw.model.run.Run` (:meth:`Run.from_words`); one that :meth:`Run.check` refuses (size, batch,
-shift, flags, padded input or chain) finishes at once with those STATUS bits and touches no memory.
+shift, flags, padded input or chain) finishes at once with those STATUS bits and touches no point memory
+(only its status record).
 
 Every start (accepted or refused) ends with the kernel's status record (hw.model.record): the ID block
 with STATUS as it reads after the start, the start's SEQUENCE number (starts since the model was made),
@@ -266,7 +267,7 @@ class KernelModel:
             return
         run = self.run_args()
         refused = run.check(self.params)
-        self._status = (self._status & ~R.STATUS_REJECTED) | refused     # refused: done at once, memory untouched
+        self._status = (self._status & ~R.STATUS_REJECTED) | refused     # refused: done at once, points untouched
         try:
             if not refused:
                 self._transform(run)
@@ -288,7 +289,7 @@ class KernelModel:
         order they come: pass 1's reads, then its writes (pass 1 reads first), then pass 2's reads and
         writes; within one step by channel. Every run touches every channel of each step (the layout
         gives each channel a unit of every group of slots, also of a zero-extended input or a chained
-        output); a refused start touches none."""
+        output); a refused start touches none (its status record aside)."""
         if not self._injected:
             return []
         lay = self.layout_for(run.log_n, run.batch)

@@ -310,7 +310,7 @@ class RegisterMap:
             if name == "STATUS":
                 regs.append(Register(name, ID_BASE + 4 * i, "ro", "status of the last start", (
                     BitField("bad_size", 0, 1, "ro", "the last start had an unsupported log_n (the "
-                             "kernel finished at once without touching memory); cleared by the next "
+                             "kernel finished at once, writing only its status record); cleared by the next "
                              "good start"),
                     BitField("axi_error", 1, 1, "ro", "an HBM master got an AXI response other than "
                              "OKAY (RRESP or BRESP) during the last run; the run still finished, its "
@@ -322,15 +322,15 @@ class RegisterMap:
                     BitField("axi_channel", 8, 7, "ro", "HBM channel NN (master mNN_axi, argument "
                              "hbm_NN) of the first error"),
                     BitField("bad_batch", 15, 1, "ro", "the last start had batch = 0 or batch * 2^log_n > "
-                             "2^MAX_LOG_N (finished at once, memory untouched)"),
+                             "2^MAX_LOG_N (finished at once, points untouched)"),
                     BitField("bad_shift", 16, 1, "ro", "the last start asked for a coset with coset_shift "
                              "0 or >= p, or a row_step other than 0 and 1 without the coset flag or >= p "
-                             "(finished at once, memory untouched)"),
+                             "(finished at once, points untouched)"),
                     BitField("bad_flags", 17, 1, "ro", "the last start set a flags bit the kernel does not "
-                             "know (finished at once, memory untouched)"),
+                             "know (finished at once, points untouched)"),
                     BitField("bad_lde_pair", 18, 1, "ro", "the last start had an input_log_m or chain_log_n "
                              "that the layout cannot place evenly with log_n (or chain_log_n with a batch "
-                             "past the buffers; finished at once, memory untouched)"),
+                             "past the buffers; finished at once, points untouched)"),
                 )))
             else:
                 regs.append(Register(name, ID_BASE + 4 * i, "ro", _ID_DOCS.get(name, f"identification: {name}"),

@@ -29,7 +29,7 @@ FLAG_COSET = 1 << 1
 FLAGS_KNOWN = FLAG_INVERSE | FLAG_COSET
 
 # The STATUS bits of a refused start (hw.model.regmap places them in the STATUS word; each: the kernel
-# finishes at once and touches no memory; cleared by the next start).
+# finishes at once and touches no point memory, writing only its status record; cleared by the next start).
 STATUS_BAD_SIZE = 1 << 0        # log_n outside the build's native sizes
 STATUS_BAD_BATCH = 1 << 15      # batch = 0, or batch * 2^log_n > 2^MAX_LOG_N
 STATUS_BAD_SHIFT = 1 << 16      # coset flag with coset_shift = 0 or >= p; a row_step > 1 without it or >= p
