@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import abc
 import difflib
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
@@ -29,7 +30,8 @@ import numpy as np
 
 from ..field import Field
 
-__all__ = ["RoundStructure", "Permutation", "PERMUTATIONS", "permutation", "register", "addition_chain_length"]
+__all__ = ["RoundStructure", "Permutation", "PERMUTATIONS", "permutation", "register", "addition_chain_length",
+           "permutations_per_second"]
 
 
 @lru_cache(maxsize=None)
@@ -202,3 +204,21 @@ def permutation(name: str) -> Permutation:
             raise ValueError(f"name: the factory registered as {name!r} built {perm.name!r}")
         _BUILT[name] = perm
     return _BUILT[name]
+
+
+def permutations_per_second(perm: Permutation | str, states: int = 1 << 14, repeats: int = 3,
+                            seed: int = 0) -> float:
+    """The model's speed: ``states`` random canonical states permuted in one call, best of ``repeats``
+    (a benchmark figure for docs/performance.md, not a target the model must meet)."""
+    if isinstance(perm, str):
+        perm = permutation(perm)
+    if states < 1 or repeats < 1:
+        raise ValueError(f"states, repeats: must be at least 1, got {states}, {repeats}")
+    rng = np.random.default_rng(seed)
+    batch = (rng.integers(0, perm.field.p, size=(states, perm.width), dtype=np.uint64)).astype(perm.field.dtype)
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        perm.permute(batch)
+        best = min(best, time.perf_counter() - t0)
+    return states / best

@@ -43,7 +43,8 @@ from the constants (:func:`general_diagonal_entries`), not asserted.
 
 Inside, states travel as a (width, n) uint64 array (element-major, so element 0 of every state is one
 contiguous row for the internal rounds). The 31-bit fields add lazily and reduce with one remainder per
-layer (sums stay far below 2^64); Goldilocks uses :meth:`Field.vadd` / :meth:`Field.vmul`.
+layer (sums stay far below 2^64; the remainder is a - (a // p) p, whose scalar division numpy does by
+multiply and shift); Goldilocks uses :meth:`Field.vadd` / :meth:`Field.vmul`.
 """
 
 from __future__ import annotations
@@ -81,6 +82,15 @@ def general_diagonal_entries(field: Field, diag) -> int:
     return sum(1 for v in diag if int(v) % field.p not in cheap)
 
 
+def _reduce31(a: np.ndarray, p: np.uint64) -> np.ndarray:
+    """a mod p in place, for a 31-bit p: numpy divides by a scalar with a multiply-shift (libdivide), several
+    times faster than its remainder, which divides."""
+    q = a // p
+    q *= p
+    a -= q
+    return a
+
+
 class Poseidon2(Permutation):
     """One of Plonky3's default Poseidon2 permutations (see the module docstring)."""
 
@@ -116,7 +126,7 @@ class Poseidon2(Permutation):
             p = self._p
 
             def mul(a, b):
-                return a * b % p                    # both below 2^32: the product fits in 64 bits
+                return _reduce31(a * b, p)          # both below 2^32: the product fits in 64 bits
         x2 = mul(x, x)
         x3 = mul(x2, x)
         if self.structure.sbox_degree == 3:
@@ -150,7 +160,7 @@ class Poseidon2(Permutation):
             sums = add(sums, y[k])
         out = add(y, sums[None])
         if not self._wide:
-            out %= self._p                          # lazily summed: below 7 (chunks + 1) p < 2^40
+            out = _reduce31(out, self._p)           # lazily summed: below 7 (chunks + 1) p < 2^40
         return out.reshape(self.width, n)
 
     def _internal_linear(self, x: np.ndarray) -> np.ndarray:
@@ -162,7 +172,9 @@ class Poseidon2(Permutation):
                 total = vadd(total, x[i])
             return vadd(self.field.vmul(x, self._diag), total[None])
         total = x.sum(axis=0, dtype=np.uint64)      # below 24 p < 2^36
-        return (x * self._diag + total[None]) % self._p   # V_i x_i < 2^62
+        y = x * self._diag                          # V_i x_i < 2^62
+        y += total[None]
+        return _reduce31(y, self._p)
 
     def _external_round(self, x: np.ndarray, rc: np.ndarray) -> np.ndarray:
         return self._external_linear(self._sbox(self._add_constants(x, rc)))
