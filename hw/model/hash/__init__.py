@@ -11,3 +11,5 @@ __all__ = ["PERMUTATIONS", "Permutation", "RoundStructure", "permutation", "regi
 
 # Each hash module registers its names at import.
 from . import poseidon2  # noqa: E402,F401  (registers poseidon2-*)
+from . import poseidon  # noqa: E402,F401  (registers poseidon-goldilocks-12)
+from . import rescue  # noqa: E402,F401  (registers rp64-256)
