@@ -4,7 +4,7 @@ addition-chain S-box cost, and the interface every registered permutation keeps 
 import numpy as np
 import pytest
 
-from nantucket.hw.model.field import BABYBEAR
+from nantucket.hw.model.field import BABYBEAR, GOLDILOCKS
 from nantucket.hw.model.hash import PERMUTATIONS, Permutation, RoundStructure, permutation, register
 from nantucket.hw.model.hash.permutation import addition_chain_length, permutations_per_second
 
@@ -80,8 +80,17 @@ def test_base_class_conversions():
     assert t.permute((1, 2, 3, 4)).dtype == np.uint32
     assert t.permute(np.array([[1, 2, 3, 4]], dtype=np.int64)).tolist() == [[4, 3, 2, 1]]
     assert t.permute([[1, 2, 3, 4], [5, 6, 7, 8]]).shape == (2, 4)
-    for bad in ([1, 2, 3], [[1, 2, 3]], 7):
-        with pytest.raises((ValueError, TypeError)):
+    # values of 2^63 and more stay exact (numpy alone would make floats of [2^63, 1])
+    wide = _Reverse()
+    wide.field = GOLDILOCKS
+    assert wide.permute([GOLDILOCKS.p - 1, 2**63 + 1, 1, 0]).tolist() == [0, 1, 2**63 + 1, GOLDILOCKS.p - 1]
+    assert wide.permute([[GOLDILOCKS.p - 1, 0, 0, 1]]).dtype == np.uint64
+    for bad in ([1, 2, 3], [[1, 2, 3]], [[1, 2, 3, 4], [5]], [-1, 0, 0, 0], [2**64, 0, 0, 0],
+                [BABYBEAR.p, 0, 0, 0]):
+        with pytest.raises(ValueError):
+            t.permute(bad)
+    for bad in (7, [1.0, 2, 3, 4], [True, 0, 0, 0], ["1", 0, 0, 0], np.ones(4, dtype=np.float32)):
+        with pytest.raises(TypeError):
             t.permute(bad)
 
 

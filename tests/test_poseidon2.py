@@ -20,7 +20,8 @@ import pytest
 
 from nantucket.hw.model.field import BABYBEAR, GOLDILOCKS, KOALABEAR
 from nantucket.hw.model.hash import permutation
-from nantucket.hw.model.hash.poseidon2 import PLONKY3_COMMIT, PLONKY3_TAG, Poseidon2, general_diagonal_entries
+from nantucket.hw.model.hash.poseidon2 import (PLONKY3_COMMIT, PLONKY3_TAG, Poseidon2, general_diagonal_entries,
+                                               shift_add_form)
 from nantucket.hw.model.hash.poseidon2_constants import POSEIDON2_CONSTANTS
 
 _IN16 = [894848333, 1437655012, 1200606629, 1690012884, 71131202, 1749206695, 1717947831, 120589055, 19776022,
@@ -102,15 +103,17 @@ def _key(name):
     return field, int(width)
 
 
-def slow_poseidon2(name: str, state: list[int]) -> list[int]:
+def slow_poseidon2(name: str, state: list[int], diag=None) -> list[int]:
     """Poseidon2 straight from the definition: one state, Python ints, the 4N x 4N external matrix
-    circ(2 M4, M4, ..., M4) and the internal matrix 1 + diag(V) written out."""
+    circ(2 M4, M4, ..., M4) and the internal matrix 1 + diag(V) written out (V: Plonky3's documented one,
+    or ``diag``)."""
     field, width = _key(name)
     p = FIELDS[field].p
     c = POSEIDON2_CONSTANTS[(field, width)]
     d = c["sbox_degree"]
-    diag = [_rational(v) for v in DIAGONALS[(field, width)].split(",")]
-    diag = [v.numerator * pow(v.denominator, -1, p) % p for v in diag]
+    if diag is None:
+        diag = [_rational(v) for v in DIAGONALS[(field, width)].split(",")]
+        diag = [v.numerator * pow(v.denominator, -1, p) % p for v in diag]
 
     def external(x):
         out = []
@@ -229,15 +232,43 @@ def test_general_multiplies(name):
     assert perm.linear_multiplies == 0
 
 
+#: HorizenLabs' Goldilocks-8 internal diagonal, general field elements, as Plonky3 used it before v0.5.0:
+#: Plonky3 tag v0.4.2 (commit 0835481398d2b481bef0c6d0e8188b484ab9a636), goldilocks/src/poseidon2.rs,
+#: MATRIX_DIAG_8_GOLDILOCKS
+HORIZEN_DIAG_8 = [0xa98811a1fed4e3a5, 0x1cc48b54f377e2a0, 0xe40cd4f6c5609a26, 0x11de79ebca97a4a3,
+                  0x9177c73d8b7e929c, 0x2a6fe8085797e791, 0x3de6e93329f8d5ad, 0x3f7af9125da962fe]
+
+
 def test_general_diagonal_entries_counts_general_elements():
-    # Plonky3 before v0.5.0 used HorizenLabs' Goldilocks-8 diagonal (v0.4.2 MATRIX_DIAG_8_GOLDILOCKS[0..3]):
-    # general field elements, one general multiply each
-    horizen = [0xa98811a1fed4e3a5, 0x1cc48b54f377e2a0, 0xe40cd4f6c5609a26]
-    assert general_diagonal_entries(GOLDILOCKS, horizen) == 3
+    assert general_diagonal_entries(GOLDILOCKS, HORIZEN_DIAG_8) == 8
     p = GOLDILOCKS.p
     cheap = [1, 2, 3, p - 2, p - 3, (p + 1) // 2, 3 * pow(2, -5, p) % p, pow(2, -32, p), pow(2, 63, p)]
     assert general_diagonal_entries(GOLDILOCKS, cheap) == 0
     assert general_diagonal_entries(BABYBEAR, [5, 7, pow(2, -27, BABYBEAR.p)]) == 2
+
+
+def test_shift_add_form():
+    p = GOLDILOCKS.p
+    assert shift_add_form(GOLDILOCKS, p - 2) == (-1, 1, 1)
+    assert shift_add_form(GOLDILOCKS, 3) == (1, 3, 0)
+    assert shift_add_form(GOLDILOCKS, (p + 1) // 2) == (1, 1, -1)
+    assert shift_add_form(GOLDILOCKS, p - pow(2, -3, p)) == (-1, 1, -3)
+    assert shift_add_form(GOLDILOCKS, HORIZEN_DIAG_8[0]) is None
+    q = KOALABEAR.p
+    assert shift_add_form(KOALABEAR, pow(2, -24, q)) == (1, 1, -24)
+
+
+def test_a_general_diagonal_takes_general_multiplies_and_still_matches():
+    # the model's general-multiply path of the internal layer (no registered instance uses it since v0.5.0)
+    perm = Poseidon2("goldilocks", 8, diag=HORIZEN_DIAG_8)
+    assert perm.linear_multiplies == 22 * 8
+    assert perm.general_multiplies == (8 * 8 + 22) * 4 + 22 * 8
+    states = _edge_and_random_states("poseidon2-goldilocks-8", count=4, seed=11)
+    got = perm.permute(states)
+    for state, out in zip(states, got):
+        assert [int(v) for v in out] == slow_poseidon2("poseidon2-goldilocks-8", state, diag=HORIZEN_DIAG_8)
+    with pytest.raises(ValueError, match="diag"):
+        Poseidon2("goldilocks", 8, diag=HORIZEN_DIAG_8[:7])
 
 
 def test_pinned_reference():

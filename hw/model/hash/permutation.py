@@ -160,16 +160,31 @@ class Permutation(abc.ABC):
                 raise ValueError(f"states: negative value {int(states.min())}; field elements are 0 .. p-1")
             a = states.astype(np.uint64, copy=False)
         elif isinstance(states, (list, tuple)):
-            try:
-                a = np.asarray(states, dtype=np.uint64)   # nested lists too; ints up to 2^64 - 1
-            except (OverflowError, TypeError, ValueError) as exc:
-                raise ValueError(f"states: not a list of field elements 0 .. p-1 ({exc})") from None
+            a = self._from_lists(states)
         else:
             raise TypeError(f"states: expected an array or a list of ints, got {type(states).__name__}")
         if a.ndim == 0 or a.shape[-1] != self.width:
             raise ValueError(f"states: {self.name} permutes states of {self.width} elements, got shape {a.shape}")
         self.field.check_canonical(a, "states")
         return a
+
+    def _from_lists(self, states) -> np.ndarray:
+        """Nested lists/tuples of ints as uint64 (through object arrays: numpy would turn [2^63, 1] into
+        floats and [1.5] into 1)."""
+        try:
+            obj = np.asarray(states, dtype=object)
+        except ValueError as exc:
+            raise ValueError(f"states: not a rectangular list of states ({exc})") from None
+        flat = obj.reshape(-1).tolist()
+        for v in flat:
+            if isinstance(v, (list, tuple)):
+                raise ValueError("states: not a rectangular list of states (rows of different lengths)")
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise TypeError(f"states: expected field elements (ints), got {type(v).__name__} {v!r}")
+            if not 0 <= int(v) < 1 << 64:
+                raise ValueError(f"states: value {int(v)} is not a field element of {self.field.name} "
+                                 f"(0 .. {self.field.p - 1})")
+        return np.array([int(v) for v in flat], dtype=np.uint64).reshape(obj.shape)
 
     def __repr__(self) -> str:
         return f"<Permutation {self.name}: {self.field.name}, width {self.width}, {self.structure}>"

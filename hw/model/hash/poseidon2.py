@@ -42,9 +42,9 @@ from v0.5.0 it is the small/power-of-two vector above, so its internal layer add
 from the constants (:func:`general_diagonal_entries`), not asserted.
 
 Inside, states travel as a (width, n) uint64 array (element-major, so element 0 of every state is one
-contiguous row for the internal rounds). The 31-bit fields add lazily and reduce with one remainder per
-layer (sums stay far below 2^64; the remainder is a - (a // p) p, whose scalar division numpy does by
-multiply and shift); Goldilocks uses :meth:`Field.vadd` / :meth:`Field.vmul`.
+contiguous row for the internal rounds). The 31-bit fields add lazily and reduce once per product and once
+per linear layer (sums stay far below 2^64), by a - (a // p) p: numpy divides by a scalar with a multiply
+and shift, several times faster than its remainder. Goldilocks uses :meth:`Field.vadd` / :meth:`Field.vmul`.
 """
 
 from __future__ import annotations
@@ -57,29 +57,32 @@ from ..field import BABYBEAR, GOLDILOCKS, KOALABEAR, Field
 from .permutation import Permutation, RoundStructure, register
 from .poseidon2_constants import PLONKY3_COMMIT, PLONKY3_TAG, POSEIDON2_CONSTANTS
 
-__all__ = ["Poseidon2", "general_diagonal_entries", "NAMES", "PLONKY3_TAG", "PLONKY3_COMMIT"]
+__all__ = ["Poseidon2", "general_diagonal_entries", "shift_add_form", "NAMES", "PLONKY3_TAG", "PLONKY3_COMMIT"]
 
 _FIELDS = {"babybear": BABYBEAR, "koalabear": KOALABEAR, "goldilocks": GOLDILOCKS}
 #: every Poseidon2 permutation this module registers, by name -> (field name, width)
 NAMES = {f"poseidon2-{field}-{width}": (field, width) for field, width in POSEIDON2_CONSTANTS}
 
 
-def _cheap_constants(field: Field) -> frozenset[int]:
-    """Multipliers the gateware applies without a general multiplier: +-1 and +-3 times a power of two 2^e,
-    e from -field.width to field.width (negative e: modular halvings)."""
-    p, out = field.p, set()
+def shift_add_form(field: Field, value: int) -> tuple[int, int, int] | None:
+    """(sign, c, e) with value = sign * c * 2^e (mod p), c in (1, 3), |e| <= the field's width, smallest |e|
+    first: how the gateware multiplies by ``value`` with adds, shifts and modular halvings (e < 0). None when
+    ``value`` is none of these: it needs a general multiplier."""
+    p = field.p
+    value %= p
     inv2 = pow(2, -1, p)
-    for e in range(field.width + 1):
-        for base in (pow(2, e, p), pow(inv2, e, p)):
+    for k in range(field.width + 1):
+        for e, base in ((k, pow(2, k, p)), (-k, pow(inv2, k, p))):
             for c in (1, 3):
-                out.update({c * base % p, -c * base % p})
-    return frozenset(out)
+                for sign in (1, -1):
+                    if sign * c * base % p == value:
+                        return sign, c, e
+    return None
 
 
 def general_diagonal_entries(field: Field, diag) -> int:
     """How many entries of an internal diagonal V need a general multiplier (not +-1 or +-3 times 2^e)."""
-    cheap = _cheap_constants(field)
-    return sum(1 for v in diag if int(v) % field.p not in cheap)
+    return sum(1 for v in diag if shift_add_form(field, int(v)) is None)
 
 
 def _reduce31(a: np.ndarray, p: np.uint64) -> np.ndarray:
@@ -91,10 +94,19 @@ def _reduce31(a: np.ndarray, p: np.uint64) -> np.ndarray:
     return a
 
 
-class Poseidon2(Permutation):
-    """One of Plonky3's default Poseidon2 permutations (see the module docstring)."""
+def _halve(x: np.ndarray, half: np.uint64) -> np.ndarray:
+    """x / 2 mod p for canonical x: x >> 1, plus (p + 1) / 2 when x is odd ((x + p) / 2 without overflow)."""
+    return (x >> np.uint64(1)) + (x & np.uint64(1)) * half
 
-    def __init__(self, field: str, width: int):
+
+class Poseidon2(Permutation):
+    """One of Plonky3's default Poseidon2 permutations (see the module docstring).
+
+    ``diag`` replaces the internal diagonal V (canonical values, ``width`` of them), for instances that
+    differ only there, such as Plonky3's Goldilocks before v0.5.0 (HorizenLabs' general V); the registry's
+    permutations use Plonky3's own."""
+
+    def __init__(self, field: str, width: int, diag=None):
         if (field, width) not in POSEIDON2_CONSTANTS:
             valid = ", ".join(f"{f}-{w}" for f, w in POSEIDON2_CONSTANTS)
             raise ValueError(f"field, width: no Poseidon2 instance {field}-{width} (valid: {valid})")
@@ -107,14 +119,19 @@ class Poseidon2(Permutation):
                                         sbox_degree=c["sbox_degree"])
         if len(c["external_initial"]) != half or len(c["external_terminal"]) != half:
             raise ValueError(f"{self.name}: the constants module's external rounds do not split {half} + {half}")
-        self.linear_multiplies = c["partial_rounds"] * general_diagonal_entries(self.field, c["diag"])
+        diag = tuple(c["diag"]) if diag is None else tuple(int(v) for v in diag)
+        if len(diag) != width or not all(0 <= v < self.field.p for v in diag):
+            raise ValueError(f"diag: expected {width} canonical {self.field.name} elements, got {len(diag)}")
+        self.linear_multiplies = c["partial_rounds"] * general_diagonal_entries(self.field, diag)
         col = (slice(None), None)                  # constants as (width, 1) columns against (width, n) states
         self._initial = [np.array(r, dtype=np.uint64)[col] for r in c["external_initial"]]
         self._terminal = [np.array(r, dtype=np.uint64)[col] for r in c["external_terminal"]]
         self._internal = np.array(c["internal"], dtype=np.uint64)
-        self._diag = np.array(c["diag"], dtype=np.uint64)[col]
+        self._diag = np.array(diag, dtype=np.uint64)[col]
+        self._diag_forms = [shift_add_form(self.field, v) for v in diag]
         self._wide = self.field.width == 64
         self._p = np.uint64(self.field.p)
+        self._half = np.uint64((self.field.p + 1) // 2)
 
     # -- layers on (width, n) uint64 arrays of canonical values ----------------------------------
 
@@ -166,15 +183,35 @@ class Poseidon2(Permutation):
     def _internal_linear(self, x: np.ndarray) -> np.ndarray:
         """(1 + diag(V)) x: y_i = sum(x) + V_i x_i."""
         if self._wide:
-            vadd = self.field.vadd
-            total = x[0]
-            for i in range(1, self.width):
-                total = vadd(total, x[i])
-            return vadd(self.field.vmul(x, self._diag), total[None])
+            return self._internal_linear_shift_add(x)
         total = x.sum(axis=0, dtype=np.uint64)      # below 24 p < 2^36
         y = x * self._diag                          # V_i x_i < 2^62
         y += total[None]
         return _reduce31(y, self._p)
+
+    def _internal_linear_shift_add(self, x: np.ndarray) -> np.ndarray:
+        """The internal layer as the gateware does it for Goldilocks: V_i x_i by doublings, halvings and a
+        subtraction where V_i has that form, a general multiply only where it has not (a 64-bit product costs
+        the model some 25 array passes, a halving 4)."""
+        f = self.field
+        total = x[0]
+        for i in range(1, self.width):
+            total = f.vadd(total, x[i])
+        out = np.empty_like(x)
+        for i, form in enumerate(self._diag_forms):
+            if form is None:
+                out[i] = f.vadd(total, f.vmul(x[i], self._diag[i]))
+                continue
+            sign, c, e = form
+            y = x[i]
+            if c == 3:
+                y = f.vadd(f.vadd(y, y), y)
+            for _ in range(e):
+                y = f.vadd(y, y)
+            for _ in range(-e):
+                y = _halve(y, self._half)
+            out[i] = f.vadd(total, y) if sign > 0 else f.vsub(total, y)
+        return out
 
     def _external_round(self, x: np.ndarray, rc: np.ndarray) -> np.ndarray:
         return self._external_linear(self._sbox(self._add_constants(x, rc)))
