@@ -1,5 +1,5 @@
-"""nantucket: NTTs over Goldilocks (p = 2^64 - 2^32 + 1) on the nantucket accelerator, and over every
-field of :data:`FIELD_NAMES` (goldilocks, goldilocks-plonky2, babybear, koalabear) on the golden model.
+"""nantucket: NTTs over every field of :data:`FIELD_NAMES` (goldilocks, goldilocks-plonky2, babybear,
+koalabear) on the nantucket accelerator (one kernel build per field) or on the golden model.
 
     import numpy as np, nantucket
     x = np.arange(8, dtype=np.uint64)

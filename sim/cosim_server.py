@@ -2,7 +2,8 @@
 
 One cocotb test that connects to the host's socket and executes its commands against
 sim.kernel_harness.KernelHarness with the build's clocks (BuildParams.dma_mhz on ap_clk, the DMA, and
-ntt_mhz on ap_clk_2, the NTT engine: 450 and 464 MHz by default). AXI4-Lite goes through cocotbext-axi's AxiLiteMaster, like XRT's register writes.
+ntt_mhz on ap_clk_2, the NTT engine; their defaults are hw/model/params.py's). AXI4-Lite goes through
+cocotbext-axi's AxiLiteMaster, like XRT's register writes.
 """
 
 import socket

@@ -51,7 +51,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PLATFORM = "xilinx_u55n_gen3x4_xdma_2_202110_1"
 TARGETS = ("hw", "hw_emu")
 #: Clock 1 (ap_clk_2, the NTT engine) is requested at 500 MHz; v++ scales it down to what timing
-#: closes at (the reference closed at 464 MHz, the figure BuildParams.ntt_mhz projects with).
+#: closes at (the reference closed at 464 MHz). The projections use BuildParams.ntt_mhz instead: the
+#: clock the open-flow timing estimate supports.
 NTT_CLOCK_REQUEST_MHZ = 500
 #: The known intermittent Vitis 2022.1 link failure; the workaround is to run the build again.
 HADA_ERROR = "HADAFileSet::getSrcOptions() : NULL pointer"

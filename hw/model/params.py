@@ -87,9 +87,10 @@ class BuildParams:
         return self.dma_mhz if domain == "dma" else self.ntt_mhz
 
     def clock_note(self) -> str:
-        """Both clocks and where each comes from, for a report's projected time: "464 MHz NTT (every
-        ntt-domain block fits it by the open-flow timing estimate, ...) / 450 MHz DMA (the HBM ports'
-        limit)"; a clock other than the default is "set for this build"."""
+        """Both clocks and where each comes from, for a report's projected time: "<ntt_mhz> MHz NTT (the
+        clock the open-flow timing estimate supports for every ntt-domain block, ...) / <dma_mhz> MHz DMA
+        (the HBM ports' limit)", the sources from CLOCK_SOURCES; a clock other than the default is "set for
+        this build"."""
         def one(domain: str, default: float) -> str:
             mhz = self.clock_mhz(domain)
             return (f"{mhz:g} MHz {domain.upper()} "

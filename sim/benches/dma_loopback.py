@@ -1,6 +1,6 @@
 """cocotb bench for sim.hbm.DmaLoopback: the DMA engine with the in-design HBM models and a loopback FIFO in
-place of the NTT engine, both passes, at the build's clocks (BuildParams.dma_mhz and ntt_mhz: 450 and 464 MHz
-by default).
+place of the NTT engine, both passes, at the build's clocks (BuildParams.dma_mhz and ntt_mhz; their defaults
+are hw/model/params.py's).
 
 Every test runs transforms of several sizes back to back without a reset in between: the build's largest,
 then half of the smaller ones in a shuffled order and one of them again, as batches of 2, 3 and 1
