@@ -74,12 +74,12 @@ test-full: $(STAMP)
 # The constrained-random kernel regression at length (sim/regression.py; its time per run in docs/).
 N ?= 5000
 soak: $(STAMP)
-	$(PY) scripts/soak.py $(N) --seed $(SEED)
+	$(PY) -m nantucket.tools.soak $(N) --seed $(SEED)
 
 # Verilator line and toggle coverage of hw/ under the kernel and block benches (small builds):
 # the figure on stdout, docs/coverage.md for the detail, build/coverage/pytest.log for the runs.
 coverage: $(STAMP)
-	$(PY) scripts/coverage.py
+	$(PY) -m nantucket.tools.coverage
 
 points: $(STAMP)
 	@mkdir -p $(RUN_DIR)
@@ -100,47 +100,47 @@ sim: BACKEND = sim
 sim: run
 
 sim-full: $(STAMP)
-	$(PY) scripts/sim_full.py $(if $(LANES),--lanes $(LANES)) $(if $(LOG_CORE),--log-core $(LOG_CORE)) $(if $(CHANNELS),--channels $(CHANNELS)) $(if $(filter command line,$(origin LOG_N)),--log-n $(LOG_N)) $(if $(FIELD),--field $(FIELD))
+	$(PY) -m nantucket.tools.sim_full $(if $(LANES),--lanes $(LANES)) $(if $(LOG_CORE),--log-core $(LOG_CORE)) $(if $(CHANNELS),--channels $(CHANNELS)) $(if $(filter command line,$(origin LOG_N)),--log-n $(LOG_N)) $(if $(FIELD),--field $(FIELD))
 
 # Every run-time size of the default build through the kernel RTL (about 15 min): docs/performance.md and
 # docs/img/sizes.svg. SIZES=8-20 for fewer.
 bench-sizes: $(STAMP)
-	$(PY) scripts/bench_sizes.py $(if $(SIZES),--sizes $(SIZES)) --field $(FIELD)
+	$(PY) -m nantucket.tools.bench_sizes $(if $(SIZES),--sizes $(SIZES)) --field $(FIELD)
 
 bench-transforms: $(STAMP)
-	$(PY) scripts/bench_transforms.py $(if $(SIZES),--sizes $(SIZES))
+	$(PY) -m nantucket.tools.bench_transforms $(if $(SIZES),--sizes $(SIZES))
 
 bench-chain: $(STAMP)
-	$(PY) scripts/bench_chain.py
+	$(PY) -m nantucket.tools.bench_chain
 
 # The kernel comes out as the xclbin packages it: build/rtl/nantucket.v, top module nantucket.
 rtl: $(STAMP)
 	@mkdir -p $(BUILD)/rtl
 ifeq ($(COMPONENT),kernel)
-	$(PY) scripts/vitis_build.py --rtl $(BUILD)/rtl/nantucket.v $(ARGS)
+	$(PY) -m nantucket.tools.vitis_build --rtl $(BUILD)/rtl/nantucket.v $(ARGS)
 else
 	$(NANTUCKET) rtl --component $(COMPONENT) $(ARGS) -o $(BUILD)/rtl/$(COMPONENT).v
 endif
 
 diagrams: $(STAMP)
-	$(PY) scripts/draw_diagrams.py
-	$(PY) scripts/regmap_doc.py
+	$(PY) -m nantucket.tools.draw_diagrams
+	$(PY) -m nantucket.tools.regmap_doc
 
 check-crossings: $(STAMP)
-	$(PY) scripts/check_crossings.py
+	$(PY) -m nantucket.tools.check_crossings
 
 synth: $(STAMP)
 	$(NANTUCKET) synth --component $(COMPONENT) $(ARGS)
 
 bench: $(STAMP)
-	$(PY) scripts/bench_model.py
-	$(PY) scripts/bench_arith.py
-	$(PY) scripts/bench_lane.py
-	$(PY) scripts/bench_xrt_host.py
-	$(PY) scripts/bench_dma.py
-	$(PY) scripts/bench_sizes.py
-	$(PY) scripts/bench_transforms.py
-	$(PY) scripts/bench_chain.py
+	$(PY) -m nantucket.tools.bench_model
+	$(PY) -m nantucket.tools.bench_arith
+	$(PY) -m nantucket.tools.bench_lane
+	$(PY) -m nantucket.tools.bench_xrt_host
+	$(PY) -m nantucket.tools.bench_dma
+	$(PY) -m nantucket.tools.bench_sizes
+	$(PY) -m nantucket.tools.bench_transforms
+	$(PY) -m nantucket.tools.bench_chain
 
 clean:
 	@if [ -d $(BUILD) ]; then find $(BUILD) -mindepth 1 -maxdepth 1 $(foreach d,$(VITIS_DIRS),! -name $(d)) \

@@ -24,8 +24,7 @@ from pathlib import Path
 
 from amaranth.hdl import UnusedElaboratable
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from perfdoc import update_section  # noqa: E402
+from nantucket.tools.perfdoc import update_section  # noqa: E402
 
 from nantucket.hw.engine import NttEngine  # noqa: E402
 from nantucket.hw.flow.synth import RESOURCE_KEYS, synthesize  # noqa: E402

@@ -18,12 +18,10 @@ import argparse
 import os
 import sys
 import warnings
-from pathlib import Path
 
 os.environ.setdefault("NANTUCKET_SIM_OPT", "-O2")       # long runs: compile for speed
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from perfdoc import StepProgress, parse_list, update_section  # noqa: E402
+from nantucket.tools.perfdoc import StepProgress, parse_list, update_section  # noqa: E402
 
 import numpy as np  # noqa: E402
 from amaranth.hdl import UnusedElaboratable  # noqa: E402

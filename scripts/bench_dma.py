@@ -19,10 +19,8 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from perfdoc import update_section  # noqa: E402
+from nantucket.tools.perfdoc import update_section  # noqa: E402
 
 from nantucket.hw.model.layout import BEAT_BYTES, HbmLayout  # noqa: E402
 from nantucket.hw.model.params import BuildParams  # noqa: E402

@@ -14,10 +14,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from perfdoc import update_section  # noqa: E402
+from nantucket.tools.perfdoc import checkout, update_section  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+#: the children run in the checkout (or, installed without one, in the current folder)
+ROOT = checkout()
 PY = sys.executable
 
 CHILD_NTT = """

@@ -24,17 +24,15 @@ import argparse
 import platform
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from nantucket.host import hbm_io  # noqa: E402
 from nantucket.host.api.checks import Shape  # noqa: E402
 from nantucket.hw.model.layout import HbmLayout  # noqa: E402
 from nantucket.hw.model.params import BuildParams  # noqa: E402
-from perfdoc import update_section  # noqa: E402
+from nantucket.tools.perfdoc import update_section  # noqa: E402
 
 
 def best(fn, repeat: int) -> float:

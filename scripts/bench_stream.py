@@ -26,8 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from perfdoc import update_section  # noqa: E402
+from nantucket.tools.perfdoc import update_section  # noqa: E402
 
 import nantucket  # noqa: E402
 from nantucket.hw.model.params import BuildParams  # noqa: E402

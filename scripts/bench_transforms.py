@@ -18,12 +18,10 @@ import os
 import sys
 import time
 import warnings
-from pathlib import Path
 
 os.environ.setdefault("NANTUCKET_SIM_OPT", "-O2")       # long runs: compile for speed
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from perfdoc import StepProgress, parse_list, update_section  # noqa: E402
+from nantucket.tools.perfdoc import StepProgress, parse_list, update_section  # noqa: E402
 
 import numpy as np  # noqa: E402
 from amaranth.hdl import UnusedElaboratable  # noqa: E402
@@ -134,8 +132,8 @@ def main(argv=None):
                 "added once to the first coset pass. Small sizes move by a few hundred cycles from run to run "
                 "with HBM refresh (its windows fall at fixed times), so compare the modes at 2^16 and up.", "",
                 f"Batches, B transforms of N points in one kernel call (B x N = 2^{args.batch_points}):", "", *t2]
-        update_section("transforms", "\n".join(body))
-        print(f"[{progress.elapsed():7.1f} s] wrote docs/performance.md", file=sys.stderr)
+        if update_section("transforms", "\n".join(body)) is not None:
+            print(f"[{progress.elapsed():7.1f} s] wrote docs/performance.md", file=sys.stderr)
     return 1 if failed else 0
 
 

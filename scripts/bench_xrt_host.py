@@ -30,7 +30,6 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import nantucket  # noqa: E402
 from nantucket.host.api import checks as C  # noqa: E402
@@ -39,7 +38,7 @@ from nantucket.hw.model import field as F  # noqa: E402
 from nantucket.hw.model import ntt as ntt_model  # noqa: E402
 from nantucket.hw.model.layout import HbmLayout  # noqa: E402
 from nantucket.hw.model.params import BuildParams  # noqa: E402
-from perfdoc import update_section  # noqa: E402
+from nantucket.tools.perfdoc import update_section  # noqa: E402
 from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin  # noqa: E402
 
 

@@ -42,7 +42,10 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from nantucket.tools.perfdoc import checkout  # noqa: E402
+
+#: the checkout whose tests run and whose hw/ lines are counted (None installed without one: nothing to run)
+REPO = checkout()
 
 #: What runs: the kernel end to end (the host's driver against the RTL on the simulated card, with
 #: stalls, refresh and AXI error responses) in its 4-lane build, and one or two small builds of each
@@ -520,7 +523,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="scripts/coverage.py", description=__doc__.split("\n")[0])
     ap.add_argument("--tests", nargs="+", default=list(SELECTION), metavar="NODE",
                     help="pytest files or node ids (default: the kernel and the block benches)")
-    ap.add_argument("--doc", type=Path, default=REPO / "docs" / "coverage.md", help="report to write")
+    ap.add_argument("--doc", type=Path, default=REPO / "docs" / "coverage.md" if REPO else None,
+                    help="report to write (default docs/coverage.md)")
     ap.add_argument("--workers", type=int, default=2, help="pytest-xdist workers (1: none)")
     ap.add_argument("--marker", default="not full", help="pytest -m expression")
     ap.add_argument("--keyword", default=KEYWORD, help="pytest -k expression")
@@ -529,6 +533,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.workers < 1:
         ap.error(f"--workers: expected at least 1, got {args.workers}")
+    if REPO is None:
+        print("coverage: runs a nantucket checkout's tests/ and maps its hw/ lines; installed without a "
+              "checkout there are none (run it as `make coverage` in a checkout)", file=sys.stderr)
+        return 2
 
     from nantucket.hw.flow.build_root import writable_build_base
     work = writable_build_base() / "coverage"

@@ -20,8 +20,10 @@ from nantucket.hw.dma.engine import READ_FIFO_BEATS, WRITE_FIFO_BEATS
 from nantucket.hw.model.layout import HbmLayout, points_per_beat
 from nantucket.hw.model.params import DEFAULT, BuildParams
 from nantucket.hw.model.schedule import first_half_stages
+from nantucket.tools.perfdoc import doc_path
 
-ROOT = Path(__file__).resolve().parent.parent
+#: docs/img of the checkout (None installed without one: --out is then required)
+IMG = doc_path("docs/img")
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
 
 DMA_FILL, DMA_EDGE = "#e6effa", "#4a78b5"
@@ -304,11 +306,16 @@ def write_diagrams(out_dir: Path, params: BuildParams = DEFAULT) -> list[Path]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "img", help="output directory (docs/img)")
+    ap.add_argument("--out", type=Path, default=IMG, help="output directory (default docs/img; required "
+                    "installed without a checkout)")
     ap.add_argument("--lanes", type=int, default=DEFAULT.lanes)
     ap.add_argument("--log-core", type=int, default=DEFAULT.log_core)
     ap.add_argument("--channels", type=int, default=DEFAULT.channels)
     args = ap.parse_args(argv)
+    if args.out is None:
+        print("draw_diagrams: --out DIR: installed without a checkout there is no docs/img to draw into",
+              file=sys.stderr)
+        return 2
     try:
         params = BuildParams(lanes=args.lanes, log_core=args.log_core, channels=args.channels)
         HbmLayout(params)

@@ -23,10 +23,8 @@ import argparse
 import datetime
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from perfdoc import parse_list, update_section  # noqa: E402
+from nantucket.tools.perfdoc import parse_list, update_section  # noqa: E402
 
 import numpy as np  # noqa: E402
 

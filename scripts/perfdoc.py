@@ -1,7 +1,12 @@
 """Update one section of docs/performance.md, leaving every other section alone; and the small helpers
-the benchmark scripts share (size lists on the command line, a step progress line).
+the tools share (the checkout's docs/, size lists on the command line, a step progress line).
 
 Sections are delimited by ``<!-- begin NAME -->`` / ``<!-- end NAME -->``; a missing section is appended.
+
+Where the tools write: the checkout they run from (an editable install, ``make setup``), found by
+:func:`checkout` the way the build folder is (hw/flow/build_root.py). Installed without one (a wheel, or
+``pip install .``) there is no docs/ to update: :data:`DOC` and :func:`doc_path` are None, and
+:func:`update_section` prints the section, markers included, on stdout instead of writing a file.
 """
 
 import re
@@ -9,16 +14,41 @@ import sys
 import time
 from pathlib import Path
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "performance.md"
+from nantucket.hw.flow.build_root import checkout_root
 
 
-def update_section(name: str, body: str, doc: Path = DOC) -> None:
+def checkout() -> Path | None:
+    """The repository these tools run from (the folder holding scripts/, docs/ and the project's
+    pyproject.toml), or None when they are installed without one."""
+    return checkout_root(Path(__file__).resolve().parent.parent)
+
+
+def doc_path(rel: str) -> Path | None:
+    """``rel`` (``"docs/build.md"``) in the checkout, or None when there is no checkout to write into."""
+    root = checkout()
+    return root / rel if root is not None else None
+
+
+#: docs/performance.md of the checkout; None installed without one
+DOC = doc_path("docs/performance.md")
+
+
+def update_section(name: str, body: str, doc: Path | None = DOC) -> Path | None:
+    """Write section ``name`` of ``doc``; returns ``doc``. With no ``doc`` (installed without a checkout,
+    and no path given) the section goes to stdout, markers included, no file is written, and the return
+    is None: a tool says "wrote X" only when it did."""
     begin, end = f"<!-- begin {name} -->", f"<!-- end {name} -->"
     block = f"{begin}\n{body.rstrip()}\n{end}"
+    if doc is None:
+        print(block, flush=True)
+        print(f"(no docs/performance.md: installed without a checkout; section {name!r} printed above, "
+              "nothing written)", file=sys.stderr, flush=True)
+        return None
     text = doc.read_text() if doc.exists() else "# Measured performance\n"
     pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
     text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
     doc.write_text(text)
+    return doc
 
 
 def parse_list(text: str) -> list[int]:

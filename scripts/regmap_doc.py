@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
 """Write the register map table of docs/build.md from hw/model/regmap.py (the default build).
 
-    .venv/bin/python scripts/regmap_doc.py          # also run by `make diagrams`
+    .venv/bin/python -m nantucket.tools.regmap_doc [--doc PATH]    # also run by `make diagrams`
 
 Only the text between ``<!-- begin regmap ... -->`` and ``<!-- end regmap -->`` changes;
-tests/test_regmap.py fails when the committed table differs from what this writes.
+tests/test_regmap.py fails when the committed table differs from what this writes. Installed without a
+checkout (no docs/build.md) and given no ``--doc``, it prints the block on stdout and writes nothing.
 """
 
+import argparse
 import re
 import sys
 from pathlib import Path
 
 from nantucket.hw.model.params import DEFAULT
 from nantucket.hw.model.regmap import RegisterMap
+from nantucket.tools.perfdoc import doc_path
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "build.md"
+#: docs/build.md of the checkout (None installed without one)
+DOC = doc_path("docs/build.md")
 BEGIN = "<!-- begin regmap (scripts/regmap_doc.py) -->"
 END = "<!-- end regmap -->"
 
@@ -34,6 +38,21 @@ def update(doc: Path = DOC) -> None:
     doc.write_text(pattern.sub(lambda _: section(), text))
 
 
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m nantucket.tools.regmap_doc", description=__doc__.splitlines()[0])
+    ap.add_argument("--doc", type=Path, default=DOC, help="the Markdown file holding the block (default docs/build.md; "
+                    "installed without a checkout: none, the block goes to stdout)")
+    args = ap.parse_args(argv)
+    if args.doc is None:
+        print(section())
+        return 0
+    try:
+        update(args.doc)
+    except OSError as e:
+        print(f"regmap_doc: --doc {args.doc}: {e.strerror}", file=sys.stderr)
+        return 2
+    return 0
+
+
 if __name__ == "__main__":
-    update()
-    sys.exit(0)
+    sys.exit(main())

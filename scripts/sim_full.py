@@ -15,12 +15,10 @@ import resource
 import sys
 import time
 import warnings
-from pathlib import Path
 
 os.environ.setdefault("NANTUCKET_SIM_OPT", "-O2")       # long run: compile for speed
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from perfdoc import update_section  # noqa: E402
+from nantucket.tools.perfdoc import update_section  # noqa: E402
 
 import numpy as np  # noqa: E402
 from amaranth.hdl import UnusedElaboratable  # noqa: E402

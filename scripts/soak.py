@@ -15,8 +15,7 @@ import sys
 import warnings
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from perfdoc import StepProgress  # noqa: E402
+from nantucket.tools.perfdoc import StepProgress  # noqa: E402
 
 from amaranth.hdl import UnusedElaboratable  # noqa: E402
 

@@ -29,10 +29,10 @@ VITIS_BUILD_ARGS = --target $(TARGET) --platform $(PLATFORM) --field $(FIELD) $(
 .PHONY: build build-inputs clean-build clean-xclbin
 
 build:
-	$(VITIS_PYTHON) scripts/vitis_build.py $(VITIS_BUILD_ARGS)
+	$(VITIS_PYTHON) -m nantucket.tools.vitis_build $(VITIS_BUILD_ARGS)
 
 build-inputs:
-	$(VITIS_PYTHON) scripts/vitis_build.py $(VITIS_BUILD_ARGS) --inputs-only
+	$(VITIS_PYTHON) -m nantucket.tools.vitis_build $(VITIS_BUILD_ARGS) --inputs-only
 
 clean-build:
 	rm -rf $(VITIS_OUT)

@@ -1,14 +1,7 @@
 """The benches' progress (scripts/perfdoc.py's StepProgress, with bench_sizes' weights): the ETA printed
 after the small sizes is the right order of magnitude."""
-import importlib.util
-import sys
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("bench_sizes", REPO / "scripts" / "bench_sizes.py")
-B = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(B)
-StepProgress = sys.modules["perfdoc"].StepProgress
+from nantucket.tools import bench_sizes as B
+from nantucket.tools.perfdoc import StepProgress
 
 
 def run_seconds(n: int) -> float:

@@ -1,14 +1,10 @@
 """scripts/coverage.py: merging coverage.dat files and mapping Verilog lines back to hw/ source lines."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("coverage_script", REPO / "scripts" / "coverage.py")
-C = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(C)
+from nantucket.tools import coverage as C
 
 
 def _point(line, page, count, span=None, o="block", toggle_of=None):

@@ -189,11 +189,11 @@ def test_kernel_constraint_names_exist(kernel):
 
 
 def test_check_crossings_script_reports_ok(tmp_path):
-    r = subprocess.run([sys.executable, str(REPO / "scripts" / "check_crossings.py"), "--workdir",
+    r = subprocess.run([sys.executable, "-m", "nantucket.tools.check_crossings", "--workdir",
                         str(tmp_path)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.rstrip().endswith("CROSSINGS OK")
-    bad = subprocess.run([sys.executable, str(REPO / "scripts" / "check_crossings.py"), "--lanes", "3"],
+    bad = subprocess.run([sys.executable, "-m", "nantucket.tools.check_crossings", "--lanes", "3"],
                          capture_output=True, text=True, timeout=600)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
 

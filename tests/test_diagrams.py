@@ -13,12 +13,11 @@ from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import DEFAULT, BuildParams
 
 REPO = Path(__file__).resolve().parent.parent
-SCRIPT = REPO / "scripts" / "draw_diagrams.py"
 SVG = "{http://www.w3.org/2000/svg}"
 
 
 def _draw(out: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), "--out", str(out), *args], cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "nantucket.tools.draw_diagrams", "--out", str(out), *args], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
 
 

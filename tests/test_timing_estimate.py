@@ -1,14 +1,8 @@
 """scripts/timing_estimate.py: reading Yosys' sta/ltp reports and writing only its own doc section."""
 
-import importlib.util
-
 import pytest
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("timing_estimate", REPO / "scripts" / "timing_estimate.py")
-T = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(T)
+from nantucket.tools import timing_estimate as T
 
 # The shapes of Yosys 0.5x output (sta: endpoint first; ltp: startpoint first).
 STA = """

@@ -220,7 +220,7 @@ def test_kernel_rtl_is_consistent():
 def _driver(args, env_path, tmp_path, extra_env=None):
     env = dict(os.environ, PATH=str(env_path), PLATFORM_REPO_PATHS=str(tmp_path / "platforms"))
     env.update(extra_env or {})
-    return subprocess.run([sys.executable, str(REPO / "scripts" / "vitis_build.py"), *args],
+    return subprocess.run([sys.executable, "-m", "nantucket.tools.vitis_build", *args],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
 
 
@@ -404,7 +404,7 @@ def test_make_run_uses_the_built_xclbin():
 
 
 def test_make_rtl_emits_the_packaged_top(tmp_path):
-    assert "scripts/vitis_build.py --rtl build/rtl/nantucket.v" in _make("-n", "rtl").stdout
+    assert "-m nantucket.tools.vitis_build --rtl build/rtl/nantucket.v" in _make("-n", "rtl").stdout
     out = tmp_path / "rtl" / "nantucket.v"
     r = _driver(["--rtl", str(out), "--lanes", "4", "--log-core", "4", "--channels", "2"], "/usr/bin:/bin",
                 tmp_path)
