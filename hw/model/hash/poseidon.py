@@ -27,7 +27,8 @@ fast             (8 x 12 + 22) x 4    11 x 11 + 22 x (11 + 11) = 605     1,077
 
 :attr:`Permutation.general_multiplies` is the plain form's (472): the form a gateware core would build,
 since its small MDS costs adds where the fast form's constants are full field elements. The fast form's
-count is :attr:`PoseidonGoldilocks.fast_general_multiplies` (counted from the constants' shapes).
+count is :attr:`PoseidonGoldilocks.fast_general_multiplies` (counted from the constants' shapes, every
+one of the 605 taken as general: only the last round's 11 v entries are below 2^8, 22 in all below 2^16).
 
 :func:`small_matrix_apply` is the MDS multiply for any matrix of small non-negative integers (Rescue's
 too): each state element is split into 32-bit halves, both halves multiplied by the matrix in uint64
