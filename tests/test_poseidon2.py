@@ -216,8 +216,8 @@ def test_structure_and_constants_match_plonky3(name):
 
 #: General multiplies per permutation: (external S-boxes 8 x width + one per internal round) x the addition
 #: chain (x^7: x^2, x^3, x^6, x^7 = 4; x^3: x^2, x^3 = 2); no linear layer multiplies generally (every V_i is
-#: +-1 or +-3 times a power of two; M4 is adds). BabyBear-16 564, BabyBear-24 852, KoalaBear-16 296 are the
-#: figures the project's hash survey gives.
+#: +-1 or +-3 times a power of two; M4 is adds). BabyBear-16 564, BabyBear-24 852 and KoalaBear-16 296 are the
+#: usual published figures for these instances.
 GENERAL_MULTIPLIES = {
     "poseidon2-babybear-16": 564, "poseidon2-babybear-24": 852,
     "poseidon2-koalabear-16": 296, "poseidon2-koalabear-24": (8 * 24 + 23) * 2,

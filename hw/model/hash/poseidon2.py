@@ -30,13 +30,16 @@ elements in its position (the 4N x 4N matrix [[2M M ..] [M 2M ..] ..]): adds and
 The internal layer is 1 + diag(V): y_i = sum(x) + V_i x_i. Every V_i of these six permutations is a small
 integer or a signed power of two (-2, 1, 2, 1/2, 3, 4, -1/2, -3, -4, 1/2^k, -1/2^k): the gateware does it with
 adds, shifts and modular halvings (x/2 = x >> 1, or (x + p) >> 1 when x is odd), so it needs no general
-multiplier. The model multiplies by V_i as a field element, which is the same value.
+multiplier. The Goldilocks model does the same (:func:`shift_add_form`); the 31-bit model multiplies by V_i
+as a field element, the same value, because there one 62-bit product and one reduction for the whole
+state is cheaper in numpy than a chain of halvings.
 
 General multiplies (:attr:`Permutation.general_multiplies`) count the S-boxes by their addition chain:
 (8 x width + internal rounds) S-boxes, 4 multiplies each for x^7 (x^2, x^3, x^6, x^7) and 2 for x^3
 (x^2, x^3); the internal rounds' S-box is on element 0 only. That gives BabyBear-16 (128 + 13) x 4 = 564,
-BabyBear-24 (192 + 21) x 4 = 852 and KoalaBear-16 (128 + 20) x 2 = 296, the figures the round's brief
-expected. Goldilocks' internal diagonal was a vector of general field elements in Plonky3 before v0.5.0
+BabyBear-24 (192 + 21) x 4 = 852 and KoalaBear-16 (128 + 20) x 2 = 296 (the usual published figures: no
+internal-round S-box beyond element 0, no multiply in either linear layer). A squaring counts as a general
+multiply, and adding a round constant is not a multiply. Goldilocks' internal diagonal was a vector of general field elements in Plonky3 before v0.5.0
 (HorizenLabs' instance: one general multiply per element per internal round, + 22 x 8 = 176 or 22 x 12 = 264);
 from v0.5.0 it is the small/power-of-two vector above, so its internal layer adds none. The count is derived
 from the constants (:func:`general_diagonal_entries`), not asserted.
