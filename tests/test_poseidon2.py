@@ -261,6 +261,9 @@ def test_shift_add_form():
 def test_a_general_diagonal_takes_general_multiplies_and_still_matches():
     # the model's general-multiply path of the internal layer (no registered instance uses it since v0.5.0)
     perm = Poseidon2("goldilocks", 8, diag=HORIZEN_DIAG_8)
+    assert perm.name == "poseidon2-goldilocks-8-custom-diagonal"
+    assert Poseidon2("goldilocks", 8, diag=POSEIDON2_CONSTANTS[("goldilocks", 8)]["diag"]).name == \
+        "poseidon2-goldilocks-8"
     assert perm.linear_multiplies == 22 * 8
     assert perm.general_multiplies == (8 * 8 + 22) * 4 + 22 * 8
     states = _edge_and_random_states("poseidon2-goldilocks-8", count=4, seed=11)

@@ -125,6 +125,8 @@ class Poseidon2(Permutation):
         diag = tuple(c["diag"]) if diag is None else tuple(int(v) for v in diag)
         if len(diag) != width or not all(0 <= v < self.field.p for v in diag):
             raise ValueError(f"diag: expected {width} canonical {self.field.name} elements, got {len(diag)}")
+        if diag != tuple(c["diag"]):
+            self.name += "-custom-diagonal"        # not the registered permutation of that name
         self.linear_multiplies = c["partial_rounds"] * general_diagonal_entries(self.field, diag)
         col = (slice(None), None)                  # constants as (width, 1) columns against (width, n) states
         self._initial = [np.array(r, dtype=np.uint64)[col] for r in c["external_initial"]]
