@@ -41,16 +41,16 @@ edge: ``write_latency`` 3. A read is accepted when no read is in progress (from 
 R handshake) and RVALID rises ``read_latency`` (3) cycles after the AR handshake. Every ready and valid
 output is a register, so no valid depends on a ready combinationally.
 
-Pipelining (issue 28, so that every path fits the dma clock's period by scripts/timing_estimate.py;
-what each register stage costs, in dma cycles):
+Pipelining (so that every path fits the dma clock's period by scripts/timing_estimate.py; what each
+register stage costs, in dma cycles):
 
 - reads: the AR address registered, then a word picked per group of :data:`READ_GROUP` words, then
-  the group into RDATA (``_read_channel``): read latency 1 -> 3, +2 cycles per register read (one read
+  the group into RDATA (:class:`RegisterReads`): read latency 1 -> 3, +2 cycles per register read (one read
   at a time, as before);
 - writes: the AW address predecoded at its handshake, decoded per word the next cycle, W and a freed
-  write response aged alike (``_write_channel``): write latency 2 -> 3, +1 cycle per write, and a write
+  write response aged alike (:class:`RegisterWrites`): write latency 2 -> 3, +1 cycle per write, and a write
   commits 3 cycles after the previous one's response is taken (was 2);
-- the start checks: four register stages (``_decode_refusal``), ``refused`` a register; ``run``'s
+- the start checks: four register stages (:class:`StartChecks`), ``refused`` a register; ``run``'s
   ``input_log_m`` and ``row_step`` and ``supported`` registers too (``_decode_run``): ``start`` one
   cycle after the accepting write's edge (``start_latency`` 1: +1 cycle from the host's start to the
   run), and the checks settle before it (``refused`` 5 cycles after an argument write commits, a start
@@ -71,12 +71,12 @@ from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.record import run_word
 from nantucket.hw.run import run_layout
 
-__all__ = ["ControlSlave", "RECORD_LAYOUT", "READ_GROUP"]
+__all__ = ["ControlSlave", "RegisterWrites", "RegisterReads", "StartChecks", "RECORD_LAYOUT", "READ_GROUP"]
 
 _WORD_BITS = R.ADDRESS_BITS - 2            # word index inside the control space
 #: The argument values the status record carries (hw.model.record: the address, the RUN and BATCH words).
 RECORD_LAYOUT = data.StructLayout({"address": 64, "run": 32, "batch": 32})
-#: Words per group of the read-data mux's first stage (a power of two; ``ControlSlave._read_channel``).
+#: Words per group of the read-data mux's first stage (a power of two; :class:`RegisterReads`).
 READ_GROUP = 16
 
 
@@ -184,63 +184,14 @@ class ControlSlave(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         idle = Signal(init=1, name="ap_idle")            # CTRL.ap_idle: no run in progress
-        wr = self._write_channel(m)
+        wr = RegisterWrites(self.axil, self._writable()).elaborate(m)
         arg_words = self._argument_registers(m, wr, idle)
         args = self._arguments(arg_words)
         self._decode_run(m, args, self._decode_refusal(m, args))
         state = self._handshake(m, wr, idle)
-        self._read_channel(m, arg_words, state)
+        reads = RegisterReads(self.axil, self._readable_words(arg_words, state))
+        m.d.comb += state.read_ctrl.eq(reads.elaborate(m).sampled(R.CTRL))
         return m
-
-    def _write_channel(self, m):
-        """AXI4-Lite writes: independent AW / W holding registers, committed together, in three cycles
-        from the later handshake (issue 28: the decode of the held address at the commit was 5 LUT deep).
-        The AW handshake predecodes the word index in fields of two bits, each into four one-hot flops
-        (``aw_field{i}``: one LUT from the port); the next cycle ANDs a flop per field into one flop per
-        writable word (``aw_hit_NNN``); a commit then only ANDs that flop with the handshake state. W ages
-        a cycle likewise (``w_aged``), and so does a freed write response (``b_ok``), so every write
-        takes the same ``write_latency``. Returns ``hits(offset)`` (a committed write to that word this
-        cycle), ``merged(old)`` (the write data merged into ``old`` as WSTRB says), ``bit0`` (byte 0
-        strobed) and ``data`` (the held write data)."""
-        bus = self.axil
-        aw_full, aw_decoded = Signal(), Signal()
-        word = bus.awaddr[2:]
-        fields = [Signal(4, name=f"aw_field{i}") for i in range(0, len(word), 2)]
-        aw_hit = {off: Signal(name=f"aw_hit_{off:03x}") for off in self._writable()}
-        w_full, w_aged = Signal(), Signal()
-        w_data = Signal(32)
-        w_strb = Signal(4)
-        bvalid = Signal()
-        b_ok = Signal(init=1)                      # BVALID low in this cycle and the previous one
-        m.d.comb += [bus.awready.eq(~aw_full), bus.wready.eq(~w_full),
-                     bus.bvalid.eq(bvalid), bus.bresp.eq(RESP_OKAY)]
-        with m.If(bus.awvalid & ~aw_full):
-            m.d.sync += aw_full.eq(1)
-            for i, f in enumerate(fields):
-                m.d.sync += f.eq(C(1, 4) << word[2 * i:2 * i + 2])
-        with m.If(aw_full & ~aw_decoded):
-            m.d.sync += aw_decoded.eq(1)
-            for off, hit in aw_hit.items():
-                w = off >> 2
-                m.d.sync += hit.eq(Cat(*[f[(w >> (2 * i)) & 3] for i, f in enumerate(fields)]).all())
-        with m.If(bus.wvalid & ~w_full):
-            m.d.sync += [w_full.eq(1), w_data.eq(bus.wdata), w_strb.eq(bus.wstrb)]
-        commit = Signal()
-        m.d.comb += commit.eq(aw_decoded & w_aged & b_ok)
-        # BVALID rises on the commit's edge, so low now and no commit: low in the next cycle too
-        m.d.sync += [w_aged.eq(w_full), b_ok.eq(~bvalid & ~commit)]
-        with m.If(commit):
-            m.d.sync += [aw_full.eq(0), aw_decoded.eq(0), w_full.eq(0), w_aged.eq(0), bvalid.eq(1)]
-        with m.Elif(bvalid & bus.bready):
-            m.d.sync += bvalid.eq(0)
-
-        def hits(offset):
-            return commit & aw_hit[offset]
-
-        def merged(old):
-            return Cat(*[Mux(w_strb[i], w_data.word_select(i, 8), old.word_select(i, 8)) for i in range(4)])
-
-        return SimpleNamespace(hits=hits, merged=merged, bit0=w_strb[0], data=w_data)
 
     def _writable(self) -> list[int]:
         """The byte offsets of the words a write can change: CTRL, the interrupt registers, the arguments."""
@@ -273,7 +224,7 @@ class ControlSlave(wiring.Component):
 
     def _decode_run(self, m, args, checks):
         """``run`` (the narrow struct of hw/run.py), ``base`` and ``record`` from the arguments (``supported``
-        is ``_decode_refusal``'s). The fields that take logic are registers (issue 28: the
+        is ``_decode_refusal``'s). The fields that take logic are registers (the
         ``input_log_m == log_n`` compare was 6 LUT from the registers to the port): ``input_log_m`` and
         ``row_step`` picked by the start checks' stage-2 registers (``checks``), so they follow an argument
         write four cycles after it commits, before any start (``_decode_refusal`` has the count)."""
@@ -336,16 +287,105 @@ class ControlSlave(wiring.Component):
                      self.fault_status.eq(self._status_word(0, s.fault))]
         return s
 
-    def _read_channel(self, m, arg_words, s):
-        """AXI4-Lite reads: CTRL, the interrupt registers, the arguments and the identification block, in
-        three cycles (issue 28: the read-data mux on the AR address in one cycle was 6 LUT deep at the small
-        build, more at the default one). The AR handshake registers the word index; the next cycle picks,
-        in every group of :data:`READ_GROUP` words that holds a register, the word the index's low bits
-        name (``read_group{g}``) and decodes its high bits into one flop per group; the third ORs the
-        picked group into RDATA and raises RVALID. CTRL's clear-on-read bits are cleared on the second
-        edge, the one that samples them. One read at a time: ARREADY is low from the AR handshake to the
-        R handshake."""
-        bus, rmap = self.axil, self._rmap
+    def _readable_words(self, arg_words, s):
+        """Offset -> the value a read of that word returns (every other word reads 0)."""
+        rmap = self._rmap
+        words = {R.CTRL: Cat(C(0, 1), s.ap_done, s.idle, s.ap_ready),     # ap_start reads 0: taken at once
+                 R.GIER: s.gier, R.IP_IER: s.ier, R.IP_ISR: s.isr, **arg_words}
+        ids = rmap.id_values
+        for name in R.ID_REGISTERS:
+            words[rmap.id_offset(name)] = (self._status_word(s.bad, s.fault) if name == "STATUS"
+                                           else C(ids[name], 32))
+        return words
+
+    def _decode_refusal(self, m, args):
+        """``refused`` and ``supported`` from the full argument registers (:class:`StartChecks`); returns the
+        stage-2 registers ``_decode_run`` picks its fields with."""
+        return StartChecks(self._params, self._rmap).elaborate(m, args, supported=self.supported,
+                                                                refused=self.refused)
+
+
+class RegisterWrites:
+    """AXI4-Lite writes: independent AW / W holding registers, committed together, in three cycles from the
+    later handshake (the decode of the held address at the commit was 5 LUT deep, over the dma clock's
+    period). The AW handshake predecodes the word index in fields of two bits, each into four one-hot flops
+    (``aw_field{i}``: one LUT from the port); the next cycle ANDs a flop per field into one flop per
+    writable word (``aw_hit_NNN``); a commit then only ANDs that flop with the handshake state. W ages a
+    cycle likewise (``w_aged``), and so does a freed write response (``b_ok``), so every write takes the
+    same ``write_latency``.
+
+    ``bus``: the slave's AXI4-Lite port; ``writable``: the byte offsets of the words a write can change.
+    ``elaborate(m)`` adds the channel to the control slave's module and returns ``hits(offset)`` (a
+    committed write to that word this cycle), ``merged(old)`` (the write data merged into ``old`` as WSTRB
+    says), ``bit0`` (byte 0 strobed) and ``data`` (the held write data).
+    """
+
+    def __init__(self, bus, writable):
+        self._bus = bus
+        self._writable = list(writable)
+
+    def elaborate(self, m):
+        bus = self._bus
+        aw_full, aw_decoded = Signal(), Signal()
+        word = bus.awaddr[2:]
+        fields = [Signal(4, name=f"aw_field{i}") for i in range(0, len(word), 2)]
+        aw_hit = {off: Signal(name=f"aw_hit_{off:03x}") for off in self._writable}
+        w_full, w_aged = Signal(), Signal()
+        w_data = Signal(32)
+        w_strb = Signal(4)
+        bvalid = Signal()
+        b_ok = Signal(init=1)                      # BVALID low in this cycle and the previous one
+        m.d.comb += [bus.awready.eq(~aw_full), bus.wready.eq(~w_full),
+                     bus.bvalid.eq(bvalid), bus.bresp.eq(RESP_OKAY)]
+        with m.If(bus.awvalid & ~aw_full):
+            m.d.sync += aw_full.eq(1)
+            for i, f in enumerate(fields):
+                m.d.sync += f.eq(C(1, 4) << word[2 * i:2 * i + 2])
+        with m.If(aw_full & ~aw_decoded):
+            m.d.sync += aw_decoded.eq(1)
+            for off, hit in aw_hit.items():
+                w = off >> 2
+                m.d.sync += hit.eq(Cat(*[f[(w >> (2 * i)) & 3] for i, f in enumerate(fields)]).all())
+        with m.If(bus.wvalid & ~w_full):
+            m.d.sync += [w_full.eq(1), w_data.eq(bus.wdata), w_strb.eq(bus.wstrb)]
+        commit = Signal()
+        m.d.comb += commit.eq(aw_decoded & w_aged & b_ok)
+        # BVALID rises on the commit's edge, so low now and no commit: low in the next cycle too
+        m.d.sync += [w_aged.eq(w_full), b_ok.eq(~bvalid & ~commit)]
+        with m.If(commit):
+            m.d.sync += [aw_full.eq(0), aw_decoded.eq(0), w_full.eq(0), w_aged.eq(0), bvalid.eq(1)]
+        with m.Elif(bvalid & bus.bready):
+            m.d.sync += bvalid.eq(0)
+
+        def hits(offset):
+            return commit & aw_hit[offset]
+
+        def merged(old):
+            return Cat(*[Mux(w_strb[i], w_data.word_select(i, 8), old.word_select(i, 8)) for i in range(4)])
+
+        return SimpleNamespace(hits=hits, merged=merged, bit0=w_strb[0], data=w_data)
+
+
+class RegisterReads:
+    """AXI4-Lite reads of ``words`` (byte offset -> value; every other word reads 0) in three cycles (the
+    read-data mux on the AR address in one cycle was 6 LUT deep at the small build, more at the default
+    one, over the dma clock's period). The AR handshake registers the word index; the next cycle picks, in
+    every group of :data:`READ_GROUP` words that holds a register, the word the index's low bits name
+    (``read_group{g}``) and decodes its high bits into one flop per group; the third ORs the picked group
+    into RDATA and raises RVALID. One read at a time: ARREADY is low from the AR handshake to the R
+    handshake.
+
+    ``elaborate(m)`` adds the channel to the control slave's module and returns ``sampled(offset)``: high in
+    the cycle whose edge samples that word for a read (the second edge; CTRL's clear-on-read bits are
+    cleared on it).
+    """
+
+    def __init__(self, bus, words):
+        self._bus = bus
+        self._words = dict(words)
+
+    def elaborate(self, m):
+        bus, words = self._bus, self._words
         busy = Signal(name="read_busy")            # a read taken and not yet answered
         steps = Signal(2, name="read_step")        # one-hot: the cycle after the AR handshake, the next
         ar_word = Signal(_WORD_BITS, name="ar_word")
@@ -353,12 +393,6 @@ class ControlSlave(wiring.Component):
         rdata = Signal(32)
         m.d.comb += [bus.arready.eq(~busy), bus.rvalid.eq(rvalid), bus.rdata.eq(rdata),
                      bus.rresp.eq(RESP_OKAY)]
-        words = {R.CTRL: Cat(C(0, 1), s.ap_done, s.idle, s.ap_ready),     # ap_start reads 0: taken at once
-                 R.GIER: s.gier, R.IP_IER: s.ier, R.IP_ISR: s.isr, **arg_words}
-        ids = rmap.id_values
-        for name in R.ID_REGISTERS:
-            words[rmap.id_offset(name)] = (self._status_word(s.bad, s.fault) if name == "STATUS"
-                                           else C(ids[name], 32))
         low = READ_GROUP.bit_length() - 1
         groups = sorted({(off >> 2) >> low for off in words})
         picked = {g: Signal(32, name=f"read_group{g}") for g in groups}
@@ -376,82 +410,114 @@ class ControlSlave(wiring.Component):
                         off = ((g << low) | i) << 2
                         with m.Case(i):
                             m.d.sync += picked[g].eq(words.get(off, 0))
-        m.d.comb += s.read_ctrl.eq(steps[0] & (ar_word == R.CTRL >> 2))
         with m.If(steps[1]):
             m.d.sync += [rvalid.eq(1), rdata.eq(reduce(operator.or_, [Mux(chosen[g], picked[g], 0) for g in groups]))]
         with m.Elif(rvalid & bus.rready):
             m.d.sync += [rvalid.eq(0), busy.eq(0)]
 
-    def _decode_refusal(self, m, args):
-        """``refused``: RegisterMap.check_start on the full argument registers, in four register stages
-        (issue 28: the checks in one cycle were 6 LUT + 2 CARRY8 deep). Yosys' ABC maps for its own delay
-        model (a LUT's first input fast, its last slow, 300 ps a net), then trades depth for area on every
-        path up to its slowest one, so a wide cone anywhere lengthens chains of small LUTs elsewhere (the
-        batch bound of each size, 12 flops in stage 2, made chains of 5 LUT at the BabyBear default build).
-        So no register of stage 1 sees more than :data:`_CONE_BITS` flops, and the batch bounds are split
-        per byte like ``below``:
+        def sampled(offset):
+            return steps[0] & (ar_word == offset >> 2)
 
-        1. the registers in groups: high bits of log_n, input_log_m, chain_log_n (above the
-           ``_size_bits`` every size fits in), the shift, the row step and the unknown flags ORed per
-           :data:`_CONE_BITS` bits; the batch ORed per byte, and for each size's bound 2^j the batch bits
-           above and below bit j in j's byte; the shift and the row step compared with p, and input_log_m
-           with log_n, per byte;
-        2. per size n: log_n == n, ``1 <= batch <= max_batch(n)`` (6 flops: the other bytes, bit j, the
-           bits above and below it), input_log_m 0 or placeable with n, chain_log_n == n; ``supported``;
-           the shift and row-step bounds and the flags whole;
-        3. per size n: the pairs placeable (chain_log_n 0, or t with (n, t) placeable and the batch within
-           t's bound); the batch within the bound of the size log_n names (or, log_n unsupported, batch
-           >= 1), three sizes a register;
-        4. ``refused``.
+        return SimpleNamespace(sampled=sampled)
 
-        ``refused`` follows an argument write five cycles after the write commits (``run``'s registered
-        fields four, ``supported`` three), which no start waits for: a write commits 3 or more cycles after
-        the previous one (its response must be taken, then ``b_ok``), and ``start`` is high
-        ``start_latency`` + 1 = 2 cycles after the CTRL write commits: 5 or more after the last argument
-        write."""
-        rmap = self._rmap
-        log_n, flags, batch = args["log_n"], args["flags"], args["batch"]
-        input_log_m, chain_log_n, coset_shift = args["input_log_m"], args["chain_log_n"], args["coset_shift"]
-        row_step = args["row_step"]
-        sizes = rmap.supported_log_n
-        prime = self._params.prime_field.p
-        low = _size_bits(sizes)
+
+class StartChecks:
+    """``refused``: RegisterMap.check_start on the full argument registers, in four register stages (the
+    checks in one cycle were 6 LUT + 2 CARRY8 deep, more than the dma clock's period allows). Yosys' ABC
+    maps for its own delay model (a LUT's first input fast, its last slow, 300 ps a net), then trades
+    depth for area on every path up to its slowest one, so a wide cone anywhere lengthens chains of small
+    LUTs elsewhere (the batch bound of each size, 12 flops in stage 2, made chains of 5 LUT at the
+    BabyBear default build). So no register of stage 1 sees more than :data:`_CONE_BITS` flops, and the
+    batch bounds are split per byte like ``below``:
+
+    1. the registers in groups: high bits of log_n, input_log_m, chain_log_n (above the
+       ``_size_bits`` every size fits in), the shift, the row step and the unknown flags ORed per
+       :data:`_CONE_BITS` bits; the batch ORed per byte, and for each size's bound 2^j the batch bits
+       above and below bit j in j's byte; the shift and the row step compared with p, and input_log_m
+       with log_n, per byte (``_stage1``);
+    2. per size n: log_n == n, ``1 <= batch <= max_batch(n)`` (6 flops: the other bytes, bit j, the
+       bits above and below it), input_log_m 0 or placeable with n, chain_log_n == n; ``supported``;
+       the shift and row-step bounds and the flags whole (``_stage2``);
+    3. per size n: the pairs placeable (chain_log_n 0, or t with (n, t) placeable and the batch within
+       t's bound); the batch within the bound of the size log_n names (or, log_n unsupported, batch
+       >= 1), three sizes a register (``_stage3``);
+    4. ``refused`` (``_stage4``).
+
+    ``refused`` follows an argument write five cycles after the write commits (``run``'s registered
+    fields four, ``supported`` three), which no start waits for: a write commits 3 or more cycles after
+    the previous one (its response must be taken, then ``b_ok``), and ``start`` is high
+    ``start_latency`` + 1 = 2 cycles after the CTRL write commits: 5 or more after the last argument
+    write.
+
+    Not a component of its own: it adds its registers to the control slave's module (``elaborate``), so
+    the netlist keeps the slave's flat names (``chk_*``).
+    """
+
+    def __init__(self, params: BuildParams, rmap: R.RegisterMap):
+        self._params = params
+        self._rmap = rmap
+        self.sizes = rmap.supported_log_n
+        self.low = _size_bits(self.sizes)
         # a start of size n takes 1 <= batch <= 2^bound[n] (max_batch is a power of two)
-        bound = {n: rmap.max_batch(n).bit_length() - 1 for n in sizes}
-        assert all(rmap.max_batch(n) == 1 << j for n, j in bound.items())
+        self.bound = {n: rmap.max_batch(n).bit_length() - 1 for n in self.sizes}
+        assert all(rmap.max_batch(n) == 1 << j for n, j in self.bound.items())
+        self._m = None
 
-        def reg(name, value):
-            r = Signal(len(value) if hasattr(value, "shape") and len(value) > 1 else 1, name=name)
-            m.d.sync += r.eq(value)
-            return r
+    def elaborate(self, m, args, *, supported, refused):
+        """Adds the four stages to ``m``, driving ``supported`` (stage 2) and ``refused`` (stage 4) from
+        ``args`` (ControlSlave._arguments). Returns the stage-2 registers ``input_is_all`` (input_log_m ==
+        log_n) and ``step_above1`` (row step > 1)."""
+        self._m = m
+        s1 = self._stage1(args)
+        s2 = self._stage2(args, s1, supported)
+        s3 = self._stage3(s2, supported)
+        self._stage4(s2, s3, supported, refused)
+        return SimpleNamespace(input_is_all=s2.input_is_all, step_above1=s2.step_above1)
 
-        def grouped_any(name, value, width=_CONE_BITS):
-            return [reg(f"{name}{k}", value[i:i + width].any()) for k, i in enumerate(range(0, len(value), width))]
+    # -- the register helpers ----------------------------------------------------------------------
 
-        def any_of(bits):
-            return Cat(*bits, C(0, 1)).any()
+    def _reg(self, name, value):
+        r = Signal(len(value) if hasattr(value, "shape") and len(value) > 1 else 1, name=name)
+        self._m.d.sync += r.eq(value)
+        return r
 
-        def parts(name, items, per):
-            """The OR of ``items`` (each an AND of flops), ``per`` items a register."""
-            return [reg(f"{name}{k}", any_of([Cat(*it).all() for it in items[i:i + per]]))
-                    for k, i in enumerate(range(0, len(items), per))]
+    def _grouped_any(self, name, value, width=None):
+        width = _CONE_BITS if width is None else width
+        return [self._reg(f"{name}{k}", value[i:i + width].any()) for k, i in enumerate(range(0, len(value), width))]
 
-        def below(name, value, bound):
-            """value < bound (a constant): stage 1 per byte (below, equal), stage 2 the byte order."""
-            lt = [reg(f"{name}_lt{k}", value[i:i + 8] < ((bound >> i) & 0xFF)) if (bound >> i) & 0xFF else C(0, 1)
-                  for k, i in enumerate(range(0, len(value), 8))]
-            eq = [reg(f"{name}_eq{k}", value[i:i + 8] == ((bound >> i) & 0xFF)) for k, i in enumerate(range(0, len(value), 8))]
-            # value < bound: below in some byte and equal in every byte above it (or bound past the width)
-            if bound >> len(value):
-                return C(1, 1)
-            return Cat(*[lt[k] & Cat(*eq[k + 1:], C(1, 1)).all() for k in range(len(lt))]).any()
+    @staticmethod
+    def _any_of(bits):
+        return Cat(*bits, C(0, 1)).any()
 
-        # stage 1
+    def _parts(self, name, items, per):
+        """The OR of ``items`` (each an AND of flops), ``per`` items a register."""
+        return [self._reg(f"{name}{k}", self._any_of([Cat(*it).all() for it in items[i:i + per]]))
+                for k, i in enumerate(range(0, len(items), per))]
+
+    def _below(self, name, value, bound):
+        """value < bound (a constant): stage 1 per byte (below, equal), stage 2 the byte order."""
+        reg = self._reg
+        lt = [reg(f"{name}_lt{k}", value[i:i + 8] < ((bound >> i) & 0xFF)) if (bound >> i) & 0xFF else C(0, 1)
+              for k, i in enumerate(range(0, len(value), 8))]
+        eq = [reg(f"{name}_eq{k}", value[i:i + 8] == ((bound >> i) & 0xFF)) for k, i in enumerate(range(0, len(value), 8))]
+        # value < bound: below in some byte and equal in every byte above it (or bound past the width)
+        if bound >> len(value):
+            return C(1, 1)
+        return Cat(*[lt[k] & Cat(*eq[k + 1:], C(1, 1)).all() for k in range(len(lt))]).any()
+
+    # -- the stages --------------------------------------------------------------------------------
+
+    def _stage1(self, args):
+        reg, grouped_any, low = self._reg, self._grouped_any, self.low
+        log_n, flags, batch = args["log_n"], args["flags"], args["batch"]
+        input_log_m, chain_log_n = args["input_log_m"], args["chain_log_n"]
+        coset_shift, row_step = args["coset_shift"], args["row_step"]
+        prime = self._params.prime_field.p
         log_hi, in_hi, chain_hi = (grouped_any(f"chk_{x}_hi", v[low:]) for x, v in
                                    (("log_n", log_n), ("input", input_log_m), ("chain", chain_log_n)))
         batch_any = grouped_any("chk_batch_any", batch, 8)
         group_of = {}                              # j -> (its byte, any bit above j in it, any bit below j in it)
-        for j in sorted(set(bound.values())):
+        for j in sorted(set(self.bound.values())):
             if j >= len(batch):
                 continue
             g, start = j // 8, j // 8 * 8
@@ -463,58 +529,70 @@ class ControlSlave(wiring.Component):
         unknown = grouped_any("chk_flags_unknown", (flags & ~R.FLAGS_KNOWN & 0xFFFF_FFFF)[2:])
         assert not (R.FLAGS_KNOWN >> 2), "flags: the unknown bits start at bit 2"
         same = [reg(f"chk_input_is_all{k}", input_log_m[i:i + 8] == log_n[i:i + 8]) for k, i in enumerate(range(0, 32, 8))]
-        shift_below_p = below("chk_shift", coset_shift, prime)
-        step_below_p = below("chk_step", row_step, prime)
+        shift_below_p = self._below("chk_shift", coset_shift, prime)
+        step_below_p = self._below("chk_step", row_step, prime)
+        return SimpleNamespace(log_hi=log_hi, in_hi=in_hi, chain_hi=chain_hi, batch_any=batch_any,
+                               group_of=group_of, shift_any=shift_any, step_any=step_any, unknown=unknown,
+                               same=same, shift_below_p=shift_below_p, step_below_p=step_below_p)
 
-        # stage 2
-        log_low, in_low, chain_low = log_n[:low], input_log_m[:low], chain_log_n[:low]
-        log_small, in_small, chain_small = (~Cat(*g).any() for g in (log_hi, in_hi, chain_hi))
+    def _stage2(self, args, s1, supported):
+        reg, any_of, low, sizes, rmap = self._reg, self._any_of, self.low, self.sizes, self._rmap
+        log_n, flags, batch = args["log_n"], args["flags"], args["batch"]
+        log_low, in_low, chain_low = log_n[:low], args["input_log_m"][:low], args["chain_log_n"][:low]
+        log_small, in_small, chain_small = (~Cat(*g).any() for g in (s1.log_hi, s1.in_hi, s1.chain_hi))
+        batch_any = s1.batch_any
 
         def batch_within(j):
             """1 <= batch <= 2^j: no bit above j, and bit j set alone or clear with a bit below it."""
-            if j not in group_of:
+            if j not in s1.group_of:
                 return any_of(batch_any)
-            g, above, below_j = group_of[j]
+            g, above, below_j = s1.group_of[j]
             return ~any_of(batch_any[g + 1:]) & ~above & (batch[j] ^ (any_of(batch_any[:g]) | below_j))
 
         def low_in(small, value, allowed):
             return small & any_of([value == v for v in sorted(allowed)])
-        is_n = {n: reg(f"chk_size{n}", log_small & (log_low == n)) for n in sizes}
-        batch_ok_n = {n: reg(f"chk_batch{n}", batch_within(bound[n])) for n in sizes}
-        input_ok_n = {n: reg(f"chk_input{n}", low_in(in_small, in_low, {0} | {lm for lm in sizes if rmap.lde_pair_ok(lm, n)}))
-                      for n in sizes}
-        chain_is = {t: reg(f"chk_chain{t}", chain_small & (chain_low == t)) for t in sizes}
-        chain_zero = reg("chk_chain_zero", chain_small & (chain_low == 0))
-        m.d.sync += self.supported.eq(log_small & (log_low >= self._params.min_log_n)
-                                      & (log_low <= self._params.max_log_n))
-        batch_ge1 = reg("chk_batch_ge1", any_of(batch_any))
-        shift_zero = reg("chk_shift_zero", ~Cat(*shift_any).any())
-        shift_ok = reg("chk_shift_below_p", shift_below_p)
-        step_above1 = reg("chk_step_above1", Cat(*step_any).any())
-        step_ok = reg("chk_step_below_p", step_below_p)
-        flags_bad = reg("chk_flags_bad", Cat(*unknown).any())
-        input_is_all = reg("chk_input_is_all", Cat(*same).all())
-        coset = (flags & R.FLAG_COSET).any()                # one bit of the register
+        s2 = SimpleNamespace()
+        s2.is_n = {n: reg(f"chk_size{n}", log_small & (log_low == n)) for n in sizes}
+        s2.batch_ok_n = {n: reg(f"chk_batch{n}", batch_within(self.bound[n])) for n in sizes}
+        s2.input_ok_n = {n: reg(f"chk_input{n}", low_in(in_small, in_low, {0} | {lm for lm in sizes if rmap.lde_pair_ok(lm, n)}))
+                         for n in sizes}
+        s2.chain_is = {t: reg(f"chk_chain{t}", chain_small & (chain_low == t)) for t in sizes}
+        s2.chain_zero = reg("chk_chain_zero", chain_small & (chain_low == 0))
+        self._m.d.sync += supported.eq(log_small & (log_low >= self._params.min_log_n)
+                                       & (log_low <= self._params.max_log_n))
+        s2.batch_ge1 = reg("chk_batch_ge1", any_of(batch_any))
+        s2.shift_zero = reg("chk_shift_zero", ~Cat(*s1.shift_any).any())
+        s2.shift_ok = reg("chk_shift_below_p", s1.shift_below_p)
+        s2.step_above1 = reg("chk_step_above1", Cat(*s1.step_any).any())
+        s2.step_ok = reg("chk_step_below_p", s1.step_below_p)
+        s2.flags_bad = reg("chk_flags_bad", Cat(*s1.unknown).any())
+        s2.input_is_all = reg("chk_input_is_all", Cat(*s1.same).all())
+        s2.coset = (flags & R.FLAG_COSET).any()                # one bit of the register
+        return s2
 
-        # stage 3: the batch within the bound of the size log_n names, three sizes a register (an unsupported
-        # size: batch >= 1 only); per size the pairs placeable
-        batch_sel = parts("chk_batch_sel", [(is_n[n], batch_ok_n[n]) for n in sizes]
-                          + [(~self.supported, batch_ge1)], 3)
-        lde_ok_n = {n: reg(f"chk_lde{n}", is_n[n] & input_ok_n[n] & Cat(
-            chain_zero, *[chain_is[t] & batch_ok_n[t] for t in sizes if rmap.lde_pair_ok(n, t)]).any())
+    def _stage3(self, s2, supported):
+        """The batch within the bound of the size log_n names, three sizes a register (an unsupported size:
+        batch >= 1 only); per size the pairs placeable; the shift and the row step."""
+        reg, sizes, rmap = self._reg, self.sizes, self._rmap
+        batch_sel = self._parts("chk_batch_sel", [(s2.is_n[n], s2.batch_ok_n[n]) for n in sizes]
+                                + [(~supported, s2.batch_ge1)], 3)
+        lde_ok_n = {n: reg(f"chk_lde{n}", s2.is_n[n] & s2.input_ok_n[n] & Cat(
+            s2.chain_zero, *[s2.chain_is[t] & s2.batch_ok_n[t] for t in sizes if rmap.lde_pair_ok(n, t)]).any())
             for n in sizes}
         # the shift: nonzero and below p with the coset; a row step above 1: with the coset only, below p
-        shift_bad = reg("chk_shift_bad", (coset & (shift_zero | ~shift_ok)) | (step_above1 & (~coset | ~step_ok)))
+        coset = s2.coset
+        shift_bad = reg("chk_shift_bad", (coset & (s2.shift_zero | ~s2.shift_ok))
+                        | (s2.step_above1 & (~coset | ~s2.step_ok)))
+        return SimpleNamespace(batch_sel=batch_sel, lde_ok_n=lde_ok_n, shift_bad=shift_bad)
 
-        # stage 4 (an unsupported size: the pairs not checked)
-        supported = self.supported
-        lde_pair_ok = ~supported | Cat(*lde_ok_n.values()).any()
-        m.d.sync += self.refused.eq(Mux(supported, 0, R.STATUS_BAD_SIZE)
-                                    | Mux(any_of(batch_sel), 0, R.STATUS_BAD_BATCH)
-                                    | Mux(shift_bad, R.STATUS_BAD_SHIFT, 0)
-                                    | Mux(flags_bad, R.STATUS_BAD_FLAGS, 0)
-                                    | Mux(lde_pair_ok, 0, R.STATUS_BAD_LDE_PAIR))
-        return SimpleNamespace(input_is_all=input_is_all, step_above1=step_above1)
+    def _stage4(self, s2, s3, supported, refused):
+        """``refused`` (an unsupported size: the pairs not checked)."""
+        lde_pair_ok = ~supported | Cat(*s3.lde_ok_n.values()).any()
+        self._m.d.sync += refused.eq(Mux(supported, 0, R.STATUS_BAD_SIZE)
+                                     | Mux(self._any_of(s3.batch_sel), 0, R.STATUS_BAD_BATCH)
+                                     | Mux(s3.shift_bad, R.STATUS_BAD_SHIFT, 0)
+                                     | Mux(s2.flags_bad, R.STATUS_BAD_FLAGS, 0)
+                                     | Mux(lde_pair_ok, 0, R.STATUS_BAD_LDE_PAIR))
 
 
 #: The most flops a register of the start checks sees (``_decode_refusal``): ABC maps a wide OR as a

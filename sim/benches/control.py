@@ -513,19 +513,16 @@ async def test_wstrb(dut, backpressure):
     tb.finish()
 
 
-@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
-async def test_raw_handshake_orders(dut):
-    """AW before W, W before AW and both together (with gaps), driven pin by pin: the write lands only
-    when both halves arrived, a second AW waits while one is held, BVALID / RVALID hold until taken.
-    Readies are registers, so the value read at a falling edge is the one the next rising edge sees."""
-    tb = ControlTB(dut)
-    await tb.start(master=False)
-    d = dut
-    rmap = tb.rmap
-    words = [o for a in rmap.args for o in a.word_offsets]
+class RawAxiLite:
+    """The slave's AXI4-Lite port driven pin by pin (no master): values are set and sampled at falling
+    edges, so a ready read there is the one the next rising edge sees (readies are registers)."""
 
-    async def take_b(hold: int):
+    def __init__(self, dut):
+        self.dut = dut
+
+    async def take_b(self, hold: int) -> None:
         """Wait for BVALID, keep BREADY low ``hold`` more cycles, then take the response."""
+        d = self.dut
         for _ in range(50):
             await FallingEdge(d.clk)
             if int(d.axil__bvalid.value):
@@ -539,7 +536,10 @@ async def test_raw_handshake_orders(dut):
         await FallingEdge(d.clk)
         d.axil__bready.value = 0
 
-    async def raw_write(offset, value, order, gap):
+    async def write(self, offset: int, value: int, order: str, gap: int) -> None:
+        """One write with AW first (``order`` "aw"), W first ("w") or both at once ("both"), the other half
+        ``gap`` cycles later; no BVALID before both halves are taken; the response held 0 .. 4 cycles."""
+        d = self.dut
         aw_at = 0 if order in ("aw", "both") else gap
         w_at = 0 if order in ("w", "both") else gap
         aw_done = w_done = False
@@ -562,10 +562,11 @@ async def test_raw_handshake_orders(dut):
                 break
         else:
             raise AssertionError(f"write not accepted ({order} first)")
-        await take_b(random.randint(0, 4))
-        tb.shadow.write(offset, value)
+        await self.take_b(random.randint(0, 4))
 
-    async def raw_read(offset):
+    async def read(self, offset: int) -> int:
+        """One read; R must hold (valid and data) while RREADY stays low 0 .. 3 cycles."""
+        d = self.dut
         await FallingEdge(d.clk)
         d.axil__arvalid.value, d.axil__araddr.value = 1, offset
         for _ in range(50):
@@ -586,6 +587,24 @@ async def test_raw_handshake_orders(dut):
         await FallingEdge(d.clk)
         d.axil__rready.value = 0
         return value
+
+
+@cocotb.test(timeout_time=TIMEOUT_US, timeout_unit="us")
+async def test_raw_handshake_orders(dut):
+    """AW before W, W before AW and both together (with gaps), driven pin by pin: the write lands only
+    when both halves arrived, a second AW waits while one is held, BVALID / RVALID hold until taken.
+    Readies are registers, so the value read at a falling edge is the one the next rising edge sees."""
+    tb = ControlTB(dut)
+    await tb.start(master=False)
+    d = dut
+    rmap = tb.rmap
+    words = [o for a in rmap.args for o in a.word_offsets]
+    pins = RawAxiLite(dut)
+    take_b, raw_read = pins.take_b, pins.read
+
+    async def raw_write(offset, value, order, gap):
+        await pins.write(offset, value, order, gap)
+        tb.shadow.write(offset, value)
 
     for order in ("aw", "w", "both"):
         for gap in (1, 3, 8):
