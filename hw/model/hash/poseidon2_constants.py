@@ -18,7 +18,7 @@ KoalaBear V was read from the code of ``internal_layer_mat_mul`` (doublings, ``h
 ``div_2exp_u64``; V_0 = -2 from ``permute_state``'s ``part_sum - state[0]``); for Goldilocks from
 ``MATRIX_DIAG_<W>_GOLDILOCKS``, checked equal to what ``internal_layer_mat_mul_goldilocks_<W>`` computes.
 
-The same parser gives identical constants, rounds and diagonals at tags v0.5.0, v0.5.3 and v0.6.2
+The same parser gives identical constants, rounds and diagonals at tags v0.5.0, v0.5.3 and v0.6.2.
 At v0.4.0 and v0.4.2 BabyBear's round constants are these too, while KoalaBear's terminal-external
 and internal constants differ (they changed in v0.5.0).
 
