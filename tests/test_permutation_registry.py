@@ -114,5 +114,6 @@ def test_every_registered_permutation_keeps_the_interface(name):
 
 def test_permutations_per_second():
     assert permutations_per_second("poseidon2-babybear-16", states=8, repeats=1) > 0
+    assert permutations_per_second(permutation("poseidon2-koalabear-16"), states=8, repeats=2, cpu=True) > 0
     with pytest.raises(ValueError):
         permutations_per_second("poseidon2-babybear-16", states=0)
