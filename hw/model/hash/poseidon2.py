@@ -148,7 +148,7 @@ class Poseidon2(Permutation):
             p = self._p
 
             def mul(a, b):
-                return _reduce31(a * b, p)          # both below 2^32: the product fits in 64 bits
+                return _reduce31(a * b, p)          # both below 2^32 (2p): the product fits in 64 bits
         x2 = mul(x, x)
         x3 = mul(x2, x)
         if self.structure.sbox_degree == 3:
@@ -156,10 +156,11 @@ class Poseidon2(Permutation):
         return mul(mul(x3, x3), x)
 
     def _add_constants(self, x: np.ndarray, rc: np.ndarray) -> np.ndarray:
+        """x + rc; for the 31-bit fields left unreduced (below 2p < 2^32), which the S-box's first product,
+        below 2^64, and its reductions absorb."""
         if self._wide:
             return self.field.vadd(x, rc)
-        s = x + rc
-        return np.where(s >= self._p, s - self._p, s)
+        return x + rc
 
     def _external_linear(self, x: np.ndarray) -> np.ndarray:
         """mds_light_permutation with MDSMat4: M4 on each 4-chunk, then each position's sum over chunks added."""
