@@ -8,8 +8,8 @@ orders into the placement at no cost. What is left for the host is only what the
   evaluates the same polynomial at the N-th roots of unity and w_n = w_N^(N/n), so X_n[k] = X_N[(N/n) k],
   also with a coset shift; the padded inverse gives (n/N) x_n at every (N/n)-th point, scaled back by
   N/n; an inverse coset of a padded size multiplies by g^(-j) on the host, as g^(-(N/n) j) is not it);
-- a kernel built without some transform (``kernel_computes`` lacks "inverse" or "coset": the simulated
-  Verilog kernel until the engine computes them) gets the forward transform and the host does the rest:
+- a kernel built without some transform (``kernel_computes`` lacks "inverse" or "coset": an
+  ``XrtBackend(kernel_computes=...)`` told so; the kernels this project builds compute both) gets the forward transform and the host does the rest:
   the inverse from the reverse-index identity intt(x)[k] = ntt(x)[(-k) mod n] / n, the coset by scaling
   with g^j before (forward) or g^(-j) after (inverse).
 
