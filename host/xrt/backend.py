@@ -1,13 +1,11 @@
-"""The XRT backend class, :class:`XrtBackend`: a card opened through the pyxrt adapter, with its
-transfers (transfers.py), runs (runs.py) and identification (identity.py). See host/xrt/__init__.py."""
+"""The XRT backend class, :class:`XrtBackend`: a card opened through the pyxrt adapter (the
+:class:`~host.xrt.card.Card` its parts share), with its transfers (transfers.py), runs (runs.py) and
+identification (identity.py). See host/xrt/__init__.py."""
 
 from __future__ import annotations
 
 import math
 import os
-import time
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import wait as cf_wait
 from dataclasses import astuple
 from numbers import Integral, Real
 from pathlib import Path
@@ -18,24 +16,23 @@ from nantucket.hw.model import field as F
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.params import BuildParams
-from nantucket.hw.model.record import CYCLE_WORDS, StatusRecord
+from nantucket.hw.model.record import StatusRecord
 from nantucket.hw.model.run import Run
 from nantucket.hw.flow.build_root import build_base
 from nantucket.host.backend_base import (Backend, CardDriver, ResidentArrays, check_build_field, check_params,
                                         keywords_checked, step_record)
-from nantucket.host import large
 from nantucket.host.kernel_plan import KERNEL_TRANSFORMS, plan_transform
 
 from . import identity
 from .adapter import PyxrtAdapter, import_pyxrt
+from .card import Card
+from .large_run import run_four_step
 from .errors import KernelRefused, UnsupportedSize, XclbinNotFound, XrtError, noting_errors
-from .runs import KernelRuns, kernel_calls_text, kernel_size_text
-from .transfers import DeviceBuffers, Transfers, progress_sink
+from .runs import (MEASURED_LINES, KernelRuns, kernel_calls_text, kernel_size_text, measured_lines, measured_sums,
+                   run_calls)
+from .transfers import DeviceBuffers, ScratchSets, Transfers, progress_sink
 
 __all__ = ["XrtBackend", "default_xclbin", "MEASURED_LINES"]
-
-#: The report lines of the kernel's own cycle counts (its status records), when it counts them.
-MEASURED_LINES = ("Measured cycles", "Measured time")
 #: Buffer sets a run of several kernel calls turns through: the call being uploaded, the one running,
 #: the one coming back (three times the largest call's 2^(2k) points of HBM: 384 MiB on the default build;
 #: two would make the upload of call i+1 wait for the read-back of call i-1).
@@ -153,16 +150,19 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         device, self.xclbin_path = _check_options(device, progress, xclbin)
         computes = _check_computes(kernel_computes)
         self._progress_opt = progress
-        self._xrt = PyxrtAdapter(pyxrt_module if pyxrt_module is not None else import_pyxrt())
-        self.timeout_s, emulation = _emulation(self.xclbin_path, timeout_s)
+        xrt = PyxrtAdapter(pyxrt_module if pyxrt_module is not None else import_pyxrt())
+        timeout_s, emulation = _emulation(self.xclbin_path, timeout_s)
+        #: the open card: what the runs, the transfers and the identification use of it
+        self.card = Card(xrt, self.xclbin_path, self._note, timeout_s)
         if emulation is not None:
             self.report["Emulation"] = emulation
         self.device_index = device
         #: what the kernel computes itself; the host does the rest (host/kernel_plan.py)
         self.kernel_computes = computes
-        self._transfers, self._runs = Transfers(self), KernelRuns(self)
-        self._scratch: DeviceBuffers | None = None      # the buffers of run(), kept while they fit
-        self._scratch_more: dict[int, DeviceBuffers] = {}   # its further sets, for a run of several calls
+        self._runs = KernelRuns(self.card)
+        self._transfers = Transfers(self.card, self._runs)
+        #: the buffer sets of run(), each kept while it fits
+        self._scratch = ScratchSets(self._allocate_new)
         #: buffer sets a run of several kernel calls turns through (1: one call after the other in one set,
         #: for a card whose memory holds one call's buffers, as the simulated one)
         self.run_buffer_sets = _BUFFER_SETS
@@ -177,29 +177,22 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         #: the kernel's own cycle counts over the calls of the last run ({word name in lower case: sum,
         #: "calls", "seconds"}), None when its records carry none
         self.kernel_measured: dict | None = None
-        self._status_buffer = None
-        self._device = None
         self._open(device, params, layout)
 
     @noting_errors
     def _open(self, device: int, params: BuildParams | None, layout) -> None:
+        card, xrt = self.card, self.card.xrt
         self._note(f"xrt: opening device {device}")
-        self._device = self._xrt.open_device(device)
+        card.device = xrt.open_device(device)
         self._note(f"xrt: loading {self.xclbin_path}")
-        xb, uuid = self._xrt.load_xclbin(self._device, self.xclbin_path)
-        self._kernel = self._xrt.open_kernel(self._device, uuid, R.KERNEL_NAME, self.xclbin_path)
-        self.params, id_read = identity.identify(self, params, xb)
-        check_build_field(self.field, self.params, "the xrt card")     # the build the card reported
-        self.rmap = R.RegisterMap(self.params)
-        self._layouts: dict[int, HbmLayout] = {}
-        if layout is not None:
-            if not isinstance(layout, HbmLayout) or layout.params != self.params:
-                raise TypeError(f"layout: expected an HbmLayout of the {self.params.tag()} build")
-            self._layouts[layout.log_n] = layout
-        #: {memory group: (base, bytes)} of the xclbin's memory topology (empty: 256 MiB windows)
-        self._windows = self._xrt.memory_windows(xb)
+        xb, uuid = xrt.load_xclbin(card.device, self.xclbin_path)
+        card.kernel = xrt.open_kernel(card.device, uuid, R.KERNEL_NAME, self.xclbin_path)
+        built, id_read, self.report["Identity"] = identity.identify(card, params, xb)
+        check_build_field(self.field, built, "the xrt card")     # the build the card reported
+        card.set_build(built, layout)
+        card.windows = xrt.memory_windows(xb)
         # one status buffer for every run: the kernel writes its status record there (hw.model.record)
-        self._status_buffer = self._transfers.allocate_status()
+        card.status_buffer = self._transfers.allocate_status()
         if not id_read:
             self._note("xrt: no ID registers in this pyxrt: a self-test transform of a known input")
             identity.self_test(self)
@@ -212,11 +205,45 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         if callable(self._progress_opt):
             self._progress_opt(line)
 
+    # -- the card's state, as the backend's attributes --------------------------------------------------
+
+    @property
+    def params(self) -> BuildParams:
+        """The build the card holds."""
+        return self.card.params
+
+    @property
+    def rmap(self) -> R.RegisterMap:
+        return self.card.rmap
+
+    @property
+    def timeout_s(self) -> float | None:
+        """The kernel wait's limit in seconds (None: no limit); settable."""
+        return self.card.timeout_s
+
+    @timeout_s.setter
+    def timeout_s(self, value: float | None) -> None:
+        self.card.timeout_s = value
+
+    @property
+    def _kernel(self):
+        return self.card.kernel
+
+    @property
+    def _status_buffer(self):
+        return self.card.status_buffer
+
+    @property
+    def _windows(self) -> dict:
+        return self.card.windows
+
+    @_windows.setter
+    def _windows(self, windows: dict) -> None:
+        self.card.windows = windows
+
     def layout_for(self, log_n: int) -> HbmLayout:
         """The HBM placement of a native run of 2^log_n points (built once per size)."""
-        if log_n not in self._layouts:
-            self._layouts[log_n] = HbmLayout(self.params, log_n)
-        return self._layouts[log_n]
+        return self.card.layout_for(log_n)
 
     def kernel_size(self, n_points: int) -> int:
         """log2 of the size the kernel runs for n_points (a supported size): log2(n_points) when native,
@@ -236,7 +263,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
 
     def driver_for(self, n_points: int) -> "XrtBackend | None":
         """This driver, when it runs n_points natively (device-resident arrays), else None."""
-        if (self._device is None or self.supports(n_points) or n_points < 1 << self.params.min_log_n
+        if (self.card.device is None or self.supports(n_points) or n_points < 1 << self.params.min_log_n
                 or n_points > self.params.n_points):
             return None
         return self
@@ -248,7 +275,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         return self.rmap.max_batch(log_n)
 
     def _check_open(self) -> None:
-        if self._device is None:
+        if self.card.device is None:
             raise XrtError("the backend is closed")
 
     # -- buffers and transfers (transfers.py) --------------------------------------------------------
@@ -275,41 +302,29 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
 
     def _allocate(self, layout: HbmLayout, batch: int = 1, *, index: int = 0) -> DeviceBuffers:
         """Scratch buffer set ``index`` of ``run`` (0, or up to _BUFFER_SETS - 1 for a run of several
-        calls) for ``batch`` transforms of ``layout``'s size: the current ones while they fit, else the
-        old ones are freed first (never while a run may still use them: run() refuses to go on past a
-        run that timed out)."""
-        cur = self._scratch if index == 0 else self._scratch_more.get(index)
-        if cur is not None and cur.layout is layout and batch <= cur.batch and cur.bos:
-            return cur
-        if cur is not None:
-            cur.release()
-        bufs = self._allocate_new(layout, batch)     # not from the pool: kept while they fit
-        if index == 0:
-            self._scratch = bufs
-        else:
-            self._scratch_more[index] = bufs
-        return bufs
+        calls) for ``batch`` transforms of ``layout``'s size (transfers.ScratchSets.get)."""
+        return self._scratch.get(layout, batch, index)
 
     def _free_buffers(self) -> None:
         """Free run()'s buffer sets and the pool's idle ones."""
-        for bufs in [self._scratch, *self._scratch_more.values()]:
-            if bufs is not None:
-                bufs.release()
-        self._scratch, self._scratch_more = None, {}
+        self._scratch.release()
         self._transfers.pool.clear()
 
     @property
     def layout(self) -> HbmLayout | None:
         """The layout the scratch buffers are sized for (None: no buffers)."""
-        return self._scratch.layout if self._scratch is not None else None
+        first = self._scratch.first
+        return first.layout if first is not None else None
 
     @property
     def _bos(self) -> dict:
-        return self._scratch.bos if self._scratch is not None else {}
+        first = self._scratch.first
+        return first.bos if first is not None else {}
 
     @property
     def _views(self) -> dict:
-        return self._scratch.views if self._scratch is not None else {}
+        first = self._scratch.first
+        return first.views if first is not None else {}
 
     @noting_errors
     def upload(self, bufs: DeviceBuffers, rows: np.ndarray, *, reverse: bool = False,
@@ -368,7 +383,8 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         plan = plan_transform(n, layout.log_n, inverse, coset, order, self.kernel_computes, self.field)
         sink, limit = progress_sink(self._progress_opt, rows.size), self.batch_limit(layout.log_n)
         self._records.clear()
-        outs, times = self._run_calls(rows, plan, layout, limit, sink, row_step)
+        outs, times = run_calls(self, self._scratch, rows, plan, layout, limit, sink, row_step,
+                                self.run_buffer_sets)
         y = outs[0] if len(outs) == 1 else np.concatenate(outs)
         self.timings = dict(zip(("to-device", "kernel", "from-device"), map(float, times)))
         self.report["Host work"] = (", ".join(plan.host_work()) or "layout only (scatter and gather; the "
@@ -383,117 +399,13 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self._report_measured()
         return y.reshape(x.shape[:-1] + (n,))
 
-    def _run_calls(self, rows: np.ndarray, plan, layout: HbmLayout, limit: int, sink,
-                   row_step: int | None = None) -> tuple[list, np.ndarray]:
-        """The kernel calls of :meth:`run`, ``limit`` rows a call: the results per call, and the seconds
-        spent moving points to the card, in the kernel and bringing them back (summed per phase). With a
-        ``row_step``, each call's run starts at its first row's shift.
-
-        One call: upload, run, download. Several: ``run_buffer_sets`` buffer sets (three) in turn, so that while the kernel runs
-        call i, one thread moves call i+1's points to the card and another brings call i-1's back (the
-        link's two directions and the kernel all busy: a stream of calls goes at the pace of the slowest
-        of them, not of their sum). Calls run in order; the host prepares a call's rows on the upload
-        thread and finishes them on the download one."""
-        times = np.zeros(3)
-        starts = range(0, rows.shape[0], limit)
-
-        def upload(bufs, r0):
-            t0 = time.perf_counter()
-            chunk = plan.prepare(rows[r0:r0 + limit])
-            self.upload(bufs, chunk, reverse=plan.layout_reverse_in, sink=sink)
-            times[0] += time.perf_counter() - t0
-            return chunk.shape[0]
-
-        def download(bufs, batch):
-            t0 = time.perf_counter()
-            out = plan.finish(self.download(bufs, batch, reverse=plan.layout_reverse_out, sink=sink))
-            times[2] += time.perf_counter() - t0
-            return out
-
-        def execute(bufs, batch, r0):
-            t0 = time.perf_counter()
-            self.execute_run(bufs, plan.run(batch, row_step=row_step, first_row=r0))
-            times[1] += time.perf_counter() - t0
-
-        n_sets = self.run_buffer_sets
-        if len(starts) == 1 or n_sets == 1:
-            bufs, outs = self._allocate(layout, min(rows.shape[0], limit)), []
-            for r0 in starts:
-                batch = upload(bufs, r0)
-                execute(bufs, batch, r0)
-                outs.append(download(bufs, batch))
-            return outs, times
-        sets = [self._allocate(layout, limit, index=i) for i in range(n_sets)]
-        ups, downs = [], []
-        with ThreadPoolExecutor(1, thread_name_prefix="xrt-up") as to_card, \
-                ThreadPoolExecutor(1, thread_name_prefix="xrt-down") as from_card:
-            try:
-                ups.append(to_card.submit(upload, sets[0], 0))
-                for i, _ in enumerate(starts):
-                    batch = ups[i].result()
-                    if i + 1 < len(starts):
-                        if i + 1 >= n_sets:                 # its set is free once that call's points are back
-                            downs[i + 1 - n_sets].result()
-                        ups.append(to_card.submit(upload, sets[(i + 1) % n_sets], starts[i + 1]))
-                    execute(sets[i % n_sets], batch, starts[i])
-                    downs.append(from_card.submit(download, sets[i % n_sets], batch))
-                return [d.result() for d in downs], times
-            finally:                                        # on an error: nothing left using the buffers
-                cf_wait(ups + downs)
-
     def _run_large(self, rows: np.ndarray, inverse: bool, coset, order: str) -> np.ndarray:
-        """A size past one kernel call: the four-step over batched kernel calls (host/large.py), a step
-        record per step in :attr:`steps` (a step whose rows split again with that run's steps as its
-        ``parts``) and the report."""
-        steps: list = []
-        n = rows.shape[1]
-        log_n = n.bit_length() - 1
-        t0, first = time.perf_counter(), len(self.kernel_runs)
-        phases = dict.fromkeys(("to-device", "kernel", "from-device"), 0.0)
-        moved, measured = [0], []
-
-        def native(r, i, c, o, s=None):
-            """A step's batched kernel calls (their rows may split again), their phases, bytes and the
-            kernel's own counts summed; ``s`` the step's row step (its twiddles on the card)."""
-            out = self.run(r, i, coset=c, order=o, row_step=s)
-            for phase, seconds in self.timings.items():
-                phases[phase] += seconds
-            moved[0] += r.nbytes
-            measured.append(self.kernel_measured)
-            return out
-
-        y = large.four_step(rows, inverse=inverse, coset=None if coset is None else int(coset), order=order,
-                            field=self.field, min_log_n=self.params.min_log_n, max_log_n=self.params.max_log_n,
-                            native=native, steps=steps, calls=lambda: len(self.kernel_runs),
-                            row_steps={"coset", "inverse"} <= set(self.kernel_computes))
-        n1, n2 = large.split_log_n(log_n, self.params.min_log_n, self.params.max_log_n)
-        # every step's rows went to the card and back: beyond the caller's one round trip of the points
-        for direction in self.extra_transfers:
-            self.extra_transfers[direction] += moved[0] - rows.nbytes
-        self.steps = [self._step_of(s, log_n, rows.shape[0]) for s in steps]
-        self.note_composite(first, len(self.kernel_runs), self.steps)
-        self.report.update(large.summary(steps, log_n, n1, n2))
+        """A size past one kernel call: the four-step over batched kernel calls (large_run.py)."""
+        y, measured = run_four_step(self, rows, inverse, coset, order)
         # what the kernel counted itself over every step's calls, when it counted in each
-        self._measured_report(None if not measured or None in measured else
-                              {key: sum(m[key] for m in measured) for key in measured[0]})
-        # the transfers and kernel calls of every step (the host's transposes and twiddles in no phase: the
-        # steps' seconds say them)
-        self.timings = phases
-        self.kernel_log_n = log_n
+        self._measured_report(measured)
         self._last_run = None
         return y
-
-    def _step_of(self, step: "large.Step", log_n: int, batch: int) -> dict:
-        """The step record (host.backend_base.step_record) of a step of the four-step of ``batch`` x 2^log_n
-        points: the host's step (no size of its own) works on the whole transforms, a step whose rows were
-        past one call has the steps of their own four-step as its ``parts``."""
-        calls = step.kernel_calls
-        host = bool(step.host_work) and not step.host_work.startswith("none")
-        whole = step.log_n is None
-        return step_record(step.name, log_n if whole else step.log_n, rows=batch if whole else step.rows,
-                           where=("card and host" if host else "card") if calls else "host", kernel_calls=calls,
-                           seconds=step.seconds, host_work=step.host_work or "none",
-                           parts=self.parts_of(step.first_call, step.first_call + calls) if calls else None)
 
     @property
     def last_record(self) -> StatusRecord | None:
@@ -504,30 +416,26 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         """The report's lines of the kernel's own cycle counts over the calls since they were last
         reported (its status records), when the kernel counts them (a card's and the simulated kernel do,
         the register-level model does not)."""
-        records = [r for r in self._records if any(r.cycles().values())]
+        measured = measured_sums(self._records, self.params)
         self._records.clear()
-        if not records:
-            self._measured_report(None)
-            return
-        sums = {name.lower(): sum(r[name] for r in records) for name in CYCLE_WORDS}
-        self._measured_report(dict(sums, calls=len(records),
-                                   seconds=sum(r.kernel_seconds(self.params) for r in records)))
+        self._measured_report(measured)
 
     def _measured_report(self, measured: dict | None) -> None:
         """``kernel_measured`` and the report's lines of the kernel's own counts (none: removed)."""
         for key in MEASURED_LINES:
             self.report.pop(key, None)
         self.kernel_measured = measured
-        if measured is None:
-            return
-        m = measured
-        over = f" over {m['calls']} calls" if m["calls"] > 1 else ""
-        self.report["Measured cycles"] = (
-            f"pass 1 {m['pass1_dma_cycles']} DMA / {m['pass1_ntt_cycles']} NTT cycles, pass 2 "
-            f"{m['pass2_dma_cycles']} DMA / {m['pass2_ntt_cycles']} NTT cycles, total "
-            f"{m['total_dma_cycles']} DMA cycles{over} (measured by the kernel)")
-        self.report["Measured time"] = (f"{m['seconds'] * 1e3:.4f} ms at the {self.params.dma_mhz:g} MHz DMA clock "
-                                        "(measured by the kernel, start to status record)")
+        if measured is not None:
+            self.report.update(measured_lines(measured, self.params))
+
+    def forget_runs(self) -> None:
+        """Forget the runs so far (the identification's self-test): the report's lines of a run, the last
+        run, the kernel's counts, ``kernel_runs`` and ``timings``."""
+        for key in ("Kernel size", "Host work", "Kernel calls", *MEASURED_LINES):
+            self.report.pop(key, None)
+        self.kernel_log_n = self._last_run = self.kernel_measured = None
+        self.kernel_runs.clear()
+        self.timings = {}
 
     def note_resident(self, n, rows, calls, inverse, coset, order) -> None:
         log_n = n.bit_length() - 1
@@ -598,6 +506,4 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self._runs.release(card_reset)
         self._free_buffers()
         self._transfers.pool.close()    # sets of arrays released later are dropped, not kept
-        self._status_buffer = None      # kept among a timed-out run's buffers when it may still be written
-        self._kernel = None
-        self._device = None
+        self.card.close()               # the status buffer is kept among a timed-out run's buffers

@@ -46,29 +46,30 @@ def sidecar_params(xclbin: Path) -> BuildParams | None:
         return None
 
 
-def identify(be, params: BuildParams | None, xb) -> tuple[BuildParams, bool]:
-    """(the build parameters of the kernel of ``be``, whether its ID block was read); sets
-    ``be.report["Identity"]``. Without the ID block the caller runs :func:`self_test` next."""
-    path = be.xclbin_path
-    if be._xrt.reads_registers(be._kernel):
+def identify(card, params: BuildParams | None, xb) -> tuple[BuildParams, bool, str]:
+    """(the build parameters of the kernel on ``card`` (a :class:`~host.xrt.card.Card` with its device and
+    kernel open; ``xb`` its xclbin), whether its ID block was read, the report's "Identity" line). Without
+    the ID block the caller runs :func:`self_test` next."""
+    path = card.xclbin_path
+    if card.xrt.reads_registers(card.kernel):
         offsets = [R.ID_BASE + 4 * i for i in range(len(R.ID_REGISTERS))]
-        words = be._xrt.read_registers(be._kernel, offsets, IdentityMismatch, "reading the identification registers")
-        return _identify_by_id(be, params, dict(zip(R.ID_REGISTERS, words))), True
+        words = card.xrt.read_registers(card.kernel, offsets, IdentityMismatch, "reading the identification registers")
+        params, text = _identify_by_id(path, params, dict(zip(R.ID_REGISTERS, words)))
+        return params, True, text
     sidecar = sidecar_params(path)
     if params is None:
         params = sidecar if sidecar is not None else BuildParams()
-    kernels = be._xrt.kernel_arg_counts(xb, IdentityMismatch, f"xclbin {path}: reading its kernel list")
+    kernels = card.xrt.kernel_arg_counts(xb, IdentityMismatch, f"xclbin {path}: reading its kernel list")
     want_args = len(R.RegisterMap(params).args)
     if kernels.get(R.KERNEL_NAME) != want_args:
         raise IdentityMismatch(f"xclbin {path}: kernel '{R.KERNEL_NAME}' has {kernels.get(R.KERNEL_NAME)} "
                                f"arguments, a {params.tag()} build has {want_args}")
-    be.report["Identity"] = (f"xclbin metadata ({want_args} arguments) and a self-test transform of "
-                             "a known input; this pyxrt cannot read registers")
-    return params, False
+    return params, False, (f"xclbin metadata ({want_args} arguments) and a self-test transform of "
+                           "a known input; this pyxrt cannot read registers")
 
 
-def _identify_by_id(be, params: BuildParams | None, ids: dict[str, int]) -> BuildParams:
-    path = be.xclbin_path
+def _identify_by_id(path: Path, params: BuildParams | None, ids: dict[str, int]) -> tuple[BuildParams, str]:
+    """The build of the kernel whose ID block reads ``ids`` and the report's "Identity" line."""
     if ids["MAGIC"] != R.MAGIC:
         raise IdentityMismatch(f"xclbin {path}: MAGIC reads 0x{ids['MAGIC']:08x}, "
                                f"not 0x{R.MAGIC:08x}: not a nantucket kernel")
@@ -99,16 +100,16 @@ def _identify_by_id(be, params: BuildParams | None, ids: dict[str, int]) -> Buil
                                    f"{params.tag()} build transforms 2^{params.min_log_n} .. "
                                    f"2^{params.max_log_n} points natively (a kernel built before "
                                    "run-time sizes? rebuild the xclbin)")
-    be.report["Identity"] = (f"ID block: MAGIC 0x{ids['MAGIC']:08X} VERSION {ids['VERSION']} "
-                             f"LANES {ids['LANES']} LOG_CORE {ids['LOG_CORE']} CHANNELS {ids['CHANNELS']}"
-                             + "".join(f" {name} {ids[name]}" for name in _RANGE_IDS if name in ids)
-                             + f" FIELD {ids['FIELD']} ({kernel_field})")
-    return params
+    return params, (f"ID block: MAGIC 0x{ids['MAGIC']:08X} VERSION {ids['VERSION']} "
+                    f"LANES {ids['LANES']} LOG_CORE {ids['LOG_CORE']} CHANNELS {ids['CHANNELS']}"
+                    + "".join(f" {name} {ids[name]}" for name in _RANGE_IDS if name in ids)
+                    + f" FIELD {ids['FIELD']} ({kernel_field})")
 
 
 def self_test(be) -> None:
-    """Without the ID block, two runs name a kernel built with other lanes or k before user data runs
-    (the argument count only tells the channel count):
+    """Without the ID block, two runs on the backend ``be`` (an XrtBackend: its ``run``, ``close``, its
+    scratch buffers and ``_start_and_wait``, which skips the host's check of the start) name a kernel
+    built with other lanes or k before user data runs (the argument count only tells the channel count):
 
     1. the impulse at index 1 at the largest size 2^(2k) (its NTT is w_N^k, N distinct values) must
        come back exact: a kernel with other lanes places the points elsewhere, one with a smaller k
@@ -151,11 +152,7 @@ def self_test(be) -> None:
                                f"transformed 2^{be.params.max_log_n + 1} points, which a {tag} build "
                                f"rejects (built with a larger k? this pyxrt cannot read the ID "
                                f"registers; {hint})")
-    for key in ("Kernel size", "Host work", "Kernel calls", "Measured cycles", "Measured time"):
-        be.report.pop(key, None)                # the report speaks of the user's runs
-    be.kernel_log_n = be._last_run = be.kernel_measured = None
-    be.kernel_runs.clear()
-    be.timings = {}
+    be.forget_runs()                        # the report and the run lists speak of the user's runs
 
 
 def _larger_size_probe(be) -> int:
@@ -170,7 +167,7 @@ def _larger_size_probe(be) -> int:
     pattern = np.uint64(0x0123_4567_89AB_CDEF)   # any transform of it differs (its X[0] is N x it)
     for ch, view in bufs.views.items():
         view[:] = pattern
-        be._xrt.sync(bufs.bos[ch], True, layout.channel_bytes, f"{R.pointer_arg(ch)}: sync to device")
+        be.card.xrt.sync(bufs.bos[ch], True, layout.channel_bytes, f"{R.pointer_arg(ch)}: sync to device")
     try:
         be._start_and_wait(bufs, Run(layout.log_n))  # not execute(): the host would refuse the size
     except KernelRefused as e:          # what a kernel of this build does; its memory is checked next
@@ -178,7 +175,7 @@ def _larger_size_probe(be) -> int:
             raise
     changed = 0
     for ch, view in bufs.views.items():
-        be._xrt.sync(bufs.bos[ch], False, layout.channel_bytes, f"{R.pointer_arg(ch)}: sync from device")
+        be.card.xrt.sync(bufs.bos[ch], False, layout.channel_bytes, f"{R.pointer_arg(ch)}: sync from device")
         changed += int(np.count_nonzero(view != pattern))
     del bufs
     be._free_buffers()

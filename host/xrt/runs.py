@@ -17,18 +17,26 @@ exits) and new runs are refused with :class:`KernelTimeout` until it has complet
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import wait as cf_wait
 from dataclasses import replace
+
+import numpy as np
 
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.layout import BEAT_BYTES, CHANNEL_WINDOW_BYTES, PAGE_BYTES
-from nantucket.hw.model.record import RECORD_BYTES, StatusRecord
+from nantucket.hw.model.record import CYCLE_WORDS, RECORD_BYTES, StatusRecord
 from nantucket.hw.model.run import Run
 
 from .adapter import UNFINISHED
 from .errors import (BadPointer, IdentityMismatch, KernelAxiError, KernelFailed, KernelRefused, KernelTimeout,
                      XrtError)
 
-__all__ = ["KernelRuns", "c_int", "kernel_size_text", "kernel_calls_text"]
+__all__ = ["KernelRuns", "c_int", "kernel_size_text", "kernel_calls_text", "run_calls", "measured_sums",
+           "measured_lines", "MEASURED_LINES"]
+
+#: The report lines of the kernel's own cycle counts (its status records), when it counts them.
+MEASURED_LINES = ("Measured cycles", "Measured time")
 
 #: The longest wait XRT's run.wait takes (a C int of milliseconds); longer ones wait without a limit.
 _MAX_WAIT_MS = 2**31 - 1
@@ -59,13 +67,96 @@ def kernel_calls_text(rows: int, limit: int, calls: int, flags: int) -> str:
             f"{'+'.join(names) or 'none (forward)'}")
 
 
+def measured_sums(records, params) -> dict | None:
+    """The kernel's own cycle counts over ``records`` (status records; those counting nothing left out):
+    {word name in lower case: sum, "calls", "seconds"}, or None when none counts (the register-level
+    model's)."""
+    records = [r for r in records if any(r.cycles().values())]
+    if not records:
+        return None
+    sums = {name.lower(): sum(r[name] for r in records) for name in CYCLE_WORDS}
+    return dict(sums, calls=len(records), seconds=sum(r.kernel_seconds(params) for r in records))
+
+
+def measured_lines(measured: dict, params) -> dict[str, str]:
+    """The report's :data:`MEASURED_LINES` of the counts of :func:`measured_sums`."""
+    m = measured
+    over = f" over {m['calls']} calls" if m["calls"] > 1 else ""
+    return {
+        "Measured cycles": (
+            f"pass 1 {m['pass1_dma_cycles']} DMA / {m['pass1_ntt_cycles']} NTT cycles, pass 2 "
+            f"{m['pass2_dma_cycles']} DMA / {m['pass2_ntt_cycles']} NTT cycles, total "
+            f"{m['total_dma_cycles']} DMA cycles{over} (measured by the kernel)"),
+        "Measured time": (f"{m['seconds'] * 1e3:.4f} ms at the {params.dma_mhz:g} MHz DMA clock "
+                          "(measured by the kernel, start to status record)"),
+    }
+
+
+def run_calls(driver, scratch, rows: np.ndarray, plan, layout, limit: int, sink, row_step: int | None = None,
+              n_sets: int = 3) -> tuple[list, np.ndarray]:
+    """The kernel calls of a backend's ``run``, ``limit`` rows a call, on the buffer sets of ``scratch``
+    (transfers.ScratchSets) through ``driver``'s ``upload``, ``execute_run`` and ``download``: the
+    results per call, and the seconds spent moving points to the card, in the kernel and bringing them
+    back (summed per phase). With a ``row_step``, each call's run starts at its first row's shift.
+
+    One call: upload, run, download. Several: ``n_sets`` buffer sets (three) in turn, so that while the
+    kernel runs call i, one thread moves call i+1's points to the card and another brings call i-1's
+    back (the link's two directions and the kernel all busy: a stream of calls goes at the pace of the
+    slowest of them, not of their sum). Calls run in order; the host prepares a call's rows on the upload
+    thread and finishes them on the download one."""
+    times = np.zeros(3)
+    starts = range(0, rows.shape[0], limit)
+
+    def upload(bufs, r0):
+        t0 = time.perf_counter()
+        chunk = plan.prepare(rows[r0:r0 + limit])
+        driver.upload(bufs, chunk, reverse=plan.layout_reverse_in, sink=sink)
+        times[0] += time.perf_counter() - t0
+        return chunk.shape[0]
+
+    def download(bufs, batch):
+        t0 = time.perf_counter()
+        out = plan.finish(driver.download(bufs, batch, reverse=plan.layout_reverse_out, sink=sink))
+        times[2] += time.perf_counter() - t0
+        return out
+
+    def execute(bufs, batch, r0):
+        t0 = time.perf_counter()
+        driver.execute_run(bufs, plan.run(batch, row_step=row_step, first_row=r0))
+        times[1] += time.perf_counter() - t0
+
+    if len(starts) == 1 or n_sets == 1:
+        bufs, outs = scratch.get(layout, min(rows.shape[0], limit)), []
+        for r0 in starts:
+            batch = upload(bufs, r0)
+            execute(bufs, batch, r0)
+            outs.append(download(bufs, batch))
+        return outs, times
+    sets = [scratch.get(layout, limit, index=i) for i in range(n_sets)]
+    ups, downs = [], []
+    with ThreadPoolExecutor(1, thread_name_prefix="xrt-up") as to_card, \
+            ThreadPoolExecutor(1, thread_name_prefix="xrt-down") as from_card:
+        try:
+            ups.append(to_card.submit(upload, sets[0], 0))
+            for i, _ in enumerate(starts):
+                batch = ups[i].result()
+                if i + 1 < len(starts):
+                    if i + 1 >= n_sets:                 # its set is free once that call's points are back
+                        downs[i + 1 - n_sets].result()
+                    ups.append(to_card.submit(upload, sets[(i + 1) % n_sets], starts[i + 1]))
+                execute(sets[i % n_sets], batch, starts[i])
+                downs.append(from_card.submit(download, sets[i % n_sets], batch))
+            return [d.result() for d in downs], times
+        finally:                                        # on an error: nothing left using the buffers
+            cf_wait(ups + downs)
+
+
 class KernelRuns:
-    """The runs of one XrtBackend ``owner`` (its adapter ``_xrt``, ``_kernel``, ``rmap``, ``params``,
-    ``timeout_s``, ``_windows``, ``_status_buffer``, ``layout_for`` and ``_note``, looked up at each call).
+    """The runs on one open :class:`~host.xrt.card.Card` ``card`` (its attributes looked up at each call).
     ``last_record``: the StatusRecord of the last run that completed without an error."""
 
-    def __init__(self, owner):
-        self._owner = owner
+    def __init__(self, card):
+        self._card = card
         self.stuck_run = None           # a run that timed out and may still be running
         self.stuck_bos: dict = {}       # its buffers (kept referenced, so never freed under it)
         self.last_shift = 0             # the coset shift last sent (left in the register between cosets)
@@ -74,8 +165,8 @@ class KernelRuns:
     def start_and_wait(self, bufs, run: Run) -> StatusRecord:
         """Check the pointers, start ``run`` on ``bufs``, wait for it within the timeout, check the kernel's
         status record (and STATUS where it can be read); returns the record."""
-        be = self._owner
-        status_buffer = be._status_buffer
+        card = self._card
+        status_buffer = card.status_buffer
         self.check_pointers(bufs, run.batch, [run.log_n] + ([run.chain_log_n] if run.chain_log_n else []))
         # Without a coset the shift is ignored: keep the last one in the register, so the kernel's set-up
         # for it (g^-1 and its squares, hw/coset.py) is not redone by the next coset run.
@@ -84,26 +175,26 @@ class KernelRuns:
         words = replace(run, coset_shift=self.last_shift).words()
         # every argument on every run: a register keeps its value between runs
         args = [(a.index, (bufs.bos[a.channel] if a.is_points else status_buffer.bo) if a.is_pointer
-                 else c_int(words[a.name])) for a in be.rmap.args]
+                 else c_int(words[a.name])) for a in card.rmap.args]
         # a record left from an earlier start must not pass for this one's
         status_buffer.view[:] = 0
-        be._xrt.sync(status_buffer.bo, True, RECORD_BYTES, f"{R.RECORD_ARG}: clearing the status record")
-        handle = be._xrt.start(be._kernel, args)
+        card.xrt.sync(status_buffer.bo, True, RECORD_BYTES, f"{R.RECORD_ARG}: clearing the status record")
+        handle = card.xrt.start(card.kernel, args)
         del args                        # it holds the buffers: only the run (until it is over) may
-        be._note(f"xrt: kernel call: 2^{run.log_n} points, batch {run.batch}, flags 0x{run.flags:x}"
+        card.note(f"xrt: kernel call: 2^{run.log_n} points, batch {run.batch}, flags 0x{run.flags:x}"
                  + (f", input_log_m {run.input_log_m}" if run.input_log_m else "")
                  + (f", chain_log_n {run.chain_log_n}" if run.chain_log_n else "")
                  + (f", row_step {run.row_step}" if run.steps_rows else ""))
         t0 = time.perf_counter()
         try:
-            completed, name = be._xrt.wait(handle, self._timeout_ms())
+            completed, name = card.xrt.wait(handle, self._timeout_ms())
         except BaseException:
             self._strand(handle, bufs, status_buffer)   # it may still be running: keep its buffers
             raise
         waited = time.perf_counter() - t0
         if not completed and name in UNFINISHED:
             self._strand(handle, bufs, status_buffer)
-            limit = "no limit" if be.timeout_s is None else f"limit {be.timeout_s:g} s"
+            limit = "no limit" if card.timeout_s is None else f"limit {card.timeout_s:g} s"
             note = self.status_note()
             raise KernelTimeout(f"the kernel did not finish: still {name} after {waited:.1f} s ({limit})"
                                 f"{note}; pyxrt cannot abort a run, so its buffers stay allocated and "
@@ -117,7 +208,7 @@ class KernelRuns:
         record = self.read_record(status_buffer)
         self._check_record(record, run)
         self.last_record = record
-        be._note(f"xrt: kernel done in {waited:.3f} s (status record: start {record['SEQUENCE']}"
+        card.note(f"xrt: kernel done in {waited:.3f} s (status record: start {record['SEQUENCE']}"
                  + (f", {record['TOTAL_DMA_CYCLES']} DMA cycles" if record["TOTAL_DMA_CYCLES"] else "") + ")")
         return record
 
@@ -127,13 +218,13 @@ class KernelRuns:
 
     def read_record(self, status_buffer) -> StatusRecord:
         """The status record the kernel wrote into ``status_buffer``, synced from the device."""
-        self._owner._xrt.sync(status_buffer.bo, False, RECORD_BYTES, f"{R.RECORD_ARG}: reading the status record")
+        self._card.xrt.sync(status_buffer.bo, False, RECORD_BYTES, f"{R.RECORD_ARG}: reading the status record")
         return StatusRecord.from_bytes(status_buffer.view)
 
     def _check_record(self, record: StatusRecord, run: Run) -> None:
         """The named error of what the record of ``run`` (and STATUS, where it can be read) reports."""
-        be = self._owner
-        params = be.params
+        card = self._card
+        params = card.params
         if not record.written:
             raise KernelFailed(f"the kernel finished without writing its status record (it reads MAGIC "
                                f"0x{record['MAGIC']:08x}, VERSION {record['VERSION']}): a half-finished run, or a "
@@ -165,7 +256,7 @@ class KernelRuns:
 
     def _timeout_ms(self) -> int:
         # 0 waits without a limit; a longer limit than XRT's C int of milliseconds holds is none either
-        timeout_s = self._owner.timeout_s
+        timeout_s = self._card.timeout_s
         timeout_ms = 0 if timeout_s is None else max(1, int(timeout_s * 1000))
         return 0 if timeout_ms > _MAX_WAIT_MS else timeout_ms
 
@@ -173,7 +264,7 @@ class KernelRuns:
         """KernelRefused / KernelAxiError / KernelFailed for what STATUS ``status`` reports after ``run``
         completed."""
         if status & R.STATUS_REJECTED:
-            raise KernelRefused.from_status(status, run, self._owner.params, by="the kernel")
+            raise KernelRefused.from_status(status, run, self._card.params, by="the kernel")
         if status & R.STATUS_AXI_ERROR:
             raise KernelAxiError.from_status(status, self.status_note(status))
         if status:
@@ -181,10 +272,10 @@ class KernelRuns:
 
     def read_status(self) -> int | None:
         """The STATUS word, or None when this pyxrt cannot read registers."""
-        be = self._owner
-        if not be._xrt.reads_registers(be._kernel):
+        card = self._card
+        if not card.xrt.reads_registers(card.kernel):
             return None
-        return be._xrt.read_registers(be._kernel, [be.rmap.id_offset("STATUS")], KernelFailed, "reading STATUS")[0]
+        return card.xrt.read_registers(card.kernel, [card.rmap.id_offset("STATUS")], KernelFailed, "reading STATUS")[0]
 
     def status_note(self, status: int | None = None) -> str:
         """`` STATUS 0x...: field=value, ...`` for every non-zero field of STATUS (any field the register
@@ -197,7 +288,7 @@ class KernelRuns:
         if not status:
             return ""
         parts, known = [], 0
-        for f in self._owner.rmap.register("STATUS").fields:
+        for f in self._card.rmap.register("STATUS").fields:
             known |= f.mask
             if status & f.mask:
                 parts.append(f"{f.name}={(status & f.mask) >> f.lsb}")
@@ -210,7 +301,7 @@ class KernelRuns:
         has completed since."""
         if self.stuck_run is None:
             return
-        name = self._owner._xrt.state_name(self.stuck_run, "checking the run that timed out")
+        name = self._card.xrt.state_name(self.stuck_run, "checking the run that timed out")
         if name in UNFINISHED:
             raise KernelTimeout(f"a previous run timed out and is still {name}: its buffers may still be "
                                 "written, so this backend runs nothing more; reset the card (`xbutil "
@@ -229,16 +320,16 @@ class KernelRuns:
         (``sizes``: log_n of each layout the run reads or writes, default the buffers' own; no burst
         crosses 4 KiB), inside the HBM pseudo-channel its master is wired to, large enough for ``batch``
         transforms of each size, overlapping no other (BadPointer)."""
-        be = self._owner
+        card = self._card
         # a size the kernel refuses (sent past the host's check) is placed nowhere: the buffers' own then
-        layouts = [bufs.layout] + [be.layout_for(s) for s in (sizes or ()) if s != bufs.layout.log_n
-                                   and be.rmap.log_n_supported(s)]
+        layouts = [bufs.layout] + [card.layout_for(s) for s in (sizes or ()) if s != bufs.layout.log_n
+                                   and card.rmap.log_n_supported(s)]
         layout = max(layouts, key=lambda lay: lay.log_n)
         align = max(max(lay.burst_beats, lay.unit_beats) for lay in layouts) * BEAT_BYTES
         need = int(layout.channel_bytes) * batch
         spans = []
-        for a in be.rmap.pointer_args:
-            addr, size = be._xrt.span(bufs.bos[a.channel], f"{a.name}: reading the buffer's address")
+        for a in card.rmap.pointer_args:
+            addr, size = card.xrt.span(bufs.bos[a.channel], f"{a.name}: reading the buffer's address")
             where = f"{a.name} (for {a.port}) at 0x{addr:x}"
             if addr % BEAT_BYTES:
                 raise BadPointer(f"{where}: not aligned to the {BEAT_BYTES}-byte AXI beat")
@@ -249,7 +340,7 @@ class KernelRuns:
                 raise BadPointer(f"{where}: {size} bytes, the layout of a 2^{layout.log_n}-point run "
                                  f"needs {need}" + (f" for a batch of {batch}" if batch > 1 else ""))
             group = bufs.groups.get(a.channel, a.channel)
-            base, span = be._windows.get(group, (group * CHANNEL_WINDOW_BYTES, CHANNEL_WINDOW_BYTES))
+            base, span = card.windows.get(group, (group * CHANNEL_WINDOW_BYTES, CHANNEL_WINDOW_BYTES))
             if not (base <= addr and addr + need <= base + span):
                 raise BadPointer(f"{where}: [0x{addr:x}, 0x{addr + need:x}) leaves memory bank {group} "
                                  f"[0x{base:x}, 0x{base + span:x}), the only one {a.port} is connected to")
@@ -263,16 +354,16 @@ class KernelRuns:
     def _check_status_pointer(self) -> tuple[int, int, str]:
         """The status buffer: aligned to the record (the kernel rounds the address down to RECORD_BYTES),
         large enough, inside the bank of master m00_axi (BadPointer); returns its span."""
-        be = self._owner
-        a, status_buffer = be.rmap.record_arg, be._status_buffer
-        addr, size = be._xrt.span(status_buffer.bo, f"{a.name}: reading the buffer's address")
+        card = self._card
+        a, status_buffer = card.rmap.record_arg, card.status_buffer
+        addr, size = card.xrt.span(status_buffer.bo, f"{a.name}: reading the buffer's address")
         where = f"{a.name} (the status record, for {a.port}) at 0x{addr:x}"
         if addr % RECORD_BYTES:
             raise BadPointer(f"{where}: not aligned to the {RECORD_BYTES}-byte record")
         if size < RECORD_BYTES:
             raise BadPointer(f"{where}: {size} bytes, the status record needs {RECORD_BYTES}")
         group = status_buffer.group
-        base, span = be._windows.get(group, (group * CHANNEL_WINDOW_BYTES, CHANNEL_WINDOW_BYTES))
+        base, span = card.windows.get(group, (group * CHANNEL_WINDOW_BYTES, CHANNEL_WINDOW_BYTES))
         if not (base <= addr and addr + RECORD_BYTES <= base + span):
             raise BadPointer(f"{where}: leaves memory bank {group} [0x{base:x}, 0x{base + span:x}), the only one "
                              f"{a.port} is connected to")

@@ -26,8 +26,8 @@ from nantucket.host.hbm_io import gather_rows, scatter_padded, scatter_rows
 
 from .errors import BufferAllocFailed
 
-__all__ = ["DeviceBuffers", "StatusBuffer", "Progress", "Transfers", "BufferPool", "PROGRESS_MIN_POINTS",
-           "POOL_BYTES", "progress_sink"]
+__all__ = ["DeviceBuffers", "StatusBuffer", "Progress", "Transfers", "BufferPool", "ScratchSets",
+           "PROGRESS_MIN_POINTS", "POOL_BYTES", "progress_sink"]
 
 #: Sizes from which scatter/gather and the transfers show progress on stderr.
 PROGRESS_MIN_POINTS = 1 << 20
@@ -194,16 +194,18 @@ class Progress:
 
 
 class Transfers:
-    """Buffers and transfers of one XrtBackend ``owner`` (its adapter ``_xrt``, ``_device``, ``_kernel``,
-    ``rmap``, ``params`` and ``layout_for``, looked up at each call)."""
+    """Buffers and transfers on one open :class:`~host.xrt.card.Card` ``card`` (its attributes looked up at
+    each call); ``runs``: the card's :class:`~host.xrt.runs.KernelRuns`, whose run that timed out may
+    still be using buffers (``stuck_bos``: the pool keeps those)."""
 
-    def __init__(self, owner):
-        self._owner = owner
+    def __init__(self, card, runs):
+        self._card = card
+        self._runs = runs
         #: the idle sets of device-resident arrays (:meth:`allocate` with ``pooled``)
         self.pool = BufferPool(stuck=self._stuck)
 
     def _stuck(self, bos) -> bool:
-        stuck = {id(bo) for bo in self._owner._runs.stuck_bos.values()}
+        stuck = {id(bo) for bo in self._runs.stuck_bos.values()}
         return any(id(bo) in stuck for bo in bos)
 
     def allocate(self, layout: HbmLayout, batch: int = 1, *, pooled: bool = False) -> DeviceBuffers:
@@ -229,26 +231,26 @@ class Transfers:
 
     def _new(self, nbytes: int) -> dict:
         """{channel: (bo, view, group)}: a new buffer of ``nbytes`` per HBM channel."""
-        be = self._owner
+        card = self._card
         entries = {}
-        for a in be.rmap.pointer_args:
-            entries[a.channel] = be._xrt.allocate(be._device, be._kernel, a.index, nbytes,
-                                                  f"{a.name}: allocating {nbytes} bytes on {a.port}'s bank")
+        for a in card.rmap.pointer_args:
+            entries[a.channel] = card.xrt.allocate(card.device, card.kernel, a.index, nbytes,
+                                                   f"{a.name}: allocating {nbytes} bytes on {a.port}'s bank")
         return entries
 
     def allocate_status(self) -> StatusBuffer:
         """The status buffer: RECORD_BYTES in the memory group of the kernel's ``status`` argument."""
-        be = self._owner
-        a = be.rmap.record_arg
-        bo, view, group = be._xrt.allocate(be._device, be._kernel, a.index, RECORD_BYTES,
-                                           f"{a.name}: allocating the {RECORD_BYTES}-byte status record on "
-                                           f"{a.port}'s bank")
+        card = self._card
+        a = card.rmap.record_arg
+        bo, view, group = card.xrt.allocate(card.device, card.kernel, a.index, RECORD_BYTES,
+                                             f"{a.name}: allocating the {RECORD_BYTES}-byte status record on "
+                                             f"{a.port}'s bank")
         return StatusBuffer(bo, view.view(np.uint8)[:RECORD_BYTES], group)
 
     def rows_layout(self, bufs: DeviceBuffers, log_n: int | None, batch: int) -> HbmLayout:
         """The layout of 2^log_n-point rows (default: the size ``bufs`` are sized for) in ``bufs``, whose
         regions must hold ``batch`` of them."""
-        layout = bufs.layout if log_n is None or log_n == bufs.layout.log_n else self._owner.layout_for(log_n)
+        layout = bufs.layout if log_n is None or log_n == bufs.layout.log_n else self._card.layout_for(log_n)
         if layout.channel_bytes * batch > bufs.channel_bytes:
             raise ValueError(f"rows: {batch} rows of 2^{layout.log_n} points need {layout.channel_bytes * batch} "
                              f"bytes per channel, the buffers hold {bufs.channel_bytes}")
@@ -257,8 +259,8 @@ class Transfers:
     def sync(self, bufs: DeviceBuffers, chans, nbytes: int, to_device: bool, prog: Progress) -> int:
         """Sync the first ``nbytes`` of each channel in ``chans``; returns the bytes synced."""
         for i, ch in enumerate(chans):
-            self._owner._xrt.sync(bufs.bos[ch], to_device, nbytes,
-                                  f"{R.pointer_arg(ch)}: sync {'to' if to_device else 'from'} device")
+            self._card.xrt.sync(bufs.bos[ch], to_device, nbytes,
+                                f"{R.pointer_arg(ch)}: sync {'to' if to_device else 'from'} device")
             prog.step(i + 1, nbytes)
         return nbytes * len(chans)
 
@@ -279,12 +281,12 @@ class Transfers:
     def upload_padded(self, bufs: DeviceBuffers, rows: np.ndarray, sink) -> int:
         """Place the (B, M) rows as the zero-extended input of a run of ``bufs``' size (only the units of
         the M points written) and sync the B regions; returns the bytes synced."""
-        be = self._owner
+        card = self._card
         layout = bufs.layout
         batch, m = rows.shape
         log_m = m.bit_length() - 1
-        if not be.rmap.lde_pair_ok(log_m, layout.log_n):
-            raise ValueError(f"rows: the {be.params.tag()} build cannot read a zero-extended input of 2^{log_m} "
+        if not card.rmap.lde_pair_ok(log_m, layout.log_n):
+            raise ValueError(f"rows: the {card.params.tag()} build cannot read a zero-extended input of 2^{log_m} "
                              f"points in a 2^{layout.log_n}-point run (input_log_m, lde_pair_supported)")
         self.rows_layout(bufs, None, batch)
         t0 = time.perf_counter()
@@ -310,3 +312,37 @@ class Transfers:
         if out is not None:
             return out
         return rows.astype(np.uint64, copy=False)       # a backend's rows are uint64 in every field
+
+
+class ScratchSets:
+    """The buffer sets of a backend's own runs (``run``; not from the pool: each kept while it fits): set 0,
+    and for a run of several kernel calls the further sets it turns through. ``allocate_new(layout,
+    batch)`` makes a new set."""
+
+    def __init__(self, allocate_new):
+        self._allocate_new = allocate_new
+        self._sets: dict[int, DeviceBuffers] = {}
+
+    def get(self, layout: HbmLayout, batch: int = 1, index: int = 0) -> DeviceBuffers:
+        """Set ``index`` for ``batch`` transforms of ``layout``'s size: the current one while it fits, else
+        the old one is freed first (never while a run may still use it: the backend refuses to go on past
+        a run that timed out)."""
+        cur = self._sets.get(index)
+        if cur is not None and cur.layout is layout and batch <= cur.batch and cur.bos:
+            return cur
+        if cur is not None:
+            cur.release()
+        bufs = self._allocate_new(layout, batch)
+        self._sets[index] = bufs
+        return bufs
+
+    @property
+    def first(self) -> DeviceBuffers | None:
+        """Set 0 (None: none allocated)."""
+        return self._sets.get(0)
+
+    def release(self) -> None:
+        """Free every set."""
+        for index in sorted(self._sets):
+            self._sets[index].release()
+        self._sets = {}
