@@ -2,9 +2,11 @@
 
 Modules: ``adapter`` (:class:`~host.xrt.adapter.PyxrtAdapter`, the one place that calls pyxrt; every
 XRT failure becomes a named :class:`XrtError` raised ``from`` the original exception), ``errors`` (those
-errors), ``transfers`` (:class:`DeviceBuffers`, and moving points in and out through the layout step),
-``runs`` (one :class:`hw.model.run.Run` started and waited for), ``identity`` (which kernel is on the
-card) and ``backend`` (:class:`XrtBackend`, which composes them).
+errors), ``card`` (:class:`~host.xrt.card.Card`: the open card, all the next three see of it),
+``transfers`` (:class:`DeviceBuffers`, and moving points in and out through the layout step), ``runs``
+(one :class:`hw.model.run.Run` started and waited for, and a run's stream of calls), ``identity`` (which
+kernel is on the card), ``large_run`` (a size past one call, the four-step) and ``backend``
+(:class:`XrtBackend`, which composes them).
 
 :class:`XrtBackend` opens a card, loads ``nantucket.xclbin``, checks the kernel's identification
 registers against the build parameters, allocates the status buffer (the kernel's ``status`` argument,
