@@ -40,7 +40,7 @@ class TableBuilder(Elaboratable):
     # -- figures -------------------------------------------------------------------------------------
 
     def level_cycles(self, level: int, last: bool) -> int:
-        """Cycles of table level t: it issues 2^t products (reading entry j on its step j + 1; the
+        """Cycles of table level t: it starts 2^t products (reading entry j on its step j + 1; the
         multipliers take the entry and the level's chain word one cycle later, so the level lasts at
         least to step 2^t + 1: ending it on its last issue gave that product the next level's word). The
         next level starts once its reads of this level's entries find them written (lat + 3 cycles
