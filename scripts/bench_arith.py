@@ -21,7 +21,7 @@ from nantucket.hw.butterfly import Butterfly                 # noqa: E402
 from nantucket.hw.model.field import P                       # noqa: E402
 from nantucket.hw.flow.synth import synthesize                    # noqa: E402
 from nantucket.hw.flow.runner import run_bench                   # noqa: E402
-from nantucket.tools.perfdoc import update_section                           # noqa: E402
+from nantucket.tools.perfdoc import update_section     # noqa: E402
 
 COMMAND = ".venv/bin/python scripts/bench_arith.py"
 

@@ -27,7 +27,7 @@ from nantucket.hw.output_scale import OutputScale          # noqa: E402
 from nantucket.hw.multiplier import ShiftMultiplier        # noqa: E402
 from nantucket.hw.flow.synth import synthesize                  # noqa: E402
 from nantucket.hw.twiddles import TwiddleGenerator         # noqa: E402
-from nantucket.tools.perfdoc import update_section                         # noqa: E402
+from nantucket.tools.perfdoc import update_section   # noqa: E402
 
 COMMAND = ".venv/bin/python scripts/bench_shift.py --lane"
 CACHE = Path("build/synth/shift_stages.json")
