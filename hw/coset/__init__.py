@@ -56,10 +56,11 @@ canonical value: the chain job's first round multiplies it by encode(encode(1)) 
 its word; tables start from encode(1). The figures above are Goldilocks'; a 31-bit field's exponent has
 31 bits and a round is 11 cycles ((1 + 31 + 2k) rounds).
 
-Units (one file each): ``ChainJob`` (chain.py), ``PassControl`` (control.py), ``TableBuilder``
-(tables.py), ``FactorStream`` and the tables' memories (stream.py), ``RowStepUpdater`` (rows.py),
-``FrameWords`` (words.py), composed by ``CosetFactors`` (factors.py); each publishes its cycle figures and
-a bit-exact ``model()`` on the golden model (hw/model/coset.py).
+Units (one file each), composed by ``CosetFactors`` (factors.py): ``ChainJob`` (chain.py), ``TableBuilder``
+(tables.py), ``FactorStream`` and the tables' memories (stream.py), ``RowStepUpdater`` (rows.py) and
+``FrameWords`` (words.py) each publish their cycle figures and a bit-exact ``model()`` built on the golden
+model (hw/model/coset.py); ``PassControl`` (control.py) latches the run and sequences a pass's states
+(its own ``latency``). tests/test_coset_units.py holds the units' models and figures to the generator's.
 """
 
 from .factors import CosetFactors
