@@ -25,7 +25,7 @@ Words, in address order:
 15  TOTAL_DMA_CYCLES      ap_clk cycles from the accepted start to the record's write (set-up included)
 ==  ====================  ==========================================================================
 
-The cycle words of a refused start are 0. Counters saturate at 2^32 - 1 (14 s at 300 MHz: no run is
+The cycle words of a refused start are 0. Counters saturate at 2^32 - 1 (9.5 s at 450 MHz: no run is
 that long). The record's address is rounded down to :data:`RECORD_BYTES` (the two beats stay in one
 4 KiB page).
 """
