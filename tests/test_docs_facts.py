@@ -74,6 +74,8 @@ DMA, NTT = BuildParams().dma_mhz, BuildParams().ntt_mhz
 
 #: (file, what the place is, a pattern whose groups are the clocks it states, the defaults they must be).
 CLOCK_PLACES = [
+    ("docs/build.md", "the link's --kernel_frequency (clock 0 at dma_mhz)",
+     r'--kernel_frequency "0:(\d+)\|1:', (DMA,)),
     ("docs/build.md", "the link's clock 0 (dma_mhz ... by default)",
      r"build's dma_mhz \((\d+(?:\.\d+)?) MHz by default", (DMA,)),
     ("docs/build.md", '"The clock the projections assume": dma_mhz',
