@@ -18,6 +18,7 @@ from nantucket.host.backends import DeviceError
 
 from nantucket.host.api import (ORDERS, BackendDevice, Device, DeviceArray, ModelDevice, intt, ntt,  # noqa: F401
                                 open)
+from nantucket.host.api import SCHEMES, Commitment, CommitmentError, commit, verify  # noqa: F401
 
 try:
     __version__ = _version("nantucket")
@@ -28,7 +29,8 @@ except PackageNotFoundError:          # running from a checkout that was never i
 _KERNEL_ERRORS = ("KernelFailed", "KernelRefused", "KernelAxiError", "KernelTimeout")
 
 __all__ = ["ntt", "intt", "open", "Device", "ModelDevice", "BackendDevice", "DeviceArray", "DeviceError",
-           "ORDERS", "P", "GENERATOR", "FIELDS", "FIELD_NAMES", "__version__", *_KERNEL_ERRORS]
+           "ORDERS", "P", "GENERATOR", "FIELDS", "FIELD_NAMES", "__version__", *_KERNEL_ERRORS,
+           "commit", "verify", "Commitment", "CommitmentError", "SCHEMES"]
 
 
 def __getattr__(name):
