@@ -216,3 +216,15 @@ def test_bad_input_refused_in_one_line(call, error, match):
     with pytest.raises(error, match=match) as info:
         call()
     assert "\n" not in str(info.value)
+
+
+def test_bench_commit_tool(capsys):
+    """scripts/bench_commit.py (make bench-commit): a table row per scheme and size; bad arguments exit 2."""
+    from nantucket.tools import bench_commit
+    assert bench_commit.main(["--sizes", "3-4", "--schemes", "plonky3-koalabear-16,plonky2", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "| plonky3-koalabear-16 | 2^3 |" in out and "| plonky2 | 2^4 |" in out
+    assert bench_commit.permutations_per_commit("plonky3-koalabear-24", 16, 17) == 16 * 2 + 15
+    assert bench_commit.permutations_per_commit("plonky2", 16, 4) == 15
+    assert bench_commit.main(["--schemes", "plonky9"]) == 2
+    assert "unknown scheme 'plonky9'" in capsys.readouterr().err

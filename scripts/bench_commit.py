@@ -1,0 +1,95 @@
+"""`make bench-commit`: the golden model's Merkle commitments, leaves per second per scheme.
+
+Commits a random matrix of 2^k rows x ``--cols`` columns (default 2^12, 2^14, 2^16 rows x 8) under every
+scheme of nantucket.SCHEMES (or ``--schemes``), best of ``--repeats``, and prints a table: seconds,
+leaves/s, the permutations one commit makes (sponge blocks per leaf x leaves + the tree's compressions)
+and the permutations/s that implies. The model is a bit-exact reference, vectorized with numpy, not a
+fast prover: these are the figures a gateware hash engine is compared with (docs/commitments.md).
+``--write`` puts the table into docs/performance.md's "commitments" section (perfdoc.update_section).
+"""
+
+import argparse
+import os
+import platform
+import sys
+import time
+
+import numpy as np
+
+import nantucket
+from nantucket.hw.model import field as F
+from nantucket.tools import perfdoc
+
+
+def permutations_per_commit(name: str, rows: int, cols: int) -> int:
+    """Permutation calls of one commit: the leaves' sponge blocks and one per node (a cap of 1)."""
+    s = nantucket.SCHEMES[name]
+    tree = s.tree
+    if name == "plonky2" and cols <= 4:
+        blocks = 0
+    else:
+        rate = getattr(tree.hasher, "rate", None) or getattr(getattr(tree.hasher, "sponge", None), "rate", 8)
+        blocks = -(-cols // rate)
+    return rows * blocks + (rows - 1)
+
+
+def bench(name: str, log_rows: int, cols: int, repeats: int, seed: int = 1) -> tuple[float, int]:
+    f = F.get(nantucket.SCHEMES[name].field)
+    m = np.random.default_rng(seed).integers(0, f.p, size=(1 << log_rows, cols), dtype=np.uint64).astype(f.dtype)
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        nantucket.commit(m, scheme=name)
+        best = min(best, time.perf_counter() - t0)
+    return best, permutations_per_commit(name, 1 << log_rows, cols)
+
+
+def table(results, cols: int) -> str:
+    lines = [f"Golden model (numpy, one core of {platform.machine()} {platform.python_implementation()} "
+             f"{platform.python_version()}, numpy {np.__version__}), {cols} columns, cap height 0, best of repeats:",
+             "", "| scheme | rows | seconds | leaves/s | permutations | permutations/s |", "|---|---:|---:|---:|---:|---:|"]
+    for name, log_rows, seconds, perms in results:
+        rows = 1 << log_rows
+        lines.append(f"| {name} | 2^{log_rows} | {seconds:.3f} | {rows / seconds:,.0f} | {perms:,} | "
+                     f"{perms / seconds:,.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m nantucket.tools.bench_commit", description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="12,14,16", help="log2 of the row counts, e.g. 12,14,16 or 12-16")
+    ap.add_argument("--cols", type=int, default=8, help="columns of the committed matrix (default 8)")
+    ap.add_argument("--schemes", default=",".join(nantucket.SCHEMES), help="comma-separated scheme names")
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--write", action="store_true", help="write docs/performance.md's commitments section")
+    args = ap.parse_args(argv)
+    try:
+        sizes = perfdoc.parse_list(args.sizes)
+        names = args.schemes.split(",")
+        for n in names:
+            if n not in nantucket.SCHEMES:
+                raise ValueError(f"--schemes: unknown scheme {n!r} (valid: {', '.join(nantucket.SCHEMES)})")
+        if args.cols < 1 or args.repeats < 1 or not sizes or min(sizes) < 1 or max(sizes) > 24:
+            raise ValueError("--cols, --repeats: at least 1; --sizes: 1 .. 24")
+    except ValueError as exc:
+        print(f"bench_commit: {exc}", file=sys.stderr)
+        return 2
+    results = []
+    for name in names:
+        for log_rows in sizes:
+            seconds, perms = bench(name, log_rows, args.cols, args.repeats)
+            results.append((name, log_rows, seconds, perms))
+            print(f"{name:22s} 2^{log_rows}: {seconds:8.3f} s  {(1 << log_rows) / seconds:12,.0f} leaves/s  "
+                  f"{perms / seconds:10,.0f} permutations/s", flush=True)
+    text = table(results, args.cols)
+    print()
+    print(text)
+    if args.write:
+        doc = perfdoc.update_section("commitments", "## Commitments (golden model)\n\n" + text)
+        if doc is not None:
+            print(f"wrote {os.path.relpath(doc)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
