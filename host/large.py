@@ -151,6 +151,35 @@ def card_twiddles(log_n: int, inverse: bool, min_log_n: int, max_log_n: int) -> 
     return not inverse or min_log_n <= n1 <= max_log_n
 
 
+def _column_rows(x: np.ndarray, order_in: str, n1: int, n2: int) -> tuple[np.ndarray, str]:
+    """Step 1's rows of the (B, N) rows ``x``: the N2 columns of N1 points of each row (row a2 holds
+    x[N2 a1 + a2]); with a bit-reversed input (``order_in`` "r") the rows of x.reshape(N2, N1) in
+    bit-reversed order, each read bit-reversed by the kernel. Returns them and the host's work."""
+    B, N1, N2 = x.shape[0], 1 << n1, 1 << n2
+    if order_in == "r":
+        rev2 = bit_reverse_indices(n2)
+        return np.concatenate([x[r].reshape(N2, N1)[rev2] for r in range(B)]), "row gather (bit-reversed rows)"
+    return np.ascontiguousarray(x.reshape(B, N1, N2).transpose(0, 2, 1)).reshape(B * N2, N1), "transpose"
+
+
+def _row_scatter(out: np.ndarray, order_out: str, n1: int, n2: int) -> tuple[Callable[[np.ndarray], None], str]:
+    """finish(z): step 2's (B N1, N2) rows ``z`` into the (B, N) ``out`` (X[b1 + N1 b2] is element b2 of
+    row b1; a bit-reversed output, ``order_out`` "r": the rows in bit-reversed order, each written
+    bit-reversed by the kernel). Returns it and the host's work."""
+    B, N1, N2 = out.shape[0], 1 << n1, 1 << n2
+    if order_out == "r":
+        rev1 = bit_reverse_indices(n1)
+
+        def finish(z):
+            for r in range(B):
+                out[r] = z[r * N1:(r + 1) * N1][rev1].reshape(-1)
+        return finish, "row scatter (bit-reversed rows)"
+
+    def finish(z):
+        out[:] = z.reshape(B, N1, N2).transpose(0, 2, 1).reshape(B, -1)
+    return finish, "transpose"
+
+
 def four_step(x: np.ndarray, *, inverse: bool, coset: int | None, order: str, field: F.Field,
               min_log_n: int, max_log_n: int, native: Native, steps: list | None = None,
               calls: Callable[[], int] | None = None, row_steps: bool = False) -> np.ndarray:
@@ -197,13 +226,7 @@ def four_step(x: np.ndarray, *, inverse: bool, coset: int | None, order: str, fi
 
     B = x.shape[0]
     # step 1: N2 transforms of N1 points per row of x, the coset's g^N2 in the kernel
-    if order[0] == "r":
-        rev2 = bit_reverse_indices(n2)
-        rows1 = np.concatenate([x[r].reshape(N2, N1)[rev2] for r in range(B)])   # each read "r"
-        gather = "row gather (bit-reversed rows)"
-    else:
-        rows1 = np.ascontiguousarray(x.reshape(B, N1, N2).transpose(0, 2, 1)).reshape(B * N2, N1)
-        gather = "transpose"
+    rows1, gather = _column_rows(x, order[0], n1, n2)
     shift1 = None if g is None or inverse else field.pow_(g, N2)
     order1 = order[0] + "n"
     if on_card and inverse:     # the twiddles and the coset's g^-b1 on step 1's outputs
@@ -216,12 +239,7 @@ def four_step(x: np.ndarray, *, inverse: bool, coset: int | None, order: str, fi
     del rows1
     # between the steps: the transposes and the twiddles (the forward coset's g^a2, the inverse coset's
     # g^-b1 with them)
-    if g is None:
-        row_factor, tw_shift = 1, 1
-    elif inverse:
-        row_factor, tw_shift = field.inv(g), 1
-    else:
-        row_factor, tw_shift = 1, g
+    row_factor, tw_shift = (1, 1) if g is None else (field.inv(g), 1) if inverse else (1, g)
     if on_card:
         rows2 = step("twiddles", None, B * N1, inverse, None, "nn",
                      f"transposes of {B} x 2^{log_n} points (the twiddles in the kernel's row steps)",
@@ -236,18 +254,7 @@ def four_step(x: np.ndarray, *, inverse: bool, coset: int | None, order: str, fi
     order2 = "n" + order[1]
     if on_card and not inverse:     # the twiddles and the coset's g^a2 on step 2's inputs
         shift2 = 1 if g is None else g
-    if order[1] == "r":
-        rev1 = bit_reverse_indices(n1)
-        scatter = "row scatter (bit-reversed rows)"
-
-        def finish(z):
-            for r in range(B):
-                out[r] = z[r * N1:(r + 1) * N1][rev1].reshape(-1)
-    else:
-        scatter = "transpose"
-
-        def finish(z):
-            out[:] = z.reshape(B, N1, N2).transpose(0, 2, 1).reshape(B, -1)
+    finish, scatter = _row_scatter(out, order[1], n1, n2)
     if on_card and not inverse:
         step("rows", n2, B * N1, inverse, shift2, order2, f"{scatter} of {B} x 2^{log_n} points",
              lambda: finish(stepped(rows2, N1, inverse, shift2, order2)), row_step=w_fwd)
