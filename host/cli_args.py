@@ -8,6 +8,7 @@ import sys
 
 from nantucket.hw.model import field as F
 from nantucket.hw.model.field import P
+from nantucket.hw.model.run import coset_shift_ok
 
 __all__ = ["UsageError", "Parser", "path_arg", "convert_param", "coset_arg", "check_coset", "field_arg", "order_arg",
            "batch_arg", "blowup_arg", "axis_arg", "ext_arg", "int_arg", "order_text", "say", "flush_stdout"]
@@ -69,7 +70,7 @@ def field_arg(text: str) -> F.Field:
 
 def check_coset(g: int | None, field: F.Field) -> None:
     """--coset against the field's p (coset_arg checked it against the largest field's, Goldilocks')."""
-    if g is not None and g >= field.p:
+    if g is not None and not coset_shift_ok(g, field.p):
         raise UsageError(f"--coset: the shift must satisfy 0 < g < p = {field.p} ({field.name}), got {g}")
 
 
@@ -83,7 +84,7 @@ def coset_arg(text: str) -> int:
     else:
         raise argparse.ArgumentTypeError(f"expected a decimal or 0x-hex shift g with 0 < g < p (ASCII digits "
                                          f"only), got {_shown(text)}")
-    if not 0 < g < P:
+    if not coset_shift_ok(g, P):
         raise argparse.ArgumentTypeError(f"the shift must satisfy 0 < g < p = 2^64 - 2^32 + 1, got {text}")
     return g
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from nantucket.hw.model import field as F
 from nantucket.hw.model.ntt import bit_reverse_indices
-from nantucket.hw.model.run import Run
+from nantucket.hw.model.run import Run, coset_shift_ok
 
 __all__ = ["KERNEL_TRANSFORMS", "ORDERS", "TransformPlan", "plan_transform"]
 
@@ -136,7 +136,7 @@ def plan_transform(n: int, log_n: int, inverse: bool, coset: int | None, order: 
     if order not in ORDERS:
         raise ValueError(f"order: expected one of {', '.join(ORDERS)} (input then output; n natural, "
                          f"r bit-reversed), got {order!r}")
-    if coset is not None and not 0 < coset < field.p:
+    if coset is not None and not coset_shift_ok(coset, field.p):
         raise ValueError(f"coset: the shift must satisfy 0 < g < p (the {field.name} modulus p = {field.p}), "
                          f"got {coset}")
     padded = n < 1 << log_n

@@ -9,6 +9,7 @@ import numpy as np
 
 from nantucket.hw.model import field as F
 from nantucket.hw.model.field import Field
+from nantucket.hw.model.run import coset_shift_ok
 
 #: The transform orders: first letter the input's order, second the output's; n = natural, r = bit-reversed.
 ORDERS = ("nn", "nr", "rn", "rr")
@@ -288,7 +289,7 @@ def check_shift(g, name: str = "coset", field: Field = F.DEFAULT_FIELD) -> int:
     if not _is_int(g):
         raise TypeError(f"{name}: expected an int shift g with 0 < g < p, got {type(g).__name__} {g!r}")
     g = int(g)
-    if not 0 < g < field.p:
+    if not coset_shift_ok(g, field.p):
         raise ValueError(f"{name}: the shift must satisfy 0 < g < p ({_p_text(field)}), got {g}")
     return g
 

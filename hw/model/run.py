@@ -19,7 +19,8 @@ from .layout import lde_pair_supported
 from .params import BuildParams
 
 __all__ = ["Run", "SCALAR_ARGS", "FLAG_INVERSE", "FLAG_COSET", "FLAGS_KNOWN", "STATUS_BAD_SIZE",
-           "STATUS_BAD_BATCH", "STATUS_BAD_SHIFT", "STATUS_BAD_FLAGS", "STATUS_BAD_LDE_PAIR", "STATUS_REJECTED", "ARG_DOCS", "max_batch"]
+           "STATUS_BAD_BATCH", "STATUS_BAD_SHIFT", "STATUS_BAD_FLAGS", "STATUS_BAD_LDE_PAIR", "STATUS_REJECTED", "ARG_DOCS", "max_batch",
+           "coset_shift_ok"]
 
 #: Inverse transform: X_k = (1/N) sum_j x_j w^(-jk), the 1/N inside the kernel.
 FLAG_INVERSE = 1 << 0
@@ -60,6 +61,15 @@ ARG_DOCS = {
 }
 
 _WORD = (1 << 32) - 1
+
+
+def coset_shift_ok(g: int, p: int) -> bool:
+    """The coset rule: a shift g, as the 64-bit register or a caller gives it, is a nonzero field element
+    below the modulus p, 0 < g < p (not reduced: g = p would be the shift 0, which has no coset). The
+    one statement of the rule: :meth:`Run.check` (the kernel's refusal, which the control slave decodes
+    in gateware), the host's transform plan, the library's and the command line's argument checks all ask
+    it, each wording its own error."""
+    return 0 < g < p
 
 
 def max_batch(params: BuildParams, log_n: int | None = None) -> int:
@@ -141,7 +151,7 @@ class Run:
             bad |= STATUS_BAD_SIZE
         if self.batch < 1 or (size_ok and self.batch > max_batch(params, self.log_n)):
             bad |= STATUS_BAD_BATCH
-        if self.flags & FLAG_COSET and not 0 < self.coset_shift < params.prime_field.p:
+        if self.flags & FLAG_COSET and not coset_shift_ok(self.coset_shift, params.prime_field.p):
             bad |= STATUS_BAD_SHIFT
         if self.steps_rows and not (self.flags & FLAG_COSET and self.row_step < params.prime_field.p):
             bad |= STATUS_BAD_SHIFT
