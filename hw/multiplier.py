@@ -151,7 +151,9 @@ class MontgomeryMultiplier(Multiplier):
 
 def general_multiplier(field=_fields.GOLDILOCKS) -> Multiplier:
     """The kind that multiplies by any element of ``field`` (a Field or a preset's name): GeneralMultiplier
-    in Goldilocks (both presets), MontgomeryMultiplier in BabyBear and KoalaBear."""
+    in Goldilocks (both presets), MontgomeryMultiplier in BabyBear and KoalaBear. The one place a field's
+    general multiplier is chosen: the lanes, the coset generator and the catalog's ``mulreduce`` block
+    (its ``unit()``) all take it from here."""
     f = as_field(field)
     if f.reduction == "goldilocks":
         return GeneralMultiplier(field=f)

@@ -48,12 +48,11 @@ def _modsub(**kw):
 
 
 def _mulreduce(*, field="goldilocks"):
-    """The field's multiply/reduce: MulReduce for Goldilocks, MontgomeryMulReduce for BabyBear and
-    KoalaBear (``field``: a preset's name)."""
-    from nantucket.hw.arith import MulReduce, as_field
-    from nantucket.hw.mont_reduce import MontgomeryMulReduce
-    f = as_field(field)
-    return MulReduce(f) if f.reduction == "goldilocks" else MontgomeryMulReduce(f)
+    """The unit of the field's general multiplier (hw.multiplier.general_multiplier, the one choice of
+    it): MulReduce for Goldilocks, MontgomeryMulReduce for BabyBear and KoalaBear (``field``: a preset's
+    name)."""
+    from nantucket.hw.multiplier import general_multiplier
+    return general_multiplier(field).unit()
 
 
 def _butterfly(*, multiplier: str = "general", shifts=None, pass_width: int | None = None, field="goldilocks"):
