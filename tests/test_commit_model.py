@@ -578,3 +578,28 @@ def test_every_index_opens_and_verifies(name):
             assert np.array_equal(opening.rows[j], m[index >> (3 - (m.shape[0] - 1).bit_length())])
     with pytest.raises(IndexOutOfBounds):
         c.open(8)
+
+
+def test_plonky3_mixed_heights_under_a_cap():
+    """Injection at and below the cap layer is verified (verify_batch injects after each proof level,
+    the last one included); a matrix injected above the cap layer is not part of the cap at all, so its
+    opened row is not checked: the reference's behaviour, pinned here."""
+    perm, node, tree = toy_mmcs()
+    rng = np.random.default_rng(13)
+    mats = [rand_matrix(rng, perm.field, h, 3) for h in (16, 8, 4, 2, 1)]
+    layers = tree.build(mats)
+    dims = [m.shape for m in mats]
+    for cap_height in range(5):
+        cap = tree.cap(layers, cap_height)
+        levels = 4 - cap_height
+        for index in (0, 5, 15):
+            rows, siblings = tree.open(mats, layers, index, cap_height)
+            tree.verify(cap, dims, index, rows, siblings, cap_height)
+            for j in range(5):                     # matrix j is injected at layer j
+                bad = [r.copy() for r in rows]
+                bad[j][0] = (int(bad[j][0]) + 1) % perm.field.p
+                if j <= levels:
+                    with pytest.raises(CapMismatch):
+                        tree.verify(cap, dims, index, bad, siblings, cap_height)
+                else:
+                    tree.verify(cap, dims, index, bad, siblings, cap_height)
