@@ -165,8 +165,9 @@ class Backend:
         self.steps: list[dict] = []
         #: bytes run() moved between host memory and the device beyond the one round trip of the points
         #: its caller gave (a transform past one kernel call moves them to the card and back once per
-        #: kernel step), counted as the points' uint64 bytes like the API's ``Device.transfers``, over the
-        #: backend's life: what a projection of the link's time adds to the caller's count
+        #: kernel step), counted as the link moves them (the field's word a point, 4 bytes in a 31-bit
+        #: field) like the API's ``Device.transfers``, over the backend's life: what a projection of the
+        #: link's time adds to the caller's count
         self.extra_transfers = {"to-device": 0, "from-device": 0}
         #: the step records of the last few composite runs (transforms past one kernel call, host/large.py),
         #: each with the range of kernel calls it made: (first call, end), for :meth:`parts_of`

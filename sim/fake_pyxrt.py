@@ -182,8 +182,10 @@ class FakePyxrt:
         self.kernel_model: KernelModel | None = None
         self.hbm: HbmModel | None = None
         self.calls: list[str] = []                         # what the adapter did, in order
-        #: the timing model's link transfers, (card, to_device, start, end) in time.monotonic() seconds
-        #: (modelled: the end is when the transfer is over on the link), the latest 4096
+        #: every sync over a card's link, (card, to_device, start, end, nbytes, address): start and end in
+        #: time.monotonic() seconds (with a timing model modelled: the end is when the transfer is over on
+        #: the link; without one both the moment of the sync), the bytes the sync moved and the device
+        #: address of the buffer object (telling the status record's syncs from the points'); the latest 4096
         self.link_log: collections.deque = collections.deque(maxlen=4096)
         #: CPU seconds the stand-in spent on its own work (the copies between host maps and the modelled
         #: HBM, the kernel model's starts and waits), summed over threads: what a card does, not the host
@@ -385,7 +387,7 @@ class _Device:
             self.hbm.free(address)
             self._machine.calls.append(f"free({size}, group {self.hbm.bank_of(address)})")
 
-    def transfer(self, to_device: bool, seconds: float, move=None) -> None:
+    def transfer(self, to_device: bool, seconds: float, move=None, nbytes: int = 0, address: int = 0) -> None:
         """Take ``seconds`` of the link in one direction, after the transfers already on it: returns when
         this one is over (sleeps are batched: below a millisecond the debt is carried to a later transfer,
         as the OS sleeps no shorter). ``move()``, the stand-in's own copy of the bytes (a card's DMA
@@ -394,7 +396,7 @@ class _Device:
             now = time.monotonic()
             start = max(now, self._link_free[to_device])
             end = self._link_free[to_device] = start + seconds
-            self._machine.link_log.append((self.index, to_device, start, end))
+            self._machine.link_log.append((self.index, to_device, start, end, nbytes, address))
         if move is not None:
             self._machine._own_cpu(move)
         left = end - time.monotonic()
@@ -522,8 +524,11 @@ class _Bo:
             np.copyto(dev if to_device else host, host if to_device else dev)
         if m.timing is None:
             m._own_cpu(move)
+            now = time.monotonic()
+            with self._device._link_lock:
+                m.link_log.append((self._device.index, to_device, now, now, size, self._address))
         else:                   # the copy is the DMA's: within the link's modelled time
-            self._device.transfer(to_device, m.timing.sync_seconds(size, to_device), move)
+            self._device.transfer(to_device, m.timing.sync_seconds(size, to_device), move, size, self._address)
 
 
 class _Run:

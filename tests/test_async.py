@@ -131,8 +131,8 @@ def test_threads_sharing_a_device_each_get_their_own_results():
 
 def _overlaps(log) -> int:
     """Pairs of a transfer to the card and one from it whose modelled intervals intersect."""
-    ups = [(s, e) for _, to, s, e in log if to]
-    downs = [(s, e) for _, to, s, e in log if not to]
+    ups = [(s, e) for _, to, s, e, *_ in log if to]
+    downs = [(s, e) for _, to, s, e, *_ in log if not to]
     return sum(1 for s1, e1 in ups for s2, e2 in downs if s1 < e2 and s2 < e1)
 
 

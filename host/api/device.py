@@ -28,6 +28,7 @@ The model device refuses, before allocating, a transform whose arrays and tempor
 the memory the machine has available (host/memory.py).
 """
 
+import contextlib
 import threading
 import time
 
@@ -214,7 +215,7 @@ class Device:
         elements (``axis`` counts the other axes); transforms of the array use both (docs/api.md,
         "Shapes"). ``wait=False``: a DeviceFuture of it (every call takes ``wait``; see docs/api.md
         "Asynchronous calls")."""
-        return self._call(check_wait(wait), lambda: self._asarray_plan(x, axis, ext))
+        return self._call(check_wait(wait), lambda: self._asarray_plan(x, axis, ext, held=not wait))
 
     @keywords_checked("Device.ntt")
     def ntt(self, a, *, inverse: bool = False, coset: int | None = None, order: str = "nn",
@@ -226,13 +227,13 @@ class Device:
         n = natural, r = bit-reversed). axis, ext: as for :meth:`asarray` (a DeviceArray's own by default; a
         different one is a ValueError). See docs/api.md for the definitions. ``a`` may also be a DeviceFuture
         of this device's array; ``wait=False`` returns a DeviceFuture."""
-        return self._call(check_wait(wait), lambda: self._ntt_plan(a, inverse, coset, order, axis, ext))
+        return self._call(check_wait(wait), lambda: self._ntt_plan(a, inverse, coset, order, axis, ext, not wait))
 
     @keywords_checked("Device.intt")
     def intt(self, a, *, coset: int | None = None, order: str = "nn", axis: int | None = None,
              ext: int | None = None, wait: bool = True) -> DeviceArray:
         """The inverse NTT of every row of a, in place; returns a. Same arguments as :meth:`ntt`."""
-        return self._call(check_wait(wait), lambda: self._ntt_plan(a, True, coset, order, axis, ext))
+        return self._call(check_wait(wait), lambda: self._ntt_plan(a, True, coset, order, axis, ext, not wait))
 
     @keywords_checked("Device.lde")
     def lde(self, values, blowup: int, shift: int, *, order: str = "nn", return_coeffs: bool = False,
@@ -248,7 +249,7 @@ class Device:
         axis and ext) the inverse step computed. axis, ext: as for :meth:`ntt` (the result has the same
         ones). values is left unchanged."""
         return self._call(check_wait(wait), lambda: self._lde_plan(values, blowup, shift, order, return_coeffs,
-                                                                   axis, ext))
+                                                                   axis, ext, not wait))
 
     @keywords_checked("Device.numpy")
     def numpy(self, a, *, wait: bool = True) -> np.ndarray:
@@ -320,7 +321,7 @@ class Device:
                     arr._writer, arr._readers = job, []
         return future.result() if wait else future
 
-    def _asarray_plan(self, x, axis=None, ext=None) -> _Plan:
+    def _asarray_plan(self, x, axis=None, ext=None, held=False) -> _Plan:
         self._check_open()
         own = _array_of(x)
         if own is not None:
@@ -329,8 +330,9 @@ class Device:
             return _Plan("asarray", {}, value=own)
         points, layout = self._own_or_points(x, "x", axis, ext)
         self._check_sizes("x", layout.n)
-        self._check_memory(_moved_bytes(points), f"x: {_shape_text(layout.shape if layout.plain else layout.rows_shape)} "
-                                          f"on the device")
+        self._check_memory(_row_bytes(points) * (2 if held else 1),
+                           f"x: {_shape_text(layout.shape if layout.plain else layout.rows_shape)} on the device")
+        points = _held(points, x, held)
         arr = DeviceArray(self, None, points.shape, layout)
         return _Plan("asarray", {"upload": lambda: self._fill(arr, points)}, writes=[arr], array=arr)
 
@@ -339,7 +341,7 @@ class Device:
         arr._store = self._place(arr._layout.view(points))
         return arr
 
-    def _ntt_plan(self, a, inverse, coset, order, axis=None, ext=None) -> _Plan:
+    def _ntt_plan(self, a, inverse, coset, order, axis=None, ext=None, held=False) -> _Plan:
         self._check_open()
         inverse = C.check_inverse(inverse)
         coset = None if coset is None else C.check_shift(coset, "coset", self.field)
@@ -348,20 +350,25 @@ class Device:
         shape = layout.shape if layout.plain else layout.rows_shape     # rows of N points
         if points is not None:
             self._check_sizes("a", shape[-1])
-        self._check_memory(self._transform_bytes(shape, inverse) + (0 if points is None else _moved_bytes(points)),
+        self._check_memory(self._transform_bytes(shape, inverse)
+                           + (0 if points is None else _row_bytes(points) * (2 if held else 1)),
                            f"{'inverse ' if inverse else ''}ntt of {_shape_text(shape)}")
+        points = _held(points, a, held)
         arr = _array_of(a) if points is None else DeviceArray(self, None, points.shape, layout)
 
         def transform():
             _check_source(a)
-            arr._store = self._transform(self._store_of(arr, "a"), inverse, coset, order)
+            store = self._store_of(arr, "a")
+            with _writing(store, "intt" if inverse else "ntt"):
+                arr._store = self._transform(store, inverse, coset, order)
             return arr
         steps = {"kernel": transform}
         if points is not None:
             steps["upload"] = lambda: self._fill(arr, points)
         return _Plan("intt" if inverse else "ntt", steps, writes=[arr], array=arr)
 
-    def _lde_plan(self, values, blowup, shift, order="nn", return_coeffs=False, axis=None, ext=None) -> _Plan:
+    def _lde_plan(self, values, blowup, shift, order="nn", return_coeffs=False, axis=None, ext=None,
+                  held=False) -> _Plan:
         self._check_open()
         blowup = C.check_blowup(blowup)
         shift = C.check_shift(shift, "shift", self.field)
@@ -371,9 +378,10 @@ class Device:
         shape = layout.shape if layout.plain else layout.rows_shape     # rows of N points
         C.check_lde_pair(shape[-1], blowup, "values", self.field)
         self._check_sizes("values", shape[-1], shape[-1] * blowup)
-        copy = 0 if points is None else _moved_bytes(points)
+        copy = 0 if points is None else _row_bytes(points) * (2 if held else 1)
         self._check_memory(self._lde_bytes(shape, blowup) + copy,
                            f"lde to {_shape_text(shape[:-1] + (shape[-1] * blowup,))}")
+        points = _held(points, values, held)
         src = _array_of(values) if points is None else None
         out_layout = layout.resized(shape[-1] * blowup)
         out = DeviceArray(self, None, out_layout.shape, out_layout)
@@ -409,11 +417,20 @@ class Device:
     def _store_of(self, arr: DeviceArray, name: str):
         if arr._store is None:
             raise RuntimeError(f"{name}: the array has no contents: the call that was to make it failed")
+        failed = getattr(arr._store, "failed", None)
+        if failed is not None:
+            raise RuntimeError(f"{name}: the array may be half-written: {failed}; its contents are neither the "
+                               f"old ones nor the result: make it again with asarray")
         return arr._store
 
     def _count(self, direction: str, nbytes: int) -> None:
         with self._count_lock:          # the stages count from their threads
             self.transfers[direction] += nbytes
+
+    def _count_points(self, direction: str, points: int) -> None:
+        """``points`` moved over the link: the field's word each (4 bytes in a 31-bit field, 8 in
+        Goldilocks: what a card's HBM, the link and the point files hold), whatever the host's rows are."""
+        self._count(direction, points * self.field.point_bytes)
 
     def __enter__(self) -> "Device":
         return self
@@ -479,9 +496,30 @@ def _in_layout(rows: np.ndarray, layout: C.Shape, dtype) -> np.ndarray:
     return out
 
 
-def _moved_bytes(rows: np.ndarray) -> int:
-    """The bytes ``transfers`` counts for host rows: 8 a point in every field (uint32 rows of a 31-bit
-    field too: the backends' rows are uint64)."""
+@contextlib.contextmanager
+def _writing(store, what: str):
+    """A call's runs in place on ``store``: if they fail, a resident array (the card's buffers, which the
+    kernel may have written in part) is marked, and every later use of it raises naming the failed run."""
+    try:
+        yield
+    except BaseException as e:
+        if isinstance(store, RS.ResidentRows):
+            store.failed = f"the {what} run on it failed ({type(e).__name__}: {str(e)[:200]})"
+        raise
+
+
+def _held(points, given, held: bool):
+    """The points a call uses: with ``held`` (a ``wait=False`` call, which runs later) a copy taken at
+    submission unless the checks already made one, so that what was checked is what is used whatever the
+    caller writes into its array meanwhile; else the checked points themselves."""
+    if points is None or not held or not isinstance(given, np.ndarray) or not np.may_share_memory(points, given):
+        return points
+    return points.copy()
+
+
+def _row_bytes(rows: np.ndarray) -> int:
+    """The host memory of ``rows`` as the device's (B, N) rows: 8 bytes a point in every field (the
+    backends' rows are uint64, a 31-bit field's too)."""
     return rows.size * 8
 
 
@@ -506,17 +544,17 @@ class ModelDevice(Device):
     """The golden model: the arrays' buffers are the device memory and are transformed where they are."""
 
     def _place(self, rows):
-        self._count("to-device", _moved_bytes(rows))
+        self._count_points("to-device", rows.size)
         return _contiguous_rows(rows)
 
     def _fetch(self, rows):
         self._check_memory(rows.nbytes, f"the copy of {_shape_text(rows.shape if len(rows) > 1 else rows.shape[1:])}")
-        self._count("from-device", rows.nbytes)
+        self._count_points("from-device", rows.size)
         return rows.copy()
 
     def _fetch_into(self, rows, out):
         self._check_memory(rows.nbytes, f"the copy of {_shape_text(rows.shape if len(rows) > 1 else rows.shape[1:])}")
-        self._count("from-device", rows.nbytes)
+        self._count_points("from-device", rows.size)
         np.copyto(out, rows.reshape(out.shape), casting="unsafe")
 
     def _transform(self, rows, inverse, coset, order):
@@ -594,14 +632,14 @@ class BackendDevice(Device):
         if driver is None:
             return _contiguous_rows(rows)       # staged: each run moves it
         store = RS.upload_rows(driver, rows)    # a view (columns, limbs) is read in place by the scatter
-        self._count("to-device", _moved_bytes(rows))
+        self._count_points("to-device", rows.size)
         return store
 
     def _fetch(self, store):
         if not isinstance(store, RS.ResidentRows):
             return store.copy()
         rows = RS.download_rows(store)
-        self._count("from-device", rows.nbytes)
+        self._count_points("from-device", rows.size)
         return rows
 
     def _fetch_into(self, store, out):
@@ -609,28 +647,31 @@ class BackendDevice(Device):
             np.copyto(out, store.reshape(out.shape), casting="unsafe")
             return
         RS.download_rows(store, out=out)        # the gather writes each point in its place
-        self._count("from-device", store.nbytes)
+        self._count_points("from-device", store.rows * store.n)
 
     def _run(self, rows, inverse, coset, order):
         """One Backend.run of host rows (the whole batch in one call), counted."""
         if rows.ndim != 2 or rows.dtype != np.uint64:  # (E, D, N) limbs, uint32: a backend takes (R, N) uint64 rows
             rows = _contiguous_rows(rows)
-        self._count("to-device", rows.nbytes)
         # a single row goes as a 1-D array and the options only when set: a backend written for the
         # plain interface (run(points, inverse)) keeps working for what it can do
         options = {} if coset is None and order == "nn" else {"coset": coset, "order": order}
         out = self.backend.run(rows[0] if rows.shape[0] == 1 else rows, inverse, **options)
         out = np.asarray(out, dtype=np.uint64).reshape(rows.shape)
-        self._count("from-device", out.nbytes)
+        # a size below the kernel's smallest goes zero-padded to it, over the link both ways
+        kernel_n = 1 << (getattr(self.backend, "kernel_log_n", None) or 0)
+        moved = rows.shape[0] * max(rows.shape[1], kernel_n)
+        self._count_points("to-device", moved)
+        self._count_points("from-device", moved)
         return out
 
     def _relayout(self, store, chunk, placement) -> bool:
         """Give ``chunk`` the placement the next kernel run needs (through the host when it differs)."""
         if chunk.placement == placement:
             return False
-        moved = RS.relayout(store, chunk, placement)
-        self._count("from-device", moved)
-        self._count("to-device", moved)
+        points = RS.relayout(store, chunk, placement)
+        self._count_points("from-device", points)
+        self._count_points("to-device", points)
         return True
 
     @staticmethod
@@ -665,7 +706,7 @@ class BackendDevice(Device):
         for chunk in store.chunks:
             store.driver.upload(chunk.bufs, rows[chunk.row0:chunk.row0 + chunk.rows])
             chunk.placement = RS.INPUT_NATURAL
-        self._count("to-device", rows.nbytes)
+        self._count_points("to-device", rows.size)
 
     def _values_store(self, rows):
         return rows                         # the LDE moves host values itself (each path counts its own)
@@ -701,9 +742,9 @@ class BackendDevice(Device):
             out, c = self._chunked(keeps, driver, log_t, rows, lambda part: RS.lde_chained(
                 driver, part, log_t, shift, path=path, reverse_in=order[0] == "r", reverse_out=order[1] == "r",
                 coeffs=coeffs, on_run=lambda step, run: tags.append(step)))
-            self._count("to-device", _moved_bytes(rows))
+            self._count_points("to-device", rows.size)
             if c is not None:
-                self._count("from-device", c.nbytes)
+                self._count_points("from-device", c.size)
             hops = " -> ".join(f"2^{s}" for s in path)
             zero = ("on the card: the inverse writes the coefficients as the zero-extended input of the next "
                     "size (chain_log_n), which reads only them (input_log_m)"
@@ -724,7 +765,7 @@ class BackendDevice(Device):
                 self.backend.report["Host work"] = work
                 self.backend.report["Kernel calls"] = calls
                 self.backend.note_steps(steps)
-                self._count("from-device", out.rows_host.nbytes)
+                self._count_points("from-device", out.rows_host.size)
                 return out.rows_host, c
         else:
             c, inv_where = self._coefficients(store, order[0] == "r"), "card"
@@ -775,7 +816,7 @@ class BackendDevice(Device):
         if not keeps:                       # a staged backend: the result comes back now
             rows = RS.download_rows(out)
             out.release()
-            self._count("from-device", rows.nbytes)
+            self._count_points("from-device", rows.size)
             return rows, (c if coeffs else None)
         return out, (c if coeffs else None)
 
@@ -832,17 +873,18 @@ class BackendDevice(Device):
             rows = self._fetch(store) if isinstance(store, RS.ResidentRows) else store
             return self._run(rows, True, None, "rn" if reverse_in else "nn")
         driver, parts, moved = store.driver, [], False
-        for chunk in store.chunks:
-            moved |= self._relayout(store, chunk, ("input", reverse_in))
-            driver.execute_run(chunk.bufs, Run.of(store.log_n, inverse=True, batch=chunk.rows,
-                                                  chain_log_n=store.log_n))
-            chunk.placement = RS.INPUT_NATURAL          # the coefficients, natural order
-            parts.append(RS.download_rows(store, [chunk]))
-            driver.execute_run(chunk.bufs, Run.of(store.log_n, batch=chunk.rows, chain_log_n=store.log_n))
-            chunk.placement = ("input", reverse_in)     # the values again, where they were
+        with _writing(store, "lde's inverse (in the values' own buffers)"):
+            for chunk in store.chunks:
+                moved |= self._relayout(store, chunk, ("input", reverse_in))
+                driver.execute_run(chunk.bufs, Run.of(store.log_n, inverse=True, batch=chunk.rows,
+                                                      chain_log_n=store.log_n))
+                chunk.placement = RS.INPUT_NATURAL          # the coefficients, natural order
+                parts.append(RS.download_rows(store, [chunk]))
+                driver.execute_run(chunk.bufs, Run.of(store.log_n, batch=chunk.rows, chain_log_n=store.log_n))
+                chunk.placement = ("input", reverse_in)     # the values again, where they were
         self.relayouts += moved
         coeffs = np.concatenate(parts) if len(parts) > 1 else parts[0]
-        self._count("from-device", coeffs.nbytes)
+        self._count_points("from-device", coeffs.size)
         return coeffs
 
 

@@ -52,6 +52,9 @@ class _Gather(DeviceFuture):
     def __init__(self, device, what, parts, combine, array=None):
         super().__init__(device, what, array)
         self._parts, self._combine, self._left = parts, combine, len(parts)
+        #: while pending, each card's future of its part of ``array`` (in the array's part order), what a
+        #: next call on that card reads (it fails with that card's error); None once done
+        self._sources = [f for _, f in parts] if array is not None and parts else None
         self._lock = threading.Lock()
         if not parts:
             self._future.set_result(combine([]))
@@ -76,7 +79,8 @@ class _Gather(DeviceFuture):
         finally:
             # the parts' futures call back into this one: a cycle that would keep every card's arrays
             # (and their device buffers) until the garbage collector's next pass
-            self._parts, self._combine = [], None
+            with self._lock:
+                self._parts, self._combine, self._sources = [], None, None
 
 
 class MultiDevice:
@@ -120,10 +124,22 @@ class MultiDevice:
         return parts
 
     def _own(self, a):
-        """a MultiArray, or the one a future of this device's makes (else a unchanged)."""
+        """(a MultiArray, what each of its parts' cards reads: its DeviceArray, or while the call that makes
+        or transforms it may be pending, that card's future of it) for a MultiArray or a future of this
+        device's that gives one; (a unchanged, None) otherwise. The future of a call that failed raises its
+        error (as on a single device): its parts are not what the call was to make."""
+        if isinstance(a, MultiArray):
+            return a, [arr for _, arr in a._parts]
         if isinstance(a, _Gather) and isinstance(a._array, MultiArray) and a.device is self:
-            return a._array
-        return a
+            with a._lock:
+                sources = a._sources
+            if sources is None:             # done
+                error = a.exception()
+                if error is not None:
+                    raise error
+                return a._array, [arr for _, arr in a._array._parts]
+            return a._array, sources
+        return a, None
 
     def _check_own(self, a: MultiArray, name: str) -> None:
         if a._device is not self:
@@ -141,11 +157,12 @@ class MultiDevice:
             raise RuntimeError(f"device {self.name!r} is closed")
         return C.as_shaped(x, name, self.field, -1 if axis is None else axis, ext, native=True)
 
-    def _submit(self, wait: bool, what: str, parts, combine, array_layout=None, coeffs_layout=None):
+    def _submit(self, wait: bool, what: str, parts, combine, array_layout=None, coeffs_layout=None, in_place=None):
         """parts: [(card, DeviceFuture)]; the gathered value (wait) or its future: the new MultiArray of
         ``array_layout`` (with ``coeffs_layout``: it and the coefficients of every card's part joined in
-        order, an LDE's ``return_coeffs``)."""
-        array = None
+        order, an LDE's ``return_coeffs``), or ``in_place``, the MultiArray the parts transform (the
+        future is then one the next call can be given, as a single device's)."""
+        array = in_place
         if array_layout is not None:
             array = MultiArray(self, [(c, f._array) for c, f in parts], array_layout.shape, array_layout)
             combine = (lambda _: array) if coeffs_layout is None else (
@@ -169,11 +186,11 @@ class MultiDevice:
     @keywords_checked("MultiDevice.asarray")
     def asarray(self, x, *, axis: int | None = None, ext: int | None = None, wait: bool = True):
         wait = check_wait(wait)
-        x = self._own(x)
+        x, sources = self._own(x)
         if isinstance(x, MultiArray):
             self._check_own(x, "x")
             x._layout.check_same(axis, ext, "x")
-            return x if wait else self._submit(False, "asarray", [], lambda _: x)
+            return x if wait else self._submit(False, "asarray", [], lambda _: x, in_place=x)
         return self._on_rows(x, "x", lambda dev, part, ax, ex: dev.asarray(part, axis=ax, ext=ex, wait=False),
                              "asarray", wait, axis=axis, ext=ext)
 
@@ -181,13 +198,13 @@ class MultiDevice:
     def ntt(self, a, *, inverse: bool = False, coset: int | None = None, order: str = "nn",
             axis: int | None = None, ext: int | None = None, wait: bool = True):
         wait = check_wait(wait)
-        a = self._own(a)
+        a, sources = self._own(a)
         kw = dict(inverse=inverse, coset=coset, order=order, wait=False)
         if isinstance(a, MultiArray):
             self._check_own(a, "a")
             a._layout.check_same(axis, ext, "a")
-            parts = [(card, self.cards[card].ntt(arr, **kw)) for card, arr in a._parts]
-            return self._submit(wait, "ntt", parts, lambda _: a)
+            parts = [(card, self.cards[card].ntt(src, **kw)) for (card, _), src in zip(a._parts, sources)]
+            return self._submit(wait, "ntt", parts, lambda _: a, in_place=a)
         return self._on_rows(a, "a", lambda dev, part, ax, ex: dev.ntt(part, axis=ax, ext=ex, **kw), "ntt", wait,
                              axis=axis, ext=ext)
 
@@ -202,13 +219,14 @@ class MultiDevice:
         """Device.lde split by the batch's elements over the cards; with ``return_coeffs`` (a new
         MultiArray, the coefficients of every card's part joined back in order)."""
         wait = check_wait(wait)
-        values = self._own(values)
+        values, sources = self._own(values)
         blowup = C.check_blowup(blowup)
         kw = dict(order=C.check_order(order), return_coeffs=C.check_flag(return_coeffs, "return_coeffs"), wait=False)
         if isinstance(values, MultiArray):
             self._check_own(values, "values")
             values._layout.check_same(axis, ext, "values")
-            parts = [(card, self.cards[card].lde(arr, blowup, shift, **kw)) for card, arr in values._parts]
+            parts = [(card, self.cards[card].lde(src, blowup, shift, **kw))
+                     for (card, _), src in zip(values._parts, sources)]
             return self._submit(wait, "lde", parts, None, values._layout.resized(values._layout.n * blowup),
                                 values._layout if kw["return_coeffs"] else None)
         return self._on_rows(values, "values",
@@ -218,11 +236,11 @@ class MultiDevice:
     @keywords_checked("MultiDevice.numpy")
     def numpy(self, a, *, wait: bool = True):
         wait = check_wait(wait)
-        a = self._own(a)
+        a, sources = self._own(a)
         if not isinstance(a, MultiArray):
-            raise TypeError(f"a: expected a MultiArray, got {type(a).__name__}")
+            raise TypeError(f"a: expected a MultiArray (or a future of one), got {type(a).__name__}")
         self._check_own(a, "a")
-        parts = [(card, self.cards[card].numpy(arr, wait=False)) for card, arr in a._parts]
+        parts = [(card, self.cards[card].numpy(src, wait=False)) for (card, _), src in zip(a._parts, sources)]
         layout = a._layout
 
         def combine(rows):

@@ -56,6 +56,8 @@ class ResidentRows:
 
     def __init__(self, driver, n: int, chunks: list[Chunk]):
         self.driver, self.n, self.chunks = driver, n, chunks
+        #: why the buffers' contents are not to be trusted (a run on them failed part way), or None
+        self.failed: str | None = None
 
     @property
     def rows(self) -> int:
@@ -65,9 +67,6 @@ class ResidentRows:
     def log_n(self) -> int:
         return self.n.bit_length() - 1
 
-    @property
-    def nbytes(self) -> int:
-        return self.rows * self.n * 8
 
     def release(self) -> None:
         for c in self.chunks:
@@ -148,11 +147,11 @@ def download_rows(store: ResidentRows, chunks=None, out: np.ndarray | None = Non
 
 def relayout(store: ResidentRows, chunk: Chunk, placement: tuple[str, bool]) -> int:
     """Move ``chunk`` to ``placement`` through the host (its logical contents unchanged); returns the
-    bytes moved each way."""
+    points moved each way."""
     rows = download_rows(store, [chunk])
     store.driver.upload(chunk.bufs, rows, reverse=placement[1], buffer=placement[0])
     chunk.placement = placement
-    return rows.nbytes
+    return rows.size
 
 
 def lde_path(rmap, log_m: int, log_t: int) -> list[int] | None:

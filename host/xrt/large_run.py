@@ -32,7 +32,7 @@ def run_four_step(be, rows: np.ndarray, inverse: bool, coset, order: str) -> tup
         out = be.run(r, i, coset=c, order=o, row_step=s)
         for phase, seconds in be.timings.items():
             phases[phase] += seconds
-        moved[0] += r.nbytes
+        moved[0] += r.size * be.field.point_bytes     # what the link moves: the field's word a point
         measured.append(be.kernel_measured)
         return out
 
@@ -43,7 +43,7 @@ def run_four_step(be, rows: np.ndarray, inverse: bool, coset, order: str) -> tup
     n1, n2 = large.split_log_n(log_n, params.min_log_n, params.max_log_n)
     # every step's rows went to the card and back: beyond the caller's one round trip of the points
     for direction in be.extra_transfers:
-        be.extra_transfers[direction] += moved[0] - rows.nbytes
+        be.extra_transfers[direction] += moved[0] - rows.size * be.field.point_bytes
     be.steps = [_step_record(be, s, log_n, rows.shape[0]) for s in steps]
     be.note_composite(first, len(be.kernel_runs), be.steps)
     be.report.update(large.summary(steps, log_n, n1, n2))

@@ -1,0 +1,212 @@
+"""The host library, round 3: the link bytes the API counts against the stand-in card's own log, and the
+calls a hostile probe found silently wrong (futures of failed calls on several cards, ``wait=False``
+arguments changed after submission, resident arrays half-written by a failed run). Results are checked
+against the golden model (hw.model.ntt), byte counts against the stand-in pyxrt's link log
+(sim/fake_pyxrt.py: every sync it served)."""
+
+import numpy as np
+import pytest
+
+import nantucket
+from nantucket.hw.model import field as F
+from nantucket.hw.model import ntt as ntt_model
+from nantucket.hw.model.params import BuildParams
+from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin
+
+#: The stand-in card of every field: native 2^4 .. 2^6 points, a 31-bit field's 2^6 .. 2^8 (its HBM
+#: layout needs 8 lanes: a unit fills whole beats of eight 32-bit points)
+BUILDS = {name: BuildParams(lanes=4, log_core=3, channels=4, field=name) if F.FIELDS[name].point_bytes == 8 else
+          BuildParams(lanes=8, log_core=4, channels=4, field=name) for name in F.FIELDS}
+
+
+def rand(field, shape, seed):
+    return np.random.default_rng(seed).integers(0, field.p, shape, dtype=np.uint64).astype(field.dtype)
+
+
+def open_xrt(tmp_path, field_name="goldilocks", devices=None, **knobs):
+    params = BUILDS[field_name]
+    fake = FakePyxrt(devices=2 if devices else 1, **knobs)
+    xclbin = write_xclbin(tmp_path / f"{field_name}.xclbin", params)
+    extra = {} if devices is None else {"devices": devices}
+    dev = nantucket.open("xrt", params=params, xclbin=xclbin, pyxrt_module=fake, timeout_s=2.0, progress=False,
+                         field=field_name, **extra)
+    return fake, dev
+
+
+def link_bytes(fake, dev, since: int = 0) -> dict:
+    """The points' bytes the stand-in's link moved each way (its log from entry ``since``; the status
+    record's syncs left out: they are the kernel's, not the points')."""
+    status = dev.backend.card.status_buffer.bo.address()
+    moved = {"to-device": 0, "from-device": 0}
+    for _card, to_device, _s, _e, nbytes, address in list(fake.link_log)[since:]:
+        if address != status:
+            moved["to-device" if to_device else "from-device"] += nbytes
+    return moved
+
+
+# -- the link bytes -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("field_name", list(F.FIELDS))
+def test_transfers_count_what_the_link_moves_in_every_field(tmp_path, field_name):
+    """Every kind of call on the stand-in card: resident placement, chained transforms, a relayout, the
+    download, the chained LDE (with its coefficients back), the staged fallback below the native sizes,
+    a staged LDE: ``Device.transfers`` equals the bytes the stand-in's link log shows, each way, after
+    each call; a 31-bit field's points are 4 bytes on the link, as ``x.nbytes`` of its uint32 array."""
+    field = F.FIELDS[field_name]
+    fake, dev = open_xrt(tmp_path, field_name)
+    n = 1 << BUILDS[field_name].min_log_n
+    x = rand(field, (3, n), 1)
+    with dev:
+        a = dev.asarray(x)
+        assert dev.transfers == {"to-device": x.nbytes, "from-device": 0}
+        assert link_bytes(fake, dev) == dev.transfers
+        dev.ntt(a, order="nr")
+        dev.ntt(a, inverse=True, order="nn")            # the array sits bit-reversed: a relayout
+        assert dev.relayouts == 1
+        assert link_bytes(fake, dev) == dev.transfers
+        twice = ntt_model.transform(ntt_model.transform(x.astype(np.uint64), order="nr", field=field), inverse=True,
+                                    field=field)
+        assert np.array_equal(a.numpy(), twice)
+        assert link_bytes(fake, dev) == dev.transfers
+        e, c = dev.lde(x, 2, 7, return_coeffs=True)
+        assert np.array_equal(c, ntt_model.transform(x.astype(np.uint64), inverse=True, field=field))
+        assert link_bytes(fake, dev) == dev.transfers
+        got = e.numpy()
+        assert link_bytes(fake, dev) == dev.transfers
+        small = rand(field, (2, n // 4), 2)             # below the native sizes: staged, one Backend.run each
+        assert np.array_equal(dev.ntt(small).numpy(), ntt_model.transform(small.astype(np.uint64), field=field))
+        assert link_bytes(fake, dev) == dev.transfers
+        dev.lde(small, 4, 3).numpy()                    # the coefficients through the host, the coset on the card
+        assert link_bytes(fake, dev) == dev.transfers
+    coeffs = ntt_model.transform(x.astype(np.uint64), inverse=True, field=field)
+    padded = np.concatenate([coeffs, np.zeros_like(coeffs)], axis=1)
+    assert np.array_equal(got, ntt_model.transform(padded, coset=7, field=field))
+
+
+def test_a_31_bit_lde_reports_four_bytes_a_point_to_the_card(tmp_path):
+    """A BabyBear LDE of 512 points (uint32) counts 2,048 bytes to the card, not 4,096: the CLI's
+    transfer bytes and projected PCIe time come from this count."""
+    fake, dev = open_xrt(tmp_path, "babybear")
+    x = rand(F.BABYBEAR, (8, 64), 3)
+    with dev:
+        dev.lde(x, 2, 7)
+        assert dev.transfers["to-device"] == x.nbytes == 2048
+        assert link_bytes(fake, dev)["to-device"] == 2048
+
+
+# -- several cards: the future of a failed call ----------------------------------------------------------
+
+
+def test_the_future_of_a_call_that_failed_on_one_card_raises_wherever_it_is_given(tmp_path):
+    """Rows below the native sizes (staged on each card, so the failed run leaves nothing on the card to
+    mark): an ntt that fails on card 1 (AXI read error) gives a future whose array must not be read,
+    transformed or extended as if the call had run: each raises the card's error, as on one device."""
+    from nantucket.host.api.multi import CardError
+    x = rand(F.GOLDILOCKS, (4, 8), 4)
+    fake, dev = open_xrt(tmp_path, devices=[0, 1])
+    with dev:
+        a = dev.asarray(x)
+        fake.set_fault("axi-read", 2)                   # the card loaded last: card 1
+        f = dev.ntt(a, wait=False)
+        with pytest.raises(CardError, match="card 1 of 2"):
+            f.result()
+        for call in (lambda: dev.numpy(f), lambda: dev.ntt(f), lambda: dev.intt(f), lambda: dev.lde(f, 2, 7)):
+            with pytest.raises(CardError, match="card 1 of 2") as got:
+                call()
+            assert got.value is f.exception()
+        fake.set_fault(None)
+        # pending when given: card 1's part fails its own call, the gather names it
+        fake.set_fault("axi-read", 2)
+        g = dev.ntt(dev.asarray(x, wait=False), wait=False)
+        h = dev.numpy(g, wait=False)
+        with pytest.raises(CardError, match="card 1 of 2"):
+            h.result()
+
+
+def test_the_future_of_an_in_place_call_on_several_cards_is_the_next_calls_argument(tmp_path):
+    """dev.ntt(a, wait=False) on a MultiArray gives a future the next call takes as its array (it named
+    the wrong thing: "an array of a single card's device")."""
+    x = rand(F.GOLDILOCKS, (4, 32), 5)
+    _, dev = open_xrt(tmp_path, devices=[0, 1])
+    with dev:
+        a = dev.asarray(x)
+        f = dev.ntt(a, coset=7, wait=False)
+        g = dev.intt(f, coset=7, wait=False)
+        assert g.result() is a
+        assert np.array_equal(dev.numpy(g), x)
+        h = dev.ntt(dev.asarray(a, wait=False), wait=False)
+        assert np.array_equal(dev.numpy(h), ntt_model.transform(x))
+
+
+# -- wait=False: what was checked is what is used --------------------------------------------------------
+
+
+def slow_card(tmp_path, **knobs):
+    """A stand-in card whose link takes about 0.1 s for the array of :func:`busy` (its timing model slowed
+    200000x): calls submitted behind it run well after their submission returned."""
+    from nantucket.sim.fake_pyxrt import LinkTiming
+    return open_xrt(tmp_path, timing=LinkTiming(scale=200000), **knobs)
+
+
+def busy(dev):
+    """A call that keeps the upload stage busy (its future)."""
+    return dev.asarray(np.zeros((16, 64), dtype=np.uint64), wait=False)
+
+
+@pytest.mark.parametrize("call", ["asarray", "ntt", "lde"])
+def test_a_wait_false_call_uses_the_points_as_they_were_when_it_was_submitted(tmp_path, call):
+    """The caller writes into its array right after a wait=False call returned, while that call waits
+    behind another: the result is that of the values it was given (and checked below p), not of what the
+    array holds when the call runs, nor of 2^64 - 1 silently reduced mod p."""
+    x = rand(F.GOLDILOCKS, (2, 32), 6)
+    want = {"asarray": x.copy(), "ntt": ntt_model.transform(x),
+            "lde": ntt_model.transform(np.concatenate([ntt_model.transform(x, inverse=True),
+                                                       np.zeros_like(x)], axis=1), coset=7)}[call]
+    _, dev = slow_card(tmp_path)
+    with dev:
+        first = busy(dev)
+        f = {"asarray": lambda: dev.asarray(x, wait=False), "ntt": lambda: dev.ntt(x, wait=False),
+             "lde": lambda: dev.lde(x, 2, 7, wait=False)}[call]()
+        x[:] = np.uint64(2**64 - 1)
+        assert not first.done(), "the call ran before the caller wrote: the test proves nothing"
+        assert np.array_equal(dev.numpy(f), want)
+
+
+def test_a_wait_false_call_on_several_cards_uses_the_points_as_submitted(tmp_path):
+    x = rand(F.GOLDILOCKS, (4, 32), 7)
+    want = ntt_model.transform(x)
+    _, dev = slow_card(tmp_path, devices=[0, 1])
+    with dev:
+        first = busy(dev)
+        f = dev.ntt(x, wait=False)
+        x[:] = 0
+        assert not first.done()
+        assert np.array_equal(dev.numpy(f), want)
+
+
+# -- a resident array a failed run half-wrote ------------------------------------------------------------
+
+
+def test_a_resident_array_a_failed_run_half_wrote_is_refused_naming_the_run(tmp_path):
+    """An ntt of a resident array in several kernel calls (chunks of the largest batch) that fails with an
+    AXI error: the array's buffers hold part old, part new points. Reading it back, transforming it again
+    or extending it raises, naming the failed run; the device and its other arrays go on working."""
+    from nantucket.host.backend_base import DeviceError
+    params = BUILDS["goldilocks"]
+    x = rand(F.GOLDILOCKS, (3 * 4, 64), 8)
+    fake, dev = open_xrt(tmp_path)
+    with dev:
+        assert dev.backend.batch_limit(params.max_log_n) < x.shape[0]     # several calls
+        a, b = dev.asarray(x), dev.asarray(x)
+        assert a.resident
+        fake.set_fault("axi-write", 1)
+        with pytest.raises(DeviceError):
+            dev.ntt(a)
+        fake.set_fault(None)
+        for call in (a.numpy, lambda: dev.ntt(a), lambda: dev.lde(a, 2, 7), lambda: dev.numpy(a, wait=False).result()):
+            with pytest.raises(RuntimeError, match=r"(a|values): the array may be half-written: the ntt run on it "
+                                                   r"failed \(Kernel"):
+                call()
+        assert np.array_equal(dev.ntt(b).numpy(), ntt_model.transform(x))
+        assert np.array_equal(dev.asarray(x).numpy(), x)
