@@ -126,6 +126,8 @@ class ClusterArray(SplitArray):
 
     _where, _holders_name = "the cluster's workers", "workers"
     workers = property(lambda self: [w for w, _, _ in self._parts])
+    #: set by ClusterDevice.free: every later use raises
+    _freed = False
 
     def _holders(self) -> list:
         return self.workers
@@ -179,7 +181,10 @@ class ClusterDevice:
             except (TimeoutError, cf.TimeoutError):
                 pass
             if all(t.future.status == "finished" for t in tasks):
-                return [t.future.result() for t in tasks]
+                values = self._fetch(tasks)
+                if values is not None:
+                    return values
+                continue                            # a finished part's worker left: moved, wait again
             alive = self.workers()
             for t in tasks:
                 if t.future.status == "finished":
@@ -191,11 +196,38 @@ class ClusterDevice:
                     if not t.retry:
                         raise WorkerLost(f"worker {t.worker} left the cluster holding part of the array "
                                          "(its rows are lost; compute them again)", t.worker)
-                    if not alive:
-                        raise WorkerLost(f"worker {t.worker} left the cluster and no worker is left", t.worker)
-                    t.future.cancel()
-                    t.worker = alive[next(self._next) % len(alive)]
-                    self._submit(t)
+                    self._move(t, alive)
+
+    def _move(self, t: _Task, alive: list[str]) -> None:
+        """Run ``t`` again on another worker (its own left, or failed there)."""
+        if not alive:
+            alive = self.workers()          # asked again: one answer can be empty while workers come and go
+        if not alive:
+            raise WorkerLost(f"worker {t.worker} left the cluster and no worker is left", t.worker)
+        t.future.cancel()
+        t.worker = alive[next(self._next) % len(alive)]
+        self._submit(t)
+
+    def _fetch(self, tasks: list[_Task]) -> list | None:
+        """The values of finished tasks, each fetched from its worker, which may leave before it is
+        fetched: then a ``retry`` task is moved (None: wait for it again), any other raises WorkerLost.
+        (A fetch without a timeout from a worker that left waits forever.)"""
+        values = []
+        for t in tasks:
+            while True:
+                try:
+                    values.append(t.future.result(timeout=4 * _POLL_S))
+                    break
+                except (TimeoutError, cf.TimeoutError):
+                    alive = self.workers()
+                    if t.worker in alive:
+                        continue
+                    if not t.retry:
+                        raise WorkerLost(f"worker {t.worker} left the cluster holding part of the array "
+                                         "(its rows are lost; compute them again)", t.worker) from None
+                    self._move(t, alive)
+                    return None
+        return values
 
     def _split(self, rows: int) -> list[tuple[str, int, int]]:
         alive = self.workers()
@@ -212,12 +244,14 @@ class ClusterDevice:
 
     def _put(self, x, name, op, kw, blowup=1, axis=None, ext=None):
         """Host points split over the workers by the batch's elements (rows, or columns with axis 0; the
-        limbs of an element together), each part a contiguous copy (it is pickled anyway). An LDE with
+        limbs of an element together), each part a contiguous copy taken now (it is pickled anyway; a
+        ``wait=False`` call's tasks go out later, and must send what was checked, not what the caller's
+        array holds by then). An LDE with
         ``return_coeffs`` gives (the ClusterArray, the parts' coefficients joined in the points' layout)."""
         points, layout = self._points(x, name, axis, ext)
         parts = self._split(layout.elements)
         kw = dict(kw, axis=layout.axis, ext=layout.ext)
-        tasks = [_Task(_w_put, (self._spec, np.ascontiguousarray(layout.part(points, e0, e0 + n)), op, kw), w, True)
+        tasks = [_Task(_w_put, (self._spec, np.array(layout.part(points, e0, e0 + n), order="C"), op, kw), w, True)
                  for w, e0, n in parts]
         out = layout.resized(layout.n * blowup)
 
@@ -278,6 +312,9 @@ class ClusterDevice:
                 raise ValueError(f"{name}: the array lives on another device ({a._device.name!r})")
             if self.closed:
                 raise RuntimeError(f"device {self.name!r} is closed")
+            if a._freed:
+                raise ValueError(f"{name}: the array was freed (ClusterDevice.free): its parts are gone from "
+                                 f"the workers")
             return a
         return None
 
@@ -339,10 +376,12 @@ class ClusterDevice:
     def free(self, a) -> None:
         """Drop an array's parts on their workers (the workers' memory; ``a`` becomes unusable)."""
         own = self._own(a, "a")
+        if own is None:
+            raise TypeError(f"a: expected a ClusterArray of this device, got {type(a).__name__}")
         for w, key, _ in own._parts:
             if w in self.workers():
                 self.client.submit(_w_free, [key], workers=[w], pure=False).result()
-        own._parts = []
+        own._freed = True
 
     @keywords_checked("ClusterDevice.synchronize")
     def synchronize(self) -> None:
