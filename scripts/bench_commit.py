@@ -18,6 +18,8 @@ import numpy as np
 
 import nantucket
 from nantucket.hw.model import field as F
+from nantucket.hw.model.hash import PERMUTATIONS, permutation
+from nantucket.hw.model.hash.permutation import permutations_per_second
 from nantucket.tools import perfdoc
 
 
@@ -42,6 +44,39 @@ def bench(name: str, log_rows: int, cols: int, repeats: int, seed: int = 1) -> t
         nantucket.commit(m, scheme=name)
         best = min(best, time.perf_counter() - t0)
     return best, permutations_per_commit(name, 1 << log_rows, cols)
+
+
+def permutation_table(repeats: int, states: int = 1 << 14) -> str:
+    """Every registered permutation: its structure, general multiplies and the model's permutations/s."""
+    lines = [f"Permutations, {states:,} random states in one call, best of {repeats} (wall clock; CPU time in "
+             "brackets, the steadier figure on a shared machine):", "",
+             "| permutation | width | rounds (full + partial) | S-box | general multiplies | permutations/s |",
+             "|---|---:|---|---|---:|---:|"]
+    for name in sorted(PERMUTATIONS):
+        perm = permutation(name)
+        st = perm.structure
+        rounds = (f"{st.rounds} double rounds" if st.rounds else f"{st.full_rounds} + {st.partial_rounds}")
+        wall = permutations_per_second(perm, states, repeats)
+        cpu = permutations_per_second(perm, states, repeats, cpu=True)
+        lines.append(f"| {name} | {perm.width} | {rounds} | x^{st.sbox_degree}"
+                     f"{' and x^(1/' + str(st.sbox_degree) + ')' if st.inverse_sbox else ''} | "
+                     f"{perm.general_multiplies:,} | {wall:,.0f} ({cpu:,.0f}) |")
+    return "\n".join(lines) + "\n"
+
+
+#: Published per-permutation CPU figures the card is compared with (one core, vectorized Rust), with sources.
+CPU_FIGURES = """Published CPU figures for the same permutations (what a prover on one core reaches; the card is
+compared with these, not with the model):
+
+| permutation | time per permutation | where | source |
+|---|---:|---|---|
+| plonky2 Poseidon-12 (Goldilocks) | 0.77 us | Apple M1, one core | github.com/0xPolygonZero/plonky2/pull/294 |
+| plonky2 Poseidon-12 (Goldilocks) | 0.87 us | aarch64 NEON | github.com/0xPolygonZero/plonky2/pull/231 |
+| Plonky3 Poseidon2-16 BabyBear, packed 4 lanes | 1.157 us a call (about 0.29 us each) | aarch64 NEON | github.com/Plonky3/Plonky3/pull/1023 |
+| Plonky3 Poseidon2-24 BabyBear, packed 4 lanes | 1.81 us a call (about 0.45 us each) | aarch64 NEON | github.com/Plonky3/Plonky3/pull/1023 |
+| Plonky3 Poseidon2-16 KoalaBear, packed 4 lanes | 0.92 us a call (about 0.23 us each) | aarch64 NEON | github.com/Plonky3/Plonky3/pull/1023 |
+| Plonky3 Poseidon1 Goldilocks, scalar | 1.41 us (width 8), 1.83 us (width 12) | aarch64 | github.com/Plonky3/Plonky3/pull/1401 |
+"""
 
 
 def table(results, cols: int) -> str:
@@ -81,7 +116,7 @@ def main(argv=None) -> int:
             results.append((name, log_rows, seconds, perms))
             print(f"{name:22s} 2^{log_rows}: {seconds:8.3f} s  {(1 << log_rows) / seconds:12,.0f} leaves/s  "
                   f"{perms / seconds:10,.0f} permutations/s", flush=True)
-    text = table(results, args.cols)
+    text = permutation_table(args.repeats) + "\n" + table(results, args.cols) + "\n" + CPU_FIGURES
     print()
     print(text)
     if args.write:
