@@ -63,14 +63,20 @@ $(STAMP): pyproject.toml setup.py
 	@touch $@
 
 # Two workers: one elaborates Amaranth (single-threaded Python) while the other compiles a Verilator
-# model; a whole file stays on one worker, so benches sharing a build directory never race.
+# model. A whole file stays on one worker (its module fixtures, a simulated card among them, start
+# once), and the files go out in the order tests/conftest.py sorts them, the longest first, so both
+# workers finish together (--no-loadscope-reorder: xdist would sort them by test count instead). Benches
+# sharing a build never race: models are built once under a lock into the per-user cache, keyed by
+# digest (hw/flow/runner.py), and each run has its own results file. The 25 slowest tests are listed.
+PYTEST_DIST := -n 2 --dist loadfile --no-loadscope-reorder
 test: $(STAMP)
-	$(VENV)/bin/pytest -q -n 2 --dist loadfile -m "not full" tests
+	$(VENV)/bin/pytest -q $(PYTEST_DIST) --durations=25 -m "not full" tests
 
-# The larger configurations (the default build L16_k12_C32 and the other big ones, marked
-# @pytest.mark.full): run with `make test` before resolving work; its time is in README.md.
+# The larger configurations (the default build L16_k12_C32 and the other big ones) and the Yosys
+# synthesis checks of the blocks (marked @pytest.mark.full; make test keeps the smallest ones): run
+# with `make test` before resolving work; its time is in README.md.
 test-full: $(STAMP)
-	$(VENV)/bin/pytest -q -n 2 --dist loadfile -m full tests
+	$(VENV)/bin/pytest -q $(PYTEST_DIST) --durations=25 -m full tests
 
 # The constrained-random kernel regression at length (sim/regression.py; its time per run in docs/).
 N ?= 5000

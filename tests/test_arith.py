@@ -164,6 +164,7 @@ def test_mulreduce_maps_to_12_dsp(tmp_path):
     assert r["logic_depth"] <= 20
 
 
+@pytest.mark.full          # Yosys synthesis (make test-full); make test synthesizes modadd and modsub (tests/test_cli_rtl.py)
 @pytest.mark.parametrize("field_name", SMALL_FIELDS)
 def test_montgomery_mulreduce_synthesis(tmp_path, field_name):
     """At most 3 DSP48E2 for the 31 x 31 product and none in the reduction; stages no deeper than the

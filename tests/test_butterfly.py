@@ -265,6 +265,7 @@ def test_lint(multiplier, field_name):
     lint_verilog(catalog.emit_verilog("butterfly", multiplier=multiplier, field=field_name), "butterfly")
 
 
+@pytest.mark.full          # Yosys synthesis (make test-full); make test synthesizes modadd and modsub (tests/test_cli_rtl.py)
 @pytest.mark.parametrize("params,dsp", [({}, MulReduce.DSP_TILES), ({"multiplier": "shift"}, 0)],
                          ids=["general", "shift"])
 def test_synthesis(tmp_path, params, dsp):
@@ -274,6 +275,7 @@ def test_synthesis(tmp_path, params, dsp):
     assert r["logic_depth"] <= 20
 
 
+@pytest.mark.full          # Yosys synthesis (make test-full); make test synthesizes modadd and modsub (tests/test_cli_rtl.py)
 @pytest.mark.parametrize("field_name", SMALL_FIELDS)
 def test_synthesis_31bit(tmp_path, field_name):
     """The Montgomery butterfly holds the multiplier's DSP48E2 only (at most 3); the pass-through none."""
@@ -284,6 +286,7 @@ def test_synthesis_31bit(tmp_path, field_name):
     assert r["DSP48E2"] == 0 and r["logic_depth"] <= 12
 
 
+@pytest.mark.full          # Yosys synthesis (make test-full); make test synthesizes modadd and modsub (tests/test_cli_rtl.py)
 def test_hierarchical_synthesis_counts_the_shared_multiplier_per_instance(tmp_path):
     """The butterfly holds its multiply/reduce unit as a shared module (hw/shared.py): kept hierarchical,
     it is synthesized once and counted once per instance, giving the flattened DSP count."""

@@ -51,6 +51,7 @@ def test_lint(tag):
     lint_verilog(catalog.emit_verilog("control", params=PARAM_SETS[tag]), "control", waive=("SYMRSVDWORD",))
 
 
+@pytest.mark.full          # Yosys synthesis (make test-full); make test synthesizes modadd and modsub (tests/test_cli_rtl.py)
 def test_synthesizes(tmp_path):
     from nantucket.hw.flow.synth import synthesize
     r = synthesize("control", PARAM_SETS["C32"].as_dict(), tmp_path, quiet=True)

@@ -26,6 +26,7 @@ def test_bench():
     run_bench(_writer(), name="record_writer", test_module="nantucket.sim.benches.record")
 
 
+@pytest.mark.full          # Yosys synthesis (make test-full); make test synthesizes modadd and modsub (tests/test_cli_rtl.py)
 def test_lint_and_synthesis(tmp_path):
     from amaranth.back import verilog
     from nantucket.hw.flow.synth import synthesize

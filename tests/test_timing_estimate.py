@@ -227,6 +227,7 @@ def _check_rows(rows, periods):
     return text
 
 
+@pytest.mark.full          # Yosys synthesis (make test-full); make test synthesizes modadd and modsub (tests/test_cli_rtl.py)
 def test_estimate_runs_on_the_control_block_of_a_small_build(tmp_path):
     """The control slave of the small build (about 30 s): its dma-domain worst path against the period
     of the build's dma clock."""
@@ -248,6 +249,7 @@ def test_estimate_runs_on_every_block_of_the_small_build(tmp_path, capsys):
     _check_rows(rows, periods)
 
 
+@pytest.mark.full          # Yosys synthesis (make test-full); make test synthesizes modadd and modsub (tests/test_cli_rtl.py)
 def test_synchronizer_flops_stay_flip_flops(tmp_path):
     """Vivado keeps ASYNC_REG flops out of SRLs; the estimate's Yosys script does the same
     (KEEP_SYNCHRONIZERS), while a plain synth_xilinx packs the same 3-stage synchronizer into an SRL
