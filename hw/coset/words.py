@@ -266,9 +266,14 @@ class FrameWords(Elaboratable):
         kpos_last, lead_zero = Signal(name="word_position_last"), Signal(name="word_lead_zero")
         s.armed = Signal(name="word_swap_armed")
         firsts = [Signal.like(sig, name=f"{sig.name}_first") for sig in (period_mask, kpos, kpos_last, lead, lead_zero)]
+        # (and whether the frame size is one, 2 <= f <= k, with them: decoded in front of ``armed`` with its
+        # other terms it made a chain of 5 LUTs in the timing estimate; 0 cycles)
+        frame_ok = Signal(name="word_frame_ok_first")
+        m.d.sync += frame_ok.eq(0)
         with m.Switch(ctl.frame):
             for f in range(2, k + 1):
                 with m.Case(f):
+                    m.d.sync += frame_ok.eq(1)
                     period = 1 << (f - 1)
                     first = {inv: (1 - b.offset(f, inv)) % period for inv in (False, True)}
                     m.d.sync += [sig.eq(v) for sig, v in zip(firsts, (
@@ -277,7 +282,7 @@ class FrameWords(Elaboratable):
                         Mux(ctl.inv_q, self.lead(f, True), self.lead(f, False)),
                         Mux(ctl.inv_q, self.lead(f, True) == 0, self.lead(f, False) == 0)))]
         with m.If(s.init):                  # the second cycle after start (no enabled cycle yet)
-            with m.If((ctl.frame >= 2) & (ctl.frame <= k)):
+            with m.If(frame_ok):
                 m.d.sync += [sig.eq(v) for sig, v in zip((period_mask, kpos, kpos_last, lead, lead_zero), firsts)]
                 m.d.sync += s.armed.eq(firsts[4] & s.swaps_first_nz)
         en = self._ports.en
