@@ -108,6 +108,24 @@ def _emulation(xclbin: Path, timeout_s: float | None) -> tuple[float | None, str
     return timeout_s, None
 
 
+def _as_rows(points, field: F.Field) -> tuple[np.ndarray, np.ndarray]:
+    """``points`` as canonical uint64 (reduced only when needed) and as (B, n) rows (UnsupportedSize for
+    another shape)."""
+    x = F.as_u64(points)
+    if x.size and x.max() >= field.p:     # one read pass; reduce only when needed
+        x = field.vcanon(x)
+    if x.ndim not in (1, 2) or x.size == 0:
+        raise UnsupportedSize(f"points: expected a 1-D array or a (B, N) batch, got shape {x.shape}")
+    return x, x.reshape(-1, x.shape[-1])
+
+
+def _card_attribute(name: str, doc: str | None = None, *, settable: bool = False) -> property:
+    """The backend's attribute that is its :class:`Card`'s ``name``."""
+    def setter(self, value):
+        setattr(self.card, name, value)
+    return property(lambda self: getattr(self.card, name), setter if settable else None, doc=doc)
+
+
 class XrtBackend(Backend, ResidentArrays, CardDriver):
     """A nantucket kernel on an Alveo card through pyxrt.
 
@@ -205,41 +223,13 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         if callable(self._progress_opt):
             self._progress_opt(line)
 
-    # -- the card's state, as the backend's attributes --------------------------------------------------
-
-    @property
-    def params(self) -> BuildParams:
-        """The build the card holds."""
-        return self.card.params
-
-    @property
-    def rmap(self) -> R.RegisterMap:
-        return self.card.rmap
-
-    @property
-    def timeout_s(self) -> float | None:
-        """The kernel wait's limit in seconds (None: no limit); settable."""
-        return self.card.timeout_s
-
-    @timeout_s.setter
-    def timeout_s(self, value: float | None) -> None:
-        self.card.timeout_s = value
-
-    @property
-    def _kernel(self):
-        return self.card.kernel
-
-    @property
-    def _status_buffer(self):
-        return self.card.status_buffer
-
-    @property
-    def _windows(self) -> dict:
-        return self.card.windows
-
-    @_windows.setter
-    def _windows(self, windows: dict) -> None:
-        self.card.windows = windows
+    # -- the card's state, as the backend's attributes (the private ones for the tests that look at them)
+    params = _card_attribute("params", "The build the card holds.")
+    rmap = _card_attribute("rmap", "The build's RegisterMap.")
+    timeout_s = _card_attribute("timeout_s", "The kernel wait's limit in seconds (None: no limit).", settable=True)
+    _kernel = _card_attribute("kernel")
+    _status_buffer = _card_attribute("status_buffer")
+    _windows = _card_attribute("windows", settable=True)
 
     def layout_for(self, log_n: int) -> HbmLayout:
         """The HBM placement of a native run of 2^log_n points (built once per size)."""
@@ -363,12 +353,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         of the largest batch it takes); see host/kernel_plan.py for what is left to the host."""
         self._check_open()
         self._runs.check_not_stuck()
-        x = F.as_u64(points)
-        if x.size and x.max() >= self.field.p:     # one read pass; reduce only when needed
-            x = self.field.vcanon(x)
-        if x.ndim not in (1, 2) or x.size == 0:
-            raise UnsupportedSize(f"points: expected a 1-D array or a (B, N) batch, got shape {x.shape}")
-        rows = x.reshape(-1, x.shape[-1])
+        x, rows = _as_rows(points, self.field)
         n = rows.shape[1]
         reason = self.supports(n)
         if reason:
