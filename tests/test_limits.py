@@ -54,8 +54,13 @@ def _python_files() -> list[Path]:
     return sorted(files)
 
 
+#: the text files of the code folders besides their Python (the Makefile's Vitis part, constraints, configs)
+CODE_TEXT_SUFFIXES = (".py", ".mk", ".tcl", ".xdc", ".cfg", ".ini", ".toml", ".md", ".txt", ".json", ".v", ".sv")
+
+
 def _text_files() -> list[Path]:
-    files = list(_python_files())
+    files = [p for folder in CODE_DIRS for p in (ROOT / folder).rglob("*")
+             if p.is_file() and p.suffix in CODE_TEXT_SUFFIXES and "__pycache__" not in p.parts]
     for name in DOC_PATHS:
         path = ROOT / name
         if path.is_dir():
