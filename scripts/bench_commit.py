@@ -120,7 +120,12 @@ def main(argv=None) -> int:
     print()
     print(text)
     if args.write:
-        doc = perfdoc.update_section("commitments", "## Commitments (golden model)\n\n" + text)
+        load = os.getloadavg()[0]
+        measured = (f"Measured {time.strftime('%Y-%m-%d')} with `python -m nantucket.tools.bench_commit "
+                    f"{' '.join(argv if argv is not None else sys.argv[1:])}` (`make bench-commit`), load average "
+                    f"{load:.1f} on this machine's {os.cpu_count()} cores: the model is this project's bit-exact "
+                    "reference, not a prover's CPU speed; the published CPU figures below are that.\n\n")
+        doc = perfdoc.update_section("commitments", "## Commitments (golden model)\n\n" + measured + text)
         if doc is not None:
             print(f"wrote {os.path.relpath(doc)}")
     return 0
