@@ -33,7 +33,7 @@ FILE_SECONDS: dict[str, float] = {
     "test_coset.py": 95, "test_axi_faults.py": 85, "test_sizes_rtl.py": 70, "test_record_writer.py": 65,
     "test_cli_rtl.py": 60, "test_kernel_rtl.py": 50, "test_shared.py": 45, "test_kernel_faults.py": 42,
     "test_api.py": 40, "test_large.py": 26, "test_api_lde.py": 25, "test_vitis.py": 23,
-    "test_timing_estimate.py": 15,
+    "test_timing_estimate.py": 15, "test_runner_cache.py": 40,
 }
 #: What a file not in the table is taken to cost.
 DEFAULT_SECONDS = 5.0
