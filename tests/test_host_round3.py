@@ -210,3 +210,25 @@ def test_a_resident_array_a_failed_run_half_wrote_is_refused_naming_the_run(tmp_
                 call()
         assert np.array_equal(dev.ntt(b).numpy(), ntt_model.transform(x))
         assert np.array_equal(dev.asarray(x).numpy(), x)
+
+
+# -- the memory ceiling counts the working memory ------------------------------------------------------
+
+
+def test_the_memory_check_of_a_card_counts_an_ldes_working_memory(tmp_path, monkeypatch):
+    """On a card (xrt), an LDE whose input is small but whose result is not (256 points to 2^32) is
+    refused before any work, naming what it needs, as on the model device: it passed every check and died
+    in numpy's MemoryError allocating the zero-extended 32 GiB. A staged transform counts its copies too."""
+    from nantucket.host import memory as M
+    monkeypatch.setattr(M, "available_bytes", lambda: 1 << 30)
+    fake, dev = open_xrt(tmp_path)
+    with dev:
+        calls = len(fake.calls)
+        with pytest.raises(M.MemoryTooSmall, match=r"^lde to 2\^32 points needs [\d.]+ GiB of memory, this "
+                                                   r"machine has 1\.0 GiB available$"):
+            dev.lde(np.zeros(256, np.uint64), 1 << 24, 7)
+        with pytest.raises(M.MemoryTooSmall, match=r"^ntt of 2\^24 points needs"):
+            dev.ntt(np.zeros(1 << 24, np.uint64))                   # past one kernel call: staged
+        assert len(fake.calls) == calls, "the card was touched"
+        assert np.array_equal(dev.lde(np.ones(16, np.uint64), 4, 7).numpy(),
+                              ntt_model.transform(np.r_[np.ones(1, np.uint64), np.zeros(63, np.uint64)], coset=7))

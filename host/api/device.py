@@ -612,11 +612,35 @@ class ModelDevice(Device):
         return out
 
 
+#: Host bytes a point of a call's result needs at the peak where the host stages the rows (a size below
+#: the kernel's smallest or past one call, a backend without device buffers, an LDE's values or result
+#: off the card): the rows' copies for the device, the zero-extended coefficients, the run's result, the
+#: layout step's. Measured with tracemalloc on the stand-in card (sim/fake_pyxrt.py, its modelled HBM
+#: being host memory too): at most 10.3 x 8 bytes a point over 2^10 .. 2^16-point transforms and LDEs;
+#: rounded up.
+_STAGED_BYTES_PER_POINT = 11 * 8
+
+
 class BackendDevice(Device):
     """Any other backend: an array of a native size lives on the card when the backend keeps arrays there
     (:class:`host.backend_base.ResidentArrays`: ``backend.driver_for`` gives a
     :class:`~host.backend_base.CardDriver`), else it is staged in host memory and each transform is one
-    batched ``Backend.run``."""
+    batched ``Backend.run``. The memory check counts a call's working memory on the host: the staged rows'
+    copies, or for a result that stays on the card its buffers' host maps (XRT keeps a host copy of each
+    buffer object), both ways of the link."""
+
+    def _transform_bytes(self, shape, inverse):
+        total = int(np.prod(shape))
+        if self._driver(shape[-1]) is not None:
+            return 0                # in the array's own buffers, counted when it was placed
+        return _STAGED_BYTES_PER_POINT * total
+
+    def _lde_bytes(self, shape, blowup):
+        m, total = shape[-1], int(np.prod(shape)) * blowup
+        if self._driver(m) is not None and self._driver(m * blowup) is not None:
+            # chained on the card: the result's buffers (input and output regions) and their host maps
+            return 2 * 8 * total + 8 * total // blowup
+        return _STAGED_BYTES_PER_POINT * total
 
     def _driver(self, n: int) -> CardDriver | None:
         if not isinstance(self.backend, ResidentArrays):
@@ -788,10 +812,7 @@ class BackendDevice(Device):
                 return self._place(out), (c if coeffs else None)
             padded = driver.rmap.lde_pair_ok(log_m, log_t)
             mid = self.backend.calls_made()
-            out, moved = RS.coset_padded(driver, c, log_t, shift)
-            for chunk in out.chunks:
-                chunk.placement = ("input", order[1] == "r")
-            self._count("to-device", moved)
+            out = self._coset_padded(keeps, driver, c, log_t, shift, order[1] == "r")
             calls = None
             why = ("the kernel computes no inverse" if not self._in_kernel(driver, True, None) else
                    f"2^{log_m} points are below the kernel's native sizes")
@@ -813,12 +834,27 @@ class BackendDevice(Device):
         if calls is not None:
             self.backend.report["Kernel calls"] = calls
         self.backend.note_steps(steps)
-        if not keeps:                       # a staged backend: the result comes back now
-            rows = RS.download_rows(out)
-            out.release()
-            self._count_points("from-device", rows.size)
-            return rows, (c if coeffs else None)
+        if not keeps:                       # a staged backend: the result came back chunk by chunk
+            self._count_points("from-device", out.rows_host.size)
+            return out.rows_host, (c if coeffs else None)
         return out, (c if coeffs else None)
+
+    def _coset_padded(self, keeps: bool, driver, coeffs, log_t: int, shift: int, reverse_out: bool):
+        """The coset NTT of the host ``coeffs`` zero-extended to 2^log_t points on the card (RS.coset_padded),
+        its result in the input placement (bit-reversed with ``reverse_out``); for a staged backend one
+        chunk of the largest batch at a time, each brought back and its buffers released before the next
+        (:meth:`_chunked`: the simulated HBM holds one buffer set)."""
+        moved = [0]
+
+        def run(part):
+            out, nbytes = RS.coset_padded(driver, part, log_t, shift)
+            for chunk in out.chunks:
+                chunk.placement = ("input", reverse_out)
+            moved[0] += nbytes
+            return out, None
+        out, _ = self._chunked(keeps, driver, log_t, coeffs, run)
+        self._count("to-device", moved[0])
+        return out
 
     def _chunked(self, keeps: bool, driver, log_t: int, rows, run):
         """``run(rows)`` -> (ResidentRows, coefficients or None) on the card; for a backend whose arrays
