@@ -232,3 +232,27 @@ def test_the_memory_check_of_a_card_counts_an_ldes_working_memory(tmp_path, monk
         assert len(fake.calls) == calls, "the card was touched"
         assert np.array_equal(dev.lde(np.ones(16, np.uint64), 4, 7).numpy(),
                               ntt_model.transform(np.r_[np.ones(1, np.uint64), np.zeros(63, np.uint64)], coset=7))
+
+
+# -- DeviceFuture is a concurrent.futures.Future ---------------------------------------------------------
+
+
+def test_a_device_future_is_a_concurrent_futures_future(tmp_path):
+    """concurrent.futures.wait / as_completed and asyncio.wrap_future take it (they failed on it); it
+    cannot be cancelled once submitted, and its result is the call's."""
+    import asyncio
+    import concurrent.futures as cf
+    x = rand(F.GOLDILOCKS, (2, 32), 9)
+    _, dev = open_xrt(tmp_path)
+    with dev:
+        futs = [dev.numpy(dev.ntt(row, wait=False), wait=False) for row in x]
+        assert all(isinstance(f, cf.Future) for f in futs)
+        assert not any(f.cancel() for f in futs)
+        done, pending = cf.wait(futs, timeout=30)
+        assert not pending and len(done) == 2
+        assert sorted(f.result().tolist() for f in cf.as_completed(futs)) == sorted(ntt_model.transform(x).tolist())
+
+        async def gather():
+            return await asyncio.gather(*(asyncio.wrap_future(dev.ntt(row, wait=False)) for row in x))
+        arrays = asyncio.run(gather())
+        assert np.array_equal(np.array([a.numpy() for a in arrays]), ntt_model.transform(x))

@@ -47,33 +47,28 @@ def check_max_pending(n) -> int:
     return int(n)
 
 
-class DeviceFuture:
-    """What a ``wait=False`` call returns: ``result(timeout=None)`` gives what the blocking call returns
-    (or raises its error), ``done()``, ``exception(timeout=None)``, ``add_done_callback(fn)``.
-    ``device``: the device that runs it."""
+class DeviceFuture(cf.Future):
+    """What a ``wait=False`` call returns: a :class:`concurrent.futures.Future` (so
+    ``concurrent.futures.wait``/``as_completed`` and ``asyncio.wrap_future`` take it): ``result(timeout=None)``
+    gives what the blocking call returns (or raises its error), ``done()``, ``exception(timeout=None)``,
+    ``add_done_callback(fn)``. A submitted call always runs: ``cancel()`` returns False (``running()``
+    says False until it is done). ``device``: the device that runs it."""
 
     def __init__(self, device, what: str, array=None):
+        super().__init__()
         self.device = device
         self.what = what
-        self._future = cf.Future()
         self._array = array             # the DeviceArray the call makes or transforms (None: not an array)
 
-    def result(self, timeout: float | None = None):
-        return self._future.result(timeout)
+    @property
+    def _future(self) -> cf.Future:
+        """The future the stages settle (itself)."""
+        return self
 
-    def done(self) -> bool:
-        return self._future.done()
-
-    def exception(self, timeout: float | None = None):
-        return self._future.exception(timeout)
-
-    def add_done_callback(self, fn) -> None:
-        held = [self]           # let go once called: the callback kept in self._future holds no cycle to self
-
-        def call(_):
-            me, held[:] = held[0], []
-            fn(me)
-        self._future.add_done_callback(call)
+    def cancel(self) -> bool:
+        # the job is queued on the device's stages, which run every job they are given: a cancelled
+        # future would later be settled by its job (InvalidStateError) and its array left half-made
+        return False
 
     def __repr__(self) -> str:
         state = "done" if self.done() else "pending"
