@@ -470,6 +470,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _wants_json(argv: list) -> bool:
+    """Whether the command line asks for `run --json` (before a ``--`` that ends the options)."""
+    argv = [str(a) for a in argv]
+    argv = argv[:argv.index("--")] if "--" in argv else argv
+    words = [a for a in argv if not a.startswith("-")]
+    return bool(words) and words[0] == "run" and "--json" in argv
+
+
 def main(argv=None) -> int:
     status = _main(argv)
     flush_stdout()                      # --help and --version leave their text in stdout's buffer
@@ -478,12 +486,18 @@ def main(argv=None) -> int:
 
 def _main(argv) -> int:
     _doing("starting")
+    args = None
     try:
         args = build_parser().parse_args(argv)
         return args.func(args)
     except SystemExit as e:             # --help, --version
         return e.code if isinstance(e.code, int) else 0
     except (UsageError, PointFileError, OutputPathError) as e:
+        if args is None and _wants_json(sys.argv[1:] if argv is None else list(argv)):
+            # an argument that failed the parser's own checks: `run --json` still prints its one object
+            report = RunReport(True)
+            report.fail(str(e), 2)
+            report.emit()
         print(f"nantucket: error: {e}", file=sys.stderr)
         return 2
     except OutputWriteError as e:
