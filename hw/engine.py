@@ -43,7 +43,7 @@ pass, n, B)``: the lanes run the elements back to back with the pipeline full, t
 wraps at each element's N2. A pass then takes B * 2^n / (2L) + ``latency_at(f)`` cycles with no stalls.
 Both are taken at ``start`` like ``log_n``.
 
-Coset transforms (hw/coset.py, hw/model/coset.py). With the run's ``coset`` set, the lanes apply the
+Coset transforms (hw/coset/, hw/model/coset.py). With the run's ``coset`` set, the lanes apply the
 shift's powers on their output scales (at the head forward, at the tail inverse): one shared
 ``CosetFactors`` streams the factor pair S of each cycle (the same for every lane) and each lane's frame
 word (K, or forward pass 2's row). It builds its tables and the first words at the start of a streaming
@@ -184,7 +184,7 @@ class NttEngine(wiring.Component):
         """Cycles a streaming coset pass (forward pass 1, inverse pass 2) with frames of 2^f waits beyond
         a plain one before its first payload, the generator's chains computed for the shift: its set-up
         beyond PREFILL (``cached``: its tables were kept from the last pass of the same kind, see
-        hw/coset.py)."""
+        hw/coset/)."""
         return max(0, self._coset.setup_cycles(log_frame, cached) - (self.prefill_cycles + 1))
 
     def coset_pass_extra_cycles(self, log_n: int, pass_index: int, inverse: bool, batch: int = 1,
@@ -269,7 +269,7 @@ class NttEngine(wiring.Component):
                 with m.If(accept & (taken == total - 1)):
                     m.next = "DRAIN"
             with m.State("DRAIN"):
-                # the coset generator may hold the outputs too (a stepping pass's next element, hw/coset.py)
+                # the coset generator may hold the outputs too (a stepping pass's next element, hw/coset/)
                 m.d.comb += [self.busy.eq(1), en.eq(out_ok & cf.ready)]
                 with m.If(out_fire & (sent == total - 1)):
                     m.d.comb += self.done.eq(1)

@@ -40,7 +40,7 @@ the reorders, the second-half table and the phase counters use f's orders, frame
 and restart values; the output scale multiplies by w_N^(column*m) with N = 2^log_n. So
 ``latency_at(f)`` is what a chain of only the active stages takes; ``latency`` = ``latency_at(k)``.
 
-Coset transforms (hw/coset.py, hw/model/coset.py) run on the output scale's multipliers, which a lane
+Coset transforms (hw/coset/, hw/model/coset.py) run on the output scale's multipliers, which a lane
 places at its head (after the input register) in a forward coset run and at its tail otherwise. Modes,
 taken at ``restart`` like the frame size:
 

@@ -322,7 +322,7 @@ def test_batches_in_one_kernel_call(card):
 
 def test_a_row_step_costs_a_chain_job_where_a_word_is_new(card):
     """A coset call with a row step (element r's shift g s^r; each element checked against the golden
-    model) against the same call on a shift the coset block has kept (hw/coset.py): a new step s, or a new
+    model) against the same call on a shift the coset block has kept (hw/coset/): a new step s, or a new
     shift as every next call of a four-step has (g s^r0, r0 its first row), costs the chain job for it and
     at most the step's two table sets and the element stalls the block publishes more; the same s and
     shift again cost no chain job."""

@@ -455,7 +455,7 @@ def test_properties_k12():
     general, shift = ModSub.LATENCY + MulReduce.LATENCY, ModSub.LATENCY + ShiftReduce.LATENCY
     # stages 6..11 use 64th roots of unity: shift-only; the four-step scale is on the output
     # (the last stage's twiddle is 1: no shift unit, just the subtraction); the coset runs on the output
-    # scale's units (hw/coset.py): 10 units, 120 DSP48E2
+    # scale's units (hw/coset/): 10 units, 120 DSP48E2
     assert out.butterfly_latencies == [general] * 6 + [shift] * 5 + [ModSub.LATENCY]
     assert out.mul_units == 6 + 4 and out.dsp_tiles == 10 * MulReduce.DSP_TILES == 120
     assert out.latency == (6 * general + 5 * shift + ModSub.LATENCY + 2 * 31

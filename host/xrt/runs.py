@@ -169,7 +169,7 @@ class KernelRuns:
         status_buffer = card.status_buffer
         self.check_pointers(bufs, run.batch, [run.log_n] + ([run.chain_log_n] if run.chain_log_n else []))
         # Without a coset the shift is ignored: keep the last one in the register, so the kernel's set-up
-        # for it (g^-1 and its squares, hw/coset.py) is not redone by the next coset run.
+        # for it (g^-1 and its squares, hw/coset/) is not redone by the next coset run.
         if run.flags & R.FLAG_COSET:
             self.last_shift = run.coset_shift
         words = replace(run, coset_shift=self.last_shift).words()

@@ -111,7 +111,7 @@ def _params_component(module: str, cls_name: str):
 
 
 def _coset(**kw):
-    """The engine's coset factor generator (hw/coset.py) from BuildParams fields, with the offsets of the
+    """The engine's coset factor generator (hw/coset/) from BuildParams fields, with the offsets of the
     build's lanes."""
     from nantucket.hw.coset import CosetFactors
     from nantucket.hw.lane import Lane

@@ -22,7 +22,7 @@ frame. Frame words (:func:`frame_words`): lane l of round g transforms frame t =
 element t // F (F = the pass's frames per element), index i = t mod F (the column n2 forward, the row
 k1 inverse); K = b^i (forward b = g), K = h^i / N (inverse), and the row i itself in forward pass 2.
 
-The hardware (hw/coset.py) reads each stream factor as a product of two small tables,
+The hardware (hw/coset/) reads each stream factor as a product of two small tables,
 HI[i >> s] * LO[i & mask] with s = floor(f/2) for a frame of 2^f points; :func:`factor_tables` and
 :func:`factor_stream` are its bit-exact model, :func:`coset_passes` the whole transform through the lane
 schedule.
