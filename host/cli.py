@@ -355,10 +355,27 @@ def _run(args, output, report, progress) -> int:
             report.output_failed(args.output, str(e))
     progress.stage("check")
     _doing("checking the computed points against EXPECTED")
-    status = report.check(y, expected, args.mismatches, locate, args.field)
+    status = report.check(y, expected, args.mismatches, locate, args.field,
+                          hint=lambda bad: _mismatch_hint(args, x, expected))
     if write_error is not None:
         raise write_error
     return status
+
+
+def _mismatch_hint(args, x: np.ndarray, expected: np.ndarray) -> str | None:
+    """Why a run may have failed that the files can tell cheaply: a 31-bit field's .bin files read as
+    64-bit words (without --field), in which every value has both 32-bit halves below 2^31 (a random
+    64-bit value has both with probability 1/4)."""
+    if args.field.point_bits != 64:
+        return None
+    made = [(path, pts) for path, pts in ((args.input, x), (args.expected, expected)) if point_format(path) == "bin"]
+    small = [F.FIELDS[name] for name in F.FIELD_NAMES if F.FIELDS[name].point_bits == 32]
+    for path, pts in made:
+        if pts.size and not np.any(pts & np.uint64(0x8000_0000_8000_0000)):     # bits 31 and 63
+            return (f"{path}: every 64-bit value has both 32-bit halves below 2^31, as in a 31-bit field's .bin "
+                    f"file read as {args.field.name} words: made with --field "
+                    f"{' or '.join(f.name for f in small)}? (pass the same --field)")
+    return None
 
 
 def _read(path, args) -> np.ndarray:

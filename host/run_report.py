@@ -201,9 +201,11 @@ class RunReport:
         self.fields["output"] = path
         self.fields["output_error"] = message
 
-    def check(self, y: np.ndarray, expected: np.ndarray, listed: int, locate, field=F.DEFAULT_FIELD) -> int:
+    def check(self, y: np.ndarray, expected: np.ndarray, listed: int, locate, field=F.DEFAULT_FIELD,
+              hint=None) -> int:
         """Compare, report the verdict and the first ``listed`` mismatches (hex with the field's digits);
-        returns the exit status."""
+        returns the exit status. ``hint``: called on a mismatch, what the user may have got wrong (a line,
+        or None), reported before the verdict (``"hint"`` in the JSON report)."""
         digits = F.get(field).hex_digits
         if not self.as_json:
             self._print("Checking computed results against expected ...")
@@ -227,6 +229,11 @@ class RunReport:
                 self._print(f"  [{i}] computed {computed} expected {wanted}"
                        + (f" ({where})" if where else ""))
         self.fields["verdict"] = "FAILED"
+        said = hint(bad.size) if hint is not None else None
+        if said:
+            self.fields["hint"] = said
+            if not self.as_json:
+                self._print(f"{'Hint':.<18} {said}")
         if not self.as_json:
             if self.log_path is not None:
                 self._print(f"{'Device log':.<18} {self.log_path}")

@@ -20,3 +20,28 @@ def test_run_json_on_an_argument_that_fails_its_type_check_prints_one_object(tmp
     assert main(["run", str(i), str(e), *bad]) == 2                 # without --json: nothing on stdout
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("nantucket: error: ")
+
+
+def test_a_31_bit_bin_file_run_without_field_fails_with_a_hint(tmp_path, capsys):
+    """BabyBear .bin files (uint32) run without --field are read as half as many Goldilocks words: the run
+    fails, and the report says why it likely did (every value's 32-bit halves below 2^31) and which
+    --field to pass, in the text report before TEST FAILED and in the JSON one; with the field it passes,
+    and a Goldilocks run that fails on its own data gets no such hint."""
+    i, e = tmp_path / "in.bin", tmp_path / "exp.bin"
+    assert main(["points", "8", str(i), str(e), "--field", "babybear"]) == 0
+    capsys.readouterr()
+    assert main(["run", str(i), str(e)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == "TEST FAILED"
+    hint = [ln for ln in lines if ln.startswith("Hint")]
+    assert len(hint) == 1 and "--field babybear or koalabear" in hint[0] and str(i) in hint[0]
+    assert main(["run", str(i), str(e), "--json"]) == 1
+    assert "--field babybear or koalabear" in json.loads(capsys.readouterr().out)["hint"]
+    assert main(["run", str(i), str(e), "--field", "babybear"]) == 0
+    capsys.readouterr()
+    gi, ge, other = tmp_path / "g.bin", tmp_path / "ge.bin", tmp_path / "other.bin"
+    assert main(["points", "8", str(gi), str(ge)]) == 0
+    assert main(["points", "8", str(other), str(tmp_path / "x.bin"), "--seed", "5"]) == 0
+    capsys.readouterr()
+    assert main(["run", str(gi), str(tmp_path / "x.bin"), "--json"]) == 1
+    assert "hint" not in json.loads(capsys.readouterr().out)
