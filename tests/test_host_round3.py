@@ -256,3 +256,21 @@ def test_a_device_future_is_a_concurrent_futures_future(tmp_path):
             return await asyncio.gather(*(asyncio.wrap_future(dev.ntt(row, wait=False)) for row in x))
         arrays = asyncio.run(gather())
         assert np.array_equal(np.array([a.numpy() for a in arrays]), ntt_model.transform(x))
+
+
+# -- a device dropped without close() --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["model", "xrt"])
+def test_a_device_dropped_without_close_ends_its_stage_threads(tmp_path, backend):
+    import gc
+    dev = nantucket.open("model") if backend == "model" else open_xrt(tmp_path)[1]
+    x = rand(F.GOLDILOCKS, (2, 32), 10)
+    assert np.array_equal(dev.numpy(dev.ntt(x, wait=False), wait=False).result(), ntt_model.transform(x))
+    threads = list(dev._pipeline._threads)
+    assert len(threads) == 3 and all(t.is_alive() for t in threads)
+    del dev
+    gc.collect()
+    for t in threads:
+        t.join(timeout=10)
+    assert not any(t.is_alive() for t in threads)

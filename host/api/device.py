@@ -31,6 +31,7 @@ the memory the machine has available (host/memory.py).
 import contextlib
 import threading
 import time
+import weakref
 
 import numpy as np
 
@@ -299,6 +300,8 @@ class Device:
             self._check_open()
             if self._pipeline is None:
                 self._pipeline = Pipeline(self.name, self.max_pending)
+                # dropped without close(): its stage threads end when it is collected
+                weakref.finalize(self, self._pipeline.release)
         if self._pipeline.on_stage_thread():
             raise RuntimeError(f"device {self.name!r}: a call from inside one of its own calls")
         with self._submit_lock:

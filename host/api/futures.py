@@ -165,6 +165,17 @@ class Pipeline:
         for job in pending:
             job.finished.wait()
 
+    def release(self) -> None:
+        """End the stage threads once they have run what they were given, without waiting for them: what
+        a device dropped without ``close()`` does when it is collected (its stage threads hold this
+        pipeline, not the device, so nothing else would end them)."""
+        with self._submit_lock:
+            if self._stopped:
+                return
+            self._stopped = True
+        for stage in STAGES:
+            self._queues[stage].put(None)
+
     def stop(self) -> None:
         """Drain, then end the stage threads; later submissions raise RuntimeError (closed)."""
         with self._submit_lock:
