@@ -11,25 +11,29 @@ koalabear) on the nantucket accelerator (one kernel build per field) or on the g
 Reference: docs/api.md. The code lives in host/api/; this package is the name users import.
 """
 
-from importlib.metadata import PackageNotFoundError, version as _version
+from importlib.metadata import PackageNotFoundError as _PackageNotFoundError, version as _version
 
 from nantucket.hw.model.field import FIELD_NAMES, FIELDS, GENERATOR, P
 from nantucket.host.backends import DeviceError
 
-from nantucket.host.api import (ORDERS, BackendDevice, Device, DeviceArray, ModelDevice, intt, ntt,  # noqa: F401
-                                open)
+from nantucket.host.api import (ORDERS, BackendDevice, Device, DeviceArray, ModelDevice, intt, lde,  # noqa: F401
+                                ntt, open)
 from nantucket.host.api import SCHEMES, Commitment, CommitmentError, commit, verify  # noqa: F401
 
 try:
     __version__ = _version("nantucket")
-except PackageNotFoundError:          # running from a checkout that was never installed
+except _PackageNotFoundError:         # running from a checkout that was never installed
     __version__ = "unknown"
+
+#: Each field's generator of its multiplicative group, by name (a coset shift; ``FIELDS[name].generator``):
+#: GENERATOR and P are Goldilocks' (7 is no generator of BabyBear's group, whose is 31)
+GENERATORS = {name: f.generator for name, f in FIELDS.items()}
 
 #: The named device errors of a kernel run (all DeviceErrors), from nantucket.host.xrt when first used.
 _KERNEL_ERRORS = ("KernelFailed", "KernelRefused", "KernelAxiError", "KernelTimeout")
 
-__all__ = ["ntt", "intt", "open", "Device", "ModelDevice", "BackendDevice", "DeviceArray", "DeviceError",
-           "ORDERS", "P", "GENERATOR", "FIELDS", "FIELD_NAMES", "__version__", *_KERNEL_ERRORS,
+__all__ = ["ntt", "intt", "lde", "open", "Device", "ModelDevice", "BackendDevice", "DeviceArray", "DeviceError",
+           "ORDERS", "P", "GENERATOR", "GENERATORS", "FIELDS", "FIELD_NAMES", "__version__", *_KERNEL_ERRORS,
            "commit", "verify", "Commitment", "CommitmentError", "SCHEMES"]
 
 

@@ -274,3 +274,62 @@ def test_a_device_dropped_without_close_ends_its_stage_threads(tmp_path, backend
     for t in threads:
         t.join(timeout=10)
     assert not any(t.is_alive() for t in threads)
+
+
+# -- small traps -----------------------------------------------------------------------------------------
+
+
+def test_each_fields_generator_is_where_users_look_and_the_namespace_holds_no_stray_names():
+    """nantucket.GENERATOR is Goldilocks' 7, which generates neither 31-bit field's group: GENERATORS
+    gives each field's (checked here to generate: g^((p-1)/q) != 1 for each prime q of p - 1), and the
+    top-level namespace does not export importlib's PackageNotFoundError."""
+    def prime_factors(n):           # the fields' p - 1 have no prime factor above 2^17
+        found, q = set(), 2
+        while n > 1 and q < 1 << 17:
+            while n % q == 0:
+                found.add(q)
+                n //= q
+            q += 1
+        assert n == 1
+        return found
+    assert nantucket.GENERATOR == 7 and set(nantucket.GENERATORS) == set(nantucket.FIELD_NAMES)
+    assert "GENERATORS" in nantucket.__all__
+    for name, g in nantucket.GENERATORS.items():
+        p = F.FIELDS[name].p
+        assert all(pow(g, (p - 1) // q, p) != 1 for q in prime_factors(p - 1)), name
+    assert pow(7, (F.BABYBEAR.p - 1) // 2, F.BABYBEAR.p) == 1       # a square: no generator of BabyBear
+    assert not hasattr(nantucket, "PackageNotFoundError")
+
+
+def test_a_missing_xclbin_through_the_api_says_how_to_pass_it_to_the_api(tmp_path):
+    from nantucket.host.xrt import XclbinNotFound
+    with pytest.raises(XclbinNotFound, match=r"nantucket\.open\(\.\.\., xclbin=PATH\), `nantucket run --xclbin PATH`"):
+        nantucket.open("xrt", xclbin=tmp_path / "none.xclbin", pyxrt_module=FakePyxrt())
+
+
+# -- the prover's buffers --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("field_name", ["goldilocks", "babybear"])
+def test_module_level_lde_is_the_devices(tmp_path, field_name):
+    """nantucket.lde beside ntt/intt: the model's by default, any backend's with its options, the same
+    arguments as Device.lde (order, return_coeffs, axis), checked before the backend opens."""
+    field = F.FIELDS[field_name]
+    x = rand(field, (3, 64), 11)
+    with nantucket.open("model", field=field_name) as dev:
+        want = dev.lde(x, 4, 5, order="nr").numpy()
+        want_e, want_c = dev.lde(np.ascontiguousarray(x.T), 2, 5, axis=0, return_coeffs=True)
+        want_e = want_e.numpy()
+    got = nantucket.lde(x, 4, 5, order="nr", field=field_name)
+    assert got.dtype == field.dtype and np.array_equal(got, want)
+    e, c = nantucket.lde(np.ascontiguousarray(x.T), 2, 5, axis=0, return_coeffs=True, field=field_name)
+    assert np.array_equal(e, want_e) and np.array_equal(c, want_c)
+    params = BUILDS[field_name]
+    xclbin = write_xclbin(tmp_path / "l.xclbin", params)
+    on_card = nantucket.lde(x, 4, 5, order="nr", field=field_name, backend="xrt", params=params, xclbin=xclbin,
+                            pyxrt_module=FakePyxrt(), progress=False)
+    assert np.array_equal(on_card, want)
+    with pytest.raises(TypeError, match=r"^lde: unknown keyword 'blowp'"):
+        nantucket.lde(x, 4, 5, blowp=2)
+    with pytest.raises(ValueError, match=r"^blowup: expected a power of two >= 1, got 3"):
+        nantucket.lde(x, 3, 5, field=field_name, backend="xrt", xclbin=tmp_path / "none.xclbin")  # not opened

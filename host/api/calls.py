@@ -9,7 +9,7 @@ from . import checks as C
 from .device import DeviceArray
 from .opening import open as open_device
 
-__all__ = ["ntt", "intt"]
+__all__ = ["ntt", "intt", "lde"]
 
 
 def ntt(x, *, inverse: bool = False, coset: int | None = None, order: str = "nn", axis: int = -1,
@@ -51,6 +51,34 @@ def intt(x, *, coset: int | None = None, order: str = "nn", axis: int = -1, ext:
     _check_keywords("intt", ("coset", "order", "axis", "ext", "backend", "field"), backend, options)
     return ntt(x, inverse=True, coset=coset, order=order, axis=axis, ext=ext, backend=backend, field=field,
                **options)
+
+
+def lde(values, blowup: int, shift: int, *, order: str = "nn", return_coeffs: bool = False, axis: int = -1,
+        ext: int | None = None, backend: str = "model", field="goldilocks", **options):
+    """The low-degree extension of ``values`` over ``field`` as a new numpy array (the field's dtype, the
+    values' shape with blowup x M points on ``axis``): :meth:`Device.lde` on a device opened for the call
+    (``backend`` and ``options`` as for :func:`nantucket.open`), the result brought back. values: the M
+    evaluations of each polynomial on the M-th roots of unity (1-D, or a batch as for :func:`ntt`); the
+    result its evaluations on the coset shift * <w_(blowup M)>. ``order``, ``return_coeffs`` (then
+    (evaluations, coefficients)), ``axis``, ``ext``: as for Device.lde. Every argument is checked before
+    the backend is opened."""
+    _check_keywords("lde", ("order", "return_coeffs", "axis", "ext", "backend", "field"), backend, options)
+    if isinstance(values, DeviceArray):
+        raise TypeError("values: a DeviceArray is extended by its device: use dev.lde(a, ...) (or a.numpy())")
+    field = C.check_field(field)
+    points, layout = C.as_shaped(values, "values", field, axis, ext, native=True)
+    blowup = C.check_blowup(blowup)
+    shift = C.check_shift(shift, "shift", field)
+    order = C.check_order(order)
+    return_coeffs = C.check_flag(return_coeffs, "return_coeffs")
+    shape = layout.shape if layout.plain else layout.rows_shape
+    C.check_lde_pair(shape[-1], blowup, "values", field)
+    with open_device(backend, field=field, **options) as dev:
+        got = dev.lde(points, blowup, shift, order=order, return_coeffs=return_coeffs, axis=layout.axis,
+                      ext=layout.ext)
+        if return_coeffs:
+            return got[0].numpy(), got[1]
+        return got.numpy()
 
 
 def _check_keywords(what: str, own: tuple[str, ...], backend, options: dict) -> None:

@@ -88,7 +88,8 @@ def _check_options(device, progress, xclbin) -> tuple[int, Path]:
         raise XclbinNotFound(f"xclbin: {path} is a directory, not an xclbin file")
     if not path.is_file():
         raise XclbinNotFound(f"xclbin: {path} does not exist (build it with "
-                             "`make build TARGET=hw`, or pass --xclbin PATH)")
+                             "`make build TARGET=hw`, or pass its path: nantucket.open(..., xclbin=PATH), "
+                             "`nantucket run --xclbin PATH`)")
     return int(device), path
 
 
