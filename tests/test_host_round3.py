@@ -333,3 +333,37 @@ def test_module_level_lde_is_the_devices(tmp_path, field_name):
         nantucket.lde(x, 4, 5, blowp=2)
     with pytest.raises(ValueError, match=r"^blowup: expected a power of two >= 1, got 3"):
         nantucket.lde(x, 3, 5, field=field_name, backend="xrt", xclbin=tmp_path / "none.xclbin")  # not opened
+
+
+@pytest.mark.parametrize("where", ["model", "xrt", "xrt-columns", "cards"])
+def test_numpy_writes_into_the_callers_array(tmp_path, where):
+    """DeviceArray.numpy(out=...) (a MultiArray's too) writes the contents into the caller's array and
+    returns it, blocking or not; a wrong shape, dtype, layout or a read-only array is refused by name
+    when the call is made, nothing written."""
+    x = rand(F.GOLDILOCKS, (4, 32), 12)
+    if where == "model":
+        dev = nantucket.open("model")
+    else:
+        dev = open_xrt(tmp_path, devices=[0, 1] if where == "cards" else None)[1]
+    with dev:
+        a = dev.ntt(np.ascontiguousarray(x.T), axis=0) if where == "xrt-columns" else dev.ntt(x)
+        want = ntt_model.transform(x)
+        want = np.ascontiguousarray(want.T) if where == "xrt-columns" else want
+        out = np.full(a.shape, 5, dtype=np.uint64)
+        assert a.numpy(out=out) is out and np.array_equal(out, want)
+        out2 = np.zeros(a.shape, dtype=np.uint64)
+        f = a.numpy(out=out2, wait=False)
+        assert f.result() is out2 and np.array_equal(out2, want)
+        keep = np.full(a.shape, 9, dtype=np.uint64)
+        bad = [(np.zeros(a.shape, np.uint32), TypeError, r"^out: expected dtype uint64 \(the field's\), got uint32"),
+               (np.zeros((1,) + a.shape, np.uint64), ValueError, r"^out: expected shape"),
+               (np.zeros(a.shape[::-1], np.uint64).T, ValueError, r"^out: expected a C-contiguous array"),
+               ([0] * a.size, TypeError, r"^out: expected a numpy array, got list")]
+        ro = keep.copy()
+        ro.flags.writeable = False
+        bad.append((ro, ValueError, r"^out: the array is read-only"))
+        for given, error, message in bad:
+            with pytest.raises(error, match=message):
+                a.numpy(out=given)
+        with pytest.raises(TypeError, match=r"unknown keyword 'outt'"):
+            a.numpy(outt=keep)

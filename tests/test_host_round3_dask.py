@@ -30,8 +30,14 @@ def rand(shape, seed):
 
 
 def test_a_freed_cluster_array_is_refused_by_name(client):
+    """(And numpy(out=...) of a ClusterArray writes into the caller's array before it is freed.)"""
+    x = rand((2, 16), 1)
     with nantucket.open("model", cluster=client) as dev:
-        a = dev.asarray(rand((2, 16), 1))
+        a = dev.asarray(x)
+        out = np.zeros_like(x)
+        assert a.numpy(out=out) is out and np.array_equal(out, x)
+        with pytest.raises(ValueError, match=r"^out: expected shape \(2, 16\), got \(16, 2\)"):
+            a.numpy(out=out.T.copy())
         dev.free(a)
         for call in (a.numpy, lambda: dev.ntt(a), lambda: dev.lde(a, 2, 7), lambda: dev.free(a)):
             with pytest.raises(ValueError, match=r"^(a|values): the array was freed \(ClusterDevice.free\)"):

@@ -30,6 +30,7 @@ import numpy as np
 from nantucket.host.backend_base import DeviceError, keywords_checked
 
 from . import checks as C
+from .device import check_out
 from .futures import DeviceFuture, check_wait
 from .split import SplitArray
 
@@ -361,15 +362,20 @@ class ClusterDevice:
         return self._go(wait, "lde", self._put(values, "values", "lde", kw, blowup, axis=axis, ext=ext))
 
     @keywords_checked("ClusterDevice.numpy")
-    def numpy(self, a, *, wait: bool = True):
+    def numpy(self, a, *, out=None, wait: bool = True):
         wait = check_wait(wait)
         own = self._own(a, "a")
         if own is None:
             raise TypeError(f"a: expected a ClusterArray, got {type(a).__name__}")
+        check_out(out, own.shape, own.dtype)
         tasks = [_Task(_w_numpy, (self._spec, key), w, False) for w, key, _ in own._parts]
 
         def run():
-            return own._layout.join(self._run(tasks))       # along the batch axis
+            joined = own._layout.join(self._run(tasks))     # along the batch axis
+            if out is None:
+                return joined
+            np.copyto(out, joined)
+            return out
         return self._go(wait, "numpy", run)
 
     @keywords_checked("ClusterDevice.free")

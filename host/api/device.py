@@ -47,7 +47,7 @@ from . import resident as RS
 from . import transforms as T
 from .futures import DEFAULT_MAX_PENDING, STAGES, DeviceFuture, Pipeline, check_wait
 
-__all__ = ["Device", "ModelDevice", "BackendDevice", "DeviceArray", "make_device"]
+__all__ = ["Device", "ModelDevice", "BackendDevice", "DeviceArray", "make_device", "check_out"]
 
 #: Rows up to this length go through the whole-array radix-2 model in one call; longer rows one by one
 #: through the model's fast four-step transform (the model's own threshold between the two).
@@ -137,10 +137,11 @@ class DeviceArray:
         return self.shape[0]
 
     @keywords_checked("DeviceArray.numpy")
-    def numpy(self, *, wait: bool = True) -> np.ndarray:
-        """A new numpy array of the device field's dtype with the contents (moved from the device);
+    def numpy(self, *, out: np.ndarray | None = None, wait: bool = True) -> np.ndarray:
+        """A new numpy array of the device field's dtype with the contents (moved from the device), or
+        written into ``out`` (a writable C-contiguous array of this shape and dtype) and ``out`` returned;
         ``wait=False``: a DeviceFuture of it (see :meth:`Device.numpy`)."""
-        return self._device.numpy(self, wait=wait)
+        return self._device.numpy(self, out=out, wait=wait)
 
     def __array__(self, dtype=None, copy=None):
         # An implicit conversion would hide a transfer from the device; make it explicit.
@@ -253,10 +254,13 @@ class Device:
                                                                    axis, ext, not wait))
 
     @keywords_checked("Device.numpy")
-    def numpy(self, a, *, wait: bool = True) -> np.ndarray:
+    def numpy(self, a, *, out: np.ndarray | None = None, wait: bool = True) -> np.ndarray:
         """``a.numpy()``: a new numpy array with the contents of ``a`` (a DeviceArray of this device, or a
-        DeviceFuture of one); ``wait=False``: a DeviceFuture of it."""
-        return self._call(check_wait(wait), lambda: self._numpy_plan(a))
+        DeviceFuture of one), or written into ``out`` (a writable C-contiguous numpy array of ``a``'s shape
+        and the field's dtype, checked when the call is made; the gather writes each point in its place,
+        no temporary) and ``out`` returned; ``wait=False``: a DeviceFuture of it (``out`` then holds the
+        contents once the future is done)."""
+        return self._call(check_wait(wait), lambda: self._numpy_plan(a, out))
 
     @keywords_checked("Device.synchronize")
     def synchronize(self) -> None:
@@ -401,17 +405,18 @@ class Device:
             return out
         return _Plan("lde", {"kernel": lde}, reads=[src] if src is not None else [], writes=[out], array=out)
 
-    def _numpy_plan(self, a) -> _Plan:
+    def _numpy_plan(self, a, given=None) -> _Plan:
         self._check_open()
         arr = _array_of(a)
         if arr is None:
             raise TypeError(f"a: expected a DeviceArray (or a DeviceFuture of one), got {type(a).__name__}")
         self._check_own(arr, "a")
+        check_out(given, arr.shape, arr.dtype)
 
         def fetch():
             _check_source(a)
             self._check_open()
-            out = np.empty(arr.shape, dtype=arr.dtype)
+            out = np.empty(arr.shape, dtype=arr.dtype) if given is None else given
             # the rows straight into their places (columns, limbs): one pass, the layout's view of out
             self._fetch_into(self._store_of(arr, "a"), arr._layout.view(out))
             return out
@@ -497,6 +502,23 @@ def _in_layout(rows: np.ndarray, layout: C.Shape, dtype) -> np.ndarray:
     view = layout.view(out)
     np.copyto(view, rows.reshape(view.shape), casting="unsafe")
     return out
+
+
+def check_out(out, shape: tuple, dtype) -> None:
+    """``out`` of a ``numpy`` call: None, or a writable C-contiguous numpy array of ``shape`` and ``dtype``
+    (TypeError for another type or dtype, ValueError for another shape or layout)."""
+    if out is None:
+        return
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out: expected a numpy array, got {type(out).__name__}")
+    if out.dtype != np.dtype(dtype):
+        raise TypeError(f"out: expected dtype {np.dtype(dtype)} (the field's), got {out.dtype}")
+    if out.shape != tuple(shape):
+        raise ValueError(f"out: expected shape {tuple(shape)}, got {out.shape}")
+    if not out.flags.c_contiguous:
+        raise ValueError("out: expected a C-contiguous array (a strided view would scatter the gather's writes)")
+    if not out.flags.writeable:
+        raise ValueError("out: the array is read-only")
 
 
 @contextlib.contextmanager

@@ -15,11 +15,13 @@ from __future__ import annotations
 import concurrent.futures as cf
 import threading
 
+import numpy as np
+
 
 from nantucket.host.backend_base import DeviceError, keywords_checked
 
 from . import checks as C
-from .device import DeviceArray
+from .device import DeviceArray, check_out
 from .futures import DeviceFuture, check_wait
 from .split import SplitArray
 
@@ -234,17 +236,22 @@ class MultiDevice:
                              "lde", wait, blowup, axis=axis, ext=ext, coeffs=kw["return_coeffs"])
 
     @keywords_checked("MultiDevice.numpy")
-    def numpy(self, a, *, wait: bool = True):
+    def numpy(self, a, *, out=None, wait: bool = True):
         wait = check_wait(wait)
         a, sources = self._own(a)
         if not isinstance(a, MultiArray):
             raise TypeError(f"a: expected a MultiArray (or a future of one), got {type(a).__name__}")
         self._check_own(a, "a")
+        check_out(out, a.shape, a.dtype)
         parts = [(card, self.cards[card].numpy(src, wait=False)) for (card, _), src in zip(a._parts, sources)]
         layout = a._layout
 
         def combine(rows):
-            return layout.join(rows)            # along the batch axis: rows, or columns with axis 0
+            joined = layout.join(rows)          # along the batch axis: rows, or columns with axis 0
+            if out is None:
+                return joined
+            np.copyto(out, joined)
+            return out
         return self._submit(wait, "numpy", parts, combine)
 
     @keywords_checked("MultiDevice.synchronize")

@@ -52,9 +52,10 @@ class SplitArray:
     def __len__(self) -> int:
         return self.shape[0]
 
-    def _numpy(self, *, wait: bool = True) -> np.ndarray:
-        """The parts back from every device, joined in order (``wait=False``: a future of them)."""
-        return self._device.numpy(self, wait=wait)
+    def _numpy(self, *, out: np.ndarray | None = None, wait: bool = True) -> np.ndarray:
+        """The parts back from every device, joined in order (or into ``out``, as DeviceArray.numpy's;
+        ``wait=False``: a future of them)."""
+        return self._device.numpy(self, out=out, wait=wait)
 
     numpy = _numpy
 
