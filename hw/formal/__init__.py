@@ -1,0 +1,13 @@
+"""Formal verification of the gateware (SymbiYosys with the smtbmc engines; docs/verification.md).
+
+Nothing here is part of the RTL that Vitis or Verilator builds: the wrappers instantiate the design's
+blocks unchanged and put the properties around them.
+
+- :mod:`.props`: named Assert / Assume / Cover and hand-written history registers (``Past``-like).
+- :mod:`.axi4`: AXI4 master-side properties (reusable: any single-ID, in-order INCR master).
+- :mod:`.axi4lite`: AXI4-Lite slave-side properties (reusable: any AXI4-Lite slave).
+- :mod:`.dma_read`, :mod:`.dma_write`: the DMA's read and write masters, each in isolation, their control
+  inputs assumed as the DMA engine drives them.
+- :mod:`.control`: the kernel's control slave, wrapped from outside.
+- :mod:`.sby`: runs a wrapper through SymbiYosys; :mod:`.suite`: every proof, its covers and mutants.
+"""

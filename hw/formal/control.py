@@ -1,0 +1,107 @@
+"""Formal wrapper of :class:`hw.control.ControlSlave` (wrapped from outside, the RTL untouched).
+
+The environment: any AXI4-Lite master that keeps the master's rules (hw/formal/axi4lite.py), any
+address, data and strobes; the kernel's side as the kernel drives it: ``done`` (with any ``reject``)
+only while a run is in progress (from the ``start`` pulse on), once per run; any ``fault`` at any time.
+
+Proved on top of the AXI4-Lite rules: ``start`` is one cycle and only between runs (no second start
+while a run is in progress, whatever the host writes); the arguments the kernel takes (``run``,
+``base``, ``record``) and the start checks' verdict (``refused``) are the same from the ``start`` pulse to
+``done`` (argument writes during a run are ignored); ``idle`` is low from the start's acceptance to
+``done``.
+"""
+
+from amaranth.hdl import Cat, ClockDomain, ClockSignal, Elaboratable, Module, ResetSignal, Signal
+
+from nantucket.hw.control import ControlSlave
+from nantucket.hw.model.params import BuildParams
+
+from .axi4lite import slave_checks
+from .dma_read import _Only
+from .props import Props
+
+__all__ = ["ControlHarness", "MUTANTS"]
+
+#: property -> how its mutant breaks what the monitor sees of the slave (``glitch``: a free input)
+MUTANTS = {
+    "b_valid_held": lambda s, g: {"bvalid": s.bvalid & ~g},
+    "r_valid_held": lambda s, g: {"rvalid": s.rvalid & ~g},
+    "r_payload_stable": lambda s, g: {"rdata": s.rdata ^ g},
+    "b_only_for_writes": lambda s, g: {"bvalid": s.bvalid | g},
+    "r_only_for_reads": lambda s, g: {"rvalid": s.rvalid | g},
+    "r_okay": lambda s, g: {"rresp": s.rresp | Cat(0, g)},
+    "b_okay": lambda s, g: {"bresp": s.bresp | Cat(0, g)},
+    "r_answers_read_in_time": "a bound (1 cycle) below the slave's read latency",
+    "args_frozen_in_run": "an argument bit flipped while the run is in progress",
+}
+
+
+class _SlaveTap:
+    def __init__(self, axil, override):
+        for name in axil.signature.members:
+            setattr(self, name, override.get(name, getattr(axil, name)))
+
+
+class ControlHarness(Elaboratable):
+    def __init__(self, params: BuildParams | None = None, *, max_wait=12, mutant=None, only=None):
+        if mutant is not None and mutant not in MUTANTS:
+            raise ValueError(f"mutant: one of {sorted(MUTANTS)}, got {mutant!r}")
+        self.params = params or BuildParams(lanes=4, log_core=4, channels=4)
+        if mutant == "r_answers_read_in_time":
+            max_wait = 1                # a bound below the slave's read latency (3)
+        self.max_wait, self.mutant, self.only = max_wait, mutant, only
+        self.dut = ControlSlave(self.params)
+        a = self.dut.axil
+        self.clk, self.rst, self.glitch = Signal(), Signal(), Signal()
+        self.inputs = {name: Signal(len(getattr(a, name)), name=f"m_{name}")
+                       for name in ("awvalid", "awaddr", "wvalid", "wdata", "wstrb", "bready", "arvalid",
+                                    "araddr", "rready")}
+        self.done, self.reject = Signal(), Signal()
+        self.fault = Signal(len(self.dut.fault.as_value()))
+
+    @property
+    def ports(self):
+        return [self.clk, self.rst, self.glitch, self.done, self.reject, self.fault, *self.inputs.values()]
+
+    def elaborate(self, platform):
+        m = Module()
+        m.domains.sync = ClockDomain()
+        m.d.comb += [ClockSignal().eq(self.clk), ResetSignal().eq(self.rst)]
+        m.submodules.dut = ctrl = self.dut
+        p = Props(m)
+        if self.only is not None:
+            p = _Only(p, self.only)
+        p.assumes("no_reset", ~self.rst)
+        for name, sig in self.inputs.items():
+            m.d.comb += getattr(ctrl.axil, name).eq(sig)
+        m.d.comb += [ctrl.reject.eq(self.reject), ctrl.fault.as_value().eq(self.fault)]
+        mutant = MUTANTS.get(self.mutant)
+        tap = _SlaveTap(ctrl.axil, mutant(ctrl.axil, self.glitch) if callable(mutant) else {})
+        tap.signature = ctrl.axil.signature
+        # the slave's own limits (hw/control.py): two writes (one held, one awaiting B), one read at a time
+        mon = slave_checks(p, m, tap, max_writes=2, max_reads=1, max_wait=self.max_wait)
+        self._run_rules(m, p, ctrl, mon)
+        self.props_names = p.names
+        return m
+
+    def _run_rules(self, m, p, ctrl, mon):
+        running = Signal(name="running")          # from the start pulse to done, as the kernel sees it
+        with m.If(ctrl.start):
+            m.d.sync += running.eq(1)
+        with m.Elif(self.done):
+            m.d.sync += running.eq(0)
+        p.assumes("done_only_in_run", ~self.done | running)
+        m.d.comb += ctrl.done.eq(self.done)
+        p.asserts("start_between_runs", when=ctrl.start, cond=~running)
+        p.asserts("start_one_cycle", when=ctrl.start, cond=~p.past(ctrl.start, name="start_q"))
+        args = Cat(ctrl.run.as_value(), ctrl.base.as_value(), ctrl.record.as_value(), ctrl.refused)
+        if self.mutant == "args_frozen_in_run":
+            args = args ^ self.glitch           # an argument bit that changes during the run
+        snap = Signal(len(args), name="args_at_start")
+        with m.If(ctrl.start):
+            m.d.sync += snap.eq(args)
+        p.asserts("args_frozen_in_run", when=running, cond=(args == snap))
+        p.asserts("busy_while_running", when=running, cond=~ctrl.idle)
+        p.covers("cover_run_done", running & self.done & p.past(mon.b_fire, name="b_q"))
+        p.covers("cover_write_in_run", running & mon.b_fire)
+        p.covers("cover_read_back", mon.r_fire & (ctrl.axil.rdata != 0))

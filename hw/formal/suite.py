@@ -1,0 +1,136 @@
+"""Every formal proof of the project, its covers and its mutants, and the one-line-a-property report.
+
+A :class:`Proof` is a wrapper (hw/formal/dma_read.py, dma_write.py, control.py) with its depths. Running it
+(:func:`run_proof`) does three things, each a SymbiYosys task:
+
+1. ``prove`` (k-induction of ``depth`` steps): PASS -> every assertion "proved (k-induction)"; induction not
+   closed -> the base case held, every assertion "bounded to depth D" (D = ``depth``); a base-case failure
+   names the assertion and its counterexample VCD.
+2. ``cover``: every Cover reached within ``cover_depth`` steps (so the assertions are not met vacuously).
+3. one bounded run per mutant (the wrapper's ``MUTANTS``: the behaviour broken between the design and the
+   monitor, only that assertion kept): the assertion must FAIL there.
+
+Each line reads ``proof.property: result``; tool output goes to a log whose path a failing line names.
+"""
+
+import dataclasses
+import time
+from pathlib import Path
+
+from .control import MUTANTS as CONTROL_MUTANTS
+from .control import ControlHarness
+from .dma_read import MUTANTS as READ_MUTANTS
+from .dma_read import ReadMasterHarness
+from .dma_write import MUTANTS as WRITE_MUTANTS
+from .dma_write import WriteMasterHarness
+from .props import Props
+from .sby import rtlil_of, run_sby
+
+__all__ = ["Proof", "PROOFS", "run_proof", "main"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Proof:
+    name: str
+    harness: type
+    kwargs: dict
+    mutants: dict
+    depth: int                # k-induction / bounded depth of the quick set
+    deep_depth: int           # of the deep set (make formal, make test-full)
+    cover_depth: int
+    mutant_depth: int
+
+
+PROOFS = (
+    Proof("axi_read_master", ReadMasterHarness, dict(total_beats=32, burst_beats=8, fifo_beats=16),
+          READ_MUTANTS, depth=10, deep_depth=20, cover_depth=24, mutant_depth=14),
+    Proof("axi_write_master", WriteMasterHarness, dict(total_beats=32, write_bursts=4),
+          WRITE_MUTANTS, depth=10, deep_depth=16, cover_depth=20, mutant_depth=14),
+    Proof("control_slave", ControlHarness, {}, CONTROL_MUTANTS, depth=10, deep_depth=20, cover_depth=24,
+          mutant_depth=14),
+)
+
+
+def _il(proof, **extra):
+    h = proof.harness(**proof.kwargs, **extra)
+    return h, rtlil_of(h, h.ports)
+
+
+def _fmt(r):
+    return f"{r.seconds:.0f} s"
+
+
+def run_proof(proof: Proof, work: Path, *, deep=False, covers=True, mutants=None, print_=print) -> list:
+    """Run ``proof`` (see the module doc) in ``work``; print and return its lines. ``mutants``: the names
+    to break (default all); a line starting "FAILED" or "NOT" marks a failure."""
+    work = Path(work) / proof.name
+    depth = proof.deep_depth if deep else proof.depth
+    lines = []
+
+    def say(line):
+        lines.append(line)
+        print_(line)
+
+    h, il = _il(proof)
+    names = h.props_names
+    asserts = [n for n, k in names.items() if k == "assert"]
+    r = run_sby(work, proof.name, il, mode="prove", depth=depth)
+    if r.status == "PASS":
+        verdict = {n: f"proved (k-induction, k = {depth}; {_fmt(r)} for the set)" for n in asserts}
+    elif r.status == "UNKNOWN":
+        verdict = {n: f"bounded to depth {depth} (k-induction did not close; {_fmt(r)} for the set)"
+                   for n in asserts}
+    elif r.status == "FAIL":
+        verdict = {n: f"not decided (the proof stopped at a failure; log {r.log})" for n in asserts}
+        for n in r.failed:
+            verdict[n] = f"FAILED at step {r.step}: counterexample {r.trace} (log {r.log})"
+    else:
+        verdict = {n: f"FAILED: sby {r.status} (log {r.log})" for n in asserts}
+    chosen = proof.mutants if mutants is None else {k: v for k, v in proof.mutants.items() if k in mutants}
+    for n in chosen:
+        _, mil = _il(proof, mutant=n, only=n)
+        mr = run_sby(work, f"{proof.name}_mutant_{n}", mil, mode="bmc", depth=proof.mutant_depth)
+        if mr.status == "FAIL" and n in mr.failed:
+            verdict[n] += f"; its mutant fails it at step {mr.step} ({_fmt(mr)})"
+        else:
+            verdict[n] = (f"NOT shown to fail on its mutant (sby {mr.status} to depth {proof.mutant_depth}, "
+                          f"log {mr.log}); " + verdict[n])
+    reached, cr = set(), None
+    if covers:
+        cr = run_sby(work, proof.name, il, mode="cover", depth=proof.cover_depth)
+        reached = set(cr.reached)
+    for n in asserts:
+        reach = Props.reach_of(n)
+        if cr is None or reach not in names:
+            tail = ""
+        elif reach in reached:
+            tail = f"; its case reached (cover, {_fmt(cr)} for the covers)"
+        else:
+            tail = f"; NOT shown reachable within {proof.cover_depth} steps (log {cr.log})"
+        say(f"{proof.name}.{n}: {verdict[n]}{tail}")
+    for n, k in names.items():
+        if k != "cover" or n.endswith("_reached") or cr is None:
+            continue
+        if n in reached:
+            say(f"{proof.name}.{n}: reached within {proof.cover_depth} steps")
+        else:
+            say(f"{proof.name}.{n}: NOT reached within {proof.cover_depth} steps (log {cr.log})")
+    return lines
+
+
+def main(argv=None) -> int:
+    import argparse
+    ap = argparse.ArgumentParser(prog="python -m nantucket.hw.formal",
+                                 description="run every formal proof (hw/formal/), one line a property")
+    ap.add_argument("--work", default="build/formal", help="where the sby runs go (default build/formal)")
+    ap.add_argument("--quick", action="store_true", help="the quick depths (make test's) instead of the deep ones")
+    ap.add_argument("--only", action="append", help="run only this proof (repeatable)")
+    args = ap.parse_args(argv)
+    t0, bad = time.monotonic(), 0
+    for proof in PROOFS:
+        if args.only and proof.name not in args.only:
+            continue
+        lines = run_proof(proof, Path(args.work), deep=not args.quick)
+        bad += sum(1 for line in lines if "FAILED" in line or "NOT " in line)
+    print(f"formal: {bad} failing line(s), {time.monotonic() - t0:.0f} s")
+    return 1 if bad else 0
