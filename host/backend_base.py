@@ -308,6 +308,13 @@ class CardDriver(abc.ABC):
         """The first ``batch`` rows of ``buffer`` in ``bufs``, as a new (batch, N) host array (or written
         into ``out``, any strided array of batch x N points, and returned)."""
 
+    def download_regions(self, bufs, regions, *, reverse: bool = False, buffer: str = "output") -> np.ndarray:
+        """The rows ``regions`` (indices into the set's batch, any order, repeats allowed) of ``buffer`` in
+        ``bufs`` as a new (len(regions), N) host array, moving only those rows where the driver can (by
+        default: the whole batch, then picked)."""
+        rows = self.download(bufs, bufs.batch, reverse=reverse, buffer=buffer)
+        return rows[list(regions)]
+
     @abc.abstractmethod
     def execute_run(self, bufs, run) -> None:
         """Run the kernel once on ``bufs`` in place with the arguments of ``run``."""

@@ -367,3 +367,38 @@ def test_numpy_writes_into_the_callers_array(tmp_path, where):
                 a.numpy(out=given)
         with pytest.raises(TypeError, match=r"unknown keyword 'outt'"):
             a.numpy(outt=keep)
+
+
+@pytest.mark.parametrize("field_name", ["goldilocks", "babybear"])
+def test_rows_of_a_resident_array_move_only_those_rows(tmp_path, field_name):
+    """a.rows(indices) of a resident (B, N) array in several buffer sets (chunks of the largest batch),
+    left bit-reversed by an "nr" transform: the rows asked (any order, repeats, negative indices) equal
+    numpy()'s, and the stand-in's link log shows only the distinct rows asked moving from the card, as
+    ``transfers`` counts. Bad indices are refused by name; the model device gives the same rows."""
+    field = F.FIELDS[field_name]
+    params = BUILDS[field_name]
+    n = 1 << params.max_log_n
+    x = rand(field, (12, n), 13)
+    want = ntt_model.transform(x.astype(np.uint64), order="nr", field=field).astype(field.dtype)
+    fake, dev = open_xrt(tmp_path, field_name)
+    with dev:
+        assert dev.backend.batch_limit(params.max_log_n) < 12
+        a = dev.ntt(dev.asarray(x), order="nr")
+        picks = [11, 0, 5, 5, -1, 7]
+        before, start = dict(dev.transfers), len(fake.link_log)
+        got = a.rows(picks)
+        moved = link_bytes(fake, dev, start)["from-device"]
+        assert got.dtype == field.dtype and np.array_equal(got, want[picks])
+        assert moved == dev.transfers["from-device"] - before["from-device"] == 4 * n * field.point_bytes
+        assert np.array_equal(dev.rows(a, np.array([3]), wait=False).result(), want[[3]])
+        for bad, error, message in [([12], ValueError, r"^indices: row 12 \(at position 0\) is outside the array's 12 rows"),
+                                    ([-13], ValueError, r"^indices: row -13"),
+                                    ([1.0], TypeError, r"^indices: expected a 1-D sequence of row numbers"),
+                                    ([[1]], TypeError, r"^indices: expected a 1-D sequence")]:
+            with pytest.raises(error, match=message):
+                a.rows(bad)
+        with pytest.raises(ValueError, match=r"^a: rows\(\) takes a \(B, N\) array of rows"):
+            dev.asarray(np.ascontiguousarray(x.T), axis=0).rows([0])
+    with nantucket.open("model", field=field_name) as model:
+        m = model.ntt(model.asarray(x), order="nr")
+        assert np.array_equal(m.rows(picks), want[picks])

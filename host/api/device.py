@@ -143,6 +143,12 @@ class DeviceArray:
         ``wait=False``: a DeviceFuture of it (see :meth:`Device.numpy`)."""
         return self._device.numpy(self, out=out, wait=wait)
 
+    @keywords_checked("DeviceArray.rows")
+    def rows(self, indices, *, wait: bool = True) -> np.ndarray:
+        """Rows ``indices`` of a (B, N) array as a new (len(indices), N) numpy array, moving only those rows
+        from the card (see :meth:`Device.rows`)."""
+        return self._device.rows(self, indices, wait=wait)
+
     def __array__(self, dtype=None, copy=None):
         # An implicit conversion would hide a transfer from the device; make it explicit.
         raise TypeError("a DeviceArray lives on a device: call .numpy() to bring its data back")
@@ -261,6 +267,14 @@ class Device:
         no temporary) and ``out`` returned; ``wait=False``: a DeviceFuture of it (``out`` then holds the
         contents once the future is done)."""
         return self._call(check_wait(wait), lambda: self._numpy_plan(a, out))
+
+    @keywords_checked("Device.rows")
+    def rows(self, a, indices, *, wait: bool = True) -> np.ndarray:
+        """``a.rows(indices)``: rows ``indices`` (ints, numpy's negative ones included, any order, repeats
+        allowed) of ``a``, a (B, N) DeviceArray of rows (or a DeviceFuture of one), as a new
+        (len(indices), N) numpy array of the field's dtype. On a card only those rows move (a Merkle
+        opening's rows of a committed matrix); ``transfers`` counts them. ``wait=False``: a DeviceFuture."""
+        return self._call(check_wait(wait), lambda: self._rows_plan(a, indices))
 
     @keywords_checked("Device.synchronize")
     def synchronize(self) -> None:
@@ -422,6 +436,29 @@ class Device:
             return out
         return _Plan("numpy", {"download": fetch}, reads=[arr])
 
+    def _rows_plan(self, a, indices) -> _Plan:
+        self._check_open()
+        arr = _array_of(a)
+        if arr is None:
+            raise TypeError(f"a: expected a DeviceArray (or a DeviceFuture of one), got {type(a).__name__}")
+        self._check_own(arr, "a")
+        if arr.ndim != 2 or not arr._layout.plain:
+            raise ValueError(f"a: rows() takes a (B, N) array of rows (axis -1, no ext); this one has shape "
+                             f"{arr.shape}, axis {arr.axis}, ext {arr.ext}: use numpy()")
+        wanted = _row_indices(indices, arr.shape[0])
+
+        def fetch():
+            _check_source(a)
+            self._check_open()
+            got = self._fetch_rows(self._store_of(arr, "a"), wanted)
+            return got.astype(arr.dtype, copy=False)
+        return _Plan("rows", {"download": fetch}, reads=[arr])
+
+    def _fetch_rows(self, store, wanted: np.ndarray) -> np.ndarray:
+        """Rows ``wanted`` of the storage as new host rows, counting what moves (default: host rows)."""
+        self._count_points("from-device", len(set(wanted.tolist())) * store.shape[1])
+        return store[wanted]
+
     def _store_of(self, arr: DeviceArray, name: str):
         if arr._store is None:
             raise RuntimeError(f"{name}: the array has no contents: the call that was to make it failed")
@@ -502,6 +539,21 @@ def _in_layout(rows: np.ndarray, layout: C.Shape, dtype) -> np.ndarray:
     view = layout.view(out)
     np.copyto(view, rows.reshape(view.shape), casting="unsafe")
     return out
+
+
+def _row_indices(indices, rows: int) -> np.ndarray:
+    """``indices`` of ``rows()``: a 1-D sequence of ints in [-rows, rows) (TypeError for other types,
+    ValueError naming the first out of range), as non-negative int64 indices."""
+    got = np.asarray(indices)
+    if got.ndim != 1 or (got.size and not np.issubdtype(got.dtype, np.integer)):
+        raise TypeError(f"indices: expected a 1-D sequence of row numbers (ints), got "
+                        f"{type(indices).__name__} {indices!r:.60}")
+    got = got.astype(np.int64)
+    bad = np.flatnonzero((got < -rows) | (got >= rows))
+    if bad.size:
+        raise ValueError(f"indices: row {int(got[bad[0]])} (at position {int(bad[0])}) is outside the array's "
+                         f"{rows} rows")
+    return np.where(got < 0, got + rows, got)
 
 
 def check_out(out, shape: tuple, dtype) -> None:
@@ -697,6 +749,18 @@ class BackendDevice(Device):
             return
         RS.download_rows(store, out=out)        # the gather writes each point in its place
         self._count_points("from-device", store.rows * store.n)
+
+    def _fetch_rows(self, store, wanted):
+        if not isinstance(store, RS.ResidentRows):
+            return store[wanted]                # staged in host memory: nothing moves
+        out = np.empty((wanted.size, store.n), dtype=np.uint64)
+        for chunk in store.chunks:
+            mine = np.flatnonzero((wanted >= chunk.row0) & (wanted < chunk.row0 + chunk.rows))
+            if mine.size:
+                out[mine] = store.driver.download_regions(chunk.bufs, (wanted[mine] - chunk.row0).tolist(),
+                                                          buffer=chunk.placement[0], reverse=chunk.placement[1])
+        self._count_points("from-device", len(set(wanted.tolist())) * store.n)
+        return out
 
     def _run(self, rows, inverse, coset, order):
         """One Backend.run of host rows (the whole batch in one call), counted."""

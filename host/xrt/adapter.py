@@ -112,12 +112,12 @@ class PyxrtAdapter:
             bo = self.module.bo(device, nbytes, self.module.bo.normal, group)
             return bo, np.frombuffer(bo.map(), dtype=np.uint64), group
 
-    def sync(self, bo, to_device: bool, nbytes: int, what: str) -> None:
-        """Sync the first ``nbytes`` of ``bo`` to (or from) the device."""
+    def sync(self, bo, to_device: bool, nbytes: int, what: str, offset: int = 0) -> None:
+        """Sync ``nbytes`` of ``bo`` from byte ``offset`` (default the first) to (or from) the device."""
         sync = self.module.xclBOSyncDirection
         direction = sync.XCL_BO_SYNC_BO_TO_DEVICE if to_device else sync.XCL_BO_SYNC_BO_FROM_DEVICE
         with _Call(TransferFailed, what):
-            bo.sync(direction, nbytes, 0)
+            bo.sync(direction, nbytes, offset)
 
     def span(self, bo, what: str) -> tuple[int, int]:
         """(device address, bytes) of ``bo``."""

@@ -342,6 +342,11 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         columns of an (N, B) matrix, extension limbs; hbm_io.gather_rows) and returned."""
         return self._transfers.download(bufs, batch, reverse, buffer, sink, log_n, out)
 
+    def download_regions(self, bufs: DeviceBuffers, regions, *, reverse: bool = False,
+                         buffer: str = "output") -> np.ndarray:
+        """Only the rows in ``regions`` of ``bufs`` synced from the device and gathered (transfers.py)."""
+        return self._transfers.download_regions(bufs, regions, reverse, buffer)
+
     # -- running (runs.py) ---------------------------------------------------------------------------
 
     @noting_errors

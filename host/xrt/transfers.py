@@ -313,6 +313,36 @@ class Transfers:
             return out
         return rows.astype(np.uint64, copy=False)       # a backend's rows are uint64 in every field
 
+    def download_regions(self, bufs: DeviceBuffers, regions, reverse: bool, buffer: str) -> np.ndarray:
+        """Sync only ``regions`` (region numbers in any order, repeats allowed: the batch elements wanted) of
+        ``buffer``'s channels from the device (one sync per channel and run of consecutive regions) and gather
+        their points: a new (len(regions), N) uint64 array, in the order given."""
+        layout = self.rows_layout(bufs, None, bufs.batch)
+        card, cb = self._card, layout.channel_bytes
+        chans = list(layout.buffer_channels(buffer))
+        wanted = sorted(set(int(r) for r in regions))
+        for first, count in region_runs(wanted):
+            for ch in chans:
+                card.xrt.sync(bufs.bos[ch], False, cb * count, f"{R.pointer_arg(ch)}: sync from device "
+                              f"(regions {first}..{first + count - 1})", offset=first * cb)
+        out = np.empty((len(wanted), layout.n_points), dtype=np.uint64)
+        for i, r in enumerate(wanted):
+            views = {ch: np.asarray(v).reshape(-1).view(np.uint8)[r * cb:(r + 1) * cb] for ch, v in bufs.views.items()}
+            gather_rows(layout, views, 1, buffer=buffer, reverse=reverse, out=out[i:i + 1])
+        where = {r: i for i, r in enumerate(wanted)}
+        return out[[where[int(r)] for r in regions]]
+
+
+def region_runs(regions) -> list[tuple[int, int]]:
+    """(first, count) of each run of consecutive region numbers in the sorted, distinct ``regions``."""
+    runs: list[list[int]] = []
+    for r in regions:
+        if runs and r == runs[-1][0] + runs[-1][1]:
+            runs[-1][1] += 1
+        else:
+            runs.append([r, 1])
+    return [(a, b) for a, b in runs]
+
 
 class ScratchSets:
     """The buffer sets of a backend's own runs (``run``; not from the pool: each kept while it fits): set 0,
