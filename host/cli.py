@@ -356,16 +356,21 @@ def _run(args, output, report, progress) -> int:
     progress.stage("check")
     _doing("checking the computed points against EXPECTED")
     status = report.check(y, expected, args.mismatches, locate, args.field,
-                          hint=lambda bad: _mismatch_hint(args, x, expected))
+                          hint=lambda bad: _mismatch_hint(args, x, expected, bad == y.size))
     if write_error is not None:
         raise write_error
     return status
 
 
-def _mismatch_hint(args, x: np.ndarray, expected: np.ndarray) -> str | None:
-    """Why a run may have failed that the files can tell cheaply: a 31-bit field's .bin files read as
-    64-bit words (without --field), in which every value has both 32-bit halves below 2^31 (a random
-    64-bit value has both with probability 1/4)."""
+def _mismatch_hint(args, x: np.ndarray, expected: np.ndarray, every: bool = False) -> str | None:
+    """Why a run may have failed that the files can tell: a 31-bit field's .bin files read as 64-bit
+    words (without --field), in which every value has both 32-bit halves below 2^31 (a random 64-bit value
+    has both with probability 1/4); when ``every`` point differs, the other layout of the batch (--axis 0
+    given or not) if the golden model's transform in it gives EXPECTED."""
+    if every:
+        flags = _layout_that_matches(args, x, expected)
+        if flags is not None:
+            return flags
     if args.field.point_bits != 64:
         return None
     made = [(path, pts) for path, pts in ((args.input, x), (args.expected, expected)) if point_format(path) == "bin"]
@@ -376,6 +381,33 @@ def _mismatch_hint(args, x: np.ndarray, expected: np.ndarray) -> str | None:
                     f"file read as {args.field.name} words: made with --field "
                     f"{' or '.join(f.name for f in small)}? (pass the same --field)")
     return None
+
+
+def _layout_that_matches(args, x: np.ndarray, expected: np.ndarray) -> str | None:
+    """The hint for a batch whose files were written in the other layout (--axis 0 or not), when the
+    golden model's transform of INPUT read that way is EXPECTED; None otherwise (one transform: no layout
+    to get wrong)."""
+    if args.batch < 2:
+        return None
+    other = argparse.Namespace(**vars(args))
+    other.axis = -1 if args.axis == 0 else 0
+    n = x.size // (args.batch * _limbs(args))
+    shift = 1 if args.coset is None else args.coset
+    try:
+        with api.open("model", field=args.field) as dev:
+            a = dev.asarray(x.reshape(_array_shape(other, n)), axis=0 if other.axis == 0 else None, ext=args.ext)
+            if args.blowup is not None:
+                a = dev.lde(a, args.blowup, shift, order=args.order)
+            else:
+                dev.ntt(a, inverse=args.inverse, coset=args.coset, order=args.order)
+            y = a.numpy().reshape(-1)
+    except (ValueError, MemoryError):       # a hint is not worth a failure of its own (memory, say)
+        return None
+    if not np.array_equal(y, expected):
+        return None
+    given, wanted = ("--axis 0", "without it") if args.axis == 0 else ("no --axis", "with --axis 0")
+    return (f"every point differs, but the run {wanted} matches EXPECTED: the files hold the batch in the other "
+            f"layout ({given} here; --axis 0: a row-major N x B matrix, each column a transform)")
 
 
 def _read(path, args) -> np.ndarray:

@@ -45,3 +45,22 @@ def test_a_31_bit_bin_file_run_without_field_fails_with_a_hint(tmp_path, capsys)
     capsys.readouterr()
     assert main(["run", str(gi), str(tmp_path / "x.bin"), "--json"]) == 1
     assert "hint" not in json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("made, run", [(["--axis", "0"], []), ([], ["--axis", "0"])], ids=["made-axis0", "run-axis0"])
+def test_a_batch_in_the_other_layout_fails_with_the_flag_that_matches(tmp_path, capsys, made, run):
+    """Files made with --axis 0 run without it (or the other way round): every point differs, and the
+    report says the run in the other layout matches EXPECTED (the golden model's transform of INPUT read
+    that way), before TEST FAILED; a failure that no layout explains gets no layout hint."""
+    i, e = tmp_path / "in.txt", tmp_path / "exp.txt"
+    assert main(["points", "6", str(i), str(e), "--batch", "4", "--coset", "7", *made]) == 0
+    capsys.readouterr()
+    assert main(["run", str(i), str(e), "--batch", "4", "--coset", "7", *run]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == "TEST FAILED" and "256 of 256 points differ" in "\n".join(lines)
+    hint = [ln for ln in lines if ln.startswith("Hint")]
+    assert len(hint) == 1 and ("with --axis 0 matches EXPECTED" if made else "without it matches EXPECTED") in hint[0]
+    assert main(["run", str(i), str(e), "--batch", "4", "--coset", "7", *made]) == 0
+    capsys.readouterr()
+    assert main(["run", str(i), str(e), "--batch", "4", "--coset", "5", *run, "--json"]) == 1
+    assert "hint" not in json.loads(capsys.readouterr().out)
