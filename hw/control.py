@@ -24,7 +24,7 @@ Register behaviour (the reference is :class:`sim.kernel_model.KernelModel`; docs
 - Arguments (log_n, hbm_NN low/high words): read/write while idle; writes during a run are ignored
   (as in the reference decoder), which is what keeps ``run`` / ``base`` constant through the run.
 - Identification block: read only (FIELD: the build's field, hw.model.regmap.FIELD_CODES); STATUS.bad_size /
-  bad_batch / bad_shift / bad_flags / bad_lde_pair are ``refused``
+  bad_batch / bad_shift / bad_flags / bad_lde_pair / bad_align are ``refused``
   sampled with ``done`` when ``reject`` is high (a refused start), 0 after a run. STATUS.axi_*
   hold the first ``fault`` (an AXI error response of an HBM master) seen while a run is in progress:
   channel, response code, read or write; later faults of the run are ignored, a fault while idle too,
@@ -66,6 +66,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from nantucket.hw.axi import RESP_OKAY, AxiLiteSignature, fault_layout
+from nantucket.hw.dma.axi_write import MAX_BURST
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.record import run_word
@@ -95,10 +96,11 @@ class ControlSlave(wiring.Component):
       while busy).
     - ``supported`` (Out 1): the ``log_n`` register is in ``params.min_log_n .. params.max_log_n`` (the
       32-bit register, ``regmap.supported_log_n``); a register of the start checks' second stage.
-    - ``refused`` (Out 32): the STATUS bits (bad_size, bad_batch, bad_shift, bad_flags, bad_lde_pair) the arguments
-      earn, as ``RegisterMap.check_start``; 0 when the run may go. A register: it follows an argument write five
-      cycles after the write commits, and is settled before any start (``_decode_refusal``). The kernel answers a
-      start with ``refused != 0`` by ``done`` + ``reject`` without running.
+    - ``refused`` (Out 32): the STATUS bits (bad_size, bad_batch, bad_shift, bad_flags, bad_lde_pair, bad_align)
+      the arguments earn, as ``RegisterMap.check_start`` with the ``hbm_NN`` bases; 0 when the run may go. A
+      register: it follows an argument write five cycles after the write commits (a base's three), and is
+      settled before any start (``_decode_refusal``). The kernel answers a start with ``refused != 0`` by
+      ``done`` + ``reject`` without running.
     - ``done`` (In 1): pulse from the kernel when the run finished; ignored while idle.
     - ``reject`` (In 1): with ``done``: the start was refused; ``refused`` goes into STATUS.
     - ``fault`` (In ``hw.axi.fault_layout(channels)``): an AXI error response this cycle; the first of a
@@ -431,13 +433,14 @@ class StartChecks:
     batch bounds are split per byte like ``below``:
 
     1. the registers in groups: high bits of log_n, input_log_m, chain_log_n (above the
-       ``_size_bits`` every size fits in), the shift, the row step and the unknown flags ORed per
-       :data:`_CONE_BITS` bits; the batch ORed per byte, and for each size's bound 2^j the batch bits
-       above and below bit j in j's byte; the shift and the row step compared with p, and input_log_m
+       ``_size_bits`` every size fits in), the shift, the row step, the unknown flags and the low bits of
+       every ``hbm_NN`` base (below the DMA's longest burst, ``base_align``) ORed per :data:`_CONE_BITS`
+       bits; the batch ORed per byte, and for each size's bound 2^j the batch bits above and below bit j in
+       j's byte; the shift and the row step compared with p, and input_log_m
        with log_n, per byte (``_stage1``);
     2. per size n: log_n == n, ``1 <= batch <= max_batch(n)`` (6 flops: the other bytes, bit j, the
        bits above and below it), input_log_m 0 or placeable with n, chain_log_n == n; ``supported``;
-       the shift and row-step bounds and the flags whole (``_stage2``);
+       the shift and row-step bounds, the flags and the bases' alignment whole (``_stage2``);
     3. per size n: the pairs placeable (chain_log_n 0, or t with (n, t) placeable and the batch within
        t's bound); the batch within the bound of the size log_n names (or, log_n unsupported, batch
        >= 1), three sizes a register (``_stage3``);
@@ -461,6 +464,10 @@ class StartChecks:
         # a start of size n takes 1 <= batch <= 2^bound[n] (max_batch is a power of two)
         self.bound = {n: rmap.max_batch(n).bit_length() - 1 for n in self.sizes}
         assert all(rmap.max_batch(n) == 1 << j for n, j in self.bound.items())
+        # a base's bits below the longest burst must be 0 (STATUS.bad_align): no burst crosses 4 KiB; the
+        # regmap's rule covers the DMA's own longest burst (the write master's, in beats of the masters)
+        self.align_bits = rmap.base_align.bit_length() - 1
+        assert rmap.base_align == 1 << self.align_bits >= MAX_BURST * R.MASTER_DATA_BITS // 8
         self._m = None
 
     def elaborate(self, m, args, *, supported, refused):
@@ -529,11 +536,14 @@ class StartChecks:
         unknown = grouped_any("chk_flags_unknown", (flags & ~R.FLAGS_KNOWN & 0xFFFF_FFFF)[2:])
         assert not (R.FLAGS_KNOWN >> 2), "flags: the unknown bits start at bit 2"
         same = [reg(f"chk_input_is_all{k}", input_log_m[i:i + 8] == log_n[i:i + 8]) for k, i in enumerate(range(0, 32, 8))]
+        base_low = grouped_any("chk_base_low", Cat(*[args[pa.name][:self.align_bits]
+                                                     for pa in self._rmap.pointer_args]))
         shift_below_p = self._below("chk_shift", coset_shift, prime)
         step_below_p = self._below("chk_step", row_step, prime)
         return SimpleNamespace(log_hi=log_hi, in_hi=in_hi, chain_hi=chain_hi, batch_any=batch_any,
                                group_of=group_of, shift_any=shift_any, step_any=step_any, unknown=unknown,
-                               same=same, shift_below_p=shift_below_p, step_below_p=step_below_p)
+                               same=same, shift_below_p=shift_below_p, step_below_p=step_below_p,
+                               base_low=base_low)
 
     def _stage2(self, args, s1, supported):
         reg, any_of, low, sizes, rmap = self._reg, self._any_of, self.low, self.sizes, self._rmap
@@ -566,6 +576,7 @@ class StartChecks:
         s2.step_above1 = reg("chk_step_above1", Cat(*s1.step_any).any())
         s2.step_ok = reg("chk_step_below_p", s1.step_below_p)
         s2.flags_bad = reg("chk_flags_bad", Cat(*s1.unknown).any())
+        s2.align_bad = reg("chk_align_bad", Cat(*s1.base_low).any())
         s2.input_is_all = reg("chk_input_is_all", Cat(*s1.same).all())
         s2.coset = (flags & R.FLAG_COSET).any()                # one bit of the register
         return s2
@@ -592,6 +603,7 @@ class StartChecks:
                                      | Mux(self._any_of(s3.batch_sel), 0, R.STATUS_BAD_BATCH)
                                      | Mux(s3.shift_bad, R.STATUS_BAD_SHIFT, 0)
                                      | Mux(s2.flags_bad, R.STATUS_BAD_FLAGS, 0)
+                                     | Mux(s2.align_bad, R.STATUS_BAD_ALIGN, 0)
                                      | Mux(lde_pair_ok, 0, R.STATUS_BAD_LDE_PAIR))
 
 

@@ -21,8 +21,9 @@ each element's first 2^m input points from memory (the rest are zeros, never rea
 writes the output as the zero-extended input of a 2^t-point run (:meth:`HbmLayout.output_as_input`)
 instead of in the output placement. A start decodes the scalar arguments as one
 :class:`hw.model.run.Run` (:meth:`Run.from_words`); one that :meth:`Run.check` refuses (size, batch,
-shift, flags, padded input or chain) finishes at once with those STATUS bits and touches no point memory
-(only its status record).
+shift, flags, padded input or chain, or given the hbm_NN bases one that is not a multiple of the DMA's
+longest burst: bad_align) finishes at once with those STATUS bits and touches no point memory (only its
+status record).
 
 Every start (accepted or refused) ends with the kernel's status record (hw.model.record): the ID block
 with STATUS as it reads after the start, the start's SEQUENCE number (starts since the model was made),
@@ -234,6 +235,15 @@ class KernelModel:
         """The run the scalar argument registers hold now."""
         return Run.from_words({a.name: self.arg_value(a.name) for a in self.rmap.scalar_args})
 
+    def bases(self) -> list[int]:
+        """The ``hbm_NN`` base addresses the argument registers hold now, by channel."""
+        return [self.arg_value(a.name) for a in self.rmap.pointer_args]
+
+    def refusal(self) -> int:
+        """The STATUS bits a start with the argument registers as they are now is refused with
+        (:meth:`Run.check` of the scalars and the bases; 0: it runs)."""
+        return self.run_args().check(self.params, self.bases())
+
     def axi_error(self, channel: int, resp: int, write: bool) -> None:
         """An AXI error response on master ``channel`` during a run: the first of the run is kept in
         STATUS.axi_* (the RTL's control slave does the same); ignored while idle."""
@@ -266,7 +276,7 @@ class KernelModel:
         if self.hang:
             return
         run = self.run_args()
-        refused = run.check(self.params)
+        refused = self.refusal()
         self._status = (self._status & ~R.STATUS_REJECTED) | refused     # refused: done at once, points untouched
         try:
             if not refused:

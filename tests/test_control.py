@@ -1,5 +1,5 @@
 """hw.control.ControlSlave: parameter checks, lint, synthesis and the cocotb/Verilator bench
-(sim/benches/control.py: register-map conformance, start/done/interrupt, ap_start while busy, bad_size,
+(sim/benches/control.py: register-map conformance, start/done/interrupt, ap_start while busy, bad_size, bad_align,
 pointer latching, WSTRB, raw AW/W orders, random AXI-Lite backpressure) for 4 and 32 channels."""
 
 import pytest

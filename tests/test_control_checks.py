@@ -74,3 +74,64 @@ def test_batch_bounds_of_every_size(field):
     for n in sizes:
         answers = {refused & R.STATUS_BAD_BATCH for (ln, _, c), refused, _ in seen if ln == n and c == 0}
         assert answers == {0, R.STATUS_BAD_BATCH}, n
+
+
+def _run_bases(params: BuildParams, trials):
+    """trials: (log_n, bases) with bases one per hbm_NN; returns [(trial, refused)] (only changed words
+    are written, as in ``_run``)."""
+    dut = ControlSlave(params)
+    rmap = dut.register_map
+    bus = dut.axil
+    seen = []
+
+    async def bench(ctx):
+        last = {}
+        for log_n, bases in trials:
+            words = {rmap.arg("log_n").offset: log_n}
+            for pa, b in zip(rmap.pointer_args, bases):
+                words.update(zip(pa.word_offsets, rmap.split_pointer(b)))
+            for off, value in words.items():
+                if last.get(off) != value:
+                    await axil_write(ctx, bus, off, value)
+                    last[off] = value
+            await ctx.tick().repeat(SETTLE)
+            seen.append(((log_n, bases), ctx.get(dut.refused)))
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
+    return rmap, seen
+
+
+@pytest.mark.parametrize("field", ["goldilocks", "babybear"])
+def test_every_base_misaligned_by_every_low_bit_is_bad_align(field):
+    """STATUS.bad_align from the pointer registers: each hbm_NN base in turn off the DMA's longest burst
+    (an AXI4 burst must not cross 4 KiB: 8 beats of 32 bytes) by one low bit below it (a random one, and
+    bit 0 and the top one for the first and last channel), with random high bits on every base, next to an
+    unsupported size (both reasons) and with every base aligned again (accepted); against check_start given
+    the bases."""
+    import random
+    rng = random.Random(1234)
+    params = BuildParams.default_for(field)
+    rmap = R.RegisterMap(params)
+    align, size = rmap.base_align, rmap.supported_log_n[-1]
+    assert align % (8 * 32) == 0 and 4096 % align == 0
+    good = [rng.getrandbits(64) & ~(align - 1) for _ in range(params.channels)]
+    trials = [(size, good)]
+    for ch in range(params.channels):
+        bits = [rng.randrange(align.bit_length() - 1)]
+        if ch in (0, params.channels - 1):
+            bits += [0, align.bit_length() - 2]
+        for bit in bits:
+            bad = list(good)
+            bad[ch] |= 1 << bit
+            trials.append((size, bad))
+        trials.append((size, good))
+    trials += [(params.max_log_n + 1, trials[1][1]), (size, [b | align - 1 for b in good]), (size, good)]
+    rmap, seen = _run_bases(params, trials)
+    for (log_n, bases), refused in seen:
+        want = rmap.check_start(log_n, bases=bases)
+        assert refused == want, f"log_n {log_n} bases {[hex(b) for b in bases]}: refused {refused:#x}, expected {want:#x}"
+    answers = [refused & R.STATUS_BAD_ALIGN for _, refused in seen]
+    assert answers.count(0) >= params.channels + 1 and answers.count(R.STATUS_BAD_ALIGN) >= params.channels + 2

@@ -157,15 +157,18 @@ def test_status_fields(rmap):
     fields = {f.name: f for f in rmap.register("STATUS").fields}
     assert {n: (f.lsb, f.width) for n, f in fields.items()} == {
         "bad_size": (0, 1), "axi_error": (1, 1), "axi_resp": (2, 2), "axi_write": (4, 1), "axi_channel": (8, 7),
-        "bad_batch": (15, 1), "bad_shift": (16, 1), "bad_flags": (17, 1), "bad_lde_pair": (18, 1)}
+        "bad_batch": (15, 1), "bad_shift": (16, 1), "bad_flags": (17, 1), "bad_lde_pair": (18, 1),
+        "bad_align": (19, 1)}
     assert (R.STATUS_BAD_SIZE, R.STATUS_AXI_ERROR, R.STATUS_AXI_RESP_MASK, R.STATUS_AXI_WRITE,
             R.STATUS_AXI_CHANNEL_MASK) == (0x1, 0x2, 0xC, 0x10, 0x7F00)
-    assert (R.STATUS_BAD_BATCH, R.STATUS_BAD_SHIFT, R.STATUS_BAD_FLAGS, R.STATUS_BAD_LDE_PAIR) == (
-        1 << 15, 1 << 16, 1 << 17, 1 << 18)
+    assert (R.STATUS_BAD_BATCH, R.STATUS_BAD_SHIFT, R.STATUS_BAD_FLAGS, R.STATUS_BAD_LDE_PAIR, R.STATUS_BAD_ALIGN) == (
+        1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 19)
     masks = [f.mask for f in fields.values()]
     assert sum(masks) == R.STATUS_BAD_SIZE | R.STATUS_AXI_ERROR | R.STATUS_AXI_RESP_MASK | R.STATUS_AXI_WRITE \
         | R.STATUS_AXI_CHANNEL_MASK | R.STATUS_BAD_BATCH | R.STATUS_BAD_SHIFT | R.STATUS_BAD_FLAGS \
-        | R.STATUS_BAD_LDE_PAIR
+        | R.STATUS_BAD_LDE_PAIR | R.STATUS_BAD_ALIGN
+    assert R.STATUS_REJECTED & R.STATUS_BAD_ALIGN
+    assert R.decode_status(R.STATUS_BAD_ALIGN) == {"bad_size": False, "axi_error": False, "bad_align": True}
     assert rmap.params.channels <= 1 << fields["axi_channel"].width
     assert R.decode_status(0) == {"bad_size": False, "axi_error": False}
     assert R.decode_status(0x2 | (3 << 2) | 0x10 | (31 << 8)) == {
@@ -193,6 +196,26 @@ def test_check_start_names_every_reason(rmap):
         assert rmap.check_start(hi, 1 << bit) == R.STATUS_BAD_FLAGS, bit
     assert R.decode_status(R.STATUS_BAD_BATCH | R.STATUS_BAD_SHIFT | R.STATUS_BAD_FLAGS) == {
         "bad_size": False, "axi_error": False, "bad_batch": True, "bad_shift": True, "bad_flags": True}
+
+
+def test_check_start_refuses_a_base_a_burst_would_cross_a_page_from(rmap):
+    """STATUS.bad_align: every hbm_NN base a multiple of the longest DMA burst (8 beats of 32 bytes, written
+    out here from the AXI facts: AXI4 bursts must not cross 4 KiB), each base alone misaligned by every
+    low bit; without bases the check is not made; it comes with every other reason found."""
+    p = rmap.params
+    lanes_bytes = p.lanes * p.prime_field.point_bits // 8          # pass 1 writes a unit of L points at once
+    assert rmap.base_align == max(8 * 32, lanes_bytes) and 4096 % rmap.base_align == 0
+    hi, align = p.max_log_n, rmap.base_align
+    good = [ch * (256 << 20) + 3 * 4096 + align for ch in range(p.channels)]
+    assert rmap.check_start(hi, bases=good) == 0 and rmap.check_start(hi) == 0
+    for ch in range(p.channels):
+        for bit in range(align.bit_length() - 1):
+            bad = list(good)
+            bad[ch] += 1 << bit
+            assert rmap.check_start(hi, bases=bad) == R.STATUS_BAD_ALIGN, (ch, bit)
+            assert rmap.check_start(hi, batch=0, bases=bad) == R.STATUS_BAD_ALIGN | R.STATUS_BAD_BATCH
+        assert rmap.check_start(hi, bases=[b + (4096 if c == ch else 0) for c, b in enumerate(good)]) == 0
+    assert R.Run(hi).check(p, good[:-1] + [good[-1] + 32]) == R.STATUS_BAD_ALIGN
 
 
 def _even_channels(params, log_m, log_n):

@@ -367,6 +367,64 @@ def test_a_start_the_kernel_refuses_is_read_from_the_record_alone(tmp_path):
     assert fake.kernel_model.last_record[WORDS.index("STATUS")] == 1 << 15
 
 
+#: STATUS.bad_align (bit 19), and what a base must be a multiple of: the DMA's longest burst, 8 beats of
+#: 32 bytes (written out here from the AXI facts: no AXI4 burst may cross a 4 KiB boundary).
+BAD_ALIGN, BURST_BYTES = 1 << 19, 8 * 32
+
+
+def test_a_start_with_a_misaligned_base_is_refused_with_bad_align_and_touches_nothing():
+    """Each hbm_NN base in turn off the longest burst by each low bit (the beat-aligned 32, 64, 128 too):
+    done at once, the record's STATUS bad_align alone and no cycles, no point memory touched; aligned
+    again, the next start runs and clears it."""
+    card = Card(record_cycles=lambda run: {n: 7 for n in CYCLES})
+    assert all(b % 4096 == 0 for b in card.bases)
+    for b in card.bases:
+        card.hbm.view(b, card.layout.channel_bytes)[:] = 0x5A
+    sequence = 0
+    for ch, base in enumerate(card.bases):
+        for bit in range(BURST_BYTES.bit_length() - 1):
+            sequence += 1
+            assert card.start(log_n=6, batch=1, **{f"hbm_{ch:02d}": base + (1 << bit)}), (ch, bit)
+            rec = card.record()
+            assert rec["STATUS"] == BAD_ALIGN and rec["SEQUENCE"] == sequence, (ch, bit)
+            assert all(rec[n] == 0 for n in CYCLES), (ch, bit)
+            assert card.km.read(card.km.rmap.id_offset("STATUS")) == BAD_ALIGN
+            for b in card.bases:
+                assert np.all(card.hbm.view(b, card.layout.channel_bytes) == 0x5A), "a refused start wrote memory"
+        card.set(f"hbm_{ch:02d}", base)
+    assert card.start(log_n=6, batch=0) and card.record()["STATUS"] == 1 << 15      # bad_batch alone: aligned
+    card.set("hbm_00", card.bases[0] + BURST_BYTES // 2)
+    assert card.start(log_n=6, batch=0) and card.record()["STATUS"] == 1 << 15 | BAD_ALIGN
+    card.set("hbm_00", card.bases[0])
+    assert card.start(log_n=6, batch=1) and card.record()["STATUS"] == 0 and card.record()[CYCLES[0]] == 7
+
+
+@pytest.mark.parametrize("offset", [32, 1, BURST_BYTES - 32])
+def test_the_host_names_a_misaligned_base_the_kernel_refused(tmp_path, monkeypatch, offset):
+    """A buffer whose address is off the longest burst, sent past the host's own pointer check: the
+    stand-in card's kernel refuses it (STATUS.bad_align in its record, nothing run) and the host's
+    KernelRefused names the reason, the argument and its address; without the bypass the host refuses it
+    first (BadPointer)."""
+    fake, be = open_card(tmp_path, read_register=False)
+    bufs = be.allocate(HbmLayout(SMALL, 6), 1)
+    bo = bufs.bos[1]
+    address = bo.address() + offset
+    monkeypatch.setattr(bo, "address", lambda: address)
+    km = fake.kernel_model
+    starts, last_run = km.starts, km.last_run     # opening the card checked its identity with starts of its own
+    with pytest.raises(X.BadPointer, match=r"hbm_01 .*not aligned"):
+        be._start_and_wait(bufs, R.Run(6))
+    assert km.starts == starts
+    monkeypatch.setattr(be._runs, "check_pointers", lambda *a, **k: None)
+    with pytest.raises(X.KernelRefused, match=rf"the kernel refused the start: rejected hbm_01 = 0x{address:x} "
+                                              rf"\(STATUS.bad_align\): every base must be a multiple of "
+                                              rf"{BURST_BYTES} bytes.*4 KiB boundary") as e:
+        be._start_and_wait(bufs, R.Run(6))
+    assert e.value.reasons == ("bad_align",) and "\n" not in str(e.value)
+    assert km.last_record[WORDS.index("STATUS")] == BAD_ALIGN and km.starts == starts + 1
+    assert km.last_run is last_run, "the refused start ran"
+
+
 # -- the report: the kernel's own counts -----------------------------------------------------------------
 
 def _cycles(run):

@@ -40,8 +40,8 @@ forward or inverse with the 1/N inside, with or without a coset shift g, nativel
   which gives the :class:`Run` of each kernel call).
 
 A start the kernel would refuse (:meth:`Run.check`) is :class:`KernelRefused` before anything is sent;
-one the kernel refuses (STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_lde_pair) is the same
-error naming each STATUS reason and the argument. ``report["Kernel size"]``, ``report["Kernel calls"]``
+one the kernel refuses (STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_lde_pair / bad_align) is
+the same error naming each STATUS reason and the argument. ``report["Kernel size"]``, ``report["Kernel calls"]``
 and ``kernel_log_n`` say what the kernel ran in the last run; ``kernel_runs`` lists every call.
 
 Device-resident data: :meth:`XrtBackend.allocate` gives a :class:`DeviceBuffers` set of its own,
@@ -55,7 +55,8 @@ host round trip (hw.model.layout: ``lde_pair_supported``, ``HbmLayout.output_as_
 Pointer arguments are checked before every start (:class:`BadPointer`): each buffer is aligned to the
 32-byte beat and to the longest DMA burst (so no AXI burst crosses a 4 KiB boundary), lies inside the
 HBM pseudo-channel its master is wired to (the xclbin's memory topology, or 256 MiB windows), is large
-enough, and overlaps no other buffer. A run that times out cannot be aborted (runs.py).
+enough, and overlaps no other buffer; the kernel refuses a base off the longest burst itself too
+(STATUS.bad_align). A run that times out cannot be aborted (runs.py).
 """
 
 from nantucket.host.backend_base import DeviceError

@@ -69,7 +69,8 @@ class KernelFailed(XrtError):
 
 
 class KernelRefused(KernelFailed):
-    """The kernel refused a start (STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_lde_pair): it
+    """The kernel refused a start (STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_lde_pair /
+    bad_align): it
     finished at once and touched no memory; or the host saw that it would and sent nothing. ``reasons``:
     the STATUS field names."""
 
@@ -78,8 +79,9 @@ class KernelRefused(KernelFailed):
         self.reasons = reasons
 
     @classmethod
-    def from_status(cls, status: int, run: Run, params: BuildParams, by: str) -> "KernelRefused":
-        """The error of ``run`` refused with the STATUS bits ``status`` by ``by`` ("the host", "the kernel")."""
+    def from_status(cls, status: int, run: Run, params: BuildParams, by: str, bases=None) -> "KernelRefused":
+        """The error of ``run`` refused with the STATUS bits ``status`` by ``by`` ("the host", "the kernel");
+        ``bases``: the hbm_NN addresses sent (by channel), which a bad_align names."""
         texts, reasons = [], []
         for name, bit, text in (
                 ("bad_size", R.STATUS_BAD_SIZE, f"rejected log_n = {run.log_n} (STATUS.bad_size): the build "
@@ -91,7 +93,8 @@ class KernelRefused(KernelFailed):
                 ("bad_flags", R.STATUS_BAD_FLAGS, f"rejected flags = 0x{run.flags:x} (STATUS.bad_flags): known "
                  f"bits 0x{R.FLAGS_KNOWN:x}"),
                 ("bad_lde_pair", R.STATUS_BAD_LDE_PAIR, lde_pair_refusal_text(params, run.log_n, run.batch,
-                                                                       run.input_log_m, run.chain_log_n))):
+                                                                       run.input_log_m, run.chain_log_n)),
+                ("bad_align", R.STATUS_BAD_ALIGN, align_refusal_text(params, bases))):
             if status & bit:
                 reasons.append(name)
                 texts.append(text)
@@ -121,6 +124,15 @@ class KernelAxiError(KernelFailed):
 
 def _sizes_text(logs) -> str:
     return ", ".join(f"2^{v}" for v in sorted(logs)) or "none"
+
+
+def align_refusal_text(params: BuildParams, bases=None) -> str:
+    """Why a start gets STATUS.bad_align, naming each misaligned hbm_NN base of ``bases`` (by channel;
+    None: the argument unnamed) and the alignment the DMA's bursts need."""
+    align = R.base_align_bytes(params)
+    bad = [f"{R.pointer_arg(ch)} = 0x{b:x}" for ch, b in enumerate(bases or ()) if b % align]
+    return (f"rejected {', '.join(bad) if bad else 'an hbm_NN base'} (STATUS.bad_align): every base must be a "
+            f"multiple of {align} bytes, the DMA's longest burst, so that no burst crosses a 4 KiB boundary")
 
 
 def lde_pair_refusal_text(params: BuildParams, log_n: int, batch: int, input_log_m: int, chain_log_n: int) -> str:

@@ -206,7 +206,7 @@ class KernelRuns:
         if not completed:
             raise KernelFailed(f"the kernel run ended in state {name} after {waited:.1f} s{self.status_note()}")
         record = self.read_record(status_buffer)
-        self._check_record(record, run)
+        self._check_record(record, run, bufs)
         self.last_record = record
         card.note(f"xrt: kernel done in {waited:.3f} s (status record: start {record['SEQUENCE']}"
                  + (f", {record['TOTAL_DMA_CYCLES']} DMA cycles" if record["TOTAL_DMA_CYCLES"] else "") + ")")
@@ -221,7 +221,7 @@ class KernelRuns:
         self._card.xrt.sync(status_buffer.bo, False, RECORD_BYTES, f"{R.RECORD_ARG}: reading the status record")
         return StatusRecord.from_bytes(status_buffer.view)
 
-    def _check_record(self, record: StatusRecord, run: Run) -> None:
+    def _check_record(self, record: StatusRecord, run: Run, bufs=None) -> None:
         """The named error of what the record of ``run`` (and STATUS, where it can be read) reports."""
         card = self._card
         params = card.params
@@ -252,7 +252,7 @@ class KernelRuns:
             raise KernelFailed(f"STATUS reads 0x{register:08x} but the kernel's status record says "
                                f"0x{status:08x}: the two disagree, so neither is trusted; register:{notes[0]}; "
                                f"record:{notes[1]}")
-        self._check_status(run, status)
+        self._check_status(run, status, bufs)
 
     def _timeout_ms(self) -> int:
         # 0 waits without a limit; a longer limit than XRT's C int of milliseconds holds is none either
@@ -260,11 +260,16 @@ class KernelRuns:
         timeout_ms = 0 if timeout_s is None else max(1, int(timeout_s * 1000))
         return 0 if timeout_ms > _MAX_WAIT_MS else timeout_ms
 
-    def _check_status(self, run: Run, status: int) -> None:
+    def _check_status(self, run: Run, status: int, bufs=None) -> None:
         """KernelRefused / KernelAxiError / KernelFailed for what STATUS ``status`` reports after ``run``
-        completed."""
+        completed (on ``bufs``, whose addresses a bad_align names)."""
         if status & R.STATUS_REJECTED:
-            raise KernelRefused.from_status(status, run, self._card.params, by="the kernel")
+            card = self._card
+            bases = None
+            if status & R.STATUS_BAD_ALIGN and bufs is not None:
+                bases = [card.xrt.span(bufs.bos[a.channel], f"{a.name}: reading the buffer's address")[0]
+                         for a in card.rmap.pointer_args]
+            raise KernelRefused.from_status(status, run, card.params, by="the kernel", bases=bases)
         if status & R.STATUS_AXI_ERROR:
             raise KernelAxiError.from_status(status, self.status_note(status))
         if status:

@@ -44,16 +44,19 @@ of 0 or one whose B x 2^log_n points exceed the buffers of the build's largest t
 (B * 2^log_n > 2^MAX_LOG_N, STATUS.bad_batch), a coset run whose shift is 0 or not below p
 (STATUS.bad_shift, also a row_step other than 0 and 1 without the coset flag or not below p), a flag bit the kernel does not know (STATUS.bad_flags) or an ``input_log_m`` /
 ``chain_log_n`` pair of sizes the layout cannot place evenly (STATUS.bad_lde_pair,
-:func:`hw.model.layout.lde_pair_supported`) finishes at once and touches no point memory: it writes only
-its status record.
+:func:`hw.model.layout.lde_pair_supported`) or an ``hbm_NN`` base that is not a multiple of the DMA's
+longest burst, so that a burst would cross a 4 KiB boundary (STATUS.bad_align,
+:func:`hw.model.run.base_align_bytes`: 256 bytes) finishes at once and touches no point memory: it writes
+only its status record (whose address is rounded down to the record, so that write is always legal).
 """
 
 from dataclasses import dataclass
 
 from .layout import lde_pair_supported
 from .params import BuildParams
-from .run import (ARG_DOCS, FLAG_COSET, FLAG_INVERSE, FLAGS_KNOWN, SCALAR_ARGS, STATUS_BAD_BATCH, STATUS_BAD_LDE_PAIR,
-                  STATUS_BAD_FLAGS, STATUS_BAD_SHIFT, STATUS_BAD_SIZE, STATUS_REJECTED, Run, max_batch)
+from .run import (ARG_DOCS, FLAG_COSET, FLAG_INVERSE, FLAGS_KNOWN, SCALAR_ARGS, STATUS_BAD_ALIGN, STATUS_BAD_BATCH,
+                  STATUS_BAD_LDE_PAIR, STATUS_BAD_FLAGS, STATUS_BAD_SHIFT, STATUS_BAD_SIZE, STATUS_REJECTED, Run,
+                  base_align_bytes, max_batch)
 
 __all__ = [
     "KERNEL_NAME", "CONTROL_PORT", "ADDRESS_BITS", "ADDRESS_RANGE", "DATA_BITS", "MASTER_DATA_BITS",
@@ -63,8 +66,8 @@ __all__ = [
     "STATUS_AXI_ERROR", "STATUS_AXI_RESP_SHIFT",
     "STATUS_AXI_RESP_MASK", "STATUS_AXI_WRITE", "STATUS_AXI_CHANNEL_SHIFT", "STATUS_AXI_CHANNEL_MASK",
     "AXI_RESP_NAMES", "decode_status", "ID_REGISTERS", "FLAG_INVERSE", "FLAG_COSET", "FLAGS_KNOWN",
-    "STATUS_BAD_BATCH", "STATUS_BAD_SHIFT", "STATUS_BAD_FLAGS", "STATUS_BAD_LDE_PAIR", "STATUS_REJECTED",
-    "master_port", "pointer_arg", "BitField", "Register", "KernelArg", "RegisterMap", "Run",
+    "STATUS_BAD_BATCH", "STATUS_BAD_SHIFT", "STATUS_BAD_FLAGS", "STATUS_BAD_LDE_PAIR", "STATUS_BAD_ALIGN", "STATUS_REJECTED",
+    "base_align_bytes", "master_port", "pointer_arg", "BitField", "Register", "KernelArg", "RegisterMap", "Run",
 ]
 
 #: Vitis kernel name: the top Verilog module, the xclbin's kernel and the link's ``nk=`` all use it.
@@ -105,7 +108,9 @@ ID_BASE = 0x800
 MAGIC = 0x4E54_4B54
 #: Bumped whenever this register map changes incompatibly (2: the flags, batch and coset_shift arguments;
 #: 3: input_log_m and chain_log_n; 4: the status argument and record; 5: the FIELD identification word;
-#: 6: the row_step argument, which moves the status pointer).
+#: 6: the row_step argument, which moves the status pointer). A new refusal bit in a STATUS bit that read 0
+#: (bad_align, bit 19) is not a bump: no offset or argument moves, and a host that followed the rules
+#: before (every base aligned) never sees it.
 VERSION = 6
 
 #: The FIELD identification word: the code of each field preset (hw.model.field.FIELDS) a kernel may be built
@@ -152,7 +157,7 @@ def decode_status(word: int) -> dict:
     axi_write and axi_channel."""
     out = {"bad_size": bool(word & STATUS_BAD_SIZE), "axi_error": bool(word & STATUS_AXI_ERROR)}
     for name, bit in (("bad_batch", STATUS_BAD_BATCH), ("bad_shift", STATUS_BAD_SHIFT), ("bad_flags", STATUS_BAD_FLAGS),
-                      ("bad_lde_pair", STATUS_BAD_LDE_PAIR)):
+                      ("bad_lde_pair", STATUS_BAD_LDE_PAIR), ("bad_align", STATUS_BAD_ALIGN)):
         if word & bit:
             out[name] = True
     if out["axi_error"]:
@@ -331,6 +336,9 @@ class RegisterMap:
                     BitField("bad_lde_pair", 18, 1, "ro", "the last start had an input_log_m or chain_log_n "
                              "that the layout cannot place evenly with log_n (or chain_log_n with a batch "
                              "past the buffers; finished at once, points untouched)"),
+                    BitField("bad_align", 19, 1, "ro", "the last start had an hbm_NN base that is not a "
+                             f"multiple of {base_align_bytes(self._params)} bytes, the DMA's longest burst, so "
+                             "a burst would cross a 4 KiB boundary (finished at once, points untouched)"),
                 )))
             else:
                 regs.append(Register(name, ID_BASE + 4 * i, "ro", _ID_DOCS.get(name, f"identification: {name}"),
@@ -405,13 +413,20 @@ class RegisterMap:
         (``input_log_m``), and a 2^log_m-point run write its output as such an input (``chain_log_n``)."""
         return lde_pair_supported(self._params, log_m, log_n)
 
-    def check_start(self, log_n: int, *args: int, **fields: int) -> int:
+    @property
+    def base_align(self) -> int:
+        """What every ``hbm_NN`` base must be a multiple of (else STATUS.bad_align): the DMA's longest burst
+        (:func:`hw.model.run.base_align_bytes`)."""
+        return base_align_bytes(self._params)
+
+    def check_start(self, log_n: int, *args: int, bases=None, **fields: int) -> int:
         """The STATUS bits a start with these argument values (register contents, in the order and with
         the names of :class:`Run`'s fields) gets refused with; 0 when it runs. Every reason found is
         reported, not only the first. ``input_log_m`` and ``chain_log_n`` are 0 when unused; checked only
         with a supported ``log_n``. :meth:`Run.check` of the same values is the one definition, so a new
-        run field needs nothing here; an unknown keyword is Run's TypeError."""
-        return Run(log_n, *args, **fields).check(self._params)
+        run field needs nothing here; an unknown keyword is Run's TypeError. ``bases``: the ``hbm_NN``
+        addresses (None: alignment not checked)."""
+        return Run(log_n, *args, **fields).check(self._params, bases)
 
     # -- lookups -----------------------------------------------------------------------------------
 

@@ -7,7 +7,8 @@ batch has the shift g x s^r; 0 or 1: every element g). This module is the one de
 values: their argument words and register order (:data:`SCALAR_ARGS`, from which
 :class:`hw.model.regmap.RegisterMap` builds its arguments), the flag bits, and which runs a kernel of a
 build accepts (:meth:`Run.check`, the STATUS bits of a refusal, which the control slave decodes in
-gateware and the host's driver and kernel model check before a start).
+gateware and the host's driver and kernel model check before a start), and the alignment every ``hbm_NN``
+base needs (:data:`BASE_ALIGN_BYTES`, which :meth:`Run.check` checks given the bases).
 
 A ``Run`` holds register contents as they are, so it can describe a start the kernel refuses (an unknown
 flag bit, a batch of 0); :meth:`Run.of` builds one from what a caller means (inverse=True, coset=g).
@@ -15,12 +16,12 @@ flag bit, a batch of 0); :meth:`Run.of` builds one from what a caller means (inv
 
 from dataclasses import dataclass
 
-from .layout import lde_pair_supported
+from .layout import BEAT_BYTES, MAX_BURST_BEATS, PAGE_BYTES, lde_pair_supported, points_per_beat
 from .params import BuildParams
 
 __all__ = ["Run", "SCALAR_ARGS", "FLAG_INVERSE", "FLAG_COSET", "FLAGS_KNOWN", "STATUS_BAD_SIZE",
-           "STATUS_BAD_BATCH", "STATUS_BAD_SHIFT", "STATUS_BAD_FLAGS", "STATUS_BAD_LDE_PAIR", "STATUS_REJECTED", "ARG_DOCS", "max_batch",
-           "coset_shift_ok"]
+           "STATUS_BAD_BATCH", "STATUS_BAD_SHIFT", "STATUS_BAD_FLAGS", "STATUS_BAD_LDE_PAIR", "STATUS_BAD_ALIGN", "STATUS_REJECTED", "ARG_DOCS",
+           "max_batch", "coset_shift_ok", "BASE_ALIGN_BYTES", "base_align_bytes"]
 
 #: Inverse transform: X_k = (1/N) sum_j x_j w^(-jk), the 1/N inside the kernel.
 FLAG_INVERSE = 1 << 0
@@ -35,8 +36,17 @@ STATUS_BAD_SIZE = 1 << 0        # log_n outside the build's native sizes
 STATUS_BAD_BATCH = 1 << 15      # batch = 0, or batch * 2^log_n > 2^MAX_LOG_N
 STATUS_BAD_SHIFT = 1 << 16      # coset flag with coset_shift = 0 or >= p; a row_step > 1 without it or >= p
 STATUS_BAD_FLAGS = 1 << 17      # a flags bit outside FLAGS_KNOWN
-STATUS_BAD_LDE_PAIR = 1 << 18     # input_log_m or chain_log_n a size pair the layout cannot place evenly
-STATUS_REJECTED = STATUS_BAD_SIZE | STATUS_BAD_BATCH | STATUS_BAD_SHIFT | STATUS_BAD_FLAGS | STATUS_BAD_LDE_PAIR
+STATUS_BAD_LDE_PAIR = 1 << 18   # input_log_m or chain_log_n a size pair the layout cannot place evenly
+STATUS_BAD_ALIGN = 1 << 19      # an hbm_NN base not a multiple of base_align_bytes: a burst would cross 4 KiB
+STATUS_REJECTED = (STATUS_BAD_SIZE | STATUS_BAD_BATCH | STATUS_BAD_SHIFT | STATUS_BAD_FLAGS | STATUS_BAD_LDE_PAIR
+                   | STATUS_BAD_ALIGN)
+
+#: The longest burst the DMA issues, in bytes: MAX_BURST_BEATS beats of BEAT_BYTES (every sequential
+#: stream: reads, pass-2 writes). Every burst of a run starts at a multiple of its own length (a power of
+#: two) from its channel's base, so a base that is a multiple of the longest one keeps every burst inside
+#: one 4 KiB page (AXI4 forbids a burst crossing PAGE_BYTES), whatever the run.
+BASE_ALIGN_BYTES = MAX_BURST_BEATS * BEAT_BYTES
+assert PAGE_BYTES % BASE_ALIGN_BYTES == 0
 
 #: The scalar argument words after the buffer pointers, in register order: (name, reset value). ``log_n``
 #: is argument 0, before the pointers; the 64-bit shift is two 32-bit words (pyxrt's set_arg passes a C
@@ -70,6 +80,17 @@ def coset_shift_ok(g: int, p: int) -> bool:
     in gateware), the host's transform plan, the library's and the command line's argument checks all ask
     it, each wording its own error."""
     return 0 < g < p
+
+
+def base_align_bytes(params: BuildParams) -> int:
+    """What every ``hbm_NN`` base of a start must be a multiple of, else STATUS.bad_align: the longest
+    burst of any run, :data:`BASE_ALIGN_BYTES` or the build's unit of L points (pass 1 writes each unit as
+    one burst) when that is longer. The ``status`` pointer needs nothing: the record writer rounds it down
+    to its 64-byte record, one burst that cannot cross a page."""
+    unit_bytes = params.lanes // points_per_beat(params) * BEAT_BYTES
+    align = max(BASE_ALIGN_BYTES, unit_bytes)
+    assert PAGE_BYTES % align == 0, f"a burst of {align} bytes would cross a page"
+    return align
 
 
 def max_batch(params: BuildParams, log_n: int | None = None) -> int:
@@ -142,10 +163,15 @@ class Run:
             cur = cur * s % p
         return out
 
-    def check(self, params: BuildParams) -> int:
+    def check(self, params: BuildParams, bases=None) -> int:
         """The STATUS bits a kernel built with ``params`` refuses this start with; 0 when it runs. Every
-        reason is reported, not only the first; the padded input and chain only with a native ``log_n``."""
+        reason is reported, not only the first; the padded input and chain only with a native ``log_n``.
+        ``bases``: the ``hbm_NN`` base addresses (every channel's: every run uses them all), each a
+        multiple of :func:`base_align_bytes` or STATUS.bad_align; None: not checked (a Run holds no
+        addresses)."""
         bad = 0
+        if bases is not None and any(int(b) % base_align_bytes(params) for b in bases):
+            bad |= STATUS_BAD_ALIGN
         size_ok = params.min_log_n <= self.log_n <= params.max_log_n
         if not size_ok:
             bad |= STATUS_BAD_SIZE
