@@ -69,6 +69,33 @@ def test_record_words_and_cycle_counts(card):
     assert rec.status == R.STATUS_BAD_SIZE and rec["SEQUENCE"] == first + 1
 
 
+def test_a_misaligned_base_is_refused_with_no_dma_pass(card):
+    """Each hbm_NN base in turn off the DMA's longest burst (8 beats of 32 bytes: a burst from it would
+    cross a 4 KiB boundary, which AXI4 forbids) by a low bit: the kernel finishes with STATUS.bad_align
+    alone, writes no point and only its record (zero cycle words), and the next start with the bases
+    aligned again runs right."""
+    p = PARAMS
+    bad_align, burst_bytes = 1 << 19, 8 * 32
+    bases = [card.kernel.arg_words(R.pointer_arg(ch)) for ch in range(p.channels)]
+    assert all(b % burst_bytes == 0 for b in bases)
+    run = Run(p.max_log_n)
+    for ch, base in enumerate(bases):
+        for offset in (32, 1 << (ch % 8), burst_bytes - 32):
+            for m in card.mem:
+                m[:] = np.random.default_rng(ch).integers(0, 1 << 64, m.size, dtype=np.uint64)
+            before = [m.copy() for m in card.mem]
+            card.set_args(**{R.pointer_arg(ch): base + offset})
+            status = card.start(_trial(run, seed=ch))
+            assert status == bad_align, (ch, offset, hex(status))
+            assert all(np.array_equal(a, b) for a, b in zip(before, card.mem)), f"hbm_{ch:02d} + {offset}: wrote points"
+            rec = card.record()
+            assert rec.status == bad_align and rec.describes(run), (ch, offset)
+            assert all(rec[n] == 0 for n in RECORD_WORDS if n.endswith("_CYCLES")), (ch, offset)
+            card.sequence = rec["SEQUENCE"]
+        card.set_args(**{R.pointer_arg(ch): base})
+    card.check(_trial(run, seed=99))
+
+
 @pytest.mark.parametrize("direction", ["read", "write"])
 def test_axi_errors_are_named_and_do_not_outlive_their_run(card, direction):
     """SLVERR / DECERR on every channel's reads or writes: the run finishes, STATUS and the record name the
