@@ -64,3 +64,30 @@ def test_a_batch_in_the_other_layout_fails_with_the_flag_that_matches(tmp_path, 
     capsys.readouterr()
     assert main(["run", str(i), str(e), "--batch", "4", "--coset", "5", *run, "--json"]) == 1
     assert "hint" not in json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("field", ["babybear", "goldilocks"])
+def test_run_reports_the_bytes_the_link_moves_and_projects_their_time(tmp_path, monkeypatch, capsys, field):
+    """`run --backend sim` (the simulated card's kernel stubbed by the register-level model: no Verilator)
+    of an LDE of 4 x 2^6 points to 2^8 (chained on the card) and of a transform: transfers_bytes is 4 bytes a point in BabyBear,
+    8 in Goldilocks (the point files' own words), and projected_pcie_s the link's time of those bytes."""
+    import nantucket.sim.cosim
+    from nantucket.host.run_report import pcie_seconds
+    from nantucket.hw.model import field as F
+    from nantucket.sim.kernel_model import ModelCard
+    monkeypatch.setattr(nantucket.sim.cosim, "SimulatedKernel", ModelCard)
+    monkeypatch.chdir(tmp_path)
+    word = F.FIELDS[field].point_bytes
+    build = ["--backend", "sim", "--field", field, "--lanes", "8" if word == 4 else "4", "--log-core", "4",
+             "--channels", "4"]
+    for flags, moved in ((["--blowup", "4", "--coset", "7"], (4 * 64, 4 * 256)), ([], (4 * 128, 4 * 128))):
+        log_n = "6" if flags else "7"
+        inp, exp = tmp_path / "in.bin", tmp_path / "exp.bin"
+        assert main(["points", log_n, str(inp), str(exp), "--batch", "4", "--field", field, *flags]) == 0
+        capsys.readouterr()
+        assert main(["run", str(inp), str(exp), "--batch", "4", *build, *flags, "--json"]) == 0
+        report = json.loads(capsys.readouterr().out)
+        assert report["verdict"] == "PASSED"
+        assert report["transfers_bytes"] == {"to-device": moved[0] * word, "from-device": moved[1] * word}
+        assert inp.stat().st_size == moved[0] * word                # the file's own words
+        assert report["projected_pcie_s"] == pytest.approx(pcie_seconds(moved[0] * word, moved[1] * word))
