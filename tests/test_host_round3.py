@@ -391,7 +391,8 @@ def test_rows_of_a_resident_array_move_only_those_rows(tmp_path, field_name):
         assert got.dtype == field.dtype and np.array_equal(got, want[picks])
         assert moved == dev.transfers["from-device"] - before["from-device"] == 4 * n * field.point_bytes
         assert np.array_equal(dev.rows(a, np.array([3]), wait=False).result(), want[[3]])
-        for bad, error, message in [([12], ValueError, r"^indices: row 12 \(at position 0\) is outside the array's 12 rows"),
+        outside = r"^indices: row 12 \(at position 0\) is outside the array's 12 rows"
+        for bad, error, message in [([12], ValueError, outside),
                                     ([-13], ValueError, r"^indices: row -13"),
                                     ([1.0], TypeError, r"^indices: expected a 1-D sequence of row numbers"),
                                     ([[1]], TypeError, r"^indices: expected a 1-D sequence")]:

@@ -69,8 +69,8 @@ def test_a_batch_in_the_other_layout_fails_with_the_flag_that_matches(tmp_path, 
 @pytest.mark.parametrize("field", ["babybear", "goldilocks"])
 def test_run_reports_the_bytes_the_link_moves_and_projects_their_time(tmp_path, monkeypatch, capsys, field):
     """`run --backend sim` (the simulated card's kernel stubbed by the register-level model: no Verilator)
-    of an LDE of 4 x 2^6 points to 2^8 (chained on the card) and of a transform: transfers_bytes is 4 bytes a point in BabyBear,
-    8 in Goldilocks (the point files' own words), and projected_pcie_s the link's time of those bytes."""
+    of an LDE of 4 x 2^6 points to 2^8 (chained on the card) and of a transform: transfers_bytes is 4
+    bytes a point in BabyBear, 8 in Goldilocks (the point files' own words), and projected_pcie_s the link's time of those bytes."""
     import nantucket.sim.cosim
     from nantucket.host.run_report import pcie_seconds
     from nantucket.hw.model import field as F
