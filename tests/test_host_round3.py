@@ -403,3 +403,21 @@ def test_rows_of_a_resident_array_move_only_those_rows(tmp_path, field_name):
     with nantucket.open("model", field=field_name) as model:
         m = model.ntt(model.asarray(x), order="nr")
         assert np.array_equal(m.rows(picks), want[picks])
+
+
+def test_rows_of_an_array_on_two_cards_come_from_the_cards_holding_them(tmp_path):
+    """A MultiArray's rows(indices): each card moves only the rows asked of its part (the link log per
+    card), joined in the order asked."""
+    x = rand(F.GOLDILOCKS, (6, 64), 14)
+    want = ntt_model.transform(x, coset=3)
+    fake, dev = open_xrt(tmp_path, devices=[0, 1])
+    with dev:
+        a = dev.ntt(dev.asarray(x), coset=3)
+        start = len(fake.link_log)
+        picks = [5, 0, 4, 4]
+        assert np.array_equal(a.rows(picks), want[picks])
+        # no kernel runs here: every sync is the rows' (card 0 holds rows 0..2, card 1 rows 3..5)
+        moved = {card: sum(nb for c, to, _s, _e, nb, _a in list(fake.link_log)[start:] if c == card and not to)
+                 for card in (0, 1)}
+        assert np.array_equal(dev.rows(a, [1], wait=False).result(), want[[1]])
+    assert moved == {0: 1 * 64 * 8, 1: 2 * 64 * 8}

@@ -47,7 +47,7 @@ from . import resident as RS
 from . import transforms as T
 from .futures import DEFAULT_MAX_PENDING, STAGES, DeviceFuture, Pipeline, check_wait
 
-__all__ = ["Device", "ModelDevice", "BackendDevice", "DeviceArray", "make_device", "check_out"]
+__all__ = ["Device", "ModelDevice", "BackendDevice", "DeviceArray", "make_device", "check_out", "row_indices"]
 
 #: Rows up to this length go through the whole-array radix-2 model in one call; longer rows one by one
 #: through the model's fast four-step transform (the model's own threshold between the two).
@@ -445,7 +445,7 @@ class Device:
         if arr.ndim != 2 or not arr._layout.plain:
             raise ValueError(f"a: rows() takes a (B, N) array of rows (axis -1, no ext); this one has shape "
                              f"{arr.shape}, axis {arr.axis}, ext {arr.ext}: use numpy()")
-        wanted = _row_indices(indices, arr.shape[0])
+        wanted = row_indices(indices, arr.shape[0])
 
         def fetch():
             _check_source(a)
@@ -541,7 +541,7 @@ def _in_layout(rows: np.ndarray, layout: C.Shape, dtype) -> np.ndarray:
     return out
 
 
-def _row_indices(indices, rows: int) -> np.ndarray:
+def row_indices(indices, rows: int) -> np.ndarray:
     """``indices`` of ``rows()``: a 1-D sequence of ints in [-rows, rows) (TypeError for other types,
     ValueError naming the first out of range), as non-negative int64 indices."""
     got = np.asarray(indices)

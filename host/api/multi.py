@@ -21,7 +21,7 @@ import numpy as np
 from nantucket.host.backend_base import DeviceError, keywords_checked
 
 from . import checks as C
-from .device import DeviceArray, check_out
+from .device import DeviceArray, check_out, row_indices
 from .futures import DeviceFuture, check_wait
 from .split import SplitArray
 
@@ -42,6 +42,11 @@ class MultiArray(SplitArray):
 
     _where, _holders_name = "its cards", "cards"
     resident = property(lambda self: all(a.resident for _, a in self._parts))
+
+    @keywords_checked("MultiArray.rows")
+    def rows(self, indices, *, wait: bool = True):
+        """Rows ``indices`` of a (B, N) array (see :meth:`MultiDevice.rows`)."""
+        return self._device.rows(self, indices, wait=wait)
 
     def _holders(self) -> list:
         return [c for c, _ in self._parts]
@@ -253,6 +258,35 @@ class MultiDevice:
             np.copyto(out, joined)
             return out
         return self._submit(wait, "numpy", parts, combine)
+
+    @keywords_checked("MultiDevice.rows")
+    def rows(self, a, indices, *, wait: bool = True):
+        """Device.rows over the cards: each card brings back only the rows asked of its part, joined in
+        the order asked."""
+        wait = check_wait(wait)
+        a, sources = self._own(a)
+        if not isinstance(a, MultiArray):
+            raise TypeError(f"a: expected a MultiArray (or a future of one), got {type(a).__name__}")
+        self._check_own(a, "a")
+        if a.ndim != 2 or not a._layout.plain:
+            raise ValueError(f"a: rows() takes a (B, N) array of rows (axis -1, no ext); this one has shape "
+                             f"{a.shape}, axis {a.axis}, ext {a.ext}: use numpy()")
+        wanted = row_indices(indices, a.shape[0])
+        parts, picks, r0 = [], [], 0
+        for (card, arr), src in zip(a._parts, sources):
+            mine = np.flatnonzero((wanted >= r0) & (wanted < r0 + arr.shape[0]))
+            if mine.size:
+                parts.append((card, self.cards[card].rows(src, (wanted[mine] - r0).tolist(), wait=False)))
+                picks.append(mine)
+            r0 += arr.shape[0]
+        n = a.shape[1]
+
+        def combine(got):
+            out = np.empty((wanted.size, n), dtype=a.dtype)
+            for mine, rows in zip(picks, got):
+                out[mine] = rows
+            return out
+        return self._submit(wait, "rows", parts, combine)
 
     @keywords_checked("MultiDevice.synchronize")
     def synchronize(self) -> None:
