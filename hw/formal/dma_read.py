@@ -2,7 +2,7 @@
 
 The environment (assumed): ``start`` one cycle and only between passes; ``run`` (the engine's
 ``active``) from the cycle after ``start`` until some cycle after ``done``; ``total`` and ``base``
-(4 KB aligned: the host's pointer rule) stable from the cycle after ``start`` and ``burst`` and the
+(aligned to the longest burst, 256 bytes: the host's pointer rule) stable from the cycle after ``start`` and ``burst`` and the
 zero-burst map from two cycles after it (the engine registers them so), ``burst`` a power of two up to
 ``burst_beats``, ``total`` a multiple of it up to ``total_beats``; the skips come through the design's
 own :func:`hw.dma.axi_read.register_skips` from a zero map (any, per beat); the FIFO's level counts what
@@ -10,7 +10,8 @@ the master wrote, a cycle late, less what a reader (any timing) took. The slave:
 timing, R only for issued ARs (hw/formal/axi4.py).
 
 Proved on top of the AXI4 rules: the FIFO never overflows (R is never back-pressured: the master
-does not look at the FIFO's ready), every R beat reaches the FIFO once, in order, a cycle later; every
+does not look at the FIFO's ready), every R beat reaches the FIFO once, in order, a cycle later, and an
+error response raises ``fault`` with it (its code in ``fault_resp``), and only then; every
 AR is for a non-zero burst of the pass, in increasing order; ``done`` only once every non-zero burst
 was asked for and every beat has arrived.
 
@@ -20,6 +21,7 @@ in the design), to show the property that names it fails; ``only``: keep only th
 
 from amaranth.hdl import Cat, ClockDomain, ClockSignal, Elaboratable, Module, ResetSignal, Signal
 
+from nantucket.hw.axi import RESP_OKAY
 from nantucket.hw.dma.axi_read import AxiReadMaster, register_skips
 
 from .axi4 import read_master_checks
@@ -37,6 +39,7 @@ MUTANTS = {
     "ar_addr_beat_aligned": lambda s, g: {"araddr": s.araddr | g},
     "ar_inside_4k": lambda s, g: {"araddr": s.araddr + g * 4064},
     "fifo_no_overflow": "a FIFO a quarter the depth the master was built for",
+    "fault_on_error_r": lambda s, g: {"rresp": s.rresp ^ Cat(0, g)},
 }
 
 
@@ -86,7 +89,7 @@ class ReadMasterHarness(Elaboratable):
         mutant = MUTANTS.get(self.mutant)
         tap = _Tap(axi, mutant(axi, self.glitch) if callable(mutant) else {})
         mon = read_master_checks(p, m, tap, max_burst=16, max_bursts=self.D, max_beats=self.D)
-        self._design_rules(m, p, rd, mon)
+        self._design_rules(m, p, rd, mon, tap)
         self.props_names = p.names
         return m
 
@@ -107,7 +110,11 @@ class ReadMasterHarness(Elaboratable):
                   & (self.burst <= self.MB))
         p.assumes("total_whole_bursts", (self.total <= self.T) & (~self.settled | ((self.total & (self.burst - 1)) == 0)))
         p.assumes("total_nonzero", self.total != 0)
-        p.assumes("base_4k_aligned", self.base[:12] == 0)
+        # the host's pointer rule (docs/build.md, "Pointer checks"): each base aligned to the longest
+        # burst (8 beats, 256 bytes); a 4 KB boundary is then never inside a burst the master aligns itself
+        p.assumes("base_burst_aligned", self.base[:8] == 0)
+        # the buffer inside the address space (the host checks it is inside its HBM channel)
+        p.assumes("buffer_in_space", self.base <= (1 << len(self.base)) - 32 * (self.T + 1))
         m.d.comb += [rd.start.eq(self.start), rd.run.eq(active), rd.base.eq(self.base), rd.total.eq(self.total),
                      rd.burst.eq(self.burst)]
         register_skips(m, "sync", rd, lambda beat: self.zeros.bit_select(beat, 1))
@@ -120,12 +127,16 @@ class ReadMasterHarness(Elaboratable):
         self.level = level
         self.depth = depth
 
-    def _design_rules(self, m, p, rd, mon):
-        axi = rd.axi
+    def _design_rules(self, m, p, rd, mon, axi):
+        # axi: the channels as the monitor sees them (a mutant's, or the master's)
         p.asserts("fifo_no_overflow", when=rd.beats.valid, cond=(self.level < self.depth))
         p.asserts("r_to_fifo_in_order", (rd.beats.valid == p.past(mon.r_fire, name="r_fire_q")) &
                   (~rd.beats.valid | (rd.beats.payload == p.past(axi.rdata, name="rdata_q"))),
                   reach=rd.beats.valid)
+        # an error response reaches ``fault`` (with its code) with its beat, a cycle after R, and only then
+        bad_r = p.past(mon.r_fire & (axi.rresp != RESP_OKAY), name="r_error_q")
+        resp_q = p.past(axi.rresp, name="rresp_q")
+        p.asserts("fault_on_error_r", (rd.fault == bad_r) & (~rd.fault | (rd.fault_resp == resp_q)), reach=rd.fault)
         # ARs: for a non-zero burst of the pass, increasing, each once; done after the last
         beat = Signal(len(axi.araddr), name="ar_beat")
         m.d.comb += beat.eq((axi.araddr - self.base) >> 5)

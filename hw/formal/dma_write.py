@@ -1,7 +1,7 @@
 """Formal wrapper of :class:`hw.dma.axi_write.AxiWriteMaster` on its own, its inputs as DmaEngine drives them.
 
 The environment (assumed): ``start`` one cycle, only between passes; ``run`` from the cycle after it to
-some cycle after ``done``; ``total`` and ``base`` (4 KB aligned) stable from the cycle after ``start``,
+some cycle after ``done``; ``total`` and ``base`` (aligned to the longest burst, 256 bytes: the host's pointer rule) stable from the cycle after ``start``,
 ``burst_len`` (a power of two up to 8) from two cycles after it; ``total`` a multiple of it; the burst
 and beat streams (the FIFOs' read sides) keep the stream rules (valid held, payload stable), carry only
 this pass's work (at most ``total`` / ``burst_len`` burst starts, each a multiple of ``burst_len`` below
@@ -35,6 +35,7 @@ MUTANTS = {
     "aw_inside_4k": lambda s, g: {"awaddr": s.awaddr + g * 4064},
     "aw_len_legal": lambda s, g: {"awlen": s.awlen | Cat(g, g, g, g, g)},
     "aw_outstanding_bursts": "a limit one burst lower",
+    "fault_on_error_b": lambda s, g: {"bresp": s.bresp ^ Cat(0, g)},
 }
 
 
@@ -76,7 +77,7 @@ class WriteMasterHarness(Elaboratable):
         tap = _Tap(axi, mutant(axi, self.glitch) if callable(mutant) else {})
         limit = self.WB - (1 if self.mutant == "aw_outstanding_bursts" else 0)
         mon = write_master_checks(p, m, tap, max_burst=16, max_bursts=limit)
-        self._design_rules(m, p, wr, mon)
+        self._design_rules(m, p, wr, mon, tap)
         self.props_names = p.names
         return m
 
@@ -97,7 +98,11 @@ class WriteMasterHarness(Elaboratable):
         p.assumes("burst_pow2", Cat(*(self.burst == (1 << i) for i in range(4))).any())
         p.assumes("total_whole_bursts", (self.total != 0) & (self.total <= self.T) &
                   (~settled | ((self.total & (self.burst - 1)) == 0)))
-        p.assumes("base_4k_aligned", self.base[:12] == 0)
+        # the host's pointer rule (docs/build.md, "Pointer checks"): each base aligned to the longest
+        # burst (8 beats, 256 bytes); a 4 KB boundary is then never inside a burst the master aligns itself
+        p.assumes("base_burst_aligned", self.base[:8] == 0)
+        # the buffer inside the address space (the host checks it is inside its HBM channel)
+        p.assumes("buffer_in_space", self.base <= (1 << len(self.base)) - 32 * (self.T + 1))
         m.d.comb += [wr.start.eq(self.start), wr.run.eq(active), wr.base.eq(self.base), wr.total.eq(self.total),
                      wr.burst_len.eq(self.burst)]
         # the two streams: stream rules, this pass's work only, from the settled pass on
@@ -122,8 +127,8 @@ class WriteMasterHarness(Elaboratable):
                                                           & ((self.b_payload & (self.burst - 1)) == 0)))
         p.assumes("beats_of_the_pass", ~self.d_valid | (self.fed_beats < self.total))
 
-    def _design_rules(self, m, p, wr, mon):
-        axi = wr.axi
+    def _design_rules(self, m, p, wr, mon, axi):
+        # axi: the channels as the monitor sees them (a mutant's, or the master's)
         # bursts and beats reach AXI in order, each once: a queue of each's fed values would be wide, so
         # the counts and the in-order payload of a 2-entry slice: the AW is the oldest fed burst not sent
         sent_b, sent_d = Signal(range(self.T + 2)), Signal(range(self.T + 2))

@@ -95,7 +95,7 @@ def run_sby(work: Path, name: str, il_text: str, *, mode: str, depth: int, multi
     failed += sorted(set(re.findall(r"summary:\s+failed assertion \S+?\.([A-Za-z_]\w*) ", out)) - set(failed))
     reached = sorted(set(re.findall(r"Reached cover statement in step \d+ at \S+: ([A-Za-z_]\w*)", out)))
     trace = None
-    for pat in (r"counterexample trace(?: \[induction\])?: (\S+\.vcd)", r"cover trace: (\S+\.vcd)"):
+    for pat in (r"counterexample trace(?: \[\w+\])?: (\S+\.vcd)", r"cover trace: (\S+\.vcd)"):
         hit = re.search(pat, out)
         if hit:
             trace = work / hit.group(1)

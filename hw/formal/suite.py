@@ -43,10 +43,10 @@ class Proof:
 
 PROOFS = (
     Proof("axi_read_master", ReadMasterHarness, dict(total_beats=32, burst_beats=8, fifo_beats=16),
-          READ_MUTANTS, depth=10, deep_depth=20, cover_depth=24, mutant_depth=14),
+          READ_MUTANTS, depth=10, deep_depth=16, cover_depth=24, mutant_depth=14),
     Proof("axi_write_master", WriteMasterHarness, dict(total_beats=32, write_bursts=4),
-          WRITE_MUTANTS, depth=10, deep_depth=16, cover_depth=20, mutant_depth=14),
-    Proof("control_slave", ControlHarness, {}, CONTROL_MUTANTS, depth=10, deep_depth=20, cover_depth=24,
+          WRITE_MUTANTS, depth=10, deep_depth=14, cover_depth=20, mutant_depth=14),
+    Proof("control_slave", ControlHarness, {}, CONTROL_MUTANTS, depth=10, deep_depth=18, cover_depth=24,
           mutant_depth=14),
 )
 
