@@ -275,13 +275,23 @@ def test_a_size_past_one_kernel_call_runs_as_a_four_step(tmp_path):
 
 
 def test_a_failed_run_raises_device_error_and_keeps_the_data(tmp_path):
+    """A run that fails keeps a staged array's data (the result replaces it only on success); a resident
+    array whose run timed out (the kernel may still write its buffers: pyxrt cannot abort it) is refused
+    from then on, naming the run, rather than read back as if it were either."""
     _fake, dev = open_fake_xrt(tmp_path, BuildParams(lanes=4, log_core=2, channels=4), timeout_s=0.05,
                                hang=True)
     with dev:
+        staged = dev.asarray(np.arange(8, dtype=np.uint64))             # below the native sizes
         a = dev.asarray(np.arange(16, dtype=np.uint64))
+        assert a.resident and not staged.resident
         with pytest.raises(nantucket.DeviceError, match="did not finish"):
             dev.ntt(a, coset=7)
-        assert np.array_equal(a.numpy(), np.arange(16, dtype=np.uint64))
+        with pytest.raises(RuntimeError, match=r"^a: the array may be half-written: the ntt run on it failed "
+                                               r"\(KernelTimeout: the kernel did not finish"):
+            a.numpy()
+        with pytest.raises(nantucket.DeviceError):
+            dev.ntt(staged)
+        assert np.array_equal(staged.numpy(), np.arange(8, dtype=np.uint64))
 
 
 # -- errors -------------------------------------------------------------------------------------------

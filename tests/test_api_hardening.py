@@ -96,7 +96,7 @@ def test_device_methods_refuse_unknown_keywords_and_leave_the_data():
                 (lambda: dev.intt(a, inverse=False), "Device.intt", "a, coset, order, axis, ext, wait"),
                 (lambda: dev.asarray(X8, copy=True), "Device.asarray", "x, axis, ext, wait"),
                 (lambda: dev.lde(a, 2, 7, shfit=3), "Device.lde", "values, blowup, shift, order, return_coeffs, axis, ext, wait"),
-                (lambda: a.numpy(copy=False), "DeviceArray.numpy", "wait"),
+                (lambda: a.numpy(copy=False), "DeviceArray.numpy", "out, wait"),
                 (lambda: dev.close(force=True), "Device.close", "none")]:
             with pytest.raises(TypeError, match=rf"^{what}: unknown keyword '\w+' \(valid: {valid}\)"):
                 call()
