@@ -229,7 +229,8 @@ class Device:
     def ntt(self, a, *, inverse: bool = False, coset: int | None = None, order: str = "nn",
             axis: int | None = None, ext: int | None = None, wait: bool = True) -> DeviceArray:
         """The NTT (or with inverse=True the inverse NTT) of every row of a, in place; returns a.
-        If a run fails, a keeps its previous contents (on a card: unless the kernel got to write them).
+        If a run fails, a keeps its previous contents; on a card, where the kernel may have written part of
+        them, a is refused from then on (a RuntimeError naming the failed run).
 
         coset: shift g (0 < g < p of the device's field) or None; order: "nn", "nr", "rn" or "rr" (input then output order,
         n = natural, r = bit-reversed). axis, ext: as for :meth:`asarray` (a DeviceArray's own by default; a
