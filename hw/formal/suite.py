@@ -19,6 +19,8 @@ from pathlib import Path
 
 from .control import MUTANTS as CONTROL_MUTANTS
 from .control import ControlHarness
+from .crossing import MUTANTS as CROSSING_MUTANTS
+from .crossing import FifoCrossingHarness
 from .dma_read import MUTANTS as READ_MUTANTS
 from .dma_read import ReadMasterHarness
 from .dma_write import MUTANTS as WRITE_MUTANTS
@@ -39,6 +41,7 @@ class Proof:
     deep_depth: int           # of the deep set (make formal, make test-full)
     cover_depth: int
     mutant_depth: int
+    quick: bool = True        # in make test's quick set (else only in the deep one)
 
 
 PROOFS = (
@@ -48,6 +51,11 @@ PROOFS = (
           WRITE_MUTANTS, depth=10, deep_depth=14, cover_depth=20, mutant_depth=14),
     Proof("control_slave", ControlHarness, {}, CONTROL_MUTANTS, depth=10, deep_depth=18, cover_depth=24,
           mutant_depth=14),
+    # the two clocks as ticks of one: each step is a moment, not a cycle (hw/formal/crossing.py)
+    Proof("fifo_crossing", FifoCrossingHarness, dict(depth=4, width=3, max_period=4), CROSSING_MUTANTS,
+          depth=12, deep_depth=16, cover_depth=16, mutant_depth=12, quick=False),
+    Proof("fifo_crossing_level_full", FifoCrossingHarness, dict(depth=4, width=3, max_period=4, exact_full=False),
+          CROSSING_MUTANTS, depth=12, deep_depth=16, cover_depth=16, mutant_depth=12, quick=False),
 )
 
 
@@ -128,7 +136,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     t0, bad = time.monotonic(), 0
     for proof in PROOFS:
-        if args.only and proof.name not in args.only:
+        if (args.only and proof.name not in args.only) or (args.quick and not proof.quick):
             continue
         lines = run_proof(proof, Path(args.work), deep=not args.quick)
         bad += sum(1 for line in lines if "FAILED" in line or "NOT " in line)
