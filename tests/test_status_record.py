@@ -399,6 +399,28 @@ def test_a_start_with_a_misaligned_base_is_refused_with_bad_align_and_touches_no
     assert card.start(log_n=6, batch=1) and card.record()["STATUS"] == 0 and card.record()[CYCLES[0]] == 7
 
 
+def test_the_host_refuses_a_base_the_kernel_would_refuse_though_the_runs_bursts_are_shorter(tmp_path):
+    """A 2^4-point run of SMALL moves bursts of 2 beats (its host rule: 64-byte aligned), but the kernel's rule is
+    the build's longest burst: the host's pointer check refuses the base first, naming bad_align, and sends
+    nothing."""
+    fake, be = open_card(tmp_path, read_register=False)
+    bufs = be.allocate(HbmLayout(SMALL, 4), 1)
+    short = max(HbmLayout(SMALL, 4).burst_beats, HbmLayout(SMALL, 4).unit_beats) * 32
+    assert short < BURST_BYTES
+    km = fake.kernel_model
+    starts = km.starts
+    for offset in range(short, BURST_BYTES, short):
+        address = bufs.bos[2].address() + offset
+        bufs.bos[2].address = lambda a=address: a
+        with pytest.raises(X.BadPointer, match=rf"hbm_02 .* at 0x{address:x}: not aligned to {BURST_BYTES} bytes.*"
+                                               r"STATUS.bad_align"):
+            be._start_and_wait(bufs, R.Run(4))
+        del bufs.bos[2].address
+    assert km.starts == starts
+    be._start_and_wait(bufs, R.Run(4))
+    assert km.starts == starts + 1 and km.last_record[WORDS.index("STATUS")] == 0
+
+
 @pytest.mark.parametrize("offset", [32, 1, BURST_BYTES - 32])
 def test_the_host_names_a_misaligned_base_the_kernel_refused(tmp_path, monkeypatch, offset):
     """A buffer whose address is off the longest burst, sent past the host's own pointer check: the

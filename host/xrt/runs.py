@@ -323,7 +323,7 @@ class KernelRuns:
     def check_pointers(self, bufs, batch: int = 1, sizes=None) -> None:
         """Every buffer of ``bufs``: aligned to the beat and to the longest burst of the run's layouts
         (``sizes``: log_n of each layout the run reads or writes, default the buffers' own; no burst
-        crosses 4 KiB), inside the HBM pseudo-channel its master is wired to, large enough for ``batch``
+        crosses 4 KiB) and of the build (the kernel's own rule, else STATUS.bad_align), inside the HBM pseudo-channel its master is wired to, large enough for ``batch``
         transforms of each size, overlapping no other (BadPointer)."""
         card = self._card
         # a size the kernel refuses (sent past the host's check) is placed nowhere: the buffers' own then
@@ -341,6 +341,9 @@ class KernelRuns:
             if addr % align:
                 raise BadPointer(f"{where}: not aligned to {align} bytes, so a {align}-byte DMA burst would "
                                  f"cross a {PAGE_BYTES}-byte boundary (AXI forbids it)")
+            if addr % card.rmap.base_align:         # the kernel's rule: the build's longest burst, any size
+                raise BadPointer(f"{where}: not aligned to {card.rmap.base_align} bytes, the DMA's longest burst "
+                                 "of this build, which the kernel refuses whatever the run (STATUS.bad_align)")
             if size < need:
                 raise BadPointer(f"{where}: {size} bytes, the layout of a 2^{layout.log_n}-point run "
                                  f"needs {need}" + (f" for a batch of {batch}" if batch > 1 else ""))
