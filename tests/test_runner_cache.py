@@ -90,3 +90,19 @@ def test_prune_removes_models_unused_for_long_unless_in_use(tmp_path):
         removed = runner._prune_cache(root)
     assert sorted(p.name for p in removed) == sorted(["a" * 32, f"{runner.RUNTIME_PREFIX}{'d' * 32}"])
     assert sorted(p.name for p in root.iterdir() if not p.name.startswith(".")) == ["b" * 32, "c" * 32, "e" * 32]
+
+
+def test_the_digest_ignores_only_the_order_of_a_module_s_ports():
+    """Yosys may list a two-clock design's ports in another order in another process; instances connect
+    by name, so the model is the same, and the digest must see one design. Anything else still differs."""
+    a = ("module top(a, \\b$1 , dma_clk, dma_rst, ntt_clk,\n, ntt_rst, z);\n  input a;\nendmodule\n"
+         "module \\top.sub (ntt_clk, dma_clk, y);\nendmodule\n")
+    b = ("module top(a, \\b$1 , ntt_clk, ntt_rst, dma_clk,\n, dma_rst, z);\n  input a;\nendmodule\n"
+         "module \\top.sub (dma_clk, ntt_clk, y);\nendmodule\n")
+    assert a != b and runner._canonical(a) == runner._canonical(b)
+    for other in (a.replace("z);", "q);"), a.replace("input a;", "input [1:0] a;"), a.replace("\\b$1 ", "\\b$2 "),
+                  a.replace("\\top.sub", "\\top.other")):
+        assert runner._canonical(other) != runner._canonical(a)
+    # a header Yosys did not write (parameters before the ports) stays as it is
+    hand = "module ram #(parameter integer DEPTH = 1) (clk, a);\nendmodule\n"
+    assert runner._canonical(hand) == hand

@@ -35,7 +35,8 @@ What it does:
   single-threaded model);
 - keeps the built model in the per-user cache, ``<cache>/verilator/<digest>`` (``<cache>``:
   ``NANTUCKET_CACHE_DIR``, else ``$XDG_CACHE_HOME/nantucket`` or ``~/.cache/nantucket``), keyed by a digest
-  of the emitted Verilog, the build options and the toolchain (Verilator, cocotb, Python, C++ compiler), so
+  of the emitted Verilog (each module header's ports sorted: their order can differ between processes),
+  the build options and the toolchain (Verilator, cocotb, Python, C++ compiler), so
   every checkout of the user, and a checkout after ``make clean``, reuses it; the same Verilog from two
   tests or two names' worth of parameters is one build. Models unused for ``CACHE_KEEP_DAYS`` are removed
   after a later fresh build; ``rm -rf <cache>/verilator`` clears the cache;
@@ -112,7 +113,7 @@ VERILATOR_VISIBILITY = ("--public-depth", "1")
 VERILATOR_MAKEFLAGS = ("CFG_CXXFLAGS_PCH_I=-include PYTHON3=python3 PERL=perl "
                        "CFG_LDLIBS_THREADS=-pthread\\ -lpthread\\ -latomic")
 #: Bump when the build recipe changes so old caches are not reused.
-_RECIPE_VERSION = "3"
+_RECIPE_VERSION = "4"
 
 
 class SimBuildFailed(RuntimeError):
@@ -372,7 +373,7 @@ def build(component, *, name: str, params: Mapping[str, Any] | None = None, sim:
     src = emit_verilog(component, name, emit_src=covering)
     recipe = json.dumps([_RECIPE_VERSION, sim, waves, list(VERILATOR_ARGS), list(VERILATOR_VISIBILITY), list(extra_args),
                          sim_opt() if sim == "verilator" else "", _toolchain(sim)])
-    digest = hashlib.sha256((recipe + "\n" + src).encode()).hexdigest()
+    digest = hashlib.sha256((recipe + "\n" + _canonical(src)).encode()).hexdigest()
     model = model_cache_root() / digest[:32]
     # Parallel pytest workers (and other checkouts) may reach the same model or run directory: one
     # builds, the others wait. Each lock lives beside what it guards (which is replaced whole); the
@@ -434,6 +435,22 @@ def model_cache_root() -> Path:
         fallback.mkdir(parents=True, exist_ok=True)
         return fallback
     return root
+
+
+#: A module header as Yosys writes it, ``module NAME(port, port, ...);``, long ones over several lines.
+_MODULE_HEADER = re.compile(r"^(module \S+?\s*)\(([^;]*)\);", re.MULTILINE)
+#: A port name in a header: an escaped identifier (backslash to the next white space) or a plain one.
+_PORT_NAME = re.compile(r"\\\S+(?=\s)|[A-Za-z_][\w$]*")
+
+
+def _canonical(src: str) -> str:
+    """The Verilog as the model's digest sees it: each module header's ports sorted. Yosys lists a
+    module's ports in an order that can differ between processes building the same design (a
+    two-clock design's ``dma_clk, dma_rst, ntt_clk, ntt_rst`` or ``ntt_clk, ..., dma_clk``); every
+    instance it writes connects its ports by name, so the order changes nothing the model does, and
+    the same design keeps one cached model."""
+    return _MODULE_HEADER.sub(lambda m: m.group(1) + "(" + ", ".join(sorted(_PORT_NAME.findall(m.group(2)))) + ");",
+                              src)
 
 
 _TOOLCHAIN: dict[str, list[str]] = {}
