@@ -33,6 +33,14 @@ MUTANTS = {
     "b_okay": lambda s, g: {"bresp": s.bresp | Cat(0, g)},
     "r_answers_read_in_time": "a bound (1 cycle) below the slave's read latency",
     "args_frozen_in_run": "an argument bit flipped while the run is in progress",
+    "b_payload_stable": lambda s, g: {"bresp": s.bresp ^ Cat(g, 0)},
+    "aw_outstanding_bounded": "a limit of one write",
+    "w_outstanding_bounded": "a limit of one write",
+    "ar_outstanding_bounded": "a limit of no read",
+    "aw_taken_in_time": lambda s, g: {"awready": s.awready & ~g},
+    "w_taken_in_time": lambda s, g: {"wready": s.wready & ~g},
+    "ar_taken_in_time": lambda s, g: {"arready": s.arready & ~g},
+    "b_answers_write_in_time": "a bound (1 cycle) below the slave's write latency",
 }
 
 
@@ -47,8 +55,10 @@ class ControlHarness(Elaboratable):
         if mutant is not None and mutant not in MUTANTS:
             raise ValueError(f"mutant: one of {sorted(MUTANTS)}, got {mutant!r}")
         self.params = params or BuildParams(lanes=4, log_core=4, channels=4)
-        if mutant == "r_answers_read_in_time":
-            max_wait = 1                # a bound below the slave's read latency (3)
+        if mutant in ("r_answers_read_in_time", "b_answers_write_in_time"):
+            max_wait = 1                # a bound below the slave's latencies (3)
+        elif mutant in ("aw_taken_in_time", "w_taken_in_time", "ar_taken_in_time"):
+            max_wait = 2                # and a READY held low 3 cycles by the mutant
         self.max_wait, self.mutant, self.only = max_wait, mutant, only
         self.dut = ControlSlave(self.params)
         a = self.dut.axil
@@ -79,7 +89,9 @@ class ControlHarness(Elaboratable):
         tap = _SlaveTap(ctrl.axil, mutant(ctrl.axil, self.glitch) if callable(mutant) else {})
         tap.signature = ctrl.axil.signature
         # the slave's own limits (hw/control.py): two writes (one held, one awaiting B), one read at a time
-        mon = slave_checks(p, m, tap, max_writes=2, max_reads=1, max_wait=self.max_wait)
+        writes = 1 if self.mutant in ("aw_outstanding_bounded", "w_outstanding_bounded") else 2
+        reads = 0 if self.mutant == "ar_outstanding_bounded" else 1
+        mon = slave_checks(p, m, tap, max_writes=writes, max_reads=reads, max_wait=self.max_wait)
         self._run_rules(m, p, ctrl, mon)
         self.props_names = p.names
         return m

@@ -30,6 +30,7 @@ __all__ = ["FifoCrossingHarness", "MUTANTS"]
 MUTANTS = {
     "fifo_words_in_order": "the reader's word with its lowest bit flipped on a free glitch",
     "fifo_room_on_write": "a FIFO model one word smaller than the FIFO",
+    "fifo_level_bounded": "a level bound one word lower",
 }
 
 
@@ -79,8 +80,9 @@ class FifoCrossingHarness(Elaboratable):
         m.d.comb += held.eq(w_count - r_count)
         room = self.depth - (1 if self.mutant == "fifo_room_on_write" else 0)
         p.asserts("fifo_room_on_write", held < room, when=w_fire, reach=w_fire & (held == room - 1))
-        p.asserts("fifo_level_bounded", fifo.w_level <= self.depth, reach=fifo.w_level == self.depth)
-        p.covers("cover_depth_through", r_count == self.depth + 1)
+        bound = self.depth - (1 if self.mutant == "fifo_level_bounded" else 0)
+        p.asserts("fifo_level_bounded", fifo.w_level <= bound, reach=fifo.w_level == self.depth)
+        p.covers("cover_three_through", r_count == 3)
         self.props_names = p.names
         return m
 

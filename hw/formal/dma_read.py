@@ -40,6 +40,10 @@ MUTANTS = {
     "ar_inside_4k": lambda s, g: {"araddr": s.araddr + g * 4064},
     "fifo_no_overflow": "a FIFO a quarter the depth the master was built for",
     "fault_on_error_r": lambda s, g: {"rresp": s.rresp ^ Cat(0, g)},
+    "r_to_fifo_in_order": lambda s, g: {"rdata": s.rdata ^ g},
+    "ar_in_pass": lambda s, g: {"araddr": s.araddr + (g << 5)},
+    "ar_outstanding_beats": "a limit of a quarter the FIFO",
+    "ar_outstanding_bursts": "a limit of one burst",
 }
 
 
@@ -88,7 +92,9 @@ class ReadMasterHarness(Elaboratable):
                      axi.rresp.eq(self.rresp), axi.rlast.eq(self.rlast)]
         mutant = MUTANTS.get(self.mutant)
         tap = _Tap(axi, mutant(axi, self.glitch) if callable(mutant) else {})
-        mon = read_master_checks(p, m, tap, max_burst=16, max_bursts=self.D, max_beats=self.D)
+        max_beats = self.D // 4 if self.mutant == "ar_outstanding_beats" else self.D
+        max_bursts = 1 if self.mutant == "ar_outstanding_bursts" else self.D
+        mon = read_master_checks(p, m, tap, max_burst=16, max_bursts=max_bursts, max_beats=max_beats)
         self._design_rules(m, p, rd, mon, tap)
         self.props_names = p.names
         return m

@@ -36,6 +36,12 @@ MUTANTS = {
     "aw_len_legal": lambda s, g: {"awlen": s.awlen | Cat(g, g, g, g, g)},
     "aw_outstanding_bursts": "a limit one burst lower",
     "fault_on_error_b": lambda s, g: {"bresp": s.bresp ^ Cat(0, g)},
+    "aw_burst_incr": lambda s, g: {"awburst": s.awburst ^ Cat(g, g)},
+    "aw_size_full_beat": lambda s, g: {"awsize": s.awsize ^ g},
+    "aw_addr_beat_aligned": lambda s, g: {"awaddr": s.awaddr | g},
+    "aw_of_the_pass": lambda s, g: {"awaddr": s.awaddr + g * (32 << 6)},
+    "w_of_the_pass": lambda s, g: {"wvalid": s.wvalid | g},
+    "w_outstanding_bursts": "a limit one burst lower",
 }
 
 
@@ -75,7 +81,7 @@ class WriteMasterHarness(Elaboratable):
                      axi.bresp.eq(self.bresp)]
         mutant = MUTANTS.get(self.mutant)
         tap = _Tap(axi, mutant(axi, self.glitch) if callable(mutant) else {})
-        limit = self.WB - (1 if self.mutant == "aw_outstanding_bursts" else 0)
+        limit = self.WB - (1 if self.mutant in ("aw_outstanding_bursts", "w_outstanding_bursts") else 0)
         mon = write_master_checks(p, m, tap, max_burst=16, max_bursts=limit)
         self._design_rules(m, p, wr, mon, tap)
         self.props_names = p.names
