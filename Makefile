@@ -130,7 +130,7 @@ bench-chain: $(STAMP)
 	$(PY) -m nantucket.tools.bench_chain
 
 bench-commit: $(STAMP)
-	$(PY) -m nantucket.tools.bench_commit $(if $(SIZES),--sizes $(SIZES))
+	$(PY) -m nantucket.tools.bench_commit --write $(if $(SIZES),--sizes $(SIZES))
 
 # The kernel comes out as the xclbin packages it: build/rtl/nantucket.v, top module nantucket.
 rtl: $(STAMP)
