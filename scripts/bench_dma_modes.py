@@ -16,13 +16,11 @@ import json
 import os
 import sys
 
-os.environ.setdefault("NANTUCKET_SIM_OPT", "-O2")
-
-from nantucket.hw.model.layout import lde_pair_supported  # noqa: E402
-from nantucket.hw.model.params import BuildParams           # noqa: E402
-from nantucket.hw.dma.engine import READ_FIFO_BEATS, WRITE_FIFO_BEATS  # noqa: E402
-from nantucket.sim.hbm import HBM_LATENCY, REFRESH_CYCLES, REFRESH_PERIOD, DmaLoopback  # noqa: E402
-from nantucket.hw.flow.runner import build_dir_for, run_bench   # noqa: E402
+from nantucket.hw.model.layout import lde_pair_supported
+from nantucket.hw.model.params import BuildParams         
+from nantucket.hw.dma.engine import READ_FIFO_BEATS, WRITE_FIFO_BEATS
+from nantucket.sim.hbm import HBM_LATENCY, REFRESH_CYCLES, REFRESH_PERIOD, DmaLoopback
+from nantucket.hw.flow.runner import build_dir_for, run_bench 
 
 DEFAULT_CHAIN = ["22:23", "23:24", "24:24", "20:20", "21:21", "22:22", "23:23"]
 DEFAULT_ZERO = ["23:24", "22:23"]
@@ -54,6 +52,7 @@ def measure(params: BuildParams, runs: list[dict], *, refresh: bool, latency: in
 
 
 def main(argv=None):
+    os.environ.setdefault("NANTUCKET_SIM_OPT", "-O2")   # long runs: compile for speed (set here, not at import)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--log-core", type=int, default=12)
     ap.add_argument("--lanes", type=int, default=16)

@@ -19,18 +19,16 @@ import sys
 import time
 import warnings
 
-os.environ.setdefault("NANTUCKET_SIM_OPT", "-O2")       # long runs: compile for speed
+from nantucket.tools.perfdoc import StepProgress, parse_list, update_section
 
-from nantucket.tools.perfdoc import StepProgress, parse_list, update_section  # noqa: E402
+import numpy as np
+from amaranth.hdl import UnusedElaboratable
 
-import numpy as np  # noqa: E402
-from amaranth.hdl import UnusedElaboratable  # noqa: E402
-
-from nantucket.hw.engine import NttEngine  # noqa: E402
-from nantucket.hw.model import ntt  # noqa: E402
-from nantucket.hw.model.params import BuildParams  # noqa: E402
-from nantucket.host.sim_backend import SimBackend  # noqa: E402
-from nantucket.host.workloads import KINDS, make_points  # noqa: E402
+from nantucket.hw.engine import NttEngine
+from nantucket.hw.model import ntt
+from nantucket.hw.model.params import BuildParams
+from nantucket.host.sim_backend import SimBackend
+from nantucket.host.workloads import KINDS, make_points
 
 SHIFT = 7
 MODES = (("forward", {}), ("inverse", {"inverse": True}), ("coset", {"coset": SHIFT}),
@@ -38,6 +36,7 @@ MODES = (("forward", {}), ("inverse", {"inverse": True}), ("coset", {"coset": SH
 
 
 def main(argv=None):
+    os.environ.setdefault("NANTUCKET_SIM_OPT", "-O2")   # long runs: compile for speed (set here, not at import)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lanes", type=int, default=16)
     ap.add_argument("--log-core", type=int, default=12)

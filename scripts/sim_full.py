@@ -16,19 +16,17 @@ import sys
 import time
 import warnings
 
-os.environ.setdefault("NANTUCKET_SIM_OPT", "-O2")       # long run: compile for speed
+from nantucket.tools.perfdoc import update_section
 
-from nantucket.tools.perfdoc import update_section  # noqa: E402
+import numpy as np
+from amaranth.hdl import UnusedElaboratable
 
-import numpy as np  # noqa: E402
-from amaranth.hdl import UnusedElaboratable  # noqa: E402
-
-from nantucket.hw.engine import NttEngine  # noqa: E402
-from nantucket.hw.model import ntt  # noqa: E402
-from nantucket.hw.model.field import DEFAULT_FIELD, FIELD_NAMES  # noqa: E402
-from nantucket.hw.model.params import BuildParams  # noqa: E402
-from nantucket.host.workloads import KINDS, make_points  # noqa: E402
-from nantucket.host.sim_backend import SimBackend  # noqa: E402
+from nantucket.hw.engine import NttEngine
+from nantucket.hw.model import ntt
+from nantucket.hw.model.field import DEFAULT_FIELD, FIELD_NAMES
+from nantucket.hw.model.params import BuildParams
+from nantucket.host.workloads import KINDS, make_points
+from nantucket.host.sim_backend import SimBackend
 
 
 NOTE = ("What makes it fit: each repeated block (lane, butterfly, multiply/reduce) is emitted once and "
@@ -50,6 +48,7 @@ def _engine_latencies(params: BuildParams, log_n: int) -> tuple[int, int]:
 
 
 def main(argv=None):
+    os.environ.setdefault("NANTUCKET_SIM_OPT", "-O2")   # long runs: compile for speed (set here, not at import)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lanes", type=int, help="default: the field's default build's (16, or 32 in a 31-bit field)")
     ap.add_argument("--log-core", type=int, help="default: 12")

@@ -1,10 +1,11 @@
 """Suite-wide pytest hooks: the environment the tests run in, and the order the test files run in.
 
-Environment: importing a test module must not change how the rest of the suite builds. Some tools set
-defaults for their own runs when imported (``NANTUCKET_SIM_OPT=-O2``: the benches compile the models for
-speed), and every xdist worker imports every test module while collecting; kept, that default would
-compile every Verilator model of the suite at -O2 (twice the build time of -O0, the runner's default for
-short bench runs). Whatever collection changed in ``os.environ`` is put back before the first test.
+Environment: importing a test module must not change how the rest of the suite builds. The long-run
+tools set ``NANTUCKET_SIM_OPT=-O2`` (compile the models for speed) in their ``main()``; a tool that set it
+at import once made every xdist worker, which imports every test module while collecting, compile every
+Verilator model of the suite at -O2 (twice the build time of -O0, the runner's default for short bench
+runs). Whatever collection changes in ``os.environ`` is put back before the first test, so a module that
+sets a default at import again costs nothing.
 
 `make test` runs two xdist workers with ``--dist loadfile --no-loadscope-reorder``: each file stays on one
 worker (its module fixtures, a simulated card among them, start once), and the workers take the files in

@@ -3,6 +3,8 @@ stdout with its markers and no file is written, a picture only into the --out gi
 (docs/build.md, "The tools"). tests/test_imports.py runs the same from an installed wheel; these run the
 choices in-process, with the checkout's paths taken away."""
 
+import os
+
 from nantucket.tools import coverage, draw_diagrams, perfdoc, regmap_doc
 
 
@@ -54,3 +56,23 @@ def test_coverage_without_a_checkout_refuses(capsys, monkeypatch):
     assert coverage.main(["--reuse"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "checkout" in err[0]
+
+
+def test_importing_a_tool_changes_no_environment():
+    # A tool that set NANTUCKET_SIM_OPT=-O2 at import made every pytest worker (which imports every test
+    # module while collecting) compile the suite's Verilator models at -O2; the long-run tools set it in main().
+    import pkgutil
+    import subprocess
+    import sys
+
+    import nantucket.tools as tools
+
+    names = [m.name for m in pkgutil.iter_modules(tools.__path__) if m.name != "__main__"]
+    probe = ("import importlib, os, sys; before = dict(os.environ)\n"
+             "for name in sys.argv[1:]:\n"
+             "    importlib.import_module('nantucket.tools.' + name)\n"
+             "    changed = sorted(k for k in set(before) | set(os.environ) if before.get(k) != os.environ.get(k))\n"
+             "    assert not changed, f'importing nantucket.tools.{name} changed {changed}'\n")
+    env = {k: v for k, v in os.environ.items() if k != "NANTUCKET_SIM_OPT"}
+    result = subprocess.run([sys.executable, "-c", probe, *names], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr.strip().splitlines()[-1]
