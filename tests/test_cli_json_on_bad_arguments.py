@@ -1,4 +1,4 @@
-"""The CLI, round 3: `run --json` prints its one JSON object also for an argument that fails the
+"""The CLI: `run --json` prints its one JSON object also for an argument that fails the
 parser's own checks (a type check, an unknown flag), with exit 2 and the one line on stderr."""
 
 import json

@@ -1,4 +1,4 @@
-"""The host library, round 3: the link bytes the API counts against the stand-in card's own log, and the
+"""The host library: the link bytes the API counts against the stand-in card's own log, and the
 calls a hostile probe found silently wrong (futures of failed calls on several cards, ``wait=False``
 arguments changed after submission, resident arrays half-written by a failed run). Results are checked
 against the golden model (hw.model.ntt), byte counts against the stand-in pyxrt's link log
