@@ -443,10 +443,7 @@ class Device:
         if arr is None:
             raise TypeError(f"a: expected a DeviceArray (or a DeviceFuture of one), got {type(a).__name__}")
         self._check_own(arr, "a")
-        if arr.ndim != 2 or not arr._layout.plain:
-            raise ValueError(f"a: rows() takes a (B, N) array of rows (axis -1, no ext); this one has shape "
-                             f"{arr.shape}, axis {arr.axis}, ext {arr.ext}: use numpy()")
-        wanted = row_indices(indices, arr.shape[0])
+        wanted = row_indices(arr, indices)
 
         def fetch():
             _check_source(a)
@@ -542,9 +539,14 @@ def _in_layout(rows: np.ndarray, layout: C.Shape, dtype) -> np.ndarray:
     return out
 
 
-def row_indices(indices, rows: int) -> np.ndarray:
-    """``indices`` of ``rows()``: a 1-D sequence of ints in [-rows, rows) (TypeError for other types,
-    ValueError naming the first out of range), as non-negative int64 indices."""
+def row_indices(a, indices) -> np.ndarray:
+    """``indices`` of ``rows()`` on the resident array ``a``: ``a`` a (B, N) array of rows (axis -1, no
+    ext), ``indices`` a 1-D sequence of ints in [-B, B) (TypeError for other types, ValueError naming the
+    first out of range), as non-negative int64 indices."""
+    if a.ndim != 2 or not a._layout.plain:
+        raise ValueError(f"a: rows() takes a (B, N) array of rows (axis -1, no ext); this one has shape "
+                         f"{a.shape}, axis {a.axis}, ext {a.ext}: use numpy()")
+    rows = a.shape[0]
     got = np.asarray(indices)
     if got.ndim != 1 or (got.size and not np.issubdtype(got.dtype, np.integer)):
         raise TypeError(f"indices: expected a 1-D sequence of row numbers (ints), got "

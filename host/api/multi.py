@@ -268,10 +268,7 @@ class MultiDevice:
         if not isinstance(a, MultiArray):
             raise TypeError(f"a: expected a MultiArray (or a future of one), got {type(a).__name__}")
         self._check_own(a, "a")
-        if a.ndim != 2 or not a._layout.plain:
-            raise ValueError(f"a: rows() takes a (B, N) array of rows (axis -1, no ext); this one has shape "
-                             f"{a.shape}, axis {a.axis}, ext {a.ext}: use numpy()")
-        wanted = row_indices(indices, a.shape[0])
+        wanted = row_indices(a, indices)
         parts, picks, r0 = [], [], 0
         for (card, arr), src in zip(a._parts, sources):
             mine = np.flatnonzero((wanted >= r0) & (wanted < r0 + arr.shape[0]))
