@@ -41,6 +41,9 @@ MUTANTS = {
     "w_taken_in_time": lambda s, g: {"wready": s.wready & ~g},
     "ar_taken_in_time": lambda s, g: {"arready": s.arready & ~g},
     "b_answers_write_in_time": "a bound (1 cycle) below the slave's write latency",
+    "start_between_runs": "a start seen during the run (the design's start ORed with the glitch)",
+    "start_one_cycle": "a start seen two cycles (the glitch repeats the cycle after a start)",
+    "busy_while_running": "idle seen high in a run (the design's idle ORed with the glitch)",
 }
 
 
@@ -104,8 +107,17 @@ class ControlHarness(Elaboratable):
             m.d.sync += running.eq(0)
         p.assumes("done_only_in_run", ~self.done | running)
         m.d.comb += ctrl.done.eq(self.done)
-        p.asserts("start_between_runs", when=ctrl.start, cond=~running)
-        p.asserts("start_one_cycle", when=ctrl.start, cond=~p.past(ctrl.start, name="start_q"))
+        # what the assertions see of start and idle (a mutant's, or the slave's; the run is the slave's)
+        start_q = p.past(ctrl.start, name="start_q")
+        start, idle = ctrl.start, ctrl.idle
+        if self.mutant == "start_between_runs":
+            start = ctrl.start | self.glitch
+        elif self.mutant == "start_one_cycle":
+            start = ctrl.start | (self.glitch & start_q)
+        elif self.mutant == "busy_while_running":
+            idle = ctrl.idle | self.glitch
+        p.asserts("start_between_runs", when=start, cond=~running)
+        p.asserts("start_one_cycle", when=start, cond=~p.past(start, name="start_seen_q"))
         args = Cat(ctrl.run.as_value(), ctrl.base.as_value(), ctrl.record.as_value(), ctrl.refused)
         if self.mutant == "args_frozen_in_run":
             args = args ^ self.glitch           # an argument bit that changes during the run
@@ -113,7 +125,7 @@ class ControlHarness(Elaboratable):
         with m.If(ctrl.start):
             m.d.sync += snap.eq(args)
         p.asserts("args_frozen_in_run", when=running, cond=(args == snap))
-        p.asserts("busy_while_running", when=running, cond=~ctrl.idle)
+        p.asserts("busy_while_running", when=running, cond=~idle)
         p.covers("cover_run_done", running & self.done & p.past(mon.b_fire, name="b_q"))
         p.covers("cover_write_in_run", running & mon.b_fire)
         p.covers("cover_read_back", mon.r_fire & (ctrl.axil.rdata != 0))

@@ -44,6 +44,8 @@ MUTANTS = {
     "ar_in_pass": lambda s, g: {"araddr": s.araddr + (g << 5)},
     "ar_outstanding_beats": "a limit of a quarter the FIFO",
     "ar_outstanding_bursts": "a limit of one burst",
+    "ar_increasing": lambda s, g: {"araddr": s.araddr - (g << 8)},
+    "done_after_all": "done seen early (the master's done ORed with the glitch)",
 }
 
 
@@ -163,7 +165,8 @@ class ReadMasterHarness(Elaboratable):
             m.d.sync += asked.eq(asked + 1)
         wanted = sum((((k & (self.burst - 1)) == 0) & (k < self.total) & ~self.zeros[k]).as_unsigned()
                      for k in range(self.T))
-        p.asserts("done_after_all", when=(rd.done & self.settled), cond=((asked == wanted) & (mon.beats_out == 0)
+        done = rd.done | self.glitch if self.mutant == "done_after_all" else rd.done
+        p.asserts("done_after_all", when=(done & self.settled), cond=((asked == wanted) & (mon.beats_out == 0)
                                                                & ~rd.beats.valid))
         p.covers("cover_pass_done", rd.done & self.settled & (asked >= 2) & (self.burst >= 2))
         p.covers("cover_fifo_full", self.level == self.D - 1)

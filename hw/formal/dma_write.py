@@ -42,6 +42,7 @@ MUTANTS = {
     "aw_of_the_pass": lambda s, g: {"awaddr": s.awaddr + g * (32 << 6)},
     "w_of_the_pass": lambda s, g: {"wvalid": s.wvalid | g},
     "w_outstanding_bursts": "a limit one burst lower",
+    "done_after_all_b": "done seen early (the master's done ORed with the glitch)",
 }
 
 
@@ -146,7 +147,8 @@ class WriteMasterHarness(Elaboratable):
                                                    (axi.awlen == self.burst - 1) &
                                                    (((axi.awaddr - self.base) >> 5) < self.total)))
         p.asserts("w_of_the_pass", when=axi.wvalid, cond=(self.active & (sent_d < self.fed_beats)))
-        p.asserts("done_after_all_b", when=(wr.done & self.settled), cond=((mon.b_out == 0) &
+        done = wr.done | self.glitch if self.mutant == "done_after_all_b" else wr.done
+        p.asserts("done_after_all_b", when=(done & self.settled), cond=((mon.b_out == 0) &
                                                                   (sent_d == self.total)))
         p.asserts("fault_on_error_b", (wr.fault == (mon.b_fire & (axi.bresp != RESP_OKAY)))
                   & (~wr.fault | (wr.fault_resp == axi.bresp)), reach=wr.fault)
