@@ -122,6 +122,14 @@ def _coset(**kw):
                         input_offset=lane.scale_input_offset)
 
 
+def _permutation(*, hash: str = "poseidon2-koalabear-16", rate="1", unit: int | None = None):
+    """The permutation engine's core (hw/permutation/) for ``hash`` at ``rate`` (1/k permutations per
+    cycle, e.g. "1/4"); ``unit``: only that round unit of the core (per-unit synthesis)."""
+    from nantucket.hw.permutation import PermutationCore
+    core = PermutationCore(hash, rate)
+    return core if unit is None else core.round_unit(int(unit))
+
+
 def _kernel(**kw):
     """The Vitis top (top module ``nantucket`` when emitted for a build)."""
     from nantucket.hw.kernel import VitisKernel
@@ -142,6 +150,7 @@ COMPONENTS: dict[str, Callable] = {
     "engine": _params_component("nantucket.hw.engine", "NttEngine"),
     "coset": _coset,
     "kernel": _kernel,
+    "permutation": _permutation,
 }
 
 
