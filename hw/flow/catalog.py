@@ -122,12 +122,13 @@ def _coset(**kw):
                         input_offset=lane.scale_input_offset)
 
 
-def _permutation(*, hash: str = "poseidon2-koalabear-16", rate="1", unit: int | None = None):
+def _permutation(*, hash: str = "poseidon2-koalabear-16", rate="1", unit=None):
     """The permutation engine's core (hw/permutation/) for ``hash`` at ``rate`` (1/k permutations per
-    cycle, e.g. "1/4"); ``unit``: only that round unit of the core (per-unit synthesis)."""
+    cycle, e.g. "1/4"); ``unit``: only that part of the core (a round unit's index, "head" or "tail": per-unit
+    synthesis)."""
     from nantucket.hw.permutation import PermutationCore
     core = PermutationCore(hash, rate)
-    return core if unit is None else core.round_unit(int(unit))
+    return core if unit is None else core.part(unit)
 
 
 def _kernel(**kw):
