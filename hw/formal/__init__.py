@@ -9,5 +9,7 @@ blocks unchanged and put the properties around them.
 - :mod:`.dma_read`, :mod:`.dma_write`: the DMA's read and write masters, each in isolation, their control
   inputs assumed as the DMA engine drives them.
 - :mod:`.control`: the kernel's control slave, wrapped from outside.
+- :mod:`.crossing`: the DMA's dual-clock FIFO under two clocks; :mod:`.sync`: the start pulse and the run
+  value beside it across the clocks (the kernel's and the DMA's uses of Amaranth's synchronizers).
 - :mod:`.sby`: runs a wrapper through SymbiYosys; :mod:`.suite`: every proof, its covers and mutants.
 """
