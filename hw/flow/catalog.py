@@ -126,9 +126,8 @@ def _permutation(*, hash: str = "poseidon2-koalabear-16", rate="1", unit=None):
     """The permutation engine's core (hw/permutation/) for ``hash`` at ``rate`` (1/k permutations per
     cycle, e.g. "1/4"); ``unit``: only that part of the core (a round unit's index, "head" or "tail": per-unit
     synthesis)."""
-    from nantucket.hw.permutation import PermutationCore
-    core = PermutationCore(hash, rate)
-    return core if unit is None else core.part(unit)
+    from nantucket.hw.permutation import PermutationCore, core_part
+    return PermutationCore(hash, rate) if unit is None else core_part(hash, rate, unit)
 
 
 def _kernel(**kw):
