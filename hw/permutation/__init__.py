@@ -7,6 +7,6 @@ constants), rounds.py (round units and the edge stages), sequencer.py (the foldi
 core.py (:class:`PermutationCore`).
 """
 
-from nantucket.hw.permutation.core import PermutationCore, parse_rate
+from nantucket.hw.permutation.core import PermutationCore, core_part, parse_rate
 
-__all__ = ["PermutationCore", "parse_rate"]
+__all__ = ["PermutationCore", "parse_rate", "core_part"]

@@ -35,7 +35,7 @@ from nantucket.hw.permutation.rounds import EdgeUnit, RoundUnit
 from nantucket.hw.permutation.sequencer import Sequencer
 from nantucket.hw.permutation.spec import spec_of
 
-__all__ = ["PermutationCore", "parse_rate"]
+__all__ = ["PermutationCore", "parse_rate", "core_part"]
 
 
 def parse_rate(rate) -> int:
@@ -134,6 +134,31 @@ class PermutationCore(wiring.Component):
         """Round unit ``index`` (for per-unit synthesis)."""
         return self._units[index]
 
+    def part(self, which):
+        """A part of the core on its own: a round unit by index (an int or its digits), "head" (the input
+        stage) or "tail" (the output stage); a ValueError for one this core does not have."""
+        if which in ("head", "tail"):
+            unit = self._head if which == "head" else self._tail
+        else:
+            try:
+                unit = self._units[int(which)] if 0 <= int(which) < self._u else None
+            except (TypeError, ValueError):
+                unit = None
+        if unit is None:
+            raise ValueError(f"unit: {self.hash} at rate 1/{self._k} has round units 0 .. {self._u - 1}"
+                             f"{', head' if self._head else ''}{', tail' if self._tail else ''}; got {which!r}")
+        return unit
+
+    def unit_groups(self) -> list:
+        """(first unit index, count) per kind mix of the round units, in order (units of one mix differ only
+        in their constants: per-unit synthesis measures the first and counts the rest alike)."""
+        groups: dict = {}
+        for n, unit in enumerate(self._units):
+            key = (unit.kinds, unit.rounds_done)
+            first, count = groups.get(key, (n, 0))
+            groups[key] = (first, count + 1)
+        return list(groups.values())
+
     # -- hardware ---------------------------------------------------------------------------------
     def elaborate(self, platform):
         m = Module()
@@ -167,3 +192,9 @@ class PermutationCore(wiring.Component):
         m.d.comb += [self.o.valid.eq(out_valid), self.o.payload.eq(out_state)]
         m.submodules.sequencer = EnableInserter(en)(gated)
         return m
+
+
+def core_part(hash: str, rate, which):
+    """One part of the core for ``hash`` at ``rate`` on its own (PermutationCore.part); the core around it
+    is built here and never elaborated (this file's first line keeps Amaranth quiet about it)."""
+    return PermutationCore(hash, rate).part(which)

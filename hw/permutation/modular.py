@@ -79,9 +79,10 @@ def halve(m, x, k: int, p: int, name: str):
     if p % (1 << k) != 1:
         raise ValueError(f"k: p is not 1 mod 2^{k}")
     w = p.bit_length()
+    a = fold_constant(p, w)                 # p = 2^w - 2^a + 1: m p by shifts and adds, not a multiplier
     mm = reg(m, (-x)[:k], k, f"{name}_m")
     xd = reg(m, x, w, f"{name}_x")
-    r = reg(m, (xd + mm * p) >> k, w, f"{name}_h")
+    r = reg(m, (xd + (mm << w) + mm - (mm << a)) >> k, w, f"{name}_h")
     return r, 2
 
 

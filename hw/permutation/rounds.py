@@ -67,6 +67,11 @@ class RoundUnit(wiring.Component):
         super().__init__({"en": In(1), "i_pass": In(self._pass_bits), "i_state": In(bits), "o_state": Out(bits)})
 
     @property
+    def rounds_done(self) -> int:
+        """Rounds this unit does per permutation (one a pass, fewer on a last pass that ends before it)."""
+        return len(self._rounds)
+
+    @property
     def kinds(self) -> tuple:
         return tuple(dict.fromkeys(r.kind for r in self._rounds))
 
