@@ -50,6 +50,16 @@ def test_dma_pass_state_at_4_to_1(tmp_path):
     assert r.status == "PASS", f"{r.failed} at step {r.step}: {r.trace}"
 
 
+def test_level_fifo_needs_the_longer_write_reset(tmp_path):
+    """Without exact_full, a write reset released as soon as a read edge saw it lets the write side
+    compute its level from the read pointer of before the reset (still crossing back) and take a word
+    with no room: why hw/formal/fifo_reset.py holds it 2 write edges more (docs/verification.md)."""
+    from nantucket.hw.formal.fifo_reset import FifoResetHarness
+    h = FifoResetHarness(depth=4, width=3, max_period=3, hold=0, exact_full=False)
+    r = run_sby(tmp_path, "level_reset", rtlil_of(h, h.ports), mode="bmc", depth=14)
+    assert r.status == "FAIL" and r.failed == ["reset_room_on_write"], (r.status, r.failed, r.log)
+
+
 def _counter_design(limit):
     """A counter 0..9 with the assertion that it stays below ``limit`` (fails for limit <= 9)."""
     m = Module()

@@ -28,6 +28,8 @@ from .crossing import FifoCrossingHarness
 from .dma_read import MUTANTS as READ_MUTANTS
 from .dma_read import ReadMasterHarness
 from .dma_write import MUTANTS as WRITE_MUTANTS
+from .fifo_reset import MUTANTS as RESET_MUTANTS
+from .fifo_reset import FifoResetHarness
 from .dma_write import WriteMasterHarness
 from .props import Props
 from .sby import rtlil_of, run_sby
@@ -66,6 +68,11 @@ PROOFS = (
           depth=12, deep_depth=16, cover_depth=16, mutant_depth=12, quick=False),
     Proof("fifo_crossing_level_full", FifoCrossingHarness, dict(depth=4, width=3, max_period=4, exact_full=False),
           CROSSING_MUTANTS, depth=12, deep_depth=16, cover_depth=16, mutant_depth=12, quick=False),
+    # the same FIFO with both domains' resets free, mid-stream (hw/formal/fifo_reset.py)
+    Proof("fifo_reset", FifoResetHarness, dict(depth=4, width=3, max_period=3, hold=1), RESET_MUTANTS,
+          depth=12, deep_depth=16, cover_depth=20, mutant_depth=14, quick=False),
+    Proof("fifo_reset_level_full", FifoResetHarness, dict(depth=4, width=3, max_period=3, hold=2, exact_full=False),
+          RESET_MUTANTS, depth=12, deep_depth=16, cover_depth=20, mutant_depth=14, quick=False),
     # the start pulse and the run beside it (hw/formal/sync.py): the kernel's at 4 : 1 either way; the
     # DMA's pass state at 2 : 1 (at 3 : 1 its zero mask reaches the ntt side after the start: see
     # docs/verification.md)
