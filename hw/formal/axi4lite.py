@@ -32,8 +32,8 @@ def _waited(m, domain, cond, limit, name):
 
 def slave_checks(p, m, axil, *, max_writes=2, max_reads=1, max_wait=16, okay_only=True, domain="sync"):
     """AW, W, B, AR and R of one AXI4-Lite slave port (``axil``), into ``p``. Returns a SimpleNamespace
-    of the handshakes (``aw_fire`` ...) and the outstanding counts (``writes_aw``, ``writes_w``,
-    ``reads``)."""
+    of the handshakes (``aw_fire`` ...), the outstanding counts (``writes_aw``, ``writes_w``,
+    ``reads``) and the bounded waits' counters (``waited``: name -> cycles), for a wrapper's invariants."""
     fire = {}
     for ch, v, r in (("aw", axil.awvalid, axil.awready), ("w", axil.wvalid, axil.wready),
                      ("b", axil.bvalid, axil.bready), ("ar", axil.arvalid, axil.arready),
@@ -70,8 +70,9 @@ def slave_checks(p, m, axil, *, max_writes=2, max_reads=1, max_wait=16, okay_onl
         "w_taken": (axil.wvalid & ~axil.wready & (out["w"] == 0), axil.wvalid & (out["w"] == 0)),
         "ar_taken": (axil.arvalid & ~axil.arready & (out["ar"] == 0), axil.arvalid & (out["ar"] == 0)),
     }
+    waited = {}
     for name, (cond, case) in waits.items():
-        waited = _waited(m, domain, cond, max_wait, f"mon_wait_{name}")
-        p.asserts(f"{name}_in_time", waited <= max_wait, reach=case)
+        waited[name] = _waited(m, domain, cond, max_wait, f"mon_wait_{name}")
+        p.asserts(f"{name}_in_time", waited[name] <= max_wait, reach=case)
     return SimpleNamespace(**{f"{k}_fire": v for k, v in fire.items()}, writes_aw=out["aw"],
-                           writes_w=out["w"], reads=out["ar"])
+                           writes_w=out["w"], reads=out["ar"], waited=waited)

@@ -19,6 +19,7 @@ from nantucket.hw.model.params import BuildParams
 from .axi4lite import slave_checks
 from .dma_read import _Only
 from .props import Props
+from .sync import internals
 
 __all__ = ["ControlHarness", "MUTANTS"]
 
@@ -80,7 +81,9 @@ class ControlHarness(Elaboratable):
         m = Module()
         m.domains.sync = ClockDomain()
         m.d.comb += [ClockSignal().eq(self.clk), ResetSignal().eq(self.rst)]
-        m.submodules.dut = ctrl = self.dut
+        ctrl = self.dut
+        frag, self._inner = internals(ctrl)                # its read steps, for the invariants
+        m.submodules.dut = frag
         p = Props(m)
         if self.only is not None:
             p = _Only(p, self.only)
@@ -96,8 +99,35 @@ class ControlHarness(Elaboratable):
         reads = 0 if self.mutant == "ar_outstanding_bounded" else 1
         mon = slave_checks(p, m, tap, max_writes=writes, max_reads=reads, max_wait=self.max_wait)
         self._run_rules(m, p, ctrl, mon)
+        if self.mutant is None:
+            self._invariants(m, p, ctrl, mon)
         self.props_names = p.names
         return m
+
+    def _invariants(self, m, p, ctrl, mon):
+        """What k-induction needs besides the properties (each proved with them): the monitor's counts
+        as the slave's holding registers (seen on its ports: AWREADY, WREADY and ARREADY low while one is
+        held) and its read steps."""
+        a = ctrl.axil
+        p.asserts("inv_writes_held", (mon.writes_aw == (~a.awready).as_unsigned() + a.bvalid)
+                  & (mon.writes_w == (~a.wready).as_unsigned() + a.bvalid))
+        p.asserts("inv_reads_held", (mon.reads == (~a.arready).as_unsigned()) & (~a.rvalid | ~a.arready))
+        commit, w_aged, b_ok, aw_decoded = (self._inner[n] for n in ("commit", "w_aged", "b_ok", "aw_decoded"))
+        p.asserts("inv_write_steps", (~commit | (~a.awready & ~a.wready & ~a.bvalid)) & (~w_aged | ~a.wready)
+                  & (~b_ok | ~a.bvalid) & (~aw_decoded | ~a.awready))
+        # the write's address decode: each 2-bit digit one-hot (or none yet), at most one register hit
+        def at_most_one(bits):
+            bits = Cat(*bits)
+            return (bits & (bits - 1)) == 0
+        fields = [sig for name, sig in self._inner.items() if name.startswith("aw_field")]
+        hits = [sig for name, sig in self._inner.items() if name.startswith("aw_hit_")]
+        assert fields and hits, "the control slave's address decode registers (aw_field*, aw_hit_*)"
+        p.asserts("inv_aw_decode", Cat(*(at_most_one(f) for f in fields)).all() & at_most_one(hits))
+        steps, wait = self._inner["read_step"], mon.waited["r_answers_read"]
+        reading = ~a.arready & ~a.rvalid
+        p.asserts("inv_read_steps", ~(steps[0] & steps[1]) & ((steps != 0) == reading)
+                  & (~steps[0] | (wait == 0)) & (~steps[1] | (wait == 1))
+                  & (~a.rvalid | (wait == 0) | (wait == 2)) & (~a.arready | (wait == 0)))
 
     def _run_rules(self, m, p, ctrl, mon):
         running = Signal(name="running")          # from the start pulse to done, as the kernel sees it
