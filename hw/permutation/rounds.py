@@ -22,7 +22,7 @@ from a state in to its result out.
 
 from __future__ import annotations
 
-from amaranth.hdl import Cat, EnableInserter, Module, Mux
+from amaranth.hdl import Cat, EnableInserter, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -43,14 +43,17 @@ def _split(state, width: int, w: int) -> list:
 
 
 class _Passes:
-    """The pass tag delayed by t cycles, for any t asked in increasing order."""
+    """The pass tag delayed by t cycles, for any t asked in increasing order (flip-flops with a reset)."""
 
     def __init__(self, m, tag):
         self._m, self._line = m, [tag]
 
     def at(self, t: int):
         while len(self._line) <= t:
-            self._line.append(reg(self._m, self._line[-1], len(self._line[0]), f"pass_d{len(self._line)}"))
+            # with a reset: never packed into an SRL, whose clock-to-out would start the select's path
+            r = Signal(len(self._line[0]), name=f"pass_d{len(self._line)}")
+            self._m.d.sync += r.eq(self._line[-1])
+            self._line.append(r)
         return self._line[t]
 
 

@@ -33,7 +33,7 @@ class Sequencer:
         self.valid = [Signal(name="slot_v0")]
         self.pass_ = [Signal(self.pass_bits, name="slot_p0")]
         for t in range(1, ring + 1):
-            v, p = Signal(name=f"slot_v{t}"), Signal(self.pass_bits, name=f"slot_p{t}", reset_less=True)
+            v, p = Signal(name=f"slot_v{t}"), Signal(self.pass_bits, name=f"slot_p{t}")   # no SRL: read at taps
             prev_v = self.valid[t - 1]
             if t == tap + 1:                       # the state leaving at the tap frees its slot
                 prev_v = prev_v & ~self.leaving
