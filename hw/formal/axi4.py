@@ -134,4 +134,5 @@ def write_master_checks(p, m, axi, *, data_width=256, max_burst=16, max_bursts=1
     p.assumes("b_valid_held", b_held)
     p.assumes("b_payload_stable", b_stable)
     return SimpleNamespace(aw_fire=aw_fire, w_fire=w_fire, b_fire=b_fire, w_bursts_ahead=ahead, b_out=b_out,
-                           b_answerable=b_ready_bursts, w_last=last)
+                           b_answerable=b_ready_bursts, w_last=last, aw_lens=lens, aw_head=head, aw_tail=tail,
+                           w_beat=in_burst)

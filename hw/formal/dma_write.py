@@ -21,6 +21,7 @@ from nantucket.hw.dma.axi_write import AxiWriteMaster
 from .axi4 import write_master_checks
 from .dma_read import _Only, _Tap
 from .props import Props
+from .sync import internals
 
 __all__ = ["WriteMasterHarness", "MUTANTS"]
 
@@ -71,7 +72,9 @@ class WriteMasterHarness(Elaboratable):
         m = Module()
         m.domains.sync = ClockDomain()
         m.d.comb += [ClockSignal().eq(self.clk), ResetSignal().eq(self.rst)]
-        m.submodules.dut = wr = self.dut
+        wr = self.dut
+        frag, self._inner = internals(wr)                 # its counts and slices, for the invariants
+        m.submodules.dut = frag
         p = Props(m)
         if self.only is not None:
             p = _Only(p, self.only)
@@ -85,6 +88,8 @@ class WriteMasterHarness(Elaboratable):
         limit = self.WB - (1 if self.mutant in ("aw_outstanding_bursts", "w_outstanding_bursts") else 0)
         mon = write_master_checks(p, m, tap, max_burst=16, max_bursts=limit)
         self._design_rules(m, p, wr, mon, tap)
+        if self.mutant is None:
+            self._invariants(m, p, wr, mon)
         self.props_names = p.names
         return m
 
@@ -121,14 +126,16 @@ class WriteMasterHarness(Elaboratable):
             p.assumes(f"{name}_in_pass", ~valid | settled)
             m.d.comb += [port.valid.eq(valid), port.payload.eq(payload)]
         # fed_span: the beats the bursts fed so far cover (a sum, not a product: cheaper for the solver)
-        self.fed_bursts, self.fed_beats = Signal(range(self.T + 2)), Signal(range(self.T + 2))
-        fed_span = Signal(range(self.T + 9))
+        self.fed_bursts = Signal(range(self.T + 2), name="fed_bursts")
+        self.fed_beats = Signal(range(self.T + 2), name="fed_beats")
+        fed_span = Signal(range(self.T + 9), name="fed_span")
         with m.If(self.start):
             m.d.sync += [self.fed_bursts.eq(0), self.fed_beats.eq(0), fed_span.eq(0)]
         with m.Else():
             m.d.sync += [self.fed_bursts.eq(self.fed_bursts + (self.b_valid & wr.bursts.ready)),
                          fed_span.eq(fed_span + Mux(self.b_valid & wr.bursts.ready, self.burst, 0)),
                          self.fed_beats.eq(self.fed_beats + (self.d_valid & wr.beats.ready))]
+        self.fed_span = fed_span
         p.assumes("bursts_of_the_pass", ~self.b_valid | ((fed_span + self.burst <= self.total)
                                                           & (self.b_payload < self.total)
                                                           & ((self.b_payload & (self.burst - 1)) == 0)))
@@ -138,11 +145,12 @@ class WriteMasterHarness(Elaboratable):
         # axi: the channels as the monitor sees them (a mutant's, or the master's)
         # bursts and beats reach AXI in order, each once: a queue of each's fed values would be wide, so
         # the counts and the in-order payload of a 2-entry slice: the AW is the oldest fed burst not sent
-        sent_b, sent_d = Signal(range(self.T + 2)), Signal(range(self.T + 2))
+        sent_b, sent_d = Signal(range(self.T + 2), name="sent_bursts"), Signal(range(self.T + 2), name="sent_beats")
         with m.If(self.start):
             m.d.sync += [sent_b.eq(0), sent_d.eq(0)]
         with m.Else():
             m.d.sync += [sent_b.eq(sent_b + mon.aw_fire), sent_d.eq(sent_d + mon.w_fire)]
+        self.sent_b, self.sent_d = sent_b, sent_d
         p.asserts("aw_of_the_pass", when=axi.awvalid, cond=(self.active & (sent_b < self.fed_bursts) &
                                                    (axi.awlen == self.burst - 1) &
                                                    (((axi.awaddr - self.base) >> 5) < self.total)))
@@ -155,3 +163,51 @@ class WriteMasterHarness(Elaboratable):
         p.covers("cover_pass_done", wr.done & self.settled & (sent_b >= 2) & (self.burst >= 2))
         p.covers("cover_outstanding_full", mon.b_out == self.WB)
         p.covers("cover_w_stalled", axi.wvalid & ~axi.wready & p.past(axi.wvalid & ~axi.wready, name="w_st2"))
+
+    def _invariants(self, m, p, wr, mon):
+        """What k-induction needs besides the properties (each proved with them): the master's
+        thermometer counts as the monitor's, the monitor's AW queue holding the pass's length, the
+        slices' contents as what was fed less what went out."""
+        d = self._inner
+        ahead, wait = d["aw_ahead"], d["b_wait"]
+
+        def popcount(v):
+            return sum(v[i].as_unsigned() for i in range(len(v)))
+        p.asserts("inv_thermometers", ((ahead & (ahead + 1)) == 0) & ((wait & (wait + 1)) == 0)
+                  & (popcount(ahead) == mon.w_bursts_ahead) & (popcount(wait) == mon.b_out)
+                  & (mon.b_answerable + mon.w_bursts_ahead == mon.b_out))
+        depth = len(mon.aw_lens)
+        used = Signal(range(depth), name="inv_queue_used")
+        m.d.comb += used.eq(Mux(mon.aw_tail >= mon.aw_head, mon.aw_tail - mon.aw_head,
+                                mon.aw_tail + depth - mon.aw_head))
+        in_queue = [Signal(name=f"inv_in_queue{i}") for i in range(depth)]
+        for i, q in enumerate(in_queue):
+            off = Signal(range(depth), name=f"inv_queue_off{i}")
+            m.d.comb += [off.eq(Mux(i >= mon.aw_head, i - mon.aw_head, i + depth - mon.aw_head)), q.eq(off < used)]
+        held = {n: d[f"{n}_slice.o__valid"].as_unsigned() + d[f"{n}_slice.skid_valid"] for n in ("burst", "beat")}
+        p.asserts("inv_slices", (self.fed_bursts == self.sent_b + held["burst"])
+                  & (self.fed_beats == self.sent_d + held["beat"]) & (self.active | ((held["burst"] == 0)
+                                                                                     & (held["beat"] == 0))))
+        fed_zero = (self.fed_bursts == 0) & (self.fed_beats == 0) & (self.fed_span == 0)
+        p.asserts("inv_fed", (~self.active | self.settled | fed_zero)
+                  & (~self.settled | ((self.fed_span == self.fed_bursts * self.burst)
+                                      & (self.fed_span <= self.total) & (self.fed_beats <= self.total))))
+        wide = len(self.sent_d) + 4
+        done_b, done_w = Signal(wide, name="inv_bursts_answered"), Signal(wide, name="inv_bursts_written")
+        m.d.comb += [done_b.eq(self.sent_b - mon.b_out), done_w.eq(self.sent_b - mon.w_bursts_ahead)]
+        p.asserts("inv_counts", (~self.active | ((d["b_count"] == done_b * self.burst)
+                                                  & (self.sent_d == done_w * self.burst + mon.w_beat)))
+                  & ((self.settled & p.past(self.settled, name="inv_settled_q"))
+                     | ((mon.b_out == 0) & (mon.w_bursts_ahead == 0) & (mon.w_beat == 0))))
+        p.asserts("inv_done", ~wr.done | ~self.settled | (d["b_count"] == self.total))
+        last = d["last_beat"]
+        p.asserts("inv_w_beat", (~self.settled | (last == self.burst - 1))
+                  & (d["w_first"] | ((mon.w_bursts_ahead != 0) & (mon.w_beat + d["w_left"] == last)))
+                  & (~d["w_first"] | (mon.w_beat == 0))
+                  & (~d["w_first"] | (mon.w_bursts_ahead == 0) | (d["w_left"] == last)))
+        ok = lambda v: (v < self.total) & ((v & (self.burst - 1)) == 0)
+        bs = "burst_slice."
+        p.asserts("inv_slice_bursts", (~d[bs + "o__valid"] | ok(d[bs + "o__payload"]))
+                  & (~d[bs + "skid_valid"] | ok(d[bs + "skid"])))
+        p.asserts("inv_aw_queue", (used == mon.w_bursts_ahead) & (mon.aw_head < depth) & (mon.aw_tail < depth)
+                  & Cat(*(~q | (mon.aw_lens[i] == d["last_beat"]) for i, q in enumerate(in_queue))).all())
