@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from amaranth.hdl import Signal
+
 from nantucket.hw.permutation.modular import delay, fold_bound, fold_constant, halve, negate, reduce_bounded, reg
 
 __all__ = ["LinearSpec", "build_linear", "linear_latency"]
@@ -90,9 +92,11 @@ def _adder_tree(m, parts: list, name: str):
         for i in range(0, len(parts) - 1, 2):
             (a, am), (b, bm) = parts[i], parts[i + 1]
             nxt.append((reg(m, a + b, (am + bm).bit_length(), f"{name}_l{level}_{i // 2}"), am + bm))
-        if len(parts) % 2:
+        if len(parts) % 2:                  # carried to the next level: a flip-flop (with a reset), no SRL
             v, vm = parts[-1]
-            nxt.append((reg(m, v, vm.bit_length(), f"{name}_l{level}_{len(parts) // 2}"), vm))
+            r = Signal(vm.bit_length(), name=f"{name}_l{level}_{len(parts) // 2}")
+            m.d.sync += r.eq(v)
+            nxt.append((r, vm))
         parts, level = nxt, level + 1
     return parts[0], level
 

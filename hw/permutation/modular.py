@@ -29,7 +29,9 @@ def reg(m, value, width: int, name: str):
 
 
 def delay(m, value, stages: int, name: str):
-    return pipe(m, value, stages, name) if stages > 0 else value
+    """``value`` ``stages`` cycles later; the last stage a flip-flop (pipe's last_ff), not the end of an SRL
+    whose clock-to-out would start the path of the logic reading it."""
+    return pipe(m, value, stages, name, last_ff=True) if stages > 0 else value
 
 
 def fold_constant(p: int, w: int) -> int:
