@@ -56,14 +56,18 @@ def _parts(core: PermutationCore) -> list[tuple[str, int]]:
 _EDGES: dict = {}
 
 
+def _done(params: dict, workdir: Path) -> Path:
+    from nantucket.hw.flow.catalog import param_tag
+    return Path(workdir) / "permutation" / (param_tag(params) + "-hier") / "resources.json"
+
+
 def _synthesize(core, which, params: dict, workdir: Path, reuse: bool) -> dict:
     """synthesize()'s result for one part; with ``reuse``, the resources.json an earlier run left for the
     same parameters (the same Verilog only if the gateware has not changed since: the caller's word)."""
     import json
-    from nantucket.hw.flow.catalog import param_tag
     if which in ("head", "tail") and (params["hash"], which) in _EDGES:
         return _EDGES[(params["hash"], which)]
-    done = Path(workdir) / "permutation" / (param_tag(params) + "-hier") / "resources.json"
+    done = _done(params, workdir)
     if reuse and done.exists():
         r = json.loads(done.read_text())
     else:
@@ -73,14 +77,24 @@ def _synthesize(core, which, params: dict, workdir: Path, reuse: bool) -> dict:
     return r
 
 
+def _params(name: str, rate: str, which: str) -> dict:
+    # the edge stages are the same at every rate: named by rate 1's parameters
+    return {"hash": name, "rate": "1" if which in ("head", "tail") else rate, "unit": which}
+
+
+def cached(name: str, rate: str, workdir: Path) -> bool:
+    """Whether an earlier run left every part's figures for this core in ``workdir``."""
+    core = PermutationCore(name, rate)
+    return all(_done(_params(name, rate, which), workdir).exists() for which, _ in _parts(core))
+
+
 def measure(name: str, rate: str, workdir: Path, reuse: bool = False) -> dict:
     """Resources of one core: per part synthesized, summed by count; None entries where Yosys failed."""
     core = PermutationCore(name, rate)
     total = dict.fromkeys(KEYS, 0)
     seconds, failed = 0.0, []
     for which, count in _parts(core):
-        # the edge stages are the same at every rate: named by rate 1's parameters
-        params = {"hash": name, "rate": "1" if which in ("head", "tail") else rate, "unit": which}
+        params = _params(name, rate, which)
         try:
             r = _synthesize(core, which, params, workdir, reuse)
         except RuntimeError as exc:
@@ -149,6 +163,8 @@ def main(argv=None) -> int:
     ap.add_argument("--workdir", type=Path, default=build_base() / "synth_permutation")
     ap.add_argument("--timing", action="store_true", help="also the timing estimate of the first hash and rate")
     ap.add_argument("--write", action="store_true", help="write docs/performance.md's permutation section")
+    ap.add_argument("--cached-only", action="store_true", help="only the cores whose every part an earlier "
+                    "run measured (--reuse for those); the others are listed as not measured")
     ap.add_argument("--reuse", action="store_true", help="take a part's figures from an earlier run's "
                     "resources.json in --workdir where there is one (only while the gateware is unchanged)")
     args = ap.parse_args(argv)
@@ -157,11 +173,16 @@ def main(argv=None) -> int:
     if unknown or not names:
         print(f"bench_permutation: --hashes: unknown {unknown} (valid: {', '.join(HASHES)})", file=sys.stderr)
         return 2
-    rows = []
+    rows, skipped = [], []
     for name in names:
         for rate in _rates(args.rates, name):
-            rows.append(measure(name, rate, args.workdir, args.reuse))
+            if args.cached_only and not cached(name, rate, args.workdir):
+                skipped.append(f"{name} at {rate}")
+                continue
+            rows.append(measure(name, rate, args.workdir, args.reuse or args.cached_only))
     text = table(rows)
+    if skipped:
+        text += "\nNot measured yet (no figures in the work folder): " + ", ".join(skipped) + ".\n"
     if args.timing:
         first = _rates(args.rates, names[0])[0]
         text += "\n" + timing_table(names[0], first, timing(names[0], first, args.workdir))
