@@ -86,7 +86,7 @@ def read_master_checks(p, m, axi, *, data_width=256, max_burst=16, max_bursts=64
     p.assumes("r_valid_held", r_held)
     p.assumes("r_payload_stable", r_stable)
     return SimpleNamespace(ar_fire=ar_fire, r_fire=r_fire, beats_out=beats_out, bursts_out=bursts_out,
-                           r_last=last)
+                           r_last=last, ar_lens=lens, ar_head=head, ar_tail=tail, r_beat=in_burst)
 
 
 def write_master_checks(p, m, axi, *, data_width=256, max_burst=16, max_bursts=16, domain="sync"):

@@ -18,8 +18,7 @@ from nantucket.hw.model.params import BuildParams
 
 from .axi4lite import slave_checks
 from .dma_read import _Only
-from .props import Props
-from .sync import internals
+from .props import Props, internals
 
 __all__ = ["ControlHarness", "MUTANTS"]
 

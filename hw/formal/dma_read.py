@@ -19,13 +19,13 @@ was asked for and every beat has arrived.
 in the design), to show the property that names it fails; ``only``: keep only that assertion.
 """
 
-from amaranth.hdl import Cat, ClockDomain, ClockSignal, Elaboratable, Module, ResetSignal, Signal
+from amaranth.hdl import Cat, ClockDomain, ClockSignal, Elaboratable, Module, Mux, ResetSignal, Signal
 
 from nantucket.hw.axi import RESP_OKAY
 from nantucket.hw.dma.axi_read import AxiReadMaster, register_skips
 
 from .axi4 import read_master_checks
-from .props import Props
+from .props import Props, internals
 
 __all__ = ["ReadMasterHarness", "MUTANTS"]
 
@@ -83,7 +83,9 @@ class ReadMasterHarness(Elaboratable):
         m = Module()
         m.domains.sync = ClockDomain()
         m.d.comb += [ClockSignal().eq(self.clk), ResetSignal().eq(self.rst)]
-        m.submodules.dut = rd = self.dut
+        rd = self.dut
+        frag, self._inner = internals(rd)                 # its counts, for the invariants
+        m.submodules.dut = frag
         p = Props(m)
         if self.only is not None:
             p = _Only(p, self.only)
@@ -98,6 +100,8 @@ class ReadMasterHarness(Elaboratable):
         max_bursts = 1 if self.mutant == "ar_outstanding_bursts" else self.D
         mon = read_master_checks(p, m, tap, max_burst=16, max_bursts=max_bursts, max_beats=max_beats)
         self._design_rules(m, p, rd, mon, tap)
+        if self.mutant is None:
+            self._invariants(m, p, rd, mon)
         self.props_names = p.names
         return m
 
@@ -149,6 +153,7 @@ class ReadMasterHarness(Elaboratable):
         beat = Signal(len(axi.araddr), name="ar_beat")
         m.d.comb += beat.eq((axi.araddr - self.base) >> 5)
         last_beat, any_ar = Signal.like(beat, name="ar_prev_beat"), Signal(name="ar_any_in_pass")
+        self.last_ar_beat, self.any_ar = last_beat, any_ar
         with m.If(self.start):
             m.d.sync += any_ar.eq(0)
         with m.Elif(mon.ar_fire):
@@ -163,6 +168,7 @@ class ReadMasterHarness(Elaboratable):
             m.d.sync += asked.eq(0)
         with m.Elif(mon.ar_fire):
             m.d.sync += asked.eq(asked + 1)
+        self.asked = asked
         wanted = sum((((k & (self.burst - 1)) == 0) & (k < self.total) & ~self.zeros[k]).as_unsigned()
                      for k in range(self.T))
         done = rd.done | self.glitch if self.mutant == "done_after_all" else rd.done
@@ -171,6 +177,38 @@ class ReadMasterHarness(Elaboratable):
         p.covers("cover_pass_done", rd.done & self.settled & (asked >= 2) & (self.burst >= 2))
         p.covers("cover_fifo_full", self.level == self.D - 1)
         p.covers("cover_ar_stalled", axi.arvalid & ~axi.arready & p.past(axi.arvalid & ~axi.arready, name="ar_st2"))
+
+    def _invariants(self, m, p, rd, mon):
+        """What k-induction needs besides the properties (each proved with them): the master's in-flight
+        count as the monitor's, the level it works from within the FIFO, the monitor's AR queue holding the
+        pass's length."""
+        d, D = self._inner, self.D
+        inflight = d["inflight"]
+        p.asserts("inv_inflight", inflight == mon.beats_out + d["r_valid_q"])
+        p.asserts("inv_level", self.level + inflight <= D)
+        req = d["req"]
+        below = sum((((k & (self.burst - 1)) == 0) & (k < req) & ~self.zeros[k]).as_unsigned() for k in range(self.T))
+        p.asserts("inv_asked", ~self.settled | ((self.asked == below) & (req <= self.total)
+                                                & ((req & (self.burst - 1)) == 0)))
+        settle = d["settle"]
+        p.asserts("inv_ar_walk", (settle < rd.ISSUE_DELAY) & ((settle == 0) | (~self.any_ar & ~d["settled"]))
+                  & (~self.active | ~d["settled"] | self.settled)
+                  & (~self.active | ~self.settled | (d["settle"] != 0) | ~self.any_ar | (self.last_ar_beat < req)))
+        depth = len(mon.ar_lens)
+        used = Signal(range(depth), name="inv_queue_used")
+        m.d.comb += used.eq(Mux(mon.ar_tail >= mon.ar_head, mon.ar_tail - mon.ar_head, mon.ar_tail + depth - mon.ar_head))
+        in_queue = []
+        for i in range(depth):
+            off = Signal(range(depth), name=f"inv_queue_off{i}")
+            m.d.comb += off.eq(Mux(i >= mon.ar_head, i - mon.ar_head, i + depth - mon.ar_head))
+            in_queue.append(off < used)
+        steady = self.settled & p.past(self.settled, name="inv_settled_q")
+        p.asserts("inv_ar_queue", (mon.ar_head < depth) & (mon.ar_tail < depth) & (used == mon.bursts_out)
+                  & Cat(*(~q | (mon.ar_lens[i] == self.burst - 1) for i, q in enumerate(in_queue))).all()
+                  & (~steady | (mon.bursts_out == 0) | ((mon.beats_out + mon.r_beat == mon.bursts_out * self.burst)
+                                                       & (mon.r_beat < self.burst)))
+                  & (steady | ((mon.bursts_out == 0) & (mon.r_beat == 0) & (inflight == 0)))
+                  & ((mon.bursts_out != 0) | ((mon.r_beat == 0) & (mon.beats_out == 0))))
 
 
 class _Only:

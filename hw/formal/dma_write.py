@@ -20,8 +20,7 @@ from nantucket.hw.dma.axi_write import AxiWriteMaster
 
 from .axi4 import write_master_checks
 from .dma_read import _Only, _Tap
-from .props import Props
-from .sync import internals
+from .props import Props, internals
 
 __all__ = ["WriteMasterHarness", "MUTANTS"]
 

@@ -32,8 +32,7 @@ from amaranth.hdl import (Cat, ClockDomain, ClockSignal, Const, DomainRenamer, E
 from nantucket.hw.dma.async_fifo import AsyncFifo
 
 from .dma_read import _Only
-from .props import Props
-from .sync import internals
+from .props import Props, internals
 
 __all__ = ["FifoResetHarness", "MUTANTS"]
 

@@ -10,9 +10,9 @@ first cycle (when ``past`` holds only the register's init) and 1 after, so a pro
 written ``~props.past_valid | ...``.
 """
 
-from amaranth.hdl import Assert, Assume, Cover, Signal, Value
+from amaranth.hdl import Assert, Assume, Cover, Fragment, Signal, Value
 
-__all__ = ["Props"]
+__all__ = ["Props", "internals"]
 
 
 class Props:
@@ -83,3 +83,29 @@ class Props:
         before = self.past(payload, name=f"{name}_before")
         valid = Value.cast(valid)
         return ~stalled | valid, ~stalled | ~valid | (Value.cast(payload) == before), stalled
+
+
+def internals(elaboratable):
+    """``elaboratable`` elaborated (a Fragment, to be added as the submodule in its place) and the
+    registers and wires its statements drive (under If / Switch too: a Switch's ``cases``), by name
+    (``sub.name`` inside a submodule; a name Amaranth could not trace is ``$signal``, unusable): the
+    invariants k-induction needs are about the primitives' own toggles and stages, which are locals
+    of their ``elaborate`` (Fragment's ``statements`` and ``subfragments``: Amaranth internals, pinned in
+    tests/test_private_api.py)."""
+    frag = Fragment.get(elaboratable, None)
+    found = {}
+
+    def assigned(stmts, prefix):
+        for stmt in stmts:
+            if isinstance(getattr(stmt, "lhs", None), Signal):
+                found[prefix + stmt.lhs.name] = stmt.lhs
+            for _, body, _ in getattr(stmt, "cases", ()):      # the statements under If / Switch
+                assigned(body, prefix)
+
+    def walk(f, prefix):
+        for stmts in f.statements.values():
+            assigned(stmts, prefix)
+        for sub, name, _ in f.subfragments:
+            walk(sub, f"{prefix}{name}.")
+    walk(frag, "")
+    return frag, found

@@ -25,14 +25,13 @@ one out within ``latency`` ntt cycles; one ntt cycle wide), and the value the de
 start is the pass's (its last change made) and stays so until the pass ends.
 """
 
-from amaranth.hdl import (Cat, ClockDomain, ClockSignal, DomainRenamer, Elaboratable, EnableInserter, Fragment,
-                          Module, Mux, ResetSignal, Signal)
+from amaranth.hdl import Cat, ClockDomain, ClockSignal, DomainRenamer, Elaboratable, EnableInserter, Module, Mux, ResetSignal, Signal
 from amaranth.lib.cdc import FFSynchronizer, PulseSynchronizer
 
 from .dma_read import _Only
-from .props import Props
+from .props import Props, internals
 
-__all__ = ["RunCrossingHarness", "MUTANTS", "USES"]
+__all__ = ["RunCrossingHarness", "MUTANTS", "USES", "internals"]
 
 #: the uses of the primitives: value and pulse stages, the set-up's cycles before the pulse, the edges the
 #: value may still change on from the set-up's first, the ntt registers after the pulse, its latency bound
@@ -49,32 +48,6 @@ MUTANTS = {
     "value_at_start": "the destination's value with a bit flipped on a free glitch",
     "value_held_in_pass": "the destination's value with a bit flipped on a free glitch",
 }
-
-
-def internals(elaboratable):
-    """``elaboratable`` elaborated (a Fragment, to be added as the submodule in its place) and the
-    registers and wires its statements drive (under If / Switch too: a Switch's ``cases``), by name
-    (``sub.name`` inside a submodule; a name Amaranth could not trace is ``$signal``, unusable): the
-    invariants k-induction needs are about the primitives' own toggles and stages, which are locals
-    of their ``elaborate`` (Fragment's ``statements`` and ``subfragments``: Amaranth internals, pinned in
-    tests/test_private_api.py)."""
-    frag = Fragment.get(elaboratable, None)
-    found = {}
-
-    def assigned(stmts, prefix):
-        for stmt in stmts:
-            if isinstance(getattr(stmt, "lhs", None), Signal):
-                found[prefix + stmt.lhs.name] = stmt.lhs
-            for _, body, _ in getattr(stmt, "cases", ()):      # the statements under If / Switch
-                assigned(body, prefix)
-
-    def walk(f, prefix):
-        for stmts in f.statements.values():
-            assigned(stmts, prefix)
-        for sub, name, _ in f.subfragments:
-            walk(sub, f"{prefix}{name}.")
-    walk(frag, "")
-    return frag, found
 
 
 class RunCrossingHarness(Elaboratable):
