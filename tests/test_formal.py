@@ -23,8 +23,8 @@ def _failures(lines):
 
 @pytest.mark.parametrize("proof", [p for p in PROOFS if p.quick], ids=lambda p: p.name)
 def test_quick_bounded_set(proof, tmp_path):
-    """Every assertion holds to the quick depth, each case it is about is reached (Cover), and the first
-    mutants fail their assertions (the deep set runs every mutant)."""
+    """Every assertion is proved (k-induction) or holds to the quick depth, each case it is about is
+    reached (Cover), and the first mutants fail their assertions (the deep set runs every mutant)."""
     lines = run_proof(proof, tmp_path, deep=False, print_=lambda line: None)
     assert lines and not _failures(lines), "\n".join(_failures(lines))
     assert sum(1 for line in lines if "its mutant fails it" in line) == min(QUICK_MUTANTS, len(proof.mutants))

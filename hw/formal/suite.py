@@ -1,6 +1,7 @@
 """Every formal proof of the project, its covers and its mutants, and the one-line-a-property report.
 
-A :class:`Proof` is a wrapper (hw/formal/dma_read.py, dma_write.py, control.py) with its depths. Running it
+A :class:`Proof` is a wrapper (hw/formal/dma_read.py, dma_write.py, control.py, crossing.py,
+fifo_reset.py, sync.py) with its depths. Running it
 (:func:`run_proof`) does three things, each a SymbiYosys task:
 
 1. ``prove`` (k-induction of ``depth`` steps): PASS -> every assertion "proved (k-induction)"; induction not
@@ -10,9 +11,9 @@ A :class:`Proof` is a wrapper (hw/formal/dma_read.py, dma_write.py, control.py) 
 3. one bounded run per mutant (the wrapper's ``MUTANTS``: the behaviour broken between the design and the
    monitor, only that assertion kept): the assertion must FAIL there, within ``mutant_depth`` steps.
 
-The quick set (``deep=False``, make test) bounds the assertions to ``depth`` (BMC, no induction) and runs
-the first :data:`QUICK_MUTANTS` mutants of each proof; the deep set k-induction at ``deep_depth`` and
-every mutant.
+The quick set (``deep=False``, make test) runs k-induction at ``depth`` on the proofs marked
+``induct_quick`` (those it closes on, cheaply) and bounds the others to ``depth`` (BMC), and runs the first
+:data:`QUICK_MUTANTS` mutants of each proof; the deep set k-induction at ``deep_depth`` and every mutant.
 
 Each line reads ``proof.property: result``; tool output goes to a log whose path a failing line names.
 """
@@ -107,7 +108,7 @@ def run_proof(proof: Proof, work: Path, *, deep=False, covers=True, mutants=None
     h, il = _il(proof)
     names = h.props_names
     asserts = [n for n, k in names.items() if k == "assert"]
-    # the quick set bounds only (k-induction closes on none of these wrappers: its second solver is spared)
+    # the quick set bounds the proofs k-induction does not close on (its second solver is spared)
     induct = deep or proof.induct_quick
     r = run_sby(work, proof.name, il, mode="prove" if induct else "bmc", depth=depth)
     if r.status == "PASS" and not induct:
