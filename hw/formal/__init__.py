@@ -12,6 +12,7 @@ blocks unchanged and put the properties around them.
 - :mod:`.control`: the kernel's control slave, wrapped from outside.
 - :mod:`.crossing`: the DMA's dual-clock FIFO under two clocks; :mod:`.fifo_reset`: the same under resets
   mid-stream; :mod:`.sync`: the start pulse and the run
-  value beside it across the clocks (the kernel's and the DMA's uses of Amaranth's synchronizers).
+  value beside it across the clocks (the kernel's and the DMA's uses of Amaranth's synchronizers);
+  :mod:`.counts`: the record's NTT cycle counts crossing back.
 - :mod:`.sby`: runs a wrapper through SymbiYosys; :mod:`.suite`: every proof, its covers and mutants.
 """

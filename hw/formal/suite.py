@@ -1,7 +1,7 @@
 """Every formal proof of the project, its covers and its mutants, and the one-line-a-property report.
 
 A :class:`Proof` is a wrapper (hw/formal/dma_read.py, dma_write.py, control.py, crossing.py,
-fifo_reset.py, sync.py) with its depths. Running it
+fifo_reset.py, sync.py, counts.py) with its depths. Running it
 (:func:`run_proof`) does three things, each a SymbiYosys task:
 
 1. ``prove`` (k-induction of ``depth`` steps): PASS -> every assertion "proved (k-induction)"; induction not
@@ -24,6 +24,8 @@ from pathlib import Path
 
 from .control import MUTANTS as CONTROL_MUTANTS
 from .control import ControlHarness
+from .counts import MUTANTS as COUNTS_MUTANTS
+from .counts import CountsCrossingHarness
 from .crossing import MUTANTS as CROSSING_MUTANTS
 from .crossing import FifoCrossingHarness
 from .dma_read import MUTANTS as READ_MUTANTS
@@ -82,6 +84,9 @@ PROOFS = (
           depth=16, deep_depth=16, cover_depth=40, mutant_depth=24, induct_quick=True),
     Proof("pass_crossing_dma", RunCrossingHarness, dict(use="dma", max_period=2), SYNC_MUTANTS,
           depth=16, deep_depth=16, cover_depth=30, mutant_depth=24, induct_quick=True),
+    # the record's NTT cycle counts back to the dma clock, read _SETTLE_CYCLES (16) after the window closed
+    Proof("cycle_counts_crossing", CountsCrossingHarness, dict(settle=16, max_period=4), COUNTS_MUTANTS,
+          depth=20, deep_depth=20, cover_depth=40, mutant_depth=24, induct_quick=True),
 )
 
 
