@@ -69,14 +69,21 @@ from nantucket.hw.axi import RESP_OKAY, AxiLiteSignature, fault_layout
 from nantucket.hw.dma.axi_write import MAX_BURST
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.ops import OPERATIONS, carried_codes
 from nantucket.hw.model.record import run_word
+from nantucket.hw.model.run import RUN_ARGS
 from nantucket.hw.run import run_layout
 
 __all__ = ["ControlSlave", "RegisterWrites", "RegisterReads", "StartChecks", "RECORD_LAYOUT", "READ_GROUP"]
 
 _WORD_BITS = R.ADDRESS_BITS - 2            # word index inside the control space
 #: The argument values the status record carries (hw.model.record: the address, the RUN and BATCH words).
-RECORD_LAYOUT = data.StructLayout({"address": 64, "run": 32, "batch": 32})
+RECORD_LAYOUT = data.StructLayout({"address": 64, "run": 32, "batch": 32, "op": 32})
+#: The arguments whose decoded fields take logic (``ControlSlave._decode_run``); every other row of
+#: RUN_ARGS is its register cut to its field's width.
+_DECODED_HERE = ("flags", "input_log_m", "row_step")
+assert {a.name for a in RUN_ARGS if a.decode is not None} == set(_DECODED_HERE), \
+    "a run argument with a decode needs its gateware in ControlSlave._decode_run"
 #: Words per group of the read-data mux's first stage (a power of two; :class:`RegisterReads`).
 READ_GROUP = 16
 
@@ -96,7 +103,8 @@ class ControlSlave(wiring.Component):
       while busy).
     - ``supported`` (Out 1): the ``log_n`` register is in ``params.min_log_n .. params.max_log_n`` (the
       32-bit register, ``regmap.supported_log_n``); a register of the start checks' second stage.
-    - ``refused`` (Out 32): the STATUS bits (bad_size, bad_batch, bad_shift, bad_flags, bad_lde_pair, bad_align)
+    - ``refused`` (Out 32): the STATUS bits (bad_size, bad_batch, bad_shift, bad_flags, bad_lde_pair, bad_align,
+      bad_op)
       the arguments earn, as ``RegisterMap.check_start`` with the ``hbm_NN`` bases; 0 when the run may go. A
       register: it follows an argument write five cycles after the write commits (a base's three), and is
       settled before any start (``_decode_refusal``). The kernel answers a start with ``refused != 0`` by
@@ -107,7 +115,7 @@ class ControlSlave(wiring.Component):
       run is latched into STATUS.axi_error / axi_resp / axi_write / axi_channel.
     - ``record`` (Out :data:`RECORD_LAYOUT`): what the status record (hw.model.record) takes from the
       argument registers: ``address`` (the ``status`` pointer), ``run`` (its RUN word: the low 8 bits of
-      log_n, flags, input_log_m and chain_log_n) and ``batch``; constant from ``start`` to ``done``.
+      log_n, flags, input_log_m and chain_log_n), ``batch`` and ``op``; constant from ``start`` to ``done``.
     - ``fault_status`` (Out 32): the STATUS bits of the AXI error latched in this run so far (0 without).
     - ``interrupt`` (Out 1): GIER.enable & IP_IER.done & IP_ISR.done.
     - ``idle`` (Out 1): CTRL.ap_idle.
@@ -220,8 +228,9 @@ class ControlSlave(wiring.Component):
         def arg(name):
             return Cat(*[arg_words[off] for off in rmap.arg(name).word_offsets])
         args = {a.name: arg(a.name) for a in rmap.args}
-        args["coset_shift"] = Cat(args.pop("coset_shift_lo"), args.pop("coset_shift_hi"))
-        args["row_step"] = Cat(args.pop("row_step_lo"), args.pop("row_step_hi"))
+        for row in RUN_ARGS:                    # a 64-bit run argument is two 32-bit kernel arguments
+            if row.bits == 64:
+                args[row.name] = Cat(*[args.pop(word) for word in row.words])
         return args
 
     def _decode_run(self, m, args, checks):
@@ -233,13 +242,10 @@ class ControlSlave(wiring.Component):
         log_n, flags, input_log_m = args["log_n"], args["flags"], args["input_log_m"]
         input_log_m_q = Signal(len(self.run.input_log_m), name="input_log_m_q")
         row_step_q = Signal(len(self.run.row_step), name="row_step_q")
-        m.d.comb += [self.run.log_n.eq(log_n),
-                     self.run.inverse.eq((flags & R.FLAG_INVERSE).any()),
+        m.d.comb += [self.run[row.name].eq(args[row.name]) for row in RUN_ARGS if row.decode is None]
+        m.d.comb += [self.run.inverse.eq((flags & R.FLAG_INVERSE).any()),
                      self.run.coset.eq((flags & R.FLAG_COSET).any()),
-                     self.run.batch.eq(args["batch"]),
-                     self.run.coset_shift.eq(args["coset_shift"]),
                      self.run.input_log_m.eq(input_log_m_q),
-                     self.run.chain_log_n.eq(args["chain_log_n"]),
                      self.run.row_step.eq(row_step_q)]
         # an input of all 2^log_n points is the plain run (the DMA keeps its sequential reads)
         m.d.sync += input_log_m_q.eq(Mux(checks.input_is_all, 0, input_log_m))
@@ -251,7 +257,7 @@ class ControlSlave(wiring.Component):
             m.d.comb += self.base[pa.channel].eq(args[pa.name])
         m.d.comb += [self.record.address.eq(args[self._rmap.record_arg.name]),
                      self.record.run.eq(run_word(log_n, flags, input_log_m, args["chain_log_n"])),
-                     self.record.batch.eq(args["batch"])]
+                     self.record.batch.eq(args["batch"]), self.record.op.eq(args["op"])]
 
     def _handshake(self, m, wr, idle):
         """ap_ctrl_hs: start, done, ``idle``, the CTRL / interrupt bits and STATUS. Returns the registers
@@ -446,6 +452,10 @@ class StartChecks:
        >= 1), three sizes a register (``_stage3``);
     4. ``refused`` (``_stage4``).
 
+    The op (STATUS.bad_op): stage 1 ORs its bits above the run struct's ``op`` field, and, for an argument
+    some carried operation does not take, whether it is off its reset value; stage 2 compares the low bits
+    with the build's codes (hw.model.ops ``carried_codes``) and, per code, its foreign arguments.
+
     ``refused`` follows an argument write five cycles after the write commits (``run``'s registered
     fields four, ``supported`` three), which no start waits for: a write commits 3 or more cycles after
     the previous one (its response must be taken, then ``b_ok``), and ``start`` is high
@@ -468,6 +478,13 @@ class StartChecks:
         # regmap's rule covers the DMA's own longest burst (the write master's, in beats of the masters)
         self.align_bits = rmap.base_align.bit_length() - 1
         assert rmap.base_align == 1 << self.align_bits >= MAX_BURST * R.MASTER_DATA_BITS // 8
+        # the op: one of the build's codes (hw.model.ops), in the low op_bits (the run struct's op field)
+        self.ops = carried_codes(params)
+        self.op_bits = run_layout(params)["op"].width
+        assert max(self.ops) < 1 << self.op_bits
+        # the arguments some operation the build carries does not take (each must be at reset for it)
+        carried = [o for o in OPERATIONS if o.code in self.ops]
+        self.foreign = [a for a in RUN_ARGS if any(o.name not in a.ops for o in carried)]
         self._m = None
 
     def elaborate(self, m, args, *, supported, refused):
@@ -538,12 +555,16 @@ class StartChecks:
         same = [reg(f"chk_input_is_all{k}", input_log_m[i:i + 8] == log_n[i:i + 8]) for k, i in enumerate(range(0, 32, 8))]
         base_low = grouped_any("chk_base_low", Cat(*[args[pa.name][:self.align_bits]
                                                      for pa in self._rmap.pointer_args]))
+        op_hi = grouped_any("chk_op_hi", args["op"][self.op_bits:])
+        # an argument some carried op does not take: set (not at its reset value), for bad_op
+        foreign_set = {a.name: Cat(*grouped_any(f"chk_{a.name}_set", args[a.name] ^ a.reset_value)).any()
+                       for a in self.foreign}
         shift_below_p = self._below("chk_shift", coset_shift, prime)
         step_below_p = self._below("chk_step", row_step, prime)
         return SimpleNamespace(log_hi=log_hi, in_hi=in_hi, chain_hi=chain_hi, batch_any=batch_any,
                                group_of=group_of, shift_any=shift_any, step_any=step_any, unknown=unknown,
                                same=same, shift_below_p=shift_below_p, step_below_p=step_below_p,
-                               base_low=base_low)
+                               base_low=base_low, op_hi=op_hi, foreign_set=foreign_set)
 
     def _stage2(self, args, s1, supported):
         reg, any_of, low, sizes, rmap = self._reg, self._any_of, self.low, self.sizes, self._rmap
@@ -578,6 +599,10 @@ class StartChecks:
         s2.flags_bad = reg("chk_flags_bad", Cat(*s1.unknown).any())
         s2.align_bad = reg("chk_align_bad", Cat(*s1.base_low).any())
         s2.input_is_all = reg("chk_input_is_all", Cat(*s1.same).all())
+        op_low = args["op"][:self.op_bits]
+        foreign = [(op_low == o.code) & any_of([s1.foreign_set[a.name] for a in self.foreign if o.name not in a.ops])
+                   for o in OPERATIONS if o.code in self.ops]
+        s2.op_bad = reg("chk_op_bad", any_of(s1.op_hi) | ~any_of([op_low == c for c in self.ops]) | any_of(foreign))
         s2.coset = (flags & R.FLAG_COSET).any()                # one bit of the register
         return s2
 
@@ -604,6 +629,7 @@ class StartChecks:
                                      | Mux(s3.shift_bad, R.STATUS_BAD_SHIFT, 0)
                                      | Mux(s2.flags_bad, R.STATUS_BAD_FLAGS, 0)
                                      | Mux(s2.align_bad, R.STATUS_BAD_ALIGN, 0)
+                                     | Mux(s2.op_bad, R.STATUS_BAD_OP, 0)
                                      | Mux(lde_pair_ok, 0, R.STATUS_BAD_LDE_PAIR))
 
 

@@ -20,7 +20,7 @@ class RecordWriter(wiring.Component):
     """Writes ``words`` (hw.model.record order) at ``address`` rounded down to RECORD_BYTES.
 
     Ports: ``start`` (In 1, while idle: latch words and address, begin), ``address`` (In 64), ``words`` (In
-    ArrayLayout(32, 16)), ``axi`` (Out: the write half of an AXI4 master, 256-bit), ``busy`` (Out 1), ``done``
+    ArrayLayout(32, len(RECORD_WORDS))), ``axi`` (Out: the write half of an AXI4 master, 256-bit), ``busy`` (Out 1), ``done``
     (Out 1: one cycle, with the write response), ``fault`` (Out 1: with ``done``, the response was not OKAY)
     and ``fault_resp`` (Out 2: that response). The address goes first, then the beats, then the response
     is awaited (any AXI slave takes this order).

@@ -2,7 +2,8 @@
 
 The control slave has checked the start (``Run.check``) and decoded it once (the flags into ``inverse`` and
 ``coset``, an ``input_log_m`` equal to ``log_n`` into 0: an input of all 2^log_n points is the plain run),
-so every field has its narrow width: the sizes fit ``params.max_log_n``, the batch
+each argument as its row of :data:`hw.model.run.RUN_ARGS` says (``struct``, ``decode``), so every field
+has its narrow width: the sizes fit ``params.max_log_n``, the batch
 ``2^(max_log_n - min_log_n)``. The control outputs it as one port, the kernel latches it whole at the start,
 hands it to the DMA in one statement and crosses it into the engine's clock as one value (hw/kernel.py).
 
@@ -13,24 +14,15 @@ hands it to the DMA in one statement and crosses it into the engine's clock as o
 from amaranth.lib import data
 
 from nantucket.hw.model.params import BuildParams
-from nantucket.hw.model.run import Run, max_batch
+from nantucket.hw.model.run import RUN_ARGS, Run
 
 __all__ = ["run_layout", "lane_run_layout", "connect_run", "run_bits", "run_fields"]
 
 
 def run_layout(params: BuildParams) -> data.StructLayout:
-    """The struct of an accepted run for a build of ``params``."""
-    size = range(params.max_log_n + 1)
-    return data.StructLayout({
-        "log_n": size,
-        "inverse": 1,
-        "coset": 1,
-        "batch": range(max_batch(params) + 1),
-        "coset_shift": 64,
-        "input_log_m": size,
-        "chain_log_n": size,
-        "row_step": 64,
-    })
+    """The struct of an accepted run for a build of ``params``: every row of
+    :data:`hw.model.run.RUN_ARGS` gives its fields (``RunArg.struct_fields``), in table order."""
+    return data.StructLayout({name: shape for a in RUN_ARGS for name, shape in a.struct_fields(params).items()})
 
 
 def lane_run_layout(log_core: int) -> data.StructLayout:
@@ -56,10 +48,7 @@ def run_bits(params: BuildParams, run: Run) -> int:
     refused = run.check(params)
     if refused:
         raise ValueError(f"run: refused by the build (STATUS bits {refused:#x}): {run}")
-    fields = {"log_n": run.log_n, "inverse": int(run.inverse), "coset": int(run.coset is not None),
-              "batch": run.batch, "coset_shift": run.coset_shift,
-              "input_log_m": 0 if run.input_log_m == run.log_n else run.input_log_m,
-              "chain_log_n": run.chain_log_n, "row_step": run.row_step if run.steps_rows else 0}
+    fields = {name: value for a in RUN_ARGS for name, value in a.decoded(run).items()}
     return run_layout(params).const(fields).as_value().value
 
 

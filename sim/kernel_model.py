@@ -279,8 +279,8 @@ class KernelModel:
         refused = self.refusal()
         self._status = (self._status & ~R.STATUS_REJECTED) | refused     # refused: done at once, points untouched
         try:
-            if not refused:
-                self._transform(run)
+            if not refused:       # the model of the run's operation (hw.model.ops; the NTT: _transform)
+                {"ntt": self._transform}[run.operation.name](run)
                 for channel, resp, write in self._responses(run)[:1]:     # the first error is latched
                     self.axi_error(channel, resp, write)
             self._write_record(run, refused)

@@ -168,8 +168,8 @@ def test_kernel_crossings_are_all_synchronized(kernel):
     # sequencer and in the DMA (its pass state), two synchronizers each; the status record's NTT cycle
     # counts come back once.
     ends = {c.endpoint for c in crossings if c.via == "synchronizer" and "_fifo" not in c.endpoint}
-    assert ends == {"core.run_sync.stage0", "core.start_sync.ff_sync.stage0", "core.cycles_sync.stage0",
-                    "core.dma.sync_state.stage0", "core.dma.sync_start.ff_sync.stage0"}
+    assert ends == {"core.ntt.run_sync.stage0", "core.ntt.start_sync.ff_sync.stage0", "core.ntt.cycles_sync.stage0",
+                    "core.ntt.dma.sync_state.stage0", "core.ntt.dma.sync_start.ff_sync.stage0"}
     assert any(c.via.startswith("RAM ") for c in crossings)
 
 
@@ -183,7 +183,7 @@ def test_kernel_constraint_names_exist(kernel):
         target = c.endpoint if c.via == "synchronizer" else c.via[4:]
         assert target.replace(".", "/") in constrained, c
     # A name that is not in the netlist is reported.
-    broken = tcl.replace("{core/run_sync}", "{core/run_synchronizer}")
+    broken = tcl.replace("{core/ntt/run_sync}", "{core/ntt/run_synchronizer}")
     assert broken != tcl
     assert any("run_synchronizer" in q for q in check_constraint_names(broken, netlist)["empty"])
 
@@ -208,10 +208,10 @@ def test_slr_plan_names_exist_and_place_every_block_once(kernel):
     assert names["empty"] == []
     placed = [p.split(" ", 1)[1] for p in names["placed"]]
     assert len(placed) == len(set(placed))
-    lanes = sorted(p for p in placed if re.fullmatch(r"core/engine/lane\d+", p))
-    assert lanes == sorted(f"core/engine/lane{i}" for i in range(params.lanes))
-    assert "core/dma" in placed and "core/engine/twiddles" in placed
-    assert any(p.startswith("pblock_dynamic_SLR0 core/dma") for p in names["placed"])   # next to the HBM
+    lanes = sorted(p for p in placed if re.fullmatch(r"core/ntt/engine/lane\d+", p))
+    assert lanes == sorted(f"core/ntt/engine/lane{i}" for i in range(params.lanes))
+    assert "core/ntt/dma" in placed and "core/ntt/engine/twiddles" in placed
+    assert any(p.startswith("pblock_dynamic_SLR0 core/ntt/dma") for p in names["placed"])   # next to the HBM
     # The multiply/reduce units placed are the engine's, and the default build fits each SLR's DSPs.
     for p in (params, BuildParams(), BuildParams.default_for("babybear")):
         units, engine = plan(p).mul_units, NttEngine(p)

@@ -6,6 +6,7 @@ import pytest
 
 from nantucket.hw.axi import Axi4ReadSignature, Axi4WriteSignature
 from nantucket.hw.flow.runner import lint_verilog, run_bench
+from nantucket.hw.model.record import RECORD_BYTES
 from nantucket.hw.record import RecordWriter
 
 pytestmark = pytest.mark.filterwarnings("ignore::amaranth.hdl.UnusedElaboratable")
@@ -35,5 +36,6 @@ def test_lint_and_synthesis(tmp_path):
     lint_verilog(verilog.convert(_writer(), name="record_writer"), "record_writer", waive=("CASEINCOMPLETE",))
     r = synthesize("record_writer", {}, tmp_path, quiet=True, component=_writer())
     assert r["DSP48E2"] == 0 and r["BRAM"] == 0 and r["URAM"] == 0
-    # the latched record (512 bits) and the burst address are the state; no DSP, no RAM
-    assert 512 <= r["FF"] < 512 + 64 + 64 and 0 < r["LUT"] < 1500
+    # the latched record (8 bits a byte of it) and the burst address are the state; no DSP, no RAM
+    bits = 8 * RECORD_BYTES
+    assert bits <= r["FF"] < bits + 64 + 64 and 0 < r["LUT"] < 3 * bits

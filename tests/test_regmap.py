@@ -25,7 +25,7 @@ def test_control_block_offsets_and_bits():
 
 def test_arguments_follow_the_pinned_layout(rmap):
     c = rmap.params.channels
-    assert len(rmap.args) == 1 + c + 9
+    assert len(rmap.args) == 1 + c + 10
     log_n = rmap.args[0]
     assert (log_n.name, log_n.index, log_n.offset, log_n.size, log_n.address_qualifier) == ("log_n", 0, 0x10, 4, 0)
     assert log_n.port == "s_axi_control"
@@ -46,15 +46,16 @@ def test_arguments_follow_the_pinned_layout(rmap):
                    ("chain_log_n", c + 6, after + 40, 4, "uint", 0, 0),
                    ("row_step_lo", c + 7, after + 48, 4, "uint", 0, 0),
                    ("row_step_hi", c + 8, after + 56, 4, "uint", 0, 0),
-                   ("status", c + 9, after + 64, 8, "uint*", 1, 0)]
+                   ("op", c + 9, after + 64, 4, "uint", 0, 0),
+                   ("status", c + 10, after + 72, 8, "uint*", 1, 0)]
     # the status record's pointer is served by master 0 (a buffer in HBM[0]); it is no point buffer
     status = rmap.args[-1]
     assert rmap.record_arg is status and status.port == "m00_axi" and status.is_pointer and not status.is_points
-    assert status.word_offsets == (after + 64, after + 68) and status not in rmap.pointer_args
+    assert status.word_offsets == (after + 72, after + 76) and status not in rmap.pointer_args
     assert [a.name for a in rmap.pointer_args] == [f"hbm_{i:02d}" for i in range(c)]
     assert rmap.register("batch").reset == 1
     assert [a.name for a in rmap.scalar_args] == ["log_n", "flags", "batch", "coset_shift_lo", "coset_shift_hi",
-                                                    "input_log_m", "chain_log_n", "row_step_lo", "row_step_hi"]
+                                                    "input_log_m", "chain_log_n", "row_step_lo", "row_step_hi", "op"]
     assert rmap.split_shift(0x1234_5678_9ABC_DEF0) == {"coset_shift_lo": 0x9ABC_DEF0, "coset_shift_hi": 0x1234_5678}
 
 
@@ -106,10 +107,12 @@ def test_identification_block(rmap):
     p = rmap.params
     lo, hi = _native_range(p)
     expect = {"MAGIC": 0x4E544B54, "VERSION": R.VERSION, "LANES": p.lanes, "LOG_CORE": p.log_core,
-              "CHANNELS": p.channels, "MIN_LOG_N": lo, "MAX_LOG_N": hi, "FIELD": R.FIELD_CODES[p.field]}
+              "CHANNELS": p.channels, "MIN_LOG_N": lo, "MAX_LOG_N": hi, "FIELD": R.FIELD_CODES[p.field],
+              "OPS": 1, "COMMIT": 0}
     assert rmap.id_values == expect
     # the words before MIN_LOG_N keep the offsets hosts already read; the range follows STATUS, FIELD last
-    names = ["MAGIC", "VERSION", "LANES", "LOG_CORE", "CHANNELS", "STATUS", "MIN_LOG_N", "MAX_LOG_N", "FIELD"]
+    names = ["MAGIC", "VERSION", "LANES", "LOG_CORE", "CHANNELS", "STATUS", "MIN_LOG_N", "MAX_LOG_N", "FIELD",
+             "OPS", "COMMIT"]
     assert list(R.ID_REGISTERS) == names
     for i, name in enumerate(names):
         assert rmap.id_offset(name) == 0x800 + 4 * i
@@ -158,15 +161,15 @@ def test_status_fields(rmap):
     assert {n: (f.lsb, f.width) for n, f in fields.items()} == {
         "bad_size": (0, 1), "axi_error": (1, 1), "axi_resp": (2, 2), "axi_write": (4, 1), "axi_channel": (8, 7),
         "bad_batch": (15, 1), "bad_shift": (16, 1), "bad_flags": (17, 1), "bad_lde_pair": (18, 1),
-        "bad_align": (19, 1)}
+        "bad_align": (19, 1), "bad_op": (20, 1)}
     assert (R.STATUS_BAD_SIZE, R.STATUS_AXI_ERROR, R.STATUS_AXI_RESP_MASK, R.STATUS_AXI_WRITE,
             R.STATUS_AXI_CHANNEL_MASK) == (0x1, 0x2, 0xC, 0x10, 0x7F00)
-    assert (R.STATUS_BAD_BATCH, R.STATUS_BAD_SHIFT, R.STATUS_BAD_FLAGS, R.STATUS_BAD_LDE_PAIR, R.STATUS_BAD_ALIGN) == (
-        1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 19)
+    assert (R.STATUS_BAD_BATCH, R.STATUS_BAD_SHIFT, R.STATUS_BAD_FLAGS, R.STATUS_BAD_LDE_PAIR, R.STATUS_BAD_ALIGN,
+            R.STATUS_BAD_OP) == (1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 19, 1 << 20)
     masks = [f.mask for f in fields.values()]
     assert sum(masks) == R.STATUS_BAD_SIZE | R.STATUS_AXI_ERROR | R.STATUS_AXI_RESP_MASK | R.STATUS_AXI_WRITE \
         | R.STATUS_AXI_CHANNEL_MASK | R.STATUS_BAD_BATCH | R.STATUS_BAD_SHIFT | R.STATUS_BAD_FLAGS \
-        | R.STATUS_BAD_LDE_PAIR | R.STATUS_BAD_ALIGN
+        | R.STATUS_BAD_LDE_PAIR | R.STATUS_BAD_ALIGN | R.STATUS_BAD_OP
     assert R.STATUS_REJECTED & R.STATUS_BAD_ALIGN
     assert R.decode_status(R.STATUS_BAD_ALIGN) == {"bad_size": False, "axi_error": False, "bad_align": True}
     assert rmap.params.channels <= 1 << fields["axi_channel"].width
@@ -267,3 +270,22 @@ def test_the_documented_register_table_is_the_register_map():
         if not reg.name.startswith("hbm_"):
             assert f"| 0x{reg.offset:03X} | {reg.name} |" in table, reg.name
     assert f"| 0x{rmap.id_offset('VERSION'):03X} | VERSION | ro | {R.VERSION:#x} |" in table
+
+
+def test_ops_and_commit_identification():
+    """OPS has bit c for every operation code the build carries (the NTT, code 0, always); COMMIT bit c for
+    every scheme of BuildParams.commit by its never-reused code, which every scheme of the model has."""
+    from nantucket.hw.model.commit import SCHEME_NAMES
+    assert set(R.SCHEME_CODES) == set(SCHEME_NAMES) and len(set(R.SCHEME_CODES.values())) == len(SCHEME_NAMES)
+    assert R.RegisterMap(BuildParams()).id_values["OPS"] == 1 << 0
+    baby = BuildParams(field="babybear", commit=("plonky3-babybear-24", "plonky3-babybear-16"))
+    assert R.RegisterMap(baby).id_values["COMMIT"] == 0b11
+    assert baby.tag() == "L16_k12_C32_babybear_plonky3-babybear-24+plonky3-babybear-16"
+    assert BuildParams(field="babybear", commit="plonky3-babybear-16").commit == ("plonky3-babybear-16",)
+    assert R.decode_status(R.STATUS_BAD_OP) == {"bad_size": False, "axi_error": False, "bad_op": True}
+    with pytest.raises(ValueError, match="koalabear"):
+        BuildParams(field="babybear", commit="plonky3-koalabear-16")
+    with pytest.raises(ValueError, match="unknown scheme"):
+        BuildParams(commit="plonky9")
+    with pytest.raises(TypeError, match="commit"):
+        BuildParams(commit=5)

@@ -2,6 +2,7 @@
 (inverse, coset) as flag bits, the register order the register map builds from it, and its refusals; and
 its gateware struct's bits (hw.run)."""
 
+import dataclasses
 import random
 
 import pytest
@@ -76,7 +77,7 @@ def test_run_struct_bits_of_accepted_runs():
     assert widths == {"log_n": p.max_log_n.bit_length(), "inverse": 1, "coset": 1,
                       "batch": (1 << (p.max_log_n - p.min_log_n)).bit_length(), "coset_shift": 64,
                       "input_log_m": p.max_log_n.bit_length(), "chain_log_n": p.max_log_n.bit_length(),
-                      "row_step": 64}
+                      "row_step": 64, "op": 1}
     rng = random.Random(5)
     sizes = range(p.min_log_n, p.max_log_n + 1)
     for _ in range(300):
@@ -89,12 +90,12 @@ def test_run_struct_bits_of_accepted_runs():
         run = Run.of(n, inverse=inverse, coset=coset, batch=batch, input_log_m=log_m, chain_log_n=t, row_step=step)
         want = {"log_n": n, "inverse": int(inverse), "coset": int(coset is not None), "batch": batch,
                 "coset_shift": coset or 0, "input_log_m": 0 if log_m == n else log_m, "chain_log_n": t,
-                "row_step": step if step > 1 else 0}
+                "row_step": step if step > 1 else 0, "op": 0}
         bits = run_bits(p, run)
         assert run_fields(p, bits) == want
         # the packing, independently: each field at the running offset, in layout order
         packed, offset = 0, 0
-        for name in ("log_n", "inverse", "coset", "batch", "coset_shift", "input_log_m", "chain_log_n", "row_step"):
+        for name in ("log_n", "inverse", "coset", "batch", "coset_shift", "input_log_m", "chain_log_n", "row_step", "op"):
             packed |= want[name] << offset
             offset += widths[name]
         assert bits == packed
@@ -112,3 +113,42 @@ def test_run_struct_bits_refuse_what_the_kernel_refuses():
         run_bits(None, Run(p.min_log_n))
     with pytest.raises(ValueError, match="bits"):
         run_fields(p, -1)
+
+
+def test_run_arguments_come_from_one_table():
+    """Every use of a run's arguments is derived from RUN_ARGS: Run's fields and defaults, the register
+    words and their order, the docs, the struct's fields (each row's own), and the ops a row belongs to."""
+    from nantucket.hw.model.run import ARG_DOCS, RUN_ARGS
+    assert [f.name for f in dataclasses.fields(Run)] == [a.name for a in RUN_ARGS]
+    assert [name for name, _ in SCALAR_ARGS] == [w for a in RUN_ARGS[1:] for w in a.words]
+    assert Run(8) == Run(8, **{a.name: a.reset for a in RUN_ARGS[1:]})
+    assert {w for a in RUN_ARGS for w in a.words} | {"status"} == set(ARG_DOCS)
+    p = BuildParams(lanes=4, log_core=4, channels=4)
+    assert [name for name, _ in run_layout(p)] == [f for a in RUN_ARGS for f in a.struct_fields(p)]
+    for a in RUN_ARGS:          # a 64-bit argument round-trips through its two words
+        if a.bits == 64:
+            value = (0x1234_5678 << 32) | 0x9ABC_DEF0
+            assert Run.from_words(dict(Run(8).words(), **{a.words[0]: value & 0xFFFF_FFFF,
+                                                          a.words[1]: value >> 32})) == Run(8, **{a.name: value})
+    with pytest.raises(ValueError, match="op: expected a 32-bit"):
+        Run(8, op=1 << 32)
+
+
+def test_op_refusals(monkeypatch):
+    """An op no operation has, or one the build does not carry, is STATUS.bad_op (and only the op's own
+    rows are checked: an unknown op is refused for its op, whatever the other arguments); an argument
+    foreign to the run's op that is not at its reset value is bad_op too."""
+    from nantucket.hw.model import ops, run as run_module
+    p = BuildParams(lanes=4, log_core=4, channels=4)
+    assert ops.carried_codes(p) == (ops.OP_NTT,) and ops.ops_mask(p) == 1
+    assert Run.of(8).op == ops.OP_NTT == 0 and Run.of(8).check(p) == 0
+    for op in (1, 2, 31, 1 << 31):
+        assert Run(8, op=op).check(p) == R.STATUS_BAD_OP
+    assert Run(99, op=5).check(p) == R.STATUS_BAD_OP | R.STATUS_BAD_SIZE
+    # an operation that takes none of the NTT's arguments: a run with any of them off reset is refused
+    other = ops.Operation("other", 0, "a test operation", (), None, None, lambda params: True)
+    monkeypatch.setattr(run_module, "operation", lambda code: other)
+    run = Run.of(8, batch=2, coset=3)
+    assert run.foreign_args() == ("log_n", "flags", "batch", "coset_shift")
+    assert run.check(p) & R.STATUS_BAD_OP
+    assert Run(0).foreign_args() == ()

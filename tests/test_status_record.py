@@ -22,11 +22,14 @@ from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin
 from nantucket.sim.kernel_model import HbmModel, KernelModel
 
 SMALL = BuildParams(lanes=4, log_core=3, channels=4)        # native 2^4 .. 2^6
-#: The record's words in address order, written out here from the record's definition.
-WORDS = ("MAGIC", "VERSION", "LANES", "LOG_CORE", "CHANNELS", "STATUS", "MIN_LOG_N", "MAX_LOG_N", "SEQUENCE",
-         "RUN", "BATCH", "PASS1_DMA_CYCLES", "PASS1_NTT_CYCLES", "PASS2_DMA_CYCLES", "PASS2_NTT_CYCLES",
-         "TOTAL_DMA_CYCLES")
-CYCLES = WORDS[11:]
+#: The record's words in address order, written out here from the record's definition (an NTT run's: its
+#: engine's four words in the engine area, the rest of it 0).
+WORDS = ("MAGIC", "VERSION", "LANES", "LOG_CORE", "CHANNELS", "STATUS", "MIN_LOG_N", "MAX_LOG_N", "FIELD", "OPS",
+         "COMMIT", "SEQUENCE", "OP", "RUN", "BATCH", "TOTAL_DMA_CYCLES", "RESULT_LO", "RESULT_HI", "RESULT_BYTES",
+         "PASS1_DMA_CYCLES", "PASS1_NTT_CYCLES", "PASS2_DMA_CYCLES", "PASS2_NTT_CYCLES") + tuple(
+             f"ENGINE_{i}" for i in range(4, 13))
+CYCLES = ("TOTAL_DMA_CYCLES", "PASS1_DMA_CYCLES", "PASS1_NTT_CYCLES", "PASS2_DMA_CYCLES", "PASS2_NTT_CYCLES")
+ZERO_FOR_NTT = ("RESULT_LO", "RESULT_HI", "RESULT_BYTES") + WORDS[23:]
 
 
 def axi_status(channel, resp, write):
@@ -86,9 +89,10 @@ def test_the_model_writes_the_record_of_every_start_with_the_runs_arguments():
     for sequence, args in enumerate(starts, start=1):
         assert card.start(**args), args
         rec = card.record()
-        assert rec["MAGIC"].to_bytes(4, "big") == b"NTKT" and rec["VERSION"] == R.VERSION == 6
-        # the record keeps its two beats: the ID words before FIELD (FIELD is read from the register)
-        assert {n: rec[n] for n in WORDS[:8] if n != "STATUS"} == {n: v for n, v in ids.items() if n != "FIELD"}
+        assert rec["MAGIC"].to_bytes(4, "big") == b"NTKT" and rec["VERSION"] == R.VERSION == 7
+        # the whole identification block, the NTT's op code and nothing in the result and spare engine words
+        assert {n: rec[n] for n in WORDS[:11] if n != "STATUS"} == ids and rec["OPS"] == 1 and rec["OP"] == 0
+        assert all(rec[n] == 0 for n in ZERO_FOR_NTT)
         assert rec["STATUS"] == 0
         assert rec["SEQUENCE"] == sequence
         assert rec["RUN"] == (args["log_n"] | args["flags"] << 8 | args.get("input_log_m", 0) << 16)

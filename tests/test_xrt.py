@@ -161,7 +161,7 @@ def test_timeout_and_named_errors(tmp_path):
     other = write_xclbin(tmp_path / "other.xclbin", params, kernel_name="vadd")
     with pytest.raises(X.KernelNotFound, match="nantucket"):
         X.XrtBackend(params, xclbin=other, pyxrt_module=FakePyxrt())
-    small_banks = X.XrtBackend(params, xclbin=path, pyxrt_module=FakePyxrt(bank_bytes=64))
+    small_banks = X.XrtBackend(params, xclbin=path, pyxrt_module=FakePyxrt(bank_bytes=RECORD_BYTES))
     with pytest.raises(X.BufferAllocFailed, match="hbm_00") as e:      # buffers come with the run
         small_banks.run(points(params.n_points))
     assert isinstance(e.value.__cause__, RuntimeError)

@@ -3,8 +3,9 @@ metadata and a self-test (whose status records carry the identification words to
 
 XRT's C++ ``xrt::kernel::read_register`` is not bound by XRT's published pyxrt (its pyxrt.pyi declares
 no register access); when a module offers it the ID block (MAGIC, VERSION, LANES, LOG_CORE, CHANNELS,
-MIN_LOG_N, MAX_LOG_N, FIELD) is read with exclusive CU access; a kernel built for another field than the
-host asked for (FIELD) is an :class:`IdentityMismatch` naming both. Otherwise the xclbin's metadata (kernel name and
+MIN_LOG_N, MAX_LOG_N, FIELD, OPS, COMMIT) is read with exclusive CU access; a kernel built for another field
+than the host asked for (FIELD), or carrying other operations (OPS) or commitment schemes (COMMIT), is an
+:class:`IdentityMismatch` naming both. Otherwise the xclbin's metadata (kernel name and
 argument count, which only tells the channel count) is checked and then one self-test transform of a
 known input at the largest size 2^(2k) (the impulse at index 1, whose transform is the powers of w_N, all
 distinct, and differ between root chains: another field's kernel fails it) must come back exact, and a start with log_n = 2k + 1 must leave memory untouched: a kernel
@@ -81,9 +82,10 @@ def _identify_by_id(path: Path, params: BuildParams | None, ids: dict[str, int])
     if kernel_field is None:
         raise IdentityMismatch(f"xclbin {path}: FIELD reads {ids['FIELD']}, a code no field has "
                                f"({', '.join(f'{c} {n}' for n, c in R.FIELD_CODES.items())})")
+    schemes = tuple(name for name, code in R.SCHEME_CODES.items() if ids["COMMIT"] >> code & 1)
     if params is None:
         try:
-            params = BuildParams(**got, field=kernel_field)
+            params = BuildParams(**got, field=kernel_field, commit=schemes)
         except (TypeError, ValueError) as e:
             raise IdentityMismatch(f"xclbin {path}: ID block reports {got}, field {kernel_field}: {e}") from e
     if kernel_field != params.field:
@@ -92,6 +94,7 @@ def _identify_by_id(path: Path, params: BuildParams | None, ids: dict[str, int])
     want = {"lanes": params.lanes, "log_core": params.log_core, "channels": params.channels}
     if got != want:
         raise IdentityMismatch(f"xclbin {path}: the kernel was built with {got}, expected {want}")
+    _check_operations(path, params, ids, schemes)
     # The native sizes the ID block reports must be the build's: the host runs every size in that range
     # natively, so a kernel that rejects some of them (one from before run-time sizes reads 0) is refused.
     for name, value in zip(_RANGE_IDS, (params.min_log_n, params.max_log_n)):
@@ -103,7 +106,18 @@ def _identify_by_id(path: Path, params: BuildParams | None, ids: dict[str, int])
     return params, (f"ID block: MAGIC 0x{ids['MAGIC']:08X} VERSION {ids['VERSION']} "
                     f"LANES {ids['LANES']} LOG_CORE {ids['LOG_CORE']} CHANNELS {ids['CHANNELS']}"
                     + "".join(f" {name} {ids[name]}" for name in _RANGE_IDS if name in ids)
-                    + f" FIELD {ids['FIELD']} ({kernel_field})")
+                    + f" FIELD {ids['FIELD']} ({kernel_field}) OPS {ids['OPS']:#x} COMMIT {ids['COMMIT']:#x}")
+
+
+def _check_operations(path: Path, params: BuildParams, ids: dict[str, int], schemes: tuple) -> None:
+    """The operations (OPS) and commitment schemes (COMMIT) of the kernel must be the build's."""
+    want_ops = R.RegisterMap(params).id_values["OPS"]
+    if ids["OPS"] != want_ops:
+        raise IdentityMismatch(f"xclbin {path}: OPS reads {ids['OPS']:#x}, a {params.tag()} build carries "
+                               f"{want_ops:#x} (operation codes: hw.model.ops)")
+    if set(schemes) != set(params.commit):
+        raise IdentityMismatch(f"xclbin {path}: the kernel commits with {list(schemes) or 'no scheme'}, the host "
+                               f"asked for {list(params.commit) or 'none'}")
 
 
 def self_test(be) -> None:

@@ -23,8 +23,8 @@ clocks and logic stay the platform's: it creates no clock and sets no clock-to-c
   is stable long before it is read); a block RAM has no such path and the constraint then covers nothing.
 
 Cell names follow Vivado's for inferred registers and memories (``<path>/<reg>_reg``, ``..._reg[<bit>]``,
-``<path>/<memory>_reg...``), with ``<path>`` the Amaranth hierarchy (module ``top.core.dma`` is instance
-``core/dma``). :func:`hw.flow.crossings.check_constraint_names` evaluates the script in ``tclsh`` against the
+``<path>/<memory>_reg...``), with ``<path>`` the Amaranth hierarchy (module ``top.core.ntt.dma`` is instance
+``core/ntt/dma``). :func:`hw.flow.crossings.check_constraint_names` evaluates the script in ``tclsh`` against the
 netlist Yosys reads from the same Verilog, so a name that does not exist fails a test.
 """
 
@@ -120,7 +120,7 @@ class DualClockRam:
 
 
 def _instance_path(module: str, top: str) -> str | None:
-    """``\\top.core.dma`` -> ``core/dma`` (Amaranth names each module after its place in the hierarchy);
+    """``\\top.core.ntt.dma`` -> ``core/ntt/dma`` (Amaranth names each module after its place in the hierarchy);
     None for modules outside the top's hierarchy (shared blocks ``nt_*``)."""
     name = module.lstrip("\\")
     if name == top:

@@ -48,10 +48,11 @@ def plan(params: BuildParams) -> SlrPlan:
     from nantucket.hw.engine import NttEngine
     twiddles, coset = TwiddleGenerator(params), NttEngine(params).coset_factors
     lane = Lane(params.log_core, field=params.prime_field)
-    slr0 = ("core/control", "core/dma", "core/status_record", "core/run_sync", "core/start_sync", "core/cycles_sync",
-            *(f"core/engine/lane{i}" for i in range(half)))
-    slr1 = ("core/engine/twiddles", "core/engine/coset_factors",
-            *(f"core/engine/lane{i}" for i in range(half, params.lanes)))
+    ntt = "core/ntt"                              # the NTT operation's engine (hw/ntt_operation.py)
+    slr0 = ("core/control", f"{ntt}/dma", "core/status_record", f"{ntt}/run_sync", f"{ntt}/start_sync",
+            f"{ntt}/cycles_sync", *(f"{ntt}/engine/lane{i}" for i in range(half)))
+    slr1 = (f"{ntt}/engine/twiddles", f"{ntt}/engine/coset_factors",
+            *(f"{ntt}/engine/lane{i}" for i in range(half, params.lanes)))
     rest = params.lanes - half
     return SlrPlan({0: slr0, 1: slr1},
                    {0: half * lane.mul_units, 1: rest * lane.mul_units + twiddles.mul_units + coset.mul_units},

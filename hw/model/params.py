@@ -40,6 +40,10 @@ class BuildParams:
                link's kernel frequency, the clock-crossing constraints, the simulated clocks and the HBM
                model's cycle counts, the open-flow timing estimate's periods and every projected time.
     field:     the prime field and root chain, by name (hw.model.field.FIELDS; default "goldilocks").
+    commit:    the operations the build carries beyond the NTT: the commitment schemes of its on-card
+               commitment engine, by their scheme strings (hw.model.commit.SCHEMES; one string is taken as
+               a tuple of one; each over the build's prime field; empty by default: the NTT alone). The
+               identification word COMMIT (hw.model.regmap) and :meth:`tag` carry them.
     """
 
     lanes: int = _DEFAULT_LANES[64]
@@ -48,6 +52,7 @@ class BuildParams:
     dma_mhz: float = DEFAULT_DMA_MHZ
     ntt_mhz: float = DEFAULT_NTT_MHZ
     field: str = DEFAULT_FIELD.name
+    commit: tuple = ()
 
     def __post_init__(self):
         for f in fields(self):
@@ -74,6 +79,7 @@ class BuildParams:
         for name in ("dma_mhz", "ntt_mhz"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name}: must be positive, got {getattr(self, name)}")
+        object.__setattr__(self, "commit", _commit_schemes(self.commit, self.prime_field))
 
     @property
     def prime_field(self) -> Field:
@@ -215,13 +221,40 @@ class BuildParams:
         raise error
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """The fields by name (``commit`` only when the build carries schemes, so the digests of the
+        builds without them stay what they were)."""
+        out = asdict(self)
+        if not self.commit:
+            del out["commit"]
+        return out
 
     def tag(self) -> str:
         """A short name for build directories: L16_k12_C32, with the field's name after it when it is not
         the default one (L16_k12_C32_babybear)."""
         tag = f"L{self.lanes}_k{self.log_core}_C{self.channels}"
-        return tag if self.field == DEFAULT_FIELD.name else f"{tag}_{self.field}"
+        tag = tag if self.field == DEFAULT_FIELD.name else f"{tag}_{self.field}"
+        return tag if not self.commit else f"{tag}_{'+'.join(self.commit)}"
+
+
+def _commit_schemes(commit, field: Field) -> tuple:
+    """BuildParams.commit as a tuple of distinct scheme names over ``field``, in the order given (a
+    TypeError or ValueError naming the scheme otherwise)."""
+    if isinstance(commit, str):
+        commit = (commit,)
+    if not isinstance(commit, (tuple, list)):
+        raise TypeError(f"commit: expected a scheme name or a tuple of them, got {type(commit).__name__}")
+    if not commit:
+        return ()
+    from .commit.schemes import scheme            # the hash constants load only for a build that commits
+    out = []
+    for name in commit:
+        s = scheme(name)
+        if get_field(s.field).p != field.p:
+            raise ValueError(f"commit: {s.name} hashes {s.field} values; this build computes in {field.name}")
+        if s.name in out:
+            raise ValueError(f"commit: {s.name} named twice")
+        out.append(s.name)
+    return tuple(out)
 
 
 DEFAULT = BuildParams()

@@ -9,25 +9,32 @@ nothing else). A host reads it with ``bo.sync`` and ``bo.map`` alone. This modul
 of the record's words, which the gateware (hw/kernel.py), the kernel model (sim/kernel_model.py) and
 the host's driver (host/xrt/) use.
 
-Words, in address order:
+Words, in address order (the second layout, register map VERSION 7: room for the operation, its engine's
+words and a pointer to results that do not fit):
 
 ==  ====================  ==========================================================================
-0   MAGIC .. MAX_LOG_N    the identification block's first eight words, in its order (hw.model.regmap
-7                         ``ID_REGISTERS``), STATUS as it reads after this start's done
-8   SEQUENCE              starts since reset, this one included (1 for the first)
-9   RUN                   this start's log_n (bits 7..0), flags (15..8), input_log_m (23..16) and
+0   MAGIC .. COMMIT       the identification block's words, in its order (hw.model.regmap
+10                        ``ID_REGISTERS``), STATUS as it reads after this start's done
+11  SEQUENCE              starts since reset, this one included (1 for the first)
+12  OP                    this start's ``op`` argument (hw.model.ops)
+13  RUN                   this start's log_n (bits 7..0), flags (15..8), input_log_m (23..16) and
                           chain_log_n (31..24), each the low 8 bits of its argument register
-10  BATCH                 this start's batch argument
-11  PASS1_DMA_CYCLES      ap_clk (DMA) cycles of pass 1, from its start to its last write response
-12  PASS1_NTT_CYCLES      ap_clk_2 (NTT) cycles in the same window, counted in the NTT domain
-13  PASS2_DMA_CYCLES      the same for pass 2
-14  PASS2_NTT_CYCLES
+14  BATCH                 this start's batch argument
 15  TOTAL_DMA_CYCLES      ap_clk cycles from the accepted start to the record's write (set-up included)
+16  RESULT_LO, RESULT_HI  where in HBM the operation wrote results that do not fit the record (a Merkle
+17                        root or cap beside its tree), 0 when it has none (the NTT's results are its
+                          point buffers)
+18  RESULT_BYTES          how many bytes of results are there (0: none)
+19  ENGINE_0 .. 12        the operation's own words (hw.model.ops ``Operation.status_words``; the NTT's:
+31                        PASS1_DMA_CYCLES, PASS1_NTT_CYCLES, PASS2_DMA_CYCLES, PASS2_NTT_CYCLES: the
+                          ap_clk (DMA) and ap_clk_2 (NTT) cycles of each pass, from its start to its last
+                          write response); unused ones 0
 ==  ====================  ==========================================================================
 
-The cycle words of a refused start are 0. Counters saturate at 2^32 - 1 (9.5 s at 450 MHz: no run is
-that long). The record's address is rounded down to :data:`RECORD_BYTES` (the two beats stay in one
-4 KiB page).
+The cycle words of a refused start are 0, and so are its engine words. Counters saturate at 2^32 - 1
+(9.5 s at 450 MHz: no run is that long). The record's address is rounded down to :data:`RECORD_BYTES`
+(its four beats stay in one 4 KiB page). :class:`StatusRecord` reads an engine word by its name too
+(``record["PASS1_DMA_CYCLES"]``), through the operation the OP word names.
 """
 
 from __future__ import annotations
@@ -39,26 +46,28 @@ import numpy as np
 
 from .params import BuildParams
 from .regmap import ID_REGISTERS, MAGIC, VERSION, RegisterMap
+from .ops import ENGINE_WORDS, operation
 from .run import Run
 
-__all__ = ["RECORD_ID_WORDS", "RECORD_WORDS", "RECORD_BYTES", "RECORD_BEATS", "CYCLE_WORDS", "StatusRecord", "run_word",
-           "record_words"]
+__all__ = ["RECORD_ID_WORDS", "RECORD_WORDS", "RECORD_BYTES", "RECORD_BEATS", "CYCLE_WORDS", "ENGINE_RECORD_WORDS",
+           "StatusRecord", "run_word", "record_words", "engine_word"]
 
-#: The identification words the record carries: the first eight of the block (FIELD, added later, is read
-#: from the register; the record keeps its two beats).
-RECORD_ID_WORDS = ID_REGISTERS[:8]
+#: The identification words the record carries: the whole block.
+RECORD_ID_WORDS = ID_REGISTERS
+#: The engine area's words.
+ENGINE_RECORD_WORDS = tuple(f"ENGINE_{i}" for i in range(ENGINE_WORDS))
 #: The record's words, in address order (4 bytes each).
-RECORD_WORDS = RECORD_ID_WORDS + ("SEQUENCE", "RUN", "BATCH", "PASS1_DMA_CYCLES", "PASS1_NTT_CYCLES",
-                               "PASS2_DMA_CYCLES", "PASS2_NTT_CYCLES", "TOTAL_DMA_CYCLES")
+RECORD_WORDS = RECORD_ID_WORDS + ("SEQUENCE", "OP", "RUN", "BATCH", "TOTAL_DMA_CYCLES", "RESULT_LO", "RESULT_HI",
+                                  "RESULT_BYTES") + ENGINE_RECORD_WORDS
 RECORD_BYTES = 4 * len(RECORD_WORDS)
 #: 256-bit beats of one record.
 RECORD_BEATS = RECORD_BYTES // 32
-#: The words a refused start leaves 0.
+#: The NTT's cycle words, by name (its engine words and the total), which a refused start leaves 0.
 CYCLE_WORDS = ("PASS1_DMA_CYCLES", "PASS1_NTT_CYCLES", "PASS2_DMA_CYCLES", "PASS2_NTT_CYCLES",
                "TOTAL_DMA_CYCLES")
 _MASK = 0xFFFF_FFFF
 
-assert RECORD_BYTES % 32 == 0 and len(RECORD_WORDS) == 16
+assert RECORD_BYTES % 32 == 0 and len(RECORD_WORDS) == 32 and RECORD_BYTES & (RECORD_BYTES - 1) == 0
 
 
 def run_word(log_n: int, flags: int, input_log_m: int, chain_log_n: int) -> int:
@@ -74,16 +83,28 @@ def _id_values(params: BuildParams) -> dict:
     return RegisterMap(params).id_values
 
 
-def record_words(params: BuildParams, *, status: int, sequence: int, run: Run, cycles: dict | None = None) -> list[int]:
-    """The 16 words a kernel built with ``params`` writes after ``run`` (register contents), with STATUS
-    ``status``, start number ``sequence`` and the ``cycles`` words by name (missing ones 0)."""
+def engine_word(op: int, name: str) -> str | None:
+    """The record word (ENGINE_i) that holds engine word ``name`` of operation code ``op``, or None."""
+    o = operation(op)
+    if o is None or name not in o.status_words:
+        return None
+    return ENGINE_RECORD_WORDS[o.status_words.index(name)]
+
+
+def record_words(params: BuildParams, *, status: int, sequence: int, run: Run, cycles: dict | None = None,
+                 result: tuple[int, int] = (0, 0)) -> list[int]:
+    """The words a kernel built with ``params`` writes after ``run`` (register contents), with STATUS
+    ``status``, start number ``sequence``, the ``cycles`` words by name (TOTAL_DMA_CYCLES or one of the
+    op's engine words; missing ones 0) and ``result`` (address, bytes)."""
     ids = _id_values(params)
     values = dict({n: ids[n] for n in RECORD_ID_WORDS if n != "STATUS"}, STATUS=status, SEQUENCE=sequence,
-                  RUN=run_word(run.log_n, run.flags, run.input_log_m, run.chain_log_n), BATCH=run.batch,
-                  **{name: min(int(v), _MASK) for name, v in (cycles or {}).items()})
-    unknown = set(values) - set(RECORD_WORDS)
-    if unknown:
-        raise KeyError(f"cycles: no record word {', '.join(sorted(unknown))}")
+                  OP=run.op, RUN=run_word(run.log_n, run.flags, run.input_log_m, run.chain_log_n), BATCH=run.batch,
+                  RESULT_LO=result[0] & _MASK, RESULT_HI=result[0] >> 32, RESULT_BYTES=result[1])
+    for name, v in (cycles or {}).items():
+        word = name if name == "TOTAL_DMA_CYCLES" else engine_word(run.op, name)
+        if word is None:
+            raise KeyError(f"cycles: no record word {name} for op {run.op}")
+        values[word] = min(int(v), _MASK)
     return [values.get(name, 0) & _MASK for name in RECORD_WORDS]
 
 
@@ -101,7 +122,18 @@ class StatusRecord:
         return cls(dict(zip(RECORD_WORDS, (int(v) for v in buf))))
 
     def __getitem__(self, name: str) -> int:
-        return self.words[name]
+        """A word by its record name, or an engine word of the record's operation by its own name."""
+        if name in self.words:
+            return self.words[name]
+        word = engine_word(self.words["OP"], name)
+        if word is None:
+            raise KeyError(f"name: no record word {name!r} (op {self.words['OP']})")
+        return self.words[word]
+
+    @property
+    def result(self) -> tuple[int, int]:
+        """(address, bytes) of the results the operation wrote beside its buffers; (0, 0): none."""
+        return self.words["RESULT_LO"] | self.words["RESULT_HI"] << 32, self.words["RESULT_BYTES"]
 
     @property
     def written(self) -> bool:
@@ -114,8 +146,8 @@ class StatusRecord:
         return self.words["STATUS"]
 
     def describes(self, run: Run) -> bool:
-        """Whether the record is the one of a start of ``run`` (its RUN and BATCH words)."""
-        return (self.words["RUN"] == run_word(run.log_n, run.flags, run.input_log_m, run.chain_log_n)
+        """Whether the record is the one of a start of ``run`` (its OP, RUN and BATCH words)."""
+        return (self.words["OP"] == run.op and self.words["RUN"] == run_word(run.log_n, run.flags, run.input_log_m, run.chain_log_n)
                 and self.words["BATCH"] == run.batch & _MASK)
 
     def run_fields(self) -> dict:
@@ -123,7 +155,7 @@ class StatusRecord:
         of each argument the RUN word holds, and BATCH)."""
         run = self.words["RUN"]
         return {"log_n": run & 0xFF, "flags": run >> 8 & 0xFF, "input_log_m": run >> 16 & 0xFF,
-                "chain_log_n": run >> 24 & 0xFF, "batch": self.words["BATCH"]}
+                "chain_log_n": run >> 24 & 0xFF, "batch": self.words["BATCH"], "op": self.words["OP"]}
 
     def mismatched_ids(self, params: BuildParams) -> dict:
         """{name: (read, expected)} for every identification word other than STATUS that differs."""
@@ -131,8 +163,9 @@ class StatusRecord:
         return {n: (self.words[n], want[n]) for n in RECORD_ID_WORDS if n != "STATUS" and self.words[n] != want[n]}
 
     def cycles(self) -> dict:
-        """The cycle words by name."""
-        return {n: self.words[n] for n in CYCLE_WORDS}
+        """The NTT's cycle words by name (0 for a record of another operation)."""
+        return {n: (self[n] if n == "TOTAL_DMA_CYCLES" or engine_word(self.words["OP"], n) else 0)
+                for n in CYCLE_WORDS}
 
     def kernel_seconds(self, params: BuildParams) -> float:
         """The run's time by the kernel's own count: TOTAL_DMA_CYCLES at the build's DMA clock."""

@@ -13,26 +13,20 @@ expects of an ``ap_ctrl_hs`` RTL kernel:
 0x10        argument 0 ``log_n``: 32-bit scalar (its 8-byte slot ends at 0x18, like Vitis HLS)
 0x18 + 8*i  argument i+1 ``hbm_NN``: the 64-bit base address master ``mNN_axi`` works on, low word
             first (i = 0..C-1; C = BuildParams.channels)
-A = 0x18+8C argument C+1 ``flags``: 32-bit scalar, bit0 inverse, bit1 coset (FLAG_*; other bits 0)
-A + 0x08    argument C+2 ``batch``: 32-bit scalar B, transforms of 2^log_n points back to back (reset 1)
-A + 0x10    argument C+3 ``coset_shift_lo``, A + 0x18 argument C+4 ``coset_shift_hi``: the shift g of a
-            coset run, bits 31..0 and 63..32 (two 32-bit scalars: pyxrt's set_arg passes a C int)
-A + 0x20    argument C+5 ``input_log_m``: 32-bit scalar m, the input holds only the first 2^m points of
-            each transform (zero-extended; the kernel reads no zeros); 0 (reset): all 2^log_n
-A + 0x28    argument C+6 ``chain_log_n``: 32-bit scalar t; when nonzero the output is written as the
-            zero-extended input of a 2^t-point run (hw.model.layout: HbmLayout.output_as_input), which
-            that run reads with input_log_m = log_n, so transforms chain on the card; 0 (reset): the
-            output placement
-A + 0x30    argument C+7 ``row_step_lo``, A + 0x38 argument C+8 ``row_step_hi``: the coset's row step s,
-            bits 31..0 and 63..32: element r of a coset batch has the shift g x s^r (0 or 1, reset: every
-            element g; another value needs the coset flag and s < p, else STATUS.bad_shift)
-A + 0x40    argument C+9 ``status``: 64-bit pointer (master ``m00_axi``, so a buffer in HBM[0]) where the
+A = 0x18+8C  the run's other arguments, one row of :data:`hw.model.run.RUN_ARGS` each, in its order: a
+            32-bit scalar in an 8-byte slot like Vitis HLS, a 64-bit value as two such scalars
+            (``<name>_lo``, ``<name>_hi``: pyxrt's set_arg passes a C int): ``flags`` (bit0 inverse,
+            bit1 coset), ``batch`` (reset 1), ``coset_shift_lo/hi``, ``input_log_m``, ``chain_log_n``,
+            ``row_step_lo/hi`` and ``op`` (the operation, hw.model.ops; reset 0, the NTT)
+after them   ``status``: 64-bit pointer (master ``m00_axi``, so a buffer in HBM[0]) where the
             kernel writes its status record after every start (hw.model.record: STATUS, the
-            identification words, its cycle counts), so a host that cannot read registers learns how
-            the run went
+            identification words, the op's engine words), so a host that cannot read registers learns
+            how the run went
 0x800       identification block, read only: MAGIC, VERSION, LANES, LOG_CORE, CHANNELS, STATUS,
             MIN_LOG_N, MAX_LOG_N (the native sizes 2^MIN_LOG_N .. 2^MAX_LOG_N the kernel runs), FIELD
-            (the prime field and root chain the kernel computes in: :data:`FIELD_CODES`)
+            (the prime field and root chain the kernel computes in: :data:`FIELD_CODES`), OPS (bit c: the
+            build carries operation code c, hw.model.ops) and COMMIT (bit c: its commitment engine
+            serves scheme code c, :data:`SCHEME_CODES`; 0: none)
 ==========  =============================================================================
 
 Everything is generated from :class:`~hw.model.params.BuildParams`, so a 4-channel build has four
@@ -46,7 +40,7 @@ of 0 or one whose B x 2^log_n points exceed the buffers of the build's largest t
 ``chain_log_n`` pair of sizes the layout cannot place evenly (STATUS.bad_lde_pair,
 :func:`hw.model.layout.lde_pair_supported`) or an ``hbm_NN`` base that is not a multiple of the DMA's
 longest burst, so that a burst would cross a 4 KiB boundary (STATUS.bad_align,
-:func:`hw.model.run.base_align_bytes`: 256 bytes) finishes at once and touches no point memory: it writes
+:func:`hw.model.run.base_align_bytes`: 256 bytes) or an ``op`` the build does not carry (STATUS.bad_op) finishes at once and touches no point memory: it writes
 only its status record (whose address is rounded down to the record, so that write is always legal).
 """
 
@@ -54,15 +48,17 @@ from dataclasses import dataclass
 
 from .layout import lde_pair_supported
 from .params import BuildParams
-from .run import (ARG_DOCS, FLAG_COSET, FLAG_INVERSE, FLAGS_KNOWN, SCALAR_ARGS, STATUS_BAD_ALIGN, STATUS_BAD_BATCH,
-                  STATUS_BAD_LDE_PAIR, STATUS_BAD_FLAGS, STATUS_BAD_SHIFT, STATUS_BAD_SIZE, STATUS_REJECTED, Run,
-                  base_align_bytes, max_batch)
+from .ops import OPERATIONS, ops_mask
+from .run import (ARG_DOCS, FLAG_COSET, FLAG_INVERSE, FLAGS_KNOWN, SCALAR_ARGS, STATUS_BAD_ALIGN,
+                  STATUS_BAD_BATCH, STATUS_BAD_LDE_PAIR, STATUS_BAD_FLAGS, STATUS_BAD_OP, STATUS_BAD_SHIFT,
+                  STATUS_BAD_SIZE, STATUS_REJECTED, Run, base_align_bytes, max_batch)
 
 __all__ = [
     "KERNEL_NAME", "CONTROL_PORT", "ADDRESS_BITS", "ADDRESS_RANGE", "DATA_BITS", "MASTER_DATA_BITS",
     "CTRL", "GIER", "IP_IER", "IP_ISR", "ARGS_BASE", "POINTER_BASE", "ID_BASE", "RECORD_ARG",
     "CTRL_AP_START", "CTRL_AP_DONE", "CTRL_AP_IDLE", "CTRL_AP_READY", "GIER_ENABLE", "IER_DONE",
-    "ISR_DONE", "MAGIC", "VERSION", "FIELD_CODES", "field_code", "field_of_code", "STATUS_BAD_SIZE",
+    "ISR_DONE", "MAGIC", "VERSION", "FIELD_CODES", "field_code", "field_of_code", "SCHEME_CODES", "commit_mask",
+    "STATUS_BAD_SIZE", "STATUS_BAD_OP",
     "STATUS_AXI_ERROR", "STATUS_AXI_RESP_SHIFT",
     "STATUS_AXI_RESP_MASK", "STATUS_AXI_WRITE", "STATUS_AXI_CHANNEL_SHIFT", "STATUS_AXI_CHANNEL_MASK",
     "AXI_RESP_NAMES", "decode_status", "ID_REGISTERS", "FLAG_INVERSE", "FLAG_COSET", "FLAGS_KNOWN",
@@ -108,14 +104,19 @@ ID_BASE = 0x800
 MAGIC = 0x4E54_4B54
 #: Bumped whenever this register map changes incompatibly (2: the flags, batch and coset_shift arguments;
 #: 3: input_log_m and chain_log_n; 4: the status argument and record; 5: the FIELD identification word;
-#: 6: the row_step argument, which moves the status pointer). A new refusal bit in a STATUS bit that read 0
-#: (bad_align, bit 19) is not a bump: no offset or argument moves, and a host that followed the rules
-#: before (every base aligned) never sees it.
-VERSION = 6
+#: 6: the row_step argument, which moves the status pointer; 7: the op argument, the OPS and COMMIT
+#: identification words, STATUS.bad_op and the status record's second layout). A new refusal bit in a STATUS
+#: bit that read 0 (bad_align, bit 19) is not a bump: no offset or argument moves, and a host that followed
+#: the rules before (every base aligned) never sees it.
+VERSION = 7
 
 #: The FIELD identification word: the code of each field preset (hw.model.field.FIELDS) a kernel may be built
 #: for. Codes are never reused; 0 is no field (what a kernel from before version 5 reads at FIELD's offset).
 FIELD_CODES = {"goldilocks": 1, "goldilocks-plonky2": 2, "babybear": 3, "koalabear": 4}
+#: The COMMIT identification word: bit ``code`` for each commitment scheme (hw.model.commit.SCHEMES) the
+#: build's commitment engine serves (``BuildParams.commit``). Codes are never reused.
+SCHEME_CODES = {"plonky3-babybear-16": 0, "plonky3-babybear-24": 1, "plonky3-koalabear-16": 2,
+                "plonky3-koalabear-24": 3, "plonky3-goldilocks": 4, "plonky2": 5, "winterfell-rp64": 6}
 
 # -- the ``flags`` argument and the refused-start bits: hw/model/run.py (re-exported here) -------------
 #: STATUS bits 1..14: the first AXI error response (RRESP/BRESP other than OKAY) any HBM master got in
@@ -131,13 +132,18 @@ AXI_RESP_NAMES = {0: "OKAY", 1: "EXOKAY", 2: "SLVERR", 3: "DECERR"}
 #: Names of the identification words, in address order from ID_BASE (4 bytes each). MIN_LOG_N and
 #: MAX_LOG_N (BuildParams.min_log_n / max_log_n: the log_n range the kernel accepts) follow STATUS,
 #: so the older words keep their offsets; a host that does not know them is unaffected.
-ID_REGISTERS = ("MAGIC", "VERSION", "LANES", "LOG_CORE", "CHANNELS", "STATUS", "MIN_LOG_N", "MAX_LOG_N", "FIELD")
+ID_REGISTERS = ("MAGIC", "VERSION", "LANES", "LOG_CORE", "CHANNELS", "STATUS", "MIN_LOG_N", "MAX_LOG_N", "FIELD",
+                "OPS", "COMMIT")
 
 _ID_DOCS = {
     "MIN_LOG_N": "identification: the smallest log_n a start accepts (2^MIN_LOG_N points)",
     "MAX_LOG_N": "identification: the largest log_n a start accepts (2^MAX_LOG_N points, = 2 * LOG_CORE)",
     "FIELD": "identification: the prime field and root chain the kernel computes in ("
              + ", ".join(f"{code} {name}" for name, code in FIELD_CODES.items()) + ")",
+    "OPS": "identification: bit c set for every operation code c the build carries (the op argument: "
+           + ", ".join(f"{o.code} {o.name}" for o in OPERATIONS) + ")",
+    "COMMIT": "identification: bit c set for every commitment scheme code c the build's commitment engine "
+              "serves (" + ", ".join(f"{c} {name}" for name, c in SCHEME_CODES.items()) + "); 0: none",
 }
 
 
@@ -152,12 +158,18 @@ def field_of_code(code: int) -> str | None:
     return next((name for name, c in FIELD_CODES.items() if c == code), None)
 
 
+def commit_mask(params: BuildParams) -> int:
+    """The COMMIT word of a build: bit ``SCHEME_CODES[s]`` for each scheme s of ``params.commit``."""
+    return sum(1 << SCHEME_CODES[name] for name in params.commit)
+
+
 def decode_status(word: int) -> dict:
     """The fields of a STATUS word: bad_size, axi_error and (with axi_error) axi_resp, axi_resp_name,
     axi_write and axi_channel."""
     out = {"bad_size": bool(word & STATUS_BAD_SIZE), "axi_error": bool(word & STATUS_AXI_ERROR)}
     for name, bit in (("bad_batch", STATUS_BAD_BATCH), ("bad_shift", STATUS_BAD_SHIFT), ("bad_flags", STATUS_BAD_FLAGS),
-                      ("bad_lde_pair", STATUS_BAD_LDE_PAIR), ("bad_align", STATUS_BAD_ALIGN)):
+                      ("bad_lde_pair", STATUS_BAD_LDE_PAIR), ("bad_align", STATUS_BAD_ALIGN),
+                      ("bad_op", STATUS_BAD_OP)):
         if word & bit:
             out[name] = True
     if out["axi_error"]:
@@ -339,6 +351,9 @@ class RegisterMap:
                     BitField("bad_align", 19, 1, "ro", "the last start had an hbm_NN base that is not a "
                              f"multiple of {base_align_bytes(self._params)} bytes, the DMA's longest burst, so "
                              "a burst would cross a 4 KiB boundary (finished at once, points untouched)"),
+                    BitField("bad_op", 20, 1, "ro", "the last start's op names an operation the build does not "
+                             "carry (OPS), or an argument of another operation was not at its reset value "
+                             "(finished at once, points untouched)"),
                 )))
             else:
                 regs.append(Register(name, ID_BASE + 4 * i, "ro", _ID_DOCS.get(name, f"identification: {name}"),
@@ -390,7 +405,7 @@ class RegisterMap:
         p = self._params
         return {"MAGIC": MAGIC, "VERSION": VERSION, "LANES": p.lanes, "LOG_CORE": p.log_core,
                 "CHANNELS": p.channels, "MIN_LOG_N": p.min_log_n, "MAX_LOG_N": p.max_log_n,
-                "FIELD": field_code(p.field)}
+                "FIELD": field_code(p.field), "OPS": ops_mask(p), "COMMIT": commit_mask(p)}
 
     @property
     def supported_log_n(self) -> tuple[int, ...]:

@@ -46,7 +46,7 @@ def expected_run(log_n: int, flags: int = 0, batch: int = 1, coset_shift: int = 
     as 0 (every element the same shift)."""
     return {"log_n": log_n, "inverse": int(bool(flags & R.FLAG_INVERSE)), "coset": int(bool(flags & R.FLAG_COSET)),
             "batch": batch, "coset_shift": coset_shift, "input_log_m": 0 if input_log_m == log_n else input_log_m,
-            "chain_log_n": chain_log_n, "row_step": row_step if row_step > 1 else 0}
+            "chain_log_n": chain_log_n, "row_step": row_step if row_step > 1 else 0, "op": 0}
 
 
 class ShadowKernel(KernelModel):
@@ -764,8 +764,10 @@ async def test_refusals(dut, backpressure):
             batch = random.randint(1, rmap.max_batch(max(log_n, chain_log_n)))
             row_step = random.choice([0, 1, random.randrange(2, prime), prime - 1] if flags & R.FLAG_COSET
                                      else [0, 1])
+        # the op: the NTT's mostly, else one no operation has or the build does not carry (bad_op)
+        op = 0 if trial % 3 == 0 else random.choice([0, 0, 1, 2, 1 << 31, random.getrandbits(32)])
         accepted += await _refusal_trial(tb, f"trial {trial}", log_n, flags, batch, shift, input_log_m,
-                                         chain_log_n, row_step)
+                                         chain_log_n, row_step, op)
     # the row step's edges on an otherwise good coset start (and without the coset flag)
     log_n, _, shift, input_log_m, chain_log_n = _accepted_start(rmap)
     for flags, row_step in ((R.FLAG_COSET, prime - 1), (R.FLAG_COSET, prime), (R.FLAG_COSET, (1 << 64) - 1),
@@ -778,7 +780,7 @@ async def test_refusals(dut, backpressure):
 
 
 async def _refusal_trial(tb, what: str, log_n: int, flags: int, batch: int, shift: int, input_log_m: int,
-                         chain_log_n: int, row_step: int) -> int:
+                         chain_log_n: int, row_step: int, op: int = 0) -> int:
     """One start of test_refusals with these argument registers: its refusal and STATUS checked against
     RegisterMap.check_start, an accepted one's decoded run too. 1 when the start was accepted."""
     rmap, status = tb.rmap, tb.rmap.id_offset("STATUS")
@@ -791,10 +793,11 @@ async def _refusal_trial(tb, what: str, log_n: int, flags: int, batch: int, shif
         await tb.check_write(rmap.arg(name).offset, value)
     await tb.check_write(rmap.arg("row_step_lo").offset, row_step & 0xFFFF_FFFF)
     await tb.check_write(rmap.arg("row_step_hi").offset, row_step >> 32)
-    want = rmap.check_start(log_n, flags, batch, shift, input_log_m, chain_log_n, row_step)
+    await tb.check_write(rmap.arg("op").offset, op)
+    want = rmap.check_start(log_n, flags, batch, shift, input_log_m, chain_log_n, row_step, op=op)
     seen = await tb.start_run()
     what = (f"{what}: log_n {log_n} flags {flags:#x} batch {batch} shift {shift:#x} "
-            f"input_log_m {input_log_m} chain_log_n {chain_log_n} row_step {row_step:#x}")
+            f"input_log_m {input_log_m} chain_log_n {chain_log_n} row_step {row_step:#x} op {op:#x}")
     assert seen["refused"] == want, what
     # the decoded run is only defined for a start the kernel runs
     assert want or seen["run"] == expected_run(log_n, flags, batch, shift, input_log_m, chain_log_n,
