@@ -915,6 +915,8 @@ def test_the_host_refuses_what_the_kernel_would_and_sends_nothing(tmp_path):
     (dict(log_n=6, input_log_m=3), ("bad_lde_pair",)),
     (dict(log_n=5, chain_log_n=4), ("bad_lde_pair",)),
     (dict(log_n=4, chain_log_n=6, batch=2), ("bad_lde_pair",)),
+    (dict(log_n=5, op=1), ("bad_op",)),
+    (dict(log_n=9, op=1 << 31), ("bad_size", "bad_op")),
 ])
 def test_a_start_the_kernel_refuses_touches_no_memory_and_is_named(tmp_path, args, reasons):
     """Sent past the host's own check: the kernel finishes at once with the STATUS bits, memory is
@@ -932,6 +934,8 @@ def test_a_start_the_kernel_refuses_touches_no_memory_and_is_named(tmp_path, arg
     assert e.value.reasons == reasons
     for name in reasons:
         assert f"STATUS.{name}" in str(e.value)
+    if "op" in args:                    # the message names the op and what the build carries
+        assert f"op = {args['op']}" in str(e.value) and "carries 0 ntt" in str(e.value)
     assert fake.kernel_model.runs == runs + 1
     for a, buf in _point_buffers(fake.hbm, be._status_buffer.bo.address()).items():
         assert np.array_equal(buf, before[a]), f"the refused start wrote the buffer at 0x{a:x}"

@@ -70,7 +70,7 @@ class KernelFailed(XrtError):
 
 class KernelRefused(KernelFailed):
     """The kernel refused a start (STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_lde_pair /
-    bad_align): it
+    bad_align / bad_op): it
     finished at once and touched no memory; or the host saw that it would and sent nothing. ``reasons``:
     the STATUS field names."""
 
@@ -94,7 +94,8 @@ class KernelRefused(KernelFailed):
                  f"bits 0x{R.FLAGS_KNOWN:x}"),
                 ("bad_lde_pair", R.STATUS_BAD_LDE_PAIR, lde_pair_refusal_text(params, run.log_n, run.batch,
                                                                        run.input_log_m, run.chain_log_n)),
-                ("bad_align", R.STATUS_BAD_ALIGN, align_refusal_text(params, bases))):
+                ("bad_align", R.STATUS_BAD_ALIGN, align_refusal_text(params, bases)),
+                ("bad_op", R.STATUS_BAD_OP, op_refusal_text(params, run))):
             if status & bit:
                 reasons.append(name)
                 texts.append(text)
@@ -120,6 +121,17 @@ class KernelAxiError(KernelFailed):
         return cls(f"HBM channel {channel} answered {fault['axi_resp_name']} to a {'write' if write else 'read'} "
                    f"of the kernel (master {R.master_port(channel)}); the run finished but its output is not "
                    f"valid{note}", channel, fault["axi_resp"], write)
+
+
+def op_refusal_text(params: BuildParams, run: Run) -> str:
+    """Why a start gets STATUS.bad_op: the op the build does not carry, or the arguments foreign to it."""
+    from nantucket.hw.model.ops import OPERATIONS, carried_codes
+    carried = ", ".join(f"{o.code} {o.name}" for o in OPERATIONS if o.code in carried_codes(params))
+    foreign = run.foreign_args()
+    if foreign and run.op in carried_codes(params):
+        return (f"rejected {', '.join(foreign)} (STATUS.bad_op): not arguments of op {run.op}, which needs them at "
+                "their reset values")
+    return f"rejected op = {run.op} (STATUS.bad_op): the {params.tag()} build carries {carried}"
 
 
 def _sizes_text(logs) -> str:
