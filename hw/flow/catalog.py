@@ -148,6 +148,7 @@ COMPONENTS: dict[str, Callable] = {
     "dma": _dma,
     "twiddles": _params_component("nantucket.hw.twiddles", "TwiddleGenerator"),
     "engine": _params_component("nantucket.hw.engine", "NttEngine"),
+    "ntt_operation": _params_component("nantucket.hw.ntt_operation", "NttOperation"),
     "coset": _coset,
     "kernel": _kernel,
     "permutation": _permutation,
