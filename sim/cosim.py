@@ -128,7 +128,8 @@ class SimulatedKernel:
                 run_bench(harness, name="kernel_harness", params={"params": self.params.as_dict()},
                           test_module="nantucket.sim.cosim_server",
                           plusargs=(f"+{HBM_DIR_PLUSARG}={self._dir.name}",), log_file=self._log_path(),
-                          facts={"socket": path, "refresh": int(refresh), "stalls": int(stalls), "seed": seed})
+                          facts={"socket": path, "refresh": int(refresh), "stalls": int(stalls), "seed": seed},
+                          params_complete=True)
         except BaseException as e:            # reported to the waiting host thread
             self._error = e
 

