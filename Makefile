@@ -63,7 +63,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml setup.py
 	@echo "setting up $(VENV) from pyproject.toml (the pinned tools: about 1 minute)"
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,dask]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,dask]'
 	@touch $@
 
 # Two workers: one elaborates Amaranth (single-threaded Python) while the other compiles a Verilator
