@@ -1,8 +1,8 @@
-"""Two-clock formal wrapper of the record's NTT cycle counts crossing back (hw/kernel.py's
+"""Two-clock formal wrapper of the record's NTT cycle counts crossing back (hw/ntt_operation.py's
 ``_count_ntt_cycles``): the pass window goes from the dma clock to the ntt clock through an
 :class:`~amaranth.lib.cdc.FFSynchronizer` (2 stages, in ``run_sync``), an ntt counter counts while it sees
 the window open (restarted when it opens), and the count comes back through another (``cycles_sync``,
-2 stages); the record reads it ``settle`` = ``_SETTLE_CYCLES`` dma cycles after the window closed.
+2 stages); the record reads it ``settle`` = ``SETTLE_CYCLES`` dma cycles after the window closed.
 
 The clocks as in hw/formal/crossing.py (each ticks at least every ``max_period`` steps). The window
 (assumed): any dma register, open and closed at any dma edges; the record reads when the window has been
@@ -16,6 +16,8 @@ changes) and the count the dma side reads is the ntt counter's.
 from amaranth.hdl import ClockDomain, ClockSignal, DomainRenamer, Elaboratable, EnableInserter, Module, Mux, ResetSignal, Signal
 from amaranth.lib.cdc import FFSynchronizer
 
+from nantucket.hw.ntt_operation import SETTLE_CYCLES
+
 from .dma_read import _Only
 from .props import Props
 
@@ -28,7 +30,7 @@ MUTANTS = {
 
 
 class CountsCrossingHarness(Elaboratable):
-    def __init__(self, *, settle=16, width=3, max_period=4, mutant=None, only=None):
+    def __init__(self, *, settle=SETTLE_CYCLES, width=3, max_period=4, mutant=None, only=None):
         if mutant is not None and mutant not in MUTANTS:
             raise ValueError(f"mutant: one of {sorted(MUTANTS)}, got {mutant!r}")
         self.settle = 1 if mutant == "count_settled_at_read" else settle

@@ -84,7 +84,7 @@ PROOFS = (
           depth=16, deep_depth=16, cover_depth=40, mutant_depth=24, induct_quick=True),
     Proof("pass_crossing_dma", RunCrossingHarness, dict(use="dma", max_period=2), SYNC_MUTANTS,
           depth=16, deep_depth=16, cover_depth=30, mutant_depth=24, induct_quick=True),
-    # the record's NTT cycle counts back to the dma clock, read _SETTLE_CYCLES (16) after the window closed
+    # the record's NTT cycle counts back to the dma clock, read SETTLE_CYCLES (16) after the window closed
     Proof("cycle_counts_crossing", CountsCrossingHarness, dict(settle=16, max_period=4), COUNTS_MUTANTS,
           depth=20, deep_depth=20, cover_depth=40, mutant_depth=24, induct_quick=True),
 )

@@ -3,8 +3,8 @@
 :class:`~amaranth.lib.cdc.FFSynchronizer`, from the ``dma`` clock (the source) to the ``ntt`` clock (the
 destination), as the design uses them (the primitives themselves, in the timing their users give them):
 
-- ``kernel``: hw/kernel.py's ``run_sync`` and ``start_sync`` (2 stages each). The run (and the pass bit)
-  is latched when the pass's set-up begins and the start pulse is sent ``setup`` = ``_PASS_SETUP_CYCLES``
+- ``kernel``: hw/ntt_operation.py's ``run_sync`` and ``start_sync`` (2 stages each). The run (and the pass bit)
+  is latched when the pass's set-up begins and the start pulse is sent ``setup`` = ``PASS_SETUP_CYCLES``
   dma cycles later; the engine takes the start and the run as they come out of the synchronizers.
 - ``dma``: hw/dma/engine.py's ``sync_state`` (2 stages) and ``sync_start`` (3 stages, its output
   registered once on the ntt side). The pass state changes on the edge the start's toggle flips (the
@@ -28,6 +28,8 @@ start is the pass's (its last change made) and stays so until the pass ends.
 from amaranth.hdl import Cat, ClockDomain, ClockSignal, DomainRenamer, Elaboratable, EnableInserter, Module, Mux, ResetSignal, Signal
 from amaranth.lib.cdc import FFSynchronizer, PulseSynchronizer
 
+from nantucket.hw.ntt_operation import PASS_SETUP_CYCLES
+
 from .dma_read import _Only
 from .props import Props, internals
 
@@ -36,7 +38,7 @@ __all__ = ["RunCrossingHarness", "MUTANTS", "USES", "internals"]
 #: the uses of the primitives: value and pulse stages, the set-up's cycles before the pulse, the edges the
 #: value may still change on from the set-up's first, the ntt registers after the pulse, its latency bound
 USES = {
-    "kernel": dict(value_stages=2, pulse_stages=2, setup=4, late=0, registered=0, latency=3),
+    "kernel": dict(value_stages=2, pulse_stages=2, setup=PASS_SETUP_CYCLES, late=0, registered=0, latency=3),
     "dma": dict(value_stages=2, pulse_stages=3, setup=0, late=2, registered=1, latency=5),
 }
 
