@@ -12,12 +12,13 @@ a log or a pipe gets no progress lines, so scripts that capture stderr see only 
 and every :data:`PIPE_EVERY_S` within a stage, and a last ``100%`` line when the work is done.
 """
 
+import logging
 import os
 import sys
 import threading
 import time
 
-__all__ = ["Progress", "DELAY_S", "PIPE_EVERY_S"]
+__all__ = ["Progress", "StartLines", "DELAY_S", "PIPE_EVERY_S"]
 
 #: Work finished sooner than this shows no progress line at all.
 DELAY_S = 2.0
@@ -180,6 +181,44 @@ class Progress:
             except (OSError, ValueError):
                 pass
             self._out = None
+
+
+class StartLines:
+    """The default ``progress`` of a simulated card opened through the API (``nantucket.open("sim")``
+    without ``progress=``): while the card starts (its model looked up or built, the simulator started),
+    on a terminal one redrawn line, ``sim: <elapsed> s  <stage: the card's last message>`` (a
+    Verilator build also names its elapsed minutes), cleared when the simulator is connected; into a
+    log or pipe no line is drawn and every message goes to the ``logging`` logger ``nantucket.sim`` at
+    INFO (the CLI's ``--progress on`` writes them itself). Messages after the start are logged only."""
+
+    #: the card's message once its simulator is connected (sim/cosim.py)
+    CONNECTED = "simulator connected"
+
+    def __init__(self, stream=None):
+        self._stream = stream if stream is not None else sys.stderr
+        self._terminal = _isatty(self._stream)
+        self._t0 = None
+        self._started = False
+        self._lock = threading.Lock()
+        self.log = logging.getLogger("nantucket.sim")
+
+    def __call__(self, line: str) -> None:
+        line = str(line).strip()
+        self.log.info(line)
+        with self._lock:
+            if self._t0 is None:
+                self._t0 = time.monotonic()
+            if not self._terminal or self._started:
+                return
+            self._started = self.CONNECTED in line
+            try:
+                if self._started:
+                    self._stream.write("\r\x1b[K")
+                else:
+                    self._stream.write(f"\r\x1b[Ksim: {time.monotonic() - self._t0:5.1f} s  {line[:110]}")
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._terminal = False
 
 
 def _isatty(stream) -> bool:

@@ -75,3 +75,39 @@ def test_a_cached_model_is_found_without_verilog_and_a_source_change_emits_again
     runner.run_bench(SmokeDelay(**params), name="smoke", params=params,
                      test_module="nantucket.sim.benches.smoke", testcase="test_delay")
     assert emitted == ["smoke"] * 3
+
+
+class _Terminal(__import__("io").StringIO):
+    def isatty(self):
+        return True
+
+
+def test_the_api_shows_the_simulated_cards_start_on_a_terminal_and_logs_it_otherwise(monkeypatch, caplog):
+    import io
+    import logging
+    from nantucket.host.api import device as api_device
+    from nantucket.host.progress import StartLines
+    tty = _Terminal()
+    lines = StartLines(tty)
+    lines("[hw.flow.runner] building kernel_harness [x] with verilator ...")
+    lines("[hw.flow.runner] building kernel_harness: 60 s elapsed")
+    lines(f"[cosim] {StartLines.CONNECTED} after 61.0 s")
+    lines("xrt: kernel call: 2^12 points")              # after the start: logged only
+    shown = tty.getvalue().split("\r\x1b[K")
+    assert [s.split(" s  ", 1)[1] for s in shown if s] == [
+        "[hw.flow.runner] building kernel_harness [x] with verilator ...",
+        "[hw.flow.runner] building kernel_harness: 60 s elapsed"]
+    assert tty.getvalue().endswith("\r\x1b[K")           # the line is cleared once the simulator is up
+    pipe = io.StringIO()
+    with caplog.at_level(logging.INFO, logger="nantucket.sim"):
+        StartLines(pipe)("[cosim] simulator connected after 2.0 s")
+    assert pipe.getvalue() == "" and [r.getMessage() for r in caplog.records][-1].startswith("[cosim] simulator")
+    # nantucket.open("sim") without progress= gets one; a progress given is kept
+    seen = {}
+    monkeypatch.setattr(api_device, "make_backend", lambda name, **o: seen.update(o) or (_ for _ in ()).throw(KeyError))
+    with __import__("pytest").raises(KeyError):
+        api_device.make_device("sim", api_device.F.DEFAULT_FIELD, 4, {})
+    assert isinstance(seen["progress"], StartLines)
+    with __import__("pytest").raises(KeyError):
+        api_device.make_device("sim", api_device.F.DEFAULT_FIELD, 4, {"progress": False})
+    assert seen["progress"] is False

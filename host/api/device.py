@@ -1023,6 +1023,9 @@ def make_device(backend: str, field, max_pending: int, options: dict) -> Device:
         options = dict(options, field=field)
     elif field is not F.DEFAULT_FIELD:
         raise ValueError(f"field: the {backend} backend computes in {F.DEFAULT_FIELD.name} only, not {field.name}")
+    if backend == "sim" and "progress" not in options:     # the start shown on a terminal, else logged
+        from nantucket.host.progress import StartLines
+        options = dict(options, progress=StartLines())
     dev = make_backend(backend, **options)
     kind = ModelDevice if isinstance(dev, ModelBackend) else BackendDevice
     device = kind(backend, dev)
