@@ -375,7 +375,7 @@ def test_close_after_a_timeout_keeps_the_buffers_of_the_running_kernel(tmp_path)
         be.run(points(params.n_points))
     bos = list(be._bos.values())
     be.close()
-    kept = [b for _, held in X._STRANDED for b in held.values()]
+    kept = [b for _, held in X.runs.STRANDED for b in held.values()]
     assert all(any(b is k for k in kept) for b in bos)
 
 

@@ -66,7 +66,7 @@ from .backend import XrtBackend, default_xclbin
 from .errors import (BadPointer, BufferAllocFailed, DeviceOpenFailed, IdentityMismatch, KernelAxiError,
                      KernelFailed, KernelNotFound, KernelRefused, KernelTimeout, TransferFailed, UnsupportedSize,
                      XclbinLoadFailed, XclbinNotFound, XrtError, XrtUnavailable, lde_pair_refusal_text)
-from .runs import _STRANDED, c_int, kernel_calls_text, kernel_size_text  # noqa: F401 (_STRANDED: tests)
+from .runs import c_int, kernel_calls_text, kernel_size_text
 from .transfers import PROGRESS_MIN_POINTS, DeviceBuffers
 
 __all__ = [

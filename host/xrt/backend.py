@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import astuple
 from numbers import Integral, Real
 from pathlib import Path
 
@@ -27,10 +26,9 @@ from . import identity
 from .adapter import PyxrtAdapter, import_pyxrt
 from .card import Card
 from .large_run import run_four_step
-from .errors import KernelRefused, UnsupportedSize, XclbinNotFound, XrtError, noting_errors
-from .runs import (MEASURED_LINES, KernelRuns, kernel_calls_text, kernel_size_text, measured_lines, measured_sums,
-                   run_calls)
-from .transfers import DeviceBuffers, ScratchSets, Transfers, progress_sink
+from .errors import UnsupportedSize, XclbinNotFound, noting_errors
+from .runs import MEASURED_LINES, hbm_location, kernel_calls_text, kernel_size_text, measured_lines, run_calls
+from .transfers import DeviceBuffers, progress_sink
 
 __all__ = ["XrtBackend", "default_xclbin", "MEASURED_LINES"]
 #: Buffer sets a run of several kernel calls turns through: the call being uploaded, the one running,
@@ -120,6 +118,17 @@ def _as_rows(points, field: F.Field) -> tuple[np.ndarray, np.ndarray]:
     return x, x.reshape(-1, x.shape[-1])
 
 
+def _check_run(reason: str | None, n: int, row_step, field: F.Field, params: BuildParams) -> None:
+    """A run of rows of ``n`` points with ``row_step``: UnsupportedSize for the ``reason`` a size is not
+    supported (None: it is) or a row step past one kernel call, ValueError for a row step not in the field."""
+    if reason:
+        raise UnsupportedSize(reason)
+    if row_step is not None and not (isinstance(row_step, int) and 0 <= row_step < field.p):
+        raise ValueError(f"row_step: expected a field element 0 <= s < p, got {row_step!r}")
+    if n > params.n_points and row_step is not None and row_step > 1:
+        raise UnsupportedSize(f"row_step: {n} points is past one kernel call (2^{params.max_log_n})")
+
+
 def _card_attribute(name: str, doc: str | None = None, *, settable: bool = False) -> property:
     """The backend's attribute that is its :class:`Card`'s ``name``."""
     def setter(self, value):
@@ -171,17 +180,13 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self._progress_opt = progress
         xrt = PyxrtAdapter(pyxrt_module if pyxrt_module is not None else import_pyxrt())
         timeout_s, emulation = _emulation(self.xclbin_path, timeout_s)
-        #: the open card: what the runs, the transfers and the identification use of it
+        #: the card session: the handles, the build, the buffers, the runs and the transfers (card.py)
         self.card = Card(xrt, self.xclbin_path, self._note, timeout_s)
         if emulation is not None:
             self.report["Emulation"] = emulation
         self.device_index = device
         #: what the kernel computes itself; the host does the rest (host/kernel_plan.py)
         self.kernel_computes = computes
-        self._runs = KernelRuns(self.card)
-        self._transfers = Transfers(self.card, self._runs)
-        #: the buffer sets of run(), each kept while it fits
-        self._scratch = ScratchSets(self._allocate_new)
         #: buffer sets a run of several kernel calls turns through (1: one call after the other in one set,
         #: for a card whose memory holds one call's buffers, as the simulated one)
         self.run_buffer_sets = _BUFFER_SETS
@@ -191,8 +196,6 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         #: called as after_run(log_n, batch, flags) when a kernel call completed (the sim backend counts
         #: its cycles)
         self.after_run = None
-        #: the status records of the kernel calls since the report last spoke of them
-        self._records: list[StatusRecord] = []
         #: the kernel's own cycle counts over the calls of the last run ({word name in lower case: sum,
         #: "calls", "seconds"}), None when its records carry none
         self.kernel_measured: dict | None = None
@@ -200,18 +203,9 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
 
     @noting_errors
     def _open(self, device: int, params: BuildParams | None, layout) -> None:
-        card, xrt = self.card, self.card.xrt
-        self._note(f"xrt: opening device {device}")
-        card.device = xrt.open_device(device)
-        self._note(f"xrt: loading {self.xclbin_path}")
-        xb, uuid = xrt.load_xclbin(card.device, self.xclbin_path)
-        card.kernel = xrt.open_kernel(card.device, uuid, R.KERNEL_NAME, self.xclbin_path)
-        built, id_read, self.report["Identity"] = identity.identify(card, params, xb)
-        check_build_field(self.field, built, "the xrt card")     # the build the card reported
-        card.set_build(built, layout)
-        card.windows = xrt.memory_windows(xb)
-        # one status buffer for every run: the kernel writes its status record there (hw.model.record)
-        card.status_buffer = self._transfers.allocate_status()
+        # the build the card reports must be in the caller's field
+        id_read, self.report["Identity"] = self.card.open(
+            device, params, layout, lambda built: check_build_field(self.field, built, "the xrt card"))
         if not id_read:
             self._note("xrt: no ID registers in this pyxrt: a self-test transform of a known input")
             identity.self_test(self)
@@ -231,6 +225,9 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
     _kernel = _card_attribute("kernel")
     _status_buffer = _card_attribute("status_buffer")
     _windows = _card_attribute("windows", settable=True)
+    _runs = _card_attribute("runs")
+    _bos = property(lambda self: getattr(self.card.scratch.first, "bos", {}))
+    _views = property(lambda self: getattr(self.card.scratch.first, "views", {}))
 
     def layout_for(self, log_n: int) -> HbmLayout:
         """The HBM placement of a native run of 2^log_n points (built once per size)."""
@@ -265,10 +262,6 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
             return 1
         return self.rmap.max_batch(log_n)
 
-    def _check_open(self) -> None:
-        if self.card.device is None:
-            raise XrtError("the backend is closed")
-
     # -- buffers and transfers (transfers.py) --------------------------------------------------------
 
     @noting_errors
@@ -277,45 +270,19 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         ``layout.channel_bytes`` (for device-resident arrays; ``run`` keeps its own): an idle set of that
         size from :attr:`buffer_pool` when it has one (contents undefined), else new ones; they go back to
         the pool when released (``DeviceBuffers.release``) or garbage-collected."""
-        self._check_open()
-        return self._transfers.allocate(layout, batch, pooled=True)
+        self.card.check_open()
+        return self.card.transfers.allocate(layout, batch, pooled=True)
 
-    @property
-    def buffer_pool(self):
-        """The :class:`~host.xrt.transfers.BufferPool` of the sets :meth:`allocate` gives (its
-        ``limit_bytes``: the most it keeps idle; freed by :meth:`close`)."""
-        return self._transfers.pool
-
-    @noting_errors
-    def _allocate_new(self, layout: HbmLayout, batch: int) -> DeviceBuffers:
-        self._check_open()
-        return self._transfers.allocate(layout, batch)
-
-    def _allocate(self, layout: HbmLayout, batch: int = 1, *, index: int = 0) -> DeviceBuffers:
-        """Scratch buffer set ``index`` of ``run`` (0, or up to _BUFFER_SETS - 1 for a run of several
-        calls) for ``batch`` transforms of ``layout``'s size (transfers.ScratchSets.get)."""
-        return self._scratch.get(layout, batch, index)
+    buffer_pool = property(lambda self: self.card.transfers.pool, doc="The :class:`~host.xrt.transfers."
+                           "BufferPool` of the sets :meth:`allocate` gives (its ``limit_bytes``: the most it keeps "
+                           "idle; freed by :meth:`close`).")
 
     def _free_buffers(self) -> None:
-        """Free run()'s buffer sets and the pool's idle ones."""
-        self._scratch.release()
-        self._transfers.pool.clear()
+        """Free run()'s buffer sets and the pool's idle ones (Card.free_buffers)."""
+        self.card.free_buffers()
 
-    @property
-    def layout(self) -> HbmLayout | None:
-        """The layout the scratch buffers are sized for (None: no buffers)."""
-        first = self._scratch.first
-        return first.layout if first is not None else None
-
-    @property
-    def _bos(self) -> dict:
-        first = self._scratch.first
-        return first.bos if first is not None else {}
-
-    @property
-    def _views(self) -> dict:
-        first = self._scratch.first
-        return first.views if first is not None else {}
+    layout = property(lambda self: getattr(self.card.scratch.first, "layout", None),
+                      doc="The layout the scratch buffers are sized for (None: no buffers).")
 
     @noting_errors
     def upload(self, bufs: DeviceBuffers, rows: np.ndarray, *, reverse: bool = False,
@@ -323,7 +290,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         """Place the (B, N) canonical ``rows`` (bit-reversed order with ``reverse``) as ``buffer`` of a
         2^log2(N)-point run into the first B regions of that size in ``bufs`` (sized for N points or more:
         the input of the first run of a chain) and sync them to the device; returns the bytes synced."""
-        return self._transfers.upload(bufs, rows, reverse, buffer, sink)
+        return self.card.transfers.upload(bufs, rows, reverse, buffer, sink)
 
     @noting_errors
     def upload_padded(self, bufs: DeviceBuffers, rows: np.ndarray, *, sink=None) -> int:
@@ -331,7 +298,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         (``input_log_m`` = log2(M), which needs ``rmap.lde_pair_ok(log2 M, log2 T)``): only the units of
         the M points are written (hw.model.layout.HbmLayout.zero_units), so no zeros are written; returns
         the bytes synced."""
-        return self._transfers.upload_padded(bufs, rows, sink)
+        return self.card.transfers.upload_padded(bufs, rows, sink)
 
     @noting_errors
     def download(self, bufs: DeviceBuffers, batch: int, *, reverse: bool = False, buffer: str = "output",
@@ -340,12 +307,12 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         size ``bufs`` are sized for) from the device and gather their points: a new (batch, N) array
         (bit-reversed order with ``reverse``); ``out``: written into that array instead (any strides: the
         columns of an (N, B) matrix, extension limbs; hbm_io.gather_rows) and returned."""
-        return self._transfers.download(bufs, batch, reverse, buffer, sink, log_n, out)
+        return self.card.transfers.download(bufs, batch, reverse, buffer, sink, log_n, out)
 
     def download_regions(self, bufs: DeviceBuffers, regions, *, reverse: bool = False,
                          buffer: str = "output") -> np.ndarray:
         """Only the rows in ``regions`` of ``bufs`` synced from the device and gathered (transfers.py)."""
-        return self._transfers.download_regions(bufs, regions, reverse, buffer)
+        return self.card.transfers.download_regions(bufs, regions, reverse, buffer)
 
     # -- running (runs.py) ---------------------------------------------------------------------------
 
@@ -357,24 +324,21 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         "rr"); ``row_step`` s (with a coset, sizes of one call): row r has the shift g x s^r (the kernel's
         ``row_step`` argument). The kernel computes the inverse, the coset and the batch (split into calls
         of the largest batch it takes); see host/kernel_plan.py for what is left to the host."""
-        self._check_open()
-        self._runs.check_not_stuck()
+        self.card.check_open()
+        self.card.runs.check_not_stuck()
         x, rows = _as_rows(points, self.field)
         n = rows.shape[1]
-        reason = self.supports(n)
-        if reason:
-            raise UnsupportedSize(reason)
-        if row_step is not None and not (isinstance(row_step, int) and 0 <= row_step < self.field.p):
-            raise ValueError(f"row_step: expected a field element 0 <= s < p, got {row_step!r}")
+        _check_run(self.supports(n), n, row_step, self.field, self.params)
         if n > self.params.n_points:
-            if row_step is not None and row_step > 1:
-                raise UnsupportedSize(f"row_step: {n} points is past one kernel call (2^{self.params.max_log_n})")
-            return self._run_large(rows, inverse, coset, order).reshape(x.shape)
+            y, measured = run_four_step(self, rows, inverse, coset, order)      # large_run.py
+            self._measured_report(measured)     # the kernel's counts over every step's calls, if in each
+            self._last_run = None
+            return y.reshape(x.shape)
         layout = self.layout_for(self.kernel_size(n))
         plan = plan_transform(n, layout.log_n, inverse, coset, order, self.kernel_computes, self.field)
         sink, limit = progress_sink(self._progress_opt, rows.size), self.batch_limit(layout.log_n)
-        self._records.clear()
-        outs, times = run_calls(self, self._scratch, rows, plan, layout, limit, sink, row_step,
+        self.card.runs.records.clear()
+        outs, times = run_calls(self, self.card.scratch, rows, plan, layout, limit, sink, row_step,
                                 self.run_buffer_sets)
         y = outs[0] if len(outs) == 1 else np.concatenate(outs)
         self.timings = dict(zip(("to-device", "kernel", "from-device"), map(float, times)))
@@ -387,32 +351,17 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
                                   rows=rows.shape[0])]
         self.kernel_log_n = layout.log_n
         self._last_run = (plan, layout, limit)
-        self._report_measured()
+        self._measured_report(self.card.runs.take_measured())
         return y.reshape(x.shape[:-1] + (n,))
 
-    def _run_large(self, rows: np.ndarray, inverse: bool, coset, order: str) -> np.ndarray:
-        """A size past one kernel call: the four-step over batched kernel calls (large_run.py)."""
-        y, measured = run_four_step(self, rows, inverse, coset, order)
-        # what the kernel counted itself over every step's calls, when it counted in each
-        self._measured_report(measured)
-        self._last_run = None
-        return y
-
-    @property
-    def last_record(self) -> StatusRecord | None:
-        """The status record of the last kernel call that completed without an error (None before)."""
-        return self._runs.last_record
-
-    def _report_measured(self) -> None:
-        """The report's lines of the kernel's own cycle counts over the calls since they were last
-        reported (its status records), when the kernel counts them (a card's and the simulated kernel do,
-        the register-level model does not)."""
-        measured = measured_sums(self._records, self.params)
-        self._records.clear()
-        self._measured_report(measured)
+    last_record = property(lambda self: self.card.runs.last_record, doc="The status record of the last "
+                           "kernel call that completed without an error (None before).")
 
     def _measured_report(self, measured: dict | None) -> None:
-        """``kernel_measured`` and the report's lines of the kernel's own counts (none: removed)."""
+        """``kernel_measured`` and the report's lines of the kernel's own cycle counts (none: removed): those
+        of a four-step's calls, or of the status records of the calls since they were last reported
+        (KernelRuns.take_measured), when the kernel counts them (a card's and the simulated kernel do, the
+        register-level model does not)."""
         for key in MEASURED_LINES:
             self.report.pop(key, None)
         self.kernel_measured = measured
@@ -438,7 +387,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         self.timings = {}               # no host phases: the caller times its own calls
         self.kernel_log_n = log_n
         self._last_run = (plan, self.layout_for(log_n), self.batch_limit(log_n))
-        self._report_measured()
+        self._measured_report(self.card.runs.take_measured())
 
     def calls_made(self) -> int:
         return len(self.kernel_runs)
@@ -446,13 +395,7 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
     def locate(self, index: int) -> str | None:
         """Where output point ``index`` (of the flattened result) of the last run sat in HBM: the kernel
         output element it came from (TransformPlan.kernel_index), in its batch element's region."""
-        if self._last_run is None:
-            return None
-        plan, layout, limit = self._last_run
-        row, i = divmod(index, plan.n)
-        channel, offset = layout.place("output", np.array([plan.kernel_index(i)]))
-        offset = int(offset[0]) + (row % limit) * layout.channel_bytes
-        return f"HBM channel {int(channel[0])}, byte 0x{offset:x}"
+        return None if self._last_run is None else hbm_location(*self._last_run, index)
 
     def execute(self, bufs: DeviceBuffers, batch: int = 1, *, inverse: bool = False,
                 coset: int | None = None, log_n: int | None = None, input_log_m: int = 0,
@@ -473,28 +416,18 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         ``run.input_log_m`` = m: the input holds only each element's first 2^m points (placed by
         :meth:`upload_padded` or written by a chained run); ``run.chain_log_n`` = t: the output is
         written as the zero-extended input of a 2^t-point run, so ``bufs`` must hold B x 2^t points."""
-        self._check_open()
-        self._runs.check_not_stuck()
-        if run.batch > bufs.batch and run.log_n == bufs.layout.log_n and not run.chain_log_n:
-            raise KernelRefused(f"a batch of {run.batch} does not fit buffers of {bufs.batch}", ("bad_batch",))
-        refused = self.rmap.check_start(*astuple(run))     # check_start takes Run's fields, in order
-        if refused:
-            raise KernelRefused.from_status(refused, run, self.params, by="the host")
-        self._records.append(self._runs.start_and_wait(bufs, run))
+        self.card.check_open()
+        self.card.runs.execute(bufs, run)       # the host's checks, then the run
         self.kernel_runs.append((run.log_n, run.batch, run.flags))
         if self.after_run is not None:
             self.after_run(run.log_n, run.batch, run.flags)
 
     def _start_and_wait(self, bufs: DeviceBuffers, run: Run) -> StatusRecord:
-        """Start ``run`` on ``bufs`` without the host's own check of the start (runs.py); returns its
-        status record."""
-        return self._runs.start_and_wait(bufs, run)
+        """Start ``run`` on ``bufs`` without the host's checks of the start; returns its status record."""
+        return self.card.runs.start_and_wait(bufs, run)
 
     def close(self, *, card_reset: bool = False) -> None:
         """Release buffers, kernel and device (in that order). The buffers of a run that timed out
         and may still be running are kept until the process exits instead, unless ``card_reset`` says
         the caller has reset or destroyed the card (nothing can write them any more)."""
-        self._runs.release(card_reset)
-        self._free_buffers()
-        self._transfers.pool.close()    # sets of arrays released later are dropped, not kept
-        self.card.close()               # the status buffer is kept among a timed-out run's buffers
+        self.card.close(card_reset)

@@ -121,9 +121,10 @@ def _check_operations(path: Path, params: BuildParams, ids: dict[str, int], sche
 
 
 def self_test(be) -> None:
-    """Without the ID block, two runs on the backend ``be`` (an XrtBackend: its ``run``, ``close``, its
-    scratch buffers and ``_start_and_wait``, which skips the host's check of the start) name a kernel
-    built with other lanes or k before user data runs (the argument count only tells the channel count):
+    """Without the ID block, two runs on the backend ``be`` (an XrtBackend: its ``run``, ``close`` and
+    ``forget_runs``, and its card session ``be.card``: a scratch set and ``runs.start_and_wait``, which
+    skips the host's check of the start) name a kernel built with other lanes or k before user data runs
+    (the argument count only tells the channel count):
 
     1. the impulse at index 1 at the largest size 2^(2k) (its NTT is w_N^k, N distinct values) must
        come back exact: a kernel with other lanes places the points elsewhere, one with a smaller k
@@ -146,7 +147,7 @@ def self_test(be) -> None:
             f"{sidecar_path(path)} says {sidecar.tag()}")
     try:
         bad = int(np.count_nonzero(be.run(x) != want))
-        changed = 0 if bad else _larger_size_probe(be)
+        changed = 0 if bad else _larger_size_probe(be.card)
     except IdentityMismatch as e:          # the run's status record names another build
         be.close()
         raise IdentityMismatch(f"xclbin {path}: the kernel is not a {tag} build: {e} (this pyxrt cannot "
@@ -169,28 +170,28 @@ def self_test(be) -> None:
     be.forget_runs()                        # the report and the run lists speak of the user's runs
 
 
-def _larger_size_probe(be) -> int:
+def _larger_size_probe(card) -> int:
     """Start a run of 2^(2k+1) points, which this build rejects without touching memory, in buffers
-    large enough for a kernel that does transform it; returns how many words of them changed (0
-    also at k = 12, where no build transforms more)."""
-    p = be.params
+    large enough for a kernel that does transform it, on ``card`` (a :class:`~host.xrt.card.Card`); returns
+    how many words of them changed (0 also at k = 12, where no build transforms more)."""
+    p = card.params
     if p.log_core >= 12:
         return 0
     layout = HbmLayout(replace(p, log_core=p.log_core + 1), p.max_log_n + 1)
-    bufs = be._allocate(layout)
+    bufs = card.scratch.get(layout)
     pattern = np.uint64(0x0123_4567_89AB_CDEF)   # any transform of it differs (its X[0] is N x it)
     for ch, view in bufs.views.items():
         view[:] = pattern
-        be.card.xrt.sync(bufs.bos[ch], True, layout.channel_bytes, f"{R.pointer_arg(ch)}: sync to device")
+        card.xrt.sync(bufs.bos[ch], True, layout.channel_bytes, f"{R.pointer_arg(ch)}: sync to device")
     try:
-        be._start_and_wait(bufs, Run(layout.log_n))  # not execute(): the host would refuse the size
+        card.runs.start_and_wait(bufs, Run(layout.log_n))  # not execute(): the host would refuse the size
     except KernelRefused as e:          # what a kernel of this build does; its memory is checked next
         if e.reasons != ("bad_size",):
             raise
     changed = 0
     for ch, view in bufs.views.items():
-        be.card.xrt.sync(bufs.bos[ch], False, layout.channel_bytes, f"{R.pointer_arg(ch)}: sync from device")
+        card.xrt.sync(bufs.bos[ch], False, layout.channel_bytes, f"{R.pointer_arg(ch)}: sync from device")
         changed += int(np.count_nonzero(view != pattern))
     del bufs
-    be._free_buffers()
+    card.free_buffers()
     return changed

@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import wait as cf_wait
-from dataclasses import replace
+from dataclasses import astuple, replace
 
 import numpy as np
 
@@ -32,16 +32,17 @@ from .adapter import UNFINISHED
 from .errors import (BadPointer, IdentityMismatch, KernelAxiError, KernelFailed, KernelRefused, KernelTimeout,
                      XrtError)
 
-__all__ = ["KernelRuns", "c_int", "kernel_size_text", "kernel_calls_text", "run_calls", "measured_sums",
-           "measured_lines", "MEASURED_LINES"]
+__all__ = ["KernelRuns", "c_int", "kernel_size_text", "kernel_calls_text", "run_calls", "hbm_location",
+           "measured_sums", "measured_lines", "MEASURED_LINES", "STRANDED"]
 
 #: The report lines of the kernel's own cycle counts (its status records), when it counts them.
 MEASURED_LINES = ("Measured cycles", "Measured time")
 
 #: The longest wait XRT's run.wait takes (a C int of milliseconds); longer ones wait without a limit.
 _MAX_WAIT_MS = 2**31 - 1
-#: Buffers of runs that timed out, kept alive (not freed) while their kernel may still write them.
-_STRANDED: list = []
+#: (run, {argument: buffer}) of the runs that timed out, kept alive (never freed) while their kernel may
+#: still write them, until the process exits.
+STRANDED: list = []
 
 
 def c_int(word: int) -> int:
@@ -90,6 +91,16 @@ def measured_lines(measured: dict, params) -> dict[str, str]:
         "Measured time": (f"{m['seconds'] * 1e3:.4f} ms at the {params.dma_mhz:g} MHz DMA clock "
                           "(measured by the kernel, start to status record)"),
     }
+
+
+def hbm_location(plan, layout, limit: int, index: int) -> str:
+    """Where output point ``index`` (of the flattened result) of a run of ``plan`` on ``layout`` (``limit``
+    rows a call) sat in HBM: the kernel output element it came from (TransformPlan.kernel_index), in its
+    batch element's region."""
+    row, i = divmod(index, plan.n)
+    channel, offset = layout.place("output", np.array([plan.kernel_index(i)]))
+    offset = int(offset[0]) + (row % limit) * layout.channel_bytes
+    return f"HBM channel {int(channel[0])}, byte 0x{offset:x}"
 
 
 def run_calls(driver, scratch, rows: np.ndarray, plan, layout, limit: int, sink, row_step: int | None = None,
@@ -153,7 +164,8 @@ def run_calls(driver, scratch, rows: np.ndarray, plan, layout, limit: int, sink,
 
 class KernelRuns:
     """The runs on one open :class:`~host.xrt.card.Card` ``card`` (its attributes looked up at each call).
-    ``last_record``: the StatusRecord of the last run that completed without an error."""
+    ``last_record``: the StatusRecord of the last run that completed without an error; ``records``: those
+    of the runs of :meth:`execute` since :meth:`take_measured` last summed them."""
 
     def __init__(self, card):
         self._card = card
@@ -161,6 +173,29 @@ class KernelRuns:
         self.stuck_bos: dict = {}       # its buffers (kept referenced, so never freed under it)
         self.last_shift = 0             # the coset shift last sent (left in the register between cosets)
         self.last_record: StatusRecord | None = None
+        self.records: list[StatusRecord] = []
+
+    def take_measured(self) -> dict | None:
+        """The kernel's own cycle counts over ``records`` (:func:`measured_sums`, None when none counts),
+        which are forgotten."""
+        measured = measured_sums(self.records, self._card.params)
+        self.records.clear()
+        return measured
+
+    def execute(self, bufs, run: Run) -> StatusRecord:
+        """:meth:`start_and_wait` after the host's own checks: no run that timed out still going
+        (KernelTimeout), the batch fits ``bufs`` and the start is one the kernel takes (KernelRefused before
+        anything is sent); returns the status record, also kept in ``records``."""
+        card = self._card
+        self.check_not_stuck()
+        if run.batch > bufs.batch and run.log_n == bufs.layout.log_n and not run.chain_log_n:
+            raise KernelRefused(f"a batch of {run.batch} does not fit buffers of {bufs.batch}", ("bad_batch",))
+        refused = card.rmap.check_start(*astuple(run))     # check_start takes Run's fields, in order
+        if refused:
+            raise KernelRefused.from_status(refused, run, card.params, by="the host")
+        record = self.start_and_wait(bufs, run)
+        self.records.append(record)
+        return record
 
     def start_and_wait(self, bufs, run: Run) -> StatusRecord:
         """Check the pointers, start ``run`` on ``bufs``, wait for it within the timeout, check the kernel's
@@ -317,7 +352,7 @@ class KernelRuns:
         """Forget a timed-out run: its buffers are kept until the process exits, unless ``card_reset``
         says nothing can write them any more."""
         if self.stuck_run is not None and not card_reset:
-            _STRANDED.append((self.stuck_run, self.stuck_bos))
+            STRANDED.append((self.stuck_run, self.stuck_bos))
         self.stuck_run, self.stuck_bos = None, {}
 
     def check_pointers(self, bufs, batch: int = 1, sizes=None) -> None:
