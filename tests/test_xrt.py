@@ -129,6 +129,12 @@ def test_identity_block(tmp_path):
         make(params, tmp_path, id_overrides={"MAGIC": 0x1234})
     with pytest.raises(X.IdentityMismatch, match="version"):
         make(params, tmp_path, id_overrides={"VERSION": R.VERSION + 1})
+    # the operations and commitment schemes the kernel carries are the build's
+    assert "OPS 0x1 COMMIT 0x0" in be.report["Identity"]
+    with pytest.raises(X.IdentityMismatch, match="OPS reads 0x3"):
+        make(params, tmp_path, id_overrides={"OPS": 3})
+    with pytest.raises(X.IdentityMismatch, match="commits with .plonky3-babybear-16"):
+        make(params, tmp_path, id_overrides={"COMMIT": 1 << R.SCHEME_CODES["plonky3-babybear-16"]})
 
 
 def test_without_read_register_falls_back_to_xclbin_metadata(tmp_path):
