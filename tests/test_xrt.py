@@ -133,7 +133,7 @@ def test_identity_block(tmp_path):
     assert "OPS 0x1 COMMIT 0x0" in be.report["Identity"]
     with pytest.raises(X.IdentityMismatch, match="OPS reads 0x3"):
         make(params, tmp_path, id_overrides={"OPS": 3})
-    with pytest.raises(X.IdentityMismatch, match="commits with .plonky3-babybear-16"):
+    with pytest.raises(X.IdentityMismatch, match=r"commits with \['plonky3-babybear-16'\]"):
         make(params, tmp_path, id_overrides={"COMMIT": 1 << R.SCHEME_CODES["plonky3-babybear-16"]})
 
 
