@@ -23,6 +23,7 @@ import numpy as np
 
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.layout import HbmLayout
+from nantucket.hw.model.ops import ops_mask
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.run import Run
 
@@ -111,7 +112,7 @@ def _identify_by_id(path: Path, params: BuildParams | None, ids: dict[str, int])
 
 def _check_operations(path: Path, params: BuildParams, ids: dict[str, int], schemes: tuple) -> None:
     """The operations (OPS) and commitment schemes (COMMIT) of the kernel must be the build's."""
-    want_ops = R.RegisterMap(params).id_values["OPS"]
+    want_ops = ops_mask(params)
     if ids["OPS"] != want_ops:
         raise IdentityMismatch(f"xclbin {path}: OPS reads {ids['OPS']:#x}, a {params.tag()} build carries "
                                f"{want_ops:#x} (operation codes: hw.model.ops)")
