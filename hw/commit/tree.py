@@ -35,8 +35,9 @@ A tag FIFO beside the core carries each state's (layer, index). Emission goes th
 
 Throughput: N - 1 compressions for N leaves, so a rate-1 core keeps up with leaves arriving one per
 cycle, a core at 1/k with leaves every k cycles or slower (a 64-column leaf is 8 width-16 or 4 width-24
-sponge permutations). Published: ``latency`` (a pair entering the core to its node offered on ``o``, no
-stalls), ``core_latency``, ``compressions_per_cycle``, ``depth``, ``model(leaves, log_leaves)``.
+sponge permutations). Published: ``latency`` (an odd leaf taken to its parent offered on ``o``, no
+stalls: the leaf pair register, the core, the output FIFO), ``core_latency``, ``compressions_per_cycle``,
+``depth``, ``model(leaves, log_leaves)``.
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ class TreeBuilder(wiring.Component):
 
     @property
     def latency(self) -> int:
-        return self._core.latency + _OUTPUT_FIFO_LATENCY
+        return 1 + self._core.latency + _OUTPUT_FIFO_LATENCY
 
     @property
     def compressions_per_cycle(self) -> float:
@@ -141,7 +142,7 @@ class TreeBuilder(wiring.Component):
         m.submodules.core = core = self._core
         bits = core.element_bits
         half = self._digest * bits
-        layer_bits, index_bits = Signal(range(self._max_log + 1)).width, max(1, self._max_log)
+        layer_bits, index_bits = self._max_log.bit_length(), max(1, self._max_log)
         pair_layout = data.StructLayout({"left": half, "right": half, "layer": layer_bits, "index": index_bits})
         tag_layout = data.StructLayout({"layer": layer_bits, "index": index_bits})
         m.submodules.feedback = feedback = SyncFIFOBuffered(width=pair_layout.size, depth=self._depth)
