@@ -130,6 +130,20 @@ def _permutation(*, hash: str = "poseidon2-koalabear-16", rate="1", unit=None):
     return PermutationCore(hash, rate) if unit is None else core_part(hash, rate, unit)
 
 
+def _leaf_sponge(*, scheme: str = "plonky3-koalabear-16", group: int = 32, max_leaf_len: int = 64,
+                 core_rate="1/28"):
+    """The commitment's leaf sponge (hw/commit/sponge.py) for a 31-bit Plonky3 ``scheme``: ``group`` leaves
+    interleaved on one leaf-permutation core at ``core_rate`` (the default: the smallest build)."""
+    from nantucket.hw.commit import LeafSponge
+    return LeafSponge(scheme, group, max_leaf_len=max_leaf_len, core_rate=core_rate)
+
+
+def _tree_builder(*, scheme: str = "plonky3-koalabear-16", max_log_leaves: int = 24, core_rate="1/28", depth=None):
+    """The commitment's Merkle tree builder (hw/commit/tree.py): one compression core at ``core_rate``."""
+    from nantucket.hw.commit import TreeBuilder
+    return TreeBuilder(scheme, max_log_leaves=max_log_leaves, core_rate=core_rate, depth=depth)
+
+
 def _kernel(**kw):
     """The Vitis top (top module ``nantucket`` when emitted for a build)."""
     from nantucket.hw.kernel import VitisKernel
@@ -152,6 +166,8 @@ COMPONENTS: dict[str, Callable] = {
     "coset": _coset,
     "kernel": _kernel,
     "permutation": _permutation,
+    "leaf_sponge": _leaf_sponge,
+    "tree_builder": _tree_builder,
 }
 
 
