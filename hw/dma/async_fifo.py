@@ -34,8 +34,11 @@ runs near empty on the dma side does so because the dma side drains it faster th
 
 Reset: the write domain's reset empties the FIFO (as Amaranth's): it resets the write side, and through an
 :class:`~amaranth.lib.cdc.AsyncFFSynchronizer` the read side's pointers, which the read domain's own
-reset does not touch (a read-domain reset alone keeps the words). Hold the write reset for at least a
-cycle of each clock.
+reset does not touch (a read-domain reset alone keeps the words). Without ``exact_full`` the write side
+takes no word for 5 write cycles after its reset, until the read pointer of after the reset has crossed
+and its level has settled (decoded from the read pointer of before the reset, the level was too low and
+a word was taken with no room). Hold the write reset for at least a cycle of each clock
+(hw/formal/fifo_reset.py proves that enough).
 
 Crossings (hw/flow/crossings.py): the two pointer synchronizers sample registers (``w_gry``, ``r_gry``)
 directly; the memory is a dual-clock RAM; the reset synchronizer takes the write domain's reset.
@@ -64,6 +67,10 @@ def gray_decode(gray):
     """Binary of a Gray-coded value: bit i is the XOR of the Gray bits i and up."""
     return Cat(*(gray[i:].xor() for i in range(len(gray))))
 
+
+#: write edges after a write reset before a FIFO without exact_full takes a word: the crossed read
+#: pointer's 2 stages, the decode's 2 and the level register (AsyncFifo.elaborate)
+_LEVEL_SETTLE = 5
 
 #: Gray bits a block of :func:`gray_decode_registered`'s first stage
 DECODE_BLOCK = 4
@@ -134,7 +141,7 @@ class AsyncFifo(wiring.Component):
         # -- write side --------------------------------------------------------------------------------
         w_bin, w_gry = Signal(bits), Signal(bits)
         w_bin_inc, w_gry_inc = Signal(bits, init=1), Signal(bits, init=1)      # their successors
-        full = Signal()
+        full = Signal(init=not self._exact)        # without exact_full, full until the level settles
         r_gry_w = Signal(bits)                     # the read pointer, crossed
         do_write = Signal()
         m.d.comb += [self.w_stream.ready.eq(~full), do_write.eq(self.w_stream.valid & ~full)]
@@ -155,7 +162,14 @@ class AsyncFifo(wiring.Component):
             # level(t) is the fill at t - 1 (or more: the read pointer lags); full at t + 1 if it was
             # depth - 2 or more. A write at t + 1 then finds at most depth - 3 + 2 words (the writes at
             # t - 1 and t) and fits.
-            wd += full.eq(level >= self._depth - 2)
+            # After a write reset the crossed read pointer is the read side's of before the reset until the
+            # reset pointer (0) has crossed (2 stages), the decode's 2 stages and the level register took
+            # it: full is held (from its reset value) for those 5 write edges. (Decoded stale, the level
+            # was too low and a word was taken with no room.)
+            settle = Signal(range(_LEVEL_SETTLE + 1), init=_LEVEL_SETTLE, name="w_settle")
+            with m.If(settle != 0):
+                wd += settle.eq(settle - 1)
+            wd += full.eq((level >= self._depth - 2) | (settle != 0))
 
         # -- read side ---------------------------------------------------------------------------------
         # reset only through r_rst (the write domain's reset, see the module doc)

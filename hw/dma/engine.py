@@ -14,7 +14,8 @@ hw/run.py's struct; the DMA reads its ``log_n``: the DMA moves N = 2^log_n point
 max_log_n, ``batch``: B >= 1 transforms of N points back to back, B x N <= 2^max_log_n, ``input_log_m``
 and ``chain_log_n``) and ``base`` (per HBM channel byte address of its buffer) stable while
 ``busy``; ``done`` pulses once when every write burst of the pass has its response. The start crosses to
-the ``ntt`` domain as a pulse (``PulseSynchronizer``, 3 stages); the pass's state (pass bit, size, batch,
+the ``ntt`` domain as a pulse (``PulseSynchronizer``, 3 stages, from a register of the start, the edge the
+pass's state has settled on); the pass's state (pass bit, size, batch,
 chain and zero mask: registers that follow the ports while idle and hold them while busy) crosses as one
 value through a 2-stage synchronizer, so it arrives first.
 
@@ -173,8 +174,8 @@ class DmaEngine(wiring.Component):
         # size (from the ports, the size switch and the compares were 5 LUT levels into the mask
         # register, over a 450 MHz period by the open-flow estimate). It settles a cycle after the others,
         # the cycle after start (the read masters wait for it: AxiReadMaster.ISSUE_DELAY), and crosses
-        # with them: one dma cycle after the start's toggle flips, still ahead of the start on the ntt
-        # side (2 synchronizer stages, at most 3 ntt edges, against the start's 3 stages and a register).
+        # with them, on the edge the start's toggle flips (the toggle takes a register of the start, see
+        # below).
         # The input size comes in as a thermometer register, m_le[j] = (0 < input_log_m <= j) (the compares
         # of zero_slot_mask_of, one per bit; as a number, its compares and the size switch were still 5 LUT
         # levels), so that the mask is the size switch's pick of m_le's bits.
@@ -196,10 +197,13 @@ class DmaEngine(wiring.Component):
         m.d.dma += zero_mask_d.eq(Mux(pass2_d, 0, zero_mask))
         with m.If(start_d):
             m.d.dma += [pass2_d.eq(self.pass_index == 2), active_d.eq(1)]
-        # One crossing for the pass's state, one for its start: the state registers change on the edge the
-        # start's toggle flips (pass2) or earlier (the zero mask one dma cycle later, see above), and the start
-        # takes one synchronizer stage and a register more, so the state is settled on the ntt side before
-        # the start arrives there.
+        # One crossing for the pass's state, one for its start: the state registers change on the edge
+        # after start (pass2, the size, the batch, the chain) and on the next (the zero mask, see above);
+        # the start's toggle flips on that next edge (its input is a register of the start), and the start
+        # takes one synchronizer stage and a register more than the state, so the state is settled on the
+        # ntt side before the start arrives there at any clock ratio. (With the toggle on the start itself
+        # the zero mask changed one dma edge after it, and with the ntt clock 3 or more times the dma
+        # clock the start reached the assembler before the mask: hw/formal/sync.py, pass_crossing_dma.)
         state_d = (pass2_d, log_n_d, batch_d, chain_d, zero_mask_d)
         state_n = tuple(Signal.like(s, name=f"{s.name[:-2]}_n") for s in state_d)   # same shapes and inits
         m.submodules.sync_state = FFSynchronizer(Cat(*state_d), Cat(*state_n), o_domain="ntt", stages=2,
@@ -209,8 +213,9 @@ class DmaEngine(wiring.Component):
         # The synchronizer's output is a LUT (the XOR of its last two stages) that fanned out through 8 LUT
         # levels to the assembler and the write path: registered once here (one ntt cycle later to start a
         # pass; the state crossing is settled even earlier then).
-        start_n = Signal()
-        m.d.comb += start_sync.i.eq(start_d)
+        start_n, start_q = Signal(), Signal()
+        m.d.dma += start_q.eq(start_d)
+        m.d.comb += start_sync.i.eq(start_q)
         m.d.ntt += start_n.eq(start_sync.o)
         dma_side = dict(pass2=pass2_d, active=active_d, start=start_d, log_n=log_n_d, zero_mask=zero_mask_d,
                         chain=chain_d, log_m=log_m_d)

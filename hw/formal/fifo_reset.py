@@ -5,8 +5,8 @@ the read side's pointers through its reset synchronizer), held for at least a cy
 read domain's own reset does not touch it (a read-domain reset alone keeps the words).
 
 The clocks as in hw/formal/crossing.py (enables of one proof clock, each ticking at least every
-``max_period`` steps). The resets are free inputs: the write domain's (assumed held, once raised, until a read
-edge has seen it and ``hold`` write edges more) and the read domain's (any time). The reset synchronizer's stages are
+``max_period`` steps). The resets are free inputs: the write domain's (assumed held, once raised, until an edge
+of each clock has seen it, in either order, and ``hold`` write edges more: 0 in the suite, the FIFO's promise) and the read domain's (any time). The reset synchronizer's stages are
 clocked by the read ticks through Amaranth's documented platform hook ``get_async_ff_sync``
 (:class:`_TickedResetSync`: its stages set at a read edge while the reset is high, shifting it out at the
 read edges after; its output high at once with the reset), since a synchronizer's own local domain would
@@ -14,12 +14,12 @@ not take the read enable. The writer keeps the stream rules outside its resets (
 the FIFO's write side) and writes the count of its words since the last write reset; the monitor counts
 the reader's words since the FIFO's read side last was in reset (its own ``r_rst``).
 
-Found: "a cycle of each clock" is not enough without ``exact_full``: the read side's reset pointer
+Found: "a cycle of each clock" was not enough without ``exact_full``: the read side's reset pointer
 crosses back through the write side's 2-stage synchronizer, and a write side let out of reset before it
-arrived computes its level from the stale read pointer, too low, and takes a word with no room (a
-counterexample at depth 12 with ``hold`` = 0, tests/test_formal.py); ``hold`` = 2 write edges after the
-read edge closes it (``exact_full`` needs 1: its full compare is only stale for the 2 edges, fewer than
-the FIFO's depth).
+arrived computed its level from the stale read pointer, too low, and took a word with no room (a
+counterexample at step 12). Fixed in hw/dma/async_fifo.py: the synchronizer's stages reset with the write
+side (tests/test_formal.py; ``exact_full`` held already, its full compare stale for fewer edges than the
+FIFO's depth).
 
 Proved (bounded): after a write reset, every word out is the next of those written since (no word from before the
 reset, none lost, duplicated or reordered), with the read domain reset at any time; a word is taken only
@@ -70,7 +70,7 @@ class _Platform:
 
 
 class FifoResetHarness(Elaboratable):
-    def __init__(self, *, depth=4, width=3, exact_full=True, max_period=3, hold=2, mutant=None, only=None):
+    def __init__(self, *, depth=4, width=3, exact_full=True, max_period=3, hold=0, mutant=None, only=None):
         if mutant is not None and mutant not in MUTANTS:
             raise ValueError(f"mutant: one of {sorted(MUTANTS)}, got {mutant!r}")
         self.depth, self.width, self.max_period, self.mutant, self.only = depth, width, max_period, mutant, only
@@ -130,15 +130,17 @@ class FifoResetHarness(Elaboratable):
             since = Signal(range(self.max_period + 1), name=f"{name}_since_tick")
             m.d.sync += since.eq(Mux(tick, 0, since + 1))
             p.assumes(f"{name}_clock_ratio", tick | (since < self.max_period - 1))
-        # the write reset, once raised, held until a read edge has seen it and then ``hold`` write
-        # edges more (the read side's reset pointer crosses back to the write side through its 2-stage
-        # synchronizer while the write side is still in reset)
+        # the write reset, once raised, held until a read edge and a write edge have both seen it (the
+        # FIFO's promise: a cycle of each clock, in either order) and then ``hold`` write edges more
         h = self.hold
-        seen_r, after = Signal(name="w_rst_saw_r"), Signal(range(h + 1), name="w_rst_w_after_r")
+        seen_r, seen_w = Signal(name="w_rst_saw_r"), Signal(name="w_rst_saw_w")
+        after = Signal(range(h + 1), name="w_rst_w_after")
         was = Signal(name="w_rst_q")
+        both = seen_r & seen_w
         m.d.sync += [was.eq(self.w_rst), seen_r.eq(self.w_rst & (seen_r | self.r_tick)),
-                     after.eq(Mux(self.w_rst, Mux(self.w_tick & seen_r & (after < h), after + 1, after), 0))]
-        p.assumes("w_reset_held", ~was | self.w_rst | (seen_r & (after >= h)))
+                     seen_w.eq(self.w_rst & (seen_w | self.w_tick)),
+                     after.eq(Mux(self.w_rst, Mux(self.w_tick & both & (after < h), after + 1, after), 0))]
+        p.assumes("w_reset_held", ~was | self.w_rst | (both & (after >= h)))
         self.reset_done = Signal(name="w_reset_done")
         with m.If(was & ~self.w_rst):
             m.d.sync += self.reset_done.eq(1)

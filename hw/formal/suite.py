@@ -73,17 +73,16 @@ PROOFS = (
     Proof("fifo_crossing_level_full", FifoCrossingHarness, dict(depth=4, width=3, max_period=4, exact_full=False),
           CROSSING_MUTANTS, depth=12, deep_depth=16, cover_depth=16, mutant_depth=12, quick=False),
     # the same FIFO with both domains' resets free, mid-stream (hw/formal/fifo_reset.py)
-    Proof("fifo_reset", FifoResetHarness, dict(depth=4, width=3, max_period=3, hold=1), RESET_MUTANTS,
+    Proof("fifo_reset", FifoResetHarness, dict(depth=4, width=3, max_period=3, hold=0), RESET_MUTANTS,
           depth=12, deep_depth=16, cover_depth=20, mutant_depth=14, quick=False),
-    Proof("fifo_reset_level_full", FifoResetHarness, dict(depth=4, width=3, max_period=3, hold=2, exact_full=False),
+    Proof("fifo_reset_level_full", FifoResetHarness, dict(depth=4, width=3, max_period=3, hold=0, exact_full=False),
           RESET_MUTANTS, depth=12, deep_depth=16, cover_depth=20, mutant_depth=14, quick=False),
-    # the start pulse and the run beside it (hw/formal/sync.py): the kernel's at 4 : 1 either way; the
-    # DMA's pass state at 2 : 1 (at 3 : 1 its zero mask reaches the ntt side after the start: see
-    # docs/verification.md)
+    # the start pulse and the run beside it (hw/formal/sync.py), the kernel's and the DMA's pass state, at
+    # 4 : 1 either way (k = 24 for the DMA's: its start takes 3 stages and 2 registers)
     Proof("run_crossing_kernel", RunCrossingHarness, dict(use="kernel", max_period=4), SYNC_MUTANTS,
           depth=16, deep_depth=16, cover_depth=40, mutant_depth=24, induct_quick=True),
-    Proof("pass_crossing_dma", RunCrossingHarness, dict(use="dma", max_period=2), SYNC_MUTANTS,
-          depth=16, deep_depth=16, cover_depth=30, mutant_depth=24, induct_quick=True),
+    Proof("pass_crossing_dma", RunCrossingHarness, dict(use="dma", max_period=4), SYNC_MUTANTS,
+          depth=24, deep_depth=24, cover_depth=40, mutant_depth=24, induct_quick=True),
     # the record's NTT cycle counts back to the dma clock, read SETTLE_CYCLES (16) after the window closed
     Proof("cycle_counts_crossing", CountsCrossingHarness, dict(settle=16, max_period=4), COUNTS_MUTANTS,
           depth=20, deep_depth=20, cover_depth=40, mutant_depth=24, induct_quick=True),

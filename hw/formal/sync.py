@@ -6,10 +6,11 @@ destination), as the design uses them (the primitives themselves, in the timing 
 - ``kernel``: hw/ntt_operation.py's ``run_sync`` and ``start_sync`` (2 stages each). The run (and the pass bit)
   is latched when the pass's set-up begins and the start pulse is sent ``setup`` = ``PASS_SETUP_CYCLES``
   dma cycles later; the engine takes the start and the run as they come out of the synchronizers.
-- ``dma``: hw/dma/engine.py's ``sync_state`` (2 stages) and ``sync_start`` (3 stages, its output
-  registered once on the ntt side). The pass state changes on the edge the start's toggle flips (the
-  pass bit) and on the next one (the zero mask, registered from it): ``late`` = 2 edges; the assembler
-  and the write path take the start and the state from the registered output.
+- ``dma``: hw/dma/engine.py's ``sync_state`` (2 stages) and ``sync_start`` (3 stages, its input a
+  register of the start, its output registered once on the ntt side). The pass state changes on the edge
+  after the start (the pass bit) and on the next one (the zero mask, registered from it): ``late`` = 2
+  edges, and the toggle flips on the second (``setup`` = 1); the assembler and the write path take the
+  start and the state from the registered output.
 
 The two clocks are enables of one proof clock (as in hw/formal/crossing.py): each ticks at least every
 ``max_period`` steps and at most every step, so either runs up to ``max_period`` : 1 faster than the
@@ -39,7 +40,7 @@ __all__ = ["RunCrossingHarness", "MUTANTS", "USES", "internals"]
 #: value may still change on from the set-up's first, the ntt registers after the pulse, its latency bound
 USES = {
     "kernel": dict(value_stages=2, pulse_stages=2, setup=PASS_SETUP_CYCLES, late=0, registered=0, latency=3),
-    "dma": dict(value_stages=2, pulse_stages=3, setup=0, late=2, registered=1, latency=5),
+    "dma": dict(value_stages=2, pulse_stages=3, setup=1, late=2, registered=1, latency=5),
 }
 
 MUTANTS = {
@@ -53,12 +54,17 @@ MUTANTS = {
 
 
 class RunCrossingHarness(Elaboratable):
-    def __init__(self, *, use="kernel", width=3, max_period=4, mutant=None, only=None):
+    def __init__(self, *, use="kernel", width=3, max_period=4, timing=None, mutant=None, only=None):
+        """``timing``: entries of ``USES[use]`` replaced (e.g. ``setup=0`` for the DMA before its start's
+        toggle took a register of the start)."""
         if use not in USES:
             raise ValueError(f"use: one of {sorted(USES)}, got {use!r}")
         if mutant is not None and mutant not in MUTANTS:
             raise ValueError(f"mutant: one of {sorted(MUTANTS)}, got {mutant!r}")
-        self.use, self.cfg, self.width, self.max_period = use, USES[use], width, max_period
+        unknown = sorted(set(timing or {}) - set(USES[use]))
+        if unknown:
+            raise TypeError(f"timing: unknown entries {unknown}")
+        self.use, self.cfg, self.width, self.max_period = use, {**USES[use], **(timing or {})}, width, max_period
         self.mutant, self.only = mutant, only
         self.clk, self.rst = Signal(), Signal()
         self.s_tick, self.d_tick, self.go, self.stop, self.change, self.glitch = (
