@@ -8,11 +8,17 @@ a refused opening is a named :class:`CommitmentError` (a ValueError).
 
 from __future__ import annotations
 
-from nantucket.host.backend_base import keywords_checked
+import time
+
+from nantucket.host.backend_base import keywords_checked, unknown_keyword_error
 from nantucket.hw.model import commit as _model
+from nantucket.hw.model import field as F
+from nantucket.hw.model.commit.commitment import as_matrices
 from nantucket.hw.model.commit import (CapMismatch, Commitment, CommitmentError, Dimensions, EmptyBatch,
                                        IncompatibleHeights, IndexOutOfBounds, Opening, UnsupportedShape,
                                        WrongBatchSize, WrongHeight, WrongWidth)
+
+from . import checks as C
 
 __all__ = ["commit", "verify", "Commitment", "Opening", "Dimensions", "SCHEMES", "SCHEME_NAMES", "CommitmentError",
            "EmptyBatch", "IncompatibleHeights", "UnsupportedShape", "WrongBatchSize", "WrongWidth", "WrongHeight",
@@ -23,12 +29,46 @@ SCHEMES = _model.SCHEMES
 SCHEME_NAMES = _model.SCHEME_NAMES
 
 
-@keywords_checked("commit")
-def commit(matrices, scheme: str, *, cap_height: int = 0) -> Commitment:
+def commit(matrices, scheme: str, *, cap_height: int = 0, backend: str | None = None, blowup: int | None = None,
+           shift: int | None = None, **options) -> Commitment:
     """Commit to ``matrices`` (a 2-D array whose rows are the leaves, or a list of them) under ``scheme``
     (a name of :data:`SCHEMES`): a :class:`Commitment` with ``.root`` (``.cap`` for cap_height > 0),
-    ``.dimensions`` and ``.open(indices)``. Values must be canonical elements of the scheme's field."""
-    return _model.commit(matrices, _model.scheme(scheme), cap_height=cap_height)
+    ``.dimensions`` and ``.open(indices)``. Values must be canonical elements of the scheme's field.
+
+    ``backend`` (model, sim, xrt, ...): the matrices go through a device opened with ``options``
+    (:func:`nantucket.open`'s: ``devices=``, ``params=``, ...; the field is the scheme's) and
+    ``dev.commit`` (host/api/commit_device.py); ``.report`` then says what moved and ran where.
+    ``blowup``: commit the coset LDE of each matrix instead (its columns are the polynomials, as a
+    Plonky3 trace's), ``shift`` the coset (default the scheme's), in the scheme's row order. Without
+    ``backend`` the golden model commits on the CPU directly (``blowup`` then on the model device)."""
+    if backend is None and options:
+        raise unknown_keyword_error("commit", list(options), ("cap_height", "backend", "blowup", "shift"))
+    s = _model.scheme(scheme)
+    if backend is None and blowup is None and shift is None and not options:
+        return _model.commit(matrices, s, cap_height=cap_height)
+    from . import commit_device as CD
+    from .opening import open as open_device
+    field = F.get(s.field)
+    mats = as_matrices(matrices, field)
+    cap_height = CD._cap_height(cap_height)
+    if blowup is None and shift is not None:
+        raise ValueError("shift: a coset shift is for an LDE; give blowup= too")
+    if blowup is not None:
+        blowup = C.check_blowup(blowup)
+        shift = s.lde_shift if shift is None else C.check_shift(shift, "shift", field)
+    s.tree.check_heights([m.shape[0] * (blowup or 1) for m in mats], cap_height)
+    with open_device("model" if backend is None else backend, field=s.field, **options) as dev:
+        since, started = CD._transfers(dev), time.perf_counter()
+        arrays = [dev.asarray(m.astype(field.dtype), axis=0) for m in mats]
+        steps, lde_s = None, None
+        if blowup is not None:
+            order, steps = CD.scheme_order(s), []
+            arrays = [dev.lde(a, blowup, shift, order=order) for a in arrays]
+            for _ in arrays:
+                steps += list(getattr(getattr(dev, "backend", None), "steps", None) or [])
+            lde_s = time.perf_counter() - started
+        return CD.device_commit(dev, arrays, scheme=s, cap_height=cap_height, since=since, steps=steps,
+                                lde_s=lde_s)
 
 
 @keywords_checked("verify")

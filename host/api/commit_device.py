@@ -295,7 +295,8 @@ def _items(dev, arrays) -> list:
     for i, a in enumerate(items):
         name = "arrays" if not isinstance(arrays, (list, tuple)) else f"arrays[{i}]"
         owner = getattr(a, "device", None)
-        if owner is None or not (hasattr(a, "shape") or isinstance(a, cf.Future)):
+        if isinstance(a, np.ndarray) or owner is None or isinstance(owner, str) or \
+                not (hasattr(a, "shape") or isinstance(a, cf.Future)):       # numpy's .device is "cpu"
             raise TypeError(f"{name}: expected an array of this device (dev.asarray(x, axis=0) puts a matrix "
                             f"whose rows are the leaves there; nantucket.commit takes host matrices), got "
                             f"{type(a).__name__}")
@@ -356,20 +357,25 @@ def _settle(dev, what: str, futures: list, finish) -> DeviceFuture:
     return out
 
 
-def device_commit(dev, arrays, *, scheme, cap_height: int = 0, wait: bool = True):
-    """``dev.commit``: the :class:`Commitment` of ``arrays`` (see :meth:`CommitCalls.commit`)."""
+def device_commit(dev, arrays, *, scheme, cap_height: int = 0, wait: bool = True, since: dict | None = None,
+                  steps: list | None = None, lde_s: float | None = None):
+    """``dev.commit``: the :class:`Commitment` of ``arrays`` (see :meth:`CommitCalls.commit`). A caller that
+    made the arrays with earlier calls gives the report those calls: ``since`` the device's ``transfers``
+    before them, ``steps`` their LDE step records and ``lde_s`` their seconds."""
     s = _scheme_on(dev, scheme, exact=False)
     cap_height, wait = _cap_height(cap_height), check_wait(wait)
     items = _items(dev, arrays)
     known = [a for a in items if not isinstance(a, cf.Future)]
     if len(known) == len(items):
         _check_shapes(s, known, cap_height, f"commit: the {s.name} tree on the host")
-    before, started = _transfers(dev), time.perf_counter()
+    before = _transfers(dev) if since is None else dict(since)
+    started = time.perf_counter() - (lde_s or 0.0)
     if wait:
         values = [dev.numpy(a) for a in items]
-        return _build(dev, s, items, values, cap_height, before, started)
+        return _build(dev, s, items, values, cap_height, before, started, steps, lde_s)
     fetches = [dev.numpy(a, wait=False) for a in items]
-    return _settle(dev, "commit", fetches, lambda values: _build(dev, s, items, values, cap_height, before, started))
+    return _settle(dev, "commit", fetches,
+                   lambda values: _build(dev, s, items, values, cap_height, before, started, steps, lde_s))
 
 
 def _trace_dims(trace, axis, ext, blowup: int) -> list[Dimensions] | None:
