@@ -2,7 +2,13 @@
 
 A backend owns its device memory: ``run(points, inverse, coset=None, order="nn")`` moves the points in
 (1-D, or a (B, N) batch of rows), runs the transform (inverse with 1/N, coset shift g, input and output
-orders "nn" / "nr" / "rn" / "rr"), moves the result out and returns it; ``timings`` holds the seconds each phase took in the last run
+orders "nn" / "nr" / "rn" / "rr"), moves the result out and returns it. On a card (sim, xrt) ``run`` is a
+thin layer over the one card path, :meth:`Backend.execute`: ``execute(run, buffers)`` starts the kernel
+once with a :class:`hw.model.run.Run` of any operation (hw.model.ops) on the HBM buffers it names, waits
+and returns the kernel's status record; ``run`` builds the NTT's runs (``Run.ntt``, through
+host/kernel_plan.py) and moves the points around them. A new operation is then a Run and a model, not a
+method on every backend. The model backend has no kernel: it keeps its whole-array ``run`` (no build
+limit) and refuses ``execute`` (:class:`NoKernel`). ``timings`` holds the seconds each phase took in the last run
 (``to-device``, ``kernel``, ``from-device``), ``report`` any further lines a device has to say
 (kernel cycles, projected time, the size the kernel ran, ...) and ``kernel_log_n`` log2 of the size its
 kernel transformed in the last run (None for a device without a kernel, such as the model), and
@@ -32,12 +38,16 @@ from nantucket.hw.model import field as F
 from nantucket.hw.model import ntt as ntt_model
 from nantucket.hw.model.params import BuildParams
 
-__all__ = ["Backend", "DeviceError", "step_record", "STEP_KEYS", "fill_step_cycles", "flat_steps", "ModelBackend", "ResidentArrays", "CardDriver", "keyword_names",
+__all__ = ["Backend", "DeviceError", "NoKernel", "step_record", "STEP_KEYS", "fill_step_cycles", "flat_steps", "ModelBackend", "ResidentArrays", "CardDriver", "keyword_names",
            "unknown_keyword_error", "keywords_checked", "check_params", "check_build_field"]
 
 
 class DeviceError(RuntimeError):
     """A device failed to run a transform (the message says which device and why)."""
+
+
+class NoKernel(DeviceError):
+    """:meth:`Backend.execute` on a backend without a kernel (the model): it computes whole arrays."""
 
 
 def keyword_names(func) -> tuple[str, ...] | None:
@@ -65,19 +75,20 @@ def unknown_keyword_error(what: str, unknown, valid) -> TypeError:
                      f"(valid: {', '.join(valid) or 'none'}){hint}")
 
 
-def keywords_checked(label: str | None = None):
+def keywords_checked(label=None):
     """Decorator: a call with a keyword the function does not take raises :func:`unknown_keyword_error`
-    (Python's own message names no valid keyword). ``label`` names the callable in the message (default
-    its qualified name)."""
+    (Python's own message names no valid keyword). ``label`` names the callable in the message (default its
+    qualified name); a callable ``label`` is given the call's first argument (a method's object) and
+    returns the name (a method declared once for several classes, each naming itself)."""
     def wrap(func):
         valid = keyword_names(func)
         accepted = frozenset(valid)
-        what = label or func.__qualname__.replace(".__init__", "")
+        what = None if callable(label) else (label or func.__qualname__.replace(".__init__", ""))
 
         @functools.wraps(func)
         def checked(*args, **kwargs):
             if not accepted.issuperset(kwargs):
-                raise unknown_keyword_error(what, [k for k in kwargs if k not in accepted], valid)
+                raise unknown_keyword_error(what or label(args[0]), [k for k in kwargs if k not in accepted], valid)
             return func(*args, **kwargs)
         return checked
     return wrap
@@ -180,8 +191,18 @@ class Backend:
     def run(self, points: np.ndarray, inverse: bool = False, *, coset: int | None = None,
             order: str = "nn") -> np.ndarray:
         """The transform of every row of ``points`` (1-D: one transform; 2-D: a batch), as a new array of
-        the same shape. See :func:`hw.model.ntt.transform` for the definitions."""
+        the same shape. See :func:`hw.model.ntt.transform` for the definitions. On a card: the
+        :class:`hw.model.run.Run` of each kernel call (``Run.ntt``), each given to :meth:`execute`."""
         raise NotImplementedError
+
+    def execute(self, run, buffers):
+        """The card path: start the kernel once with ``run`` (a :class:`hw.model.run.Run` of any operation
+        the build carries) on ``buffers`` (the HBM buffers the run names: a set of this backend's
+        :class:`CardDriver`, ``allocate``), wait for it and return its status record
+        (:class:`hw.model.record.StatusRecord`). A start the build refuses (an op it does not carry:
+        STATUS.bad_op, a size, ...) is the card's named error before anything is sent. A backend without
+        a kernel raises :class:`NoKernel`."""
+        raise NoKernel(f"{self.name}: no kernel to start a run on (this backend computes whole arrays: run())")
 
     def note_resident(self, n: int, rows: int, calls: int, inverse: bool, coset, order: str) -> None:
         """A transform ran on device-resident data (host/api/resident.py) in ``calls`` kernel calls:
@@ -275,7 +296,8 @@ class ResidentArrays(abc.ABC):
 class CardDriver(abc.ABC):
     """What host/api/resident.py holds arrays on a card with: buffer sets (``allocate``), moving rows in
     and out of them (``upload``, ``upload_padded``, ``download``) and kernel runs on them in place
-    (``execute_run``, one :class:`hw.model.run.Run`). Attributes: ``kernel_computes`` (the transforms
+    (``execute``, one :class:`hw.model.run.Run` of any operation; ``execute_run``, the same without the
+    record). Attributes: ``kernel_computes`` (the transforms
     the kernel computes itself) and ``rmap`` (its :class:`hw.model.regmap.RegisterMap`)."""
 
     kernel_computes: frozenset
@@ -316,8 +338,13 @@ class CardDriver(abc.ABC):
         return rows[list(regions)]
 
     @abc.abstractmethod
+    def execute(self, run, buffers):
+        """Run the kernel once with the arguments of ``run`` on ``buffers`` (a set of :meth:`allocate`) in
+        place; returns its status record (:meth:`Backend.execute`)."""
+
     def execute_run(self, bufs, run) -> None:
-        """Run the kernel once on ``bufs`` in place with the arguments of ``run``."""
+        """:meth:`execute` of ``run`` on ``bufs``, its record left to the driver's report."""
+        self.execute(run, bufs)
 
 
 class ModelBackend(Backend):

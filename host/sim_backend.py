@@ -17,6 +17,7 @@ Without explicit build parameters it picks the smallest build that holds N point
 size up to the build's 2^(2k) runs on that build: natively from 2^min_log_n, zero-padded below.
 """
 
+import contextlib
 import copy
 import sys
 import threading
@@ -205,7 +206,7 @@ class SimBackend(Backend, ResidentArrays):
             return None
         with self._lock:
             device = self.open(params)
-            device._free_buffers()
+            device.card.free_buffers()
             self._cycles = []
             return device
 
@@ -241,7 +242,8 @@ class SimBackend(Backend, ResidentArrays):
         return None
 
     def run(self, points, inverse: bool = False, *, coset=None, order="nn", row_step=None) -> np.ndarray:
-        """The transform on the simulated card (``row_step``: XrtBackend.run's)."""
+        """The transform on the simulated card (``row_step``: XrtBackend.run's): the NTT's runs, each
+        through the card path (the driver's :meth:`execute`)."""
         with self._lock:
             try:
                 return self._run(points, inverse, coset, order, row_step)
@@ -249,23 +251,31 @@ class SimBackend(Backend, ResidentArrays):
                 self._note(f"sim: error: {e}")
                 raise
 
-    def _run(self, points, inverse, coset, order, row_step=None) -> np.ndarray:
-        from nantucket.host.xrt import KernelTimeout, XclbinLoadFailed
-        from nantucket.host.xrt.backend import MEASURED_LINES
-        from nantucket.sim.cosim import SimulationError
+    def execute(self, run, buffers):
+        """The card path (Backend.execute) on the simulated card: ``run`` (a :class:`hw.model.run.Run` of
+        any operation) on ``buffers``, a set of the open card's driver (``call_driver(n).allocate``);
+        returns the kernel's status record. The card's errors as :meth:`run`'s (a start the build refuses:
+        KernelRefused naming the STATUS reason, bad_op for an op it does not carry)."""
+        with self._lock:
+            device = self._device
+            if device is None:
+                raise DeviceError("sim: no simulated card is open: allocate the run's buffers on "
+                                  "call_driver(n)'s driver first")
+            try:
+                with self._card_errors():
+                    return device.execute(run, buffers)
+            except DeviceError as e:
+                self._note(f"sim: error: {e}")
+                raise
 
-        shape = np.shape(points)
-        n = int(shape[-1]) if shape else 1
-        params = self.params_for(n)
-        t0, first = time.perf_counter(), len(self._history)
-        self._cycles = []
+    @contextlib.contextmanager
+    def _card_errors(self):
+        """The simulated card's failures as the backend's errors: a lost or timed-out simulator closes
+        the card (the next run starts a fresh one)."""
+        from nantucket.host.xrt import KernelTimeout, XclbinLoadFailed
+        from nantucket.sim.cosim import SimulationError
         try:
-            device = self.open(params)
-            t1 = time.perf_counter()
-            extra = dict(device.extra_transfers)
-            y = device.run(points, inverse=inverse, coset=coset, order=order, row_step=row_step)
-            for direction, moved in device.extra_transfers.items():
-                self.extra_transfers[direction] += moved - extra[direction]
+            yield
         except SimulationError as e:
             self.close()
             raise DeviceError(f"simulated kernel: {e}") from e
@@ -282,6 +292,22 @@ class SimBackend(Backend, ResidentArrays):
                                 f"{budget} NTT cycles, simulated in {e.waited or 0:.1f} s{e.status}; the simulated "
                                 "card was closed, the next run starts a fresh one", waited=e.waited,
                                 status=e.status) from e
+
+    def _run(self, points, inverse, coset, order, row_step=None) -> np.ndarray:
+        from nantucket.host.xrt.backend import MEASURED_LINES
+
+        shape = np.shape(points)
+        n = int(shape[-1]) if shape else 1
+        params = self.params_for(n)
+        t0, first = time.perf_counter(), len(self._history)
+        self._cycles = []
+        with self._card_errors():
+            device = self.open(params)
+            t1 = time.perf_counter()
+            extra = dict(device.extra_transfers)
+            y = device.run(points, inverse=inverse, coset=coset, order=order, row_step=row_step)
+            for direction, moved in device.extra_transfers.items():
+                self.extra_transfers[direction] += moved - extra[direction]
         self.timings = dict(device.timings)
         log_n = self.kernel_log_n = device.kernel_log_n
         self.report = {

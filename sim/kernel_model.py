@@ -43,13 +43,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from nantucket.hw.model import fourstep, ntt as ntt_model, regmap as R
+from nantucket.hw.model import fourstep, regmap as R
 from nantucket.hw.model.layout import CHANNEL_WINDOW_BYTES, HbmLayout
 from nantucket.hw.model.params import BuildParams
-from nantucket.hw.model.record import CYCLE_WORDS, RECORD_BYTES, RECORD_ID_WORDS, RECORD_WORDS, record_words
+from nantucket.hw.model.ops import operation
+from nantucket.hw.model.record import (CYCLE_WORDS, RECORD_BYTES, RECORD_ID_WORDS, RECORD_WORDS, StatusRecord,
+                                       record_words)
 from nantucket.hw.model.run import Run
 
-__all__ = ["HbmModel", "KernelModel", "ModelCard", "MemoryFault", "BANK_BYTES"]
+__all__ = ["HbmModel", "KernelModel", "ModelCard", "MemoryFault", "KernelHung", "BANK_BYTES"]
 
 #: Size of one HBM pseudo-channel on the U55N / C1100 (8 GiB over 32 channels).
 BANK_BYTES = CHANNEL_WINDOW_BYTES      # one pseudo-channel's window
@@ -61,6 +63,10 @@ _EXACT_STATE_MAX_POINTS = 1 << 16
 
 class MemoryFault(RuntimeError):
     """An access outside an allocated buffer or outside the master's own HBM channel."""
+
+
+class KernelHung(RuntimeError):
+    """:meth:`KernelModel.execute` of a start that never finished (``hang``, a MemoryFault)."""
 
 
 class HbmModel:
@@ -279,8 +285,8 @@ class KernelModel:
         refused = self.refusal()
         self._status = (self._status & ~R.STATUS_REJECTED) | refused     # refused: done at once, points untouched
         try:
-            if not refused:       # the model of the run's operation (hw.model.ops; the NTT: _transform)
-                {"ntt": self._transform}[run.operation.name](run)
+            if not refused:       # the run's operation: its memory side, its model (hw.model.ops)
+                self._operate(run)
                 for channel, resp, write in self._responses(run)[:1]:     # the first error is latched
                     self.axi_error(channel, resp, write)
             self._write_record(run, refused)
@@ -293,6 +299,49 @@ class KernelModel:
         self._idle, self._done = True, True
         if self._ier & R.IER_DONE:
             self._isr |= R.ISR_DONE
+
+    #: The memory side of each operation the model runs, by its name in hw.model.ops: the method that
+    #: reads the run's input from HBM, computes the result with the operation's ``model`` and writes it
+    #: where the operation's placement says (one entry per operation; the NTT's: :meth:`_transform`).
+    OPERATION_MEMORY = {"ntt": "_transform"}
+
+    def _operate(self, run: Run) -> None:
+        """An accepted ``run``, dispatched by its ``op`` through the table of operations
+        (hw.model.ops.operation(code)) to its memory side (:data:`OPERATION_MEMORY`), which computes with
+        that operation's ``model``."""
+        op = operation(run.op)
+        method = self.OPERATION_MEMORY.get(op.name)
+        if method is None:
+            raise NotImplementedError(f"op: the kernel model has no memory side for operation {op.name!r} "
+                                      f"(code {op.code}): add its entry to KernelModel.OPERATION_MEMORY")
+        getattr(self, method)(run)
+
+    def execute(self, run: Run, buffers: dict) -> StatusRecord:
+        """The card path of the model: the arguments of ``run`` (a :class:`hw.model.run.Run` of any
+        operation) and the addresses ``buffers`` ({pointer argument name: address}: every ``hbm_NN`` of the
+        build and ``status``, buffers of :attr:`hbm`) written into the argument registers, ap_start, and
+        the status record the start wrote (:class:`hw.model.record.StatusRecord`; a refused start's
+        carries its STATUS bits, bad_op for an op the build does not carry). The model finishes within
+        the start; a start that never finishes (``hang``, or a MemoryFault: ``fault``) is a
+        :class:`KernelHung`."""
+        missing = [a.name for a in self.rmap.pointer_args + (self.rmap.record_arg,) if a.name not in buffers]
+        unknown = [name for name in buffers if name not in {a.name for a in self.rmap.args if a.is_pointer}]
+        if missing or unknown:
+            raise ValueError(f"buffers: expected an address for every pointer argument ("
+                             f"{', '.join(a.name for a in self.rmap.args if a.is_pointer)}); "
+                             + (f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(unknown)}"))
+        if not self._idle:
+            raise KernelHung("the kernel is still busy with an earlier start")
+        words = run.words()
+        for a in self.rmap.args:
+            value = int(buffers[a.name]) if a.is_pointer else words[a.name]
+            for i, offset in enumerate(a.word_offsets):
+                self.write(offset, (value >> 32 * i) & 0xFFFF_FFFF)
+        self.write(R.CTRL, R.CTRL_AP_START)
+        if not self.read(R.CTRL) & R.CTRL_AP_DONE:
+            raise KernelHung("the kernel did not finish" + (f": {self.fault}" if self.fault is not None else
+                                                            " (hang)"))
+        return StatusRecord.from_bytes(self.hbm.view(self.record_address(), RECORD_BYTES, bank=0))
 
     def _responses(self, run: Run) -> list[tuple[int, int, bool]]:
         """(channel, response, write) of every injected error response the accepted ``run`` gets, in the
@@ -350,31 +399,25 @@ class KernelModel:
         return self.hbm.view(base, lay.channel_bytes, bank=ch).view(lay.point_dtype)
 
     def _transform(self, run: Run) -> None:
-        batch, inverse, coset = run.batch, run.inverse, run.coset
+        """The NTT's memory side: the input gathered from the run's read channels (a zero-extended input's
+        tail is never read), the result from the operation's model (hw.model.ops ``ntt_run``), the pass-1
+        state and the output (or the chained input of a 2^chain_log_n run) scattered."""
+        batch = run.batch
         lay = self.layout_for(run.log_n, batch)
         n = lay.element_points
         zeros = np.zeros(lay.points_per_channel, dtype=lay.point_dtype)
         reads = set(lay.read_channels(1))       # the pass-1 masters only ever read these
         x = lay.gather([self._channel_words(ch, lay) if ch in reads else zeros
                         for ch in range(self.params.channels)], buffer="input").reshape(batch, n)
-        log_m, chain = run.input_log_m, run.chain_log_n
-        if log_m:
-            x[:, 1 << log_m:] = 0               # zero-extended: the kernel reads none of these
+        if run.input_log_m:
+            x[:, 1 << run.input_log_m:] = 0     # zero-extended: the kernel reads none of these
+        out = operation(run.op).model(self.params, run, x).reshape(-1)
+        chain = run.chain_log_n
         plain_output = chain == 0
         # the exact pass-1 state for a small plain single transform; scratch otherwise (not modelled)
-        exact = not inverse and coset is None and batch == 1 and n <= _EXACT_STATE_MAX_POINTS
-        if exact:
-            field = self.params.prime_field
-            state = fourstep.pass1(x[0], 1 << lay.rows_log("input"), field=field)          # state[n2, k1]
-            out = fourstep.pass2(state, field=field)
-            state = state.reshape(n)
+        if not run.inverse and run.coset is None and batch == 1 and n <= _EXACT_STATE_MAX_POINTS:
+            state = fourstep.pass1(x[0], 1 << lay.rows_log("input"), field=self.params.prime_field).reshape(n)
         else:
-            field = self.params.prime_field
-            if run.steps_rows:              # element r: the shift g x s^r (the run's row_step)
-                out = np.concatenate([ntt_model.transform(x[r], inverse=inverse, coset=g, field=field)
-                                      for r, g in enumerate(run.element_shifts(field.p))])
-            else:
-                out = ntt_model.transform(x, inverse=inverse, coset=coset, field=field).reshape(-1)
             state = np.full(batch * n, 0xDEAD_BEEF_DEAD_BEEF & ((1 << 8 * lay.point_bytes) - 1),
                             dtype=lay.point_dtype)
         outputs = (("state", state, lay.write_channels(1)),) + ((("output", out, lay.write_channels(2)),)

@@ -905,7 +905,7 @@ def test_the_host_refuses_what_the_kernel_would_and_sends_nothing(tmp_path):
     for kwargs, reasons in ((dict(batch=8), ("bad_batch",)), (dict(batch=0, coset=0), ("bad_batch", "bad_shift")),
                             (dict(coset=P), ("bad_shift",))):
         with pytest.raises(X.KernelRefused, match="the host refused the start") as e:
-            be.execute(bufs, **kwargs)
+            be.execute_ntt(bufs, **kwargs)
         assert e.value.reasons == reasons
     assert "start" not in fake.calls and fake.kernel_model.runs == 0
 
@@ -987,8 +987,8 @@ def test_the_lde_arguments_are_sent_on_every_run_and_reset(tmp_path):
     fake, be = make(SMALL, tmp_path)
     bufs = be.allocate(Layout(SMALL, 6), 1)
     be.upload(bufs, points(16, 3).reshape(1, 16) % np.uint64(P))
-    be.execute(bufs, 1, log_n=4, chain_log_n=6)
-    be.execute(bufs, 1, input_log_m=4)
+    be.execute_ntt(bufs, 1, log_n=4, chain_log_n=6)
+    be.execute_ntt(bufs, 1, input_log_m=4)
     km = fake.kernel_model
     assert (km.arg_value("log_n"), km.arg_value("input_log_m"), km.arg_value("chain_log_n")) == (6, 4, 0)
     be.run(points(32, 1))
@@ -1007,7 +1007,7 @@ def test_the_host_refuses_an_lde_pair_the_kernel_would_and_sends_nothing(tmp_pat
     bufs = be.allocate(Layout(SMALL, 6), 2)
     fake.calls.clear()
     with pytest.raises(X.KernelRefused, match="the host refused the start") as e:
-        be.execute(bufs, **kwargs)
+        be.execute_ntt(bufs, **kwargs)
     assert e.value.reasons == ("bad_lde_pair",)
     assert argument in str(e.value) and "STATUS.bad_lde_pair" in str(e.value) and "\n" not in str(e.value)
     assert "start" not in fake.calls and fake.kernel_model.runs == 0
@@ -1027,7 +1027,7 @@ def test_the_host_refuses_every_pair_outside_lde_pairs(tmp_path, params):
                     assert not be.rmap.check_start(batch=1, **kwargs)
                     continue
                 with pytest.raises(X.KernelRefused) as e:
-                    be.execute(bufs, **kwargs)
+                    be.execute_ntt(bufs, **kwargs)
                 assert e.value.reasons == ("bad_lde_pair",)
     assert fake.kernel_model.runs == 0
 
@@ -1036,7 +1036,7 @@ def test_a_chained_run_needs_buffers_for_the_larger_size(tmp_path):
     fake, be = make(SMALL, tmp_path)
     bufs = be.allocate(Layout(SMALL, 4), 2)
     with pytest.raises(X.BadPointer, match="2\\^6-point run needs"):
-        be.execute(bufs, 1, chain_log_n=6)
+        be.execute_ntt(bufs, 1, chain_log_n=6)
     assert fake.kernel_model.runs == 0
 
 
@@ -1060,13 +1060,13 @@ def test_a_chained_pair_runs_on_the_card_with_no_sync_between(params, tmp_path):
         bufs = be.allocate(be.layout_for(t), batch)
         be.upload(bufs, values)
         fake.calls.clear()
-        be.execute(bufs, batch, inverse=True, log_n=m, chain_log_n=t)
+        be.execute_ntt(bufs, batch, inverse=True, log_n=m, chain_log_n=t)
         coeffs = ntt_model.transform(values, inverse=True)
         bo_words = {ch: fake.hbm.view(bo.address(), bo.size()).view(np.uint64) for ch, bo in bufs.bos.items()}
         channel, offset = Layout(params, m, batch).output_as_input(t)
         on_card = np.array([bo_words[int(c)][int(o) // 8] for c, o in zip(channel, offset)])
         assert np.array_equal(on_card, coeffs.reshape(-1)), f"(m, t) = ({m}, {t}): chained output misplaced"
-        be.execute(bufs, batch, coset=7, input_log_m=m)
+        be.execute_ntt(bufs, batch, coset=7, input_log_m=m)
         # each run's syncs are its status record's alone (cleared before, read after; HBM[0])
         record = ["sync(XCL_BO_SYNC_BO_TO_DEVICE, group 0)", "sync(XCL_BO_SYNC_BO_FROM_DEVICE, group 0)"]
         assert [c for c in fake.calls if c.startswith("sync(")] == 2 * record, "a host round trip in the chain"
@@ -1095,7 +1095,7 @@ def test_upload_extended_writes_only_the_live_units_and_the_kernel_reads_no_zero
         placed = np.array([bufs.views[int(c)][int(o) // 8] for c, o in zip(channel, offset)]).reshape(batch, -1)
         assert np.array_equal(placed[:, :1 << m], rows)
         assert (placed[:, 1 << m:] == stale).all(), f"(m, t) = ({m}, {t}): the host wrote a zero unit"
-        be.execute(bufs, batch, inverse=True, input_log_m=m)
+        be.execute_ntt(bufs, batch, inverse=True, input_log_m=m)
         assert np.array_equal(be.download(bufs, batch), _golden_padded(rows, 1 << t, inverse=True))
         del bufs
     with pytest.raises(ValueError, match="zero-extended input"):

@@ -66,7 +66,7 @@ def test_a_dropped_set_comes_back_when_collected_and_runs_right_in_reused_buffer
         x = rows(F.GOLDILOCKS, 64, seed)
         bufs = be.allocate(layout, 1)           # dropped at the end of the loop body, never released
         be.upload(bufs, x)
-        be.execute(bufs)
+        be.execute_ntt(bufs)
         assert np.array_equal(be.download(bufs, 1), ntt_model.transform(x))
         assert bool(allocs(fake)) == (seed == 0), seed
         del bufs
@@ -141,7 +141,7 @@ def test_the_buffers_of_a_run_that_timed_out_never_go_back_to_the_pool(tmp_path)
     bufs = be.allocate(be.layout_for(6), 1)
     be.upload(bufs, rows(F.GOLDILOCKS, 64, 1))
     with pytest.raises(X.KernelTimeout):
-        be.execute(bufs)
+        be.execute_ntt(bufs)
     bufs.release()
     assert be.buffer_pool.idle_bytes == 0
 

@@ -46,7 +46,7 @@ and ``kernel_log_n`` say what the kernel ran in the last run; ``kernel_runs`` li
 
 Device-resident data: :meth:`XrtBackend.allocate` gives a :class:`DeviceBuffers` set of its own,
 :meth:`~XrtBackend.upload` / :meth:`~XrtBackend.download` move points in and out through the layout
-step, :meth:`~XrtBackend.execute_run` runs the kernel on such a set in place (host/api/resident.py); a
+step, :meth:`~XrtBackend.execute` runs the kernel on such a set in place (host/api/resident.py); a
 run's ``chain_log_n`` = t writes the output as the zero-extended input of a 2^t-point run and its
 ``input_log_m`` = m reads an input of only 2^m points per row (placed by
 :meth:`~XrtBackend.upload_padded` or by a chained run), so transforms chain on the card without a

@@ -277,10 +277,6 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
                            "BufferPool` of the sets :meth:`allocate` gives (its ``limit_bytes``: the most it keeps "
                            "idle; freed by :meth:`close`).")
 
-    def _free_buffers(self) -> None:
-        """Free run()'s buffer sets and the pool's idle ones (Card.free_buffers)."""
-        self.card.free_buffers()
-
     layout = property(lambda self: getattr(self.card.scratch.first, "layout", None),
                       doc="The layout the scratch buffers are sized for (None: no buffers).")
 
@@ -397,30 +393,29 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         output element it came from (TransformPlan.kernel_index), in its batch element's region."""
         return None if self._last_run is None else hbm_location(*self._last_run, index)
 
-    def execute(self, bufs: DeviceBuffers, batch: int = 1, *, inverse: bool = False,
-                coset: int | None = None, log_n: int | None = None, input_log_m: int = 0,
-                chain_log_n: int = 0) -> None:
-        """:meth:`execute_run` of ``Run.of(log_n, inverse=, coset=, batch=, input_log_m=, chain_log_n=)``;
-        ``log_n`` defaults to the size ``bufs`` are sized for."""
-        log_n = bufs.layout.log_n if log_n is None else log_n
-        self.execute_run(bufs, Run.of(log_n, inverse=inverse, coset=None if coset is None else int(coset),
-                                      batch=batch, input_log_m=input_log_m, chain_log_n=chain_log_n))
-
     @noting_errors
-    def execute_run(self, bufs: DeviceBuffers, run: Run) -> None:
-        """Run the kernel once on the first ``run.batch`` regions of ``bufs`` (in place: the output
-        overwrites the input): checks the start as the kernel would (KernelRefused before anything is
-        sent), the pointers (BadPointer), starts, waits within the timeout and checks STATUS.
-
-        ``run.log_n`` may be smaller than the size of ``bufs`` (the first run of a chain);
-        ``run.input_log_m`` = m: the input holds only each element's first 2^m points (placed by
-        :meth:`upload_padded` or written by a chained run); ``run.chain_log_n`` = t: the output is
-        written as the zero-extended input of a 2^t-point run, so ``bufs`` must hold B x 2^t points."""
+    def execute(self, run: Run, buffers: DeviceBuffers) -> StatusRecord:
+        """The card path (Backend.execute): run the kernel once with ``run`` (any operation the build
+        carries) on the first ``run.batch`` regions of ``buffers`` in place, after the host's checks of the
+        start (KernelRefused, naming e.g. bad_op, before anything is sent) and of the pointers
+        (BadPointer); waits within the timeout and returns the checked status record. An NTT run's
+        ``log_n`` may be below the buffers' size (a chain's first run), its ``input_log_m`` the points
+        :meth:`upload_padded` placed, its ``chain_log_n`` a size the buffers hold."""
         self.card.check_open()
-        self.card.runs.execute(bufs, run)       # the host's checks, then the run
+        record = self.card.runs.execute(buffers, run)       # the host's checks, then the run
         self.kernel_runs.append((run.log_n, run.batch, run.flags))
         if self.after_run is not None:
             self.after_run(run.log_n, run.batch, run.flags)
+        return record
+
+    def execute_ntt(self, bufs: DeviceBuffers, batch: int = 1, *, inverse: bool = False,
+                    coset: int | None = None, log_n: int | None = None, input_log_m: int = 0,
+                    chain_log_n: int = 0) -> StatusRecord:
+        """:meth:`execute` of ``Run.ntt(log_n, inverse=, coset=, batch=, input_log_m=, chain_log_n=)``;
+        ``log_n`` defaults to the size ``bufs`` are sized for."""
+        log_n = bufs.layout.log_n if log_n is None else log_n
+        return self.execute(Run.ntt(log_n, inverse=inverse, coset=None if coset is None else int(coset),
+                                    batch=batch, input_log_m=input_log_m, chain_log_n=chain_log_n), bufs)
 
     def _start_and_wait(self, bufs: DeviceBuffers, run: Run) -> StatusRecord:
         """Start ``run`` on ``bufs`` without the host's checks of the start; returns its status record."""
