@@ -36,6 +36,7 @@ from .workloads import KINDS, make_points
 from .cli_args import (Parser, UsageError, axis_arg, batch_arg, blowup_arg, check_coset, coset_arg, ext_arg, field_arg,
                        flush_stdout, int_arg, order_arg, order_text, path_arg, say)
 from .cli_rtl import add_rtl, add_synth
+from .cli_commit import add_commit, add_query, add_verify
 
 __all__ = ["main", "UsageError"]
 
@@ -506,7 +507,7 @@ def _file_size(path) -> int:
 
 # -- main ------------------------------------------------------------------------------------------
 
-COMMANDS = [add_points, add_run, add_rtl, add_synth]
+COMMANDS = [add_points, add_run, add_rtl, add_synth, add_commit, add_query, add_verify]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -326,6 +326,7 @@ def _build(dev, s, arrays, values, cap_height, before, started, steps=None, lde_
     t0 = time.perf_counter()
     c = Commitment(mats, s, cap_height)
     tree_s = time.perf_counter() - t0
+    c.matrices = tuple(mats)            # the committed leaves' matrices, (N, width) each, on the host
     measured = {**({"lde": lde_s} if lde_s is not None else {}),
                 "fetch": fetched - started - (lde_s or 0.0), "tree": tree_s}
     c.report = commit_report(dev, s, dims, cap_height, moved=_moved(before, _transfers(dev)), steps=steps,
