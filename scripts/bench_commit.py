@@ -6,6 +6,13 @@ leaves/s, the permutations one commit makes (sponge blocks per leaf x leaves + t
 and the permutations/s that implies. The model is a bit-exact reference, vectorized with numpy, not a
 fast prover: these are the figures a gateware hash engine is compared with (docs/commitments.md).
 ``--write`` puts the table into docs/performance.md's "commitments" section (perfdoc.update_section).
+
+``--end-to-end`` (on by default in `make bench-commit`; ``--no-end-to-end`` skips it): the PCS step of a
+prover, ``dev.lde_commit`` of a BabyBear 2^18 x 64 trace at blowup 2 (``--e2e-log-n``, ``--e2e-cols``) on the
+stand-in card (xrt over nantucket.sim.fake_pyxrt with its link model, ``LinkTiming()``: PCIe Gen3 x4 at
+the measured rates, each kernel run its ideal cycles at the build's NTT clock), the tree on the host: the
+split of its parts (link in, kernel, tree, link out) as projected and as measured, into the section
+"commit-end-to-end" with ``--write``.
 """
 
 import argparse
@@ -90,6 +97,57 @@ def table(results, cols: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def end_to_end(log_n: int, cols: int, blowup: int, scheme: str = "plonky3-babybear-16", seed: int = 3):
+    """The commit report of ``lde_commit`` of a random 2^log_n x cols trace on the stand-in card, and the
+    call's wall time."""
+    import tempfile
+    from pathlib import Path
+
+    from nantucket.host.api.commit_device import device_lde_commit
+    from nantucket.hw.model.params import BuildParams
+    from nantucket.sim.fake_pyxrt import FakePyxrt, LinkTiming, write_xclbin
+    s = nantucket.SCHEMES[scheme]
+    f = F.get(s.field)
+    trace = np.random.default_rng(seed).integers(0, f.p, size=(1 << log_n, cols), dtype=np.uint64).astype(f.dtype)
+    params = BuildParams(field=s.field)
+    with tempfile.TemporaryDirectory() as tmp:
+        xclbin = write_xclbin(Path(tmp) / "nantucket.xclbin", params)
+        with nantucket.open("xrt", params=params, xclbin=xclbin, pyxrt_module=FakePyxrt(timing=LinkTiming()),
+                            field=s.field, progress=False) as dev:
+            a = dev.asarray(trace, axis=0)
+            t0 = time.perf_counter()
+            c, _ = device_lde_commit(dev, a, blowup, scheme=scheme)
+            wall = time.perf_counter() - t0
+    return c.report, wall, params
+
+
+def end_to_end_table(report: dict, wall: float, params, log_n: int, cols: int, blowup: int) -> str:
+    parts, moved, perms = report["projected_s"], report["transfers_bytes"], report["permutations"]
+    rate = report["cpu_rates"]
+    measured = report["measured_s"]
+
+    def ms(v):
+        return "-" if v is None else f"{v * 1e3:,.1f}"
+    perm = next(iter(rate))
+    lines = [f"`dev.lde_commit` of a {report['field']} 2^{log_n} x {cols} trace (the trace already on the card), "
+             f"blowup {blowup}, {report['scheme']}, on the stand-in card (build {params.lanes} lanes, "
+             f"2^{params.log_core} core, {params.channels} channels, NTT clock {params.ntt_mhz:g} MHz; link "
+             f"{report['link']['name']}). The LDE stays on the card; its {perms['total']:,} permutations "
+             f"({perms['leaves']:,} leaf blocks, {perms['nodes']:,} compressions) run on the host ({report['host_work']}):",
+             "", "| part | bytes | projected (ms) | how |", "|---|---:|---:|---|",
+             f"| link in | {moved['to-device']:,} | {ms(parts['link_in'])} | {report['link']['to_card_gbps']:g} GB/s |",
+             f"| kernel (LDE) | | {ms(parts['kernel'])} | {report['kernel_projection']} |",
+             f"| link out (the LDE back for the tree) | {moved['from-device']:,} | {ms(parts['link_out'])} | "
+             f"{report['link']['from_card_gbps']:g} GB/s |",
+             f"| tree on one CPU core | | {ms(parts['tree'])} | {perms['total']:,} x "
+             f"{rate[perm]['seconds'] * 1e6:.3f} us: {rate[perm]['source']} |",
+             f"| total | | {ms(parts['total'])} | one after the other |", "",
+             f"Measured on this machine (stand-in card with its link model; the golden model's tree, not a "
+             f"prover's): LDE call {ms(measured.get('lde'))} ms, the LDE back {ms(measured.get('fetch'))} ms, "
+             f"the tree {ms(measured.get('tree'))} ms; the whole call {wall * 1e3:,.0f} ms.", ""]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m nantucket.tools.bench_commit", description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="12,14,16", help="log2 of the row counts, e.g. 12,14,16 or 12-16")
@@ -97,6 +155,12 @@ def main(argv=None) -> int:
     ap.add_argument("--schemes", default=",".join(nantucket.SCHEMES), help="comma-separated scheme names")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--write", action="store_true", help="write docs/performance.md's commitments section")
+    ap.add_argument("--end-to-end", action=argparse.BooleanOptionalAction, default=True,
+                    help="also the lde_commit split on the stand-in card (default on)")
+    ap.add_argument("--e2e-log-n", type=int, default=18, help="log2 of the trace's rows (default 18)")
+    ap.add_argument("--e2e-cols", type=int, default=64, help="the trace's columns (default 64)")
+    ap.add_argument("--e2e-blowup", type=int, default=2, help="the LDE's blowup (default 2)")
+    ap.add_argument("--e2e-only", action="store_true", help="only the end-to-end split")
     args = ap.parse_args(argv)
     try:
         sizes = perfdoc.parse_list(args.sizes)
@@ -109,6 +173,19 @@ def main(argv=None) -> int:
     except ValueError as exc:
         print(f"bench_commit: {exc}", file=sys.stderr)
         return 2
+    if args.end_to_end:
+        report, wall, params = end_to_end(args.e2e_log_n, args.e2e_cols, args.e2e_blowup)
+        e2e = end_to_end_table(report, wall, params, args.e2e_log_n, args.e2e_cols, args.e2e_blowup)
+        print(e2e, flush=True)
+        if args.write:
+            doc = perfdoc.update_section("commit-end-to-end", "## Commitments end to end: LDE on the card, tree on "
+                                         f"the host\n\nMeasured {time.strftime('%Y-%m-%d')} with `python -m "
+                                         "nantucket.tools.bench_commit` (`make bench-commit`), load average "
+                                         f"{os.getloadavg()[0]:.1f}.\n\n" + e2e)
+            if doc is not None:
+                print(f"wrote {os.path.relpath(doc)}")
+        if args.e2e_only:
+            return 0
     results = []
     for name in names:
         for log_rows in sizes:

@@ -260,6 +260,10 @@ def test_stand_in_card_lde_commit_reports_the_link(tmp_path, field, scheme):
     assert r["projected_s"]["link_in"] == pytest.approx(moved["to-device"] / (r["link"]["to_card_gbps"] * 1e9))
     assert r["projected_s"]["tree"] == pytest.approx(r["permutations"]["total"] * 1.157e-6 / 4) \
         if field == "babybear" else r["projected_s"]["tree"] is None
+    if field == "goldilocks":       # 2^4 and 2^6 are native: the kernel part is the build's ideal cycles
+        ideal = (params.ideal_cycles(4) + params.ideal_cycles(6)) * 4 / (params.ntt_mhz * 1e6)
+        assert r["projected_s"]["kernel"] == pytest.approx(ideal) and "ideal cycles" in r["kernel_projection"]
+        assert r["projected_s"]["tree"] is None and "no published rate" in dict(CD.report_lines(r))["CPU rate"]
     labels = dict(CD.report_lines(r))
     assert labels["Host work"].startswith("tree on the host") and "bytes to the card" in labels["Link"]
 

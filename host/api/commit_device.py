@@ -186,9 +186,22 @@ def _transfers(dev) -> dict:
     return dict(t) if isinstance(t, dict) else {"to-device": 0, "from-device": 0}
 
 
-def _kernel_projection(steps) -> float | None:
-    projected = [st.get("projected_s") for st in steps or () if st.get("kernel_calls")]
-    return sum(projected) if projected and all(v is not None for v in projected) else None
+def _kernel_projection(steps, params=None) -> tuple[float | None, str]:
+    """The LDE's kernel time: its steps' projected seconds (their counted cycles at the NTT clock), else,
+    where the card counts no cycles (a card without them, the stand-in), the build's ideal cycles of each
+    kernel step's size and rows at its NTT clock (``params``: the backend's BuildParams)."""
+    ran = [st for st in steps or () if st.get("kernel_calls")]
+    if not ran:
+        return None, "no kernel run"
+    if all(st.get("projected_s") is not None for st in ran):
+        return sum(st["projected_s"] for st in ran), "the kernel's counted cycles at the NTT clock"
+    if params is None or not hasattr(params, "ideal_cycles"):
+        return None, "no cycles counted"
+    try:
+        cycles = sum(params.ideal_cycles(st["log_n"]) * max(1, st.get("rows") or 1) for st in ran)
+    except ValueError:          # a step below the build's native sizes: no ideal-cycle figure
+        return None, "no cycles counted, a size the build does not run natively"
+    return cycles / (params.ntt_mhz * 1e6), f"the build's ideal cycles at its {params.ntt_mhz:g} MHz NTT clock"
 
 
 def _lde_where(steps) -> str:
@@ -209,12 +222,13 @@ def commit_report(dev, scheme, dims, cap_height: int, *, moved: dict, steps=None
     tree_s = None if any(r is None for r in rates.values()) else \
         sum(n * rates[p][0] for p, n in perms["by_permutation"].items())
     if not lde:
-        kernel_s = 0.0
+        kernel_s, kernel_how = 0.0, "no LDE"
     elif link:
-        kernel_s = _kernel_projection(steps)
+        kernel_s, kernel_how = _kernel_projection(steps, getattr(getattr(dev, "backend", None), "params", None))
     else:       # the model: the LDE's CPU time on this host (its steps', else the call's wall time)
         cpu = [st.get("cpu_s") for st in steps or ()]
         kernel_s = sum(cpu) if cpu and None not in cpu else measured.get("lde")
+        kernel_how = "the golden model on this host's CPU"
     parts = {"link_in": moved["to-device"] / (PCIE_TO_CARD_GBPS * 1e9) if link else 0.0,
              "kernel": kernel_s, "tree": tree_s,
              "link_out": moved["from-device"] / (PCIE_FROM_CARD_GBPS * 1e9) if link else 0.0}
@@ -229,7 +243,7 @@ def commit_report(dev, scheme, dims, cap_height: int, *, moved: dict, steps=None
             "transfers_bytes": moved if link else {"to-device": 0, "from-device": 0},
             "link": {"name": PCIE_LINK, "to_card_gbps": PCIE_TO_CARD_GBPS, "from_card_gbps": PCIE_FROM_CARD_GBPS}
             if link else None,
-            "projected_s": parts,
+            "projected_s": parts, "kernel_projection": kernel_how,
             "cpu_rates": {p: None if r is None else {"seconds": r[0], "source": r[1]} for p, r in rates.items()},
             "measured_s": measured, "lde_steps": list(steps or [])}
 
