@@ -521,11 +521,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _wants_json(argv: list) -> bool:
-    """Whether the command line asks for `run --json` (before a ``--`` that ends the options)."""
+    """Whether the command line asks for `run --json` (or `commit`, `query`, `verify --json`; before a ``--``
+    that ends the options)."""
     argv = [str(a) for a in argv]
     argv = argv[:argv.index("--")] if "--" in argv else argv
     words = [a for a in argv if not a.startswith("-")]
-    return bool(words) and words[0] == "run" and "--json" in argv
+    return bool(words) and words[0] in ("run", "commit", "query", "verify") and "--json" in argv
 
 
 def main(argv=None) -> int:

@@ -26,9 +26,9 @@ from nantucket.hw.model import field as F
 from nantucket.hw.model.commit import SCHEMES, CommitmentError, scheme as get_scheme
 
 from . import api
-from .api import commit_device as CD
 from .cli_args import UsageError, axis_arg, batch_arg, blowup_arg, coset_arg, int_arg, path_arg, say
 from .points import PointFileError, read_points
+from .run_report import RunReport
 
 __all__ = ["add_commit", "add_query", "add_verify", "COMMITMENT_FORMAT", "OPENINGS_FORMAT", "load_json_file"]
 
@@ -209,12 +209,29 @@ def _print_report(c, as_json: bool, extra: dict) -> None:
     else:
         for i, d in enumerate(c.cap):
             say(f"{f'Cap {i}':.<18} {_hex(d, field)}")
-    for label, text in CD.report_lines(report) if report else []:
-        say(f"{label:.<18} {text}")
+    if report:
+        RunReport(False).commitment(report)
     for label, text in extra.items():
         say(f"{label.capitalize():.<18} {text}")
 
 
+def _json_errors(cmd):
+    """With --json, bad input still prints one object (``"verdict": "ERROR"``, the error, exit status 2),
+    as `nantucket run --json` does; the one-line error goes to stderr as ever."""
+    def run(args) -> int:
+        try:
+            return cmd(args)
+        except (UsageError, PointFileError) as e:
+            if getattr(args, "json", False):
+                report = RunReport(True)
+                report.fail(str(e), 2)
+                report.emit()
+            raise
+    run.__name__ = cmd.__name__
+    return run
+
+
+@_json_errors
 def cmd_commit(args) -> int:
     s = _check_matrix_args(args)
     if args.tree:
@@ -248,6 +265,7 @@ def openings_json(c, indices) -> dict:
                          for i, op in zip(indices, ops)]}
 
 
+@_json_errors
 def cmd_query(args) -> int:
     if args.tree is not None and args.inputs:
         raise UsageError("INPUT: give the point files or --tree FILE, not both")
@@ -292,6 +310,7 @@ def _opening_of(path: str, k: int, op) -> tuple[int, tuple]:
     return index, (rows, siblings)
 
 
+@_json_errors
 def cmd_verify(args) -> int:
     obj = load_json_file(args.openings, OPENINGS_FORMAT)
     ref = load_json_file(args.commitment, COMMITMENT_FORMAT) if args.commitment else obj

@@ -195,6 +195,14 @@ class RunReport:
                   f"{moved['from-device']} back at {PCIE_FROM_CARD_GBPS:g} GB/s ({PCIE_LINK}, measured), "
                   f"{pcie_s * 1e3:.4f} ms, one after the other")
 
+    def commitment(self, report: dict) -> None:
+        """A commit's report (host/api/commit_device.py ``commit_report``): its lines (permutations, host
+        work, link bytes, the projected parts and the published CPU rates) and the JSON's ``commit``."""
+        from .api.commit_device import report_lines
+        self.fields["commit"] = report
+        for label, text in report_lines(report):
+            self.line(label, text)
+
     def output_failed(self, path: str, message: str) -> None:
         """--output could not be written: the JSON says so next to the verdict (which still stands: the
         computed points were checked), and the run exits 3."""

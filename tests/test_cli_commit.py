@@ -104,3 +104,13 @@ def test_bad_input_is_exit_2_before_any_work_and_nothing_half_written(capsys, tm
     t.write_text(json.dumps(changed))
     status, _, err = run(capsys, "query", "--tree", t, "--index", 0)
     assert status == 2 and "do not commit to its cap" in err
+
+
+def test_json_bad_input_prints_one_error_object(capsys, tmp_path, trace_file):
+    path, _ = trace_file
+    for argv in (("commit", path, "--scheme", "nope", "--json"), ("commit", path, "--scheme", "plonky2", "--json",
+                                                                 "--batch", "x"),
+                 ("verify", path, "--json")):
+        status, out, err = run(capsys, *argv)
+        got = json.loads(out)
+        assert status == 2 and got["verdict"] == "ERROR" and got["exit_status"] == 2 and got["error"] in err
