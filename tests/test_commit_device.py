@@ -240,6 +240,20 @@ def test_several_model_cards_gather_the_rows_into_one_tree():
     assert np.array_equal(c.root, M.commit(want, s.name).root)
 
 
+def test_a_cluster_of_model_workers_serves_the_same_calls():
+    distributed = pytest.importorskip("distributed")
+    s = M.SCHEMES["plonky3-babybear-16"]
+    trace = rand((16, 4), s.field, seed=13)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        with nantucket.open("model", field=s.field, cluster=client) as dev:
+            c, lde = device_lde_commit(dev, trace, 2, scheme=s.name, axis=0)
+            got = lde.numpy()
+    want = ref_lde_rows(trace, 2, s.lde_shift, s.field, True)
+    assert np.array_equal(got, want) and np.array_equal(c.root, M.commit(want, s.name).root)
+    assert c.report["cards"] == 2 and c.report["link"] is None
+
+
 @pytest.mark.parametrize("field,scheme", [("babybear", "plonky3-babybear-16"), ("goldilocks", "plonky3-goldilocks")])
 def test_stand_in_card_lde_commit_reports_the_link(tmp_path, field, scheme):
     s = M.SCHEMES[scheme]

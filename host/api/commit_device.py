@@ -174,7 +174,7 @@ def _check_tree_memory(scheme, dims, what: str) -> None:
 
 def _on_cpu(dev) -> bool:
     """The model computes on this host: nothing crosses a link."""
-    return getattr(dev, "name", None) == "model"
+    return str(getattr(dev, "name", "")).split(" ")[0] == "model"      # a cluster: "model on 2 workers"
 
 
 def _moved(before: dict, after: dict) -> dict:
@@ -235,6 +235,9 @@ def commit_report(dev, scheme, dims, cap_height: int, *, moved: dict, steps=None
     known = [v for v in parts.values() if v is not None]
     parts["total"] = sum(known) if len(known) == 4 else None
     cards = getattr(dev, "cards", None)
+    if not isinstance(cards, list):         # a cluster: its workers (ClusterDevice.workers())
+        workers = getattr(dev, "workers", None)
+        cards = workers() if callable(workers) else workers
     return {"scheme": s.name, "field": s.field, "dimensions": [list(d) for d in dims], "cap_height": cap_height,
             "leaves": max(d[0] for d in dims), "permutations": perms,
             "where": {**({"lde": _lde_where(steps) if link else "host"} if lde else {}), "tree": "host"},
