@@ -75,10 +75,10 @@ from .params import BuildParams
 from .run import FLAG_COSET, FLAG_INVERSE, Run
 
 __all__ = ["Projection", "PassProjection", "projection", "projected_cycles", "projected_calls", "engine_latency",
-           "expected_window_wait", "hbm_cycles", "LANE_BLOCKS", "HBM_PORT_MHZ", "HBM_LATENCY_NS",
-           "REFRESH_PERIOD_NS", "REFRESH_NS", "PASS_SETUP_CYCLES", "SETTLE_CYCLES", "RECORD_CYCLES",
-           "DMA_PIPELINE_CYCLES", "DMA_FIRST_DATA_CYCLES", "TWIDDLE_PREFILL_CYCLES", "SHORT_PASS_PAYLOADS", "CHAIN_HIDDEN_CYCLES",
-           "refresh_phases", "PHASE_STEP", "PHASE_SEED"]
+           "expected_window_wait", "refresh_phases", "hbm_cycles", "LANE_BLOCKS", "HBM_PORT_MHZ", "HBM_LATENCY_NS",
+           "REFRESH_PERIOD_NS", "REFRESH_NS", "PHASE_STEP", "PHASE_SEED", "PASS_SETUP_CYCLES", "SETTLE_CYCLES",
+           "RECORD_CYCLES", "DMA_PIPELINE_CYCLES", "DMA_FIRST_DATA_CYCLES", "TWIDDLE_PREFILL_CYCLES",
+           "SHORT_PASS_PAYLOADS", "CHAIN_HIDDEN_CYCLES", "CHAIN_HIDDEN_STEPPING_CYCLES"]
 
 # -- restated from sim/hbm.py (the HBM channel model's timing; tests/test_cycle_projection.py pins them) --
 #: A pseudo-channel's AXI port moves at most one 32-byte beat a cycle of this clock.
@@ -119,6 +119,8 @@ DMA_FIRST_DATA_CYCLES = 60
 #: NTT cycles of a new shift's chain job hidden before its pass needs it: the host's register writes after
 #: the shift's (the job starts when the shift is written) and the DMA's start; measured as above.
 CHAIN_HIDDEN_CYCLES = 80
+#: The same with a row step (the host writes the step after the shift: less of the job is hidden).
+CHAIN_HIDDEN_STEPPING_CYCLES = 20
 #: DMA cycles from the last pass's settle to ``ap_done``, with the status record's four beats and their
 #: write response (the simulated card counts its busy window through a synchronizer: included); measured.
 RECORD_CYCLES = 7
@@ -274,12 +276,12 @@ def _coset_extra(engine, run, pass_index, cached, new_shift, stepping):
     first = max(setup, engine.prefill_cycles + 1, DMA_FIRST_DATA_CYCLES)
     extra = max(0, setup - max(engine.prefill_cycles + 1, DMA_FIRST_DATA_CYCLES))
     batch = max(1, run.batch)
-    if stepping:
-        extra += batch * factors.step_stall_cycles(f, run.log_n)
-    else:
-        extra += factors.frame_word_stall_cycles(run.log_n, pass_index, inverse, batch, cached, first=first)
+    stalls = factors.frame_word_stall_cycles(run.log_n, pass_index, inverse, batch, cached, first=first)
+    if stepping:        # the element boundaries' step stalls and the frame words' stalls overlap (measured)
+        stalls = max(stalls, batch * factors.step_stall_cycles(f, run.log_n))
+    extra += stalls
     if new_shift:
-        extra += max(0, factors.chain_cycles - CHAIN_HIDDEN_CYCLES)
+        extra += max(0, factors.chain_cycles - (CHAIN_HIDDEN_STEPPING_CYCLES if stepping else CHAIN_HIDDEN_CYCLES))
     return float(extra)
 
 
@@ -364,14 +366,19 @@ def projected_cycles(params: BuildParams, run: Run, *, refresh: bool = True, eng
     return projection(params, run, refresh=refresh, engine=engine, cached=cached, new_shift=new_shift).cycles
 
 
-def projected_calls(params: BuildParams, runs, *, refresh: bool = True, engine=None) -> int:
+def projected_calls(params: BuildParams, runs, *, refresh: bool = True, engine=None, shift=None) -> int:
     """The projected NTT cycles of several kernel starts one after the other (the calls a host makes for
-    one request): the sum of each start's, a coset start's tables counted as kept when the start before
-    it had the same shift, direction and size."""
-    total, last = 0, None
+    one request): the sum of each start's. A coset start's tables count as kept when the coset start
+    before it had the same shift, direction and size; with ``engine`` given, a coset start whose shift or
+    row step is not the previous coset start's (the first one: not ``shift``, the (shift, row step) the
+    card last had, None: unknown, counted as new) pays the chain job."""
+    total, last, seen = 0, None, shift
     for run in runs:
         key = (run.coset, run.inverse, run.log_n)
-        total += projected_cycles(params, run, refresh=refresh, engine=engine,
-                                  cached=run.coset is not None and key == last)
-        last = key if run.coset is not None else last
+        word = (run.coset, run.row_step if run.steps_rows else 0)
+        coset = run.coset is not None
+        total += projected_cycles(params, run, refresh=refresh, engine=engine, cached=coset and key == last,
+                                  new_shift=coset and engine is not None and word != seen)
+        if coset:
+            last, seen = key, word
     return total
