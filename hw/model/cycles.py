@@ -58,7 +58,9 @@ the default build's 2^8 .. 2^14. With refresh a small call's cycles move by a wi
 start (144 DMA cycles at 450 MHz), so the projection is their mean and one small call may be 30 % off it;
 from 2^16 on the 16-lane Goldilocks build and 2^17 on the 32-lane 31-bit builds the projection is within
 1 % of every simulated table (worst 0.90 %). A new shift's chain job (``new_shift``) is an estimate
-(1.3-1.6 % off on the small builds).
+(1.3-1.6 % off on the small builds); row steps within 4 %, chained and zero-extended runs (projected as
+the plain run) within 1 % but a blowup-4 chain (2.1 %) and a same-size chain at odd n (5.5 %) on
+L4_k4_C4, a build at its HBM bandwidth limit.
 
 How a host converts: cycles / (``params.ntt_mhz`` x 1e6) seconds (the NTT clock, ``BuildParams.ntt_mhz``;
 the DMA-domain parts are already converted with ``ntt_mhz / dma_mhz``).
