@@ -19,6 +19,7 @@ import pytest
 
 from nantucket.hw.model import cycles as C
 from nantucket.hw.model.layout import HbmLayout
+from nantucket.hw.model.ops import OP_NTT
 from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model.run import Run
 
@@ -95,6 +96,8 @@ def test_bad_arguments():
         C.projected_cycles(SMALL, 8)
     with pytest.raises(ValueError, match="run: the L4_k4_C4 build refuses"):
         C.projected_cycles(SMALL, Run.ntt(9))
+    with pytest.raises(ValueError, match="only the NTT's cycles"):
+        C.projected_cycles(SMALL, Run(8, op=OP_NTT + 1))
     with pytest.raises(TypeError, match="refresh"):
         C.projected_cycles(SMALL, Run.ntt(8), refresh=1)
     with pytest.raises(TypeError):

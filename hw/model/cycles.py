@@ -73,6 +73,7 @@ from functools import lru_cache
 
 from .lane import halves, shift_stages
 from .layout import points_per_beat
+from .ops import OP_NTT
 from .params import BuildParams
 from .run import FLAG_COSET, FLAG_INVERSE, Run
 
@@ -259,6 +260,8 @@ def _check(params, run):
         raise TypeError(f"params: expected BuildParams, got {type(params).__name__}")
     if not isinstance(run, Run):
         raise TypeError(f"run: expected a hw.model.run.Run, got {type(run).__name__}")
+    if run.op != OP_NTT:
+        raise ValueError(f"run: op {run.op} is not the NTT ({OP_NTT}); only the NTT's cycles are projected")
     bad = run.check(params)
     if bad:
         raise ValueError(f"run: the {params.tag()} build refuses this start (STATUS bits {bad:#x}); a refused "
