@@ -7,7 +7,8 @@ and the permutations/s that implies. The model is a bit-exact reference, vectori
 fast prover: these are the figures a gateware hash engine is compared with (docs/commitments.md).
 ``--write`` puts the table into docs/performance.md's "commitments" section (perfdoc.update_section).
 
-``--end-to-end`` (on by default in `make bench-commit`; ``--no-end-to-end`` skips it): the PCS step of a
+``--end-to-end`` (on by default with ``--write``, so in `make bench-commit`; ``--no-end-to-end`` skips it;
+``--e2e-only`` runs it alone): the PCS step of a
 prover, ``dev.lde_commit`` of a BabyBear 2^18 x 64 trace at blowup 2 (``--e2e-log-n``, ``--e2e-cols``) on the
 stand-in card (xrt over nantucket.sim.fake_pyxrt with its link model, ``LinkTiming()``: PCIe Gen3 x4 at
 the measured rates, each kernel run its ideal cycles at the build's NTT clock), the tree on the host: the
@@ -155,8 +156,9 @@ def main(argv=None) -> int:
     ap.add_argument("--schemes", default=",".join(nantucket.SCHEMES), help="comma-separated scheme names")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--write", action="store_true", help="write docs/performance.md's commitments section")
-    ap.add_argument("--end-to-end", action=argparse.BooleanOptionalAction, default=True,
-                    help="also the lde_commit split on the stand-in card (default on)")
+    ap.add_argument("--end-to-end", action=argparse.BooleanOptionalAction, default=None,
+                    help="also the lde_commit split on the stand-in card (default: with --write, as make "
+                         "bench-commit runs it; a few minutes at 2^18 x 64)")
     ap.add_argument("--e2e-log-n", type=int, default=18, help="log2 of the trace's rows (default 18)")
     ap.add_argument("--e2e-cols", type=int, default=64, help="the trace's columns (default 64)")
     ap.add_argument("--e2e-blowup", type=int, default=2, help="the LDE's blowup (default 2)")
@@ -173,7 +175,7 @@ def main(argv=None) -> int:
     except ValueError as exc:
         print(f"bench_commit: {exc}", file=sys.stderr)
         return 2
-    if args.end_to_end:
+    if args.end_to_end or (args.end_to_end is None and (args.write or args.e2e_only)):
         report, wall, params = end_to_end(args.e2e_log_n, args.e2e_cols, args.e2e_blowup)
         e2e = end_to_end_table(report, wall, params, args.e2e_log_n, args.e2e_cols, args.e2e_blowup)
         print(e2e, flush=True)

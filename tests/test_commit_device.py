@@ -307,3 +307,16 @@ def test_sim_card_lde_commit_against_the_model():
     want = ref_lde_rows(trace, 2, s.lde_shift, "babybear", True)
     assert np.array_equal(got, want) and np.array_equal(c.root, M.commit(want, s.name).root)
     assert c.report["where"]["tree"] == "host" and c.report["transfers_bytes"]["from-device"] > 0
+
+
+def test_bench_commit_end_to_end_split_on_the_stand_in(capsys):
+    """scripts/bench_commit.py's end-to-end part at a small size: the split's rows, the bytes the report
+    counted."""
+    from nantucket.tools import bench_commit
+    report, wall, params = bench_commit.end_to_end(8, 4, 2)
+    table = bench_commit.end_to_end_table(report, wall, params, 8, 4, 2)
+    for row in ("| link in |", "| kernel (LDE) |", "| link out", "| tree on one CPU core |", "| total |"):
+        assert row in table
+    assert report["transfers_bytes"]["from-device"] >= (1 << 9) * 4 * 4 and report["projected_s"]["total"] > 0
+    assert bench_commit.main(["--e2e-only", "--e2e-log-n", "8", "--e2e-cols", "2"]) == 0
+    assert "| tree on one CPU core |" in capsys.readouterr().out
