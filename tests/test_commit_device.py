@@ -236,6 +236,10 @@ def test_several_model_cards_gather_the_rows_into_one_tree():
     with nantucket.open("model", field=s.field, devices=2) as dev:
         c, lde = device_lde_commit(dev, dev.asarray(trace, axis=0), 2, scheme=s.name)
         assert c.report["cards"] == 2
+        both = with_calls(dev)
+        fut = both.commit(both.asarray(trace, axis=0, wait=False), scheme=s.name, wait=False)
+        assert np.array_equal(fut.result(timeout=60).root, M.commit(trace, s.name).root)
+        assert np.array_equal(both.lde_commit(trace, 2, scheme=s.name, axis=0)[0].root, c.root)
     want = ref_lde_rows(trace, 2, s.lde_shift, s.field, True)
     assert np.array_equal(c.root, M.commit(want, s.name).root)
 
