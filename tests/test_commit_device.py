@@ -244,6 +244,24 @@ def test_several_model_cards_gather_the_rows_into_one_tree():
     assert np.array_equal(c.root, M.commit(want, s.name).root)
 
 
+def test_two_stand_in_cards_gather_the_rows_and_report_the_bytes(tmp_path):
+    s = M.SCHEMES["plonky3-goldilocks"]
+    params = BuildParams(lanes=4, log_core=4, channels=4)
+    xclbin = write_xclbin(tmp_path / "nantucket.xclbin", params)
+    trace = rand((16, 6), s.field, seed=14)
+    with nantucket.open("xrt", params=params, xclbin=xclbin, pyxrt_module=FakePyxrt(devices=2), timeout_s=5.0,
+                        progress=False, devices=[0, 1]) as dev:
+        before = [dict(card.transfers) for card in dev.cards]
+        c, _ = device_lde_commit(dev, trace, 4, scheme=s.name, axis=0)
+        moved = [{k: card.transfers[k] - b[k] for k in b} for card, b in zip(dev.cards, before)]
+    want = ref_lde_rows(trace, 4, s.lde_shift, s.field, True)
+    assert np.array_equal(c.root, M.commit(want, s.name).root)
+    assert all(m["from-device"] > 0 for m in moved)          # both cards held rows
+    assert c.report["cards"] == 2 and c.report["transfers_bytes"] == {
+        k: sum(m[k] for m in moved) for k in ("to-device", "from-device")}
+    assert "2 cards" in dict(CD.report_lines(c.report))["Gathered"]
+
+
 def test_a_cluster_of_model_workers_serves_the_same_calls():
     distributed = pytest.importorskip("distributed")
     s = M.SCHEMES["plonky3-babybear-16"]

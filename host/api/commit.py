@@ -50,7 +50,7 @@ def commit(matrices, scheme: str, *, cap_height: int = 0, backend: str | None = 
     from .opening import open as open_device
     field = F.get(s.field)
     mats = as_matrices(matrices, field)
-    cap_height = CD._cap_height(cap_height)
+    cap_height = CD.check_cap_height(cap_height)
     if blowup is None and shift is not None:
         raise ValueError("shift: a coset shift is for an LDE; give blowup= too")
     if blowup is not None:
@@ -58,7 +58,7 @@ def commit(matrices, scheme: str, *, cap_height: int = 0, backend: str | None = 
         shift = s.lde_shift if shift is None else C.check_shift(shift, "shift", field)
     s.tree.check_heights([m.shape[0] * (blowup or 1) for m in mats], cap_height)
     with open_device("model" if backend is None else backend, field=s.field, **options) as dev:
-        since, started = CD._transfers(dev), time.perf_counter()
+        since, started = CD.transfers_of(dev), time.perf_counter()
         arrays = [dev.asarray(m.astype(field.dtype), axis=0) for m in mats]
         steps, lde_s = None, None
         if blowup is not None:

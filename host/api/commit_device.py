@@ -41,7 +41,8 @@ from . import checks as C
 from .futures import DeviceFuture, check_wait
 
 __all__ = ["CommitCalls", "device_commit", "device_lde_commit", "leaf_matrix", "permutation_counts",
-           "tree_bytes", "commit_report", "report_lines", "scheme_order", "PUBLISHED_CPU", "HOST_TREE"]
+           "tree_bytes", "commit_report", "report_lines", "scheme_order", "check_cap_height", "transfers_of",
+           "PUBLISHED_CPU", "HOST_TREE"]
 
 #: What the report's "Host work" says while the card has no hash engine.
 HOST_TREE = "tree on the host"
@@ -181,7 +182,8 @@ def _moved(before: dict, after: dict) -> dict:
     return {k: int(after.get(k, 0)) - int(before.get(k, 0)) for k in ("to-device", "from-device")}
 
 
-def _transfers(dev) -> dict:
+def transfers_of(dev) -> dict:
+    """The device's bytes moved so far (``transfers``), zeros where it counts none (a cluster)."""
     t = getattr(dev, "transfers", None)
     return dict(t) if isinstance(t, dict) else {"to-device": 0, "from-device": 0}
 
@@ -283,7 +285,7 @@ def report_lines(report: dict) -> list[tuple[str, str]]:
 
 # -- the calls ------------------------------------------------------------------------------------------------
 
-def _cap_height(cap_height) -> int:
+def check_cap_height(cap_height) -> int:
     if isinstance(cap_height, bool) or not isinstance(cap_height, Integral):
         raise TypeError(f"cap_height: expected an int >= 0, got {type(cap_height).__name__} {cap_height!r:.40}")
     if cap_height < 0:
@@ -346,7 +348,7 @@ def _build(dev, s, arrays, values, cap_height, before, started, steps=None, lde_
     c.matrices = tuple(mats)            # the committed leaves' matrices, (N, width) each, on the host
     measured = {**({"lde": lde_s} if lde_s is not None else {}),
                 "fetch": fetched - started - (lde_s or 0.0), "tree": tree_s}
-    c.report = commit_report(dev, s, dims, cap_height, moved=_moved(before, _transfers(dev)), steps=steps,
+    c.report = commit_report(dev, s, dims, cap_height, moved=_moved(before, transfers_of(dev)), steps=steps,
                              measured=measured, lde=lde_s is not None)
     return c
 
@@ -381,12 +383,12 @@ def device_commit(dev, arrays, *, scheme, cap_height: int = 0, wait: bool = True
     made the arrays with earlier calls gives the report those calls: ``since`` the device's ``transfers``
     before them, ``steps`` their LDE step records and ``lde_s`` their seconds."""
     s = _scheme_on(dev, scheme, exact=False)
-    cap_height, wait = _cap_height(cap_height), check_wait(wait)
+    cap_height, wait = check_cap_height(cap_height), check_wait(wait)
     items = _items(dev, arrays)
     known = [a for a in items if not isinstance(a, cf.Future)]
     if len(known) == len(items):
         _check_shapes(s, known, cap_height, f"commit: the {s.name} tree on the host")
-    before = _transfers(dev) if since is None else dict(since)
+    before = transfers_of(dev) if since is None else dict(since)
     started = time.perf_counter() - (lde_s or 0.0)
     if wait:
         values = [dev.numpy(a) for a in items]
@@ -416,13 +418,13 @@ def device_lde_commit(dev, trace, blowup, shift=None, *, scheme, axis=None, ext=
     order = scheme_order(s, order)
     blowup = C.check_blowup(blowup)
     shift = s.lde_shift if shift is None else C.check_shift(shift, "shift", dev.field)
-    cap_height, wait = _cap_height(cap_height), check_wait(wait)
+    cap_height, wait = check_cap_height(cap_height), check_wait(wait)
     dims = _trace_dims(trace, axis, ext, blowup)
     if dims is not None:
         s.tree.check_heights([d.height for d in dims], cap_height)
         _check_tree_memory(s, dims, f"lde_commit: the {s.name} tree on the host")
     backend = getattr(dev, "backend", None)
-    before, started = _transfers(dev), time.perf_counter()
+    before, started = transfers_of(dev), time.perf_counter()
     if wait:
         lde = dev.lde(trace, blowup, shift, order=order, axis=axis, ext=ext)
         lde_s, steps = time.perf_counter() - started, list(getattr(backend, "steps", None) or [])
