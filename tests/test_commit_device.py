@@ -314,6 +314,10 @@ def test_commit_on_a_backend_through_nantucket_commit(tmp_path):
     assert c.report["device"] == "xrt" and c.report["link"] is not None and c.report["where"] == {"tree": "host"}
     c = nantucket.commit(x, scheme="plonky3-babybear-16", blowup=2)
     assert np.array_equal(c.root, M.commit(ref_lde_rows(x, 2, 31, "babybear", True), "plonky3-babybear-16").root)
+    two = nantucket.commit([x, x[:8]], scheme="plonky3-babybear-16", blowup=2)
+    want = [ref_lde_rows(m, 2, 31, "babybear", True) for m in (x, x[:8])]
+    assert np.array_equal(two.root, M.commit(want, "plonky3-babybear-16").root)
+    assert [st["step"] for st in two.report["lde_steps"]] == ["inverse", "zero-extension", "coset forward"] * 2
     with pytest.raises(TypeError, match="commit: unknown keyword 'cap_heigth'"):
         nantucket.commit(x, scheme="plonky3-babybear-16", cap_heigth=1)
 

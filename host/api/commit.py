@@ -56,17 +56,19 @@ def commit(matrices, scheme: str, *, cap_height: int = 0, backend: str | None = 
     if blowup is not None:
         blowup = C.check_blowup(blowup)
         shift = s.lde_shift if shift is None else C.check_shift(shift, "shift", field)
-    s.tree.check_heights([m.shape[0] * (blowup or 1) for m in mats], cap_height)
+    dims = [(m.shape[0] * (blowup or 1), m.shape[1]) for m in mats]
+    s.tree.check_heights([d[0] for d in dims], cap_height)
+    CD.check_tree_memory(s, dims, f"commit: the {s.name} tree on the host")
     with open_device("model" if backend is None else backend, field=s.field, **options) as dev:
         since, started = CD.transfers_of(dev), time.perf_counter()
         arrays = [dev.asarray(m.astype(field.dtype), axis=0) for m in mats]
         steps, lde_s = None, None
         if blowup is not None:
-            order, steps = CD.scheme_order(s), []
-            arrays = [dev.lde(a, blowup, shift, order=order) for a in arrays]
-            for _ in arrays:
+            order, steps, ldes = CD.scheme_order(s), [], []
+            for a in arrays:
+                ldes.append(dev.lde(a, blowup, shift, order=order))
                 steps += list(getattr(getattr(dev, "backend", None), "steps", None) or [])
-            lde_s = time.perf_counter() - started
+            arrays, lde_s = ldes, time.perf_counter() - started
         return CD.device_commit(dev, arrays, scheme=s, cap_height=cap_height, since=since, steps=steps,
                                 lde_s=lde_s)
 

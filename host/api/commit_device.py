@@ -42,6 +42,7 @@ from .futures import DeviceFuture, check_wait
 
 __all__ = ["CommitCalls", "device_commit", "device_lde_commit", "leaf_matrix", "permutation_counts",
            "tree_bytes", "commit_report", "report_lines", "scheme_order", "check_cap_height", "transfers_of",
+           "check_tree_memory",
            "PUBLISHED_CPU", "HOST_TREE"]
 
 #: What the report's "Host work" says while the card has no hash engine.
@@ -165,7 +166,8 @@ def tree_bytes(scheme, dimensions) -> int:
     return 3 * values + digests * s.digest * _DIGEST_ELEMENT_BYTES
 
 
-def _check_tree_memory(scheme, dims, what: str) -> None:
+def check_tree_memory(scheme, dims, what: str) -> None:
+    """MemoryTooSmall (host/memory.py) when the host cannot hold :func:`tree_bytes` of these dimensions."""
     nbytes = tree_bytes(scheme, dims)
     if nbytes >= _MEMORY_CHECK_MIN_BYTES:
         check_fits(nbytes, what)
@@ -332,7 +334,7 @@ def _array(a):
 def _check_shapes(s, arrays, cap_height: int, what: str) -> list[Dimensions]:
     dims = [_dims_of(a.shape, a.axis) for a in arrays]
     s.tree.check_heights([d.height for d in dims], cap_height)
-    _check_tree_memory(s, dims, what)
+    check_tree_memory(s, dims, what)
     return dims
 
 
@@ -422,7 +424,7 @@ def device_lde_commit(dev, trace, blowup, shift=None, *, scheme, axis=None, ext=
     dims = _trace_dims(trace, axis, ext, blowup)
     if dims is not None:
         s.tree.check_heights([d.height for d in dims], cap_height)
-        _check_tree_memory(s, dims, f"lde_commit: the {s.name} tree on the host")
+        check_tree_memory(s, dims, f"lde_commit: the {s.name} tree on the host")
     backend = getattr(dev, "backend", None)
     before, started = transfers_of(dev), time.perf_counter()
     if wait:
