@@ -2,7 +2,8 @@
 
 - ``commit INPUT [INPUT ...] --scheme S``: each INPUT a point file holding one matrix (``--batch B``
   polynomials of N points, back to back, or with ``--axis 0`` a row-major N x B matrix whose columns are
-  the polynomials, a prover's trace); with ``--blowup F [--coset G]`` their coset LDE in the scheme's row
+  the polynomials, a prover's trace; ``--ext D``: D limbs a point); with ``--blowup F [--coset G]`` their
+  coset LDE (limb by limb) in the scheme's row
   order is committed instead. Prints the root (cap) and the report (``--json``: one object); ``--tree
   FILE`` saves the tree (docs/formats.md, "Commitment files").
 - ``query (INPUT ... | --tree FILE) --index I [I ...]``: the opened rows and sibling paths; ``--output
@@ -26,7 +27,7 @@ from nantucket.hw.model import field as F
 from nantucket.hw.model.commit import SCHEMES, CommitmentError, scheme as get_scheme
 
 from . import api
-from .cli_args import UsageError, axis_arg, batch_arg, blowup_arg, coset_arg, int_arg, path_arg, say
+from .cli_args import UsageError, axis_arg, batch_arg, blowup_arg, coset_arg, ext_arg, int_arg, path_arg, say
 from .points import PointFileError, read_points
 from .run_report import RunReport
 
@@ -55,6 +56,9 @@ def _matrix_options(p) -> None:
     p.add_argument("--axis", type=axis_arg, default=-1, metavar="0|-1",
                    help="0: each file is a row-major N x B matrix, its columns the polynomials; -1 (default): "
                         "the B polynomials back to back")
+    p.add_argument("--ext", type=ext_arg, metavar="D",
+                   help="each point is an extension element of D limbs, one after the other (a leaf holds "
+                        "every polynomial's limbs in limb order, as Plonky3's ExtensionMmcs)")
     p.add_argument("--blowup", type=blowup_arg, metavar="F", help="commit the coset LDE of blowup F instead")
     p.add_argument("--coset", type=coset_arg, metavar="G", help="the LDE's shift (default: the scheme's)")
     p.add_argument("--cap-height", type=_cap_arg, default=0, metavar="C", help="commit to a cap of 2^C digests")
@@ -152,10 +156,13 @@ def _read_matrices(args, s) -> list[np.ndarray]:
         raise UsageError("INPUT: give at least one point file (or --tree FILE for query)")
     field = F.get(s.field)
     mats = []
+    b, d = args.batch, args.ext or 1
     for path in args.inputs:
-        pts = np.asarray(read_points(path, args.batch, field)).reshape(-1)
-        b = args.batch
-        mats.append(pts.reshape(b, -1).T.copy() if args.axis == -1 else pts.reshape(-1, b))
+        pts = np.asarray(read_points(path, b * d, field)).reshape(-1)
+        if args.axis == -1:         # (B, N, D): leaf i is every polynomial's point i, its limbs in order
+            mats.append(np.ascontiguousarray(pts.reshape(b, -1, d).transpose(1, 0, 2).reshape(-1, b * d)))
+        else:                       # (N, B, D) row-major
+            mats.append(pts.reshape(-1, b * d))
     return mats
 
 

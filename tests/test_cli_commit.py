@@ -114,3 +114,17 @@ def test_json_bad_input_prints_one_error_object(capsys, tmp_path, trace_file):
         status, out, err = run(capsys, *argv)
         got = json.loads(out)
         assert status == 2 and got["verdict"] == "ERROR" and got["exit_status"] == 2 and got["error"] in err
+
+
+def test_extension_limbs_are_in_limb_order_within_each_polynomial(capsys, tmp_path):
+    x = rand((2, 8, 4), "babybear", seed=9)       # 2 polynomials of 8 points of 4 limbs, back to back
+    path = tmp_path / "ext.txt"
+    write_points(path, x.reshape(-1), field="babybear")
+    leaves = np.array([[int(x[b, i, k]) for b in range(2) for k in range(4)] for i in range(8)], dtype=np.uint64)
+    status, out, _ = run(capsys, "commit", path, "--scheme", "plonky3-babybear-16", "--batch", 2, "--ext", 4, "--json")
+    assert status == 0 and json.loads(out)["cap"] == M.commit(leaves, "plonky3-babybear-16").cap.astype(np.uint64).tolist()
+    status, out, _ = run(capsys, "commit", path, "--scheme", "plonky3-babybear-16", "--batch", 2, "--ext", 4,
+                         "--blowup", 2, "--json")
+    cols = x.transpose(1, 0, 2).reshape(8, 8)               # every limb column's LDE, the same leaf order
+    want = M.commit(ref_lde_rows(cols, 2, 31, "babybear", True), "plonky3-babybear-16")
+    assert status == 0 and json.loads(out)["cap"] == want.cap.astype(np.uint64).tolist()
