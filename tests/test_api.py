@@ -448,11 +448,11 @@ def test_a_resident_transform_moves_no_points_and_leaves_x_where_the_next_run_re
         dev.backend.run = None                                # would fail if called
         a = dev.asarray(x)
         assert dev.transfers == {"to-device": x.nbytes, "from-device": 0}
-        bos = [dict(c.bufs.bos) for c in a._store.chunks]
+        bos = [dict(c.bufs.bos) for c in a.store.chunks]
         dev.ntt(a, coset=5)
         assert fake.kernel_model.arg_value("chain_log_n") == 5
         assert dev.transfers == {"to-device": x.nbytes, "from-device": 0} and dev.relayouts == 0
-        assert [c.bufs.bos for c in a._store.chunks] == bos, "the kernel ran on other buffers"
+        assert [c.bufs.bos for c in a.store.chunks] == bos, "the kernel ran on other buffers"
         want = nantucket.ntt(x, coset=5)
         lay = HbmLayout(SMALL, 5)
         channel, offset = lay.place("input")
@@ -539,7 +539,7 @@ def test_a_batch_beyond_one_call_is_split_on_the_card(tmp_path):
     x = rand_points((9, 16), seed=31)
     with dev:
         a = dev.asarray(x)
-        assert [c.rows for c in a._store.chunks] == [4, 4, 1]
+        assert [c.rows for c in a.store.chunks] == [4, 4, 1]
         runs = fake.kernel_model.runs
         dev.ntt(a, inverse=True, coset=3, order="rr")
         assert fake.kernel_model.runs == runs + 3
@@ -727,7 +727,7 @@ def test_lde_fallback_with_a_supported_pair_writes_only_the_coefficients_units(t
         km = fake.kernel_model
         assert (km.arg_value("log_n"), km.arg_value("input_log_m"), km.arg_value("chain_log_n")) == (6, 4, 6)
         assert "input_log_m = 4" in driver.report["Host work"]
-        views = ext._store.chunks[0].bufs.views
+        views = ext.store.chunks[0].bufs.views
         lay = HbmLayout(SMALL, 6)
         channel, offset = lay.place("input", np.arange(16, 64))
         stale = [views[int(c)][int(o) // 8] for c, o in zip(channel, offset)]

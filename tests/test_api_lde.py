@@ -124,8 +124,8 @@ def test_xrt_lde_chains_every_blowup(tmp_path, log_m, blowup):
         ext = dev.lde(values, blowup, 7)
         assert ext.resident
         assert dev.transfers == {"to-device": values.nbytes, "from-device": 0}
-        chunks = len(ext._store.chunks)
-        want_runs = [(r.log_n, r.batch, r.flags) for _, r in lde_runs(path, 7, ext._store.chunks[0].rows)]
+        chunks = len(ext.store.chunks)
+        want_runs = [(r.log_n, r.batch, r.flags) for _, r in lde_runs(path, 7, ext.store.chunks[0].rows)]
         assert dev.backend.kernel_runs[len(runs0):][:len(want_runs)] == want_runs
         assert len(dev.backend.kernel_runs) - len(runs0) == chunks * len(want_runs)
         assert "chained" in dev.backend.report["Host work"]

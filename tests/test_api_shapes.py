@@ -458,7 +458,7 @@ def test_several_devices_split_the_columns_and_keep_the_limbs_together():
     with nantucket.open("model", devices=2) as dev:
         a = dev.asarray(x, axis=0, ext=2)
         assert a.shape == x.shape and a.axis == 0 and a.ext == 2
-        assert [arr.shape for _, arr in a._parts] == [(16, 3, 2), (16, 2, 2)]
+        assert [arr.shape for _, arr in a.parts] == [(16, 3, 2), (16, 2, 2)]
         dev.ntt(a, coset=SHIFT)
         assert np.array_equal(a.numpy(), want)
         out = dev.lde(a, 2, SHIFT)                  # of a's values now: the transform's
@@ -477,7 +477,7 @@ def test_a_cluster_passes_axis_and_ext_on():
                                   dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         with nantucket.open("model", cluster=client) as dev:
             a = dev.asarray(x, axis=0, ext=2)
-            assert a.axis == 0 and a.ext == 2 and len(a._parts) == 2
+            assert a.axis == 0 and a.ext == 2 and len(a.parts) == 2
             dev.ntt(a, order="nr")
             assert np.array_equal(a.numpy(), reference(x, "goldilocks", 0, 2, order="nr"))
             out = dev.lde(x, 2, SHIFT, axis=0, ext=2)

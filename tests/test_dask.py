@@ -131,7 +131,7 @@ def test_a_worker_that_leaves_before_its_finished_part_is_fetched_is_named(clien
     from nantucket.host.api import cluster as CL
     with nantucket.open("model", cluster=client) as dev:
         a = dev.asarray(rand((2, 16), 4))
-        w, key, _ = a._parts[0]
+        w, key, _ = a.parts[0]
         task = CL._Task(CL._w_numpy, (dev._spec, key), w, False)
         dev._submit(task)
         distributed.wait([task.future], timeout=30)

@@ -23,7 +23,7 @@ from nantucket.hw.model import regmap as R
 from nantucket.hw.model.layout import HbmLayout
 from nantucket.hw.model.ops import carried_codes
 from nantucket.hw.model.params import BuildParams
-from nantucket.hw.model.record import RECORD_BYTES, StatusRecord
+from nantucket.hw.model.record import StatusRecord
 from nantucket.hw.model.run import STATUS_BAD_OP, Run
 from nantucket.sim import kernel_model as KM
 from nantucket.sim.fake_pyxrt import FakePyxrt, write_xclbin

@@ -53,7 +53,7 @@ def test_lde_order_and_coefficients_over_cards(order):
     with nantucket.open("model", devices=2) as dev, nantucket.open("model") as ref:
         want = ref.lde(v, 4, 7, order=order).numpy()
         a, c = dev.lde(v, 4, 7, order=order, return_coeffs=True)
-        assert isinstance(a, MultiArray) and a.shape == (5, 128) and len(a._parts) == 2
+        assert isinstance(a, MultiArray) and a.shape == (5, 128) and len(a.parts) == 2
         assert np.array_equal(a.numpy(), want) and np.array_equal(c, coeffs)
         a, c = dev.lde(v.T, 4, 7, order=order, return_coeffs=True, axis=0)
         assert a.axis == 0 and np.array_equal(a.numpy(), want.T) and np.array_equal(c, coeffs.T)

@@ -27,11 +27,12 @@ import uuid
 
 import numpy as np
 
-from nantucket.host.backend_base import DeviceError, keywords_checked
+from nantucket.host.backend_base import DeviceError
 
 from . import checks as C
-from .device import check_out
-from .futures import DeviceFuture, check_wait
+from .device import check_not_freed, check_out, row_indices
+from .futures import DeviceFuture
+from .protocol import DeviceProtocol
 from .split import SplitArray
 
 __all__ = ["ClusterDevice", "ClusterArray", "WorkerLost", "open_cluster"]
@@ -105,6 +106,10 @@ def _w_numpy(spec, key):
     return _array(key).numpy()
 
 
+def _w_rows(spec, key, indices):
+    return _array(key).rows(indices)
+
+
 def _w_free(keys):
     for k in keys:
         _ARRAYS.pop(k, None)
@@ -126,9 +131,7 @@ class ClusterArray(SplitArray):
     """An array whose rows live on the cluster's workers: ``parts`` [(worker, key, rows)], in row order."""
 
     _where, _holders_name = "the cluster's workers", "workers"
-    workers = property(lambda self: [w for w, _, _ in self._parts])
-    #: set by ClusterDevice.free: every later use raises
-    _freed = False
+    workers = property(lambda self: [w for w, _, _ in self.parts])
 
     def _holders(self) -> list:
         return self.workers
@@ -141,8 +144,11 @@ class _Task:
         self.fn, self.args, self.worker, self.retry, self.future = fn, args, worker, retry, None
 
 
-class ClusterDevice:
-    """A device per worker of a Dask cluster, as one device (see the module's docstring)."""
+class ClusterDevice(DeviceProtocol):
+    """A device per worker of a Dask cluster, as one device (see the module's docstring): the device
+    protocol's operations (host/api/protocol.py), each split over the workers."""
+
+    front = "ClusterDevice"
 
     def __init__(self, client, own_client: bool, opener, backend: str, field, devices, max_pending: int,
                  options: dict):
@@ -269,15 +275,15 @@ class ClusterDevice:
         return (a, layout.join([c for _, _, c in handles])) if kw.get("return_coeffs") else a
 
     def _apply(self, a, op, kw, blowup=1):
-        tasks = [_Task(_w_apply, (self._spec, key, op, kw), w, False) for w, key, _ in a._parts]
-        out = a._layout.resized(a._layout.n * blowup)
+        tasks = [_Task(_w_apply, (self._spec, key, op, kw), w, False) for w, key, _ in a.parts]
+        out = a.layout.resized(a.layout.n * blowup)
 
         def run():
             handles = self._run(tasks)
             if op != "lde":
                 return a
-            new = ClusterArray(self, [(w, k, n) for (w, k, _), (_, _, n) in zip(handles, a._parts)], out.shape, out)
-            return self._with_coeffs(new, handles, a._layout, kw)
+            new = ClusterArray(self, [(w, k, n) for (w, k, _), (_, _, n) in zip(handles, a.parts)], out.shape, out)
+            return self._with_coeffs(new, handles, a.layout, kw)
         return run
 
     def _points(self, x, name, axis=None, ext=None):
@@ -297,9 +303,9 @@ class ClusterDevice:
 
         def job():
             try:
-                fut._future.set_result(run())
+                fut.set_result(run())
             except BaseException as e:
-                fut._future.set_exception(e)
+                fut.set_exception(e)
             finally:
                 self._slots.release()
         self._calls.submit(job)
@@ -309,92 +315,97 @@ class ClusterDevice:
         if isinstance(a, DeviceFuture) and a.device is self:
             a = a.result()
         if isinstance(a, ClusterArray):
-            if a._device is not self:
-                raise ValueError(f"{name}: the array lives on another device ({a._device.name!r})")
+            if a.device is not self:
+                raise ValueError(f"{name}: the array lives on another device ({a.device.name!r})")
             if self.closed:
                 raise RuntimeError(f"device {self.name!r} is closed")
-            if a._freed:
-                raise ValueError(f"{name}: the array was freed (ClusterDevice.free): its parts are gone from "
-                                 f"the workers")
+            check_not_freed(a, name)
             return a
         return None
 
-    # -- the Device interface -----------------------------------------------------------------------
+    # -- the protocol's operations (host/api/protocol.py declares them, their keywords and wait) -------
 
-    @keywords_checked("ClusterDevice.asarray")
-    def asarray(self, x, *, axis: int | None = None, ext: int | None = None, wait: bool = True):
-        wait = check_wait(wait)
+    def _serve_asarray(self, x, axis, ext, wait):
         own = self._own(x, "x")
         if own is not None:
-            own._layout.check_same(axis, ext, "x")
+            own.layout.check_same(axis, ext, "x")
             return self._go(wait, "asarray", lambda: own)
         return self._go(wait, "asarray", self._put(x, "x", "asarray", {}, axis=axis, ext=ext))
 
-    @keywords_checked("ClusterDevice.ntt")
-    def ntt(self, a, *, inverse: bool = False, coset: int | None = None, order: str = "nn",
-            axis: int | None = None, ext: int | None = None, wait: bool = True):
-        wait = check_wait(wait)
+    def _serve_ntt(self, a, inverse, coset, order, axis, ext, wait):
         kw = dict(inverse=C.check_inverse(inverse), order=C.check_order(order),
                   coset=None if coset is None else C.check_shift(coset, "coset", self.field))
         own = self._own(a, "a")
         if own is not None:
-            own._layout.check_same(axis, ext, "a")
+            own.layout.check_same(axis, ext, "a")
         run = self._apply(own, "ntt", kw) if own is not None else self._put(a, "a", "ntt", kw, axis=axis, ext=ext)
         return self._go(wait, "ntt", run)
 
-    @keywords_checked("ClusterDevice.intt")
-    def intt(self, a, *, coset: int | None = None, order: str = "nn", axis: int | None = None,
-             ext: int | None = None, wait: bool = True):
-        return self.ntt(a, inverse=True, coset=coset, order=order, axis=axis, ext=ext, wait=wait)
-
-    @keywords_checked("ClusterDevice.lde")
-    def lde(self, values, blowup: int, shift: int, *, order: str = "nn", return_coeffs: bool = False,
-            axis: int | None = None, ext: int | None = None, wait: bool = True):
+    def _serve_lde(self, values, blowup, shift, order, return_coeffs, axis, ext, wait):
         """Device.lde split by the batch's elements over the workers; with ``return_coeffs`` (a new
         ClusterArray, the coefficients of every worker's part joined back in order)."""
-        wait = check_wait(wait)
         kw = dict(blowup=C.check_blowup(blowup), shift=C.check_shift(shift, "shift", self.field),
                   order=C.check_order(order), return_coeffs=C.check_flag(return_coeffs, "return_coeffs"))
         own = self._own(values, "values")
         if own is not None:
-            own._layout.check_same(axis, ext, "values")
+            own.layout.check_same(axis, ext, "values")
             return self._go(wait, "lde", self._apply(own, "lde", kw, blowup))
         return self._go(wait, "lde", self._put(values, "values", "lde", kw, blowup, axis=axis, ext=ext))
 
-    @keywords_checked("ClusterDevice.numpy")
-    def numpy(self, a, *, out=None, wait: bool = True):
-        wait = check_wait(wait)
+    def _serve_numpy(self, a, out, wait):
         own = self._own(a, "a")
         if own is None:
             raise TypeError(f"a: expected a ClusterArray, got {type(a).__name__}")
         check_out(out, own.shape, own.dtype)
-        tasks = [_Task(_w_numpy, (self._spec, key), w, False) for w, key, _ in own._parts]
+        tasks = [_Task(_w_numpy, (self._spec, key), w, False) for w, key, _ in own.parts]
 
         def run():
-            joined = own._layout.join(self._run(tasks))     # along the batch axis
+            joined = own.layout.join(self._run(tasks))     # along the batch axis
             if out is None:
                 return joined
             np.copyto(out, joined)
             return out
         return self._go(wait, "numpy", run)
 
-    @keywords_checked("ClusterDevice.free")
-    def free(self, a) -> None:
-        """Drop an array's parts on their workers (the workers' memory; ``a`` becomes unusable)."""
+    def _serve_rows(self, a, indices, wait):
+        """Device.rows over the workers: each worker brings back only the rows asked of its part, joined
+        in the order asked."""
+        own = self._own(a, "a")
+        if own is None:
+            raise TypeError(f"a: expected a ClusterArray, got {type(a).__name__}")
+        wanted = row_indices(own, indices)
+        tasks, picks, r0 = [], [], 0
+        for w, key, rows in own.parts:
+            mine = np.flatnonzero((wanted >= r0) & (wanted < r0 + rows))
+            if mine.size:
+                tasks.append(_Task(_w_rows, (self._spec, key, (wanted[mine] - r0).tolist()), w, False))
+                picks.append(mine)
+            r0 += rows
+        n, dtype = own.shape[1], own.dtype
+
+        def run():
+            out = np.empty((wanted.size, n), dtype=dtype)
+            for mine, got in zip(picks, self._run(tasks)):
+                out[mine] = got
+            return out
+        return self._go(wait, "rows", run)
+
+    def _serve_free(self, a) -> None:
+        """Drop an array's parts on their workers (the workers' memory; ``a`` becomes unusable), after
+        the calls submitted before."""
         own = self._own(a, "a")
         if own is None:
             raise TypeError(f"a: expected a ClusterArray of this device, got {type(a).__name__}")
-        for w, key, _ in own._parts:
+        own.freed = True
+        self._serve_synchronize()
+        for w, key, _ in own.parts:
             if w in self.workers():
                 self.client.submit(_w_free, [key], workers=[w], pure=False).result()
-        own._freed = True
 
-    @keywords_checked("ClusterDevice.synchronize")
-    def synchronize(self) -> None:
+    def _serve_synchronize(self) -> None:
         self._calls.submit(lambda: None).result()
 
-    @keywords_checked("ClusterDevice.close")
-    def close(self) -> None:
+    def _serve_close(self) -> None:
         """Finish the calls submitted so far, close every worker's device, and the client if
         ``open`` made it from an address."""
         if self.closed:
@@ -406,12 +417,6 @@ class ClusterDevice:
         finally:
             if self._own_client:
                 self.client.close()
-
-    def __enter__(self) -> "ClusterDevice":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"<nantucket.ClusterDevice {self.name!r} {self.field.name}{' (closed)' if self.closed else ''}>"

@@ -45,9 +45,11 @@ from nantucket.hw.model.run import Run
 from . import checks as C
 from . import resident as RS
 from . import transforms as T
-from .futures import DEFAULT_MAX_PENDING, STAGES, DeviceFuture, Pipeline, check_wait
+from .futures import DEFAULT_MAX_PENDING, STAGES, DeviceFuture, Pipeline
+from .protocol import DeviceProtocol
 
-__all__ = ["Device", "ModelDevice", "BackendDevice", "DeviceArray", "make_device", "check_out", "row_indices"]
+__all__ = ["Device", "ModelDevice", "BackendDevice", "DeviceArray", "make_device", "check_out", "row_indices",
+           "check_not_freed"]
 
 #: Rows up to this length go through the whole-array radix-2 model in one call; longer rows one by one
 #: through the model's fast four-step transform (the model's own threshold between the two).
@@ -63,7 +65,7 @@ def _array_of(x):
     if isinstance(x, DeviceArray):
         return x
     if isinstance(x, DeviceFuture):
-        return x._array
+        return x.array
     return None
 
 
@@ -92,9 +94,12 @@ class DeviceArray:
 
     def __init__(self, device: "Device", store, shape: tuple[int, ...], layout: C.Shape | None = None):
         self._device = device
-        self._store = store          # the device's own: (B, N) canonical uint64 rows, or ResidentRows
+        #: the device's own storage of the points: (B, N) canonical uint64 rows in host memory, or
+        #: ResidentRows on a card (host/api/resident.py); None until the call that makes it has run
+        self.store = store
+        #: whether the device's ``free`` gave the array's memory back (every later use raises)
+        self.freed = False
         self.shape = tuple(shape)
-        #: how the shape maps onto the rows the device holds (the points axis, the limbs)
         self._layout = layout if layout is not None else C.Shape.rows_of(self.shape)
         # for asynchronous calls (futures.py): the last job writing this array, the jobs reading it since
         self._writer = None
@@ -105,9 +110,26 @@ class DeviceArray:
         return self._device
 
     @property
+    def layout(self) -> C.Shape:
+        """How the shape maps onto the rows the device holds (checks.Shape: the points axis, the limbs)."""
+        return self._layout
+
+    @property
     def resident(self) -> bool:
         """Whether the points live in the card's device buffers (else in host memory)."""
-        return isinstance(self._store, RS.ResidentRows)
+        return isinstance(self.store, RS.ResidentRows)
+
+    def jobs_before(self, writing: bool) -> list:
+        """The earlier jobs (futures.Job) a call reading the array waits for (its last writer), or with
+        ``writing`` a call writing it (its last writer and the readers since)."""
+        return ([self._writer] if self._writer is not None else []) + (self._readers if writing else [])
+
+    def add_job(self, job, writing: bool) -> None:
+        """``job`` reads the array (``writing``: writes it) after the jobs of :meth:`jobs_before`."""
+        if writing:
+            self._writer, self._readers = job, []
+        else:
+            self._readers = [r for r in self._readers if not r.finished.is_set()] + [job]
 
     @property
     def axis(self) -> int:
@@ -158,14 +180,17 @@ class DeviceArray:
         return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, device={state!r})"
 
 
-class Device:
-    """A backend opened for transforms. Use as a context manager, or call :meth:`close`.
+class Device(DeviceProtocol):
+    """A backend opened for transforms. Use as a context manager, or call :meth:`close`. Its public
+    operations are the device protocol's (host/api/protocol.py).
 
     Transform methods take a :class:`DeviceArray` of this device (transformed in place and returned)
     or anything :func:`nantucket.ntt` takes (moved to the device first; a new DeviceArray is returned).
     Calls are serialized: a thread calling while another's call runs waits for it (one lock per device,
     its arrays' ``numpy`` included).
     """
+
+    front = "Device"
 
     def __init__(self, name: str, backend: Backend):
         self.name = name
@@ -212,82 +237,33 @@ class Device:
         """Host rows given to ``lde``, as the storage ``_lde`` takes (default: moved to the device)."""
         return self._place(rows)
 
-    # -- public ------------------------------------------------------------------------------------------
+    # -- the protocol's operations (host/api/protocol.py declares them, their keywords and wait) -------
 
-    @keywords_checked("Device.asarray")
-    def asarray(self, x, *, axis: int | None = None, ext: int | None = None, wait: bool = True) -> DeviceArray:
-        """x (numpy uint64 array, uint32 for a 31-bit field, or list of ints; 1-D or 2-D; values below the
-        device field's p) as a DeviceArray on this device, of x's shape. A DeviceArray of this device is
-        returned as is. ``axis``: the axis of each polynomial's points (-1, the default: rows; 0: the
-        columns of an (N, B) matrix); ``ext``: D, the trailing axis holds the D limbs of extension-field
-        elements (``axis`` counts the other axes); transforms of the array use both (docs/api.md,
-        "Shapes"). ``wait=False``: a DeviceFuture of it (every call takes ``wait``; see docs/api.md
-        "Asynchronous calls")."""
-        return self._call(check_wait(wait), lambda: self._asarray_plan(x, axis, ext, held=not wait))
+    def _serve_asarray(self, x, axis, ext, wait):
+        return self._call(wait, lambda: self._asarray_plan(x, axis, ext, held=not wait))
 
-    @keywords_checked("Device.ntt")
-    def ntt(self, a, *, inverse: bool = False, coset: int | None = None, order: str = "nn",
-            axis: int | None = None, ext: int | None = None, wait: bool = True) -> DeviceArray:
-        """The NTT (or with inverse=True the inverse NTT) of every row of a, in place; returns a.
-        If a run fails, a keeps its previous contents; on a card, where the kernel may have written part of
-        them, a is refused from then on (a RuntimeError naming the failed run).
+    def _serve_ntt(self, a, inverse, coset, order, axis, ext, wait):
+        return self._call(wait, lambda: self._ntt_plan(a, inverse, coset, order, axis, ext, not wait))
 
-        coset: shift g (0 < g < p of the device's field) or None; order: "nn", "nr", "rn" or "rr" (input then output order,
-        n = natural, r = bit-reversed). axis, ext: as for :meth:`asarray` (a DeviceArray's own by default; a
-        different one is a ValueError). See docs/api.md for the definitions. ``a`` may also be a DeviceFuture
-        of this device's array; ``wait=False`` returns a DeviceFuture."""
-        return self._call(check_wait(wait), lambda: self._ntt_plan(a, inverse, coset, order, axis, ext, not wait))
+    def _serve_lde(self, values, blowup, shift, order, return_coeffs, axis, ext, wait):
+        return self._call(wait, lambda: self._lde_plan(values, blowup, shift, order, return_coeffs, axis, ext,
+                                                       not wait))
 
-    @keywords_checked("Device.intt")
-    def intt(self, a, *, coset: int | None = None, order: str = "nn", axis: int | None = None,
-             ext: int | None = None, wait: bool = True) -> DeviceArray:
-        """The inverse NTT of every row of a, in place; returns a. Same arguments as :meth:`ntt`."""
-        return self._call(check_wait(wait), lambda: self._ntt_plan(a, True, coset, order, axis, ext, not wait))
+    def _serve_numpy(self, a, out, wait):
+        return self._call(wait, lambda: self._numpy_plan(a, out))
 
-    @keywords_checked("Device.lde")
-    def lde(self, values, blowup: int, shift: int, *, order: str = "nn", return_coeffs: bool = False,
-            axis: int | None = None, ext: int | None = None, wait: bool = True):
-        """Low-degree extension, as one sequence on the device; returns a new DeviceArray.
+    def _serve_rows(self, a, indices, wait):
+        return self._call(wait, lambda: self._rows_plan(a, indices))
 
-        values: the M evaluations of a polynomial of degree < M on the M-th roots of unity, 1-D or a
-        (B, M) batch; the result holds its evaluations on the coset shift * <w_(blowup*M)>: inverse NTT
-        of size M, zero-extension to blowup*M, coset NTT with the shift. ``order``: the values' order then
-        the result's ("nn", the default; "nr": bit-reversed evaluations, a Merkle tree's leaves; "rn",
-        "rr"), composed into the layout step where the data is on a card. ``return_coeffs``: return
-        (evaluations, coefficients), the coefficients (natural order, a numpy array of the values' shape,
-        axis and ext) the inverse step computed. axis, ext: as for :meth:`ntt` (the result has the same
-        ones). values is left unchanged."""
-        return self._call(check_wait(wait), lambda: self._lde_plan(values, blowup, shift, order, return_coeffs,
-                                                                   axis, ext, not wait))
+    def _serve_free(self, a) -> None:
+        self._call(True, lambda: self._free_plan(a))
 
-    @keywords_checked("Device.numpy")
-    def numpy(self, a, *, out: np.ndarray | None = None, wait: bool = True) -> np.ndarray:
-        """``a.numpy()``: a new numpy array with the contents of ``a`` (a DeviceArray of this device, or a
-        DeviceFuture of one), or written into ``out`` (a writable C-contiguous numpy array of ``a``'s shape
-        and the field's dtype, checked when the call is made; the gather writes each point in its place,
-        no temporary) and ``out`` returned; ``wait=False``: a DeviceFuture of it (``out`` then holds the
-        contents once the future is done)."""
-        return self._call(check_wait(wait), lambda: self._numpy_plan(a, out))
-
-    @keywords_checked("Device.rows")
-    def rows(self, a, indices, *, wait: bool = True) -> np.ndarray:
-        """``a.rows(indices)``: rows ``indices`` (ints, numpy's negative ones included, any order, repeats
-        allowed) of ``a``, a (B, N) DeviceArray of rows (or a DeviceFuture of one), as a new
-        (len(indices), N) numpy array of the field's dtype. On a card only those rows move (a Merkle
-        opening's rows of a committed matrix); ``transfers`` counts them. ``wait=False``: a DeviceFuture."""
-        return self._call(check_wait(wait), lambda: self._rows_plan(a, indices))
-
-    @keywords_checked("Device.synchronize")
-    def synchronize(self) -> None:
-        """Wait until every call submitted so far has finished (their errors stay with their futures)."""
+    def _serve_synchronize(self) -> None:
         pipe = self._pipeline
         if pipe is not None:
             pipe.drain()
 
-    @keywords_checked("Device.close")
-    def close(self) -> None:
-        """Finish the calls submitted so far, then release the backend; the device's arrays become
-        unusable."""
+    def _serve_close(self) -> None:
         with self._lock:
             if self.closed:
                 return
@@ -329,18 +305,15 @@ class Device:
             plan = prepare()
             future = DeviceFuture(self, plan.what, plan.array)
             if not plan.steps:
-                future._future.set_result(plan.value)
+                future.set_result(plan.value)
             else:
-                deps = []
-                for arr in plan.reads:
-                    deps += [arr._writer] if arr._writer is not None else []
-                for arr in plan.writes:
-                    deps += ([arr._writer] if arr._writer is not None else []) + arr._readers
+                deps = [job for arr in plan.reads for job in arr.jobs_before(writing=False)]
+                deps += [job for arr in plan.writes for job in arr.jobs_before(writing=True)]
                 job = self._pipeline.submit(future, plan.steps, deps)
                 for arr in plan.reads:
-                    arr._readers = [r for r in arr._readers if not r.finished.is_set()] + [job]
+                    arr.add_job(job, writing=False)
                 for arr in plan.writes:
-                    arr._writer, arr._readers = job, []
+                    arr.add_job(job, writing=True)
         return future.result() if wait else future
 
     def _asarray_plan(self, x, axis=None, ext=None, held=False) -> _Plan:
@@ -348,6 +321,7 @@ class Device:
         own = _array_of(x)
         if own is not None:
             self._check_own(own, "x")
+            check_not_freed(own, "x")
             _check_layout(own, axis, ext, "x")
             return _Plan("asarray", {}, value=own)
         points, layout = self._own_or_points(x, "x", axis, ext)
@@ -360,7 +334,7 @@ class Device:
 
     def _fill(self, arr: DeviceArray, points: np.ndarray) -> DeviceArray:
         # the rows as a view of the points (columns, limbs): the device's placement reads them in place
-        arr._store = self._place(arr._layout.view(points))
+        arr.store = self._place(arr.layout.view(points))
         return arr
 
     def _ntt_plan(self, a, inverse, coset, order, axis=None, ext=None, held=False) -> _Plan:
@@ -382,7 +356,7 @@ class Device:
             _check_source(a)
             store = self._store_of(arr, "a")
             with _writing(store, "intt" if inverse else "ntt"):
-                arr._store = self._transform(store, inverse, coset, order)
+                arr.store = self._transform(store, inverse, coset, order)
             return arr
         steps = {"kernel": transform}
         if points is not None:
@@ -414,7 +388,7 @@ class Device:
                 store = self._store_of(src, "values")
             else:
                 store = self._values_store(layout.view(points))
-            out._store, coeffs = self._lde(store, blowup, shift, order, bool(return_coeffs))
+            out.store, coeffs = self._lde(store, blowup, shift, order, bool(return_coeffs))
             if return_coeffs:
                 return out, _in_layout(coeffs, layout, self.field.dtype)
             return out
@@ -426,6 +400,7 @@ class Device:
         if arr is None:
             raise TypeError(f"a: expected a DeviceArray (or a DeviceFuture of one), got {type(a).__name__}")
         self._check_own(arr, "a")
+        check_not_freed(arr, "a")
         check_out(given, arr.shape, arr.dtype)
 
         def fetch():
@@ -433,7 +408,7 @@ class Device:
             self._check_open()
             out = np.empty(arr.shape, dtype=arr.dtype) if given is None else given
             # the rows straight into their places (columns, limbs): one pass, the layout's view of out
-            self._fetch_into(self._store_of(arr, "a"), arr._layout.view(out))
+            self._fetch_into(self._store_of(arr, "a"), arr.layout.view(out))
             return out
         return _Plan("numpy", {"download": fetch}, reads=[arr])
 
@@ -443,6 +418,7 @@ class Device:
         if arr is None:
             raise TypeError(f"a: expected a DeviceArray (or a DeviceFuture of one), got {type(a).__name__}")
         self._check_own(arr, "a")
+        check_not_freed(arr, "a")
         wanted = row_indices(arr, indices)
 
         def fetch():
@@ -457,14 +433,31 @@ class Device:
         self._count_points("from-device", len(set(wanted.tolist())) * store.shape[1])
         return store[wanted]
 
+    def _free_plan(self, a) -> _Plan:
+        self._check_open()
+        arr = _array_of(a)
+        if arr is None:
+            raise TypeError(f"a: expected a DeviceArray of this device (or a DeviceFuture of one), got "
+                            f"{type(a).__name__}")
+        self._check_own(arr, "a")
+        check_not_freed(arr, "a")
+        arr.freed = True                # refused from now on; the memory goes once earlier calls are done
+
+        def free():
+            store, arr.store = arr.store, None
+            if isinstance(store, RS.ResidentRows):
+                store.release()
+        return _Plan("free", {"kernel": free}, writes=[arr])
+
     def _store_of(self, arr: DeviceArray, name: str):
-        if arr._store is None:
+        if arr.store is None:
+            check_not_freed(arr, name)
             raise RuntimeError(f"{name}: the array has no contents: the call that was to make it failed")
-        failed = getattr(arr._store, "failed", None)
+        failed = getattr(arr.store, "failed", None)
         if failed is not None:
             raise RuntimeError(f"{name}: the array may be half-written: {failed}; its contents are neither the "
                                f"old ones nor the result: make it again with asarray")
-        return arr._store
+        return arr.store
 
     def _count(self, direction: str, nbytes: int) -> None:
         with self._count_lock:          # the stages count from their threads
@@ -474,12 +467,6 @@ class Device:
         """``points`` moved over the link: the field's word each (4 bytes in a 31-bit field, 8 in
         Goldilocks: what a card's HBM, the link and the point files hold), whatever the host's rows are."""
         self._count(direction, points * self.field.point_bytes)
-
-    def __enter__(self) -> "Device":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"<nantucket.Device {self.name!r} {self.field.name}{' (closed)' if self.closed else ''}>"
@@ -491,8 +478,9 @@ class Device:
         own = _array_of(x)
         if own is not None:
             self._check_own(own, name)
+            check_not_freed(own, name)
             _check_layout(own, axis, ext, name)
-            return None, own._layout
+            return None, own.layout
         if isinstance(x, DeviceFuture):
             raise TypeError(f"{name}: a future of {x.what} is not an array")
         return C.as_shaped(x, name, self.field, -1 if axis is None else axis, ext, native=True)
@@ -528,7 +516,15 @@ class Device:
 
 def _check_layout(arr: DeviceArray, axis, ext, name: str) -> None:
     """``axis`` and ``ext`` given with a DeviceArray: None or the array's own (a ValueError otherwise)."""
-    arr._layout.check_same(axis, ext, name)
+    arr.layout.check_same(axis, ext, name)
+
+
+def check_not_freed(arr, name: str) -> None:
+    """A ValueError for an array the device's ``free`` gave back (any front's array: ``freed``)."""
+    if arr.freed:
+        raise ValueError(f"{name}: the array was freed ({arr.device.front}.free): its memory on the device was "
+                         "given back; make it again with asarray")
+
 
 
 def _in_layout(rows: np.ndarray, layout: C.Shape, dtype) -> np.ndarray:
@@ -543,7 +539,7 @@ def row_indices(a, indices) -> np.ndarray:
     """``indices`` of ``rows()`` on the resident array ``a``: ``a`` a (B, N) array of rows (axis -1, no
     ext), ``indices`` a 1-D sequence of ints in [-B, B) (TypeError for other types, ValueError naming the
     first out of range), as non-negative int64 indices."""
-    if a.ndim != 2 or not a._layout.plain:
+    if a.ndim != 2 or not a.layout.plain:
         raise ValueError(f"a: rows() takes a (B, N) array of rows (axis -1, no ext); this one has shape "
                          f"{a.shape}, axis {a.axis}, ext {a.ext}: use numpy()")
     rows = a.shape[0]

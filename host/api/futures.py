@@ -52,18 +52,16 @@ class DeviceFuture(cf.Future):
     ``concurrent.futures.wait``/``as_completed`` and ``asyncio.wrap_future`` take it): ``result(timeout=None)``
     gives what the blocking call returns (or raises its error), ``done()``, ``exception(timeout=None)``,
     ``add_done_callback(fn)``. A submitted call always runs: ``cancel()`` returns False (``running()``
-    says False until it is done). ``device``: the device that runs it."""
+    says False until it is done). ``device``: the device that runs it; ``array``: the array the call makes
+    or transforms (None for another call). The device settles it with ``set_result`` /
+    ``set_exception``."""
 
     def __init__(self, device, what: str, array=None):
         super().__init__()
         self.device = device
         self.what = what
-        self._array = array             # the DeviceArray the call makes or transforms (None: not an array)
-
-    @property
-    def _future(self) -> cf.Future:
-        """The future the stages settle (itself)."""
-        return self
+        #: the array the call makes or transforms (None: the call's value is not an array)
+        self.array = array
 
     def cancel(self) -> bool:
         # the job is queued on the device's stages, which run every job they are given: a cancelled
@@ -150,9 +148,9 @@ class Pipeline:
         value, job.value, job.steps, job.deps = job.value, None, {}, []
         future, job.future = job.future, None
         if job.error is not None:
-            future._future.set_exception(job.error)
+            future.set_exception(job.error)
         else:
-            future._future.set_result(value)
+            future.set_result(value)
         with self._submit_lock:
             self._pending.discard(job)
         job.finished.set()

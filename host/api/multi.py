@@ -21,8 +21,9 @@ import numpy as np
 from nantucket.host.backend_base import DeviceError, keywords_checked
 
 from . import checks as C
-from .device import DeviceArray, check_out, row_indices
-from .futures import DeviceFuture, check_wait
+from .device import DeviceArray, check_not_freed, check_out, row_indices
+from .futures import DeviceFuture
+from .protocol import DeviceProtocol
 from .split import SplitArray
 
 __all__ = ["MultiDevice", "MultiArray", "CardError"]
@@ -41,12 +42,12 @@ class MultiArray(SplitArray):
     [(card, DeviceArray)]."""
 
     _where, _holders_name = "its cards", "cards"
-    resident = property(lambda self: all(a.resident for _, a in self._parts))
+    resident = property(lambda self: all(a.resident for _, a in self.parts))
 
     @keywords_checked("MultiArray.rows")
     def rows(self, indices, *, wait: bool = True):
         """Rows ``indices`` of a (B, N) array (see :meth:`MultiDevice.rows`)."""
-        return self._device.rows(self, indices, wait=wait)
+        return self.device.rows(self, indices, wait=wait)
 
     def _holders(self) -> list:
         return [c for c, _ in self._parts]
@@ -54,17 +55,19 @@ class MultiArray(SplitArray):
 
 class _Gather(DeviceFuture):
     """The future of a call split over cards: done when every card's part is; its value ``combine`` of
-    theirs (in card order), or the first failing card's error as a CardError."""
+    theirs (in card order), or the first failing card's error as ``card_error(card, error)`` gives it
+    (a CardError)."""
 
-    def __init__(self, device, what, parts, combine, array=None):
+    def __init__(self, device, what, parts, combine, array=None, card_error=None):
         super().__init__(device, what, array)
         self._parts, self._combine, self._left = parts, combine, len(parts)
+        self._card_error = card_error or (lambda card, e: e)
         #: while pending, each card's future of its part of ``array`` (in the array's part order), what a
         #: next call on that card reads (it fails with that card's error); None once done
         self._sources = [f for _, f in parts] if array is not None and parts else None
         self._lock = threading.Lock()
         if not parts:
-            self._future.set_result(combine([]))
+            self.set_result(combine([]))
         for _, f in parts:
             f.add_done_callback(self._one_done)
 
@@ -77,22 +80,31 @@ class _Gather(DeviceFuture):
             for card, f in self._parts:
                 e = f.exception()
                 if e is not None:
-                    raise self.device._card_error(card, e)
+                    raise self._card_error(card, e)
             value = self._combine([f.result() for _, f in self._parts])
         except BaseException as e:          # never leave the future pending
-            self._future.set_exception(e)
+            self.set_exception(e)
         else:
-            self._future.set_result(value)
+            self.set_result(value)
         finally:
             # the parts' futures call back into this one: a cycle that would keep every card's arrays
             # (and their device buffers) until the garbage collector's next pass
             with self._lock:
                 self._parts, self._combine, self._sources = [], None, None
 
+    def sources(self) -> list | None:
+        """While the call is pending: each card's future of its part of ``array`` (in the array's part
+        order), what a next call on that card reads; None once it is done (or when it makes no array)."""
+        with self._lock:
+            return self._sources
 
-class MultiDevice:
-    """Cards of one backend as one device (see the module's docstring). ``cards``: the Devices;
-    ``names``: what each is called in errors (``xrt device 1``, ``sim card 0``)."""
+
+class MultiDevice(DeviceProtocol):
+    """Cards of one backend as one device (see the module's docstring): the device protocol's operations
+    (host/api/protocol.py), each split over the cards. ``cards``: the Devices; ``names``: what each is
+    called in errors (``xrt device 1``, ``sim card 0``)."""
+
+    front = "MultiDevice"
 
     def __init__(self, name: str, cards: list, names: list[str]):
         self.name, self.cards, self.names = name, cards, names
@@ -136,24 +148,24 @@ class MultiDevice:
         device's that gives one; (a unchanged, None) otherwise. The future of a call that failed raises its
         error (as on a single device): its parts are not what the call was to make."""
         if isinstance(a, MultiArray):
-            return a, [arr for _, arr in a._parts]
-        if isinstance(a, _Gather) and isinstance(a._array, MultiArray) and a.device is self:
-            with a._lock:
-                sources = a._sources
+            return a, [arr for _, arr in a.parts]
+        if isinstance(a, _Gather) and isinstance(a.array, MultiArray) and a.device is self:
+            sources = a.sources()
             if sources is None:             # done
                 error = a.exception()
                 if error is not None:
                     raise error
-                return a._array, [arr for _, arr in a._array._parts]
-            return a._array, sources
+                return a.array, [arr for _, arr in a.array.parts]
+            return a.array, sources
         return a, None
 
     def _check_own(self, a: MultiArray, name: str) -> None:
-        if a._device is not self:
-            raise ValueError(f"{name}: the array lives on another device ({a._device.name!r}); "
+        if a.device is not self:
+            raise ValueError(f"{name}: the array lives on another device ({a.device.name!r}); "
                              f"move it with {name}.numpy() first")
         if self.closed:
             raise RuntimeError(f"device {self.name!r} is closed")
+        check_not_freed(a, name)
 
     def _points(self, x, name: str, axis=None, ext=None):
         """x checked as points, and their layout (checks.Shape; ``axis`` default -1)."""
@@ -171,10 +183,10 @@ class MultiDevice:
         future is then one the next call can be given, as a single device's)."""
         array = in_place
         if array_layout is not None:
-            array = MultiArray(self, [(c, f._array) for c, f in parts], array_layout.shape, array_layout)
+            array = MultiArray(self, [(c, f.array) for c, f in parts], array_layout.shape, array_layout)
             combine = (lambda _: array) if coeffs_layout is None else (
                 lambda got: (array, coeffs_layout.join([c for _, c in got])))
-        fut = _Gather(self, what, parts, combine, array)
+        fut = _Gather(self, what, parts, combine, array, self._card_error)
         return fut.result() if wait else fut
 
     def _on_rows(self, x, name: str, call, what: str, wait: bool, blowup: int = 1, axis=None, ext=None,
@@ -188,68 +200,54 @@ class MultiDevice:
             parts.append((card, call(self.cards[card], layout.part(points, e0, e0 + n), layout.axis, layout.ext)))
         return self._submit(wait, what, parts, None, layout.resized(layout.n * blowup), layout if coeffs else None)
 
-    # -- the Device interface -----------------------------------------------------------------------
+    # -- the protocol's operations (host/api/protocol.py declares them, their keywords and wait) -------
 
-    @keywords_checked("MultiDevice.asarray")
-    def asarray(self, x, *, axis: int | None = None, ext: int | None = None, wait: bool = True):
-        wait = check_wait(wait)
+    def _serve_asarray(self, x, axis, ext, wait):
         x, sources = self._own(x)
         if isinstance(x, MultiArray):
             self._check_own(x, "x")
-            x._layout.check_same(axis, ext, "x")
+            x.layout.check_same(axis, ext, "x")
             return x if wait else self._submit(False, "asarray", [], lambda _: x, in_place=x)
         return self._on_rows(x, "x", lambda dev, part, ax, ex: dev.asarray(part, axis=ax, ext=ex, wait=False),
                              "asarray", wait, axis=axis, ext=ext)
 
-    @keywords_checked("MultiDevice.ntt")
-    def ntt(self, a, *, inverse: bool = False, coset: int | None = None, order: str = "nn",
-            axis: int | None = None, ext: int | None = None, wait: bool = True):
-        wait = check_wait(wait)
+    def _serve_ntt(self, a, inverse, coset, order, axis, ext, wait):
         a, sources = self._own(a)
         kw = dict(inverse=inverse, coset=coset, order=order, wait=False)
         if isinstance(a, MultiArray):
             self._check_own(a, "a")
-            a._layout.check_same(axis, ext, "a")
-            parts = [(card, self.cards[card].ntt(src, **kw)) for (card, _), src in zip(a._parts, sources)]
+            a.layout.check_same(axis, ext, "a")
+            parts = [(card, self.cards[card].ntt(src, **kw)) for (card, _), src in zip(a.parts, sources)]
             return self._submit(wait, "ntt", parts, lambda _: a, in_place=a)
         return self._on_rows(a, "a", lambda dev, part, ax, ex: dev.ntt(part, axis=ax, ext=ex, **kw), "ntt", wait,
                              axis=axis, ext=ext)
 
-    @keywords_checked("MultiDevice.intt")
-    def intt(self, a, *, coset: int | None = None, order: str = "nn", axis: int | None = None,
-             ext: int | None = None, wait: bool = True):
-        return self.ntt(a, inverse=True, coset=coset, order=order, axis=axis, ext=ext, wait=wait)
-
-    @keywords_checked("MultiDevice.lde")
-    def lde(self, values, blowup: int, shift: int, *, order: str = "nn", return_coeffs: bool = False,
-            axis: int | None = None, ext: int | None = None, wait: bool = True):
+    def _serve_lde(self, values, blowup, shift, order, return_coeffs, axis, ext, wait):
         """Device.lde split by the batch's elements over the cards; with ``return_coeffs`` (a new
         MultiArray, the coefficients of every card's part joined back in order)."""
-        wait = check_wait(wait)
         values, sources = self._own(values)
         blowup = C.check_blowup(blowup)
         kw = dict(order=C.check_order(order), return_coeffs=C.check_flag(return_coeffs, "return_coeffs"), wait=False)
         if isinstance(values, MultiArray):
             self._check_own(values, "values")
-            values._layout.check_same(axis, ext, "values")
+            layout = values.layout
+            layout.check_same(axis, ext, "values")
             parts = [(card, self.cards[card].lde(src, blowup, shift, **kw))
-                     for (card, _), src in zip(values._parts, sources)]
-            return self._submit(wait, "lde", parts, None, values._layout.resized(values._layout.n * blowup),
-                                values._layout if kw["return_coeffs"] else None)
+                     for (card, _), src in zip(values.parts, sources)]
+            return self._submit(wait, "lde", parts, None, layout.resized(layout.n * blowup),
+                                layout if kw["return_coeffs"] else None)
         return self._on_rows(values, "values",
                              lambda dev, part, ax, ex: dev.lde(part, blowup, shift, axis=ax, ext=ex, **kw),
                              "lde", wait, blowup, axis=axis, ext=ext, coeffs=kw["return_coeffs"])
 
-    @keywords_checked("MultiDevice.numpy")
-    def numpy(self, a, *, out=None, wait: bool = True):
-        wait = check_wait(wait)
+    def _serve_numpy(self, a, out, wait):
         a, sources = self._own(a)
         if not isinstance(a, MultiArray):
             raise TypeError(f"a: expected a MultiArray (or a future of one), got {type(a).__name__}")
         self._check_own(a, "a")
         check_out(out, a.shape, a.dtype)
-        parts = [(card, self.cards[card].numpy(src, wait=False)) for (card, _), src in zip(a._parts, sources)]
-        layout = a._layout
+        parts = [(card, self.cards[card].numpy(src, wait=False)) for (card, _), src in zip(a.parts, sources)]
+        layout = a.layout
 
         def combine(rows):
             joined = layout.join(rows)          # along the batch axis: rows, or columns with axis 0
@@ -259,18 +257,16 @@ class MultiDevice:
             return out
         return self._submit(wait, "numpy", parts, combine)
 
-    @keywords_checked("MultiDevice.rows")
-    def rows(self, a, indices, *, wait: bool = True):
+    def _serve_rows(self, a, indices, wait):
         """Device.rows over the cards: each card brings back only the rows asked of its part, joined in
         the order asked."""
-        wait = check_wait(wait)
         a, sources = self._own(a)
         if not isinstance(a, MultiArray):
             raise TypeError(f"a: expected a MultiArray (or a future of one), got {type(a).__name__}")
         self._check_own(a, "a")
         wanted = row_indices(a, indices)
         parts, picks, r0 = [], [], 0
-        for (card, arr), src in zip(a._parts, sources):
+        for (card, arr), src in zip(a.parts, sources):
             mine = np.flatnonzero((wanted >= r0) & (wanted < r0 + arr.shape[0]))
             if mine.size:
                 parts.append((card, self.cards[card].rows(src, (wanted[mine] - r0).tolist(), wait=False)))
@@ -285,22 +281,30 @@ class MultiDevice:
             return out
         return self._submit(wait, "rows", parts, combine)
 
-    @keywords_checked("MultiDevice.synchronize")
-    def synchronize(self) -> None:
+    def _serve_free(self, a) -> None:
+        """Device.free of every card's part (each after that card's calls on it)."""
+        a, sources = self._own(a)
+        if not isinstance(a, MultiArray):
+            raise TypeError(f"a: expected a MultiArray of this device (or a future of one), got {type(a).__name__}")
+        self._check_own(a, "a")
+        a.freed = True
+        errors = []
+        for (card, _), src in zip(a.parts, sources):
+            try:
+                self.cards[card].free(src)
+            except (DeviceError, RuntimeError) as e:
+                errors.append(self._card_error(card, e))
+        if errors:
+            raise errors[0]
+
+    def _serve_synchronize(self) -> None:
         for c in self.cards:
             c.synchronize()
 
-    @keywords_checked("MultiDevice.close")
-    def close(self) -> None:
+    def _serve_close(self) -> None:
         """Close every card (each finishing its calls first)."""
         with cf.ThreadPoolExecutor(len(self.cards)) as pool:
             list(pool.map(lambda c: c.close(), self.cards))
-
-    def __enter__(self) -> "MultiDevice":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return (f"<nantucket.MultiDevice {self.name!r} {self.field.name} x {len(self.cards)} cards"

@@ -17,11 +17,18 @@ from . import checks as C
 __all__ = ["SplitArray"]
 
 
+def _numpy(self, *, out: np.ndarray | None = None, wait: bool = True) -> np.ndarray:
+    """The parts back from every device, joined in order (or into ``out``, as DeviceArray.numpy's;
+    ``wait=False``: a future of them)."""
+    return self.device.numpy(self, out=out, wait=wait)
+
+
 class SplitArray:
     """A 1-D (N) or 2-D (B, N) array (with ``ext``, a trailing axis of limbs) whose batch elements live on
     the devices of ``device``, in order: ``parts`` as the subclass keeps them. Subclasses name where the
     parts live (``_where``, for the error of ``np.asarray``) and list their holders (:meth:`_holders`,
-    for ``repr``)."""
+    for ``repr``). ``layout``: how the shape maps onto the parts' rows (checks.Shape: ``axis``, ``ext``);
+    ``freed``: whether the device's ``free`` gave the parts' memory back (every later use raises)."""
 
     #: where the parts live ("its cards"), for messages
     _where = "several devices"
@@ -31,7 +38,11 @@ class SplitArray:
     def __init__(self, device, parts: list, shape: tuple[int, ...], layout: C.Shape | None = None):
         self._device, self._parts, self.shape = device, parts, tuple(shape)
         self._layout = layout if layout is not None else C.Shape.rows_of(self.shape)
+        self.freed = False
 
+    parts = property(lambda self: self._parts, doc="The parts, one per device holding some of the batch's "
+                     "elements, in order (what a part is, the subclass says).")
+    layout = property(lambda self: self._layout, doc="How the shape maps onto the parts' rows (checks.Shape).")
     axis = property(lambda self: self._layout.axis)
     ext = property(lambda self: self._layout.ext)
 
@@ -43,7 +54,7 @@ class SplitArray:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         # numpy's unknown-keyword error names the subclass ("MultiArray.numpy")
-        cls.numpy = keywords_checked(f"{cls.__name__}.numpy")(SplitArray._numpy)
+        cls.numpy = keywords_checked(f"{cls.__name__}.numpy")(_numpy)
 
     def _holders(self) -> list:
         """Who holds each part, in order (cards, workers)."""
@@ -51,11 +62,6 @@ class SplitArray:
 
     def __len__(self) -> int:
         return self.shape[0]
-
-    def _numpy(self, *, out: np.ndarray | None = None, wait: bool = True) -> np.ndarray:
-        """The parts back from every device, joined in order (or into ``out``, as DeviceArray.numpy's;
-        ``wait=False``: a future of them)."""
-        return self._device.numpy(self, out=out, wait=wait)
 
     numpy = _numpy
 
