@@ -26,7 +26,7 @@ import numpy as np
 from nantucket.hw.model import field as F
 from nantucket.hw.model.commit import SCHEMES, CommitmentError, scheme as get_scheme
 
-from . import api
+from . import api, backends
 from .cli_args import UsageError, axis_arg, batch_arg, blowup_arg, coset_arg, ext_arg, int_arg, path_arg, say
 from .points import PointFileError, read_points
 from .run_report import RunReport
@@ -39,6 +39,7 @@ FORMAT_VERSION = 1
 
 _index_arg = int_arg(0, "an index >= 0")
 _cap_arg = int_arg(0, "a cap height >= 0")
+_device_arg = int_arg(0, "a device index >= 0")
 
 
 def _scheme_arg(text: str) -> str:
@@ -62,8 +63,10 @@ def _matrix_options(p) -> None:
     p.add_argument("--blowup", type=blowup_arg, metavar="F", help="commit the coset LDE of blowup F instead")
     p.add_argument("--coset", type=coset_arg, metavar="G", help="the LDE's shift (default: the scheme's)")
     p.add_argument("--cap-height", type=_cap_arg, default=0, metavar="C", help="commit to a cap of 2^C digests")
-    p.add_argument("--backend", default="model", metavar="NAME", help="the device the LDE and commit use "
-                                                                      "(default model)")
+    p.add_argument("--backend", default="model", metavar="NAME",
+                   help="the device the LDE and commit use: " + ", ".join(sorted(backends.BACKENDS)) + " (default model)")
+    p.add_argument("--xclbin", type=path_arg, help="xclbin to load (xrt backend)")
+    p.add_argument("--device", type=_device_arg, help="device index (xrt backend; default 0)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
 
 
@@ -170,6 +173,11 @@ def _check_matrix_args(args):
     if args.scheme is None:
         raise UsageError("--scheme: required (one of " + ", ".join(SCHEMES) + ")")
     s = get_scheme(_scheme_arg(args.scheme))
+    if args.backend not in backends.BACKENDS:
+        raise UsageError(f"--backend: unknown backend {args.backend!r} (choose from {', '.join(sorted(backends.BACKENDS))})")
+    for option in ("xclbin", "device"):
+        if getattr(args, option) is not None and not backends.device_options(args.backend, **{option: True}):
+            raise UsageError(f"--{option}: the {args.backend} backend takes no {option}")
     if args.coset is not None and args.blowup is None:
         raise UsageError("--coset: the LDE's shift; give --blowup F too")
     if args.coset is not None and not 0 < args.coset < F.get(s.field).p:
@@ -180,8 +188,9 @@ def _check_matrix_args(args):
 def _commitment(args, s):
     mats = _read_matrices(args, s)
     try:
+        given = {k: v for k, v in (("xclbin", args.xclbin), ("device", args.device)) if v is not None}
         return api.commit(mats, scheme=s.name, cap_height=args.cap_height, backend=args.backend,
-                          blowup=args.blowup, shift=args.coset)
+                          blowup=args.blowup, shift=args.coset, **backends.device_options(args.backend, **given))
     except (ValueError, TypeError) as e:         # a shape the scheme or the backend refuses: bad input
         if isinstance(e, PointFileError):
             raise

@@ -89,6 +89,8 @@ def test_bad_input_is_exit_2_before_any_work_and_nothing_half_written(capsys, tm
         (("query", "--tree", path, "--index", 1), "trace.txt:1: not JSON"),
         (("query", path, "--scheme", "plonky3-babybear-16", "--batch", 3, "--index", 16), "--index: 16 is out of"),
         (("verify", path), "trace.txt:1: not JSON"),
+        (("commit", path, "--scheme", "plonky2", "--backend", "nope"), "--backend: unknown backend 'nope'"),
+        (("commit", path, "--scheme", "plonky2", "--xclbin", path), "--xclbin: the model backend takes no xclbin"),
     ]
     for argv, text in cases:
         status, out, err = run(capsys, *argv)
