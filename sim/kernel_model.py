@@ -25,6 +25,12 @@ shift, flags, padded input or chain, or given the hbm_NN bases one that is not a
 longest burst: bad_align) finishes at once with those STATUS bits and touches no point memory (only its
 status record).
 
+An accepted start runs its operation (the ``op`` argument) through the table of operations
+(:func:`hw.model.ops.operation`): the operation's memory side in the model (one entry of
+:data:`KernelModel.OPERATION_MEMORY`; the NTT's reads and writes the buffers above) and its ``model`` for
+the numbers. :meth:`KernelModel.execute` is the model's card path: one :class:`hw.model.run.Run` and the
+buffers' addresses in, the start's status record out (the host's ``execute(run, buffers)``).
+
 Every start (accepted or refused) ends with the kernel's status record (hw.model.record): the ID block
 with STATUS as it reads after the start, the start's SEQUENCE number (starts since the model was made),
 its RUN and BATCH words and the cycle words, written into the buffer at the ``status`` argument's address

@@ -40,7 +40,8 @@ forward or inverse with the 1/N inside, with or without a coset shift g, nativel
   which gives the :class:`Run` of each kernel call).
 
 A start the kernel would refuse (:meth:`Run.check`) is :class:`KernelRefused` before anything is sent;
-one the kernel refuses (STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_lde_pair / bad_align) is
+one the kernel refuses (STATUS.bad_size / bad_batch / bad_shift / bad_flags / bad_lde_pair / bad_align /
+bad_op: an op the build does not carry) is
 the same error naming each STATUS reason and the argument. ``report["Kernel size"]``, ``report["Kernel calls"]``
 and ``kernel_log_n`` say what the kernel ran in the last run; ``kernel_runs`` lists every call.
 
