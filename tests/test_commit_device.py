@@ -346,3 +346,21 @@ def test_bench_commit_end_to_end_split_on_the_stand_in(capsys):
     assert report["transfers_bytes"]["from-device"] >= (1 << 9) * 4 * 4 and report["projected_s"]["total"] > 0
     assert bench_commit.main(["--e2e-only", "--e2e-log-n", "8", "--e2e-cols", "2"]) == 0
     assert "| tree on one CPU core |" in capsys.readouterr().out
+
+
+def test_sim_card_nantucket_commit_with_an_lde_and_another_preset_of_the_same_p():
+    """The goldilocks build test_api_lde.py compiles (smallest_params(64)): nantucket.commit with blowup
+    on the simulated kernel; a plonky2 tree (goldilocks-plonky2 values, the same p) of a device in goldilocks,
+    but an LDE in another preset than the scheme's refused before any work."""
+    from nantucket.host.sim_backend import smallest_params
+    x = rand((16, 2), "goldilocks", seed=15)
+    opts = dict(backend="sim", params=smallest_params(64), progress=lambda line: None)
+    with pytest.raises(ValueError, match="field: plonky2 commits the goldilocks-plonky2 preset's LDE; a device in "
+                                         "goldilocks cannot"):
+        nantucket.commit(x, scheme="plonky2", blowup=2, field="goldilocks", **opts)
+    c = nantucket.commit(x, scheme="plonky3-goldilocks", blowup=4, **opts)
+    want = ref_lde_rows(x, 4, 7, "goldilocks", True)
+    assert np.array_equal(c.root, M.commit(want, "plonky3-goldilocks").root)
+    assert c.report["where"]["tree"] == "host" and c.report["transfers_bytes"]["from-device"] > 0
+    c2 = nantucket.commit(x, scheme="plonky2", field="goldilocks", backend="model")     # the same p, no LDE
+    assert np.array_equal(c2.cap, M.commit(x, "plonky2").cap)

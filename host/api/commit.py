@@ -36,7 +36,8 @@ def commit(matrices, scheme: str, *, cap_height: int = 0, backend: str | None = 
     ``.dimensions`` and ``.open(indices)``. Values must be canonical elements of the scheme's field.
 
     ``backend`` (model, sim, xrt, ...): the matrices go through a device opened with ``options``
-    (:func:`nantucket.open`'s: ``devices=``, ``params=``, ...; the field is the scheme's) and
+    (:func:`nantucket.open`'s: ``devices=``, ``params=``, ...; ``field`` by default the scheme's preset, or
+    one of the same p without ``blowup``: a plonky2 tree over a goldilocks card's values) and
     ``dev.commit`` (host/api/commit_device.py); ``.report`` then says what moved and ran where.
     ``blowup``: commit the coset LDE of each matrix instead (its columns are the polynomials, as a
     Plonky3 trace's), ``shift`` the coset (default the scheme's), in the scheme's row order. Without
@@ -49,6 +50,10 @@ def commit(matrices, scheme: str, *, cap_height: int = 0, backend: str | None = 
     from . import commit_device as CD
     from .opening import open as open_device
     field = F.get(s.field)
+    device_field = F.get(options.pop("field", s.field), "field")
+    if device_field.p != field.p or (blowup is not None and device_field.name != field.name):
+        what = f"the {field.name} preset's LDE" if blowup is not None else f"{field.name} elements"
+        raise ValueError(f"field: {s.name} commits {what}; a device in {device_field.name} cannot")
     mats = as_matrices(matrices, field)
     cap_height = CD.check_cap_height(cap_height)
     if blowup is None and shift is not None:
@@ -59,7 +64,7 @@ def commit(matrices, scheme: str, *, cap_height: int = 0, backend: str | None = 
     dims = [(m.shape[0] * (blowup or 1), m.shape[1]) for m in mats]
     s.tree.check_heights([d[0] for d in dims], cap_height)
     CD.check_tree_memory(s, dims, f"commit: the {s.name} tree on the host")
-    with open_device("model" if backend is None else backend, field=s.field, **options) as dev:
+    with open_device("model" if backend is None else backend, field=device_field, **options) as dev:
         since, started = CD.transfers_of(dev), time.perf_counter()
         arrays = [dev.asarray(m.astype(field.dtype), axis=0) for m in mats]
         steps, lde_s = None, None
