@@ -19,6 +19,7 @@ import numpy as np
 
 from nantucket.hw.model import field as F
 from nantucket.hw.model.platform import PCIE_FROM_CARD_GBPS, PCIE_LINK, PCIE_TO_CARD_GBPS, pcie_seconds
+from nantucket.host.projection import PROJECTION_SOURCE
 
 from .cli_args import order_text, say
 
@@ -153,8 +154,8 @@ class RunReport:
                      "on the card and the host"]
             calls = st["kernel_calls"]
             parts.append(f"{calls} kernel call{'s' if calls != 1 else ''}")
-            if st.get("cycles") is not None:
-                parts.append(f"{st['cycles']} NTT cycles")
+            if st.get("cycles") is not None:     # with no kernel call (the model): a card's, projected
+                parts.append(f"{st['cycles']} NTT cycles{'' if calls else ' on a card, projected'}")
             if st.get("projected_s") is not None:
                 parts.append(f"{st['projected_s'] * 1e3:.4f} ms projected")
             if st.get("cpu_s") is not None:
@@ -172,11 +173,16 @@ class RunReport:
         kernel's measured time) and the projected end-to-end time adding the PCIe transfers of the bytes
         the device moved at the platform's measured link rates: their own lines and JSON fields
         (``projected_kernel_s``, ``projected_pcie_s``, ``projected_end_to_end_s``, ``transfers_bytes``,
-        ``link``), null where there is no kernel time to project (the model)."""
+        ``link``), null where there is no kernel time to project; on the model the steps' kernel time
+        projected from the cycle formulas (host/projection.py), and the report says so."""
         kernel_s = None
         projected = [st.get("projected_s") for st in steps if st["kernel_calls"]]
+        # the model's steps: no kernel calls, their kernel time projected from the cycle formulas
+        formula = [st["projected_s"] for st in steps if not st["kernel_calls"] and st.get("projected_s") is not None]
         if projected and all(v is not None for v in projected):
             kernel_s, source = sum(projected), "projected from the kernel's cycles"
+        elif formula and not projected:
+            kernel_s, source = sum(formula), PROJECTION_SOURCE
         elif measured is not None and measured.get("seconds") is not None:
             kernel_s, source = measured["seconds"], "measured by the kernel"
         moved = {"to-device": 0, "from-device": 0, **(transfers or {})}

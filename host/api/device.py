@@ -38,6 +38,8 @@ import numpy as np
 from nantucket.host.backend_base import CardDriver, ResidentArrays, keywords_checked, step_record
 from nantucket.host.backends import Backend, ModelBackend, backend_options, make_backend
 from nantucket.host.memory import check_fits
+from nantucket.host.projection import project_steps, projection_note
+from nantucket.hw.model.params import BuildParams
 from nantucket.hw.model import field as F
 from nantucket.hw.model import ntt as ntt_model
 from nantucket.hw.model.run import Run
@@ -636,10 +638,19 @@ class ModelDevice(Device):
     def _transform(self, rows, inverse, coset, order):
         t0 = time.process_time()
         out = T.transform(rows, self._rows_ntt, inverse, coset, order, self.field)
-        self.backend.steps = [step_record("transform", rows.shape[1].bit_length() - 1, cpu_s=time.process_time() - t0,
-                                          host_work=_MODEL_WORK, rows=rows.shape[0])]
+        self.backend.steps = self._projected([step_record(
+            "transform", rows.shape[1].bit_length() - 1, cpu_s=time.process_time() - t0, host_work=_MODEL_WORK,
+            rows=rows.shape[0])], inverse=inverse, coset=coset)
         self.backend.report["Host work"] = _MODEL_WORK
         return out
+
+    def _projected(self, steps: list[dict], **how) -> list[dict]:
+        """``steps`` with the kernel time a card of the model's build (its ``params``, else the field's
+        default build) would take, projected from the cycle formulas (host/projection.py), and the
+        report's line saying so."""
+        params = self.backend.params or BuildParams.default_for(self.field.name)
+        self.backend.report["Kernel projection"] = projection_note(params)
+        return project_steps(steps, params, **how)
 
     # The model's peak allocations, measured with tracemalloc (numpy reports its buffers) and rounded up:
     # a transform holds about three arrays of the whole size at once (the bit-reversed or scaled copy, the
@@ -671,7 +682,7 @@ class ModelDevice(Device):
     def _lde(self, rows, blowup, shift, order="nn", coeffs=False):
         steps: list[dict] = []
         out, c = T.lde(rows, self._rows_ntt, blowup, shift, self.field, order, steps)
-        self.backend.steps = steps
+        self.backend.steps = self._projected(steps, shift=shift)
         self.backend.report["Host work"] = _MODEL_WORK
         return out, (c if coeffs else None)
 
