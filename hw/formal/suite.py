@@ -1,7 +1,7 @@
 """Every formal proof of the project, its covers and its mutants, and the one-line-a-property report.
 
 A :class:`Proof` is a wrapper (hw/formal/dma_read.py, dma_write.py, control.py, crossing.py,
-fifo_reset.py, sync.py, counts.py) with its depths. Running it
+fifo_reset.py, sync.py, counts.py, kernel.py) with its depths. Running it
 (:func:`run_proof`) does three things, each a SymbiYosys task:
 
 1. ``prove`` (k-induction of ``depth`` steps): PASS -> every assertion "proved (k-induction)"; induction not
@@ -33,6 +33,9 @@ from .dma_read import ReadMasterHarness
 from .dma_write import MUTANTS as WRITE_MUTANTS
 from .fifo_reset import MUTANTS as RESET_MUTANTS
 from .fifo_reset import FifoResetHarness
+from .kernel import GROUPS as KERNEL_GROUPS
+from .kernel import MUTANTS as KERNEL_MUTANTS
+from .kernel import KernelHarness
 from .dma_write import WriteMasterHarness
 from .props import Props
 from .sby import rtlil_of, run_sby
@@ -40,6 +43,10 @@ from .sync import MUTANTS as SYNC_MUTANTS
 from .sync import RunCrossingHarness
 
 __all__ = ["Proof", "PROOFS", "QUICK_MUTANTS", "run_proof", "main"]
+
+#: the kernel proofs' depth: an accepted run's earliest start (step 10: the host writes its arguments
+#: first) and the longest run (DONE_CYCLES = 22 cycles, done at step 33), and a step to spare
+KERNEL_DEPTH = 34
 
 #: mutants a proof runs in the quick set (the first of its wrapper's MUTANTS; the deep set runs them all)
 QUICK_MUTANTS = 3
@@ -57,6 +64,7 @@ class Proof:
     mutant_depth: int
     quick: bool = True        # in make test's quick set (else only in the deep one)
     induct_quick: bool = False  # the quick set tries k-induction too (cheap proofs that close)
+    bmc_only: bool = False    # bounded in both sets (k-induction has no invariants to close on)
 
 
 PROOFS = (
@@ -86,6 +94,12 @@ PROOFS = (
     # the record's NTT cycle counts back to the dma clock, read SETTLE_CYCLES (16) after the window closed
     Proof("cycle_counts_crossing", CountsCrossingHarness, dict(settle=16, max_period=4), COUNTS_MUTANTS,
           depth=20, deep_depth=20, cover_depth=40, mutant_depth=24, induct_quick=True),
+    # the kernel with a stub engine (hw/formal/kernel.py), its runs and master 0's hand-over (two solver
+    # runs), bounded past the longest run (DONE_CYCLES) from the earliest start of an accepted run
+    *(Proof(f"kernel_{group}", KernelHarness, dict(group=group),
+            {n: KERNEL_MUTANTS[n] for n in KERNEL_GROUPS[group]}, depth=KERNEL_DEPTH, deep_depth=KERNEL_DEPTH,
+            cover_depth=KERNEL_DEPTH, mutant_depth=KERNEL_DEPTH, quick=False, bmc_only=True)
+      for group in KERNEL_GROUPS),
 )
 
 
@@ -113,7 +127,7 @@ def run_proof(proof: Proof, work: Path, *, deep=False, covers=True, mutants=None
     names = h.props_names
     asserts = [n for n, k in names.items() if k == "assert"]
     # the quick set bounds the proofs k-induction does not close on (its second solver is spared)
-    induct = deep or proof.induct_quick
+    induct = (deep or proof.induct_quick) and not proof.bmc_only
     r = run_sby(work, proof.name, il, mode="prove" if induct else "bmc", depth=depth)
     if r.status == "PASS" and not induct:
         verdict = {n: f"bounded to depth {depth} ({_fmt(r)} for the set)" for n in asserts}
