@@ -344,7 +344,8 @@ def test_sim_lde_reports_every_step_and_the_link(tmp_path, monkeypatch, capsys):
 
 
 def test_model_lde_report_says_the_host_did_it_all(tmp_path, capsys):
-    """On the model every step is the host's CPU, and there is no kernel time to project."""
+    """On the model every step is the host's CPU; the kernel time is a card's, projected from the cycle
+    formulas (the inverse and the coset forward; the zero-extension has no start of its own)."""
     inp, exp = tmp_path / "in.bin", tmp_path / "exp.bin"
     assert main(["points", "5", str(inp), str(exp), "--blowup", "4"]) == 0
     capsys.readouterr()
@@ -355,7 +356,11 @@ def test_model_lde_report_says_the_host_did_it_all(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert [s["where"] for s in report["steps"]] == ["host"] * 3
     assert all(s["cpu_s"] is not None and "golden model" in s["host_work"] for s in report["steps"])
-    assert report["projected_end_to_end_s"] is None and "kernel" not in report["timings_s"]
+    assert "kernel" not in report["timings_s"] and all(s["kernel_calls"] == 0 for s in report["steps"])
+    assert [s["cycles"] is not None for s in report["steps"]] == [True, False, True]
+    assert report["projected_kernel_s"] == pytest.approx(sum(s["projected_s"] for s in report["steps"]
+                                                              if s["projected_s"] is not None))
+    assert "Kernel projection" in report["device_report"]
 
 
 def test_blowup_refuses_inverse_and_a_wrong_expected_size(tmp_path, capsys):
