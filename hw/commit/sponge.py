@@ -20,7 +20,8 @@ Ports (every stream an amaranth.lib.stream, valid/ready; elements 32 bits, canon
   of a leaf whose length is not a multiple of rate is partial: only its first ``leaf_len mod rate``
   elements are used (the rest of ``data`` is ignored), the sponge's overwrite mode keeping the rest of
   the state.
-- ``leaf_len`` (in, 1 .. ``max_leaf_len``): elements per leaf; stable while ``idle`` is low.
+- ``leaf_len`` (in, 1 .. ``max_leaf_len``): elements per leaf; stable while ``idle`` is low (0 is no
+  leaf: Plonky3 never permutes an empty row, and no chunk round would be the last; the caller refuses it).
 - ``o``: one digest per leaf, payload ``ArrayLayout(32, 8)``, in leaf order (groups in order).
 - ``idle`` (out): nothing taken is still inside (no chunk round half done, no state in the core or the
   feedback buffer, no digest waiting): ``leaf_len`` may change.
