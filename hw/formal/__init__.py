@@ -14,5 +14,7 @@ blocks unchanged and put the properties around them.
   mid-stream; :mod:`.sync`: the start pulse and the run
   value beside it across the clocks (the kernel's and the DMA's uses of Amaranth's synchronizers);
   :mod:`.counts`: the record's NTT cycle counts crossing back.
+- :mod:`.kernel`: the kernel (control, sequencer, status record, the shared master 0) with a stub engine of
+  ``hw.operation.engine_signature`` in the NTT's place.
 - :mod:`.sby`: runs a wrapper through SymbiYosys; :mod:`.suite`: every proof, its covers and mutants.
 """
