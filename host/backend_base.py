@@ -337,6 +337,29 @@ class CardDriver(abc.ABC):
         rows = self.download(bufs, bufs.batch, reverse=reverse, buffer=buffer)
         return rows[list(regions)]
 
+    def copies_on_card(self, bufs) -> bool:
+        """Whether :meth:`copy_rows` from or into the set ``bufs`` moves nothing over the link (by default
+        not: it goes through the host)."""
+        return False
+
+    def copy_rows(self, dst, pieces, *, log_n: int, buffer: str = "input") -> int:
+        """Copy rows of 2^log_n points, placed as ``buffer`` of a 2^log_n-point run, from other sets into
+        ``dst`` (sized for 2^log_n points or more: where :meth:`upload` of those rows would put them), their
+        placement (either order) kept. ``pieces``: (src set, first source row, first row in ``dst``, rows).
+        Returns the bytes moved over the link each way: a driver copies on the card where it can
+        (host.xrt: ``bo.copy``, 0 bytes); by default through the host (each piece's rows downloaded and,
+        with the rows before them in ``dst``, uploaded again; the pieces must cover rows 0.. of ``dst``).
+        """
+        got = {}
+        for src, s0, d0, rows in pieces:
+            part = self.download_regions(src, range(s0, s0 + rows), buffer=buffer)
+            for i in range(rows):
+                got[d0 + i] = part[i]
+        if sorted(got) != list(range(len(got))):
+            raise ValueError("pieces: the rows copied must be rows 0.. of dst, each once")
+        rows = np.stack([got[r] for r in range(len(got))])
+        return self.upload(dst, rows, buffer=buffer)
+
     @abc.abstractmethod
     def execute(self, run, buffers):
         """Run the kernel once with the arguments of ``run`` on ``buffers`` (a set of :meth:`allocate`) in

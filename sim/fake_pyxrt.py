@@ -4,10 +4,10 @@ It implements the part of XRT's published stub (``src/python/pybind11/pyxrt.pyi`
 with the same names and calling conventions: ``device(index)``, ``device.load_xclbin``,
 ``xclbin(path)`` (``get_kernels``, ``get_mems``, ``get_uuid``, ``get_xsa_name``),
 ``kernel(device, uuid, name[, cu_access_mode])`` with ``group_id``, ``bo(device, nbytes, bo.normal,
-group)`` with ``map``/``sync``/``address``/``size``/``read``/``write`` (its device memory is freed when
-the last reference goes, as XRT does; ``calls`` records ``bo(...)`` and ``free(...)``), ``run(kernel)`` with
-``set_arg``/``start``/``wait``/``state`` (no ``abort``: the stub declares none), and the
-``xclBOSyncDirection`` and ``ert_cmd_state`` enums. Errors are raised as ``RuntimeError`` like
+group)`` with ``map``/``sync``/``address``/``size``/``read``/``write`` and ``copy`` (below; its device
+memory is freed when the last reference goes, as XRT does; ``calls`` records ``bo(...)`` and ``free(...)``),
+``run(kernel)`` with ``set_arg``/``start``/``wait``/``state`` (no ``abort``: the stub declares none), and
+the ``xclBOSyncDirection`` and ``ert_cmd_state`` enums. Errors are raised as ``RuntimeError`` like
 pybind11's translation of XRT's C++ exceptions.
 
 Behind it sits :class:`sim.kernel_model.KernelModel`: ``run.start`` writes the arguments into the
@@ -16,7 +16,11 @@ Host memory and device memory are separate, so a missing ``bo.sync`` shows up as
 
 One extra, which the published pyxrt does NOT declare: ``kernel.read_register(offset)`` (C++
 ``xrt::kernel::read_register``), present unless ``read_register=False``; the adapter must work both
-ways (without it the host learns how a run went from the kernel's status record alone).
+ways (without it the host learns how a run went from the kernel's status record alone). And
+``bo.copy(src, size, src_offset, dst_offset)`` (C++ ``xrt::bo::copy``: device memory to device memory, the
+host maps left alone; XRT's pybind11 module binds none), present unless ``bo_copy=False``: it moves no
+bytes over the modelled link (``link_log`` gets an entry of 0 bytes with ``to_device`` None, ``copy_log``
+the copy) and takes no modelled time.
 
 Device faults (``fault=``): ``"axi-read"`` / ``"axi-write"`` make master ``fault_channel``'s reads / write
 responses answer ``fault_resp`` (2 SLVERR, 3 DECERR) through the kernel's ``inject`` (KernelModel's, or the
@@ -135,8 +139,8 @@ class FakePyxrt:
     Knobs (for tests): ``devices`` (how many cards), ``fault`` (None, "axi-read", "axi-write", "hang":
     see the module's docstring; ``fault_channel`` the HBM channel of an AXI fault, ``fault_resp`` its
     response code, 2 SLVERR or 3 DECERR, 1 EXOKAY), ``hang`` (True: the same as ``fault="hang"``),
-    ``read_register`` (offer kernel.read_register), ``id_overrides`` (corrupt ID registers),
-    ``bank_bytes`` (HBM pseudo-channel size), ``layout_factory`` (params -> the HbmLayout of the build's
+    ``read_register`` (offer kernel.read_register), ``bo_copy`` (offer bo.copy), ``id_overrides`` (corrupt ID
+    registers), ``bank_bytes`` (HBM pseudo-channel size), ``layout_factory`` (params -> the HbmLayout of the build's
     largest size; defaults to hw.model.layout.HbmLayout; the kernel model places every other size with
     ``HbmLayout(params, log_n)``), ``kernel_factory`` ((params, hbm, layout) -> the kernel behind the
     control registers; defaults to KernelModel; it needs ``inject(channel, rresp, bresp)`` for the AXI
@@ -150,7 +154,7 @@ class FakePyxrt:
     def __init__(self, *, devices: int = 1, fault: str | None = None, fault_channel: int = 0, fault_resp: int = 2,
                  hang: bool = False, read_register: bool = True, id_overrides: dict | None = None,
                  bank_bytes: int = BANK_BYTES, layout_factory=None, kernel_factory=None,
-                 timing: LinkTiming | None = None, compute: bool = True):
+                 timing: LinkTiming | None = None, compute: bool = True, bo_copy: bool = True):
         if timing is not None and not isinstance(timing, LinkTiming):
             raise TypeError(f"timing: expected a LinkTiming or None, got {type(timing).__name__}")
         if not isinstance(compute, bool):
@@ -158,7 +162,7 @@ class FakePyxrt:
         # what pickling sends: a copy in another process (a Dask worker) is a new machine of the same knobs
         self._knobs = dict(devices=devices, fault=fault, fault_channel=fault_channel, fault_resp=fault_resp,
                            hang=hang, read_register=read_register, id_overrides=id_overrides,
-                           bank_bytes=bank_bytes, timing=timing, compute=compute)
+                           bank_bytes=bank_bytes, timing=timing, compute=compute, bo_copy=bo_copy)
         self.timing, self.compute = timing, compute
         if not isinstance(hang, bool):
             raise TypeError(f"hang: expected True or False, got {type(hang).__name__} {hang!r}")
@@ -187,6 +191,8 @@ class FakePyxrt:
         #: the link; without one both the moment of the sync), the bytes the sync moved and the device
         #: address of the buffer object (telling the status record's syncs from the points'); the latest 4096
         self.link_log: collections.deque = collections.deque(maxlen=4096)
+        #: every bo.copy on a card, (card, source address, destination address, nbytes): the latest 4096
+        self.copy_log: collections.deque = collections.deque(maxlen=4096)
         #: CPU seconds the stand-in spent on its own work (the copies between host maps and the modelled
         #: HBM, the kernel model's starts and waits), summed over threads: what a card does, not the host
         self.cpu_seconds = 0.0
@@ -201,7 +207,8 @@ class FakePyxrt:
         if read_register:
             kernel_ns["read_register"] = _Kernel._read_register
         self.kernel = type("kernel", (_Kernel,), kernel_ns)
-        self.bo = type("bo", (_Bo,), dict(ns, flags=_BoFlags, normal=_BoFlags.normal,
+        bo_ns = dict(ns, copy=_Bo._copy) if bo_copy else ns
+        self.bo = type("bo", (_Bo,), dict(bo_ns, flags=_BoFlags, normal=_BoFlags.normal,
                                           cacheable=_BoFlags.cacheable, device_only=_BoFlags.device_only,
                                           host_only=_BoFlags.host_only, p2p=_BoFlags.p2p,
                                           svm=_BoFlags.svm))
@@ -529,6 +536,24 @@ class _Bo:
                 m.link_log.append((self._device.index, to_device, now, now, size, self._address))
         else:                   # the copy is the DMA's: within the link's modelled time
             self._device.transfer(to_device, m.timing.sync_seconds(size, to_device), move, size, self._address)
+
+
+    def _copy(self, src, size: int, src_offset: int = 0, dst_offset: int = 0) -> None:
+        # xrt::bo::copy: throws for a size of 0 or a range outside either buffer
+        if not isinstance(src, _Bo) or src._device is not self._device:
+            raise RuntimeError("copy: the source is not a buffer object of this device")
+        if size <= 0 or min(src_offset, dst_offset) < 0 or src_offset + size > src._size or \
+                dst_offset + size > self._size:
+            raise RuntimeError(f"copy: {size} bytes from {src_offset} of a {src._size}-byte buffer to {dst_offset} "
+                               f"of a {self._size}-byte buffer: out of bounds")
+        m = self._machine
+        m.calls.append(f"copy(group {src._hbm.bank_of(src._address)} -> group {self._hbm.bank_of(self._address)})")
+        dev, data = self._hbm.view(self._address + dst_offset, size), self._hbm.view(src._address + src_offset, size)
+        m._own_cpu(lambda: np.copyto(dev, data.copy()))
+        now = time.monotonic()
+        with self._device._link_lock:
+            m.copy_log.append((self._device.index, src._address + src_offset, self._address + dst_offset, size))
+            m.link_log.append((self._device.index, None, now, now, 0, self._address))
 
 
 class _Run:

@@ -845,8 +845,8 @@ class BackendDevice(Device):
     def _lde(self, store, blowup, shift, order="nn", coeffs=False):
         """On a card, when the kernel computes the inverse and the coset and the build chains 2^m to 2^t
         (RS.lde_path: directly, or through sizes between where the pair itself is not placed evenly): the
-        values to the card once (a resident array's through the host: there is no copy between buffer sets
-        on the card) and every run chained there, the orders in the layout step; with ``coeffs`` the
+        values to the card once (a resident array's not at all: copied there between buffer sets,
+        :meth:`_lde_chain`) and every run chained there, the orders in the layout step; with ``coeffs`` the
         inverse's coefficients come back between the runs. Otherwise the coefficients come from
         :meth:`_coefficients`, and the coset NTT runs on the card when the size is native there (only the M
         points' units written when the pair is supported), else as one staged run. A backend whose
@@ -860,12 +860,8 @@ class BackendDevice(Device):
         path = RS.lde_path(driver.rmap, log_m, log_t) if on_card and self._in_kernel(driver, True, None) else None
         before = self.backend.calls_made()
         if path is not None:
-            rows = self._fetch(store) if resident else store
             tags: list[str] = []
-            out, c = self._chunked(keeps, driver, log_t, rows, lambda part: RS.lde_chained(
-                driver, part, log_t, shift, path=path, reverse_in=order[0] == "r", reverse_out=order[1] == "r",
-                coeffs=coeffs, on_run=lambda step, run: tags.append(step)))
-            self._count_points("to-device", rows.size)
+            out, c, stayed = self._lde_chain(store, keeps, driver, path, shift, order, coeffs, tags)
             if c is not None:
                 self._count_points("from-device", c.size)
             hops = " -> ".join(f"2^{s}" for s in path)
@@ -879,6 +875,7 @@ class BackendDevice(Device):
                 "zero-extension": "none (" + zero + ")", "coset forward": "none"})
             work = (f"none (the LDE ran on the card: the 2^{log_m}-point inverse chained into the 2^{log_t}-point "
                     f"coset NTT{', through ' + hops if len(path) > 2 else ''}"
+                    f"{'; the input stayed on the card, copied between buffer sets there' if stayed else ''}"
                     f"{'; the coefficients brought back' if coeffs else ''})")
             per = len(tags) // len(out.chunks)
             through = f" through {', '.join(f'2^{s}' for s in path[1:-1])}" if len(path) > 2 else ""
@@ -937,6 +934,40 @@ class BackendDevice(Device):
             self._count_points("from-device", out.rows_host.size)
             return out.rows_host, (c if coeffs else None)
         return out, (c if coeffs else None)
+
+    def _lde_chain(self, store, keeps: bool, driver, path: list[int], shift: int, order: str, coeffs: bool,
+                   tags: list[str]):
+        """The LDE chained on the card along ``path`` (RS.lde_path), each run's step appended to ``tags``;
+        returns (the result, the coefficients or None, whether the input stayed on the card). A resident
+        array of this driver whose result stays on the card too: its rows copied on the card into the
+        chain's buffers (RS.lde_resident: ``copy_rows``, host.xrt's ``bo.copy``: no link bytes; the bytes a
+        driver without a copy on the card moves are counted both ways), after any chunk not in the input
+        placement of ``order``'s input order is relaid out through the host (counted, as for a transform;
+        for a driver that copies through the host, such an array goes the other way instead: one round
+        trip, not two). Else the host's rows (a resident array's brought back first) go to the card."""
+        log_t = path[-1]
+        reverse_in, reverse_out = order[0] == "r", order[1] == "r"
+        on_run = lambda step, run: tags.append(step)            # noqa: E731
+        resident = isinstance(store, RS.ResidentRows) and keeps and store.driver is driver
+        if resident and not driver.copies_on_card(store.chunks[0].bufs) and any(
+                c.placement != ("input", reverse_in) for c in store.chunks):
+            resident = False        # a relayout, then a copy through the host: one round trip too many
+        if resident:
+            moved = False
+            for chunk in store.chunks:
+                moved |= self._relayout(store, chunk, ("input", reverse_in))
+            self.relayouts += moved
+            out, c, link = RS.lde_resident(store, log_t, shift, path=path, reverse_in=reverse_in,
+                                           reverse_out=reverse_out, coeffs=coeffs, on_run=on_run)
+            self._count("to-device", link)
+            self._count("from-device", link)
+            return out, c, link == 0
+        rows = self._fetch(store) if isinstance(store, RS.ResidentRows) else store
+        out, c = self._chunked(keeps, driver, log_t, rows, lambda part: RS.lde_chained(
+            driver, part, log_t, shift, path=path, reverse_in=reverse_in, reverse_out=reverse_out,
+            coeffs=coeffs, on_run=on_run))
+        self._count_points("to-device", rows.size)
+        return out, c, False
 
     def _coset_padded(self, keeps: bool, driver, coeffs, log_t: int, shift: int, reverse_out: bool):
         """The coset NTT of the host ``coeffs`` zero-extended to 2^log_t points on the card (RS.coset_padded),

@@ -17,7 +17,8 @@ trips and the device's ``transfers`` their bytes.
 
 An LDE runs as one sequence on the card (:func:`lde_chained`): the 2^m-point inverse writes the
 coefficients as the zero-extended input of the 2^t-point coset NTT (``chain_log_n`` = t), which reads
-only them (``input_log_m`` = m), in the same buffers sized for 2^t points. Where the build cannot place
+only them (``input_log_m`` = m), in the same buffers sized for 2^t points. A resident array's points get
+there by a copy on the card (:func:`lde_resident`: ``bo.copy``), never through the host. Where the build cannot place
 that pair (``RegisterMap.lde_pair_ok``) the coefficients go through the host and come back zero-extended
 (:func:`coset_padded`).
 """
@@ -34,7 +35,7 @@ from nantucket.hw.model.run import Run
 from .transforms import zero_extend
 
 __all__ = ["Chunk", "ResidentRows", "parts", "upload_rows", "download_rows", "relayout", "INPUT_NATURAL",
-           "lde_chained", "lde_path", "lde_runs", "coset_padded"]
+           "lde_chained", "lde_resident", "source_pieces", "lde_path", "lde_runs", "coset_padded"]
 
 #: The placement asarray() puts points in, and every transform leaves them in: the kernel's input,
 #: natural order.
@@ -207,13 +208,60 @@ def lde_chained(driver, rows: np.ndarray, log_t: int, shift: int, *, path: list[
     between them but, with ``coeffs``, the download of the coefficients. ``on_run(step, run)`` is called
     after each kernel run. Returns the array, and the (B, M) coefficients (natural order) or None."""
     log_m = rows.shape[-1].bit_length() - 1
+    fills = ((r0, _row_count(part), lambda bufs, part=part: driver.upload(bufs, part, reverse=reverse_in))
+             for r0, part in parts(driver, rows, log_t))
+    return _lde_chunks(driver, fills, log_m, log_t, shift, path, reverse_out, coeffs, on_run)
+
+
+def source_pieces(store: ResidentRows, r0: int, batch: int) -> list[tuple[object, int, int, int]]:
+    """The (src set, first source row, first row in the new set, rows) pieces that rows [r0, r0 + batch)
+    of ``store`` are in: one per chunk of ``store`` they overlap (its rows consecutive in its buffers)."""
+    pieces = []
+    for c in store.chunks:
+        lo, hi = max(r0, c.row0), min(r0 + batch, c.row0 + c.rows)
+        if lo < hi:
+            pieces.append((c.bufs, lo - c.row0, lo - r0, hi - lo))
+    return pieces
+
+
+def lde_resident(store: ResidentRows, log_t: int, shift: int, *, path: list[int] | None = None,
+                 reverse_in: bool = False, reverse_out: bool = False, coeffs: bool = False, on_run=None):
+    """:func:`lde_chained` of a resident array, whose points never leave the card: each chunk's buffers
+    sized for 2^log_t points get the rows of ``store`` by a copy on the card (``driver.copy_rows``, host.xrt:
+    one ``bo.copy`` per HBM channel and source chunk). That is a plain byte copy because a 2^m-point array
+    in its own buffers (sized for 2^m points, every chunk in the natural or bit-reversed *input*
+    placement) and the input of the chain's first run, a 2^m-point run in buffers sized for 2^t points,
+    have the same places: region r of each input channel at r x ``HbmLayout(m).channel_bytes``, the
+    regions of a set being of the run's size, not the set's (host/xrt/transfers.py ``rows_layout``); an
+    LDE chunk (at most the batch limit of 2^t points) takes its rows from the one or two source chunks
+    they are in. Every chunk of ``store`` must be in the placement ("input", ``reverse_in``) (the caller
+    relays out the others first). Returns the array, the coefficients or None, and the bytes the copies
+    moved over the link each way (0 where the driver copies on the card)."""
+    driver, moved = store.driver, [0]
+    bad = [c.placement for c in store.chunks if c.placement != ("input", bool(reverse_in))]
+    if bad:
+        raise ValueError(f"store: a chunk in placement {bad[0]}, the LDE reads ('input', {bool(reverse_in)})")
+
+    def fill(r0, batch):
+        def copy(bufs):
+            moved[0] += driver.copy_rows(bufs, source_pieces(store, r0, batch), log_n=store.log_n)
+        return copy
+    limit = driver.batch_limit(log_t)
+    fills = ((r0, min(limit, store.rows - r0), fill(r0, min(limit, store.rows - r0)))
+             for r0 in range(0, store.rows, limit))
+    out, got = _lde_chunks(driver, fills, store.log_n, log_t, shift, path, reverse_out, coeffs, on_run)
+    return out, got, moved[0]
+
+
+def _lde_chunks(driver, fills, log_m: int, log_t: int, shift: int, path, reverse_out: bool, coeffs: bool, on_run):
+    """The chained LDE of the chunks ``fills`` ((first row, rows, fill(bufs) placing them as a 2^log_m-point
+    run's input)), each in a new set sized for 2^log_t points (:func:`lde_chained`)."""
     path = [log_m, log_t] if path is None else path
     layout = driver.layout_for(log_t)
     chunks, got = [], []
-    for r0, part in parts(driver, rows, log_t):
-        batch = _row_count(part)
+    for r0, batch, fill in fills:
         bufs = driver.allocate(layout, batch)
-        driver.upload(bufs, part, reverse=reverse_in)
+        fill(bufs)
         for i, (step, run) in enumerate(lde_runs(path, shift, batch, coeffs_back=coeffs)):
             driver.execute_run(bufs, run)
             if on_run is not None:

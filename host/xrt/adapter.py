@@ -2,8 +2,11 @@
 
 Every call uses only what XRT's published stub ``pyxrt.pyi`` declares (device, xclbin, kernel, bo, run
 and their methods, the ``xclBOSyncDirection`` and ``ert_cmd_state`` enums), except
-``kernel.read_register`` (C++ ``xrt::kernel::read_register``, not bound by the published pyxrt), used
-only when the module offers it. Every failure of a call (pybind11 raises XRT's C++ exceptions as
+``kernel.read_register`` (C++ ``xrt::kernel::read_register``, not bound by the published pyxrt) and
+``bo.copy`` (C++ ``xrt::bo::copy(src, size, src_offset, dst_offset)``, a copy between two buffer objects
+on the card: the card's DMA engine where the platform has one, else XRT's copy through the host inside
+the driver; XRT's pybind11 module, src/python/pybind11/src/pyxrt.cpp, binds no ``copy`` on ``bo``), each
+used only when the module offers it. Every failure of a call (pybind11 raises XRT's C++ exceptions as
 RuntimeError) becomes the named :class:`~host.xrt.errors.XrtError` of what was being done, raised
 ``from`` the original exception.
 """
@@ -118,6 +121,19 @@ class PyxrtAdapter:
         direction = sync.XCL_BO_SYNC_BO_TO_DEVICE if to_device else sync.XCL_BO_SYNC_BO_FROM_DEVICE
         with _Call(TransferFailed, what):
             bo.sync(direction, nbytes, offset)
+
+    @staticmethod
+    def copies_on_card(bo) -> bool:
+        """Whether this pyxrt's buffer objects have ``copy`` (C++ ``xrt::bo::copy``; the published pyxrt
+        binds none): a copy between buffers that moves no bytes over the host's link."""
+        return callable(getattr(bo, "copy", None))
+
+    def copy(self, dst, src, nbytes: int, src_offset: int, dst_offset: int, what: str) -> None:
+        """``nbytes`` of ``src`` from byte ``src_offset`` into ``dst`` from byte ``dst_offset``, device
+        memory to device memory (``dst.copy(src, nbytes, src_offset, dst_offset)``; needs
+        :meth:`copies_on_card`); the host maps are left as they were."""
+        with _Call(TransferFailed, what):
+            dst.copy(src, nbytes, src_offset, dst_offset)
 
     def span(self, bo, what: str) -> tuple[int, int]:
         """(device address, bytes) of ``bo``."""

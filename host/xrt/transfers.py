@@ -313,6 +313,36 @@ class Transfers:
             return out
         return rows.astype(np.uint64, copy=False)       # a backend's rows are uint64 in every field
 
+    def copy_rows(self, dst: DeviceBuffers, pieces, log_n: int, buffer: str = "input") -> int:
+        """Copy rows of 2^log_n points, as placed (``buffer`` of a 2^log_n-point run, either order: the
+        bytes are copied, not the points), from other sets into ``dst``, card memory to card memory.
+        ``pieces``: (src set, first source row, first row in ``dst``, rows). A row r of 2^log_n points sits
+        at bytes [r * cb, (r + 1) * cb) of each of the layout's ``buffer`` channels (cb its
+        ``channel_bytes``) whatever size the set is allocated for, which is where :meth:`upload` of
+        2^log_n-point rows puts them in a set sized for more (the input of a chained LDE's first run):
+        so each piece is one ``bo.copy`` per channel, of rows x cb bytes. Returns the bytes moved over the
+        link each way: 0, or where this pyxrt has no ``bo.copy`` (the published one) the bytes synced
+        from the sources and then to ``dst`` through their host maps (no gather or scatter)."""
+        card = self._card
+        layout = card.layout_for(log_n)
+        chans = list(layout.buffer_channels(buffer))
+        cb, moved = layout.channel_bytes, 0
+        for src, s0, d0, rows in pieces:
+            self.rows_layout(src, log_n, s0 + rows)         # both ranges inside their sets
+            self.rows_layout(dst, log_n, d0 + rows)
+            nbytes, so, do = rows * cb, s0 * cb, d0 * cb
+            for ch in chans:
+                what = f"{R.pointer_arg(ch)}: copying {nbytes} bytes between buffers on the card"
+                if card.xrt.copies_on_card(dst.bos[ch]):
+                    card.xrt.copy(dst.bos[ch], src.bos[ch], nbytes, so, do, what)
+                    continue
+                card.xrt.sync(src.bos[ch], False, nbytes, what + " (from device)", offset=so)
+                host = lambda v, a: np.asarray(v).reshape(-1).view(np.uint8)[a:a + nbytes]
+                host(dst.views[ch], do)[:] = host(src.views[ch], so)
+                card.xrt.sync(dst.bos[ch], True, nbytes, what + " (to device)", offset=do)
+                moved += nbytes
+        return moved
+
     def download_regions(self, bufs: DeviceBuffers, regions, reverse: bool, buffer: str) -> np.ndarray:
         """Sync only ``regions`` (region numbers in any order, repeats allowed: the batch elements wanted) of
         ``buffer``'s channels from the device (one sync per channel and run of consecutive regions) and gather
