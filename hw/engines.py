@@ -14,17 +14,27 @@ from .ntt_operation import NttOperation
 
 __all__ = ["ENGINES", "engines_for"]
 
+def _commit_engine(params: BuildParams, dma_options):
+    # the model side of the commitment (hw.model.ops, hw.model.commit_layout) is in; its gateware is not yet
+    raise ValueError(f"params: commit={params.commit!r}: no on-card engine of this version serves commitment "
+                     "schemes (the commitment's gateware is not built yet; the model backend commits on the "
+                     "host: nantucket.commit)")
+
+
 ENGINES = {
     "ntt": lambda params, dma_options: NttOperation(params, dma_options=dma_options),
+    "commit": _commit_engine,
 }
 
 
 def engines_for(params: BuildParams, dma_options: dict | None = None) -> list:
     """[(Operation, engine)] for every operation a build of ``params`` carries, the NTT first. A build
     whose ``commit`` schemes no registered engine serves is a ValueError naming them."""
-    if params.commit:
-        raise ValueError(f"params: commit={params.commit!r}: no on-card engine of this version serves "
-                         "commitment schemes (the model backend commits on the host: nantucket.commit)")
+    from .model.ops import COMMIT_ENGINE_SCHEMES
+    unserved = [s for s in params.commit if s not in COMMIT_ENGINE_SCHEMES]
+    if unserved:
+        raise ValueError(f"params: commit={tuple(unserved)!r}: no on-card engine serves these commitment "
+                         "schemes (the model backend commits on the host: nantucket.commit)")
     out = []
     for op in OPERATIONS:
         if op.carried_by(params):

@@ -48,8 +48,10 @@ def run_bits(params: BuildParams, run: Run) -> int:
     refused = run.check(params)
     if refused:
         raise ValueError(f"run: refused by the build (STATUS bits {refused:#x}): {run}")
-    fields = {name: value for a in RUN_ARGS for name, value in a.decoded(run).items()}
-    return run_layout(params).const(fields).as_value().value
+    layout = run_layout(params)
+    names = {name for name, _ in layout}
+    fields = {name: value for a in RUN_ARGS for name, value in a.decoded(run).items() if name in names}
+    return layout.const(fields).as_value().value
 
 
 def run_fields(params: BuildParams, bits: int) -> dict[str, int]:

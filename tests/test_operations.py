@@ -33,10 +33,12 @@ def test_every_operation_has_an_engine_and_the_ntt_comes_first():
 
 def test_a_build_that_commits_names_what_no_engine_serves():
     """BuildParams.commit is accepted by the model (tag, identity), but no engine of this version serves it:
-    the kernel says so instead of building a kernel without it."""
-    params = BuildParams(lanes=4, log_core=3, channels=2, field="babybear", commit="plonky3-babybear-16")
+    the kernel says so instead of building a kernel without it (a scheme outside the engine's, by name)."""
+    params = BuildParams(lanes=8, log_core=3, channels=2, field="babybear", commit="plonky3-babybear-16")
     with pytest.raises(ValueError, match="plonky3-babybear-16.*no on-card engine"):
         engines_for(params)
+    with pytest.raises(ValueError, match="plonky3-goldilocks.*no on-card engine"):
+        engines_for(BuildParams(lanes=4, log_core=3, channels=2, commit="plonky3-goldilocks"))
 
 
 def test_the_ntt_operations_model_is_the_transform_of_each_element():

@@ -25,7 +25,7 @@ def test_control_block_offsets_and_bits():
 
 def test_arguments_follow_the_pinned_layout(rmap):
     c = rmap.params.channels
-    assert len(rmap.args) == 1 + c + 10
+    assert len(rmap.args) == 1 + c + 13
     log_n = rmap.args[0]
     assert (log_n.name, log_n.index, log_n.offset, log_n.size, log_n.address_qualifier) == ("log_n", 0, 0x10, 4, 0)
     assert log_n.port == "s_axi_control"
@@ -47,15 +47,19 @@ def test_arguments_follow_the_pinned_layout(rmap):
                    ("row_step_lo", c + 7, after + 48, 4, "uint", 0, 0),
                    ("row_step_hi", c + 8, after + 56, 4, "uint", 0, 0),
                    ("op", c + 9, after + 64, 4, "uint", 0, 0),
-                   ("status", c + 10, after + 72, 8, "uint*", 1, 0)]
+                   ("commit_log_rows", c + 10, after + 72, 4, "uint", 0, 0),
+                   ("commit_columns", c + 11, after + 80, 4, "uint", 0, 0),
+                   ("commit_scheme", c + 12, after + 88, 4, "uint", 0, 0),
+                   ("status", c + 13, after + 96, 8, "uint*", 1, 0)]
     # the status record's pointer is served by master 0 (a buffer in HBM[0]); it is no point buffer
     status = rmap.args[-1]
     assert rmap.record_arg is status and status.port == "m00_axi" and status.is_pointer and not status.is_points
-    assert status.word_offsets == (after + 72, after + 76) and status not in rmap.pointer_args
+    assert status.word_offsets == (after + 96, after + 100) and status not in rmap.pointer_args
     assert [a.name for a in rmap.pointer_args] == [f"hbm_{i:02d}" for i in range(c)]
     assert rmap.register("batch").reset == 1
     assert [a.name for a in rmap.scalar_args] == ["log_n", "flags", "batch", "coset_shift_lo", "coset_shift_hi",
-                                                    "input_log_m", "chain_log_n", "row_step_lo", "row_step_hi", "op"]
+                                                    "input_log_m", "chain_log_n", "row_step_lo", "row_step_hi", "op",
+                                                    "commit_log_rows", "commit_columns", "commit_scheme"]
     assert rmap.split_shift(0x1234_5678_9ABC_DEF0) == {"coset_shift_lo": 0x9ABC_DEF0, "coset_shift_hi": 0x1234_5678}
 
 

@@ -29,7 +29,7 @@ import numpy as np
 from .params import BuildParams
 
 __all__ = ["Operation", "OPERATIONS", "OP_NTT", "ENGINE_WORDS", "operation", "operation_named", "ops_mask",
-           "carried_codes", "ntt_run"]
+           "carried_codes", "ntt_run", "OP_COMMIT", "COMMIT_ENGINE_SCHEMES", "commit_run", "commit_scheme_of"]
 
 #: Words of the status record an engine may fill (hw.model.record: ENGINE_0 ..).
 ENGINE_WORDS = 13
@@ -75,12 +75,56 @@ def _ntt_placement(params: BuildParams, run):
 
 #: code 0 is the NTT, so the ``op`` argument's reset value runs what every kernel runs.
 OP_NTT = 0
+#: code 1: the Merkle commitment of a matrix's rows (leaf sponge and tree in one start).
+OP_COMMIT = 1
+
+#: The schemes the on-card commitment engine serves: Plonky3's over the 31-bit fields (a digest is one beat).
+COMMIT_ENGINE_SCHEMES = ("plonky3-babybear-16", "plonky3-babybear-24", "plonky3-koalabear-16",
+                         "plonky3-koalabear-24")
+
+
+def commit_scheme_of(run) -> str | None:
+    """The scheme name of a commit run's ``commit_scheme`` code (hw.model.regmap.SCHEME_CODES), or None."""
+    from .regmap import SCHEME_CODES
+    return next((name for name, code in SCHEME_CODES.items() if code == run.commit_scheme), None)
+
+
+def commit_run(params: BuildParams, run, matrix: np.ndarray) -> list[np.ndarray]:
+    """The commitment operation's result: every layer of the ``run``'s scheme's Merkle tree over the rows
+    of ``matrix`` (shape ``(2^commit_log_rows, commit_columns)``, its rows in natural order as the NTT
+    wrote them): leaf L hashes natural row rev(L) (Plonky3 commits the LDE bit-reversed), the leaf
+    digests' layer first, the root's (one digest) last. Where each layer goes is the placement's."""
+    from .commit_layout import bit_reverse
+    from .commit.schemes import scheme
+    name = commit_scheme_of(run)
+    if name not in params.commit or name not in COMMIT_ENGINE_SCHEMES:
+        raise ValueError(f"run: commit_scheme {run.commit_scheme} is not a scheme this build commits "
+                         f"({', '.join(params.commit) or 'none'})")
+    n, m = run.commit_log_rows, np.asarray(matrix, dtype=np.uint64)
+    if m.shape != (1 << n, run.commit_columns):
+        raise ValueError(f"matrix: expected shape {(1 << n, run.commit_columns)}, got {m.shape}")
+    leaves = m[[bit_reverse(r, n) for r in range(1 << n)]]
+    return scheme(name).tree.build([leaves])
+
+
+def _commit_placement(params: BuildParams, run):
+    from .commit_layout import CommitLayout
+    return CommitLayout(params, run.commit_log_rows, run.commit_columns)
+
+
+def _carries_commit(params: BuildParams) -> bool:
+    return any(s in COMMIT_ENGINE_SCHEMES for s in params.commit)
 
 OPERATIONS: tuple[Operation, ...] = (
     Operation("ntt", OP_NTT, "the NTT engine: forward or inverse, coset, batches, zero-extended input, chained "
               "output (every build)",
               ("PASS1_DMA_CYCLES", "PASS1_NTT_CYCLES", "PASS2_DMA_CYCLES", "PASS2_NTT_CYCLES"),
               _ntt_placement, ntt_run, lambda params: True),
+    Operation("commit", OP_COMMIT, "the commitment engine: a Plonky3 Merkle tree (leaf sponge and every layer) "
+              "over the rows of a matrix in HBM, every layer and the root written beside it (builds whose "
+              "commit schemes include a 31-bit Plonky3 one)",
+              ("READ_CYCLES", "HASH_CYCLES", "WRITE_CYCLES", "LEAVES", "PERMUTATIONS"),
+              _commit_placement, commit_run, _carries_commit),
 )
 assert len({o.code for o in OPERATIONS}) == len({o.name for o in OPERATIONS}) == len(OPERATIONS)
 assert all(0 <= o.code < 32 for o in OPERATIONS)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, make_dataclass
 from typing import Callable
 
 from .layout import BEAT_BYTES, MAX_BURST_BEATS, PAGE_BYTES, lde_pair_supported, points_per_beat
-from .ops import OP_NTT, OPERATIONS, carried_codes, operation
+from .ops import OP_COMMIT, OP_NTT, OPERATIONS, COMMIT_ENGINE_SCHEMES, carried_codes, commit_scheme_of, operation
 from .params import BuildParams
 
 __all__ = ["Run", "RunArg", "RUN_ARGS", "SCALAR_ARGS", "ARG_DOCS", "run_arg", "FLAG_INVERSE", "FLAG_COSET",
@@ -180,6 +180,26 @@ def _check_op(run, params):
     return 0 if run.op in carried_codes(params) else STATUS_BAD_OP
 
 
+def _check_commit_rows(run, params):
+    return 0 if 1 <= run.commit_log_rows <= params.max_log_n else STATUS_BAD_SIZE
+
+
+def _check_commit_columns(run, params):
+    fits = run.commit_columns << min(run.commit_log_rows, 64) <= 1 << params.max_log_n
+    return 0 if run.commit_columns >= 1 and fits else STATUS_BAD_BATCH
+
+
+def _check_commit_scheme(run, params):
+    name = commit_scheme_of(run)
+    return 0 if name in params.commit and name in COMMIT_ENGINE_SCHEMES else STATUS_BAD_OP
+
+
+def _commit_struct(params, **fields):
+    """A commit argument's struct fields: none in a build without the commitment engine (its registers
+    exist, the register set being every op's, but its control decodes nothing of them)."""
+    return fields if OP_COMMIT in carried_codes(params) else {}
+
+
 def _size(params):
     return range(params.max_log_n + 1)
 
@@ -209,6 +229,15 @@ RUN_ARGS: tuple[RunArg, ...] = (
            + " (one the build does not carry, or an argument of another op not at its reset value, sets "
            "STATUS.bad_op; the identification word OPS lists the build's)", reset=OP_NTT, ops=_ALL_OPS,
            check=_check_op, struct=lambda p: {"op": max(1, max(o.code for o in OPERATIONS).bit_length())}),
+    RunArg("commit_log_rows", "the commitment's k: a tree of 2^k leaves over a matrix of 2^k rows (1 .. "
+           "MAX_LOG_N, else STATUS.bad_size)", ops=frozenset({"commit"}), check=_check_commit_rows,
+           struct=lambda p: _commit_struct(p, commit_log_rows=_size(p))),
+    RunArg("commit_columns", "the commitment's C: columns of the matrix, each 2^k points as the NTT wrote them; "
+           "1 .. 2^(MAX_LOG_N - k), else STATUS.bad_batch", ops=frozenset({"commit"}), check=_check_commit_columns,
+           struct=lambda p: _commit_struct(p, commit_columns=range((1 << (p.max_log_n - 1)) + 1))),
+    RunArg("commit_scheme", "the commitment's scheme code (the identification word COMMIT's bit; one the build "
+           "does not commit sets STATUS.bad_op)", ops=frozenset({"commit"}), check=_check_commit_scheme,
+           struct=lambda p: _commit_struct(p, commit_scheme=3)),
 )
 assert RUN_ARGS[0].name == "log_n" and len({a.name for a in RUN_ARGS}) == len(RUN_ARGS)
 assert all(a.ops <= _ALL_OPS and a.bits in (32, 64) for a in RUN_ARGS)
@@ -252,6 +281,16 @@ class _RunMethods:
                    chain_log_n=chain_log_n, row_step=row_step or 0, op=OP_NTT)
 
     of = ntt
+
+    @classmethod
+    def commit(cls, log_rows: int, columns: int, scheme: str) -> "Run":
+        """The commitment run a caller means: the Merkle tree of ``scheme`` over the 2^log_rows rows of a
+        matrix of ``columns`` columns (hw.model.commit_layout places it)."""
+        from .regmap import SCHEME_CODES
+        if scheme not in SCHEME_CODES:
+            raise ValueError(f"scheme: no scheme {scheme!r} (known: {', '.join(SCHEME_CODES)})")
+        return cls(0, commit_log_rows=log_rows, commit_columns=columns, commit_scheme=SCHEME_CODES[scheme],
+                   op=OP_COMMIT)
 
     @property
     def operation(self):
@@ -301,9 +340,13 @@ class _RunMethods:
         bad = 0
         if bases is not None and any(int(b) % base_align_bytes(params) for b in bases):
             bad |= STATUS_BAD_ALIGN
+        # an op the build does not carry is refused for its op alone; a code no operation has, with the
+        # rows of the NTT (the reset op)
         op = self.operation
+        checked = op.name if op is not None else "ntt"
+        carried = self.op in carried_codes(params)
         for a in RUN_ARGS:
-            if a.check is not None and (op is None or op.name in a.ops):
+            if a.check is not None and checked in a.ops and (carried or op is None or a.name == "op"):
                 bad |= a.check(self, params)
         if self.foreign_args():
             bad |= STATUS_BAD_OP
