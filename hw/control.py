@@ -242,7 +242,9 @@ class ControlSlave(wiring.Component):
         log_n, flags, input_log_m = args["log_n"], args["flags"], args["input_log_m"]
         input_log_m_q = Signal(len(self.run.input_log_m), name="input_log_m_q")
         row_step_q = Signal(len(self.run.row_step), name="row_step_q")
-        m.d.comb += [self.run[row.name].eq(args[row.name]) for row in RUN_ARGS if row.decode is None]
+        # a row with no field in this build's struct (another engine's arguments) is only checked, not decoded
+        m.d.comb += [self.run[row.name].eq(args[row.name]) for row in RUN_ARGS
+                     if row.decode is None and row.struct_fields(self._params)]
         m.d.comb += [self.run.inverse.eq((flags & R.FLAG_INVERSE).any()),
                      self.run.coset.eq((flags & R.FLAG_COSET).any()),
                      self.run.input_log_m.eq(input_log_m_q),
