@@ -337,11 +337,6 @@ class CardDriver(abc.ABC):
         rows = self.download(bufs, bufs.batch, reverse=reverse, buffer=buffer)
         return rows[list(regions)]
 
-    def copies_on_card(self, bufs) -> bool:
-        """Whether :meth:`copy_rows` from or into the set ``bufs`` moves nothing over the link (by default
-        not: it goes through the host)."""
-        return False
-
     def copy_rows(self, dst, pieces, *, log_n: int, buffer: str = "input") -> int:
         """Copy rows of 2^log_n points, placed as ``buffer`` of a 2^log_n-point run, from other sets into
         ``dst`` (sized for 2^log_n points or more: where :meth:`upload` of those rows would put them), their

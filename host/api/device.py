@@ -941,22 +941,15 @@ class BackendDevice(Device):
         returns (the result, the coefficients or None, whether the input stayed on the card). A resident
         array of this driver whose result stays on the card too: its rows copied on the card into the
         chain's buffers (RS.lde_resident: ``copy_rows``, host.xrt's ``bo.copy``: no link bytes; the bytes a
-        driver without a copy on the card moves are counted both ways), after any chunk not in the input
-        placement of ``order``'s input order is relaid out through the host (counted, as for a transform;
-        for a driver that copies through the host, such an array goes the other way instead: one round
-        trip, not two). Else the host's rows (a resident array's brought back first) go to the card."""
+        driver without a copy on the card moves are counted both ways), when every chunk sits in the input
+        placement of ``order``'s input order. Else the host's rows go to the card: a resident array's not
+        in that order come back first (one round trip, as a relayout would be, but the array keeps its
+        placement and ``relayouts`` its count)."""
         log_t = path[-1]
         reverse_in, reverse_out = order[0] == "r", order[1] == "r"
         on_run = lambda step, run: tags.append(step)            # noqa: E731
-        resident = isinstance(store, RS.ResidentRows) and keeps and store.driver is driver
-        if resident and not driver.copies_on_card(store.chunks[0].bufs) and any(
-                c.placement != ("input", reverse_in) for c in store.chunks):
-            resident = False        # a relayout, then a copy through the host: one round trip too many
-        if resident:
-            moved = False
-            for chunk in store.chunks:
-                moved |= self._relayout(store, chunk, ("input", reverse_in))
-            self.relayouts += moved
+        if (isinstance(store, RS.ResidentRows) and keeps and store.driver is driver
+                and all(c.placement == ("input", reverse_in) for c in store.chunks)):
             out, c, link = RS.lde_resident(store, log_t, shift, path=path, reverse_in=reverse_in,
                                            reverse_out=reverse_out, coeffs=coeffs, on_run=on_run)
             self._count("to-device", link)

@@ -234,8 +234,9 @@ def lde_resident(store: ResidentRows, log_t: int, shift: int, *, path: list[int]
     have the same places: region r of each input channel at r x ``HbmLayout(m).channel_bytes``, the
     regions of a set being of the run's size, not the set's (host/xrt/transfers.py ``rows_layout``); an
     LDE chunk (at most the batch limit of 2^t points) takes its rows from the one or two source chunks
-    they are in. Every chunk of ``store`` must be in the placement ("input", ``reverse_in``) (the caller
-    relays out the others first). Returns the array, the coefficients or None, and the bytes the copies
+    they are in. Every chunk of ``store`` must be in the placement ("input", ``reverse_in``) (another order
+    is a permutation of the points inside each channel, not a byte copy: such an array goes through the
+    host, :func:`lde_chained`). Returns the array, the coefficients or None, and the bytes the copies
     moved over the link each way (0 where the driver copies on the card)."""
     driver, moved = store.driver, [0]
     bad = [c.placement for c in store.chunks if c.placement != ("input", bool(reverse_in))]

@@ -305,10 +305,6 @@ class XrtBackend(Backend, ResidentArrays, CardDriver):
         columns of an (N, B) matrix, extension limbs; hbm_io.gather_rows) and returned."""
         return self.card.transfers.download(bufs, batch, reverse, buffer, sink, log_n, out)
 
-    def copies_on_card(self, bufs: DeviceBuffers) -> bool:
-        """Whether this pyxrt has ``bo.copy`` (the published one has none): copy_rows then moves no link bytes."""
-        return any(self.card.xrt.copies_on_card(bo) for bo in bufs.bos.values())
-
     @noting_errors
     def copy_rows(self, dst: DeviceBuffers, pieces, *, log_n: int, buffer: str = "input") -> int:
         """CardDriver.copy_rows: one ``bo.copy`` per channel and piece (transfers.py); the link bytes each way."""
