@@ -82,7 +82,9 @@ def test_run_commit_checks():
     assert Run.commit(3, too_wide, "plonky3-koalabear-16").check(params) == R.STATUS_BAD_BATCH
     assert Run.commit(3, too_wide - 1, "plonky3-koalabear-16").check(params) == 0
     assert Run.commit(3, 4, "plonky3-koalabear-24").check(params) == R.STATUS_BAD_OP
-    assert Run.commit(3, 4, "plonky3-koalabear-16").check(BuildParams(lanes=4, log_core=3, channels=2)) == R.STATUS_BAD_OP
+    # a build without the engine checks the start as an NTT's (as its control slave does): log_n 0 too
+    assert (Run.commit(3, 4, "plonky3-koalabear-16").check(BuildParams(lanes=4, log_core=3, channels=2))
+            == R.STATUS_BAD_OP | R.STATUS_BAD_SIZE)
     from dataclasses import replace
     assert replace(Run.commit(3, 4, "plonky3-koalabear-16"), flags=1).check(params) == R.STATUS_BAD_OP
     assert replace(Run.ntt(params.min_log_n), commit_columns=2).check(params) == R.STATUS_BAD_OP

@@ -9,6 +9,7 @@ from nantucket.hw.flow import catalog
 from nantucket.hw.control import READ_GROUP, ControlSlave
 from nantucket.hw.model import regmap as R
 from nantucket.hw.model.params import BuildParams
+from nantucket.hw.model.run import RUN_ARGS
 from nantucket.hw.flow.runner import lint_verilog, run_bench
 
 PARAM_SETS = {
@@ -61,6 +62,8 @@ def test_synthesizes(tmp_path):
     # the argument words are the only wide state: no second copy of the pointers or the scalars
     # log_n, hbm_NN lo/hi, flags, batch, coset_shift_lo/hi, the status record's pointer lo/hi, row_step_lo/hi
     words = 1 + 2 * p.channels + 4 + 2 + 2
+    # plus the commitment's argument words: foreign to an NTT-only build, each compared whole against reset
+    words += sum(len(a.words) for a in RUN_ARGS if "ntt" not in a.ops)
     rmap = R.RegisterMap(p)
     # plus the start checks' four register stages (issue 28): a few bits per supported size (size, batch
     # bound, input and chain pairs, their AND), and the registers' bits ORed or compared in groups

@@ -80,7 +80,7 @@ def test_kernel_xml_matches_register_map(params):
     masters = [n for n, p in ports.items() if p.get("mode") == "master"]
     assert masters == [f"m{i:02d}_axi" for i in range(params.channels)]
     args = list(kern.iter("arg"))
-    assert len(args) == 1 + params.channels + 10
+    assert len(args) == 1 + params.channels + 13
     a0 = args[0]
     assert (a0.get("name"), a0.get("id"), int(a0.get("offset"), 16), int(a0.get("size"), 16),
             a0.get("addressQualifier"), a0.get("port")) == ("log_n", "0", 0x10, 4, "0", "s_axi_control")
@@ -101,7 +101,10 @@ def test_kernel_xml_matches_register_map(params):
                    ("row_step_lo", c + 7, after + 48, 4, "uint", "0", "s_axi_control"),
                    ("row_step_hi", c + 8, after + 56, 4, "uint", "0", "s_axi_control"),
                    ("op", c + 9, after + 64, 4, "uint", "0", "s_axi_control"),
-                   ("status", c + 10, after + 72, 8, "uint*", "1", "m00_axi")]     # the status record, HBM[0]
+                   ("commit_log_rows", c + 10, after + 72, 4, "uint", "0", "s_axi_control"),
+                   ("commit_columns", c + 11, after + 80, 4, "uint", "0", "s_axi_control"),
+                   ("commit_scheme", c + 12, after + 88, 4, "uint", "0", "s_axi_control"),
+                   ("status", c + 13, after + 96, 8, "uint*", "1", "m00_axi")]     # the status record, HBM[0]
 
 
 @pytest.mark.parametrize("params", PARAMS, ids=ids)

@@ -340,13 +340,12 @@ class _RunMethods:
         bad = 0
         if bases is not None and any(int(b) % base_align_bytes(params) for b in bases):
             bad |= STATUS_BAD_ALIGN
-        # an op the build does not carry is refused for its op alone; a code no operation has, with the
-        # rows of the NTT (the reset op)
+        # an op the build does not carry (or a code no operation has) has its rows checked as the NTT's,
+        # the reset op's, as the control slave checks them
         op = self.operation
-        checked = op.name if op is not None else "ntt"
-        carried = self.op in carried_codes(params)
+        checked = op.name if op is not None and self.op in carried_codes(params) else "ntt"
         for a in RUN_ARGS:
-            if a.check is not None and checked in a.ops and (carried or op is None or a.name == "op"):
+            if a.check is not None and checked in a.ops:
                 bad |= a.check(self, params)
         if self.foreign_args():
             bad |= STATUS_BAD_OP
