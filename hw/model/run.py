@@ -21,7 +21,9 @@ A new 32-bit argument is one row here plus its consumer (docs/architecture.md, "
 The arguments today: the operation ``op`` (:data:`hw.model.ops.OP_NTT`, the reset, or another the build
 carries), the size ``log_n``, the ``flags`` (inverse, coset), the ``batch`` B, the ``coset_shift`` g, the
 zero-extended input ``input_log_m``, the chained output ``chain_log_n`` and the coset's ``row_step`` s
-(element r of a batch has the shift g x s^r; 0 or 1: every element g). The alignment every ``hbm_NN`` base
+(element r of a batch has the shift g x s^r; 0 or 1: every element g); the commitment's
+``commit_log_rows`` k, ``commit_columns`` C and ``commit_scheme`` (:meth:`Run.commit`: a tree of 2^k leaves
+over a 2^k x C matrix, docs/commit-engine.md). The alignment every ``hbm_NN`` base
 needs is :func:`base_align_bytes`, which :meth:`Run.check` checks given the bases.
 
 A ``Run`` holds register contents as they are, so it can describe a start the kernel refuses (an unknown
