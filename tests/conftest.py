@@ -35,7 +35,9 @@ FILE_SECONDS: dict[str, float] = {
     "test_sizes_rtl.py": 60, "test_large.py": 60, "test_api_hardening.py": 60, "test_cli_rtl.py": 50,
     "test_kernel_rtl.py": 50, "test_shared.py": 45, "test_runner_cache.py": 45, "test_record_writer.py": 45,
     "test_api.py": 40, "test_api_lde.py": 25, "test_timing_estimate.py": 5, "test_permutation_engine.py": 90,
-    "test_warm_start.py": 40, "test_formal.py": 120,
+    "test_warm_start.py": 40, "test_formal.py": 150, "test_commit_blocks.py": 90,
+    "test_projection_report.py": 40, "test_cycle_projection.py": 30, "test_execute.py": 30,
+    "test_commit_device.py": 30, "test_cli_commit.py": 15, "test_dma_clock_ratio.py": 15,
 }
 #: What a file not in the table is taken to cost.
 DEFAULT_SECONDS = 5.0
