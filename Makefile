@@ -46,7 +46,7 @@ help:
 	@echo "make bench-sizes  every size 2^8 .. 2^24 through the default kernel (table + picture; FIELD=)"
 	@echo "make bench-transforms  inverse, coset and batches through the default kernel (table)"
 	@echo "make bench-chain       low-degree extension and same-size chains on the card (table)"
-	@echo "make bench-commit      the model's Merkle commitments, leaves/s per scheme (2^12 .. 2^16 rows x 8; SIZES=)"
+	@echo "make bench-commit      the model's Merkle commitments, leaves/s per scheme (2^12 .. 2^16 rows x 8; SIZES=), and lde_commit's end-to-end split on the stand-in card (about 5 min)"
 	@echo "make bench-permutation the permutation engine's resources per hash and rate, Yosys per part (HASHES= RATES=)"
 	@echo "make rtl       emit build/rtl/$(if $(filter kernel,$(COMPONENT)),nantucket,$(COMPONENT)).v (COMPONENT, ARGS;"
 	@echo "               the kernel is emitted as the xclbin packages it, top module nantucket)"
