@@ -29,7 +29,8 @@ import numpy as np
 from .params import BuildParams
 
 __all__ = ["Operation", "OPERATIONS", "OP_NTT", "ENGINE_WORDS", "operation", "operation_named", "ops_mask",
-           "carried_codes", "ntt_run", "OP_COMMIT", "COMMIT_ENGINE_SCHEMES", "commit_run", "commit_scheme_of"]
+           "carried_codes", "ntt_run", "OP_COMMIT", "COMMIT_ENGINE_SCHEMES", "SCHEME_CODES", "commit_run",
+           "commit_scheme_of"]
 
 #: Words of the status record an engine may fill (hw.model.record: ENGINE_0 ..).
 ENGINE_WORDS = 13
@@ -78,14 +79,19 @@ OP_NTT = 0
 #: code 1: the Merkle commitment of a matrix's rows (leaf sponge and tree in one start).
 OP_COMMIT = 1
 
+#: The commitment schemes by code: the commit run's ``commit_scheme`` argument and bit ``code`` of the
+#: identification word COMMIT (hw.model.regmap) for each scheme (hw.model.commit.SCHEMES) the build's
+#: commitment engine serves (``BuildParams.commit``). Codes are never reused.
+SCHEME_CODES = {"plonky3-babybear-16": 0, "plonky3-babybear-24": 1, "plonky3-koalabear-16": 2,
+                "plonky3-koalabear-24": 3, "plonky3-goldilocks": 4, "plonky2": 5, "winterfell-rp64": 6}
+
 #: The schemes the on-card commitment engine serves: Plonky3's over the 31-bit fields (a digest is one beat).
 COMMIT_ENGINE_SCHEMES = ("plonky3-babybear-16", "plonky3-babybear-24", "plonky3-koalabear-16",
                          "plonky3-koalabear-24")
 
 
 def commit_scheme_of(run) -> str | None:
-    """The scheme name of a commit run's ``commit_scheme`` code (hw.model.regmap.SCHEME_CODES), or None."""
-    from .regmap import SCHEME_CODES
+    """The scheme name of a commit run's ``commit_scheme`` code (:data:`SCHEME_CODES`), or None."""
     return next((name for name, code in SCHEME_CODES.items() if code == run.commit_scheme), None)
 
 

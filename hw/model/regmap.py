@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 from .layout import lde_pair_supported
 from .params import BuildParams
-from .ops import OPERATIONS, ops_mask
+from .ops import OPERATIONS, SCHEME_CODES, ops_mask
 from .run import (ARG_DOCS, FLAG_COSET, FLAG_INVERSE, FLAGS_KNOWN, SCALAR_ARGS, STATUS_BAD_ALIGN,
                   STATUS_BAD_BATCH, STATUS_BAD_LDE_PAIR, STATUS_BAD_FLAGS, STATUS_BAD_OP, STATUS_BAD_SHIFT,
                   STATUS_BAD_SIZE, STATUS_REJECTED, Run, base_align_bytes, max_batch)
@@ -113,10 +113,7 @@ VERSION = 7
 #: The FIELD identification word: the code of each field preset (hw.model.field.FIELDS) a kernel may be built
 #: for. Codes are never reused; 0 is no field (what a kernel from before version 5 reads at FIELD's offset).
 FIELD_CODES = {"goldilocks": 1, "goldilocks-plonky2": 2, "babybear": 3, "koalabear": 4}
-#: The COMMIT identification word: bit ``code`` for each commitment scheme (hw.model.commit.SCHEMES) the
-#: build's commitment engine serves (``BuildParams.commit``). Codes are never reused.
-SCHEME_CODES = {"plonky3-babybear-16": 0, "plonky3-babybear-24": 1, "plonky3-koalabear-16": 2,
-                "plonky3-koalabear-24": 3, "plonky3-goldilocks": 4, "plonky2": 5, "winterfell-rp64": 6}
+# The COMMIT identification word: bit ``code`` for each scheme of hw.model.ops.SCHEME_CODES (re-exported).
 
 # -- the ``flags`` argument and the refused-start bits: hw/model/run.py (re-exported here) -------------
 #: STATUS bits 1..14: the first AXI error response (RRESP/BRESP other than OKAY) any HBM master got in

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field, make_dataclass
 from typing import Callable
 
 from .layout import BEAT_BYTES, MAX_BURST_BEATS, PAGE_BYTES, lde_pair_supported, points_per_beat
-from .ops import OP_COMMIT, OP_NTT, OPERATIONS, COMMIT_ENGINE_SCHEMES, carried_codes, commit_scheme_of, operation
+from .ops import (OP_COMMIT, OP_NTT, OPERATIONS, COMMIT_ENGINE_SCHEMES, SCHEME_CODES, carried_codes,
+                  commit_scheme_of, operation)
 from .params import BuildParams
 
 __all__ = ["Run", "RunArg", "RUN_ARGS", "SCALAR_ARGS", "ARG_DOCS", "run_arg", "FLAG_INVERSE", "FLAG_COSET",
@@ -288,7 +289,6 @@ class _RunMethods:
     def commit(cls, log_rows: int, columns: int, scheme: str) -> "Run":
         """The commitment run a caller means: the Merkle tree of ``scheme`` over the 2^log_rows rows of a
         matrix of ``columns`` columns (hw.model.commit_layout places it)."""
-        from .regmap import SCHEME_CODES
         if scheme not in SCHEME_CODES:
             raise ValueError(f"scheme: no scheme {scheme!r} (known: {', '.join(SCHEME_CODES)})")
         return cls(0, commit_log_rows=log_rows, commit_columns=columns, commit_scheme=SCHEME_CODES[scheme],
