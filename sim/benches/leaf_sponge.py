@@ -17,13 +17,13 @@ import random
 
 import cocotb
 import numpy as np
-from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
+from cocotb.triggers import FallingEdge, RisingEdge
 
 from nantucket.hw.flow.runner import bench_facts
 from nantucket.hw.model import field as F
 from nantucket.hw.model.commit.schemes import scheme
 from nantucket.sim.benches.arith import field_edge_values
-from nantucket.sim.benches.lib import pattern, reset, start_clock
+from nantucket.sim.benches.lib import drive_stream, pattern, reset, start_clock
 
 WORD = 32
 
@@ -81,26 +81,18 @@ async def _run(dut, rows, idle_kind, stall_kind, seed):
     idle, stall = pattern(idle_kind, seed=seed), pattern(stall_kind, seed=seed + 1)
     assert dut.idle.value == 1, "the sponge is idle between runs"
     dut.leaf_len.value = rows.shape[1]
-    sent, got, cycle, taken_at, came_at = 0, [], 0, [], []
+    got, came_at = [], []
     chunks = -(-rows.shape[1] // props["rate"])
     limit = 200 + (props["latency"] + props["core_passes"] * (len(stream) + chunks * props["group"])) * 25
-    while len(got) < rows.shape[0]:
-        offer = sent < len(stream) and not next(idle)
-        dut.i__valid.value = int(offer)
-        dut.i__payload.value = stream[sent][0] if offer else 0
-        dut.o__ready.value = int(not next(stall))
-        await ReadOnly()
-        if offer and dut.i__ready.value:
-            taken_at.append(cycle)
-            sent += 1
-        if dut.o__valid.value and dut.o__ready.value:
-            word = int(dut.o__payload.value)
-            got.append([(word >> (e * WORD)) & (2**WORD - 1) for e in range(props["digest"])])
-            came_at.append(cycle)
-        await RisingEdge(dut.clk)
-        await FallingEdge(dut.clk)
-        cycle += 1
-        assert cycle < limit, f"seed {seed}: {len(got)} of {rows.shape[0]} digests after {cycle} cycles"
+
+    def output(word, cycle):
+        got.append([(word >> (e * WORD)) & (2**WORD - 1) for e in range(props["digest"])])
+        came_at.append(cycle)
+
+    taken_at, cycle = await drive_stream(
+        dut, [word for word, _ in stream], idle, stall, done=lambda: len(got) >= rows.shape[0],
+        on_output=output, limit=limit,
+        timeout=lambda: f"seed {seed}: {len(got)} of {rows.shape[0]} digests after {limit} cycles")
     dut.i__valid.value = 0
     for _ in range(4):
         await RisingEdge(dut.clk)

@@ -16,13 +16,13 @@ from typing import Iterator, Sequence
 import cocotb
 
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, FallingEdge
+from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly, RisingEdge
 
 from nantucket.hw.model import field as F
 from nantucket.hw.model.field import P
 
 __all__ = ["EDGE_VALUES", "edge_values", "NONCANONICAL_VALUES", "PATTERNS", "pattern", "start_clock", "reset",
-           "reset_domains", "PipelineTB", "edge_pairs"]
+           "reset_domains", "PipelineTB", "edge_pairs", "drive_stream"]
 
 #: The field's edge values every bench must cover (all canonical).
 EDGE_VALUES = (0, 1, 2, P - 1, P - 2, 2**32 - 1, 2**32, 2**63, 2**64 - 2**32)
@@ -94,6 +94,32 @@ async def reset_domains(clk, resets, cycles: int = 5, settle: int = 5):
     for rst in resets:
         rst.value = 0
     await ClockCycles(clk, settle)
+
+
+async def drive_stream(dut, payloads: Sequence[int], idle: Iterator[bool], stall: Iterator[bool], *,
+                       done, on_output, limit: int, timeout) -> tuple[list[int], int]:
+    """Drive a component's ``i`` stream (amaranth.lib.stream: ``i__valid``/``i__payload``/``i__ready``)
+    with ``payloads`` in order, ``valid`` dropped where ``idle`` says, and take its ``o`` stream with
+    ``ready`` dropped where ``stall`` says, one cycle at a time from a falling edge of ``dut.clk`` until
+    ``done()``: ``on_output(word, cycle)`` for each output taken. Fails with ``timeout()`` (a message)
+    after ``limit`` cycles. Returns the cycle each payload was taken and the cycles run."""
+    sent, cycle, taken_at = 0, 0, []
+    while not done():
+        offer = sent < len(payloads) and not next(idle)
+        dut.i__valid.value = int(offer)
+        dut.i__payload.value = payloads[sent] if offer else 0
+        dut.o__ready.value = int(not next(stall))
+        await ReadOnly()
+        if offer and dut.i__ready.value:
+            taken_at.append(cycle)
+            sent += 1
+        if dut.o__valid.value and dut.o__ready.value:
+            on_output(int(dut.o__payload.value), cycle)
+        await RisingEdge(dut.clk)
+        await FallingEdge(dut.clk)
+        cycle += 1
+        assert cycle < limit, timeout()
+    return taken_at, cycle
 
 
 class PipelineTB:

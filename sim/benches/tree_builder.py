@@ -17,7 +17,7 @@ import random
 
 import cocotb
 import numpy as np
-from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
+from cocotb.triggers import FallingEdge, RisingEdge
 
 from nantucket.hw.flow.runner import bench_facts
 from nantucket.hw.model import field as F
@@ -25,7 +25,7 @@ from nantucket.hw.model.commit.layers import compress_pairs
 from nantucket.hw.model.commit.schemes import scheme
 from nantucket.sim.benches.arith import field_edge_values
 from nantucket.sim.benches.leaf_sponge import random_rows
-from nantucket.sim.benches.lib import pattern, reset, start_clock
+from nantucket.sim.benches.lib import drive_stream, pattern, reset, start_clock
 
 WORD = 32
 
@@ -82,30 +82,22 @@ async def _run(dut, layers, idle_kind, stall_kind, seed):
     idle, stall = pattern(idle_kind, seed=seed), pattern(stall_kind, seed=seed + 1)
     assert dut.idle.value == 1, "the builder is idle between trees"
     dut.log_leaves.value = log_leaves
-    sent, got, cycle, taken_at, out = 0, {}, 0, [], []
+    got, out = {}, []
     total = 2 * len(leaves) - 1
     limit = 200 + 25 * (props["latency"] * (log_leaves + 1) + props["core_passes"] * total)
-    while len(out) < total:
-        offer = sent < len(leaves) and not next(idle)
-        dut.i__valid.value = int(offer)
-        dut.i__payload.value = _pack(leaves[sent]) if offer else 0
-        dut.o__ready.value = int(not next(stall))
-        await ReadOnly()
-        if offer and dut.i__ready.value:
-            taken_at.append(cycle)
-            sent += 1
-        if dut.o__valid.value and dut.o__ready.value:
-            layer, index, digest = _unpack_node(int(dut.o__payload.value), props["max_log_leaves"])
-            assert (layer, index) not in got, f"seed {seed}: node ({layer}, {index}) emitted twice"
-            if layer > 0:
-                for child in (2 * index, 2 * index + 1):
-                    assert (layer - 1, child) in got, f"seed {seed}: node ({layer}, {index}) before its child {child}"
-            got[(layer, index)] = digest
-            out.append((cycle, layer, index))
-        await RisingEdge(dut.clk)
-        await FallingEdge(dut.clk)
-        cycle += 1
-        assert cycle < limit, f"seed {seed}: {len(out)} of {total} nodes after {cycle} cycles"
+
+    def output(word, cycle):
+        layer, index, digest = _unpack_node(word, props["max_log_leaves"])
+        assert (layer, index) not in got, f"seed {seed}: node ({layer}, {index}) emitted twice"
+        if layer > 0:
+            for child in (2 * index, 2 * index + 1):
+                assert (layer - 1, child) in got, f"seed {seed}: node ({layer}, {index}) before its child {child}"
+        got[(layer, index)] = digest
+        out.append((cycle, layer, index))
+
+    taken_at, cycle = await drive_stream(
+        dut, [_pack(leaf) for leaf in leaves], idle, stall, done=lambda: len(out) >= total, on_output=output,
+        limit=limit, timeout=lambda: f"seed {seed}: {len(out)} of {total} nodes after {limit} cycles")
     dut.i__valid.value = 0
     for _ in range(4):
         await RisingEdge(dut.clk)
