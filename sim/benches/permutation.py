@@ -16,13 +16,12 @@ import os
 import random
 
 import cocotb
-from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
 from nantucket.hw.flow.runner import bench_facts
 from nantucket.hw.model import field as F
 from nantucket.hw.model.hash import permutation
 from nantucket.sim.benches.arith import field_edge_values
-from nantucket.sim.benches.lib import PATTERNS, pattern, reset, start_clock
+from nantucket.sim.benches.lib import PATTERNS, drive_stream, pattern, reset, start_clock
 
 STATES = int(os.environ.get("PERMUTATION_STATES", "48"))
 
@@ -60,26 +59,20 @@ async def _run(dut, states, idle_kind: str, stall_kind: str, seed: int):
     dut.o__ready.value = 0
     dut.i__payload.value = 0
     await reset(dut.clk, dut.rst)
-    sent, got, cycle, first_in, first_out = 0, [], 0, None, None
+    got, came_at = [], []
     limit = props["latency"] + props["passes"] * (len(states) + props["ring_latency"]) + 100
     if idle_kind != "none" or stall_kind != "none":
         limit *= 20
-    while len(got) < len(states):
-        offer = sent < len(states) and not next(idle)
-        dut.i__valid.value = int(offer)
-        dut.i__payload.value = _pack(states[sent], bits) if offer else 0
-        dut.o__ready.value = int(not next(stall))
-        await ReadOnly()
-        if offer and dut.i__ready.value:
-            first_in = cycle if first_in is None else first_in
-            sent += 1
-        if dut.o__valid.value and dut.o__ready.value:
-            first_out = cycle if first_out is None else first_out
-            got.append(_unpack(int(dut.o__payload.value), width, bits))
-        await RisingEdge(dut.clk)
-        await FallingEdge(dut.clk)
-        cycle += 1
-        assert cycle < limit, f"seed {seed}: {len(got)} of {len(states)} results after {cycle} cycles"
+
+    def output(word, cycle):
+        got.append(_unpack(word, width, bits))
+        came_at.append(cycle)
+
+    taken_at, cycle = await drive_stream(
+        dut, [_pack(state, bits) for state in states], idle, stall, done=lambda: len(got) >= len(states),
+        on_output=output, limit=limit,
+        timeout=lambda: f"seed {seed}: {len(got)} of {len(states)} results after {limit} cycles")
+    first_in, first_out = (taken_at or [None])[0], (came_at or [None])[0]
     for n, (g, e) in enumerate(zip(got, expected)):
         assert g == e, f"seed {seed}: state {n} {states[n]}: got {g}, expected {e}"
     if idle_kind == "none" and stall_kind == "none":
